@@ -1,0 +1,39 @@
+# Agentree — see README.md. Every target works on a fresh clone: what a
+# target needs (PostgreSQL cluster, Temporal dev server, tools) it brings up.
+SHELL := /bin/bash
+GO ?= go
+SERVICES := ./scripts/services.sh
+
+.PHONY: up down env test run bench generate build lint
+
+## up: start local PostgreSQL and the Temporal dev server (idempotent), migrate.
+up:
+	@$(SERVICES) up
+
+## down: stop what `make up` started.
+down:
+	@$(SERVICES) down
+
+## env: print export lines for DATABASE_URL and TEMPORAL_ADDRESS (eval "$$(make -s env)").
+env:
+	@$(SERVICES) env
+
+build:
+	$(GO) build ./...
+
+## test: the whole suite, with the race detector, against real services.
+test: up
+	@eval "$$($(SERVICES) env)" && AGENTREE_TEMPORAL_BIN="$$($(SERVICES) temporal-bin)" \
+		$(GO) test -race -count=1 -timeout 45m ./...
+
+## run: the main job — a sample agent streamed to the terminal.
+run: up
+	@echo "make run arrives with the samples issue; see README.md"
+
+## bench: side-by-side benchmark of Agentree and the naive pattern.
+bench: up
+	@echo "make bench arrives with the bench issue; see README.md"
+
+## generate: regenerate protobuf, gateway and OpenAPI code.
+generate:
+	@echo "nothing to generate yet"

@@ -1,0 +1,54 @@
+package migrations
+
+import (
+	"context"
+	"embed"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/tern/v2/migrate"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// VersionTable is where tern records the applied version, in the
+// connection's current schema.
+const VersionTable = "agentree_schema_version"
+
+// Apply brings the database behind conn up to the newest migration. It is
+// safe to call concurrently and repeatedly: tern takes an advisory lock and
+// skips what is already applied.
+func Apply(ctx context.Context, conn *pgx.Conn) error {
+	m, err := migrate.NewMigrator(ctx, conn, VersionTable)
+	if err != nil {
+		return fmt.Errorf("migrations: new migrator: %w", err)
+	}
+	if err := m.LoadMigrations(files); err != nil {
+		return fmt.Errorf("migrations: load: %w", err)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrations: migrate: %w", err)
+	}
+	return nil
+}
+
+// ApplyURL opens one connection to databaseURL, applies the migrations and
+// closes it.
+func ApplyURL(ctx context.Context, databaseURL string) error {
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return fmt.Errorf("migrations: connect: %w", err)
+	}
+	defer conn.Close(context.Background())
+	return Apply(ctx, conn)
+}
+
+// Version reports the highest applied migration.
+func Version(ctx context.Context, conn *pgx.Conn) (int32, error) {
+	m, err := migrate.NewMigrator(ctx, conn, VersionTable)
+	if err != nil {
+		return 0, fmt.Errorf("migrations: new migrator: %w", err)
+	}
+	return m.GetCurrentVersion(ctx)
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# services.sh up|down|env|status — the local PostgreSQL cluster and Temporal
+# dev server that `make up`, `make test` and `make run` use.
+#
+# With DATABASE_URL or TEMPORAL_ADDRESS set, that service is taken as given
+# and nothing is started for it. Data lives under .data/ (git-ignored). As
+# root, PostgreSQL runs as the `postgres` user; when that user cannot reach
+# .data/ (a clone under /root, say) the cluster lives in a private directory
+# under /tmp instead, named after this checkout.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+data="$root/.data"
+PG_PORT=${AGENTREE_PG_PORT:-54329}
+TEMPORAL_PORT=${AGENTREE_TEMPORAL_PORT:-7233}
+TEMPORAL_UI_PORT=${AGENTREE_TEMPORAL_UI_PORT:-8233}
+TEMPORAL_VERSION=v1.5.1
+temporal_bin="$root/bin/temporal"
+
+log() { printf 'services: %s\n' "$*" >&2; }
+
+as_pg() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# pg_dir picks the cluster's directory: .data/postgres when the server's user
+# can reach it, else a private directory under /tmp keyed by this checkout.
+pg_dir() {
+	local d="$data/postgres"
+	if [ "$(id -u)" != 0 ]; then echo "$d"; return; fi
+	mkdir -p "$data"
+	if runuser -u postgres -- test -x "$data" 2>/dev/null && runuser -u postgres -- test -x "$root" 2>/dev/null; then
+		echo "$d"; return
+	fi
+	local key
+	key=$(printf '%s' "$root" | sha256sum | cut -c1-12)
+	echo "/tmp/agentree-pg-$key"
+}
+
+pg_sock_dir() { echo "$(pg_dir)/run"; }
+
+database_url() {
+	if [ -n "${DATABASE_URL:-}" ]; then echo "$DATABASE_URL"; return; fi
+	echo "postgres://agentree@127.0.0.1:$PG_PORT/agentree?sslmode=disable"
+}
+
+temporal_address() {
+	if [ -n "${TEMPORAL_ADDRESS:-}" ]; then echo "$TEMPORAL_ADDRESS"; return; fi
+	echo "127.0.0.1:$TEMPORAL_PORT"
+}
+
+pg_up() {
+	if [ -n "${DATABASE_URL:-}" ]; then log "DATABASE_URL is set; using it"; return; fi
+	command -v initdb >/dev/null || { log "PostgreSQL server binaries not found (Debian: apt-get install postgresql)"; exit 1; }
+	local dir sock
+	dir=$(pg_dir); sock=$(pg_sock_dir)
+	if [ ! -f "$dir/PG_VERSION" ]; then
+		log "initdb $dir"
+		mkdir -p "$dir"
+		[ "$(id -u)" = 0 ] && chown postgres: "$dir" && chmod 700 "$dir"
+		as_pg initdb -D "$dir" -U agentree --auth=trust -E UTF8 --no-locale >"$data/initdb.log" 2>&1 ||
+			{ cat "$data/initdb.log" >&2; exit 1; }
+		as_pg mkdir -p "$sock"
+		cat >>"$dir/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$sock'
+max_connections = 200
+shared_buffers = 256MB
+fsync = on
+synchronous_commit = off
+CONF
+	fi
+	if as_pg pg_ctl -D "$dir" status >/dev/null 2>&1; then
+		log "postgres already running ($dir)"
+	else
+		log "starting postgres on 127.0.0.1:$PG_PORT"
+		as_pg pg_ctl -D "$dir" -l "$dir/server.log" -w -t 60 start >/dev/null ||
+			{ tail -20 "$dir/server.log" >&2; exit 1; }
+	fi
+	if ! as_pg psql -h "$sock" -p "$PG_PORT" -U agentree -d postgres -Atc "SELECT 1 FROM pg_database WHERE datname='agentree'" | grep -q 1; then
+		as_pg createdb -h "$sock" -p "$PG_PORT" -U agentree agentree
+	fi
+}
+
+pg_down() {
+	[ -n "${DATABASE_URL:-}" ] && return
+	local dir; dir=$(pg_dir)
+	if [ -f "$dir/PG_VERSION" ] && as_pg pg_ctl -D "$dir" status >/dev/null 2>&1; then
+		log "stopping postgres"
+		as_pg pg_ctl -D "$dir" -m fast -w stop >/dev/null
+	fi
+}
+
+temporal_build() {
+	if [ -x "$temporal_bin" ] && "$temporal_bin" --version 2>/dev/null | grep -q "${TEMPORAL_VERSION#v}"; then return; fi
+	log "building the Temporal CLI $TEMPORAL_VERSION into bin/ (a cold build takes a few minutes)"
+	mkdir -p "$root/bin"
+	# go install pkg@version builds outside this module: the CLI's dependency
+	# tree never touches Agentree's go.mod.
+	GOFLAGS=-mod=mod GOBIN="$root/bin" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION"
+}
+
+temporal_ready() {
+	"$temporal_bin" operator cluster health --address "$(temporal_address)" >/dev/null 2>&1
+}
+
+temporal_up() {
+	if [ -n "${TEMPORAL_ADDRESS:-}" ]; then log "TEMPORAL_ADDRESS is set; using it"; return; fi
+	temporal_build
+	mkdir -p "$data"
+	if temporal_ready; then log "temporal already running on $(temporal_address)"; return; fi
+	log "starting the Temporal dev server on 127.0.0.1:$TEMPORAL_PORT (UI :$TEMPORAL_UI_PORT)"
+	# Eager activity dispatch and a single task-queue partition take the
+	# matching round trips out of every model and tool call.
+	nohup "$temporal_bin" server start-dev \
+		--ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
+		--db-filename "$data/temporal.db" --log-level warn \
+		--dynamic-config-value system.enableActivityEagerExecution=true \
+		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
+		--dynamic-config-value matching.numTaskqueueWritePartitions=1 \
+		--dynamic-config-value limit.blobSize.warn=524288 \
+		>"$data/temporal.log" 2>&1 </dev/null &
+	echo $! >"$data/temporal.pid"
+	local i
+	for i in $(seq 1 300); do
+		temporal_ready && return
+		if ! kill -0 "$(cat "$data/temporal.pid")" 2>/dev/null; then
+			tail -20 "$data/temporal.log" >&2; log "temporal dev server exited"; exit 1
+		fi
+		sleep 0.2
+	done
+	log "temporal dev server did not answer within 60s"; exit 1
+}
+
+temporal_down() {
+	[ -n "${TEMPORAL_ADDRESS:-}" ] && return
+	local pidf="$data/temporal.pid"
+	if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; then
+		log "stopping temporal"
+		local pid; pid=$(cat "$pidf")
+		kill "$pid"
+		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null || true
+	fi
+	rm -f "$pidf"
+}
+
+migrate() {
+	DATABASE_URL=$(database_url) go run "$root/cmd/agentree" migrate >/dev/null
+}
+
+case "${1:-}" in
+up) pg_up; temporal_up; migrate; log "ready: $(database_url) $(temporal_address)";;
+down) temporal_down; pg_down;;
+env) echo "export DATABASE_URL='$(database_url)'"; echo "export TEMPORAL_ADDRESS='$(temporal_address)'";;
+temporal-bin) temporal_build; echo "$temporal_bin";;
+*) echo "usage: $0 up|down|env|temporal-bin" >&2; exit 2;;
+esac
