@@ -93,12 +93,16 @@ pg_down() {
 }
 
 temporal_build() {
-	if [ -x "$temporal_bin" ] && "$temporal_bin" --version 2>/dev/null | grep -q "${TEMPORAL_VERSION#v}"; then return; fi
+	# The CLI built from the module proxy reports 0.0.0-DEV, so a stamp file
+	# records which version bin/temporal is.
+	local stamp="$root/bin/.temporal-version"
+	if [ -x "$temporal_bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$TEMPORAL_VERSION" ]; then return; fi
 	log "building the Temporal CLI $TEMPORAL_VERSION into bin/ (a cold build takes a few minutes)"
 	mkdir -p "$root/bin"
 	# go install pkg@version builds outside this module: the CLI's dependency
 	# tree never touches Agentree's go.mod.
 	GOFLAGS=-mod=mod GOBIN="$root/bin" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION"
+	echo "$TEMPORAL_VERSION" >"$stamp"
 }
 
 temporal_ready() {
