@@ -1,0 +1,202 @@
+package agentsdk
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Agent is a kind of agent. The runtime registers one Temporal workflow per
+// kind and calls RunSegment once per segment.
+type Agent interface {
+	// Kind names the agent; it is the Temporal workflow type.
+	Kind() string
+	// RunSegment does one step of work from ctx.Leaf() and ctx.State() and
+	// says what comes next. It must be deterministic (see the package doc).
+	RunSegment(ctx Context) (Outcome, error)
+}
+
+// Context is what a segment runs with. Every method that does I/O is a
+// durable step: it runs once, its result is recorded, and a replayed
+// segment gets the recorded result back.
+type Context interface {
+	ExecutionID() string
+	OrgID() string
+	// Sequence is this segment's checkpoint sequence.
+	Sequence() int
+	// Config is the execution's configuration, frozen when it was created.
+	Config() Config
+	// Leaf is the current leaf of the conversation tree (nil before the
+	// first entry). Appends, model calls and tool calls move it.
+	Leaf() *EntryRef
+	// State is the agent's small state, saved at each checkpoint.
+	State() *State
+	// Now is the deterministic current time.
+	Now() time.Time
+	Logger() Logger
+
+	// Append adds an entry under the leaf and makes it the leaf.
+	Append(e NewEntry) (*EntryRef, error)
+	// CallModel asks a model to answer the conversation at the leaf; the
+	// assistant entry becomes the leaf. It streams tokens as they arrive.
+	CallModel(call ModelCall) (*ModelResult, error)
+	// RunTool runs one tool call of the assistant entry assistantID; its
+	// tool_result entry becomes the leaf.
+	RunTool(assistantID string, call ToolCallRef) (*ToolResult, error)
+	// RunTask runs a registered custom task (an activity) by name.
+	RunTask(name string, input any, output any) error
+
+	// Signals are the signals received and not yet consumed, in arrival
+	// order.
+	Signals() []Signal
+	// HasSignal reports whether a signal of that name is pending.
+	HasSignal(name string) bool
+	// ConsumeSignal appends e as the signal's entry under the leaf and
+	// marks the signal consumed, atomically. A zero e means "the signal's
+	// value is a UserMessage: append it as a user message", which keeps the
+	// message's text out of workflow history.
+	ConsumeSignal(s Signal, e NewEntry) (*EntryRef, error)
+	// SignalValue loads a pending signal's value from the inbox.
+	SignalValue(s Signal, v any) error
+
+	// StreamData publishes a data event to the execution's live stream.
+	StreamData(v any) error
+	// Cancelled reports whether cancellation was requested.
+	Cancelled() bool
+}
+
+// Logger is the structured logger a segment may use (replay-safe in the
+// Temporal runtime).
+type Logger interface {
+	Debug(msg string, keyvals ...any)
+	Info(msg string, keyvals ...any)
+	Warn(msg string, keyvals ...any)
+	Error(msg string, keyvals ...any)
+}
+
+// Signal is a signal received by the execution. Only its ID and name travel
+// through Temporal; the value lives in the store's inbox.
+type Signal struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// SignalUserMessage is the signal that carries a user's message.
+const SignalUserMessage = "userMessage"
+
+// UserMessage is the value of a userMessage signal.
+type UserMessage struct {
+	Text string `json:"text"`
+}
+
+// ModelCall asks for one model answer.
+type ModelCall struct {
+	// Models to try in order; empty = the execution's configured models.
+	// When a retryable failure outlasts its attempts on one model, the next
+	// answers.
+	Models []ModelRef `json:"models,omitempty"`
+	// TurnID groups the entries of one turn.
+	TurnID string `json:"turnId,omitempty"`
+}
+
+// ModelResult is what workflow code learns of a model answer.
+type ModelResult struct {
+	Entry      EntryRef   `json:"entry"`
+	LLMCallID  string     `json:"llmCallId,omitempty"`
+	Model      ModelRef   `json:"model"`
+	StopReason StopReason `json:"stopReason"`
+	Usage      Usage      `json:"usage"`
+	// FallbackReason says why an earlier model did not answer, if one didn't.
+	FallbackReason string `json:"fallbackReason,omitempty"`
+}
+
+// ToolResult is what workflow code learns of a tool call.
+type ToolResult struct {
+	Entry      EntryRef `json:"entry"`
+	ToolCallID string   `json:"toolCallId"`
+	IsError    bool     `json:"isError"`
+	Truncated  bool     `json:"truncated,omitempty"`
+	Preview    string   `json:"preview,omitempty"`
+}
+
+// Outcome says how a segment ended.
+type Outcome struct {
+	Kind OutcomeKind `json:"kind"`
+	// Reason is why: a stop reason for Complete, the error for Fail, what is
+	// awaited for Wait.
+	Reason string `json:"reason,omitempty"`
+	// WaitFor names the signals that end a Wait (empty = any).
+	WaitFor []string `json:"waitFor,omitempty"`
+}
+
+// OutcomeKind is what happens after a segment.
+type OutcomeKind string
+
+// The outcomes.
+const (
+	// OutcomeContinue checkpoints and starts the next segment.
+	OutcomeContinue OutcomeKind = "continue"
+	// OutcomeWait checkpoints, marks the execution WAITING and starts the
+	// next segment when a signal arrives.
+	OutcomeWait OutcomeKind = "wait"
+	// OutcomeComplete ends the execution COMPLETED; its output is the leaf.
+	OutcomeComplete OutcomeKind = "complete"
+	// OutcomeFail ends the execution FAILED with Reason.
+	OutcomeFail OutcomeKind = "fail"
+)
+
+// Continue checkpoints and goes on with the next segment.
+func Continue() Outcome { return Outcome{Kind: OutcomeContinue} }
+
+// Wait checkpoints and waits for one of the named signals.
+func Wait(reason string, signals ...string) Outcome {
+	return Outcome{Kind: OutcomeWait, Reason: reason, WaitFor: signals}
+}
+
+// Complete ends the execution successfully.
+func Complete(reason string) Outcome { return Outcome{Kind: OutcomeComplete, Reason: reason} }
+
+// Fail ends the execution as failed.
+func Fail(reason string) Outcome { return Outcome{Kind: OutcomeFail, Reason: reason} }
+
+// State is an agent's small state, carried from segment to segment and saved
+// in every checkpoint. The runtime rejects a state past MaxStateBytes.
+type State struct {
+	Turn  int          `json:"turn"`
+	Steps int          `json:"steps"`
+	Usage UsageTracker `json:"usage,omitempty"`
+	// Loop detection: the digest of the last tool call and how many times
+	// in a row it was made.
+	LastToolDigest string `json:"lastToolDigest,omitempty"`
+	ToolRepeats    int    `json:"toolRepeats,omitempty"`
+	// Custom is the agent's own state; see GetCustom and SetCustom.
+	Custom json.RawMessage `json:"custom,omitempty"`
+}
+
+// MaxStateBytes bounds the encoded State.
+const MaxStateBytes = 4096
+
+// AddUsage records one model call's usage.
+func (s *State) AddUsage(m ModelRef, u Usage) {
+	if s.Usage == nil {
+		s.Usage = UsageTracker{}
+	}
+	s.Usage.Add(m, u)
+}
+
+// GetCustom decodes the agent's own state into v (left as is when unset).
+func (s *State) GetCustom(v any) error {
+	if len(s.Custom) == 0 {
+		return nil
+	}
+	return json.Unmarshal(s.Custom, v)
+}
+
+// SetCustom stores v as the agent's own state.
+func (s *State) SetCustom(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	s.Custom = b
+	return nil
+}

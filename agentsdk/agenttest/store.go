@@ -1,0 +1,186 @@
+package agenttest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// Event is a stream event the runtime published.
+type Event struct {
+	Name string
+	Data json.RawMessage
+}
+
+// Store is an in-memory agentsdk.Store.
+type Store struct {
+	mu        sync.Mutex
+	config    agentsdk.Config
+	entries   map[string]agentsdk.Entry
+	order     []string
+	keys      map[string]string
+	content   map[string][]byte
+	toolCalls map[string]agentsdk.ToolCallRecord
+	events    []Event
+}
+
+var _ agentsdk.Store = (*Store)(nil)
+
+func newStore(cfg agentsdk.Config) *Store {
+	return &Store{
+		config: cfg, entries: map[string]agentsdk.Entry{}, keys: map[string]string{},
+		content: map[string][]byte{}, toolCalls: map[string]agentsdk.ToolCallRecord{},
+	}
+}
+
+// ExecutionConfig implements agentsdk.Store.
+func (s *Store) ExecutionConfig(context.Context, string, string) (agentsdk.Config, error) {
+	return s.config, nil
+}
+
+// Path implements agentsdk.Store.
+func (s *Store) Path(_ context.Context, _ string, leafID string) ([]agentsdk.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rev []agentsdk.Entry
+	for id := leafID; id != ""; {
+		e, ok := s.entries[id]
+		if !ok {
+			return nil, fmt.Errorf("agenttest: path: entry %s: %w", id, agentsdk.ErrNotFound)
+		}
+		rev = append(rev, e)
+		id = e.ParentID
+	}
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev, nil
+}
+
+// GetEntry implements agentsdk.Store.
+func (s *Store) GetEntry(_ context.Context, _ string, id string) (agentsdk.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[id]
+	if !ok {
+		return e, fmt.Errorf("agenttest: entry %s: %w", id, agentsdk.ErrNotFound)
+	}
+	return e, nil
+}
+
+// EntryByKey implements agentsdk.Store.
+func (s *Store) EntryByKey(_ context.Context, _ string, _ string, key string) (agentsdk.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.keys[key]
+	if !ok {
+		return agentsdk.Entry{}, fmt.Errorf("agenttest: key %s: %w", key, agentsdk.ErrNotFound)
+	}
+	return s.entries[id], nil
+}
+
+// AppendEntries implements agentsdk.Store.
+func (s *Store) AppendEntries(_ context.Context, _ string, es []agentsdk.Entry) ([]agentsdk.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]agentsdk.Entry, 0, len(es))
+	prev := ""
+	for _, e := range es {
+		if id, ok := s.keys[e.IdempotencyKey]; ok && e.IdempotencyKey != "" {
+			out = append(out, s.entries[id])
+			prev = id
+			continue
+		}
+		if e.ParentID == agentsdk.PrevEntry {
+			e.ParentID = prev
+		}
+		if e.ParentID != "" {
+			if _, ok := s.entries[e.ParentID]; !ok {
+				return nil, fmt.Errorf("%w: parent %s does not exist", agentsdk.ErrInvalidInput, e.ParentID)
+			}
+		}
+		e.ID = fmt.Sprintf("e%04d", len(s.order)+1)
+		s.entries[e.ID] = e
+		s.order = append(s.order, e.ID)
+		if e.IdempotencyKey != "" {
+			s.keys[e.IdempotencyKey] = e.ID
+		}
+		out = append(out, e)
+		prev = e.ID
+	}
+	return out, nil
+}
+
+// PutContent implements agentsdk.Store.
+func (s *Store) PutContent(_ context.Context, _ string, data []byte, _ string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := sha256.Sum256(data)
+	sha := hex.EncodeToString(sum[:])
+	if _, ok := s.content[sha]; !ok {
+		s.content[sha] = append([]byte(nil), data...)
+	}
+	return sha, nil
+}
+
+// Content returns stored content by sha256.
+func (s *Store) Content(sha string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.content[sha]
+	return b, ok
+}
+
+// RecordToolCall implements agentsdk.Store.
+func (s *Store) RecordToolCall(_ context.Context, r agentsdk.ToolCallRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.toolCalls[r.MessageID+"/"+r.ToolCallID] = r
+	return nil
+}
+
+// ToolCalls returns the tool-call records.
+func (s *Store) ToolCalls() []agentsdk.ToolCallRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]agentsdk.ToolCallRecord, 0, len(s.toolCalls))
+	for _, r := range s.toolCalls {
+		out = append(out, r)
+	}
+	return out
+}
+
+// Publish implements agentsdk.Store.
+func (s *Store) Publish(_ context.Context, _ string, _ string, event string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, Event{Name: event, Data: b})
+	return nil
+}
+
+// Events returns the published events, in order.
+func (s *Store) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Event(nil), s.events...)
+}
+
+// Entries returns every entry in arrival order.
+func (s *Store) Entries() []agentsdk.Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]agentsdk.Entry, len(s.order))
+	for i, id := range s.order {
+		out[i] = s.entries[id]
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+package agentsdk
+
+import "encoding/json"
+
+// EntryType names a kind of conversation-tree entry.
+type EntryType string
+
+// The entry types. Only message entries are sent to models.
+const (
+	EntryMessage       EntryType = "message"
+	EntryLLMCall       EntryType = "llm_call"
+	EntryCompaction    EntryType = "compaction"
+	EntryBranchSummary EntryType = "branch_summary"
+	EntryAgentSpawn    EntryType = "agent_spawn"
+	EntryAgentResult   EntryType = "agent_result"
+)
+
+// Entry is one node of an execution's conversation tree.
+type Entry struct {
+	ID          string          `json:"id"`
+	ParentID    string          `json:"parentId,omitempty"`
+	ExecutionID string          `json:"executionId"`
+	Type        EntryType       `json:"type"`
+	Role        Role            `json:"role,omitempty"`
+	Content     json.RawMessage `json:"content"`
+	TurnID      string          `json:"turnId,omitempty"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	// IdempotencyKey makes an append repeat-safe: appending a key that
+	// exists returns the existing entry and writes nothing.
+	IdempotencyKey string `json:"-"`
+}
+
+// Message decodes a message entry's content.
+func (e Entry) Message() (Message, error) {
+	var m Message
+	err := json.Unmarshal(e.Content, &m)
+	return m, err
+}
+
+// NewEntry is an entry to append. The runtime fills in the parent (the
+// current leaf) and the idempotency key.
+type NewEntry struct {
+	Type     EntryType
+	Message  *Message        // for message entries
+	Content  json.RawMessage // for other types
+	TurnID   string
+	Metadata json.RawMessage
+}
+
+// EntryRef is what workflow code knows about an entry: enough to decide the
+// next step, never the content itself, so history stays small.
+type EntryRef struct {
+	ID        string        `json:"id"`
+	Type      EntryType     `json:"type"`
+	Role      Role          `json:"role,omitempty"`
+	ToolCalls []ToolCallRef `json:"toolCalls,omitempty"`
+	// Answered is, for an assistant entry, how many of its tool calls
+	// already have results on the path; the runtime fills it in.
+	StopReason StopReason `json:"stopReason,omitempty"`
+	IsError    bool       `json:"isError,omitempty"`
+	// Preview is the start of the entry's text, at most PreviewBytes.
+	Preview string `json:"preview,omitempty"`
+}
+
+// ToolCallRef names a tool call without its arguments. Digest is a hash of
+// name and arguments, for loop detection.
+type ToolCallRef struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// PreviewBytes bounds EntryRef.Preview and other previews carried through
+// workflow history.
+const PreviewBytes = 256
+
+// Preview cuts s to at most PreviewBytes on a rune boundary.
+func Preview(s string) string {
+	if len(s) <= PreviewBytes {
+		return s
+	}
+	cut := PreviewBytes
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,211 @@
+package step
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// Deps are what the steps run with.
+type Deps struct {
+	Store     agentsdk.Store
+	Providers agentsdk.Providers
+	Tools     agentsdk.Tools
+	// Now is the clock for latencies and durations; nil = time.Now.
+	Now func() time.Time
+}
+
+func (d Deps) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+// ModelInput is a model call's input: references only.
+type ModelInput struct {
+	OrgID       string            `json:"orgId"`
+	ExecutionID string            `json:"executionId"`
+	LeafID      string            `json:"leafId"`
+	Model       agentsdk.ModelRef `json:"model"`
+	// Key is the idempotency key of the assistant entry.
+	Key    string `json:"key"`
+	TurnID string `json:"turnId,omitempty"`
+	// FallbackReason says why earlier models did not answer, if any.
+	FallbackReason string `json:"fallbackReason,omitempty"`
+}
+
+// LLMCallMeta is the metadata of an llm_call entry (seed 000).
+type LLMCallMeta struct {
+	Model          agentsdk.ModelRef   `json:"model"`
+	Usage          agentsdk.Usage      `json:"usage"`
+	Cost           float64             `json:"cost"`
+	LatencyMs      int64               `json:"latencyMs"`
+	StopReason     agentsdk.StopReason `json:"stopReason"`
+	FallbackReason string              `json:"fallbackReason,omitempty"`
+}
+
+// CallModel answers the conversation at in.LeafID with in.Model, streaming
+// deltas to the execution's stream, and appends the assistant entry and its
+// llm_call entry (a child of the assistant entry, off the message path). If
+// the assistant entry for in.Key already exists — a retry after the answer
+// was written — it is returned and the model is not called.
+func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult, error) {
+	if e, err := d.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key); err == nil {
+		return resultFromEntry(e)
+	} else if !errors.Is(err, agentsdk.ErrNotFound) {
+		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: find %s: %w", in.Key, err)
+	}
+	cfg, err := d.Store.ExecutionConfig(ctx, in.OrgID, in.ExecutionID)
+	if err != nil {
+		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: config: %w", err)
+	}
+	cfg = cfg.WithDefaults()
+	provider, err := d.Providers.Get(in.Model.Provider)
+	if err != nil {
+		return agentsdk.ModelResult{}, err
+	}
+	tools, err := d.Tools.Specs(cfg.Tools)
+	if err != nil {
+		return agentsdk.ModelResult{}, err
+	}
+	path, err := d.Store.Path(ctx, in.OrgID, in.LeafID)
+	if err != nil {
+		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: path: %w", err)
+	}
+	msgs, err := Messages(path)
+	if err != nil {
+		return agentsdk.ModelResult{}, err
+	}
+	req := agentsdk.ModelRequest{
+		Model:          in.Model,
+		System:         cfg.SystemPrompt,
+		Messages:       msgs,
+		Tools:          tools,
+		MaxTokens:      cfg.MaxTokens,
+		Temperature:    cfg.Temperature,
+		ThinkingBudget: cfg.ThinkingBudget,
+	}
+	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID)
+	start := d.now()
+	resp, err := provider.Stream(ctx, req, pub.onEvent)
+	pub.flush()
+	if err != nil {
+		return agentsdk.ModelResult{}, err
+	}
+	msg := resp.Message
+	msg.Role = agentsdk.RoleAssistant
+	if msg.Provider == "" {
+		msg.Provider = in.Model.Provider
+	}
+	if msg.Model == "" {
+		msg.Model = in.Model.ModelID
+	}
+	usage := agentsdk.Usage{}
+	if msg.Usage != nil {
+		usage = *msg.Usage
+	}
+	if in.Model.Price != nil {
+		usage.Cost = in.Model.Price.Cost(usage)
+		msg.Usage = &usage
+	}
+	normaliseToolCallIDs(&msg, in.Key)
+	content, err := json.Marshal(msg)
+	if err != nil {
+		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: encode answer: %w", err)
+	}
+	meta, _ := json.Marshal(LLMCallMeta{
+		Model: in.Model, Usage: usage, Cost: usage.Cost,
+		LatencyMs:  d.now().Sub(start).Milliseconds(),
+		StopReason: msg.StopReason, FallbackReason: in.FallbackReason,
+	})
+	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{
+		{ExecutionID: in.ExecutionID, ParentID: in.LeafID, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
+			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key},
+		{ExecutionID: in.ExecutionID, ParentID: agentsdk.PrevEntry, Type: agentsdk.EntryLLMCall,
+			Content: json.RawMessage(`{}`), Metadata: meta, TurnID: in.TurnID, IdempotencyKey: in.Key + "/llm"},
+	})
+	if err != nil {
+		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: append: %w", err)
+	}
+	res, err := resultFromEntry(entries[0])
+	if err != nil {
+		return res, err
+	}
+	res.LLMCallID = entries[1].ID
+	res.FallbackReason = in.FallbackReason
+	return res, nil
+}
+
+// Messages returns the message entries of a path as messages.
+func Messages(path []agentsdk.Entry) ([]agentsdk.Message, error) {
+	msgs := make([]agentsdk.Message, 0, len(path))
+	for _, e := range path {
+		if e.Type != agentsdk.EntryMessage {
+			continue
+		}
+		m, err := e.Message()
+		if err != nil {
+			return nil, fmt.Errorf("step: entry %s: %w", e.ID, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+// Ref summarises an entry for workflow code.
+func Ref(e agentsdk.Entry) (agentsdk.EntryRef, error) {
+	ref := agentsdk.EntryRef{ID: e.ID, Type: e.Type, Role: e.Role}
+	if e.Type != agentsdk.EntryMessage {
+		return ref, nil
+	}
+	m, err := e.Message()
+	if err != nil {
+		return ref, fmt.Errorf("step: entry %s: %w", e.ID, err)
+	}
+	ref.StopReason = m.StopReason
+	ref.IsError = m.IsError
+	ref.Preview = agentsdk.Preview(m.Text())
+	for _, tc := range m.ToolCalls() {
+		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc)})
+	}
+	return ref, nil
+}
+
+func resultFromEntry(e agentsdk.Entry) (agentsdk.ModelResult, error) {
+	ref, err := Ref(e)
+	if err != nil {
+		return agentsdk.ModelResult{}, err
+	}
+	m, _ := e.Message()
+	res := agentsdk.ModelResult{
+		Entry:      ref,
+		Model:      agentsdk.ModelRef{Provider: m.Provider, ModelID: m.Model},
+		StopReason: m.StopReason,
+	}
+	if m.Usage != nil {
+		res.Usage = *m.Usage
+	}
+	return res, nil
+}
+
+// digest hashes a tool call's name and canonical arguments, so loop
+// detection sees the same call however its JSON was spaced.
+func digest(tc agentsdk.ToolCall) string {
+	args := []byte(tc.Arguments)
+	var v any
+	if json.Unmarshal(args, &v) == nil {
+		args, _ = json.Marshal(v)
+	}
+	h := sha256.New()
+	h.Write([]byte(tc.Name))
+	h.Write([]byte{0})
+	h.Write(args)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

@@ -1,0 +1,65 @@
+package step
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// Stream event names, as the SSE stream sends them (seed 000).
+const (
+	EventToken = "token"
+	EventData  = "data"
+)
+
+// publisher forwards a model's deltas to the execution's stream. Live
+// events are best effort: a failed publish never fails the step (the
+// entries are the record), but the first failure is kept for the log.
+type publisher struct {
+	ctx          context.Context
+	store        agentsdk.Store
+	org, exec    string
+	firstFailure error
+}
+
+func newPublisher(ctx context.Context, s agentsdk.Store, org, exec string) *publisher {
+	return &publisher{ctx: ctx, store: s, org: org, exec: exec}
+}
+
+func (p *publisher) onEvent(ev agentsdk.StreamEvent) {
+	var err error
+	if ev.Type == agentsdk.StreamText {
+		err = p.store.Publish(p.ctx, p.org, p.exec, EventToken, map[string]any{"text": ev.Text})
+	} else {
+		err = p.store.Publish(p.ctx, p.org, p.exec, EventData, ev)
+	}
+	if err != nil && p.firstFailure == nil {
+		p.firstFailure = fmt.Errorf("step: publish %s: %w", ev.Type, err)
+	}
+}
+
+func (p *publisher) flush() {}
+
+// normaliseToolCallIDs gives every tool call of msg a non-empty ID that is
+// unique within the message; providers' own IDs are kept when they are.
+func normaliseToolCallIDs(msg *agentsdk.Message, key string) {
+	seen := map[string]bool{}
+	for i := range msg.Content {
+		tc := msg.Content[i].ToolCall
+		if msg.Content[i].Type != agentsdk.BlockToolCall || tc == nil {
+			continue
+		}
+		if tc.ID == "" || seen[tc.ID] {
+			tc.ID = fmt.Sprintf("call_%s_%d", shortHash(key), i)
+		}
+		if len(tc.Arguments) == 0 {
+			tc.Arguments = []byte(`{}`)
+		}
+		seen[tc.ID] = true
+	}
+}
+
+func shortHash(s string) string {
+	return digest(agentsdk.ToolCall{Name: s})[:8]
+}

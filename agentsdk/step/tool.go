@@ -1,0 +1,200 @@
+package step
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// ToolInput is a tool call's input: references only.
+type ToolInput struct {
+	OrgID       string `json:"orgId"`
+	ExecutionID string `json:"executionId"`
+	// AssistantID is the entry whose tool call this is; LeafID the entry
+	// the result is appended under.
+	AssistantID string `json:"assistantId"`
+	LeafID      string `json:"leafId"`
+	ToolCallID  string `json:"toolCallId"`
+	Key         string `json:"key"`
+	StepNumber  int    `json:"stepNumber"`
+}
+
+// RunTool runs one tool call and appends its tool_result entry. The entry
+// holds exactly what the model will see: an output past the configured limit
+// is cut to head and tail with a note, and the whole output is kept in the
+// content store, referenced from the tool-call record. A retry that finds
+// the result entry already written returns it without running the tool.
+//
+// A tool's own error becomes an error result the model reads; only a
+// Retryable error, a store failure or ctx's end return an error.
+func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, error) {
+	if e, err := d.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key); err == nil {
+		return toolResultFromEntry(e, false)
+	} else if !errors.Is(err, agentsdk.ErrNotFound) {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: find %s: %w", in.Key, err)
+	}
+	assistant, err := d.Store.GetEntry(ctx, in.OrgID, in.AssistantID)
+	if err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: assistant entry: %w", err)
+	}
+	msg, err := assistant.Message()
+	if err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: decode assistant entry: %w", err)
+	}
+	var call *agentsdk.ToolCall
+	for _, tc := range msg.ToolCalls() {
+		if tc.ID == in.ToolCallID {
+			call = &tc
+			break
+		}
+	}
+	if call == nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("%w: entry %s has no tool call %q", agentsdk.ErrInvalidInput, in.AssistantID, in.ToolCallID)
+	}
+	cfg, err := d.Store.ExecutionConfig(ctx, in.OrgID, in.ExecutionID)
+	if err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: config: %w", err)
+	}
+	cfg = cfg.WithDefaults()
+	rec := agentsdk.ToolCallRecord{
+		OrgID: in.OrgID, ExecutionID: in.ExecutionID, MessageID: in.AssistantID,
+		ToolCallID: call.ID, ToolName: call.Name, Status: agentsdk.ToolRunning,
+		Input: call.Arguments, StepNumber: in.StepNumber,
+	}
+	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record start: %w", err)
+	}
+	publish := func(v any) {
+		_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, EventData, v)
+	}
+	publish(map[string]any{"type": "tool_call_start", "toolCall": map[string]any{"id": call.ID, "name": call.Name, "arguments": call.Arguments}})
+
+	start := d.now()
+	output, isError, err := invoke(ctx, d.Tools, cfg, *call, in, publish)
+	if err != nil {
+		rec.Status = agentsdk.ToolCancelled
+		if !errors.Is(err, context.Canceled) && !errors.Is(ctx.Err(), context.Canceled) {
+			rec.Status = agentsdk.ToolError
+		}
+		rec.DurationMs = d.now().Sub(start).Milliseconds()
+		rec.Output, _ = json.Marshal(map[string]string{"error": err.Error()})
+		_ = d.Store.RecordToolCall(context.WithoutCancel(ctx), rec)
+		return agentsdk.ToolResult{}, err
+	}
+	rec.DurationMs = d.now().Sub(start).Milliseconds()
+
+	shown, truncated := Truncate(output, cfg.ToolOutputLimit)
+	rec.OutputSize = int64(len(output))
+	rec.Truncated = truncated
+	if truncated {
+		sha, err := d.Store.PutContent(ctx, in.OrgID, []byte(output), "text/plain; charset=utf-8")
+		if err != nil {
+			return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: keep full output: %w", err)
+		}
+		rec.OutputSHA256 = sha
+	}
+	result := agentsdk.ToolResultMessage(*call, shown, isError)
+	content, err := json.Marshal(result)
+	if err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: encode result: %w", err)
+	}
+	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{{
+		ExecutionID: in.ExecutionID, ParentID: in.LeafID, Type: agentsdk.EntryMessage,
+		Role: agentsdk.RoleToolResult, Content: content, IdempotencyKey: in.Key,
+	}})
+	if err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)
+	}
+	rec.ResultEntryID = entries[0].ID
+	rec.Status = agentsdk.ToolCompleted
+	if isError {
+		rec.Status = agentsdk.ToolError
+	}
+	rec.Output, _ = json.Marshal(map[string]any{"text": shown, "isError": isError})
+	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record end: %w", err)
+	}
+	publish(map[string]any{"type": "tool_call_end", "toolCall": map[string]any{"id": call.ID, "name": call.Name},
+		"result": map[string]any{"isError": isError, "preview": agentsdk.Preview(shown), "truncated": truncated}})
+	return toolResultFromEntry(entries[0], truncated)
+}
+
+// invoke validates the arguments and runs the tool. Bad arguments, an
+// unknown or unconfigured tool, and the tool's own errors come back as an
+// error output for the model; a Retryable error or ctx's end as err.
+func invoke(ctx context.Context, tools agentsdk.Tools, cfg agentsdk.Config, call agentsdk.ToolCall, in ToolInput, publish func(any)) (string, bool, error) {
+	allowed := false
+	for _, n := range cfg.Tools {
+		allowed = allowed || n == call.Name
+	}
+	if !allowed {
+		return fmt.Sprintf("error: tool %q is not available to this agent", call.Name), true, nil
+	}
+	tool, err := tools.Get(call.Name)
+	if err != nil {
+		return "error: " + err.Error(), true, nil
+	}
+	if err := tool.Validate(call.Arguments); err != nil {
+		return "error: " + err.Error(), true, nil
+	}
+	out, err := tool.Run(ctx, agentsdk.ToolInvocation{
+		ExecutionID: in.ExecutionID, OrgID: in.OrgID, ToolCallID: call.ID,
+		Arguments: call.Arguments, Emit: publish,
+	})
+	switch {
+	case err == nil:
+		return out, false, nil
+	case ctx.Err() != nil:
+		return "", false, ctx.Err()
+	case agentsdk.IsRetryable(err):
+		return "", false, err
+	default:
+		return "error: " + err.Error(), true, nil
+	}
+}
+
+func toolResultFromEntry(e agentsdk.Entry, truncated bool) (agentsdk.ToolResult, error) {
+	ref, err := Ref(e)
+	if err != nil {
+		return agentsdk.ToolResult{}, err
+	}
+	m, _ := e.Message()
+	return agentsdk.ToolResult{Entry: ref, ToolCallID: m.ToolCallID, IsError: m.IsError, Truncated: truncated, Preview: ref.Preview}, nil
+}
+
+// Truncate cuts s to at most limit bytes, keeping its head and tail and
+// saying in the middle how much was left out. It reports whether it cut.
+func Truncate(s string, limit int) (string, bool) {
+	if limit <= 0 || len(s) <= limit {
+		return s, false
+	}
+	note := fmt.Sprintf("\n\n[… %d bytes of %d omitted: the full output is kept in the content store …]\n\n", len(s)-limit, len(s))
+	keep := limit - len(note)
+	if keep < 2 {
+		keep = 2
+	}
+	head := cutRune(s, keep/2, false)
+	tail := cutRune(s, keep-len(head), true)
+	return head + fmt.Sprintf("\n\n[… %d bytes of %d omitted: the full output is kept in the content store …]\n\n", len(s)-len(head)-len(tail), len(s)) + tail, true
+}
+
+// cutRune returns s's first (or last) n bytes, moved to a rune boundary.
+func cutRune(s string, n int, fromEnd bool) string {
+	if n >= len(s) {
+		return s
+	}
+	if !fromEnd {
+		for n > 0 && s[n]&0xC0 == 0x80 {
+			n--
+		}
+		return s[:n]
+	}
+	i := len(s) - n
+	for i < len(s) && s[i]&0xC0 == 0x80 {
+		i++
+	}
+	return s[i:]
+}

@@ -1,0 +1,67 @@
+package agentsdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Store is the side store as the runtimes' model and tool steps see it. The
+// Temporal adapter implements it over Postgres; agenttest in memory.
+type Store interface {
+	// ExecutionConfig returns the execution's frozen configuration.
+	ExecutionConfig(ctx context.Context, orgID, executionID string) (Config, error)
+	// Path returns the entries from the root to leafID, root first.
+	Path(ctx context.Context, orgID, leafID string) ([]Entry, error)
+	GetEntry(ctx context.Context, orgID, id string) (Entry, error)
+	// EntryByKey finds an entry by its idempotency key; ErrNotFound if none.
+	EntryByKey(ctx context.Context, orgID, executionID, key string) (Entry, error)
+	// AppendEntries appends in one transaction, in order. An entry whose
+	// ParentID is PrevEntry takes the ID of the entry before it. A repeated
+	// idempotency key returns the existing entry.
+	AppendEntries(ctx context.Context, orgID string, entries []Entry) ([]Entry, error)
+	// PutContent stores data by its sha256 (hex), once.
+	PutContent(ctx context.Context, orgID string, data []byte, mediaType string) (string, error)
+	// RecordToolCall upserts a tool call's record.
+	RecordToolCall(ctx context.Context, rec ToolCallRecord) error
+	// Publish sends an event to the execution's live stream.
+	Publish(ctx context.Context, orgID, executionID, event string, data any) error
+}
+
+// PrevEntry as a ParentID in AppendEntries means "the entry before this one".
+const PrevEntry = "$prev"
+
+// ErrNotFound is returned by a Store for a missing row.
+var ErrNotFound = errors.New("not found")
+
+// ToolCallStatus is a tool call's state.
+type ToolCallStatus string
+
+// The tool call states.
+const (
+	ToolRunning   ToolCallStatus = "running"
+	ToolCompleted ToolCallStatus = "completed"
+	ToolError     ToolCallStatus = "error"
+	ToolCancelled ToolCallStatus = "cancelled"
+)
+
+// ToolCallRecord is the observability record of one tool call (seed 001):
+// what was asked, what came back, how long it took.
+type ToolCallRecord struct {
+	OrgID         string
+	ExecutionID   string
+	MessageID     string // the assistant entry that asked
+	ResultEntryID string
+	ToolCallID    string
+	ToolName      string
+	Status        ToolCallStatus
+	Input         json.RawMessage
+	Output        json.RawMessage
+	// OutputSHA256 references the full output in the content store when the
+	// entry holds a truncated copy.
+	OutputSHA256 string
+	OutputSize   int64
+	Truncated    bool
+	DurationMs   int64
+	StepNumber   int
+}
