@@ -52,8 +52,8 @@ type LLMCallMeta struct {
 }
 
 // CallModel answers the conversation at in.LeafID with in.Model, streaming
-// deltas to the execution's stream, and appends the assistant entry and its
-// llm_call entry (a child of the assistant entry, off the message path). If
+// deltas to the execution's stream, and appends its llm_call entry and the
+// assistant entry after it. If
 // the assistant entry for in.Key already exists — a retry after the answer
 // was written — it is returned and the model is not called.
 func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult, error) {
@@ -95,7 +95,6 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID)
 	start := d.now()
 	resp, err := provider.Stream(ctx, req, pub.onEvent)
-	pub.flush()
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
@@ -125,20 +124,22 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		LatencyMs:  d.now().Sub(start).Milliseconds(),
 		StopReason: msg.StopReason, FallbackReason: in.FallbackReason,
 	})
+	// The llm_call entry goes on the path just before its answer, so the
+	// conversation stays one linear chain (message lists skip it).
 	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{
-		{ExecutionID: in.ExecutionID, ParentID: in.LeafID, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
-			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key},
-		{ExecutionID: in.ExecutionID, ParentID: agentsdk.PrevEntry, Type: agentsdk.EntryLLMCall,
+		{ExecutionID: in.ExecutionID, ParentID: in.LeafID, Type: agentsdk.EntryLLMCall,
 			Content: json.RawMessage(`{}`), Metadata: meta, TurnID: in.TurnID, IdempotencyKey: in.Key + "/llm"},
+		{ExecutionID: in.ExecutionID, ParentID: agentsdk.PrevEntry, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
+			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key},
 	})
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: append: %w", err)
 	}
-	res, err := resultFromEntry(entries[0])
+	res, err := resultFromEntry(entries[1])
 	if err != nil {
 		return res, err
 	}
-	res.LLMCallID = entries[1].ID
+	res.LLMCallID = entries[0].ID
 	res.FallbackReason = in.FallbackReason
 	return res, nil
 }

@@ -15,7 +15,7 @@ const (
 
 // publisher forwards a model's deltas to the execution's stream. Live
 // events are best effort: a failed publish never fails the step (the
-// entries are the record), but the first failure is kept for the log.
+// entries are the record); the first failure is kept for the caller.
 type publisher struct {
 	ctx          context.Context
 	store        agentsdk.Store
@@ -38,8 +38,6 @@ func (p *publisher) onEvent(ev agentsdk.StreamEvent) {
 		p.firstFailure = fmt.Errorf("step: publish %s: %w", ev.Type, err)
 	}
 }
-
-func (p *publisher) flush() {}
 
 // normaliseToolCallIDs gives every tool call of msg a non-empty ID that is
 // unique within the message; providers' own IDs are kept when they are.

@@ -1,0 +1,153 @@
+package anthropic_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/anthropic"
+	"github.com/agentree/agentree/agentsdk/providertest"
+)
+
+func okReply() providertest.Reply {
+	return providertest.Reply{Body: providertest.NewAnthropicStream(model, providertest.AnthropicUsage{}).Text("ok").End("end_turn", 1)}
+}
+
+func toolCall(id, name, args string) agentsdk.Block {
+	return agentsdk.Block{Type: agentsdk.BlockToolCall, ToolCall: &agentsdk.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}}
+}
+
+func TestAnthropicConvertsConversationToWireFormat(t *testing.T) {
+	srv := providertest.NewServer(t, okReply())
+	p := newProvider(t, srv)
+	temp := 0.2
+	req := agentsdk.ModelRequest{
+		Model:       agentsdk.ModelRef{Provider: "anthropic", ModelID: model},
+		System:      "You are terse.",
+		MaxTokens:   1000,
+		Temperature: &temp,
+		Tools: []agentsdk.ToolSpec{{
+			Name: "read", Description: "Read a file.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`),
+		}},
+		Messages: []agentsdk.Message{
+			{Role: agentsdk.RoleUser, Content: []agentsdk.Block{
+				{Type: agentsdk.BlockText, Text: "What is in these?"},
+				{Type: agentsdk.BlockImage, Image: &agentsdk.Image{MediaType: "image/png", Data: []byte("png!")}},
+				{Type: agentsdk.BlockImage, Image: &agentsdk.Image{URL: "https://example.com/cat.jpg"}},
+			}},
+			{Role: agentsdk.RoleAssistant, Provider: "openai", Model: "gpt-5", Content: []agentsdk.Block{
+				{Type: agentsdk.BlockThinking, Thinking: "openai reasoning"},
+				{Type: agentsdk.BlockText, Text: "Reading both."},
+				toolCall("call.a:1", "read", `{"path":"a"}`),
+				toolCall("call_b", "read", `{"path":"b"}`),
+			}},
+			agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: "call.a:1", Name: "read"}, "A", false),
+			agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: "call_b", Name: "read"}, "no such file", true),
+			agentsdk.TextMessage(agentsdk.RoleUser, "Also, be brief."),
+		},
+	}
+
+	stream(t, p, req)
+
+	got := srv.Last()
+	require.Equal(t, `"`+model+`"`, got.Field(t, "model"))
+	require.Equal(t, "1000", got.Field(t, "max_tokens"))
+	require.Equal(t, "0.2", got.Field(t, "temperature"))
+	require.Empty(t, got.Field(t, "thinking"))
+	require.JSONEq(t, `[{"type":"text","text":"You are terse."}]`, got.Field(t, "system"))
+	require.JSONEq(t, `[{"name":"read","description":"Read a file.","input_schema":{
+		"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}}]`,
+		got.Field(t, "tools"))
+	// "call.a:1" has characters the API refuses: cleaned, plus a hash of
+	// the original so that distinct IDs stay distinct.
+	sum := sha256.Sum256([]byte("call.a:1"))
+	aID := "call_a_1_" + hex.EncodeToString(sum[:])[:12]
+	require.JSONEq(t, `[
+		{"role":"user","content":[
+			{"type":"text","text":"What is in these?"},
+			{"type":"image","source":{"type":"base64","media_type":"image/png","data":"cG5nIQ=="}},
+			{"type":"image","source":{"type":"url","url":"https://example.com/cat.jpg"}}]},
+		{"role":"assistant","content":[
+			{"type":"text","text":"Reading both."},
+			{"type":"tool_use","id":"`+aID+`","name":"read","input":{"path":"a"}},
+			{"type":"tool_use","id":"call_b","name":"read","input":{"path":"b"}}]},
+		{"role":"user","content":[
+			{"type":"tool_result","tool_use_id":"`+aID+`","content":[{"type":"text","text":"A"}]},
+			{"type":"tool_result","tool_use_id":"call_b","is_error":true,"content":[{"type":"text","text":"no such file"}]},
+			{"type":"text","text":"Also, be brief."}]}
+	]`, got.Field(t, "messages"))
+}
+
+func TestAnthropicThinkingIsOffWhenLastToolTurnHasNoThinking(t *testing.T) {
+	srv := providertest.NewServer(t, okReply())
+	temp := 0.5
+	req := request(
+		agentsdk.TextMessage(agentsdk.RoleUser, "go"),
+		agentsdk.Message{Role: agentsdk.RoleAssistant, Provider: "openai", Content: []agentsdk.Block{toolCall("call_1", "ls", `{}`)}},
+		agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: "call_1"}, "x", false),
+	)
+	req.ThinkingBudget = 8000
+	req.Temperature = &temp
+
+	stream(t, newProvider(t, srv), req)
+
+	require.Empty(t, srv.Last().Field(t, "thinking"))
+	require.Equal(t, "0.5", srv.Last().Field(t, "temperature"))
+}
+
+func TestAnthropicThinkingRaisesMaxTokensAboveBudget(t *testing.T) {
+	srv := providertest.NewServer(t, okReply())
+	temp := 0.5
+	req := request(agentsdk.TextMessage(agentsdk.RoleUser, "go"))
+	req.ThinkingBudget, req.MaxTokens, req.Temperature = 8000, 1000, &temp
+
+	stream(t, newProvider(t, srv), req)
+
+	require.JSONEq(t, `{"type":"enabled","budget_tokens":8000}`, srv.Last().Field(t, "thinking"))
+	require.Equal(t, "12096", srv.Last().Field(t, "max_tokens"))
+	require.Empty(t, srv.Last().Field(t, "temperature"))
+}
+
+func TestAnthropicSystemMessagesJoinSystemPrompt(t *testing.T) {
+	srv := providertest.NewServer(t, okReply())
+	req := request(agentsdk.TextMessage(agentsdk.RoleSystem, "Be kind."), agentsdk.TextMessage(agentsdk.RoleUser, "hi"))
+	req.System = "Be brief."
+	stream(t, newProvider(t, srv), req)
+	require.JSONEq(t, `[{"type":"text","text":"Be brief."},{"type":"text","text":"Be kind."}]`, srv.Last().Field(t, "system"))
+	require.JSONEq(t, `[{"role":"user","content":[{"type":"text","text":"hi"}]}]`, srv.Last().Field(t, "messages"))
+}
+
+func TestAnthropicPerCallBaseURLAndKeyEnv(t *testing.T) {
+	def := providertest.NewServer(t)
+	other := providertest.NewServer(t, okReply(), okReply())
+	t.Setenv("OTHER_ANTHROPIC_KEY", "sk-other")
+	p := newProvider(t, def)
+	req := request(agentsdk.TextMessage(agentsdk.RoleUser, "hi"))
+	req.Model.BaseURL, req.Model.APIKeyEnv = other.URL, "OTHER_ANTHROPIC_KEY"
+
+	stream(t, p, req)
+	stream(t, p, req)
+
+	require.Empty(t, def.Requests())
+	require.Len(t, other.Requests(), 2)
+	require.Equal(t, "sk-other", other.Last().Header.Get("X-Api-Key"))
+}
+
+func TestAnthropicNewValidatesOptions(t *testing.T) {
+	for name, opts := range map[string]anthropic.Options{
+		"base URL":       {BaseURL: "localhost:8080"},
+		"negative price": {Prices: map[string]agentsdk.Price{"m": {Input: -1}}},
+		"name":           {Name: "my/provider"},
+	} {
+		_, err := anthropic.New(opts)
+		require.ErrorIs(t, err, agentsdk.ErrInvalidInput, name)
+	}
+	p, err := anthropic.New(anthropic.Options{})
+	require.NoError(t, err)
+	require.Equal(t, "anthropic", p.Name())
+}
