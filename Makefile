@@ -23,8 +23,7 @@ build:
 
 ## test: the whole suite, with the race detector, against real services.
 test: up
-	@eval "$$($(SERVICES) env)" && AGENTREE_TEMPORAL_BIN="$$($(SERVICES) temporal-bin)" \
-		$(GO) test -race -count=1 -timeout 45m ./...
+	@eval "$$($(SERVICES) env)" && $(GO) test -race -count=1 -timeout 45m ./...
 
 ## run: the main job — a sample agent streamed to the terminal.
 run: up

@@ -85,6 +85,11 @@ CREATE TABLE agent_entry (
     parent_id           UUID REFERENCES agent_entry(id),
     seq                 BIGINT GENERATED ALWAYS AS IDENTITY,  -- arrival order, for pagination
     depth               INTEGER NOT NULL DEFAULT 0,           -- distance from the root
+    -- The run of first children this entry belongs to, named by the run's
+    -- first entry. A run is a linear chain (one entry per depth), so a path
+    -- is a few index ranges, one per branch point, instead of a row-by-row
+    -- walk: a 10,000-entry conversation without forks is one range.
+    branch_id           UUID NOT NULL,
     entry_type          TEXT NOT NULL,
     role                TEXT,
     content             JSONB NOT NULL,
@@ -94,9 +99,12 @@ CREATE TABLE agent_entry (
     created_at          TIMESTAMPTZ NOT NULL DEFAULT now(),
     UNIQUE (agent_execution_id, idempotency_key)
 );
--- The path walk reads (id -> parent_id) only; covering it keeps each step an
--- index-only lookup.
-CREATE INDEX agent_entry_walk      ON agent_entry (id) INCLUDE (parent_id);
+-- The path walk hops from a branch's first entry to its parent, and from
+-- there to the parent's branch and depth; covering those keeps each hop an
+-- index-only lookup. agent_entry_branch then reads each branch as a range,
+-- and its uniqueness is what keeps a branch linear under concurrent appends.
+CREATE INDEX agent_entry_walk      ON agent_entry (id) INCLUDE (parent_id, branch_id, depth);
+CREATE UNIQUE INDEX agent_entry_branch ON agent_entry (branch_id, depth);
 CREATE INDEX agent_entry_list      ON agent_entry (agent_execution_id, seq);
 CREATE INDEX agent_entry_children  ON agent_entry (parent_id, seq) WHERE parent_id IS NOT NULL;
 CREATE INDEX agent_entry_turn      ON agent_entry (agent_execution_id, turn_id) WHERE turn_id IS NOT NULL;

@@ -116,14 +116,17 @@ temporal_up() {
 	if temporal_ready; then log "temporal already running on $(temporal_address)"; return; fi
 	log "starting the Temporal dev server on 127.0.0.1:$TEMPORAL_PORT (UI :$TEMPORAL_UI_PORT)"
 	# Eager activity dispatch and a single task-queue partition take the
-	# matching round trips out of every model and tool call.
+	# matching round trips out of every model and tool call. The server
+	# delays the first task of a run continued-as-new within
+	# workflowIdReuseMinimalInterval (1 s) of its predecessor's start; with
+	# fast scripted models that throttle, not Agentree, would set the pace.
 	nohup "$temporal_bin" server start-dev \
 		--ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
 		--db-filename "$data/temporal.db" --log-level warn \
 		--dynamic-config-value system.enableActivityEagerExecution=true \
 		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
 		--dynamic-config-value matching.numTaskqueueWritePartitions=1 \
-		--dynamic-config-value limit.blobSize.warn=524288 \
+		--dynamic-config-value history.workflowIdReuseMinimalInterval='"0s"' \
 		>"$data/temporal.log" 2>&1 </dev/null &
 	echo $! >"$data/temporal.pid"
 	local i

@@ -266,7 +266,7 @@ func (c *memContext) RunTask(name string, input any, output any) error {
 	return json.Unmarshal(b, output)
 }
 
-func (c *memContext) Signals() []agentsdk.Signal  { return slices.Clone(c.x.pending) }
+func (c *memContext) Signals() []agentsdk.Signal { return slices.Clone(c.x.pending) }
 func (c *memContext) HasSignal(name string) bool { return c.hasAny([]string{name}) }
 
 func (c *memContext) ConsumeSignal(s agentsdk.Signal, e agentsdk.NewEntry) (*agentsdk.EntryRef, error) {

@@ -2,18 +2,14 @@ package anthropic
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/internal/providerkit"
 )
 
 // params converts req to the Messages API's request.
@@ -120,11 +116,7 @@ func imageBlock(img *agentsdk.Image) anthropic.ContentBlockParamUnion {
 	if len(img.Data) == 0 {
 		return anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: img.URL})
 	}
-	mt := img.MediaType
-	if mt == "" {
-		mt = http.DetectContentType(img.Data)
-	}
-	return anthropic.NewImageBlockBase64(mt, base64.StdEncoding.EncodeToString(img.Data))
+	return anthropic.NewImageBlockBase64(providerkit.InlineImage(img))
 }
 
 func toolResult(m agentsdk.Message) anthropic.ContentBlockParamUnion {
@@ -221,33 +213,10 @@ func toolParams(specs []agentsdk.ToolSpec) ([]anthropic.ToolUnionParam, error) {
 	return out, nil
 }
 
-// maxIDLen is the longest tool-call ID kept as is: agentsdk's own bound.
-const maxIDLen = 64
-
 // toolCallID maps any provider's tool-call ID to one the API accepts
-// (^[a-zA-Z0-9_-]+$, at most 64 long). It is deterministic, so a tool_use
-// and its tool_result map alike; an ID that is already fine is kept, and
-// one that is changed gets a hash of the original so distinct IDs stay
-// distinct. "" stays "" for the runtime to fill in.
-func toolCallID(id string) string {
-	if id == "" || len(id) <= maxIDLen && strings.IndexFunc(id, badIDRune) < 0 {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	clean := strings.Map(func(r rune) rune {
-		if badIDRune(r) {
-			return '_'
-		}
-		return r
-	}, id)
-	const hashLen = 12
-	clean = clean[:min(len(clean), maxIDLen-hashLen-1)]
-	return clean + "_" + hex.EncodeToString(sum[:])[:hashLen]
-}
-
-func badIDRune(r rune) bool {
-	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-}
+// (^[a-zA-Z0-9_-]+$, at most 64 long), alike in a tool_use and its
+// tool_result.
+func toolCallID(id string) string { return providerkit.ToolCallID(id, providerkit.OwnIDLen) }
 
 func boolRank(b bool) int {
 	if b {

@@ -9,5 +9,6 @@
 // and other providers' thinking dropped); prices usage; and classifies
 // failures as *agentsdk.ModelError. The SDK never retries: Temporal does.
 //
-// anthropic imports only agentsdk and the Anthropic SDK.
+// anthropic imports only agentsdk (with its internal providerkit, the
+// plumbing it shares with the other providers) and the Anthropic SDK.
 package anthropic

@@ -1,8 +1,6 @@
 package anthropic
 
 import (
-	"fmt"
-	"maps"
 	"regexp"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -28,26 +26,3 @@ var builtinPrices = map[string]agentsdk.Price{
 
 // dateSuffix is the snapshot date of a dated model ID.
 var dateSuffix = regexp.MustCompile(`-\d{8}$`)
-
-func mergePrices(overrides map[string]agentsdk.Price) (map[string]agentsdk.Price, error) {
-	for id, p := range overrides {
-		if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
-			return nil, fmt.Errorf("%w: price of %s is negative", agentsdk.ErrInvalidInput, id)
-		}
-	}
-	prices := maps.Clone(builtinPrices)
-	maps.Copy(prices, overrides)
-	return prices, nil
-}
-
-// price is ref's price: its own, else the table's for its ID or alias.
-func (p *Provider) price(ref agentsdk.ModelRef) (agentsdk.Price, bool) {
-	if ref.Price != nil {
-		return *ref.Price, true
-	}
-	if pr, ok := p.prices[ref.ModelID]; ok {
-		return pr, true
-	}
-	pr, ok := p.prices[dateSuffix.ReplaceAllString(ref.ModelID, "")]
-	return pr, ok
-}

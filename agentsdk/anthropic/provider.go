@@ -1,18 +1,16 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
-	"strings"
-	"sync"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/internal/providerkit"
 )
 
 // DefaultMaxTokens is the max_tokens sent when a request sets none: the
@@ -42,25 +40,20 @@ type Options struct {
 
 // Provider calls Anthropic's models. It is safe for concurrent use.
 type Provider struct {
-	opts   Options
-	prices map[string]agentsdk.Price
-
-	mu      sync.Mutex
-	clients map[clientKey]*anthropic.Client
+	opts    Options
+	prices  *providerkit.Prices
+	clients providerkit.Cache[*anthropic.Client]
 }
 
 var _ agentsdk.Provider = (*Provider)(nil)
-
-// clientKey is what a request may override; one SDK client serves each.
-type clientKey struct{ baseURL, keyEnv string }
 
 // New returns a Provider for opts, with opts' defaults filled in.
 func New(opts Options) (*Provider, error) {
 	if opts.Name == "" {
 		opts.Name = "anthropic"
 	}
-	if strings.ContainsAny(opts.Name, "/ ") {
-		return nil, fmt.Errorf("anthropic: %w: name %q holds '/' or a space", agentsdk.ErrInvalidInput, opts.Name)
+	if err := providerkit.CheckName(opts.Name); err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	if opts.APIKeyEnv == "" {
 		opts.APIKeyEnv = "ANTHROPIC_API_KEY"
@@ -71,11 +64,11 @@ func New(opts Options) (*Provider, error) {
 	if err := checkBaseURL(opts.BaseURL); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
-	prices, err := mergePrices(opts.Prices)
+	prices, err := providerkit.NewPrices(builtinPrices, opts.Prices, dateSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
-	return &Provider{opts: opts, prices: prices, clients: map[clientKey]*anthropic.Client{}}, nil
+	return &Provider{opts: opts, prices: prices}, nil
 }
 
 // Name is the provider name, Options.Name.
@@ -84,37 +77,26 @@ func (p *Provider) Name() string { return p.opts.Name }
 // client returns the SDK client for ref's endpoint and key, building it on
 // first use. The key is read from the environment then.
 func (p *Provider) client(ref agentsdk.ModelRef) (*anthropic.Client, error) {
-	k := clientKey{baseURL: ref.BaseURL, keyEnv: ref.APIKeyEnv}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c, ok := p.clients[k]; ok {
-		return c, nil
-	}
-	if err := checkBaseURL(k.baseURL); err != nil {
-		return nil, err
-	}
-	key, env := p.opts.APIKey, p.opts.APIKeyEnv
-	if k.keyEnv != "" {
-		key, env = "", k.keyEnv
-	}
-	if key == "" {
-		key = os.Getenv(env)
-	}
-	if key == "" {
-		return nil, fmt.Errorf("%w: no API key: $%s is empty", agentsdk.ErrInvalidInput, env)
-	}
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithAPIKey(key),
-		option.WithHTTPClient(p.opts.HTTPClient),
-		option.WithMaxRetries(0), // Temporal owns retries.
-	}
-	if base := firstNonEmpty(k.baseURL, p.opts.BaseURL); base != "" {
-		opts = append(opts, option.WithBaseURL(base))
-	}
-	c := anthropic.NewClient(opts...)
-	p.clients[k] = &c
-	return &c, nil
+	return p.clients.Get(providerkit.ClientKey(ref), func() (*anthropic.Client, error) {
+		if err := checkBaseURL(ref.BaseURL); err != nil {
+			return nil, err
+		}
+		key, env := providerkit.APIKey(p.opts.APIKey, p.opts.APIKeyEnv, ref.APIKeyEnv)
+		if key == "" {
+			return nil, providerkit.MissingKey(env)
+		}
+		opts := []option.RequestOption{
+			option.WithoutEnvironmentDefaults(),
+			option.WithAPIKey(key),
+			option.WithHTTPClient(p.opts.HTTPClient),
+			option.WithMaxRetries(0), // Temporal owns retries.
+		}
+		if base := cmp.Or(ref.BaseURL, p.opts.BaseURL); base != "" {
+			opts = append(opts, option.WithBaseURL(base))
+		}
+		c := anthropic.NewClient(opts...)
+		return &c, nil
+	})
 }
 
 // Stream sends req and streams the answer to onEvent (which may be nil),
@@ -126,49 +108,27 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 	}
 	c, err := p.client(req.Model)
 	if err != nil {
-		return agentsdk.ModelResponse{}, p.invalid(err)
+		return agentsdk.ModelResponse{}, providerkit.Invalid(p.opts.Name, err)
 	}
 	params, err := p.params(req)
 	if err != nil {
-		return agentsdk.ModelResponse{}, p.invalid(err)
+		return agentsdk.ModelResponse{}, providerkit.Invalid(p.opts.Name, err)
 	}
-	stream := c.Messages.NewStreaming(ctx, params)
-	defer stream.Close()
 	acc := newAccumulator(onEvent)
-	for stream.Next() {
-		acc.add(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
+	if err := providerkit.Drain(ctx, c.Messages.NewStreaming(ctx, params), acc.add); err != nil {
 		return agentsdk.ModelResponse{}, p.modelError(ctx, err)
 	}
-	if ctx.Err() != nil {
-		return agentsdk.ModelResponse{}, ctx.Err()
-	}
 	if !acc.done {
-		return agentsdk.ModelResponse{}, p.brokenStream()
+		return agentsdk.ModelResponse{}, providerkit.Broken(p.opts.Name, "stream ended before message_stop")
 	}
-	msg := acc.message()
-	msg.Provider, msg.Model = p.opts.Name, req.Model.ModelID
-	if price, ok := p.price(req.Model); ok {
-		msg.Usage.Cost = price.Cost(*msg.Usage)
-	}
-	return agentsdk.ModelResponse{Message: msg}, nil
+	return providerkit.Answer(p.opts.Name, req.Model, p.prices, acc.message()), nil
 }
 
+// checkBaseURL checks an overriding base URL; "" leaves the SDK's default.
 func checkBaseURL(s string) error {
 	if s == "" {
 		return nil
 	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: base URL %q is not an http(s) URL", agentsdk.ErrInvalidInput, s)
-	}
-	return nil
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	_, err := providerkit.ParseBaseURL(s)
+	return err
 }

@@ -1,12 +1,12 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/internal/providerkit"
 )
 
 // accumulator folds the Messages API's stream events into one message,
@@ -112,7 +112,7 @@ func (a *accumulator) end(i int64) {
 		return
 	}
 	tc := a.blocks[at].ToolCall
-	tc.Arguments = arguments(a.args[i].String())
+	tc.Arguments = providerkit.Arguments(a.args[i].String())
 	done := *tc
 	a.onEvent(agentsdk.StreamEvent{Type: agentsdk.StreamToolCallEnd, ToolCall: &done})
 }
@@ -128,21 +128,6 @@ func (a *accumulator) message() agentsdk.Message {
 	}
 	usage := a.usage
 	return agentsdk.Message{Role: agentsdk.RoleAssistant, Content: content, Usage: &usage, StopReason: a.stop}
-}
-
-// arguments makes a tool call's streamed input a JSON value. Input cut
-// short (at max_tokens) is kept as a JSON string, so the tool's schema
-// check tells the model what went wrong instead of the message failing
-// to encode.
-func arguments(raw string) json.RawMessage {
-	if strings.TrimSpace(raw) == "" {
-		return json.RawMessage(`{}`)
-	}
-	if json.Valid([]byte(raw)) {
-		return json.RawMessage(raw)
-	}
-	b, _ := json.Marshal(raw)
-	return b
 }
 
 func stopReason(r anthropic.StopReason) agentsdk.StopReason {

@@ -1,18 +1,15 @@
 package openai
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/internal/providerkit"
 )
 
 // params converts req to the Chat Completions request. MaxTokens is sent
@@ -89,7 +86,7 @@ func messages(system string, msgs []agentsdk.Message) []openai.ChatCompletionMes
 				out = append(out, u)
 			}
 		case agentsdk.RoleToolResult:
-			out = append(out, openai.ToolMessage(m.Text(), toolCallID(m.ToolCallID, maxIDLen)))
+			out = append(out, openai.ToolMessage(m.Text(), providerkit.ToolCallID(m.ToolCallID, maxIDLen)))
 		case agentsdk.RoleAssistant:
 			if a, ok := assistantMessage(m); ok {
 				out = append(out, a)
@@ -125,11 +122,8 @@ func imageURL(img *agentsdk.Image) string {
 	if len(img.Data) == 0 {
 		return img.URL
 	}
-	mt := img.MediaType
-	if mt == "" {
-		mt = http.DetectContentType(img.Data)
-	}
-	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
+	mt, data := providerkit.InlineImage(img)
+	return "data:" + mt + ";base64," + data
 }
 
 func assistantMessage(m agentsdk.Message) (openai.ChatCompletionMessageParamUnion, bool) {
@@ -144,7 +138,7 @@ func assistantMessage(m agentsdk.Message) (openai.ChatCompletionMessageParamUnio
 		}
 		a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
 			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID:       toolCallID(tc.ID, maxIDLen),
+				ID:       providerkit.ToolCallID(tc.ID, maxIDLen),
 				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
 			},
 		})
@@ -174,34 +168,5 @@ func toolParams(specs []agentsdk.ToolSpec) ([]openai.ChatCompletionToolUnionPara
 	return out, nil
 }
 
-// maxIDLen is the longest tool-call ID the API takes back; maxOwnIDLen
-// agentsdk's bound for the IDs an answer brings.
-const (
-	maxIDLen    = 40
-	maxOwnIDLen = 64
-)
-
-// toolCallID maps any provider's tool-call ID to one of at most limit
-// characters of [A-Za-z0-9_-]. It is deterministic, so an assistant's
-// tool call and its tool message map alike; an ID that is already fine is
-// kept, and one that is changed gets a hash of the original so distinct
-// IDs stay distinct. "" stays "" for the runtime to fill in.
-func toolCallID(id string, limit int) string {
-	if id == "" || len(id) <= limit && strings.IndexFunc(id, badIDRune) < 0 {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	clean := strings.Map(func(r rune) rune {
-		if badIDRune(r) {
-			return '_'
-		}
-		return r
-	}, id)
-	const hashLen = 12
-	clean = clean[:min(len(clean), limit-hashLen-1)]
-	return clean + "_" + hex.EncodeToString(sum[:])[:hashLen]
-}
-
-func badIDRune(r rune) bool {
-	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-}
+// maxIDLen is the longest tool-call ID the API takes back.
+const maxIDLen = 40

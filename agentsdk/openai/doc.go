@@ -10,5 +10,6 @@
 // since the API takes none back); prices usage; and classifies failures as
 // *agentsdk.ModelError. The SDK never retries: Temporal does.
 //
-// openai imports only agentsdk and the OpenAI SDK.
+// openai imports only agentsdk (with its internal providerkit, the
+// plumbing it shares with the other providers) and the OpenAI SDK.
 package openai

@@ -1,19 +1,18 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
-	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/internal/providerkit"
 )
 
 // modelError classifies a failed call. An HTTP answer is retryable by its
@@ -28,38 +27,23 @@ func (p *Provider) modelError(ctx context.Context, err error) error {
 	var streamErr *ssestream.StreamError
 	switch {
 	case errors.As(err, &apiErr):
-		me := &agentsdk.ModelError{
-			Provider:   p.opts.Name,
-			StatusCode: apiErr.StatusCode,
-			Message:    errorMessage(apiErr),
-			Retryable:  agentsdk.RetryableStatus(apiErr.StatusCode),
-			Err:        err,
-		}
-		if apiErr.Response != nil {
-			me.RetryAfter = retryAfter(apiErr.Response.Header)
-		}
-		return me
+		return providerkit.StatusError(p.opts.Name, apiErr.StatusCode, errorMessage(apiErr), apiErr.Response, err)
 	case errors.As(err, &streamErr):
 		status, msg := streamedError(streamErr.Event.Data)
-		return &agentsdk.ModelError{Provider: p.opts.Name, StatusCode: status, Message: msg,
-			Retryable: agentsdk.RetryableStatus(status), Err: err}
+		return providerkit.StatusError(p.opts.Name, status, msg, nil, err)
 	}
-	return &agentsdk.ModelError{Provider: p.opts.Name, Message: err.Error(), Retryable: true, Err: err}
+	return providerkit.Unanswered(p.opts.Name, err)
 }
 
 // errorMessage is the message of the error document, else the body, else
-// the status text. The SDK keeps the body on the response for this.
+// the status text. The SDK keeps the body on the response for this; it is
+// read only when the document had no message.
 func errorMessage(e *openai.Error) string {
-	if e.Message != "" {
-		return e.Message
+	var body []byte
+	if e.Message == "" && e.Response != nil && e.Response.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(e.Response.Body, 4<<10))
 	}
-	if e.Response != nil && e.Response.Body != nil {
-		body, _ := io.ReadAll(io.LimitReader(e.Response.Body, 4<<10))
-		if s := strings.TrimSpace(string(body)); s != "" {
-			return s
-		}
-	}
-	return http.StatusText(e.StatusCode)
+	return providerkit.ErrorMessage(e.Message, string(body), e.StatusCode)
 }
 
 // streamedError reads {"error":{"message","type","code"}} sent as a chunk.
@@ -82,31 +66,5 @@ func streamedError(data []byte) (int, string) {
 	} else if doc.Error.Type == "invalid_request_error" {
 		status = http.StatusBadRequest
 	}
-	return status, firstNonEmpty(doc.Error.Message, string(data))
-}
-
-// invalid wraps a failure found before calling the API: retrying the same
-// request cannot help.
-func (p *Provider) invalid(err error) error {
-	return &agentsdk.ModelError{Provider: p.opts.Name, Message: err.Error(), Err: err}
-}
-
-func (p *Provider) brokenStream() error {
-	return &agentsdk.ModelError{Provider: p.opts.Name, Message: "stream ended before a finish_reason", Retryable: true}
-}
-
-// retryAfter is the wait the server asked for: retry-after-ms, else
-// retry-after in seconds or as an HTTP date.
-func retryAfter(h http.Header) time.Duration {
-	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := h.Get("retry-after")
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
+	return status, cmp.Or(doc.Error.Message, string(data))
 }

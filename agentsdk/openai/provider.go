@@ -1,18 +1,17 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"strings"
-	"sync"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/internal/providerkit"
 )
 
 // Options configure a Provider. The zero value calls api.openai.com with
@@ -43,17 +42,12 @@ type Options struct {
 // Provider calls OpenAI's or an OpenAI-compatible server's models. It is
 // safe for concurrent use.
 type Provider struct {
-	opts   Options
-	prices map[string]agentsdk.Price
-
-	mu      sync.Mutex
-	clients map[clientKey]*client
+	opts    Options
+	prices  *providerkit.Prices
+	clients providerkit.Cache[*client]
 }
 
 var _ agentsdk.Provider = (*Provider)(nil)
-
-// clientKey is what a request may override; one SDK client serves each.
-type clientKey struct{ baseURL, keyEnv string }
 
 type client struct {
 	openai.Client
@@ -67,8 +61,8 @@ func New(opts Options) (*Provider, error) {
 	if opts.Name == "" {
 		opts.Name = "openai"
 	}
-	if strings.ContainsAny(opts.Name, "/ ") {
-		return nil, fmt.Errorf("openai: %w: name %q holds '/' or a space", agentsdk.ErrInvalidInput, opts.Name)
+	if err := providerkit.CheckName(opts.Name); err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
 	}
 	if opts.APIKeyEnv == "" {
 		opts.APIKeyEnv = "OPENAI_API_KEY"
@@ -79,11 +73,11 @@ func New(opts Options) (*Provider, error) {
 	if _, err := parseBaseURL(opts.BaseURL); err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
-	prices, err := mergePrices(opts.Prices)
+	prices, err := providerkit.NewPrices(builtinPrices, opts.Prices, dateSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
-	return &Provider{opts: opts, prices: prices, clients: map[clientKey]*client{}}, nil
+	return &Provider{opts: opts, prices: prices}, nil
 }
 
 // Name is the provider name, Options.Name.
@@ -92,37 +86,25 @@ func (p *Provider) Name() string { return p.opts.Name }
 // client returns the SDK client for ref's endpoint and key, building it on
 // first use. The key is read from the environment then.
 func (p *Provider) client(ref agentsdk.ModelRef) (*client, error) {
-	k := clientKey{baseURL: ref.BaseURL, keyEnv: ref.APIKeyEnv}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if c, ok := p.clients[k]; ok {
-		return c, nil
-	}
-	base, err := parseBaseURL(firstNonEmpty(k.baseURL, p.opts.BaseURL))
-	if err != nil {
-		return nil, err
-	}
-	key, env := p.opts.APIKey, p.opts.APIKeyEnv
-	if k.keyEnv != "" {
-		key, env = "", k.keyEnv
-	}
-	if key == "" {
-		key = os.Getenv(env)
-	}
-	official := base.Host == "api.openai.com"
-	if key == "" && official {
-		return nil, fmt.Errorf("%w: no API key: $%s is empty", agentsdk.ErrInvalidInput, env)
-	}
-	// Base URL and key are always set, so the SDK's own environment
-	// defaults (OPENAI_BASE_URL, OPENAI_API_KEY) never override Options.
-	c := &client{official: official, Client: openai.NewClient(
-		option.WithBaseURL(base.String()),
-		option.WithAPIKey(key),
-		option.WithHTTPClient(p.opts.HTTPClient),
-		option.WithMaxRetries(0), // Temporal owns retries.
-	)}
-	p.clients[k] = c
-	return c, nil
+	return p.clients.Get(providerkit.ClientKey(ref), func() (*client, error) {
+		base, err := parseBaseURL(cmp.Or(ref.BaseURL, p.opts.BaseURL))
+		if err != nil {
+			return nil, err
+		}
+		key, env := providerkit.APIKey(p.opts.APIKey, p.opts.APIKeyEnv, ref.APIKeyEnv)
+		official := base.Host == "api.openai.com"
+		if key == "" && official {
+			return nil, providerkit.MissingKey(env)
+		}
+		// Base URL and key are always set, so the SDK's own environment
+		// defaults (OPENAI_BASE_URL, OPENAI_API_KEY) never override Options.
+		return &client{official: official, Client: openai.NewClient(
+			option.WithBaseURL(base.String()),
+			option.WithAPIKey(key),
+			option.WithHTTPClient(p.opts.HTTPClient),
+			option.WithMaxRetries(0), // Temporal owns retries.
+		)}, nil
+	})
 }
 
 // Stream sends req and streams the answer to onEvent (which may be nil),
@@ -134,50 +116,23 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 	}
 	c, err := p.client(req.Model)
 	if err != nil {
-		return agentsdk.ModelResponse{}, p.invalid(err)
+		return agentsdk.ModelResponse{}, providerkit.Invalid(p.opts.Name, err)
 	}
 	params, err := params(req, c.official)
 	if err != nil {
-		return agentsdk.ModelResponse{}, p.invalid(err)
+		return agentsdk.ModelResponse{}, providerkit.Invalid(p.opts.Name, err)
 	}
-	stream := c.Chat.Completions.NewStreaming(ctx, params)
-	defer stream.Close()
 	acc := newAccumulator(onEvent)
-	for stream.Next() {
-		acc.add(stream.Current())
-	}
-	if err := stream.Err(); err != nil {
+	if err := providerkit.Drain(ctx, c.Chat.Completions.NewStreaming(ctx, params), acc.add); err != nil {
 		return agentsdk.ModelResponse{}, p.modelError(ctx, err)
 	}
-	if ctx.Err() != nil {
-		return agentsdk.ModelResponse{}, ctx.Err()
-	}
 	if acc.finish == "" {
-		return agentsdk.ModelResponse{}, p.brokenStream()
+		return agentsdk.ModelResponse{}, providerkit.Broken(p.opts.Name, "stream ended before a finish_reason")
 	}
-	msg := acc.message()
-	msg.Provider, msg.Model = p.opts.Name, req.Model.ModelID
-	if price, ok := p.price(req.Model); ok {
-		msg.Usage.Cost = price.Cost(*msg.Usage)
-	}
-	return agentsdk.ModelResponse{Message: msg}, nil
+	return providerkit.Answer(p.opts.Name, req.Model, p.prices, acc.message()), nil
 }
 
 // parseBaseURL checks s, "" meaning the official API.
 func parseBaseURL(s string) (*url.URL, error) {
-	if s == "" {
-		s = "https://api.openai.com/v1"
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: base URL %q is not an http(s) URL", agentsdk.ErrInvalidInput, s)
-	}
-	return u, nil
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return providerkit.ParseBaseURL(cmp.Or(s, "https://api.openai.com/v1"))
 }

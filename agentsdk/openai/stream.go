@@ -7,6 +7,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/internal/providerkit"
 )
 
 // accumulator folds Chat Completions chunks into one message, passing
@@ -48,7 +49,7 @@ func (a *accumulator) add(chunk openai.ChatCompletionChunk) {
 			a.finish = ch.FinishReason
 			for _, c := range a.calls {
 				tc := c.head()
-				tc.Arguments = arguments(c.args.String())
+				tc.Arguments = providerkit.Arguments(c.args.String())
 				a.onEvent(agentsdk.StreamEvent{Type: agentsdk.StreamToolCallEnd, ToolCall: tc})
 			}
 		}
@@ -71,7 +72,7 @@ func (a *accumulator) delta(d openai.ChatCompletionChunkChoiceDelta) {
 	for _, tc := range d.ToolCalls {
 		c, ok := a.byIndex[tc.Index]
 		if !ok {
-			c = &call{id: toolCallID(tc.ID, maxOwnIDLen), name: tc.Function.Name}
+			c = &call{id: providerkit.ToolCallID(tc.ID, providerkit.OwnIDLen), name: tc.Function.Name}
 			a.byIndex[tc.Index] = c
 			a.calls = append(a.calls, c)
 			a.onEvent(agentsdk.StreamEvent{Type: agentsdk.StreamToolCallStart, ToolCall: c.head()})
@@ -107,7 +108,7 @@ func (a *accumulator) message() agentsdk.Message {
 	}
 	for _, c := range a.calls {
 		tc := c.head()
-		tc.Arguments = arguments(c.args.String())
+		tc.Arguments = providerkit.Arguments(c.args.String())
 		content = append(content, agentsdk.Block{Type: agentsdk.BlockToolCall, ToolCall: tc})
 	}
 	usage := a.usage
@@ -132,19 +133,4 @@ func (a *accumulator) stopReason() agentsdk.StopReason {
 		return agentsdk.StopRefusal
 	}
 	return agentsdk.StopOther
-}
-
-// arguments makes a tool call's streamed arguments a JSON value.
-// Arguments cut short (at the length limit) are kept as a JSON string, so
-// the tool's schema check tells the model what went wrong instead of the
-// message failing to encode.
-func arguments(raw string) json.RawMessage {
-	if strings.TrimSpace(raw) == "" {
-		return json.RawMessage(`{}`)
-	}
-	if json.Valid([]byte(raw)) {
-		return json.RawMessage(raw)
-	}
-	b, _ := json.Marshal(raw)
-	return b
 }

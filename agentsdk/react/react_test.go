@@ -157,4 +157,3 @@ func TestFallsBackToTheNextModel(t *testing.T) {
 	require.Equal(t, "from backup", msgs[1].Text())
 	require.Equal(t, "backup", msgs[1].Provider)
 }
-

@@ -167,18 +167,23 @@ func toolResultFromEntry(e agentsdk.Entry, truncated bool) (agentsdk.ToolResult,
 
 // Truncate cuts s to at most limit bytes, keeping its head and tail and
 // saying in the middle how much was left out. It reports whether it cut.
+// A limit too small to hold that note keeps the head alone.
 func Truncate(s string, limit int) (string, bool) {
 	if limit <= 0 || len(s) <= limit {
 		return s, false
 	}
-	note := fmt.Sprintf("\n\n[… %d bytes of %d omitted: the full output is kept in the content store …]\n\n", len(s)-limit, len(s))
-	keep := limit - len(note)
-	if keep < 2 {
-		keep = 2
+	note := func(omitted int) string {
+		return fmt.Sprintf("\n\n[… %d bytes of %d omitted: the full output is kept in the content store …]\n\n", omitted, len(s))
+	}
+	// Room is left for the longest note: what is omitted is not known
+	// until the cuts move to rune boundaries, and never exceeds len(s).
+	keep := limit - len(note(len(s)))
+	if keep < 0 {
+		return cutRune(s, limit, false), true
 	}
 	head := cutRune(s, keep/2, false)
 	tail := cutRune(s, keep-len(head), true)
-	return head + fmt.Sprintf("\n\n[… %d bytes of %d omitted: the full output is kept in the content store …]\n\n", len(s)-len(head)-len(tail), len(s)) + tail, true
+	return head + note(len(s)-len(head)-len(tail)) + tail, true
 }
 
 // cutRune returns s's first (or last) n bytes, moved to a rune boundary.

@@ -1,0 +1,147 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// Client starts, signals and cancels executions: the store first, then
+// Temporal, so nothing the workflow needs is ever only in flight.
+type Client struct {
+	tc        client.Client
+	es        *entrystore.Store
+	taskQueue string
+}
+
+// NewClient returns a client that starts workflows on taskQueue.
+func NewClient(tc client.Client, es *entrystore.Store, taskQueue string) *Client {
+	return &Client{tc: tc, es: es, taskQueue: taskQueue}
+}
+
+// StartRequest describes a new execution.
+type StartRequest struct {
+	OrgID string
+	// ExecutionID is optional; a new UUID when empty.
+	ExecutionID  string
+	Kind         string
+	DefinitionID string
+	ParentID     string
+	Config       agentsdk.Config
+	UserPrompt   string
+	Metadata     json.RawMessage
+}
+
+// Start creates the execution row (PENDING, config frozen), appends the
+// first user entry and starts the workflow with ID = execution ID.
+func (c *Client) Start(ctx context.Context, req StartRequest) (entrystore.Execution, error) {
+	if strings.TrimSpace(req.UserPrompt) == "" {
+		return entrystore.Execution{}, fmt.Errorf("%w: userPrompt is empty", agentsdk.ErrInvalidInput)
+	}
+	if req.Kind == "" {
+		return entrystore.Execution{}, fmt.Errorf("%w: kind is empty", agentsdk.ErrInvalidInput)
+	}
+	cfg, err := json.Marshal(req.Config)
+	if err != nil {
+		return entrystore.Execution{}, fmt.Errorf("adapter: start: %w", err)
+	}
+	input, _ := json.Marshal(map[string]string{"userPrompt": req.UserPrompt})
+	ex, err := c.es.CreateExecution(ctx, entrystore.Execution{
+		ID: req.ExecutionID, OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID,
+		ParentID: req.ParentID, Config: cfg, Input: input, Queue: c.taskQueue, Metadata: req.Metadata,
+	})
+	if err != nil {
+		return entrystore.Execution{}, fmt.Errorf("adapter: start: %w", err)
+	}
+	msg := agentsdk.TextMessage(agentsdk.RoleUser, req.UserPrompt)
+	content, _ := json.Marshal(msg)
+	first, _, err := c.es.AppendEntry(ctx, entrystore.Entry{
+		OrgID: req.OrgID, ExecutionID: ex.ID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
+		Content: content, IdempotencyKey: ex.ID + "/input",
+	})
+	if err != nil {
+		return ex, fmt.Errorf("adapter: start: first entry: %w", err)
+	}
+	_, err = c.tc.ExecuteWorkflow(ctx, c.StartOptions(ex.ID), req.Kind, c.FirstSegment(ex, first.ID))
+	if err != nil {
+		_, _ = c.es.Transition(context.WithoutCancel(ctx), req.OrgID, ex.ID, entrystore.Transition{To: entrystore.StatusFailed, Error: "start workflow: " + err.Error()})
+		return ex, fmt.Errorf("adapter: start workflow: %w", err)
+	}
+	return ex, nil
+}
+
+// StartOptions are the workflow options of an execution: its ID is the
+// execution ID and it can never be started twice.
+func (c *Client) StartOptions(executionID string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    executionID,
+		TaskQueue:             c.taskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}
+}
+
+// FirstSegment is the input of an execution's first segment.
+func (c *Client) FirstSegment(ex entrystore.Execution, leafID string) SegmentInput {
+	return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: leafID}
+}
+
+// ErrTerminal is returned for a signal to an execution that has ended.
+var ErrTerminal = errors.New("execution has ended")
+
+// Signal writes the signal's value to the inbox, then sends the Temporal
+// signal with only its ID and name.
+func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error) {
+	ex, err := c.es.GetExecution(ctx, orgID, executionID)
+	if err != nil {
+		return entrystore.Signal{}, err
+	}
+	if ex.Status.Terminal() || ex.Status == entrystore.StatusCancelling {
+		return entrystore.Signal{}, fmt.Errorf("adapter: signal %s: %w (%s)", executionID, ErrTerminal, ex.Status)
+	}
+	s, err := c.es.PutSignal(ctx, entrystore.Signal{OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
+	if err != nil {
+		return s, fmt.Errorf("adapter: signal: %w", err)
+	}
+	err = c.tc.SignalWorkflow(ctx, executionID, "", SignalName, agentsdk.Signal{ID: s.ID, Name: name})
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return s, fmt.Errorf("adapter: signal %s: %w", executionID, ErrTerminal)
+	}
+	if err != nil {
+		return s, fmt.Errorf("adapter: signal: %w", err)
+	}
+	return s, nil
+}
+
+// Cancel marks the execution CANCELLING and asks Temporal to cancel it; the
+// workflow records CANCELLED once its running tool has stopped.
+func (c *Client) Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error) {
+	ex, err := c.es.Transition(ctx, orgID, executionID, entrystore.Transition{To: entrystore.StatusCancelling})
+	if err != nil {
+		return ex, fmt.Errorf("adapter: cancel: %w", err)
+	}
+	if err := c.tc.CancelWorkflow(ctx, executionID, ""); err != nil {
+		var nf *serviceerror.NotFound
+		if !errors.As(err, &nf) {
+			return ex, fmt.Errorf("adapter: cancel: %w", err)
+		}
+	}
+	return ex, nil
+}
+
+// Wait blocks until the execution's workflow ends (following its
+// continue-as-new chain) and returns its result.
+func (c *Client) Wait(ctx context.Context, executionID string) (Result, error) {
+	var res Result
+	err := c.tc.GetWorkflow(ctx, executionID, "").Get(ctx, &res)
+	return res, err
+}

@@ -1,0 +1,160 @@
+package adapter_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// The crash test re-runs this test binary as a worker process.
+const (
+	envWorker    = "AGENTREE_TEST_WORKER"
+	envDB        = "AGENTREE_TEST_DB"
+	envQueue     = "AGENTREE_TEST_QUEUE"
+	envCallLog   = "AGENTREE_TEST_CALL_LOG"
+	envBlockTool = "AGENTREE_TEST_BLOCK_TOOL"
+	envToolMark  = "AGENTREE_TEST_TOOL_MARK"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envWorker) == "1" {
+		if err := runWorkerProcess(); err != nil {
+			fmt.Fprintln(os.Stderr, "worker process:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// crashScript: turn 0 calls the slow tool, turn 1 echoes, turn 2 answers.
+func crashScript() scripted.Script {
+	return scripted.Turns(
+		scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "s1", Name: "slow"}}},
+		scripted.Turn{ToolCalls: []agentsdk.ToolCall{echoCall("e1", "after crash")}},
+		scripted.Turn{Text: "survived"},
+	)
+}
+
+// runWorkerProcess is a worker whose model logs every call it answers and
+// whose slow tool, in the first process, blocks until the process dies.
+func runWorkerProcess() error {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, os.Getenv(envDB))
+	if err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(os.Getenv(envCallLog), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	model := scripted.New(crashScript())
+	model.OnCall = func(turn int, _ agentsdk.ModelRequest) {
+		fmt.Fprintf(logf, "%d\n", turn)
+		_ = logf.Sync()
+	}
+	slow := agentsdk.FuncTool("slow", "Slow.", `{"type":"object"}`, func(ctx context.Context, _ struct{}) (string, error) {
+		if err := os.WriteFile(os.Getenv(envToolMark), []byte("started"), 0o644); err != nil {
+			return "", err
+		}
+		if os.Getenv(envBlockTool) == "1" {
+			<-ctx.Done() // until SIGKILL
+			return "", ctx.Err()
+		}
+		return "slow done", nil
+	})
+	plugin, err := adapter.NewPlugin(adapter.Options{
+		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
+		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{slow, echoTool()},
+		ToolHeartbeatTimeout: 2 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	tc, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS"), Plugins: []client.Plugin{plugin}, Logger: quietLogger{}})
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	w := worker.New(tc, os.Getenv(envQueue), worker.Options{})
+	return w.Run(worker.InterruptCh())
+}
+
+func startWorkerProcess(t *testing.T, h *harness, dir string, block bool) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	blockVal := "0"
+	if block {
+		blockVal = "1"
+	}
+	cmd.Env = append(os.Environ(), envWorker+"=1", envDB+"="+h.dbURL, envQueue+"="+h.taskQueue,
+		envCallLog+"="+filepath.Join(dir, "calls.log"), envBlockTool+"="+blockVal,
+		envToolMark+"="+filepath.Join(dir, "tool.mark"), "TEMPORAL_ADDRESS="+temporalAddress(t))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+// TestWorkerCrashResumes kills a worker process with SIGKILL while a tool
+// runs; a second worker finishes the execution with no entry lost or
+// duplicated, and the model is never asked twice for one step.
+func TestWorkerCrashResumes(t *testing.T) {
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{scripted.New(crashScript())}}, true)
+	dir := t.TempDir()
+	first := startWorkerProcess(t, h, dir, true)
+	ex := h.start(agentsdk.Config{Tools: []string{"slow", "echo"}}, "survive a crash")
+
+	mark := filepath.Join(dir, "tool.mark")
+	require.Eventually(t, func() bool { _, err := os.Stat(mark); return err == nil }, time.Minute, 5*time.Millisecond, "the slow tool never started")
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_, _ = first.Process.Wait()
+	require.NoError(t, os.Remove(mark))
+
+	startWorkerProcess(t, h, dir, false)
+	res := h.wait(ex.ID, 2*time.Minute)
+	require.Equal(t, "COMPLETED", res.Status)
+	require.Equal(t, "survived", res.Text)
+
+	msgs := h.path(res.LeafID)
+	require.Equal(t, "user,assistant,tool_result,assistant,tool_result,assistant", roleList(msgs))
+	require.Equal(t, "slow done", msgs[2].Text())
+
+	entries, _, err := h.es.ListEntries(context.Background(), h.org.ID, ex.ID, entrystore.Page{Limit: 500})
+	require.NoError(t, err)
+	var messages int
+	for _, e := range entries {
+		if e.Type == string(agentsdk.EntryMessage) {
+			messages++
+		}
+	}
+	require.Equal(t, len(msgs), messages, "no entry written twice or off the path")
+
+	f, err := os.Open(filepath.Join(dir, "calls.log"))
+	require.NoError(t, err)
+	defer f.Close()
+	var turns []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		turns = append(turns, sc.Text())
+	}
+	require.Equal(t, "0,1,2", strings.Join(turns, ","), "each step's model call made exactly once across both workers")
+}

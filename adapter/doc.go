@@ -1,0 +1,12 @@
+// Package adapter is Agentree's Temporal plugin. It runs every agentsdk
+// Agent as a workflow of its kind whose runs are short segments: a segment
+// does one step of work, writes a checkpoint and continues-as-new, holding
+// only a reference to the leaf of the conversation tree and a few KiB of
+// state. Model and tool calls are activities that read the conversation from
+// the Postgres side store by reference; store writes from the workflow are
+// local activities; large payloads go through a Postgres-backed external
+// storage driver. So a run's history stays small whatever the conversation's
+// length.
+//
+// It imports agentsdk, entrystore and the Temporal SDK.
+package adapter

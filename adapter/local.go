@@ -1,0 +1,278 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// Lifecycle stream events (seed 000).
+const (
+	EventStarted    = "agent.started"
+	EventCheckpoint = "agent.checkpoint"
+	EventWaiting    = "agent.waiting"
+	EventResumed    = "agent.resumed"
+	EventCompleted  = "agent.completed"
+	EventFailed     = "agent.failed"
+	EventCancelled  = "agent.cancelled"
+)
+
+// storeOps are the workflow's store writes, run as local activities: no
+// task-queue round trip, recorded as markers, repeat-safe.
+type storeOps struct {
+	es *entrystore.Store
+}
+
+// BeginInput starts a segment.
+type BeginInput struct {
+	OrgID, ExecutionID, LeafID string
+	// Announce is the lifecycle event to publish with the move to RUNNING
+	// (agent.started, agent.resumed), or "" for a plain segment.
+	Announce string
+}
+
+// BeginOutput is what a segment starts from.
+type BeginOutput struct {
+	Config agentsdk.Config
+	Leaf   *agentsdk.EntryRef
+	Status entrystore.Status
+}
+
+// Begin loads the config and the leaf and, when announced, marks the
+// execution RUNNING.
+func (o *storeOps) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
+	ex, err := o.es.GetExecution(ctx, in.OrgID, in.ExecutionID)
+	if err != nil {
+		return BeginOutput{}, fmt.Errorf("adapter: begin: %w", err)
+	}
+	cfg, err := decodeConfig(ex.Config)
+	if err != nil {
+		return BeginOutput{}, err
+	}
+	// The system prompt is the model activity's business; keeping it out
+	// of workflow code keeps it out of history.
+	cfg.SystemPrompt = ""
+	out := BeginOutput{Config: cfg, Status: ex.Status}
+	if in.LeafID != "" {
+		e, err := o.es.GetEntry(ctx, in.OrgID, in.LeafID)
+		if err != nil {
+			return BeginOutput{}, fmt.Errorf("adapter: begin: leaf: %w", err)
+		}
+		ref, err := step.Ref(toSDKEntry(e))
+		if err != nil {
+			return BeginOutput{}, err
+		}
+		out.Leaf = &ref
+	}
+	if in.Announce != "" && !ex.Status.Terminal() && ex.Status != entrystore.StatusCancelling {
+		ex, err = o.es.Transition(ctx, in.OrgID, in.ExecutionID, entrystore.Transition{To: entrystore.StatusRunning})
+		if err != nil {
+			return BeginOutput{}, fmt.Errorf("adapter: begin: %w", err)
+		}
+		out.Status = ex.Status
+		o.publish(ctx, in.OrgID, in.ExecutionID, in.Announce, map[string]any{"status": ex.Status})
+	}
+	return out, nil
+}
+
+func (o *storeOps) publish(ctx context.Context, org, exec, event string, data map[string]any) {
+	data["agentExecutionId"] = exec
+	b, _ := json.Marshal(data)
+	// Live events are best effort; the execution row is the record.
+	_, _ = o.es.AppendStreamEvent(ctx, org, exec, event, b)
+}
+
+// AppendInput appends one entry.
+type AppendInput struct {
+	OrgID, ExecutionID, ParentID, Key string
+	Entry                             agentsdk.NewEntry
+}
+
+func newEntryContent(e agentsdk.NewEntry) (json.RawMessage, agentsdk.Role, error) {
+	if e.Message != nil {
+		b, err := json.Marshal(e.Message)
+		return b, e.Message.Role, err
+	}
+	if len(e.Content) == 0 {
+		return json.RawMessage(`{}`), "", nil
+	}
+	return e.Content, "", nil
+}
+
+func (in AppendInput) storeEntry() (entrystore.Entry, error) {
+	content, role, err := newEntryContent(in.Entry)
+	if err != nil {
+		return entrystore.Entry{}, fmt.Errorf("adapter: encode entry: %w", err)
+	}
+	typ := in.Entry.Type
+	if typ == "" {
+		typ = agentsdk.EntryMessage
+	}
+	return entrystore.Entry{
+		OrgID: in.OrgID, ExecutionID: in.ExecutionID, ParentID: in.ParentID,
+		Type: string(typ), Role: string(role), Content: content,
+		TurnID: in.Entry.TurnID, Metadata: in.Entry.Metadata, IdempotencyKey: in.Key,
+	}, nil
+}
+
+// Append appends an entry (repeat-safe by its key).
+func (o *storeOps) Append(ctx context.Context, in AppendInput) (agentsdk.EntryRef, error) {
+	e, err := in.storeEntry()
+	if err != nil {
+		return agentsdk.EntryRef{}, err
+	}
+	got, _, err := o.es.AppendEntry(ctx, e)
+	if err != nil {
+		return agentsdk.EntryRef{}, fmt.Errorf("adapter: append: %w", err)
+	}
+	return step.Ref(toSDKEntry(got))
+}
+
+// ConsumeInput turns a signal into an entry.
+type ConsumeInput struct {
+	AppendInput
+	SignalID string
+}
+
+// ConsumeSignal appends the signal's entry and marks it consumed in one
+// transaction. A zero entry takes the signal's value as a UserMessage.
+func (o *storeOps) ConsumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.EntryRef, error) {
+	if in.Entry.Message == nil && len(in.Entry.Content) == 0 {
+		sig, err := o.es.GetSignal(ctx, in.OrgID, in.SignalID)
+		if err != nil {
+			return agentsdk.EntryRef{}, fmt.Errorf("adapter: consume signal: %w", err)
+		}
+		var um agentsdk.UserMessage
+		if err := json.Unmarshal(sig.Value, &um); err != nil {
+			return agentsdk.EntryRef{}, fmt.Errorf("%w: signal %s value is not a user message: %v", agentsdk.ErrInvalidInput, in.SignalID, err)
+		}
+		msg := agentsdk.TextMessage(agentsdk.RoleUser, um.Text)
+		in.Entry = agentsdk.NewEntry{Type: agentsdk.EntryMessage, Message: &msg}
+	}
+	e, err := in.storeEntry()
+	if err != nil {
+		return agentsdk.EntryRef{}, err
+	}
+	got, err := o.es.ConsumeSignal(ctx, in.OrgID, in.SignalID, e)
+	if err != nil {
+		return agentsdk.EntryRef{}, fmt.Errorf("adapter: consume signal: %w", err)
+	}
+	return step.Ref(toSDKEntry(got))
+}
+
+// SignalValueInput names an inbox row.
+type SignalValueInput struct{ OrgID, SignalID string }
+
+// SignalValue loads a signal's value from the inbox.
+func (o *storeOps) SignalValue(ctx context.Context, in SignalValueInput) (json.RawMessage, error) {
+	s, err := o.es.GetSignal(ctx, in.OrgID, in.SignalID)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: signal value: %w", err)
+	}
+	return s.Value, nil
+}
+
+// CheckpointInput records a checkpoint.
+type CheckpointInput struct {
+	OrgID, ExecutionID, LeafID string
+	Sequence                   int
+	State                      agentsdk.State
+	Steps                      int // steps done in this segment
+	// Wait, when set, also marks the execution WAITING for WaitReason.
+	Wait       bool
+	WaitReason string
+}
+
+// Checkpoint inserts the checkpoint row (a retry that finds its own row is
+// fine) and publishes agent.checkpoint, and agent.waiting when waiting.
+func (o *storeOps) Checkpoint(ctx context.Context, in CheckpointInput) error {
+	state, err := json.Marshal(in.State)
+	if err != nil {
+		return fmt.Errorf("adapter: checkpoint: %w", err)
+	}
+	meta, _ := json.Marshal(map[string]any{"reason": map[bool]string{true: "wait", false: "turn"}[in.Wait]})
+	_, err = o.es.AppendCheckpoint(ctx, entrystore.Checkpoint{
+		OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
+		LeafEntryID: in.LeafID, State: state, Metadata: meta,
+	})
+	if errors.Is(err, entrystore.ErrConflict) {
+		prev, gerr := o.es.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, in.Sequence)
+		if gerr != nil || prev.LeafEntryID != in.LeafID {
+			return fmt.Errorf("adapter: checkpoint %d: %w", in.Sequence, err)
+		}
+		// Our own row from an earlier attempt.
+	} else if err != nil {
+		return fmt.Errorf("adapter: checkpoint %d: %w", in.Sequence, err)
+	} else if in.Steps > 0 {
+		if err := o.es.AddSteps(ctx, in.OrgID, in.ExecutionID, in.Steps); err != nil {
+			return fmt.Errorf("adapter: checkpoint steps: %w", err)
+		}
+	}
+	o.publish(ctx, in.OrgID, in.ExecutionID, EventCheckpoint, map[string]any{"sequence": in.Sequence})
+	if in.Wait {
+		ex, err := o.es.Transition(ctx, in.OrgID, in.ExecutionID, entrystore.Transition{To: entrystore.StatusWaiting})
+		if err != nil {
+			return fmt.Errorf("adapter: wait: %w", err)
+		}
+		o.publish(ctx, in.OrgID, in.ExecutionID, EventWaiting, map[string]any{"status": ex.Status, "reason": in.WaitReason})
+	}
+	return nil
+}
+
+// FinishInput ends an execution.
+type FinishInput struct {
+	OrgID, ExecutionID, LeafID string
+	Status                     entrystore.Status
+	StopReason, Error          string
+}
+
+// FinishOutput is the execution's result.
+type FinishOutput struct {
+	Text string
+}
+
+// Finish moves the execution to its terminal status; a completed one's
+// output is its leaf's text.
+func (o *storeOps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) {
+	var out FinishOutput
+	tr := entrystore.Transition{To: in.Status, Error: in.Error, StopReason: in.StopReason}
+	if in.LeafID != "" && in.Status == entrystore.StatusCompleted {
+		e, err := o.es.GetEntry(ctx, in.OrgID, in.LeafID)
+		if err != nil {
+			return out, fmt.Errorf("adapter: finish: %w", err)
+		}
+		if m, err := toSDKEntry(e).Message(); err == nil {
+			out.Text = m.Text()
+		}
+		tr.Output, _ = json.Marshal(map[string]string{"text": out.Text, "entryId": in.LeafID})
+	}
+	ex, err := o.es.Transition(ctx, in.OrgID, in.ExecutionID, tr)
+	if err != nil {
+		return out, fmt.Errorf("adapter: finish: %w", err)
+	}
+	event := map[entrystore.Status]string{
+		entrystore.StatusCompleted: EventCompleted, entrystore.StatusFailed: EventFailed,
+		entrystore.StatusCancelled: EventCancelled,
+	}[ex.Status]
+	if event != "" {
+		o.publish(ctx, in.OrgID, in.ExecutionID, event, map[string]any{"status": ex.Status, "stopReason": ex.StopReason, "error": ex.Error})
+	}
+	return out, nil
+}
+
+// PublishInput is a data event from workflow code.
+type PublishInput struct {
+	OrgID, ExecutionID, Event string
+	Data                      json.RawMessage
+}
+
+// Publish sends one stream event.
+func (o *storeOps) Publish(ctx context.Context, in PublishInput) error {
+	_, err := o.es.AppendStreamEvent(ctx, in.OrgID, in.ExecutionID, in.Event, in.Data)
+	return err
+}

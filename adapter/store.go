@@ -1,0 +1,126 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// pgStore is agentsdk.Store over entrystore.
+type pgStore struct{ es *entrystore.Store }
+
+var _ agentsdk.Store = pgStore{}
+
+func notFound(err error) error {
+	if errors.Is(err, entrystore.ErrNotFound) {
+		return fmt.Errorf("%w: %w", agentsdk.ErrNotFound, err)
+	}
+	return err
+}
+
+func (s pgStore) ExecutionConfig(ctx context.Context, orgID, executionID string) (agentsdk.Config, error) {
+	e, err := s.es.GetExecution(ctx, orgID, executionID)
+	if err != nil {
+		return agentsdk.Config{}, notFound(err)
+	}
+	return decodeConfig(e.Config)
+}
+
+func decodeConfig(raw json.RawMessage) (agentsdk.Config, error) {
+	var c agentsdk.Config
+	if len(raw) == 0 {
+		return c, nil
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, fmt.Errorf("adapter: decode execution config: %w", err)
+	}
+	return c, nil
+}
+
+func toSDKEntry(e entrystore.Entry) agentsdk.Entry {
+	return agentsdk.Entry{
+		ID: e.ID, ParentID: e.ParentID, ExecutionID: e.ExecutionID,
+		Type: agentsdk.EntryType(e.Type), Role: agentsdk.Role(e.Role),
+		Content: e.Content, TurnID: e.TurnID, Metadata: e.Metadata, IdempotencyKey: e.IdempotencyKey,
+	}
+}
+
+func toStoreEntry(orgID string, e agentsdk.Entry) entrystore.Entry {
+	return entrystore.Entry{
+		OrgID: orgID, ExecutionID: e.ExecutionID, ParentID: e.ParentID,
+		Type: string(e.Type), Role: string(e.Role), Content: e.Content,
+		TurnID: e.TurnID, Metadata: e.Metadata, IdempotencyKey: e.IdempotencyKey,
+	}
+}
+
+func (s pgStore) Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
+	es, err := s.es.Path(ctx, orgID, leafID)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	out := make([]agentsdk.Entry, len(es))
+	for i, e := range es {
+		out[i] = toSDKEntry(e)
+	}
+	return out, nil
+}
+
+func (s pgStore) GetEntry(ctx context.Context, orgID, id string) (agentsdk.Entry, error) {
+	e, err := s.es.GetEntry(ctx, orgID, id)
+	if err != nil {
+		return agentsdk.Entry{}, notFound(err)
+	}
+	return toSDKEntry(e), nil
+}
+
+func (s pgStore) EntryByKey(ctx context.Context, orgID, executionID, key string) (agentsdk.Entry, error) {
+	e, err := s.es.GetEntryByKey(ctx, orgID, executionID, key)
+	if err != nil {
+		return agentsdk.Entry{}, notFound(err)
+	}
+	return toSDKEntry(e), nil
+}
+
+func (s pgStore) AppendEntries(ctx context.Context, orgID string, entries []agentsdk.Entry) ([]agentsdk.Entry, error) {
+	in := make([]entrystore.Entry, len(entries))
+	for i, e := range entries {
+		in[i] = toStoreEntry(orgID, e)
+	}
+	out, err := s.es.AppendEntries(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]agentsdk.Entry, len(out))
+	for i, e := range out {
+		res[i] = toSDKEntry(e)
+	}
+	return res, nil
+}
+
+func (s pgStore) PutContent(ctx context.Context, orgID string, data []byte, mediaType string) (string, error) {
+	sha, _, err := s.es.PutContent(ctx, orgID, data, mediaType)
+	return sha, err
+}
+
+func (s pgStore) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) error {
+	_, err := s.es.RecordToolCall(ctx, entrystore.ToolCall{
+		OrgID: r.OrgID, ExecutionID: r.ExecutionID, MessageID: r.MessageID, ResultEntryID: r.ResultEntryID,
+		ToolCallID: r.ToolCallID, ToolName: r.ToolName, Status: string(r.Status),
+		Input: r.Input, Output: r.Output, OutputSHA256: r.OutputSHA256, OutputSize: r.OutputSize,
+		Truncated: r.Truncated, DurationMs: r.DurationMs, StepNumber: r.StepNumber,
+	})
+	return err
+}
+
+func (s pgStore) Publish(ctx context.Context, orgID, executionID, event string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("adapter: publish %s: %w", event, err)
+	}
+	_, err = s.es.AppendStreamEvent(ctx, orgID, executionID, event, b)
+	return err
+}

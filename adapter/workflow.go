@@ -1,0 +1,214 @@
+package adapter
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// SignalName is the one Temporal signal Agentree sends. It carries only an
+// agentsdk.Signal (the inbox row's ID and the signal's name).
+const SignalName = "agentree.signal"
+
+// SegmentInput is all a segment run carries: references and small state.
+type SegmentInput struct {
+	ExecutionID string `json:"executionId"`
+	OrgID       string `json:"orgId"`
+	// Sequence is the checkpoint this segment starts from (0: none yet).
+	Sequence int            `json:"sequence"`
+	LeafID   string         `json:"leafId"`
+	State    agentsdk.State `json:"state"`
+	// Signals received and not yet consumed, in arrival order.
+	Signals []agentsdk.Signal `json:"signals,omitempty"`
+	// Resumed is set on the segment that follows a wait.
+	Resumed bool `json:"resumed,omitempty"`
+}
+
+// Result is an execution's workflow result.
+type Result struct {
+	ExecutionID string `json:"executionId"`
+	Status      string `json:"status"`
+	StopReason  string `json:"stopReason,omitempty"`
+	Error       string `json:"error,omitempty"`
+	LeafID      string `json:"leafId,omitempty"`
+	// Text is the final answer of a completed execution.
+	Text string `json:"text,omitempty"`
+}
+
+// segmentRunner runs one agent kind's segments.
+type segmentRunner struct {
+	agent agentsdk.Agent
+	opts  *Options
+}
+
+// run is the workflow function registered under the agent's kind.
+func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, error) {
+	sigCh := workflow.GetSignalChannel(ctx, SignalName)
+	wc := newWorkflowContext(ctx, r.opts, in)
+	drain := func() {
+		for {
+			var s agentsdk.Signal
+			if !sigCh.ReceiveAsync(&s) {
+				return
+			}
+			wc.addSignal(s)
+		}
+	}
+	drain()
+
+	// The run's history budget is recorded once per run, so a worker
+	// restarted with another budget still replays this run as it ran.
+	var budget runBudget
+	enc := workflow.SideEffect(ctx, func(workflow.Context) any { return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes} })
+	if err := enc.Get(&budget); err != nil {
+		return Result{}, err
+	}
+
+	announce := ""
+	if in.Sequence == 0 && in.LeafID != "" && !in.Resumed {
+		announce = EventStarted
+	} else if in.Resumed {
+		announce = EventResumed
+	}
+	for {
+		if announce != "" || wc.leaf == nil {
+			var begin BeginOutput
+			if err := wc.local(wc.ops.Begin, BeginInput{OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: wc.in.LeafID, Announce: announce}, &begin); err != nil {
+				return Result{}, err
+			}
+			if begin.Status.Terminal() {
+				return Result{ExecutionID: in.ExecutionID, Status: string(begin.Status)}, nil
+			}
+			if begin.Status == entrystore.StatusCancelling {
+				return r.cancelled(ctx, wc)
+			}
+			wc.cfg, wc.leaf, announce = begin.Config, begin.Leaf, ""
+		}
+
+		outcome, err := r.agent.RunSegment(wc)
+		if ctx.Err() != nil {
+			return r.cancelled(ctx, wc)
+		}
+		if err != nil {
+			return r.finish(wc, entrystore.StatusFailed, "error", err.Error())
+		}
+		drain()
+		if b, _ := json.Marshal(wc.state); len(b) > agentsdk.MaxStateBytes {
+			return r.finish(wc, entrystore.StatusFailed, "error",
+				fmt.Sprintf("agent state is %d bytes, over the %d-byte limit: keep large data in entries", len(b), agentsdk.MaxStateBytes))
+		}
+
+		switch outcome.Kind {
+		case agentsdk.OutcomeContinue, agentsdk.OutcomeWait:
+			wait := outcome.Kind == agentsdk.OutcomeWait && !wc.hasAny(outcome.WaitFor)
+			if err := r.checkpoint(wc, wait, outcome.Reason); err != nil {
+				return Result{}, err
+			}
+			if wait {
+				for !wc.hasAny(outcome.WaitFor) {
+					sel := workflow.NewSelector(ctx)
+					sel.AddReceive(sigCh, func(c workflow.ReceiveChannel, _ bool) {
+						var s agentsdk.Signal
+						c.Receive(ctx, &s)
+						wc.addSignal(s)
+					})
+					sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+					sel.Select(ctx)
+					if ctx.Err() != nil {
+						return r.cancelled(ctx, wc)
+					}
+				}
+				drain()
+				announce = EventResumed
+			}
+			if !budget.roomForAnother(ctx) {
+				return Result{}, workflow.NewContinueAsNewError(ctx, r.agent.Kind(), wc.nextInput(wait))
+			}
+			wc.advance()
+		case agentsdk.OutcomeComplete:
+			return r.finish(wc, entrystore.StatusCompleted, outcome.Reason, "")
+		case agentsdk.OutcomeFail:
+			return r.finish(wc, entrystore.StatusFailed, "failed", outcome.Reason)
+		default:
+			return r.finish(wc, entrystore.StatusFailed, "error", fmt.Sprintf("agent %s returned unknown outcome %q", r.agent.Kind(), outcome.Kind))
+		}
+	}
+}
+
+// roomForAnother reports whether this run's history leaves room for another
+// segment within the budget; if not, the run continues as new. Continuing
+// as new at every checkpoint would keep runs smallest, but servers delay the
+// first task of a run that follows one younger than
+// history.workflowIdReuseMinimalInterval (1 s by default) — a second per
+// model turn — so a run holds as many segments as its budget allows.
+func (b runBudget) roomForAnother(ctx workflow.Context) bool {
+	if b.Events <= 1 {
+		return false
+	}
+	info := workflow.GetInfo(ctx)
+	return info.GetCurrentHistoryLength() < b.Events && info.GetCurrentHistorySize() < b.Bytes
+}
+
+// runBudget is a run's history budget (Options.RunEvents, RunBytes).
+type runBudget struct{ Events, Bytes int }
+
+// checkpoint records the checkpoint that ends a segment; with wait it also
+// marks the execution WAITING.
+func (r *segmentRunner) checkpoint(wc *workflowContext, wait bool, reason string) error {
+	if wc.leaf == nil {
+		return temporal.NewNonRetryableApplicationError("nothing to checkpoint: the execution has no entries", ErrTypeInvalidInput, nil)
+	}
+	return wc.local(wc.ops.Checkpoint, CheckpointInput{
+		OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: wc.leaf.ID,
+		Sequence: wc.in.Sequence + 1, State: *wc.state, Steps: wc.state.Steps - wc.in.State.Steps,
+		Wait: wait, WaitReason: reason,
+	}, nil)
+}
+
+// finish ends the execution with a terminal status.
+func (r *segmentRunner) finish(wc *workflowContext, status entrystore.Status, stopReason, errText string) (Result, error) {
+	leaf := ""
+	if wc.leaf != nil {
+		leaf = wc.leaf.ID
+	}
+	var out FinishOutput
+	err := wc.local(wc.ops.Finish, FinishInput{
+		OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: leaf,
+		Status: status, StopReason: stopReason, Error: errText,
+	}, &out)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{ExecutionID: wc.in.ExecutionID, Status: string(status), StopReason: stopReason, Error: errText, LeafID: leaf, Text: out.Text}
+	if status == entrystore.StatusFailed {
+		return res, temporal.NewNonRetryableApplicationError(errText, "AgentFailed", nil, res)
+	}
+	return res, nil
+}
+
+// cancelled records CANCELLED on a context that outlives the cancellation
+// and reports the run as cancelled to Temporal.
+func (r *segmentRunner) cancelled(ctx workflow.Context, wc *workflowContext) (Result, error) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	wc.ctx = dctx
+	if _, err := r.finish(wc, entrystore.StatusCancelled, "cancelled", ""); err != nil {
+		return Result{}, err
+	}
+	return Result{ExecutionID: wc.in.ExecutionID, Status: string(entrystore.StatusCancelled)}, temporal.NewCanceledError()
+}
+
+func localOptions() workflow.LocalActivityOptions {
+	return workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 5 * time.Second,
+			NonRetryableErrorTypes: []string{ErrTypeInvalidInput},
+		},
+	}
+}

@@ -1,0 +1,104 @@
+package agentsdk_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// namedProvider is a Provider that is never called.
+type namedProvider string
+
+func (p namedProvider) Name() string { return string(p) }
+func (p namedProvider) Stream(context.Context, agentsdk.ModelRequest, agentsdk.StreamFunc) (agentsdk.ModelResponse, error) {
+	panic("not called")
+}
+
+func temperature(v float64) *float64 { return &v }
+
+func TestConfigValidateAcceptsAGoodConfig(t *testing.T) {
+	providers := agentsdk.Providers{"anthropic": namedProvider("anthropic")}
+	tools, err := agentsdk.NewTools(tool("read", readSchema))
+	require.NoError(t, err)
+	for _, temp := range []*float64{nil, temperature(0), temperature(2)} {
+		cfg := agentsdk.Config{
+			Mode:        agentsdk.ModeMultiTurn,
+			Models:      []agentsdk.ModelRef{{Provider: "anthropic", ModelID: "claude-sonnet-4-5"}},
+			Tools:       []string{"read"},
+			Temperature: temp,
+		}
+		require.NoError(t, cfg.Validate(providers, tools))
+	}
+	require.NoError(t, agentsdk.Config{}.Validate(nil, nil), "the zero config is the default one")
+}
+
+func TestConfigValidateListsEveryProblem(t *testing.T) {
+	providers := agentsdk.Providers{"anthropic": namedProvider("anthropic")}
+	tools, err := agentsdk.NewTools(tool("read", readSchema), tool("ls", `{}`))
+	require.NoError(t, err)
+	cfg := agentsdk.Config{
+		Mode:        "forever",
+		MaxTurns:    -1,
+		Temperature: temperature(2.5),
+		Models: []agentsdk.ModelRef{
+			{Provider: "anthropic"},
+			{Provider: "mistral", ModelID: "large"},
+			{Provider: "anthropic", ModelID: "claude-haiku-4-5"},
+		},
+		Tools: []string{"read", "write"},
+	}
+
+	err = cfg.Validate(providers, tools)
+
+	require.ErrorIs(t, err, agentsdk.ErrInvalidInput)
+	want := []string{
+		`mode "forever" is not one-shot or multi-turn`,
+		"maxTurns, maxTokens and toolOutputLimit must not be negative",
+		"temperature must be between 0 and 2",
+		"models[0] needs provider and modelId",
+		`models[1]: unknown provider "mistral"`,
+		`unknown tool "write" (known: ls, read)`,
+	}
+	require.Equal(t, "invalid input: "+strings.Join(want, "; "), err.Error())
+}
+
+func TestConfigValidateChecksEachBound(t *testing.T) {
+	for name, cfg := range map[string]agentsdk.Config{
+		"negative maxTokens":       {MaxTokens: -1},
+		"negative toolOutputLimit": {ToolOutputLimit: -1},
+		"negative temperature":     {Temperature: temperature(-0.1)},
+		"model without provider":   {Models: []agentsdk.ModelRef{{ModelID: "m"}}},
+	} {
+		require.ErrorIs(t, cfg.Validate(nil, nil), agentsdk.ErrInvalidInput, name)
+	}
+}
+
+func TestConfigValidateSkipsWhatItIsNotGiven(t *testing.T) {
+	cfg := agentsdk.Config{
+		Models: []agentsdk.ModelRef{{Provider: "anyone", ModelID: "m"}},
+		Tools:  []string{"anything"},
+	}
+	require.NoError(t, cfg.Validate(nil, nil))
+	require.ErrorContains(t, cfg.Validate(agentsdk.Providers{}, nil), `unknown provider "anyone"`)
+	require.ErrorContains(t, cfg.Validate(nil, agentsdk.Tools{}), `unknown tool "anything"`)
+}
+
+func TestConfigWithDefaultsFillsOnlyZeroFields(t *testing.T) {
+	require.Equal(t, agentsdk.Config{
+		Mode:            agentsdk.ModeOneShot,
+		MaxTurns:        agentsdk.DefaultMaxTurns,
+		MaxTokens:       agentsdk.DefaultMaxTokens,
+		LoopThreshold:   agentsdk.DefaultLoopThreshold,
+		ToolOutputLimit: agentsdk.DefaultToolOutputLimit,
+	}, agentsdk.Config{}.WithDefaults())
+
+	set := agentsdk.Config{
+		SystemPrompt: "Be brief.", Mode: agentsdk.ModeMultiTurn, MaxTurns: 5, MaxTokens: 100,
+		LoopThreshold: -1, ToolOutputLimit: 1024, ThinkingBudget: 2048, Temperature: temperature(0),
+	}
+	require.Equal(t, set, set.WithDefaults())
+}

@@ -1,0 +1,138 @@
+package entrystore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Checkpoint is the state a segment hands to the next: the leaf it reached
+// and the agent's small state, numbered by a sequence that only grows.
+type Checkpoint struct {
+	ID          string          `db:"id"`
+	OrgID       string          `db:"org_id"`
+	ExecutionID string          `db:"execution_id"`
+	Sequence    int             `db:"sequence"`
+	LeafEntryID string          `db:"leaf_entry_id"`
+	State       json.RawMessage `db:"state"`
+	Metadata    json.RawMessage `db:"metadata"`
+	CreatedAt   time.Time       `db:"created_at"`
+}
+
+const checkpointCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::text AS execution_id,
+	sequence, coalesce(leaf_entry_id::text, '') AS leaf_entry_id, state, metadata, created_at`
+
+func (c Checkpoint) utc() Checkpoint { c.CreatedAt = c.CreatedAt.UTC(); return c }
+
+// AppendCheckpoint records c and sets the execution's current checkpoint in
+// the same transaction. Its sequence must exceed every earlier one of the
+// execution (else ErrConflict), so a replayed or stale segment can never move
+// an execution backwards. The leaf, if given, must be an entry of the
+// execution.
+func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, error) {
+	const op = "append checkpoint"
+	ids, err := writeIDs(op, c.OrgID, c.ExecutionID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	leaf, ok := optID(c.LeafEntryID)
+	if !ok {
+		return Checkpoint{}, errf(op, ErrInvalid, "malformed leaf id %q", c.LeafEntryID)
+	}
+	if c.Sequence < 0 {
+		return Checkpoint{}, errf(op, ErrInvalid, "negative sequence %d", c.Sequence)
+	}
+	var out Checkpoint
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// The row lock serialises appends per execution, so the max read
+		// next (a fresh snapshot under READ COMMITTED) is current.
+		var locked int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 FOR UPDATE`,
+			ids[0], ids[1]).Scan(&locked)
+		if err != nil {
+			return wrap(op, err)
+		}
+		out, err = queryOne[Checkpoint](ctx, tx, `
+			WITH ins AS (
+				INSERT INTO agent_checkpoint (org_id, agent_execution_id, sequence, leaf_entry_id, state, metadata)
+				SELECT $1, $2, $3, $4::uuid, $5, $6
+				WHERE $3 > coalesce((SELECT max(sequence) FROM agent_checkpoint WHERE agent_execution_id = $2), -1)
+				  AND ($4::uuid IS NULL OR EXISTS (
+					SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
+				RETURNING *
+			), upd AS (
+				UPDATE agent_execution SET current_checkpoint_seq = ins.sequence, updated_at = now()
+				FROM ins WHERE agent_execution.id = ins.agent_execution_id
+			)
+			SELECT `+checkpointCols+` FROM ins`,
+			ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata))
+		if errors.Is(err, errNoRows) {
+			return checkpointRefused(ctx, tx, ids[1], leaf, c.Sequence)
+		}
+		return wrap(op, err)
+	})
+	return out.utc(), err
+}
+
+// checkpointRefused says why AppendCheckpoint inserted nothing.
+func checkpointRefused(ctx context.Context, tx pgx.Tx, executionID, leaf string, seq int) error {
+	const op = "append checkpoint"
+	var latest *int
+	if err := tx.QueryRow(ctx, `SELECT max(sequence) FROM agent_checkpoint WHERE agent_execution_id = $1`,
+		executionID).Scan(&latest); err != nil {
+		return wrap(op, err)
+	}
+	if latest != nil && seq <= *latest {
+		return errf(op, ErrConflict, "sequence %d is not after %d", seq, *latest)
+	}
+	return errf(op, ErrInvalid, "leaf %s is not an entry of execution %s", leaf, executionID)
+}
+
+// LatestCheckpoint returns the execution's highest-sequence checkpoint: where
+// a restarted execution resumes.
+func (s *Store) LatestCheckpoint(ctx context.Context, orgID, executionID string) (Checkpoint, error) {
+	op := "latest checkpoint of " + executionID
+	ids, err := readIDs(op, orgID, executionID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	c, err := queryOne[Checkpoint](ctx, s.pool, `SELECT `+checkpointCols+` FROM agent_checkpoint
+		WHERE agent_execution_id = $2 AND org_id = $1 ORDER BY sequence DESC LIMIT 1`, ids[0], ids[1])
+	return c.utc(), wrap(op, err)
+}
+
+// GetCheckpoint returns the checkpoint with sequence seq.
+func (s *Store) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (Checkpoint, error) {
+	op := "get checkpoint " + executionID
+	ids, err := readIDs(op, orgID, executionID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	c, err := queryOne[Checkpoint](ctx, s.pool, `SELECT `+checkpointCols+` FROM agent_checkpoint
+		WHERE agent_execution_id = $2 AND sequence = $3 AND org_id = $1`, ids[0], ids[1], seq)
+	return c.utc(), wrap(op, err)
+}
+
+// ListCheckpoints pages through an execution's checkpoints by sequence.
+func (s *Store) ListCheckpoints(ctx context.Context, orgID, executionID string, p Page) ([]Checkpoint, string, error) {
+	const op = "list checkpoints"
+	ids, k, after, err := listStart(op, p, false, orgID, executionID)
+	if err != nil {
+		return nil, "", err
+	}
+	from := int64(-1)
+	if after {
+		from = k.N
+	}
+	cs, err := queryAll[Checkpoint](ctx, s.pool, `SELECT `+checkpointCols+` FROM agent_checkpoint
+		WHERE agent_execution_id = $2 AND org_id = $1 AND sequence > $3 ORDER BY sequence LIMIT $4`,
+		ids[0], ids[1], from, p.limit()+1)
+	if err != nil {
+		return nil, "", wrap(op, err)
+	}
+	cs, next := cut(utcAll(cs), p.limit(), func(c Checkpoint) keyset { return keyset{N: int64(c.Sequence)} })
+	return cs, next, nil
+}

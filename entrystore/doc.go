@@ -1,0 +1,14 @@
+// Package entrystore is Agentree's Postgres side store: organizations and
+// API keys, agent definitions, executions, the immutable conversation tree
+// of entries, checkpoints, sha256-addressed content, tool-call records, the
+// signals inbox and the stream-event replay window.
+//
+// It exists so Temporal workflows carry only references (an execution ID, a
+// leaf entry ID, a few KiB of state) while everything that grows with a
+// conversation lives here. Every method takes the organization and filters by
+// it, so another organization's ID answers ErrNotFound. Errors wrap one of
+// ErrNotFound, ErrConflict or ErrInvalid; match them with errors.Is.
+//
+// The Store holds one injected *pgxpool.Pool and never opens its own. It may
+// import pgx, github.com/google/uuid and migrations only.
+package entrystore

@@ -1,0 +1,286 @@
+package entrystore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// PrevParent as an Entry's ParentID in AppendEntries means "the entry
+// appended just before this one in the same call".
+const PrevParent = "$prev"
+
+// Entry is one immutable node of an execution's conversation tree: a
+// message, an llm_call record, a compaction… ParentID "" marks the root.
+type Entry struct {
+	ID             string          `db:"id"`
+	OrgID          string          `db:"org_id"`
+	ExecutionID    string          `db:"execution_id"`
+	ParentID       string          `db:"parent_id"`
+	Seq            int64           `db:"seq"`
+	Depth          int             `db:"depth"`
+	Type           string          `db:"entry_type"`
+	Role           string          `db:"role"`
+	Content        json.RawMessage `db:"content"`
+	TurnID         string          `db:"turn_id"`
+	IdempotencyKey string          `db:"idempotency_key"`
+	Metadata       json.RawMessage `db:"metadata"`
+	CreatedAt      time.Time       `db:"created_at"`
+}
+
+// entryColsOf lists the Entry columns of the agent_entry row aliased t.
+func entryColsOf(t string) string {
+	return t + `.id::text AS id, ` + t + `.org_id::text AS org_id, ` + t + `.agent_execution_id::text AS execution_id,
+	coalesce(` + t + `.parent_id::text, '') AS parent_id, ` + t + `.seq, ` + t + `.depth, ` + t + `.entry_type,
+	coalesce(` + t + `.role, '') AS role, ` + t + `.content, coalesce(` + t + `.turn_id, '') AS turn_id,
+	` + t + `.idempotency_key, ` + t + `.metadata, ` + t + `.created_at`
+}
+
+var entryCols = entryColsOf("agent_entry")
+
+// entryDest points at e's fields in entryColsOf order. Entries are scanned
+// by position into plain byte slices: RowToStructByName and json.RawMessage's
+// validating unmarshal made a 10,000-entry path several times slower.
+func entryDest(e *Entry) []any {
+	return []any{&e.ID, &e.OrgID, &e.ExecutionID, &e.ParentID, &e.Seq, &e.Depth, &e.Type, &e.Role,
+		(*[]byte)(&e.Content), &e.TurnID, &e.IdempotencyKey, (*[]byte)(&e.Metadata), &e.CreatedAt}
+}
+
+func scanEntry(row pgx.CollectableRow) (Entry, error) {
+	var e Entry
+	err := row.Scan(entryDest(&e)...)
+	e.CreatedAt = e.CreatedAt.UTC()
+	return e, err
+}
+
+// queryEntries runs a query selecting entryColsOf columns.
+func queryEntries(ctx context.Context, q querier, sql string, args ...any) ([]Entry, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanEntry)
+}
+
+// queryEntry runs a query selecting one row of entryColsOf columns.
+func queryEntry(ctx context.Context, q querier, sql string, args ...any) (Entry, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return Entry{}, err
+	}
+	return pgx.CollectExactlyOneRow(rows, scanEntry)
+}
+
+// insertEntrySQL appends one entry in one round trip: the parent's depth and
+// branch are read inside the INSERT, and the WHERE refuses a parent outside
+// the execution (or an execution outside the org) by inserting nothing.
+//
+// The entry continues its parent's branch unless $11 (fork) is set, in which
+// case it starts its own. ON CONFLICT without a target swallows every unique
+// violation, so a repeated idempotency key, a branch slot a sibling already
+// holds and a taken ID all insert nothing; appendEntry tells them apart
+// afterwards, off the common path.
+//
+// The parent and the execution are looked up by id alone (behind MATERIALIZED
+// fences) and their org checked afterwards: with the execution in the same WHERE, generic plans
+// picked agent_entry_list and read every entry of the execution, making each
+// append slower than the last.
+const insertEntrySQL = `
+	WITH byid AS MATERIALIZED (
+		SELECT depth, branch_id, agent_execution_id, org_id FROM agent_entry WHERE id = $4::uuid
+	), parent AS (
+		SELECT depth, branch_id FROM byid WHERE agent_execution_id = $3 AND org_id = $2
+	), execution AS MATERIALIZED (
+		SELECT org_id FROM agent_execution WHERE id = $3
+	), new AS (
+		SELECT coalesce($1::uuid, gen_random_uuid()) AS id
+	)
+	INSERT INTO agent_entry AS e (id, org_id, agent_execution_id, parent_id, depth, branch_id, entry_type,
+		role, content, turn_id, idempotency_key, metadata)
+	SELECT new.id, $2, $3, $4::uuid, coalesce((SELECT depth + 1 FROM parent), 0),
+		CASE WHEN $11 THEN new.id ELSE coalesce((SELECT branch_id FROM parent), new.id) END,
+		$5, $6, $7, $8, $9, $10
+	FROM new
+	WHERE EXISTS (SELECT 1 FROM execution WHERE org_id = $2)
+	  AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM parent))
+	ON CONFLICT DO NOTHING
+	RETURNING `
+
+// AppendEntry appends e to its execution's tree. IdempotencyKey is required:
+// a repeat of (execution, key) — sequential or concurrent — writes nothing
+// and returns the entry already stored with created=false. The parent must
+// be an entry of the same execution (else ErrInvalid); depth is computed.
+// ID may be preset; a taken one is ErrConflict.
+func (s *Store) AppendEntry(ctx context.Context, e Entry) (Entry, bool, error) {
+	return appendEntry(ctx, s.pool, e)
+}
+
+func appendEntry(ctx context.Context, q querier, e Entry) (Entry, bool, error) {
+	const op = "append entry"
+	ids, err := writeIDs(op, e.OrgID, e.ExecutionID)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	id, ok1 := optID(e.ID)
+	parent, ok2 := optID(e.ParentID)
+	if !ok1 || !ok2 {
+		return Entry{}, false, errf(op, ErrInvalid, "malformed id or parent id")
+	}
+	if e.IdempotencyKey == "" {
+		return Entry{}, false, errf(op, ErrInvalid, "idempotency key is required")
+	}
+	if e.Type == "" {
+		return Entry{}, false, errf(op, ErrInvalid, "entry type is required")
+	}
+	// First as the parent's continuation; if that inserted nothing and the
+	// key is not a repeat, the parent already has a first child, so fork.
+	for _, fork := range []bool{false, true} {
+		out := e
+		out.OrgID, out.ExecutionID, out.ParentID = ids[0], ids[1], parent
+		if out.Content == nil {
+			out.Content = json.RawMessage("{}")
+		}
+		// Only what the database decides comes back (jsonb normalises the
+		// documents); the rest is e.
+		err := q.QueryRow(ctx, insertEntrySQL+"e.created_at, e.id::text, e.seq, e.depth, e.content, e.metadata",
+			nullIfEmpty(id), ids[0], ids[1], nullIfEmpty(parent), e.Type, nullIfEmpty(e.Role), string(out.Content), nullIfEmpty(e.TurnID),
+			e.IdempotencyKey, nullJSON(e.Metadata), fork).Scan(&out.CreatedAt, &out.ID, &out.Seq, &out.Depth,
+			(*[]byte)(&out.Content), (*[]byte)(&out.Metadata))
+		if err == nil {
+			out.CreatedAt = out.CreatedAt.UTC()
+			return out, true, nil
+		}
+		if !errors.Is(err, errNoRows) {
+			return Entry{}, false, wrap(op, err)
+		}
+		// Nothing inserted: most likely a repeat, whose row is visible now
+		// that the ON CONFLICT wait is over.
+		prev, err := getEntryByKey(ctx, q, ids[0], ids[1], e.IdempotencyKey)
+		if err == nil {
+			return prev, false, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return Entry{}, false, wrap(op, err)
+		}
+	}
+	return Entry{}, false, whyNotAppended(ctx, q, ids[0], ids[1], id, e.ParentID)
+}
+
+// whyNotAppended explains an append that inserted nothing even as a fork.
+func whyNotAppended(ctx context.Context, q querier, orgID, executionID, id, parentID string) error {
+	const op = "append entry"
+	if _, err := getExecution(ctx, q, orgID, executionID); err != nil {
+		return wrap(op, err)
+	}
+	if id != "" {
+		var taken bool
+		if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agent_entry WHERE id = $1)`, id).Scan(&taken); err != nil {
+			return wrap(op, err)
+		}
+		if taken {
+			return errf(op, ErrConflict, "entry id %s is taken", id)
+		}
+	}
+	return errf(op, ErrInvalid, "parent %s is not an entry of execution %s", parentID, executionID)
+}
+
+// AppendEntries appends es in order in one transaction, so a turn's entries
+// land together or not at all. A ParentID of PrevParent takes the ID of the
+// entry before it. Each entry follows AppendEntry's idempotency rule; the
+// result holds the stored (new or existing) entries.
+func (s *Store) AppendEntries(ctx context.Context, es []Entry) ([]Entry, error) {
+	out := make([]Entry, 0, len(es))
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for i, e := range es {
+			if e.ParentID == PrevParent {
+				if i == 0 {
+					return errf("append entries", ErrInvalid, "first entry has parent %s", PrevParent)
+				}
+				e.ParentID = out[i-1].ID
+			}
+			stored, _, err := appendEntry(ctx, tx, e)
+			if err != nil {
+				return err
+			}
+			out = append(out, stored)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("append entries", err)
+	}
+	return out, nil
+}
+
+// GetEntry returns one entry of the organization.
+func (s *Store) GetEntry(ctx context.Context, orgID, id string) (Entry, error) {
+	op := "get entry " + id
+	ids, err := readIDs(op, orgID, id)
+	if err != nil {
+		return Entry{}, err
+	}
+	e, err := queryEntry(ctx, s.pool,
+		`SELECT `+entryCols+` FROM agent_entry WHERE org_id = $1 AND id = $2`, ids[0], ids[1])
+	return e, wrap(op, err)
+}
+
+// GetEntryByKey returns the entry an idempotency key produced, which is how
+// a retried activity finds the work its previous attempt already stored.
+func (s *Store) GetEntryByKey(ctx context.Context, orgID, executionID, key string) (Entry, error) {
+	ids, err := readIDs("get entry by key", orgID, executionID)
+	if err != nil {
+		return Entry{}, err
+	}
+	return getEntryByKey(ctx, s.pool, ids[0], ids[1], key)
+}
+
+func getEntryByKey(ctx context.Context, q querier, orgID, executionID, key string) (Entry, error) {
+	e, err := queryEntry(ctx, q, `SELECT `+entryCols+` FROM agent_entry
+		WHERE agent_execution_id = $2 AND idempotency_key = $3 AND org_id = $1`, orgID, executionID, key)
+	return e, wrap("get entry by key "+key, err)
+}
+
+// ListEntries pages through an execution's entries in arrival order.
+func (s *Store) ListEntries(ctx context.Context, orgID, executionID string, p Page) ([]Entry, string, error) {
+	const op = "list entries"
+	ids, k, _, err := listStart(op, p, false, orgID, executionID)
+	if err != nil {
+		return nil, "", err
+	}
+	es, err := queryEntries(ctx, s.pool, `SELECT `+entryCols+` FROM agent_entry
+		WHERE agent_execution_id = $2 AND org_id = $1 AND seq > $3 ORDER BY seq LIMIT $4`,
+		ids[0], ids[1], k.N, p.limit()+1)
+	if err != nil {
+		return nil, "", wrap(op, err)
+	}
+	es, next := cut(es, p.limit(), func(e Entry) keyset { return keyset{N: e.Seq} })
+	return es, next, nil
+}
+
+// Children returns the entries whose parent is entryID, in arrival order:
+// more than one means the conversation branched there.
+func (s *Store) Children(ctx context.Context, orgID, entryID string) ([]Entry, error) {
+	op := "children of " + entryID
+	ids, err := readIDs(op, orgID, entryID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.GetEntry(ctx, orgID, entryID); err != nil {
+		return nil, err
+	}
+	es, err := queryEntries(ctx, s.pool, `SELECT `+entryCols+` FROM agent_entry
+		WHERE parent_id = $2 AND org_id = $1 ORDER BY seq`, ids[0], ids[1])
+	return es, wrap(op, err)
+}
+
+// nullIfEmpty sends "" as SQL NULL, keeping optional parameters plain
+// (index-usable) in generic plans.
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,190 @@
+package entrystore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Status is an execution's lifecycle state, the UI's source of truth.
+type Status string
+
+// The statuses an execution moves through.
+const (
+	StatusPending    Status = "PENDING"
+	StatusRunning    Status = "RUNNING"
+	StatusWaiting    Status = "WAITING"
+	StatusCancelling Status = "CANCELLING"
+	StatusCompleted  Status = "COMPLETED"
+	StatusFailed     Status = "FAILED"
+	StatusCancelled  Status = "CANCELLED"
+)
+
+// Terminal reports whether s is final: nothing moves an execution out of it.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Valid reports whether s is one of the statuses above.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusRunning, StatusWaiting, StatusCancelling:
+		return true
+	}
+	return s.Terminal()
+}
+
+// allowedFrom lists the statuses an execution may move to `to` from: itself;
+// any live status; and, for an ending, CANCELLING (a cancel that raced with
+// completion or failure). Terminal statuses appear only as themselves.
+func allowedFrom(to Status) []string {
+	from := []string{string(to), string(StatusPending), string(StatusRunning), string(StatusWaiting)}
+	if to.Terminal() || to == StatusCancelling {
+		from = append(from, string(StatusCancelling))
+	}
+	return from
+}
+
+// Execution is one agent run: one Temporal workflow ID and its segments.
+type Execution struct {
+	ID            string          `db:"id"`
+	OrgID         string          `db:"org_id"`
+	DefinitionID  string          `db:"definition_id"`
+	ParentID      string          `db:"parent_id"`
+	ResumedFrom   string          `db:"resumed_from"`
+	Kind          string          `db:"kind"`
+	Status        Status          `db:"status"`
+	Config        json.RawMessage `db:"config"`
+	Input         json.RawMessage `db:"input"`
+	Output        json.RawMessage `db:"output"`
+	Error         string          `db:"error"`
+	StopReason    string          `db:"stop_reason"`
+	Queue         string          `db:"queue"`
+	CheckpointSeq int             `db:"current_checkpoint_seq"`
+	StepCount     int             `db:"step_count"`
+	Metadata      json.RawMessage `db:"metadata"`
+	CreatedAt     time.Time       `db:"created_at"`
+	UpdatedAt     time.Time       `db:"updated_at"`
+	StartedAt     *time.Time      `db:"started_at"`
+	CompletedAt   *time.Time      `db:"completed_at"`
+	Version       int             `db:"version"`
+}
+
+const executionCols = `id::text AS id, org_id::text AS org_id,
+	coalesce(agent_definition_id::text, '') AS definition_id, coalesce(parent_id::text, '') AS parent_id,
+	coalesce(resumed_from::text, '') AS resumed_from, kind, status, config, input, output, error,
+	stop_reason, queue, current_checkpoint_seq, step_count, metadata, created_at, updated_at,
+	started_at, completed_at, version`
+
+func (e Execution) utc() Execution {
+	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	e.StartedAt, e.CompletedAt = utcPtr(e.StartedAt), utcPtr(e.CompletedAt)
+	return e
+}
+
+// DefaultQueue is the task queue an execution runs on unless it names one.
+const DefaultQueue = "agentree"
+
+// CreateExecution stores a new PENDING execution. ID may be preset (the
+// workflow ID chosen by the caller) or left "" to generate one; a taken ID is
+// ErrConflict. Definition, parent and resumed-from references must be rows of
+// the same organization (else ErrInvalid). Config is frozen here.
+func (s *Store) CreateExecution(ctx context.Context, e Execution) (Execution, error) {
+	const op = "create execution"
+	ids, err := writeIDs(op, e.OrgID)
+	if err != nil {
+		return Execution{}, err
+	}
+	refs := []string{e.ID, e.DefinitionID, e.ParentID, e.ResumedFrom}
+	for i, r := range refs {
+		v, ok := optID(r)
+		if !ok {
+			return Execution{}, errf(op, ErrInvalid, "malformed id %q", r)
+		}
+		refs[i] = v
+	}
+	if e.Kind == "" {
+		return Execution{}, errf(op, ErrInvalid, "kind is required")
+	}
+	if e.StepCount < 0 {
+		return Execution{}, errf(op, ErrInvalid, "negative step count")
+	}
+	if e.Queue == "" {
+		e.Queue = DefaultQueue
+	}
+	out, err := queryOne[Execution](ctx, s.pool, `
+		INSERT INTO agent_execution (id, org_id, agent_definition_id, parent_id, resumed_from, kind,
+			config, input, metadata, queue, step_count)
+		SELECT coalesce(NULLIF($2, '')::uuid, gen_random_uuid()), $1, NULLIF($3, '')::uuid,
+			NULLIF($4, '')::uuid, NULLIF($5, '')::uuid, $6, $7, $8, $9, $10, $11
+		WHERE ($3 = '' OR EXISTS (SELECT 1 FROM agent_definition WHERE org_id = $1 AND id = NULLIF($3, '')::uuid))
+		  AND ($4 = '' OR EXISTS (SELECT 1 FROM agent_execution WHERE org_id = $1 AND id = NULLIF($4, '')::uuid))
+		  AND ($5 = '' OR EXISTS (SELECT 1 FROM agent_execution WHERE org_id = $1 AND id = NULLIF($5, '')::uuid))
+		RETURNING `+executionCols,
+		ids[0], refs[0], refs[1], refs[2], refs[3], e.Kind,
+		jsonOr(e.Config, "{}"), nullJSON(e.Input), nullJSON(e.Metadata), e.Queue, e.StepCount)
+	if errors.Is(err, errNoRows) {
+		return Execution{}, errf(op, ErrInvalid, "definition, parent or resumed-from is not in the organization")
+	}
+	return out.utc(), wrap(op, err)
+}
+
+// GetExecution returns one execution of the organization.
+func (s *Store) GetExecution(ctx context.Context, orgID, id string) (Execution, error) {
+	return getExecution(ctx, s.pool, orgID, id)
+}
+
+func getExecution(ctx context.Context, q querier, orgID, id string) (Execution, error) {
+	e, err := getOne[Execution](ctx, q, "get execution "+id, "agent_execution", executionCols, orgID, id)
+	return e.utc(), err
+}
+
+// ExecutionFilter narrows ListExecutions; zero fields match everything.
+type ExecutionFilter struct {
+	Status       Status
+	Kind         string
+	DefinitionID string
+	ParentID     string
+}
+
+// ListExecutions pages through the organization's executions, newest first.
+// Each filter has its own index, so every combination stays a range scan.
+func (s *Store) ListExecutions(ctx context.Context, orgID string, f ExecutionFilter, p Page) ([]Execution, string, error) {
+	const op = "list executions"
+	ids, k, after, err := listStart(op, p, true, orgID)
+	if err != nil {
+		return nil, "", err
+	}
+	var w where
+	w.and("org_id = ?", ids[0])
+	if f.Status != "" {
+		if !f.Status.Valid() {
+			return nil, "", errf(op, ErrInvalid, "status %q", f.Status)
+		}
+		w.and("status = ?", string(f.Status))
+	}
+	if f.Kind != "" {
+		w.and("kind = ?", f.Kind)
+	}
+	for col, ref := range map[string]string{"agent_definition_id": f.DefinitionID, "parent_id": f.ParentID} {
+		if ref == "" {
+			continue
+		}
+		id, ok := parseID(ref)
+		if !ok {
+			return nil, "", errf(op, ErrInvalid, "malformed id %q", ref)
+		}
+		w.and(col+" = ?", id)
+	}
+	if after {
+		w.and("(created_at, id) < (?, ?::uuid)", k.T, k.ID)
+	}
+	es, err := queryAll[Execution](ctx, s.pool, `SELECT `+executionCols+` FROM agent_execution
+		WHERE `+w.String()+` ORDER BY created_at DESC, id DESC LIMIT `+w.param(p.limit()+1), w.args...)
+	if err != nil {
+		return nil, "", wrap(op, err)
+	}
+	es, next := cut(utcAll(es), p.limit(), func(e Execution) keyset { return keyset{T: e.CreatedAt, ID: e.ID} })
+	return es, next, nil
+}

@@ -1,0 +1,93 @@
+package entrystore
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Path returns the entries from the root down to leafID — the conversation a
+// model call sees — in one round trip, root first.
+//
+// A row-by-row recursive walk over (id, parent_id) cost 15-20 ms of
+// server time alone for 10,000 entries (93 ms end to end), so entries carry
+// branch_id instead: a branch is a linear run of first children, one entry
+// per depth. The recursive part hops only from branch to branch (once per
+// fork on the way up, through the covering index
+// agent_entry_walk); each branch's share of the path is then one range of
+// agent_entry_branch: depth up to where the path leaves it. Parents are
+// checked on append to share the leaf's execution, so scoping the leaf to
+// the organization scopes the path.
+func (s *Store) Path(ctx context.Context, orgID, leafID string) ([]Entry, error) {
+	op := "path " + leafID
+	ids, err := readIDs(op, orgID, leafID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, pathSQL, ids[0], ids[1])
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	defer rows.Close()
+	var path []Entry
+	var leafDepth int
+	var executionID string
+	var execution, id, parent pgtype.UUID
+	var role, turn pgtype.Text
+	for rows.Next() {
+		var e Entry
+		err := rows.Scan(&leafDepth, &execution, &id, &parent, &e.Seq, &e.Depth, &e.Type, &role,
+			(*[]byte)(&e.Content), &turn, &e.IdempotencyKey, (*[]byte)(&e.Metadata), &e.CreatedAt)
+		if err != nil {
+			return nil, wrap(op, err)
+		}
+		if path == nil {
+			path = make([]Entry, leafDepth+1)
+			executionID = uuid.UUID(execution.Bytes).String()
+		}
+		// Depths on a path are exactly 0..leafDepth, so each row has its slot.
+		if e.Depth < 0 || e.Depth > leafDepth || path[e.Depth].ID != "" {
+			return nil, errf(op, ErrInvalid, "entry at depth %d does not fit a path of %d", e.Depth, leafDepth+1)
+		}
+		e.ID = uuid.UUID(id.Bytes).String()
+		if parent.Valid {
+			e.ParentID = uuid.UUID(parent.Bytes).String()
+		}
+		e.OrgID, e.ExecutionID, e.Role, e.TurnID = ids[0], executionID, role.String, turn.String
+		e.CreatedAt = e.CreatedAt.UTC()
+		path[e.Depth] = e
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(op, err)
+	}
+	if path == nil {
+		return nil, wrap(op, ErrNotFound)
+	}
+	for _, e := range path {
+		if e.ID == "" {
+			return nil, errf(op, ErrInvalid, "path to %s has a gap", leafID)
+		}
+	}
+	return path, nil
+}
+
+// pathSQL walks branch by branch and reads each branch's share as an index
+// range. It has no ORDER BY: sorting 10,000 wide rows spilled past work_mem
+// and tripled the query's time, and Path places rows by depth anyway. The
+// leaf's depth comes first on every row so Path can size its slice once.
+// Columns go out in binary and uncast (the org, the caller's, not at all):
+// text conversion of 10,000 rows cost as much as reading them.
+var pathSQL = `
+	WITH RECURSIVE seg (branch_id, max_depth) AS (
+		SELECT branch_id, depth FROM agent_entry WHERE id = $2 AND org_id = $1
+		UNION ALL
+		SELECT p.branch_id, p.depth
+		FROM seg
+		JOIN agent_entry h ON h.id = seg.branch_id
+		JOIN agent_entry p ON p.id = h.parent_id
+	)
+	SELECT (SELECT max(max_depth) FROM seg), e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.entry_type, e.role,
+		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at
+	FROM seg JOIN agent_entry e ON e.branch_id = seg.branch_id AND e.depth <= seg.max_depth
+	WHERE e.org_id = $1`

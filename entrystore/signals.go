@@ -1,0 +1,137 @@
+package entrystore
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Signal is a message to a running execution, kept in an inbox so the
+// Temporal signal itself carries only its ID and name. Seq is arrival order.
+type Signal struct {
+	ID          string          `db:"id"`
+	OrgID       string          `db:"org_id"`
+	ExecutionID string          `db:"execution_id"`
+	Seq         int64           `db:"seq"`
+	Name        string          `db:"signal_name"`
+	Value       json.RawMessage `db:"signal_value"`
+	Consumed    bool            `db:"consumed"`
+	CreatedAt   time.Time       `db:"created_at"`
+}
+
+const signalCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::text AS execution_id,
+	seq, signal_name, signal_value, consumed, created_at`
+
+func (sg Signal) utc() Signal { sg.CreatedAt = sg.CreatedAt.UTC(); return sg }
+
+// PutSignal stores a signal for an execution of the organization (else
+// ErrNotFound).
+func (s *Store) PutSignal(ctx context.Context, sg Signal) (Signal, error) {
+	const op = "put signal"
+	ids, err := writeIDs(op, sg.OrgID, sg.ExecutionID)
+	if err != nil {
+		return Signal{}, err
+	}
+	if sg.Name == "" {
+		return Signal{}, errf(op, ErrInvalid, "name is required")
+	}
+	out, err := queryOne[Signal](ctx, s.pool, `
+		INSERT INTO agent_signal (org_id, agent_execution_id, signal_name, signal_value)
+		SELECT $1, $2, $3, $4
+		WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1)
+		RETURNING `+signalCols, ids[0], ids[1], sg.Name, nullJSON(sg.Value))
+	return out.utc(), wrap(op, err)
+}
+
+// GetSignal returns one signal.
+func (s *Store) GetSignal(ctx context.Context, orgID, id string) (Signal, error) {
+	sg, err := getOne[Signal](ctx, s.pool, "get signal "+id, "agent_signal", signalCols, orgID, id)
+	return sg.utc(), err
+}
+
+// PendingSignals returns the execution's unconsumed signals in arrival
+// order: what a new segment must still act on.
+func (s *Store) PendingSignals(ctx context.Context, orgID, executionID string) ([]Signal, error) {
+	op := "pending signals of " + executionID
+	ids, err := readIDs(op, orgID, executionID)
+	if err != nil {
+		return nil, err
+	}
+	sgs, err := queryAll[Signal](ctx, s.pool, `SELECT `+signalCols+` FROM agent_signal
+		WHERE agent_execution_id = $2 AND org_id = $1 AND NOT consumed ORDER BY seq`, ids[0], ids[1])
+	return utcAll(sgs), wrap(op, err)
+}
+
+// ConsumeSignal appends e (the entry the signal becomes, usually a user
+// message) and marks the signal consumed in one transaction, so a crash
+// leaves either both or neither. e's org and execution default to the
+// signal's, and its idempotency key to "signal/<id>", so calling again —
+// after a retry, or for an already consumed signal — returns the same entry.
+func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Entry) (Entry, error) {
+	op := "consume signal " + signalID
+	ids, err := readIDs(op, orgID, signalID)
+	if err != nil {
+		return Entry{}, err
+	}
+	var out Entry
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var executionID string
+		err := tx.QueryRow(ctx, `SELECT agent_execution_id::text FROM agent_signal WHERE id = $2 AND org_id = $1 FOR UPDATE`,
+			ids[0], ids[1]).Scan(&executionID)
+		if err != nil {
+			return wrap(op, err)
+		}
+		if e.ExecutionID != "" && e.ExecutionID != executionID {
+			return errf(op, ErrInvalid, "entry is for execution %s, signal for %s", e.ExecutionID, executionID)
+		}
+		e.OrgID, e.ExecutionID = ids[0], executionID
+		if e.IdempotencyKey == "" {
+			e.IdempotencyKey = "signal/" + ids[1]
+		}
+		if out, _, err = appendEntry(ctx, tx, e); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE agent_signal SET consumed = true, consumed_at = coalesce(consumed_at, now())
+			WHERE id = $1`, ids[1])
+		return wrap(op, err)
+	})
+	return out, err
+}
+
+// MarkSignalsConsumed marks signals consumed without an entry (those whose
+// effect is not a message, such as cancel). Repeats are harmless; an ID the
+// organization does not have is ErrNotFound, after the others are marked.
+func (s *Store) MarkSignalsConsumed(ctx context.Context, orgID string, ids ...string) error {
+	const op = "mark signals consumed"
+	org, err := readIDs(op, orgID)
+	if err != nil {
+		return err
+	}
+	valid, err := writeIDs(op, ids...)
+	if err != nil {
+		return err
+	}
+	var found int
+	err = s.pool.QueryRow(ctx, `
+		WITH upd AS (
+			UPDATE agent_signal SET consumed = true, consumed_at = coalesce(consumed_at, now())
+			WHERE org_id = $1 AND id = ANY($2::uuid[]) RETURNING id
+		) SELECT count(*) FROM upd`, org[0], valid).Scan(&found)
+	if err != nil {
+		return wrap(op, err)
+	}
+	if found < len(distinct(valid)) {
+		return wrap(op, ErrNotFound)
+	}
+	return nil
+}
+
+func distinct(ss []string) map[string]struct{} {
+	m := make(map[string]struct{}, len(ss))
+	for _, s := range ss {
+		m[s] = struct{}{}
+	}
+	return m
+}

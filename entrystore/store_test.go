@@ -1,0 +1,420 @@
+package entrystore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/entrystore"
+)
+
+func TestOrgsAndAPIKeys(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	_, err := f.store.CreateOrg(ctx, "acme", "again")
+	require.ErrorIs(t, err, entrystore.ErrConflict)
+	for _, bad := range []string{"", "_system", "Upper", "-lead", string(make([]byte, 70))} {
+		_, err = f.store.CreateOrg(ctx, bad, "x")
+		require.ErrorIs(t, err, entrystore.ErrInvalid, bad)
+	}
+	sys, err := f.store.EnsureOrg(ctx, "_system")
+	require.NoError(t, err)
+	require.Equal(t, entrystore.SystemOrgID, sys.ID)
+
+	var wg sync.WaitGroup
+	got := make([]entrystore.Org, 6)
+	errs := make([]error, len(got))
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = f.store.EnsureOrg(ctx, "racy") })
+	}
+	wg.Wait()
+	for i, o := range got {
+		require.NoError(t, errs[i])
+		require.Equal(t, got[0].ID, o.ID)
+	}
+	bySlug, err := f.store.GetOrgBySlug(ctx, "racy")
+	require.NoError(t, err)
+	byID, err := f.store.GetOrg(ctx, bySlug.ID)
+	require.NoError(t, err)
+	require.Equal(t, bySlug, byID)
+
+	secret, key, err := f.store.CreateAPIKey(ctx, f.org.ID, "ci")
+	require.NoError(t, err)
+	require.Regexp(t, `^agt_[0-9a-f]{8}_[0-9a-f]{64}$`, secret)
+	require.Equal(t, secret[4:12], key.Prefix)
+	var stored int
+	require.NoError(t, f.store.Pool().QueryRow(ctx,
+		"SELECT count(*) FROM api_key WHERE position($1::bytea IN hash) > 0", []byte(secret)).Scan(&stored))
+	require.Zero(t, stored, "the secret itself is never stored")
+
+	org, k, err := f.store.AuthenticateAPIKey(ctx, secret)
+	require.NoError(t, err)
+	require.Equal(t, f.org, org)
+	require.Equal(t, key.ID, k.ID)
+	_, k, err = f.store.AuthenticateAPIKey(ctx, secret)
+	require.NoError(t, err)
+	require.NotNil(t, k.LastUsedAt)
+
+	for _, bad := range []string{"", "agt_", secret + "x", "agt_00000000_" + secret[13:]} {
+		_, _, err = f.store.AuthenticateAPIKey(ctx, bad)
+		require.ErrorIs(t, err, entrystore.ErrNotFound)
+	}
+	require.NoError(t, f.store.RevokeAPIKey(ctx, f.org.ID, key.ID))
+	_, _, err = f.store.AuthenticateAPIKey(ctx, secret)
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+}
+
+func TestDefinitions(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	d, err := f.store.CreateDefinition(ctx, entrystore.Definition{OrgID: f.org.ID, Name: "Researcher", Slug: "researcher",
+		Models: []byte(`["claude"]`), Tools: []string{"search", "fetch"}, Config: []byte(`{"max_steps":10}`)})
+	require.NoError(t, err)
+	require.Equal(t, entrystore.DefaultKind, d.Kind)
+	require.Equal(t, []string{"search", "fetch"}, d.Tools)
+	require.Nil(t, d.Metadata)
+
+	_, err = f.store.CreateDefinition(ctx, entrystore.Definition{OrgID: f.org.ID, Name: "Dup", Slug: "researcher"})
+	require.ErrorIs(t, err, entrystore.ErrConflict)
+
+	d.Description, d.Tools = "digs", nil
+	up, err := f.store.UpdateDefinition(ctx, d)
+	require.NoError(t, err)
+	require.Equal(t, "digs", up.Description)
+	require.Empty(t, up.Tools)
+	require.True(t, up.UpdatedAt.After(d.UpdatedAt))
+
+	for i := range 4 {
+		_, err := f.store.CreateDefinition(ctx, entrystore.Definition{OrgID: f.org.ID, Name: "n", Slug: fmt.Sprintf("s%d", i)})
+		require.NoError(t, err)
+	}
+	page1, next, err := f.store.ListDefinitions(ctx, f.org.ID, entrystore.Page{Limit: 3})
+	require.NoError(t, err)
+	require.Equal(t, d.ID, page1[0].ID, "oldest first")
+	page2, next2, err := f.store.ListDefinitions(ctx, f.org.ID, entrystore.Page{Limit: 3, Cursor: next})
+	require.NoError(t, err)
+	require.Len(t, page2, 2)
+	require.Empty(t, next2)
+
+	require.NoError(t, f.store.DeleteDefinition(ctx, f.org.ID, d.ID))
+	require.ErrorIs(t, f.store.DeleteDefinition(ctx, f.org.ID, d.ID), entrystore.ErrNotFound)
+	_, err = f.store.GetDefinition(ctx, f.org.ID, d.ID)
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+}
+
+func TestContentIsDeduplicated(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	big := make([]byte, 1<<20)
+	_, _ = rand.Read(big)
+	for _, data := range [][]byte{[]byte("hello"), big, {}} {
+		sha, created, err := f.store.PutContent(ctx, f.org.ID, data, "text/plain")
+		require.NoError(t, err)
+		require.True(t, created)
+		sha2, created, err := f.store.PutContent(ctx, f.org.ID, data, "application/other")
+		require.NoError(t, err)
+		require.False(t, created)
+		require.Equal(t, sha, sha2)
+
+		got, mediaType, err := f.store.GetContent(ctx, f.org.ID, sha)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(data, got))
+		require.Equal(t, "text/plain", mediaType)
+		size, err := f.store.ContentSize(ctx, f.org.ID, sha)
+		require.NoError(t, err)
+		require.Equal(t, int64(len(data)), size)
+	}
+	var rows int
+	require.NoError(t, f.store.Pool().QueryRow(ctx, "SELECT count(*) FROM content").Scan(&rows))
+	require.Equal(t, 3, rows)
+	_, _, err := f.store.GetContent(ctx, f.org.ID, "zz")
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+}
+
+func TestCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	leaf := f.append(t, "", "root")
+	cp := func(seq int) (entrystore.Checkpoint, error) {
+		return f.store.AppendCheckpoint(ctx, entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+			Sequence: seq, LeafEntryID: leaf.ID, State: []byte(fmt.Sprintf(`{"turn":%d}`, seq))})
+	}
+	_, err := f.store.LatestCheckpoint(ctx, f.org.ID, f.exec.ID)
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+	for _, seq := range []int{0, 1, 2, 5} {
+		c, err := cp(seq)
+		require.NoError(t, err)
+		require.Equal(t, leaf.ID, c.LeafEntryID)
+	}
+	for _, seq := range []int{5, 3, 0} {
+		_, err := cp(seq)
+		require.ErrorIs(t, err, entrystore.ErrConflict, "seq %d", seq)
+	}
+	latest, err := f.store.LatestCheckpoint(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.Equal(t, 5, latest.Sequence)
+	require.JSONEq(t, `{"turn":5}`, string(latest.State))
+	e, err := f.store.GetExecution(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.Equal(t, 5, e.CheckpointSeq)
+	two, err := f.store.GetCheckpoint(ctx, f.org.ID, f.exec.ID, 2)
+	require.NoError(t, err)
+	require.Equal(t, 2, two.Sequence)
+
+	first, next, err := f.store.ListCheckpoints(ctx, f.org.ID, f.exec.ID, entrystore.Page{Limit: 3})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1, 2}, []int{first[0].Sequence, first[1].Sequence, first[2].Sequence})
+	rest, next, err := f.store.ListCheckpoints(ctx, f.org.ID, f.exec.ID, entrystore.Page{Limit: 3, Cursor: next})
+	require.NoError(t, err)
+	require.Len(t, rest, 1)
+	require.Empty(t, next)
+
+	other, err := f.store.CreateExecution(ctx, entrystore.Execution{OrgID: f.org.ID, Kind: "k"})
+	require.NoError(t, err)
+	_, err = f.store.AppendCheckpoint(ctx, entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: other.ID, Sequence: 1, LeafEntryID: leaf.ID})
+	require.ErrorIs(t, err, entrystore.ErrInvalid, "leaf of another execution")
+}
+
+func TestConcurrentCheckpointsKeepSequenceIncreasing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for seq := range errs {
+		wg.Go(func() {
+			_, errs[seq] = f.store.AppendCheckpoint(ctx, entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: f.exec.ID, Sequence: seq})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			require.ErrorIs(t, err, entrystore.ErrConflict)
+		}
+	}
+	cs, _, err := f.store.ListCheckpoints(ctx, f.org.ID, f.exec.ID, entrystore.Page{})
+	require.NoError(t, err)
+	require.NotEmpty(t, cs)
+	require.Equal(t, 9, cs[len(cs)-1].Sequence, "the highest always lands")
+	e, err := f.store.GetExecution(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.Equal(t, cs[len(cs)-1].Sequence, e.CheckpointSeq)
+}
+
+func TestSignals(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	root := f.append(t, "", "root")
+	var sigs []entrystore.Signal
+	for i := range 3 {
+		sg, err := f.store.PutSignal(ctx, entrystore.Signal{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+			Name: "user_message", Value: []byte(fmt.Sprintf(`{"text":"m%d"}`, i))})
+		require.NoError(t, err)
+		sigs = append(sigs, sg)
+	}
+	pending, err := f.store.PendingSignals(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.Equal(t, sigs, pending, "arrival order")
+
+	entry := entrystore.Entry{ParentID: root.ID, Type: "message", Role: "user", Content: sigs[0].Value}
+	e1, err := f.store.ConsumeSignal(ctx, f.org.ID, sigs[0].ID, entry)
+	require.NoError(t, err)
+	e2, err := f.store.ConsumeSignal(ctx, f.org.ID, sigs[0].ID, entry)
+	require.NoError(t, err)
+	require.Equal(t, e1, e2, "repeat-safe")
+	got, err := f.store.GetSignal(ctx, f.org.ID, sigs[0].ID)
+	require.NoError(t, err)
+	require.True(t, got.Consumed)
+
+	// A failed append leaves the signal unconsumed: one transaction.
+	_, err = f.store.ConsumeSignal(ctx, f.org.ID, sigs[1].ID, entrystore.Entry{ParentID: "bad", Type: "message"})
+	require.ErrorIs(t, err, entrystore.ErrInvalid)
+	got, err = f.store.GetSignal(ctx, f.org.ID, sigs[1].ID)
+	require.NoError(t, err)
+	require.False(t, got.Consumed)
+
+	require.NoError(t, f.store.MarkSignalsConsumed(ctx, f.org.ID, sigs[1].ID, sigs[2].ID, sigs[2].ID))
+	pending, err = f.store.PendingSignals(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.Empty(t, pending)
+	require.ErrorIs(t, f.store.MarkSignalsConsumed(ctx, f.org.ID, "5b0d7d8e-7c43-4c49-9d0f-2b6d1b8f0a11"), entrystore.ErrNotFound)
+}
+
+func TestToolCalls(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	asst := f.append(t, "", "assistant")
+	result := f.append(t, asst.ID, "result")
+	running, err := f.store.RecordToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+		MessageID: asst.ID, ToolCallID: "call_1", ToolName: "search", Input: []byte(`{"q":"x"}`), StepNumber: 2})
+	require.NoError(t, err)
+	require.Equal(t, entrystore.ToolCallRunning, running.Status)
+
+	sha, _, err := f.store.PutContent(ctx, f.org.ID, []byte("full output"), "")
+	require.NoError(t, err)
+	done, err := f.store.RecordToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+		MessageID: asst.ID, ToolCallID: "call_1", ToolName: "search", Status: entrystore.ToolCallCompleted,
+		ResultEntryID: result.ID, Output: []byte(`"ok"`), OutputSHA256: sha, OutputSize: 11, Truncated: true, DurationMs: 40})
+	require.NoError(t, err)
+	require.Equal(t, running.ID, done.ID)
+	require.Equal(t, entrystore.ToolCallCompleted, done.Status)
+	require.Equal(t, result.ID, done.ResultEntryID)
+	require.Equal(t, sha, done.OutputSHA256)
+	require.JSONEq(t, `{"q":"x"}`, string(done.Input))
+
+	// A late "running" (a retried start) does not undo the end.
+	again, err := f.store.RecordToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+		MessageID: asst.ID, ToolCallID: "call_1", ToolName: "search", Status: entrystore.ToolCallRunning})
+	require.NoError(t, err)
+	require.Equal(t, entrystore.ToolCallCompleted, again.Status)
+
+	for i, name := range []string{"fetch", "search", "fetch"} {
+		_, err := f.store.RecordToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+			MessageID: asst.ID, ToolCallID: fmt.Sprintf("call_%d", i+2), ToolName: name, Status: entrystore.ToolCallError, StepNumber: i})
+		require.NoError(t, err)
+	}
+	all, _, err := f.store.ListToolCalls(ctx, f.org.ID, f.exec.ID, entrystore.ToolCallFilter{}, entrystore.Page{Limit: 2})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, []int{all[0].StepNumber, all[1].StepNumber})
+	fetches, next, err := f.store.ListToolCalls(ctx, f.org.ID, f.exec.ID, entrystore.ToolCallFilter{ToolName: "fetch"}, entrystore.Page{Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, fetches, 1)
+	more, next, err := f.store.ListToolCalls(ctx, f.org.ID, f.exec.ID, entrystore.ToolCallFilter{ToolName: "fetch"}, entrystore.Page{Limit: 1, Cursor: next})
+	require.NoError(t, err)
+	require.Len(t, more, 1)
+	require.Equal(t, 2, more[0].StepNumber)
+	require.Empty(t, next)
+	errs, _, err := f.store.ListToolCalls(ctx, f.org.ID, f.exec.ID, entrystore.ToolCallFilter{Status: entrystore.ToolCallError}, entrystore.Page{})
+	require.NoError(t, err)
+	require.Len(t, errs, 3)
+}
+
+func TestStreamEvents(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	conn, err := pgx.ConnectConfig(ctx, f.store.Pool().Config().ConnConfig)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "LISTEN "+entrystore.NotifyChannel)
+	require.NoError(t, err)
+
+	var evs []entrystore.StreamEvent
+	for i := range 3 {
+		ev, err := f.store.AppendStreamEvent(ctx, f.org.ID, f.exec.ID, "token", []byte(fmt.Sprintf(`{"i":%d}`, i)))
+		require.NoError(t, err)
+		evs = append(evs, ev)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, ev := range evs {
+		n, err := conn.WaitForNotification(waitCtx)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("%s:%d", f.exec.ID, ev.ID), n.Payload)
+	}
+	after, err := f.store.StreamEventsAfter(ctx, f.org.ID, f.exec.ID, evs[0].ID, 10)
+	require.NoError(t, err)
+	require.Equal(t, evs[1:], after)
+
+	n, err := f.store.PruneStreamEvents(ctx, evs[2].CreatedAt.Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, int64(3), n)
+	after, err = f.store.StreamEventsAfter(ctx, f.org.ID, f.exec.ID, 0, 10)
+	require.NoError(t, err)
+	require.Empty(t, after)
+}
+
+func TestAnotherOrgSeesNothing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	other, err := f.store.CreateOrg(ctx, "other", "Other")
+	require.NoError(t, err)
+	o := other.ID
+
+	entry := f.append(t, "", "root")
+	def, err := f.store.CreateDefinition(ctx, entrystore.Definition{OrgID: f.org.ID, Name: "D", Slug: "d"})
+	require.NoError(t, err)
+	_, err = f.store.AppendCheckpoint(ctx, entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: f.exec.ID, Sequence: 1})
+	require.NoError(t, err)
+	sha, _, err := f.store.PutContent(ctx, f.org.ID, []byte("secret"), "")
+	require.NoError(t, err)
+	tc, err := f.store.RecordToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+		MessageID: entry.ID, ToolCallID: "c", ToolName: "t"})
+	require.NoError(t, err)
+	sg, err := f.store.PutSignal(ctx, entrystore.Signal{OrgID: f.org.ID, ExecutionID: f.exec.ID, Name: "s"})
+	require.NoError(t, err)
+
+	reads := map[string]func() error{
+		"execution":  func() error { _, err := f.store.GetExecution(ctx, o, f.exec.ID); return err },
+		"entry":      func() error { _, err := f.store.GetEntry(ctx, o, entry.ID); return err },
+		"entry key":  func() error { _, err := f.store.GetEntryByKey(ctx, o, f.exec.ID, "root"); return err },
+		"path":       func() error { _, err := f.store.Path(ctx, o, entry.ID); return err },
+		"children":   func() error { _, err := f.store.Children(ctx, o, entry.ID); return err },
+		"checkpoint": func() error { _, err := f.store.LatestCheckpoint(ctx, o, f.exec.ID); return err },
+		"checkpoint seq": func() error {
+			_, err := f.store.GetCheckpoint(ctx, o, f.exec.ID, 1)
+			return err
+		},
+		"content":      func() error { _, _, err := f.store.GetContent(ctx, o, sha); return err },
+		"content size": func() error { _, err := f.store.ContentSize(ctx, o, sha); return err },
+		"tool call":    func() error { _, err := f.store.GetToolCall(ctx, o, tc.ID); return err },
+		"signal":       func() error { _, err := f.store.GetSignal(ctx, o, sg.ID); return err },
+		"definition":   func() error { _, err := f.store.GetDefinition(ctx, o, def.ID); return err },
+		"update status": func() error {
+			_, err := f.store.Transition(ctx, o, f.exec.ID, entrystore.Transition{To: entrystore.StatusRunning})
+			return err
+		},
+		"add steps":  func() error { return f.store.AddSteps(ctx, o, f.exec.ID, 1) },
+		"delete def": func() error { return f.store.DeleteDefinition(ctx, o, def.ID) },
+		"consume signal": func() error {
+			_, err := f.store.ConsumeSignal(ctx, o, sg.ID, entrystore.Entry{Type: "message"})
+			return err
+		},
+		"put signal": func() error {
+			_, err := f.store.PutSignal(ctx, entrystore.Signal{OrgID: o, ExecutionID: f.exec.ID, Name: "s"})
+			return err
+		},
+		"stream": func() error {
+			_, err := f.store.AppendStreamEvent(ctx, o, f.exec.ID, "token", nil)
+			return err
+		},
+	}
+	for name, read := range reads {
+		err := read()
+		require.True(t, errors.Is(err, entrystore.ErrNotFound), "%s: %v", name, err)
+	}
+	for name, list := range map[string]func() (int, error){
+		"entries": func() (int, error) {
+			es, _, err := f.store.ListEntries(ctx, o, f.exec.ID, entrystore.Page{})
+			return len(es), err
+		},
+		"checkpoints": func() (int, error) {
+			cs, _, err := f.store.ListCheckpoints(ctx, o, f.exec.ID, entrystore.Page{})
+			return len(cs), err
+		},
+		"tool calls": func() (int, error) {
+			ts, _, err := f.store.ListToolCalls(ctx, o, f.exec.ID, entrystore.ToolCallFilter{}, entrystore.Page{})
+			return len(ts), err
+		},
+		"signals": func() (int, error) {
+			ss, err := f.store.PendingSignals(ctx, o, f.exec.ID)
+			return len(ss), err
+		},
+		"executions": func() (int, error) {
+			es, _, err := f.store.ListExecutions(ctx, o, entrystore.ExecutionFilter{}, entrystore.Page{})
+			return len(es), err
+		},
+	} {
+		n, err := list()
+		require.NoError(t, err, name)
+		require.Zero(t, n, name)
+	}
+	_, _, err = f.store.AppendEntry(ctx, entrystore.Entry{OrgID: o, ExecutionID: f.exec.ID, Type: "m", IdempotencyKey: "x"})
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+}

@@ -1,0 +1,77 @@
+package entrystore
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// NotifyChannel is the Postgres channel stream events are announced on, with
+// payload "<execution_id>:<event id>"; listeners then read the rows, so the
+// 8 KB NOTIFY limit never bounds an event.
+const NotifyChannel = "agentree_stream"
+
+// StreamEvent is one event of an execution's live stream (a token, a tool
+// start, a status change), kept for a while so a reconnecting SSE client can
+// resume after the last ID it saw.
+type StreamEvent struct {
+	ID          int64           `db:"id"`
+	OrgID       string          `db:"org_id"`
+	ExecutionID string          `db:"execution_id"`
+	Event       string          `db:"event"`
+	Data        json.RawMessage `db:"data"`
+	CreatedAt   time.Time       `db:"created_at"`
+}
+
+const streamCols = `id, org_id::text AS org_id, agent_execution_id::text AS execution_id, event, data, created_at`
+
+func (e StreamEvent) utc() StreamEvent { e.CreatedAt = e.CreatedAt.UTC(); return e }
+
+// AppendStreamEvent stores an event and notifies NotifyChannel in one
+// statement, hence one transaction: listeners are told only of rows they can
+// read.
+func (s *Store) AppendStreamEvent(ctx context.Context, orgID, executionID, event string, data json.RawMessage) (StreamEvent, error) {
+	const op = "append stream event"
+	ids, err := writeIDs(op, orgID, executionID)
+	if err != nil {
+		return StreamEvent{}, err
+	}
+	if event == "" {
+		return StreamEvent{}, errf(op, ErrInvalid, "event name is required")
+	}
+	out, err := queryOne[StreamEvent](ctx, s.pool, `
+		WITH ins AS (
+			INSERT INTO agent_stream_event (org_id, agent_execution_id, event, data)
+			SELECT $1, $2, $3, $4
+			WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1)
+			RETURNING *
+		)
+		SELECT `+streamCols+` FROM ins,
+			LATERAL (SELECT pg_notify('`+NotifyChannel+`', ins.agent_execution_id::text || ':' || ins.id)) n`,
+		ids[0], ids[1], event, jsonOr(data, "{}"))
+	return out.utc(), wrap(op, err)
+}
+
+// StreamEventsAfter returns up to limit events of the execution with IDs
+// above afterID, oldest first (limit as in Page).
+func (s *Store) StreamEventsAfter(ctx context.Context, orgID, executionID string, afterID int64, limit int) ([]StreamEvent, error) {
+	op := "stream events of " + executionID
+	ids, err := readIDs(op, orgID, executionID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := queryAll[StreamEvent](ctx, s.pool, `SELECT `+streamCols+` FROM agent_stream_event
+		WHERE agent_execution_id = $2 AND org_id = $1 AND id > $3 ORDER BY id LIMIT $4`,
+		ids[0], ids[1], afterID, Page{Limit: limit}.limit())
+	return utcAll(evs), wrap(op, err)
+}
+
+// PruneStreamEvents deletes events created before olderThan, across all
+// organizations, and reports how many: the replay window's upkeep.
+func (s *Store) PruneStreamEvents(ctx context.Context, olderThan time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM agent_stream_event WHERE created_at < $1`, olderThan)
+	if err != nil {
+		return 0, wrap("prune stream events", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -1,0 +1,146 @@
+package entrystore
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Tool-call statuses. A record is written "running" when the call starts
+// and updated once it ends.
+const (
+	ToolCallRunning   = "running"
+	ToolCallCompleted = "completed"
+	ToolCallError     = "error"
+	ToolCallCancelled = "cancelled"
+)
+
+// ToolCall records one tool invocation: what the model asked (MessageID is
+// its assistant entry), what came back (ResultEntryID, Output) and, when
+// the output was cut for the model, where the whole of it is (OutputSHA256
+// in the content store).
+type ToolCall struct {
+	ID            string          `db:"id"`
+	OrgID         string          `db:"org_id"`
+	ExecutionID   string          `db:"execution_id"`
+	MessageID     string          `db:"message_id"`
+	ResultEntryID string          `db:"result_entry_id"`
+	ToolCallID    string          `db:"tool_call_id"`
+	ToolName      string          `db:"tool_name"`
+	Status        string          `db:"status"`
+	Input         json.RawMessage `db:"input"`
+	Output        json.RawMessage `db:"output"`
+	OutputSHA256  string          `db:"output_sha256"`
+	OutputSize    int64           `db:"output_size"`
+	Truncated     bool            `db:"truncated"`
+	DurationMs    int64           `db:"duration_ms"`
+	StepNumber    int             `db:"step_number"`
+	CreatedAt     time.Time       `db:"created_at"`
+	UpdatedAt     time.Time       `db:"updated_at"`
+}
+
+const toolCallCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::text AS execution_id,
+	coalesce(message_id::text, '') AS message_id, coalesce(result_entry_id::text, '') AS result_entry_id,
+	tool_call_id, tool_name, status, input, output, coalesce(encode(output_sha256, 'hex'), '') AS output_sha256,
+	output_size, truncated, duration_ms, step_number, created_at, updated_at`
+
+func (t ToolCall) utc() ToolCall {
+	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
+	return t
+}
+
+// RecordToolCall inserts the record for (execution, message, tool call ID)
+// or, when it exists, updates its outcome: status, output, result entry,
+// sizes and duration. A finished call never goes back to "running", so a
+// retried activity that records the start again cannot undo the end.
+func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, error) {
+	const op = "record tool call"
+	ids, err := writeIDs(op, tc.OrgID, tc.ExecutionID, tc.MessageID)
+	if err != nil {
+		return ToolCall{}, err
+	}
+	result, ok := optID(tc.ResultEntryID)
+	if !ok {
+		return ToolCall{}, errf(op, ErrInvalid, "malformed result entry id %q", tc.ResultEntryID)
+	}
+	if tc.ToolCallID == "" || tc.ToolName == "" {
+		return ToolCall{}, errf(op, ErrInvalid, "tool call id and tool name are required")
+	}
+	if tc.Status == "" {
+		tc.Status = ToolCallRunning
+	}
+	var sha []byte
+	if tc.OutputSHA256 != "" {
+		if sha, err = hex.DecodeString(tc.OutputSHA256); err != nil || len(sha) != 32 {
+			return ToolCall{}, errf(op, ErrInvalid, "output sha256 %q", tc.OutputSHA256)
+		}
+	}
+	out, err := queryOne[ToolCall](ctx, s.pool, `
+		INSERT INTO agent_tool_call AS t (org_id, agent_execution_id, message_id, result_entry_id, tool_call_id,
+			tool_name, status, input, output, output_sha256, output_size, truncated, duration_ms, step_number)
+		SELECT $1, $2, $3, $4::uuid, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
+		WHERE EXISTS (SELECT 1 FROM agent_entry WHERE id = $3 AND agent_execution_id = $2 AND org_id = $1)
+		  AND ($4::uuid IS NULL OR EXISTS (
+			SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
+		ON CONFLICT (agent_execution_id, message_id, tool_call_id) DO UPDATE SET
+			status = CASE WHEN EXCLUDED.status = 'running' THEN t.status ELSE EXCLUDED.status END,
+			result_entry_id = coalesce(EXCLUDED.result_entry_id, t.result_entry_id),
+			input = coalesce(EXCLUDED.input, t.input),
+			output = coalesce(EXCLUDED.output, t.output),
+			output_sha256 = coalesce(EXCLUDED.output_sha256, t.output_sha256),
+			output_size = greatest(EXCLUDED.output_size, t.output_size),
+			truncated = EXCLUDED.truncated OR t.truncated,
+			duration_ms = greatest(EXCLUDED.duration_ms, t.duration_ms),
+			updated_at = now()
+		RETURNING `+toolCallCols,
+		ids[0], ids[1], ids[2], nullIfEmpty(result), tc.ToolCallID, tc.ToolName, tc.Status,
+		nullJSON(tc.Input), nullJSON(tc.Output), sha, tc.OutputSize, tc.Truncated, tc.DurationMs, tc.StepNumber)
+	if errors.Is(err, errNoRows) {
+		return ToolCall{}, errf(op, ErrInvalid, "message or result entry is not an entry of execution %s", tc.ExecutionID)
+	}
+	return out.utc(), wrap(op, err)
+}
+
+// GetToolCall returns one tool-call record with its full input and output.
+func (s *Store) GetToolCall(ctx context.Context, orgID, id string) (ToolCall, error) {
+	t, err := getOne[ToolCall](ctx, s.pool, "get tool call "+id, "agent_tool_call", toolCallCols, orgID, id)
+	return t.utc(), err
+}
+
+// ToolCallFilter narrows ListToolCalls; zero fields match everything.
+type ToolCallFilter struct {
+	ToolName string
+	Status   string
+}
+
+// ListToolCalls pages through an execution's tool calls by step number.
+func (s *Store) ListToolCalls(ctx context.Context, orgID, executionID string, f ToolCallFilter, p Page) ([]ToolCall, string, error) {
+	const op = "list tool calls"
+	ids, k, after, err := listStart(op, p, true, orgID, executionID)
+	if err != nil {
+		return nil, "", err
+	}
+	var w where
+	w.and("agent_execution_id = ?", ids[1])
+	w.and("org_id = ?", ids[0])
+	if f.ToolName != "" {
+		w.and("tool_name = ?", f.ToolName)
+	}
+	if f.Status != "" {
+		w.and("status = ?", f.Status)
+	}
+	if after {
+		w.and("(step_number, created_at, id) > (?, ?, ?::uuid)", k.N, k.T, k.ID)
+	}
+	ts, err := queryAll[ToolCall](ctx, s.pool, `SELECT `+toolCallCols+` FROM agent_tool_call
+		WHERE `+w.String()+` ORDER BY step_number, created_at, id LIMIT `+w.param(p.limit()+1), w.args...)
+	if err != nil {
+		return nil, "", wrap(op, err)
+	}
+	ts, next := cut(utcAll(ts), p.limit(), func(t ToolCall) keyset {
+		return keyset{N: int64(t.StepNumber), T: t.CreatedAt, ID: t.ID}
+	})
+	return ts, next, nil
+}

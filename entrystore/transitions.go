@@ -1,0 +1,125 @@
+package entrystore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Transition is a status change and what comes with it. Empty Error,
+// StopReason and nil Output leave the stored values alone.
+type Transition struct {
+	To         Status
+	Error      string
+	StopReason string
+	Output     json.RawMessage
+}
+
+// maxTransitionAttempts bounds Transition's read-and-swap loop; each retry
+// means another writer won, so a handful is plenty.
+const maxTransitionAttempts = 16
+
+// UpdateStatus applies tr if the execution is still at expectedVersion and
+// the move is allowed from its current status (see Transition); otherwise
+// ErrConflict. It bumps version and updated_at, sets started_at the first
+// time the execution runs and completed_at when it ends.
+func (s *Store) UpdateStatus(ctx context.Context, orgID, id string, expectedVersion int, tr Transition) (Execution, error) {
+	op := "update status " + id
+	ids, err := readIDs(op, orgID, id)
+	if err != nil {
+		return Execution{}, err
+	}
+	if !tr.To.Valid() {
+		return Execution{}, errf(op, ErrInvalid, "status %q", tr.To)
+	}
+	e, err := queryOne[Execution](ctx, s.pool, `
+		UPDATE agent_execution SET
+			status = $4,
+			error = CASE WHEN $5 <> '' THEN $5 ELSE error END,
+			stop_reason = CASE WHEN $6 <> '' THEN $6 ELSE stop_reason END,
+			output = coalesce($7::jsonb, output),
+			started_at = CASE WHEN $4 = 'RUNNING' THEN coalesce(started_at, now()) ELSE started_at END,
+			completed_at = CASE WHEN $4 IN ('COMPLETED', 'FAILED', 'CANCELLED') THEN coalesce(completed_at, now())
+				ELSE completed_at END,
+			version = version + 1,
+			updated_at = now()
+		WHERE org_id = $1 AND id = $2 AND version = $3 AND status = ANY($8)
+		RETURNING `+executionCols,
+		ids[0], ids[1], expectedVersion, string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To))
+	if !errors.Is(err, errNoRows) {
+		return e.utc(), wrap(op, err)
+	}
+	cur, err := s.GetExecution(ctx, orgID, id)
+	if err != nil {
+		return Execution{}, err
+	}
+	if cur.Version != expectedVersion {
+		return Execution{}, errf(op, ErrConflict, "version %d, expected %d", cur.Version, expectedVersion)
+	}
+	return Execution{}, errf(op, ErrConflict, "cannot move from %s to %s", cur.Status, tr.To)
+}
+
+// Transition moves the execution to tr.To whatever its version, retrying on
+// a concurrent writer. Moving to the current status is a no-op that returns
+// the row; a terminal status is final; CANCELLING may only end (CANCELLED,
+// FAILED or COMPLETED); any live status may go to CANCELLING.
+func (s *Store) Transition(ctx context.Context, orgID, id string, tr Transition) (Execution, error) {
+	op := "transition " + id
+	if !tr.To.Valid() {
+		return Execution{}, errf(op, ErrInvalid, "status %q", tr.To)
+	}
+	for range maxTransitionAttempts {
+		cur, err := s.GetExecution(ctx, orgID, id)
+		if err != nil {
+			return Execution{}, err
+		}
+		if cur.Status == tr.To {
+			return cur, nil
+		}
+		if !canMove(cur.Status, tr.To) {
+			return Execution{}, errf(op, ErrConflict, "cannot move from %s to %s", cur.Status, tr.To)
+		}
+		e, err := s.UpdateStatus(ctx, orgID, id, cur.Version, tr)
+		if !errors.Is(err, ErrConflict) {
+			return e, err
+		}
+		if err := ctx.Err(); err != nil {
+			return Execution{}, wrap(op, err)
+		}
+	}
+	return Execution{}, errf(op, ErrConflict, "gave up after %d concurrent updates", maxTransitionAttempts)
+}
+
+// canMove mirrors allowedFrom for the Go-side check.
+func canMove(from, to Status) bool {
+	for _, f := range allowedFrom(to) {
+		if Status(f) == from {
+			return true
+		}
+	}
+	return false
+}
+
+// AddSteps adds n to the execution's cumulative step count, which carries
+// across resumes. It leaves version alone: version guards status changes,
+// and counting steps must not make a concurrent Transition retry.
+func (s *Store) AddSteps(ctx context.Context, orgID, id string, n int) error {
+	op := "add steps " + id
+	ids, err := readIDs(op, orgID, id)
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return errf(op, ErrInvalid, "negative step count %d", n)
+	}
+	tag, err := s.pool.Exec(ctx,
+		`UPDATE agent_execution SET step_count = step_count + $3, updated_at = now() WHERE org_id = $1 AND id = $2`,
+		ids[0], ids[1], n)
+	if err != nil {
+		return wrap(op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return wrap(op, ErrNotFound)
+	}
+	return nil
+}
