@@ -44,39 +44,53 @@ type StartRequest struct {
 // Start creates the execution row (PENDING, config frozen), appends the
 // first user entry and starts the workflow with ID = execution ID.
 func (c *Client) Start(ctx context.Context, req StartRequest) (entrystore.Execution, error) {
-	if strings.TrimSpace(req.UserPrompt) == "" {
-		return entrystore.Execution{}, fmt.Errorf("%w: userPrompt is empty", agentsdk.ErrInvalidInput)
-	}
-	if req.Kind == "" {
-		return entrystore.Execution{}, fmt.Errorf("%w: kind is empty", agentsdk.ErrInvalidInput)
-	}
-	cfg, err := json.Marshal(req.Config)
+	ex, first, err := prepare(ctx, c.es, req, c.taskQueue)
 	if err != nil {
-		return entrystore.Execution{}, fmt.Errorf("adapter: start: %w", err)
+		return ex, err
 	}
-	input, _ := json.Marshal(map[string]string{"userPrompt": req.UserPrompt})
-	ex, err := c.es.CreateExecution(ctx, entrystore.Execution{
-		ID: req.ExecutionID, OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID,
-		ParentID: req.ParentID, Config: cfg, Input: input, Queue: c.taskQueue, Metadata: req.Metadata,
-	})
-	if err != nil {
-		return entrystore.Execution{}, fmt.Errorf("adapter: start: %w", err)
-	}
-	msg := agentsdk.TextMessage(agentsdk.RoleUser, req.UserPrompt)
-	content, _ := json.Marshal(msg)
-	first, _, err := c.es.AppendEntry(ctx, entrystore.Entry{
-		OrgID: req.OrgID, ExecutionID: ex.ID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
-		Content: content, IdempotencyKey: ex.ID + "/input",
-	})
-	if err != nil {
-		return ex, fmt.Errorf("adapter: start: first entry: %w", err)
-	}
-	_, err = c.tc.ExecuteWorkflow(ctx, c.StartOptions(ex.ID), req.Kind, c.FirstSegment(ex, first.ID))
+	_, err = c.tc.ExecuteWorkflow(ctx, c.StartOptions(ex.ID), req.Kind, first)
 	if err != nil {
 		_, _ = c.es.Transition(context.WithoutCancel(ctx), req.OrgID, ex.ID, entrystore.Transition{To: entrystore.StatusFailed, Error: "start workflow: " + err.Error()})
 		return ex, fmt.Errorf("adapter: start workflow: %w", err)
 	}
 	return ex, nil
+}
+
+// prepare writes what an execution starts from: its row and first user
+// entry. With req.ExecutionID set it is repeat-safe: a retry finds the row
+// and the entry it wrote before.
+func prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue string) (entrystore.Execution, SegmentInput, error) {
+	if strings.TrimSpace(req.UserPrompt) == "" {
+		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("%w: userPrompt is empty", agentsdk.ErrInvalidInput)
+	}
+	if req.Kind == "" {
+		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("%w: kind is empty", agentsdk.ErrInvalidInput)
+	}
+	cfg, err := json.Marshal(req.Config)
+	if err != nil {
+		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("adapter: start: %w", err)
+	}
+	input, _ := json.Marshal(map[string]string{"userPrompt": req.UserPrompt})
+	ex, err := es.CreateExecution(ctx, entrystore.Execution{
+		ID: req.ExecutionID, OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID,
+		ParentID: req.ParentID, Config: cfg, Input: input, Queue: queue, Metadata: req.Metadata,
+	})
+	if errors.Is(err, entrystore.ErrConflict) && req.ExecutionID != "" {
+		ex, err = es.GetExecution(ctx, req.OrgID, req.ExecutionID)
+	}
+	if err != nil {
+		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("adapter: start: %w", err)
+	}
+	msg := agentsdk.TextMessage(agentsdk.RoleUser, req.UserPrompt)
+	content, _ := json.Marshal(msg)
+	first, _, err := es.AppendEntry(ctx, entrystore.Entry{
+		OrgID: req.OrgID, ExecutionID: ex.ID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
+		Content: content, IdempotencyKey: ex.ID + "/input",
+	})
+	if err != nil {
+		return ex, SegmentInput{}, fmt.Errorf("adapter: start: first entry: %w", err)
+	}
+	return ex, SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: first.ID}, nil
 }
 
 // StartOptions are the workflow options of an execution: its ID is the
@@ -87,11 +101,6 @@ func (c *Client) StartOptions(executionID string) client.StartWorkflowOptions {
 		TaskQueue:             c.taskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	}
-}
-
-// FirstSegment is the input of an execution's first segment.
-func (c *Client) FirstSegment(ex entrystore.Execution, leafID string) SegmentInput {
-	return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: leafID}
 }
 
 // ErrTerminal is returned for a signal to an execution that has ended.

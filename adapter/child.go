@@ -1,0 +1,47 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/workflow"
+)
+
+// PrepareExecutionActivity writes an execution's row and first entry for a
+// workflow that starts an agent as its child.
+const PrepareExecutionActivity = "agentree.PrepareExecution"
+
+// PrepareExecution implements PrepareExecutionActivity. The request's
+// ExecutionID, chosen by the calling workflow, makes retries repeat-safe.
+func (a *Activities) PrepareExecution(ctx context.Context, req StartRequest) (SegmentInput, error) {
+	_, first, err := prepare(ctx, a.store, req, "")
+	return first, classify(err)
+}
+
+// StartChildAgent starts an agent execution as a child workflow of the
+// calling workflow and returns the child's future (its result is a Result,
+// after every continue-as-new) and the execution ID. The worker running the
+// caller must have the plugin (or Register). req.OrgID and req.Kind are
+// required.
+func StartChildAgent(ctx workflow.Context, req StartRequest) (workflow.ChildWorkflowFuture, string, error) {
+	if req.ExecutionID == "" {
+		var id string
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return uuid.NewString() }).Get(&id); err != nil {
+			return nil, "", err
+		}
+		req.ExecutionID = id
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: localOptions().StartToCloseTimeout})
+	var first SegmentInput
+	if err := workflow.ExecuteActivity(actx, PrepareExecutionActivity, req).Get(ctx, &first); err != nil {
+		return nil, req.ExecutionID, fmt.Errorf("adapter: start child agent: %w", err)
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            req.ExecutionID,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+	})
+	return workflow.ExecuteChildWorkflow(cctx, req.Kind, first), req.ExecutionID, nil
+}
