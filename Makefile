@@ -35,4 +35,4 @@ bench: up
 
 ## generate: regenerate protobuf, gateway and OpenAPI code.
 generate:
-	@echo "nothing to generate yet"
+	@./scripts/gen.sh

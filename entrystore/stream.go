@@ -29,7 +29,9 @@ func (e StreamEvent) utc() StreamEvent { e.CreatedAt = e.CreatedAt.UTC(); return
 
 // AppendStreamEvent stores an event and notifies NotifyChannel in one
 // statement, hence one transaction: listeners are told only of rows they can
-// read.
+// read. A per-execution advisory lock, held to commit, makes one
+// execution's events commit in ID order, so a reader past an ID never
+// misses a lower one that committed late.
 func (s *Store) AppendStreamEvent(ctx context.Context, orgID, executionID, event string, data json.RawMessage) (StreamEvent, error) {
 	const op = "append stream event"
 	ids, err := writeIDs(op, orgID, executionID)
@@ -40,9 +42,10 @@ func (s *Store) AppendStreamEvent(ctx context.Context, orgID, executionID, event
 		return StreamEvent{}, errf(op, ErrInvalid, "event name is required")
 	}
 	out, err := queryOne[StreamEvent](ctx, s.pool, `
-		WITH ins AS (
+		WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($2::uuid::text, 0))),
+		ins AS (
 			INSERT INTO agent_stream_event (org_id, agent_execution_id, event, data)
-			SELECT $1, $2, $3, $4
+			SELECT $1, $2, $3, $4 FROM l
 			WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1)
 			RETURNING *
 		)

@@ -13,6 +13,8 @@ const usage = `usage: agentree <command> [flags]
 
 commands:
   migrate   apply the database migrations to $DATABASE_URL
+  gateway   serve the REST/SSE (and gRPC) API (agentree gateway -h)
+  keys      create an organization API key: keys create --org SLUG
 `
 
 func run(ctx context.Context, args []string) error {
@@ -27,6 +29,10 @@ func run(ctx context.Context, args []string) error {
 			return errors.New("migrate: DATABASE_URL is not set (eval \"$(make -s env)\")")
 		}
 		return migrations.ApplyURL(ctx, url)
+	case "gateway":
+		return runGateway(ctx, args[1:])
+	case "keys":
+		return runKeys(ctx, args[1:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return nil

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/gateway"
+)
+
+// runGateway serves the REST/SSE gateway (and gRPC with --grpc-addr) over
+// $DATABASE_URL and the Temporal server at $TEMPORAL_ADDRESS.
+func runGateway(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	addr := fs.String("addr", gateway.DefaultHTTPAddr, "HTTP address for REST, SSE, /healthz and /openapi.json")
+	grpcAddr := fs.String("grpc-addr", "", "gRPC address (empty: no gRPC)")
+	queue := fs.String("task-queue", entrystore.DefaultQueue, "the workers' Temporal task queue")
+	namespace := fs.String("namespace", "default", "Temporal namespace")
+	kinds := fs.String("kinds", "", "comma-separated agent kinds workers run (default react-agent)")
+	providers := fs.String("providers", "", "comma-separated model providers workers know (empty: not checked)")
+	tools := fs.String("tools", "", "comma-separated tools workers know (empty: not checked)")
+	bodyLimit := fs.Int64("body-limit", gateway.DefaultBodyLimit, "largest request body in bytes (larger: 413)")
+	heartbeat := fs.Duration("heartbeat", gateway.DefaultHeartbeat, "SSE heartbeat interval")
+	window := fs.Duration("replay-window", gateway.DefaultReplayWindow, "how old an event a stream still replays")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: agentree gateway [flags]   (env DATABASE_URL, TEMPORAL_ADDRESS)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dbURL, temporalAddr := os.Getenv("DATABASE_URL"), os.Getenv("TEMPORAL_ADDRESS")
+	if dbURL == "" || temporalAddr == "" {
+		return errors.New("gateway: DATABASE_URL and TEMPORAL_ADDRESS must be set (eval \"$(make -s env)\")")
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	defer pool.Close()
+	logger := slog.Default()
+	tc, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: *namespace, Logger: tlog.NewStructuredLogger(logger)})
+	if err != nil {
+		return fmt.Errorf("gateway: temporal: %w", err)
+	}
+	defer tc.Close()
+	return gateway.Run(ctx, gateway.Options{
+		HTTPAddr: *addr, GRPCAddr: *grpcAddr, Store: entrystore.New(pool), Temporal: tc, TaskQueue: *queue,
+		Kinds: list(*kinds), Providers: list(*providers), Tools: list(*tools),
+		BodyLimit: *bodyLimit, Heartbeat: *heartbeat, ReplayWindow: *window, Logger: logger,
+	})
+}
+
+// list splits a comma-separated flag; empty is nil ("not given").
+func list(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

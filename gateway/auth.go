@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentree/agentree/entrystore"
+)
+
+// errUnauthenticated is the one answer to a missing, malformed or unknown
+// key: which of them it was is no business of the caller's.
+var errUnauthenticated = status.Error(codes.Unauthenticated, "a valid organization API key is required: Authorization: Bearer <key>")
+
+// authenticatedOrg is the context key of the organization requireKey
+// authenticated.
+type authenticatedOrg struct{}
+
+// authenticate resolves an Authorization header's bearer key to its
+// organization.
+func (s *service) authenticate(ctx context.Context, header string) (entrystore.Org, error) {
+	secret, ok := bearer(header)
+	if !ok {
+		return entrystore.Org{}, errUnauthenticated
+	}
+	o, _, err := s.es.AuthenticateAPIKey(ctx, secret)
+	if errors.Is(err, entrystore.ErrNotFound) {
+		return entrystore.Org{}, errUnauthenticated
+	}
+	if err != nil {
+		return entrystore.Org{}, toStatus(s.log, "authenticate", err)
+	}
+	return o, nil
+}
+
+// requireKey authenticates every /api/ request before anything else looks
+// at it (grpc-gateway decodes the body before calling the service), so an
+// unauthenticated caller learns nothing, not even whether its body parses.
+func (s *service) requireKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		o, err := s.authenticate(r.Context(), r.Header.Get("Authorization"))
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authenticatedOrg{}, o)))
+	})
+}
+
+// authorize returns the caller's organization — the one requireKey
+// authenticated for REST and SSE, else the key in the gRPC metadata — and checks
+// that it is the one the request names (by slug or ID). Another
+// organization is a 404, exactly as if nothing were there.
+func (s *service) authorize(ctx context.Context, org string) (entrystore.Org, error) {
+	o, ok := ctx.Value(authenticatedOrg{}).(entrystore.Org)
+	if !ok {
+		md, _ := metadata.FromIncomingContext(ctx)
+		vals := md.Get("authorization")
+		if len(vals) != 1 {
+			return entrystore.Org{}, errUnauthenticated
+		}
+		var err error
+		if o, err = s.authenticate(ctx, vals[0]); err != nil {
+			return entrystore.Org{}, err
+		}
+	}
+	if org != o.Slug && !strings.EqualFold(org, o.ID) {
+		return entrystore.Org{}, status.Errorf(codes.NotFound, "organization %q not found", org)
+	}
+	return o, nil
+}
+
+// bearer extracts the token of an "Authorization: Bearer <token>" header;
+// the scheme is case-insensitive (RFC 9110).
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return token, true
+}

@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"encoding/json"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// each converts every item of a list.
+func each[S, P any](items []S, conv func(S) P) []P {
+	out := make([]P, len(items))
+	for i, it := range items {
+		out[i] = conv(it)
+	}
+	return out
+}
+
+// toStruct converts a stored JSON object; anything else (no value, null,
+// a non-object a bug elsewhere wrote) is nil rather than an error, so one
+// odd row cannot make a whole list fail.
+func toStruct(raw json.RawMessage) *structpb.Struct {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	s := &structpb.Struct{}
+	if err := protojson.Unmarshal(raw, s); err != nil {
+		return nil
+	}
+	return s
+}
+
+// toValue converts any stored JSON value.
+func toValue(raw json.RawMessage) *structpb.Value {
+	if len(raw) == 0 {
+		return nil
+	}
+	v := &structpb.Value{}
+	if err := protojson.Unmarshal(raw, v); err != nil {
+		return nil
+	}
+	return v
+}
+
+// fromStruct is the JSON of a request's free-form object; nil stays nil.
+func fromStruct(s *structpb.Struct) (json.RawMessage, error) {
+	if s == nil {
+		return nil, nil
+	}
+	return protojson.Marshal(s)
+}
+
+func ts(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+func tsPtr(t *time.Time) *timestamppb.Timestamp {
+	if t == nil {
+		return nil
+	}
+	return ts(*t)
+}
+
+func toDefinition(d entrystore.Definition) *pb.AgentDefinition {
+	var models []agentsdk.ModelRef
+	_ = json.Unmarshal(d.Models, &models)
+	return &pb.AgentDefinition{
+		Id: d.ID, OrgId: d.OrgID, Name: d.Name, Slug: d.Slug, Description: d.Description, Kind: d.Kind,
+		SystemPrompt: d.SystemPrompt, Models: toModelRefs(models), Tools: d.Tools,
+		Config: toStruct(d.Config), Metadata: toStruct(d.Metadata),
+		CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt),
+	}
+}
+
+func toModelRefs(ms []agentsdk.ModelRef) []*pb.ModelRef {
+	out := make([]*pb.ModelRef, len(ms))
+	for i, m := range ms {
+		out[i] = &pb.ModelRef{Provider: m.Provider, ModelId: m.ModelID, BaseUrl: m.BaseURL, ApiKeyEnv: m.APIKeyEnv}
+	}
+	return out
+}
+
+func fromModelRefs(ms []*pb.ModelRef) []agentsdk.ModelRef {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]agentsdk.ModelRef, len(ms))
+	for i, m := range ms {
+		out[i] = agentsdk.ModelRef{Provider: m.GetProvider(), ModelID: m.GetModelId(), BaseURL: m.GetBaseUrl(), APIKeyEnv: m.GetApiKeyEnv()}
+	}
+	return out
+}
+
+func toExecution(e entrystore.Execution) *pb.AgentExecution {
+	return &pb.AgentExecution{
+		Id: e.ID, OrgId: e.OrgID, AgentDefinitionId: e.DefinitionID, ParentId: e.ParentID,
+		ResumedFrom: e.ResumedFrom, Kind: e.Kind, Status: string(e.Status),
+		Config: toStruct(e.Config), Input: toStruct(e.Input), Output: toStruct(e.Output),
+		Error: e.Error, StopReason: e.StopReason, CurrentCheckpointSeq: int32(e.CheckpointSeq),
+		StepCount: int32(e.StepCount), Metadata: toStruct(e.Metadata),
+		CreatedAt: ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt),
+		StartedAt: tsPtr(e.StartedAt), CompletedAt: tsPtr(e.CompletedAt),
+	}
+}
+
+func toEntry(e entrystore.Entry) *pb.Entry {
+	return &pb.Entry{
+		Id: e.ID, ExecutionId: e.ExecutionID, ParentId: e.ParentID, Seq: e.Seq, Depth: int32(e.Depth),
+		Type: e.Type, Role: e.Role, Content: toValue(e.Content), TurnId: e.TurnID,
+		Metadata: toStruct(e.Metadata), CreatedAt: ts(e.CreatedAt),
+	}
+}
+
+// toMessage converts a message entry; ok is false for other entries.
+func toMessage(e entrystore.Entry) (*pb.Message, bool) {
+	if e.Type != string(agentsdk.EntryMessage) {
+		return nil, false
+	}
+	var m agentsdk.Message
+	if err := json.Unmarshal(e.Content, &m); err != nil {
+		return nil, false
+	}
+	out := &pb.Message{
+		EntryId: e.ID, ParentId: e.ParentID, Role: string(m.Role), ToolCallId: m.ToolCallID,
+		ToolName: m.ToolName, IsError: m.IsError, Provider: m.Provider, Model: m.Model,
+		StopReason: string(m.StopReason), CreatedAt: ts(e.CreatedAt),
+	}
+	if u := m.Usage; u != nil {
+		out.Usage = &pb.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Cost: u.Cost}
+	}
+	out.Content = each(m.Content, toBlock)
+	return out, true
+}
+
+func toBlock(b agentsdk.Block) *pb.ContentBlock {
+	out := &pb.ContentBlock{Type: string(b.Type), Text: b.Text, Thinking: b.Thinking}
+	if img := b.Image; img != nil {
+		out.MediaType, out.Data, out.Url = img.MediaType, img.Data, img.URL
+	}
+	if tc := b.ToolCall; tc != nil {
+		out.ToolCall = &pb.ToolCallRequest{Id: tc.ID, Name: tc.Name, Arguments: toValue(tc.Arguments)}
+	}
+	return out
+}

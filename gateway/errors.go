@@ -1,0 +1,121 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// errorBody is every error response: a stable code and a message for
+// people (agentreev1.Error in the OpenAPI document).
+type errorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// httpStatus maps a gRPC code to the HTTP status and the error body's code.
+func httpStatus(c codes.Code) (int, string) {
+	switch c {
+	case codes.InvalidArgument, codes.OutOfRange:
+		return http.StatusBadRequest, "invalid_argument"
+	case codes.Unauthenticated:
+		return http.StatusUnauthorized, "unauthenticated"
+	case codes.PermissionDenied:
+		return http.StatusForbidden, "permission_denied"
+	case codes.NotFound:
+		return http.StatusNotFound, "not_found"
+	case codes.AlreadyExists, codes.FailedPrecondition, codes.Aborted:
+		return http.StatusConflict, "conflict"
+	case codes.ResourceExhausted:
+		return http.StatusRequestEntityTooLarge, "payload_too_large"
+	case codes.Unimplemented:
+		return http.StatusNotImplemented, "unimplemented"
+	case codes.Canceled:
+		return 499, "cancelled"
+	case codes.DeadlineExceeded:
+		return http.StatusGatewayTimeout, "deadline_exceeded"
+	case codes.Unavailable:
+		return http.StatusServiceUnavailable, "unavailable"
+	}
+	return http.StatusInternalServerError, "internal"
+}
+
+// writeError writes an error body with its status.
+func writeError(w http.ResponseWriter, code int, kind, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(errorBody{Code: kind, Message: msg})
+}
+
+// writeStatus writes err, a gRPC status error, as an HTTP error.
+func writeStatus(w http.ResponseWriter, err error) {
+	s := status.Convert(err)
+	code, kind := httpStatus(s.Code())
+	writeError(w, code, kind, s.Message())
+}
+
+// errorHandler is grpc-gateway's error handler: every error, including the
+// mux's own decoding errors, becomes {code, message}.
+func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
+	writeStatus(w, err)
+}
+
+// routingErrorHandler answers unknown routes and methods.
+func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
+	switch code {
+	case http.StatusMethodNotAllowed:
+		writeError(w, code, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path))
+	case http.StatusNotFound:
+		writeError(w, code, "not_found", fmt.Sprintf("no route %s", r.URL.Path))
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_argument", http.StatusText(code))
+	}
+}
+
+// invalid is a 400 with a message.
+func invalid(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+// toStatus maps an error from the store or the adapter onto a gRPC status,
+// so bad input never becomes a 500. Unexpected errors are logged and
+// answered with a generic message: their text may name internals.
+func toStatus(log *slog.Logger, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, entrystore.ErrNotFound):
+		return status.Error(codes.NotFound, "not found")
+	case errors.Is(err, entrystore.ErrInvalid), errors.Is(err, agentsdk.ErrInvalidInput):
+		return status.Error(codes.InvalidArgument, strings.ReplaceAll(err.Error(), "entrystore: ", ""))
+	case errors.Is(err, adapter.ErrTerminal):
+		return status.Error(codes.FailedPrecondition, "the execution has ended")
+	case errors.Is(err, entrystore.ErrConflict):
+		return status.Error(codes.FailedPrecondition, strings.ReplaceAll(err.Error(), "entrystore: ", ""))
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "request cancelled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
+	}
+	log.Error("gateway: "+op, "err", err)
+	return status.Errorf(codes.Internal, "%s failed", op)
+}

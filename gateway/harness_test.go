@@ -1,0 +1,268 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/gateway"
+	"github.com/agentree/agentree/internal/pgtest"
+)
+
+// testBodyLimit is the gateway's body limit in these tests.
+const testBodyLimit = 64 << 10
+
+// env is one test's Agentree as separate pieces sharing only Postgres and
+// the Temporal server: a worker (its own pool and Temporal client, with the
+// plugin) and a gateway (its own pool and client) on a real listener.
+type env struct {
+	t      testing.TB
+	es     *entrystore.Store // the test's own view of the database
+	base   string            // the gateway's URL
+	orgA   entrystore.Org
+	orgB   entrystore.Org
+	keyA   string
+	keyB   string
+	dbURL  string
+	gwPool *pgxpool.Pool
+	gwApp  string // the gateway's application_name
+	// grpcAddr is the gateway's gRPC address when envOptions.grpc.
+	grpcAddr string
+}
+
+type envOptions struct {
+	providers []agentsdk.Provider // nil: no worker
+	tools     []*agentsdk.Tool
+	heartbeat time.Duration
+	grpc      bool
+	// noTemporal runs the gateway without a Temporal client (it can then
+	// stream and read, not start executions).
+	noTemporal bool
+}
+
+func temporalAddress(t testing.TB) string {
+	addr := os.Getenv("TEMPORAL_ADDRESS")
+	if addr == "" {
+		t.Fatal("TEMPORAL_ADDRESS is not set: run `make up` and `eval \"$(make -s env)\"`")
+	}
+	return addr
+}
+
+func newPool(t testing.TB, url string) *pgxpool.Pool {
+	pool, err := pgxpool.New(context.Background(), url)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func newEnv(t testing.TB, o envOptions) *env {
+	t.Helper()
+	ctx := context.Background()
+	e := &env{t: t, dbURL: pgtest.URL(t)}
+	e.es = entrystore.New(newPool(t, e.dbURL))
+	var err error
+	for _, org := range []*entrystore.Org{&e.orgA, &e.orgB} {
+		*org, err = e.es.CreateOrg(ctx, "org-"+uuid.NewString()[:8], "test")
+		require.NoError(t, err)
+	}
+	e.keyA, _, err = e.es.CreateAPIKey(ctx, e.orgA.ID, "a")
+	require.NoError(t, err)
+	e.keyB, _, err = e.es.CreateAPIKey(ctx, e.orgB.ID, "b")
+	require.NoError(t, err)
+
+	queue := "gateway-test-" + uuid.NewString()[:8]
+	var toolNames []string
+	for _, tl := range o.tools {
+		toolNames = append(toolNames, tl.Name)
+	}
+	var providerNames []string
+	if o.providers != nil {
+		providerNames = []string{}
+		for _, p := range o.providers {
+			providerNames = append(providerNames, p.Name())
+		}
+		e.startWorker(queue, o)
+	}
+
+	// The gateway's connections carry a name of their own, so a test can
+	// find its LISTEN connection among parallel tests'.
+	e.gwApp = "agentree-gw-" + uuid.NewString()[:8]
+	gwURL, err := url.Parse(e.dbURL)
+	require.NoError(t, err)
+	q := gwURL.Query()
+	q.Set("application_name", e.gwApp)
+	gwURL.RawQuery = q.Encode()
+	e.gwPool = newPool(t, gwURL.String())
+	gwStore := entrystore.New(e.gwPool)
+	var tc client.Client
+	if !o.noTemporal {
+		tc, err = client.Dial(client.Options{HostPort: temporalAddress(t), Logger: quietLogger{}})
+		require.NoError(t, err)
+		t.Cleanup(tc.Close)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	e.base = "http://" + ln.Addr().String()
+	var gln net.Listener
+	if o.grpc {
+		gln, err = net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		e.grpcAddr = gln.Addr().String()
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- gateway.Run(gctx, gateway.Options{
+			HTTPListener: ln, GRPCListener: gln, Store: gwStore, Temporal: tc, TaskQueue: queue,
+			Executions: adapter.NewClient(tc, gwStore, queue),
+			Providers:  providerNames, Tools: toolNames, BodyLimit: testBodyLimit,
+			Heartbeat: o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	poll(t, 10*time.Second, func() bool {
+		resp, err := http.Get(e.base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, "the gateway never became healthy")
+	return e
+}
+
+// startWorker runs a worker with the adapter plugin on its own pool.
+func (e *env) startWorker(queue string, o envOptions) {
+	plugin, err := adapter.NewPlugin(adapter.Options{
+		Store: entrystore.New(newPool(e.t, e.dbURL)), Agents: []agentsdk.Agent{react.New(react.Options{})},
+		Providers: o.providers, Tools: o.tools,
+	})
+	require.NoError(e.t, err)
+	wc, err := client.Dial(client.Options{HostPort: temporalAddress(e.t), Plugins: []client.Plugin{plugin}, Logger: quietLogger{}})
+	require.NoError(e.t, err)
+	e.t.Cleanup(wc.Close)
+	w := worker.New(wc, queue, worker.Options{})
+	require.NoError(e.t, w.Start())
+	e.t.Cleanup(w.Stop)
+}
+
+// response is a decoded JSON response.
+type response struct {
+	Status int
+	Body   map[string]any
+	Raw    []byte
+}
+
+// do sends a JSON request with the key (none when key is "").
+func (e *env) do(key, method, path string, body any) response {
+	e.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		require.NoError(e.t, err)
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, e.base+path, r)
+	require.NoError(e.t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(e.t, err)
+	out := response{Status: resp.StatusCode, Raw: raw}
+	if len(raw) > 0 {
+		require.NoError(e.t, json.Unmarshal(raw, &out.Body), "%s %s answered non-JSON: %s", method, path, raw)
+	}
+	return out
+}
+
+// ok sends a request that must succeed.
+func (e *env) ok(key, method, path string, body any) map[string]any {
+	e.t.Helper()
+	r := e.do(key, method, path, body)
+	require.Equal(e.t, http.StatusOK, r.Status, "%s %s: %s", method, path, r.Raw)
+	return r.Body
+}
+
+// fails sends a request that must fail with status and the error body.
+func (e *env) fails(key, method, path string, body any, status int, code string) response {
+	e.t.Helper()
+	r := e.do(key, method, path, body)
+	require.Equal(e.t, status, r.Status, "%s %s: %s", method, path, r.Raw)
+	require.Len(e.t, r.Body, 2, "an error body is exactly {code, message}: %s", r.Raw)
+	require.Equal(e.t, code, r.Body["code"], "%s", r.Raw)
+	require.NotEmpty(e.t, r.Body["message"], "%s", r.Raw)
+	return r
+}
+
+func (e *env) execPath(org entrystore.Org, id string) string {
+	return fmt.Sprintf("/api/orgs/%s/agent-executions/%s", org.Slug, id)
+}
+
+// waitStatus polls the REST API until the execution has status.
+func (e *env) waitStatus(id, status string, timeout time.Duration) map[string]any {
+	e.t.Helper()
+	var ex map[string]any
+	poll(e.t, timeout, func() bool {
+		ex = e.ok(e.keyA, http.MethodGet, e.execPath(e.orgA, id), nil)
+		return ex["status"] == status
+	}, "execution %s never became %s", id, status)
+	return ex
+}
+
+// poll checks cond every few milliseconds, in the test's goroutine, until
+// it holds or timeout passes.
+func poll(t testing.TB, timeout time.Duration, cond func() bool, msgAndArgs ...any) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			require.Fail(t, "condition not met in time", msgAndArgs...)
+		}
+		<-tick.C
+	}
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(msg string, kv ...any) {
+	fmt.Fprintln(os.Stderr, append([]any{"temporal:", msg}, kv...)...)
+}

@@ -1,0 +1,172 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// The history endpoints read an execution's record. Each checks the
+// execution first, so another organization's ID is a 404 rather than an
+// empty list.
+
+// scoped authorizes a request about one execution and checks its paging.
+func (s *service) scoped(ctx context.Context, org, execID string, size int32, cursor string) (string, entrystore.Page, error) {
+	ex, err := s.execution(ctx, org, execID)
+	if err != nil {
+		return "", entrystore.Page{}, err
+	}
+	p, err := page(size, cursor)
+	return ex.OrgID, p, err
+}
+
+func (s *service) ListCheckpoints(ctx context.Context, req *pb.ListCheckpointsRequest) (*pb.ListCheckpointsResponse, error) {
+	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
+	if err != nil {
+		return nil, err
+	}
+	cps, next, err := s.es.ListCheckpoints(ctx, orgID, req.GetExecutionId(), p)
+	if err != nil {
+		return nil, toStatus(s.log, "list checkpoints", err)
+	}
+	return &pb.ListCheckpointsResponse{NextCursor: next, Checkpoints: each(cps, toCheckpoint)}, nil
+}
+
+func (s *service) GetCheckpoint(ctx context.Context, req *pb.GetCheckpointRequest) (*pb.Checkpoint, error) {
+	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.es.GetCheckpoint(ctx, orgID, req.GetExecutionId(), int(req.GetSequence()))
+	if err != nil {
+		return nil, s.notFound(err, "checkpoint", fmt.Sprintf("%s/%d", req.GetExecutionId(), req.GetSequence()))
+	}
+	return toCheckpoint(c), nil
+}
+
+func (s *service) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.ListTasksResponse, error) {
+	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
+	if err != nil {
+		return nil, err
+	}
+	calls, next, err := s.es.ListToolCalls(ctx, orgID, req.GetExecutionId(), entrystore.ToolCallFilter{}, p)
+	if err != nil {
+		return nil, toStatus(s.log, "list tasks", err)
+	}
+	return &pb.ListTasksResponse{NextCursor: next, Tasks: each(calls, toTask)}, nil
+}
+
+func (s *service) ListEntries(ctx context.Context, req *pb.ListEntriesRequest) (*pb.ListEntriesResponse, error) {
+	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
+	if err != nil {
+		return nil, err
+	}
+	es, next, err := s.es.ListEntries(ctx, orgID, req.GetExecutionId(), p)
+	if err != nil {
+		return nil, toStatus(s.log, "list entries", err)
+	}
+	return &pb.ListEntriesResponse{NextCursor: next, Entries: each(es, toEntry)}, nil
+}
+
+func (s *service) GetEntry(ctx context.Context, req *pb.GetEntryRequest) (*pb.Entry, error) {
+	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.es.GetEntry(ctx, orgID, req.GetEntryId())
+	if err == nil && e.ExecutionID != req.GetExecutionId() {
+		err = entrystore.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.notFound(err, "entry", req.GetEntryId())
+	}
+	return toEntry(e), nil
+}
+
+func (s *service) ListToolCalls(ctx context.Context, req *pb.ListToolCallsRequest) (*pb.ListToolCallsResponse, error) {
+	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
+	if err != nil {
+		return nil, err
+	}
+	switch req.GetStatus() {
+	case "", entrystore.ToolCallRunning, entrystore.ToolCallCompleted, entrystore.ToolCallError, entrystore.ToolCallCancelled:
+	default:
+		return nil, invalid("status %q is not running, completed, error or cancelled", req.GetStatus())
+	}
+	f := entrystore.ToolCallFilter{ToolName: req.GetToolName(), Status: req.GetStatus()}
+	calls, next, err := s.es.ListToolCalls(ctx, orgID, req.GetExecutionId(), f, p)
+	if err != nil {
+		return nil, toStatus(s.log, "list tool calls", err)
+	}
+	return &pb.ListToolCallsResponse{NextCursor: next, ToolCalls: each(calls, toToolCall)}, nil
+}
+
+func (s *service) GetToolCall(ctx context.Context, req *pb.GetToolCallRequest) (*pb.ToolCall, error) {
+	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.es.GetToolCall(ctx, orgID, req.GetToolCallId())
+	if err == nil && c.ExecutionID != req.GetExecutionId() {
+		err = entrystore.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.notFound(err, "tool call", req.GetToolCallId())
+	}
+	if c.Truncated && c.OutputSHA256 != "" {
+		c.Output = s.wholeOutput(ctx, orgID, c)
+	}
+	return toToolCall(c), nil
+}
+
+// wholeOutput puts the full text the content store kept in place of the
+// cut one the model saw; on any failure the record's output stands.
+func (s *service) wholeOutput(ctx context.Context, orgID string, c entrystore.ToolCall) json.RawMessage {
+	full, _, err := s.es.GetContent(ctx, orgID, c.OutputSHA256)
+	if err != nil {
+		s.log.Warn("gateway: tool call output", "toolCall", c.ID, "err", err)
+		return c.Output
+	}
+	var out map[string]any
+	if json.Unmarshal(c.Output, &out) != nil || out == nil {
+		out = map[string]any{}
+	}
+	out["text"] = string(full)
+	b, err := json.Marshal(out)
+	if err != nil {
+		return c.Output
+	}
+	return b
+}
+
+func toCheckpoint(c entrystore.Checkpoint) *pb.Checkpoint {
+	return &pb.Checkpoint{
+		Id: c.ID, ExecutionId: c.ExecutionID, Sequence: int32(c.Sequence), LeafEntryId: c.LeafEntryID,
+		State: toStruct(c.State), Metadata: toStruct(c.Metadata), CreatedAt: ts(c.CreatedAt),
+	}
+}
+
+func toToolCall(c entrystore.ToolCall) *pb.ToolCall {
+	return &pb.ToolCall{
+		Id: c.ID, ExecutionId: c.ExecutionID, MessageId: c.MessageID, ResultEntryId: c.ResultEntryID,
+		ToolCallId: c.ToolCallID, ToolName: c.ToolName, Status: c.Status,
+		Input: toValue(c.Input), Output: toValue(c.Output), OutputSize: c.OutputSize, Truncated: c.Truncated,
+		DurationMs: c.DurationMs, StepNumber: int32(c.StepNumber), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+	}
+}
+
+// toTask shows a tool call as a task, with seed 000's task statuses.
+func toTask(c entrystore.ToolCall) *pb.Task {
+	st := strings.ToUpper(c.Status)
+	if c.Status == entrystore.ToolCallError {
+		st = "FAILED"
+	}
+	return &pb.Task{
+		Id: c.ID, ExecutionId: c.ExecutionID, Kind: c.ToolName, Status: st, ToolCallId: c.ToolCallID,
+		StepNumber: int32(c.StepNumber), DurationMs: c.DurationMs, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+	}
+}

@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// Defaults for Options' zero fields.
+const (
+	DefaultHTTPAddr     = ":8080"
+	DefaultBodyLimit    = 1 << 20
+	DefaultHeartbeat    = 15 * time.Second
+	DefaultReplayWindow = time.Hour
+)
+
+// Options configure Run. Store and one of Temporal or Executions are
+// required; every other zero value is the default its comment gives.
+type Options struct {
+	// HTTPAddr is where REST, SSE, /healthz and /openapi.json are served;
+	// default ":8080". Ignored when HTTPListener is set.
+	HTTPAddr string
+	// HTTPListener, when set, is served instead of listening on HTTPAddr
+	// (tests pass one on 127.0.0.1:0). Run closes it.
+	HTTPListener net.Listener
+	// GRPCAddr, when set, also serves AgentService as gRPC there; default
+	// none. Ignored when GRPCListener is set.
+	GRPCAddr string
+	// GRPCListener, when set, serves gRPC on it. Run closes it.
+	GRPCListener net.Listener
+
+	// Store is the Postgres side store; its pool also provides the one
+	// dedicated LISTEN connection.
+	Store *entrystore.Store
+	// Temporal is the client executions are started, signalled and
+	// cancelled with, on TaskQueue.
+	Temporal client.Client
+	// Executions, when set, is used instead of an adapter client built from
+	// Temporal, Store and TaskQueue.
+	Executions *adapter.Client
+	// TaskQueue is the workers' task queue; default "agentree"
+	// (entrystore.DefaultQueue).
+	TaskQueue string
+
+	// Kinds are the agent kinds workers run; default ["react-agent"]. A
+	// request for another kind is a 400 rather than a workflow no worker
+	// would ever pick up.
+	Kinds []string
+	// Providers are the model providers workers know, by name; an execution
+	// naming another is a 400. Nil means not checked here (the model
+	// activity then fails the execution).
+	Providers []string
+	// Tools are the tools workers know, by name; an execution naming
+	// another is a 400. Nil means not checked here.
+	Tools []string
+	// Signals are the signal names executions accept; default
+	// ["userMessage"]. Another name is a 400.
+	Signals []string
+
+	// BodyLimit is the largest request body, in bytes; a larger one is a
+	// 413 (over gRPC, RESOURCE_EXHAUSTED). Default 1 MiB.
+	BodyLimit int64
+	// Heartbeat is how often an idle SSE stream sends a ": ping" comment;
+	// default 15 seconds.
+	Heartbeat time.Duration
+	// ReplayWindow is how old an event a stream still replays on connect
+	// or resume; default one hour. Older events are skipped: the
+	// execution's entries are the durable record.
+	ReplayWindow time.Duration
+	// PruneInterval is how often events older than ReplayWindow are
+	// deleted from agent_stream_event; default a quarter of the window,
+	// between one and fifteen minutes. Negative: never (another process
+	// prunes).
+	PruneInterval time.Duration
+	// Logger receives errors the client does not see; default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// validate checks opts and fills in the defaults.
+func (o Options) validate() (*Options, error) {
+	if o.Store == nil {
+		return nil, errors.New("gateway: Options.Store is required")
+	}
+	if o.Executions == nil && o.Temporal == nil {
+		return nil, errors.New("gateway: Options.Temporal or Options.Executions is required")
+	}
+	if o.BodyLimit < 0 || o.Heartbeat < 0 || o.ReplayWindow < 0 {
+		return nil, errors.New("gateway: BodyLimit, Heartbeat and ReplayWindow must not be negative")
+	}
+	if o.HTTPAddr == "" {
+		o.HTTPAddr = DefaultHTTPAddr
+	}
+	if o.TaskQueue == "" {
+		o.TaskQueue = entrystore.DefaultQueue
+	}
+	if o.Executions == nil {
+		o.Executions = adapter.NewClient(o.Temporal, o.Store, o.TaskQueue)
+	}
+	if len(o.Kinds) == 0 {
+		o.Kinds = []string{entrystore.DefaultKind}
+	}
+	if len(o.Signals) == 0 {
+		o.Signals = []string{agentsdk.SignalUserMessage}
+	}
+	if o.BodyLimit == 0 {
+		o.BodyLimit = DefaultBodyLimit
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.ReplayWindow == 0 {
+		o.ReplayWindow = DefaultReplayWindow
+	}
+	if o.PruneInterval == 0 {
+		o.PruneInterval = min(max(o.ReplayWindow/4, time.Minute), 15*time.Minute)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &o, nil
+}

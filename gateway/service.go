@@ -1,0 +1,84 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// executor starts, signals and cancels executions: adapter.Client, or a
+// stand-in where a test needs no Temporal.
+type executor interface {
+	Start(ctx context.Context, req adapter.StartRequest) (entrystore.Execution, error)
+	Signal(ctx context.Context, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error)
+	Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error)
+}
+
+// service implements AgentService. Every method authorizes first, so an
+// unauthenticated caller learns nothing about the request's validity.
+type service struct {
+	pb.UnimplementedAgentServiceServer
+	es      *entrystore.Store
+	ex      executor
+	v       *validator
+	log     *slog.Logger
+	streams *streamer
+}
+
+// commitTimeout bounds a start, signal or cancel once it has begun.
+const commitTimeout = 30 * time.Second
+
+// committed is the context of a start, signal or cancel: a client that
+// hangs up halfway must not leave an execution row without its workflow or
+// an inbox signal without its Temporal signal.
+func committed(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+}
+
+// paged authorizes a list request and checks its paging.
+func (s *service) paged(ctx context.Context, org string, size int32, cursor string) (string, entrystore.Page, error) {
+	o, err := s.authorize(ctx, org)
+	if err != nil {
+		return "", entrystore.Page{}, err
+	}
+	p, err := page(size, cursor)
+	return o.ID, p, err
+}
+
+// page converts a list request's paging fields.
+func page(size int32, cursor string) (entrystore.Page, error) {
+	if size < 0 {
+		return entrystore.Page{}, invalid("pageSize must not be negative")
+	}
+	return entrystore.Page{Limit: int(size), Cursor: cursor}, nil
+}
+
+// execution authorizes a request about one execution and loads it;
+// another organization's is a 404 like a missing one.
+func (s *service) execution(ctx context.Context, org, id string) (entrystore.Execution, error) {
+	o, err := s.authorize(ctx, org)
+	if err != nil {
+		return entrystore.Execution{}, err
+	}
+	ex, err := s.es.GetExecution(ctx, o.ID, id)
+	if err != nil {
+		return ex, s.notFound(err, "agent execution", id)
+	}
+	return ex, nil
+}
+
+// notFound names what was not found; other errors map as usual.
+func (s *service) notFound(err error, what, id string) error {
+	if st := toStatus(s.log, "get "+what, err); status.Code(st) != codes.NotFound {
+		return st
+	}
+	return status.Errorf(codes.NotFound, "%s %q not found", what, id)
+}

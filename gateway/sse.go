@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentree/agentree/entrystore"
+)
+
+// sseWriteTimeout bounds one write to an SSE client, so a client that
+// stopped reading cannot hold a handler forever.
+const sseWriteTimeout = 30 * time.Second
+
+// lastEventID is where a stream resumes: the Last-Event-ID header a
+// reconnecting EventSource sends, or ?lastEventId= for clients that cannot
+// set headers.
+func lastEventID(r *http.Request) (int64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = r.URL.Query().Get("lastEventId")
+	}
+	if v == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id < 0 {
+		return 0, invalid("Last-Event-ID %q is not an event ID", v)
+	}
+	return id, nil
+}
+
+// serveStream serves an execution's events as Server-Sent Events:
+// "id: <row id>", "event: <name>", "data: <JSON>", with ": ping" comments
+// while idle. consolidated adds tokens, data and task events to the
+// lifecycle ones (also with ?consolidated=true).
+func (s *service) serveStream(consolidated bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		ex, err := s.execution(ctx, r.PathValue("org"), r.PathValue("id"))
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		after, err := lastEventID(r)
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		if v := r.URL.Query().Get("consolidated"); v != "" {
+			if consolidated, err = strconv.ParseBool(v); err != nil {
+				writeStatus(w, invalid("consolidated %q is not a boolean", v))
+				return
+			}
+		}
+
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Connection", "keep-alive")
+		h.Set("X-Accel-Buffering", "no") // no proxy buffering
+		w.WriteHeader(http.StatusOK)
+		rc := http.NewResponseController(w)
+		var buf bytes.Buffer
+		write := func() error {
+			_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+			_, err := w.Write(buf.Bytes())
+			buf.Reset()
+			return err
+		}
+		err = s.streams.follow(ctx, followRequest{
+			Org: ex.OrgID, Execution: ex.ID, After: after, Consolidated: consolidated,
+			Emit: func(ev entrystore.StreamEvent) error {
+				appendSSE(&buf, ev)
+				return write()
+			},
+			Flush: rc.Flush,
+			Ping: func() error {
+				buf.WriteString(": ping\n\n")
+				if err := write(); err != nil {
+					return err
+				}
+				return rc.Flush()
+			},
+		})
+		if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			s.log.Warn("gateway: stream ended", "execution", ex.ID, "err", err)
+		}
+	}
+}
+
+// appendSSE formats one event. Stored data is JSON from Postgres and so
+// one line, but a newline would end the event early: every line gets its
+// own "data:" field, which clients join back with newlines.
+func appendSSE(buf *bytes.Buffer, ev entrystore.StreamEvent) {
+	buf.WriteString("id: ")
+	buf.WriteString(strconv.FormatInt(ev.ID, 10))
+	buf.WriteString("\nevent: ")
+	buf.WriteString(ev.Event)
+	data := ev.Data
+	if len(data) == 0 {
+		data = []byte("null")
+	}
+	for line := range bytes.Lines(data) {
+		buf.WriteString("\ndata: ")
+		buf.Write(bytes.TrimRight(line, "\r\n"))
+	}
+	buf.WriteString("\n\n")
+}

@@ -1,0 +1,31 @@
+package gateway
+
+import (
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// StreamAgentExecution is the gRPC form of the SSE stream: the same
+// replay-then-follow, one message per event.
+func (s *service) StreamAgentExecution(req *pb.StreamAgentExecutionRequest, stream grpc.ServerStreamingServer[pb.StreamEvent]) error {
+	ctx := stream.Context()
+	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	if err != nil {
+		return err
+	}
+	if req.GetLastEventId() < 0 {
+		return invalid("lastEventId must not be negative")
+	}
+	noop := func() error { return nil }
+	err = s.streams.follow(ctx, followRequest{
+		Org: ex.OrgID, Execution: ex.ID, After: req.GetLastEventId(), Consolidated: req.GetConsolidated(),
+		Emit: func(ev entrystore.StreamEvent) error {
+			return stream.Send(&pb.StreamEvent{Id: ev.ID, Event: ev.Event, Data: toValue(ev.Data), CreatedAt: timestamppb.New(ev.CreatedAt)})
+		},
+		Flush: noop, Ping: noop,
+	})
+	return toStatus(s.log, "stream agent execution", err)
+}

@@ -1,0 +1,8 @@
+// Package agentreev1 is Agentree's public API, generated from
+// agentree.proto: the AgentService messages and gRPC stubs
+// (protoc-gen-go, protoc-gen-go-grpc), its REST mapping (protoc-gen-grpc-gateway,
+// from agentree_http.yaml) and the OpenAPI document (protoc-gen-openapiv2),
+// which OpenAPI embeds. Regenerate with `make generate`; CI fails on a diff.
+//
+// It imports only protobuf, gRPC and grpc-gateway runtime packages.
+package agentreev1
