@@ -26,8 +26,8 @@ test: up
 	@eval "$$($(SERVICES) env)" && $(GO) test -race -count=1 -timeout 45m ./...
 
 ## run: the main job — a sample agent streamed to the terminal.
-run: up
-	@echo "make run arrives with the samples issue; see README.md"
+run:
+	@./scripts/run.sh
 
 ## bench: side-by-side benchmark of Agentree and the naive pattern.
 bench: up

@@ -13,10 +13,17 @@ import (
 // workflow that starts an agent as its child.
 const PrepareExecutionActivity = "agentree.PrepareExecution"
 
+// PrepareInput is PrepareExecutionActivity's input: the request and the
+// task queue the child runs on, recorded on its row.
+type PrepareInput struct {
+	Request   StartRequest
+	TaskQueue string
+}
+
 // PrepareExecution implements PrepareExecutionActivity. The request's
 // ExecutionID, chosen by the calling workflow, makes retries repeat-safe.
-func (a *Activities) PrepareExecution(ctx context.Context, req StartRequest) (SegmentInput, error) {
-	_, first, err := prepare(ctx, a.store, req, "")
+func (a *Activities) PrepareExecution(ctx context.Context, in PrepareInput) (SegmentInput, error) {
+	_, first, err := prepare(ctx, a.store, in.Request, in.TaskQueue)
 	return first, classify(err)
 }
 
@@ -35,7 +42,8 @@ func StartChildAgent(ctx workflow.Context, req StartRequest) (workflow.ChildWork
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: localOptions().StartToCloseTimeout})
 	var first SegmentInput
-	if err := workflow.ExecuteActivity(actx, PrepareExecutionActivity, req).Get(ctx, &first); err != nil {
+	in := PrepareInput{Request: req, TaskQueue: workflow.GetInfo(ctx).TaskQueueName}
+	if err := workflow.ExecuteActivity(actx, PrepareExecutionActivity, in).Get(ctx, &first); err != nil {
 		return nil, req.ExecutionID, fmt.Errorf("adapter: start child agent: %w", err)
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{

@@ -161,9 +161,12 @@ func Fail(reason string) Outcome { return Outcome{Kind: OutcomeFail, Reason: rea
 // State is an agent's small state, carried from segment to segment and saved
 // in every checkpoint. The runtime rejects a state past MaxStateBytes.
 type State struct {
-	Turn  int          `json:"turn"`
-	Steps int          `json:"steps"`
-	Usage UsageTracker `json:"usage,omitempty"`
+	Turn int `json:"turn"`
+	// InputTurn is Turn when the last user input was taken: a multi-turn
+	// agent's turn budget is per input.
+	InputTurn int          `json:"inputTurn,omitempty"`
+	Steps     int          `json:"steps"`
+	Usage     UsageTracker `json:"usage,omitempty"`
 	// Loop detection: the digest of the last tool call and how many times
 	// in a row it was made.
 	LastToolDigest string `json:"lastToolDigest,omitempty"`

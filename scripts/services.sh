@@ -153,13 +153,23 @@ temporal_down() {
 	rm -f "$pidf"
 }
 
+# dev_down stops the `agentree dev` that `make run` leaves running.
+dev_down() {
+	local pidf="$data/dev.pid"
+	if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; then
+		log "stopping agentree dev"
+		kill "$(cat "$pidf")" 2>/dev/null || true
+	fi
+	rm -f "$pidf"
+}
+
 migrate() {
 	DATABASE_URL=$(database_url) go run "$root/cmd/agentree" migrate >/dev/null
 }
 
 case "${1:-}" in
 up) pg_up; temporal_up; migrate; log "ready: $(database_url) $(temporal_address)";;
-down) temporal_down; pg_down;;
+down) dev_down; temporal_down; pg_down;;
 env) echo "export DATABASE_URL='$(database_url)'"; echo "export TEMPORAL_ADDRESS='$(temporal_address)'";;
 temporal-bin) temporal_build; echo "$temporal_bin";;
 *) echo "usage: $0 up|down|env|temporal-bin" >&2; exit 2;;

@@ -220,7 +220,7 @@ func (c *memContext) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelResult, 
 	key, fallback := c.key(), ""
 	for i, m := range models {
 		res, err := step.CallModel(c.ctx, c.x.deps, step.ModelInput{
-			LeafID: c.x.leaf.ID, Model: m, Key: key, TurnID: call.TurnID, FallbackReason: fallback,
+			ExecutionID: c.ExecutionID(), OrgID: c.OrgID(), LeafID: c.x.leaf.ID, Model: m, Key: key, TurnID: call.TurnID, FallbackReason: fallback,
 		})
 		if err == nil {
 			c.x.leaf = &res.Entry
@@ -237,7 +237,7 @@ func (c *memContext) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelResult, 
 
 func (c *memContext) RunTool(assistantID string, call agentsdk.ToolCallRef) (*agentsdk.ToolResult, error) {
 	res, err := step.RunTool(c.ctx, c.x.deps, step.ToolInput{
-		AssistantID: assistantID, LeafID: c.x.leaf.ID, ToolCallID: call.ID, Key: c.key(), StepNumber: c.state.Steps + 1,
+		ExecutionID: c.ExecutionID(), OrgID: c.OrgID(), AssistantID: assistantID, LeafID: c.x.leaf.ID, ToolCallID: call.ID, Key: c.key(), StepNumber: c.state.Steps + 1,
 	})
 	if err != nil {
 		return nil, err

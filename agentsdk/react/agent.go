@@ -20,6 +20,9 @@ const (
 type Options struct {
 	// Kind overrides the agent's kind; empty = "react-agent".
 	Kind string
+	// (MaxTurns bounds the model calls that answer one user input: a
+	// multi-turn agent gets a fresh budget with every message.)
+	//
 	// SelectModels picks the models for a turn (first answers, the rest
 	// are fallbacks); nil = the execution's configured models in order.
 	// It runs in workflow code and must be deterministic.
@@ -43,8 +46,10 @@ func (a *Agent) Kind() string {
 // RunSegment implements agentsdk.Agent.
 func (a *Agent) RunSegment(ctx agentsdk.Context) (agentsdk.Outcome, error) {
 	cfg := ctx.Config().WithDefaults()
-	if err := takeUserMessages(ctx); err != nil {
+	if took, err := takeUserMessages(ctx); err != nil {
 		return agentsdk.Outcome{}, err
+	} else if took {
+		ctx.State().InputTurn = ctx.State().Turn
 	}
 	leaf := ctx.Leaf()
 	if leaf == nil {
@@ -57,7 +62,7 @@ func (a *Agent) RunSegment(ctx agentsdk.Context) (agentsdk.Outcome, error) {
 		return a.answered(ctx, cfg), nil
 	}
 	st := ctx.State()
-	if st.Turn >= cfg.MaxTurns {
+	if st.Turn-st.InputTurn >= cfg.MaxTurns {
 		return agentsdk.Complete(StopMaxTurns), nil
 	}
 	call := agentsdk.ModelCall{TurnID: fmt.Sprintf("turn-%d", st.Turn+1)}
@@ -120,15 +125,18 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 	return agentsdk.Continue(), nil
 }
 
-// takeUserMessages turns every pending userMessage signal into a user entry.
-func takeUserMessages(ctx agentsdk.Context) error {
+// takeUserMessages turns every pending userMessage signal into a user
+// entry and reports whether there were any.
+func takeUserMessages(ctx agentsdk.Context) (bool, error) {
+	took := false
 	for _, s := range ctx.Signals() {
 		if s.Name != agentsdk.SignalUserMessage {
 			continue
 		}
 		if _, err := ctx.ConsumeSignal(s, agentsdk.NewEntry{}); err != nil {
-			return err
+			return took, err
 		}
+		took = true
 	}
-	return nil
+	return took, nil
 }

@@ -157,3 +157,18 @@ func TestFallsBackToTheNextModel(t *testing.T) {
 	require.Equal(t, "from backup", msgs[1].Text())
 	require.Equal(t, "backup", msgs[1].Provider)
 }
+
+func TestMultiTurnGetsAFreshTurnBudgetPerMessage(t *testing.T) {
+	x := start(t, agentsdk.Config{Mode: agentsdk.ModeMultiTurn, MaxTurns: 1}, func(turn int, _ agentsdk.ModelRequest) scripted.Turn {
+		return scripted.Turn{Text: "ok"}
+	})
+	ctx := context.Background()
+	require.NoError(t, x.Run(ctx))
+	for i := 0; i < 3; i++ {
+		require.Equal(t, agenttest.StatusWaiting, x.Status, "message %d", i)
+		require.NoError(t, x.Signal(agentsdk.SignalUserMessage, agentsdk.UserMessage{Text: "again"}))
+		require.NoError(t, x.Run(ctx))
+	}
+	require.Equal(t, agenttest.StatusWaiting, x.Status)
+	require.Equal(t, 4, x.State().Turn)
+}

@@ -11,6 +11,12 @@ import (
 const (
 	EventToken = "token"
 	EventData  = "data"
+	// A tool call runs as a task: task.started when it starts, a data
+	// event of type tool_result with its outcome, then task.completed (or
+	// task.failed when the model is told of an error).
+	EventTaskStarted   = "task.started"
+	EventTaskCompleted = "task.completed"
+	EventTaskFailed    = "task.failed"
 )
 
 // publisher forwards a model's deltas to the execution's stream. Live

@@ -70,7 +70,9 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	publish := func(v any) {
 		_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, EventData, v)
 	}
-	publish(map[string]any{"type": "tool_call_start", "toolCall": map[string]any{"id": call.ID, "name": call.Name, "arguments": call.Arguments}})
+	task := map[string]any{"taskExecutionId": call.ID, "kind": call.Name}
+	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, EventTaskStarted,
+		map[string]any{"taskExecutionId": call.ID, "kind": call.Name, "arguments": call.Arguments})
 
 	start := d.now()
 	output, isError, err := invoke(ctx, d.Tools, cfg, *call, in, publish)
@@ -82,6 +84,8 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 		rec.DurationMs = d.now().Sub(start).Milliseconds()
 		rec.Output, _ = json.Marshal(map[string]string{"error": err.Error()})
 		_ = d.Store.RecordToolCall(context.WithoutCancel(ctx), rec)
+		_ = d.Store.Publish(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID, EventTaskFailed,
+			map[string]any{"taskExecutionId": call.ID, "kind": call.Name, "error": err.Error()})
 		return agentsdk.ToolResult{}, err
 	}
 	rec.DurationMs = d.now().Sub(start).Milliseconds()
@@ -117,8 +121,13 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record end: %w", err)
 	}
-	publish(map[string]any{"type": "tool_call_end", "toolCall": map[string]any{"id": call.ID, "name": call.Name},
+	publish(map[string]any{"type": "tool_result", "toolCall": map[string]any{"id": call.ID, "name": call.Name},
 		"result": map[string]any{"isError": isError, "preview": agentsdk.Preview(shown), "truncated": truncated}})
+	ended := EventTaskCompleted
+	if isError {
+		ended = EventTaskFailed
+	}
+	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, ended, task)
 	return toolResultFromEntry(entries[0], truncated)
 }
 

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/gateway"
+)
+
+// runDev runs a worker and the gateway in one process for local use, with
+// an organization "dev" whose API key is kept in --key-file.
+func runDev(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "HTTP address of the gateway")
+	queue := fs.String("task-queue", entrystore.DefaultQueue, "Temporal task queue")
+	org := fs.String("org", "dev", "the organization to create a key for")
+	keyFile := fs.String("key-file", ".data/dev-key", "where the dev API key is kept")
+	uiAddr := fs.String("temporal-ui", "http://127.0.0.1:8233", "the Temporal UI's address, to print")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s, err := connect(ctx, "default")
+	if err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
+	defer s.close()
+	key, err := devKey(ctx, s.store, *org, *keyFile)
+	if err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("dev: gateway address: %w", err)
+	}
+	w := worker.New(s.tc, *queue, worker.Options{})
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("dev: worker: %w", err)
+	}
+	defer w.Stop()
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(os.Stderr, "agentree dev: worker on task queue %q; gateway on %s\n", *queue, base)
+	fmt.Fprintf(os.Stderr, "  REST API     %s/api/orgs/%s/agent-executions\n  OpenAPI      %s/openapi.json\n  Temporal UI  %s\n  API key      %s (in %s)\n",
+		base, *org, base, *uiAddr, key, *keyFile)
+	kinds, providers, tools := s.reg.names()
+	return gateway.Run(ctx, gateway.Options{
+		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: *queue,
+		Kinds: kinds, Providers: providers, Tools: tools, Logger: slog.Default(),
+	})
+}
+
+// devKey returns the key kept in path if it still authenticates for org,
+// else creates the org if needed and a new key, and keeps it there.
+func devKey(ctx context.Context, es *entrystore.Store, org, path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		key := strings.TrimSpace(string(b))
+		if o, _, err := es.AuthenticateAPIKey(ctx, key); err == nil && o.Slug == org {
+			return key, nil
+		} else if err != nil && !errors.Is(err, entrystore.ErrNotFound) {
+			return "", err
+		}
+	}
+	o, err := es.EnsureOrg(ctx, org)
+	if err != nil {
+		return "", err
+	}
+	key, _, err := es.CreateAPIKey(ctx, o.ID, "dev")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return key, os.WriteFile(path, []byte(key+"\n"), 0o600)
+}

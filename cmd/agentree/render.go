@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// style colours terminal output; plain when not a terminal or NO_COLOR is set.
+type style struct{ on bool }
+
+func newStyle(w *os.File) style {
+	fi, err := w.Stat()
+	return style{on: err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""}
+}
+
+func (s style) wrap(code, text string) string {
+	if !s.on {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+func (s style) dim(t string) string   { return s.wrap("2", t) }
+func (s style) bold(t string) string  { return s.wrap("1", t) }
+func (s style) green(t string) string { return s.wrap("32", t) }
+func (s style) red(t string) string   { return s.wrap("31", t) }
+func (s style) cyan(t string) string  { return s.wrap("36", t) }
+
+// liveView prints an execution's stream as it arrives: tokens inline, each
+// tool call with its status, and a progress line while nothing arrives.
+type liveView struct {
+	mu       sync.Mutex
+	paused   bool
+	w        io.Writer
+	st       style
+	midLine  bool
+	progress bool
+	since    time.Time
+}
+
+type streamData struct {
+	Text      string          `json:"text"`
+	Type      string          `json:"type"`
+	Status    string          `json:"status"`
+	Error     string          `json:"error"`
+	Reason    string          `json:"reason"`
+	Stop      string          `json:"stopReason"`
+	Sequence  int             `json:"sequence"`
+	Kind      string          `json:"kind"`
+	Arguments json.RawMessage `json:"arguments"`
+	ToolCall  *struct {
+		ID, Name  string
+		Arguments json.RawMessage
+	} `json:"toolCall"`
+	Result *struct {
+		IsError   bool   `json:"isError"`
+		Preview   string `json:"preview"`
+		Truncated bool   `json:"truncated"`
+	} `json:"result"`
+	Data json.RawMessage `json:"data"`
+}
+
+// decode reads an event's data; a "data" event may wrap its payload.
+func decode(ev sseEvent) streamData {
+	var d streamData
+	_ = json.Unmarshal(ev.Data, &d)
+	if d.Type == "" && len(d.Data) > 0 {
+		var inner streamData
+		if json.Unmarshal(d.Data, &inner) == nil && inner.Type != "" {
+			return inner
+		}
+	}
+	return d
+}
+
+func (v *liveView) clearProgress() {
+	if v.progress {
+		fmt.Fprint(v.w, "\r\x1b[2K")
+		v.progress = false
+	}
+}
+
+func (v *liveView) newline() {
+	v.clearProgress()
+	if v.midLine {
+		fmt.Fprintln(v.w)
+		v.midLine = false
+	}
+}
+
+// startTicking refreshes the progress line every period until stopped.
+func (v *liveView) startTicking(period time.Duration) (stop func()) {
+	t := time.NewTicker(period)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				v.tick(now)
+			}
+		}
+	}()
+	return func() { t.Stop(); close(done) }
+}
+
+// pause stops the progress line while the user types; resume restarts it.
+func (v *liveView) pause() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.paused = true
+}
+
+func (v *liveView) resume() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.paused, v.since = false, time.Now()
+}
+
+// tick shows how long the agent has been quiet, on terminals only.
+func (v *liveView) tick(now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.st.on || v.paused || v.midLine || now.Sub(v.since) < time.Second {
+		return
+	}
+	fmt.Fprintf(v.w, "\r\x1b[2K%s", v.st.dim(fmt.Sprintf("… working %ds", int(now.Sub(v.since).Seconds()))))
+	v.progress = true
+}
+
+// show prints one event and reports whether the execution stopped
+// (waiting or ended) and, if it ended badly, why.
+func (v *liveView) show(ev sseEvent) (stopped bool, failure string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.since = time.Now()
+	d := decode(ev)
+	switch ev.Event {
+	case "token":
+		v.clearProgress()
+		fmt.Fprint(v.w, d.Text)
+		v.midLine = !strings.HasSuffix(d.Text, "\n")
+	case "data":
+		switch d.Type {
+		case "thinking_delta":
+			v.clearProgress()
+			fmt.Fprint(v.w, v.st.dim(d.Text))
+			v.midLine = true
+		case "tool_result":
+			v.newline()
+			if d.ToolCall != nil && d.Result != nil {
+				mark := v.st.green("✓")
+				if d.Result.IsError {
+					mark = v.st.red("✗")
+				}
+				preview := strings.ReplaceAll(d.Result.Preview, "\n", " ")
+				if len(preview) > 100 {
+					preview = preview[:100] + "…"
+				}
+				fmt.Fprintf(v.w, "%s %s %s\n", mark, d.ToolCall.Name, v.st.dim(preview))
+			}
+		}
+	case "task.started":
+		v.newline()
+		fmt.Fprintf(v.w, "%s %s %s\n", v.st.cyan("→"), v.st.bold(d.Kind), v.st.dim(string(d.Arguments)))
+	case "agent.waiting":
+		v.newline()
+		fmt.Fprintln(v.w, v.st.dim("waiting for input"))
+		return true, ""
+	case "agent.completed":
+		v.newline()
+		fmt.Fprintln(v.w, v.st.green("completed")+v.st.dim(" ("+d.Stop+")"))
+		return true, ""
+	case "agent.failed":
+		v.newline()
+		fmt.Fprintln(v.w, v.st.red("failed: "+d.Error))
+		return true, "failed: " + d.Error
+	case "agent.cancelled":
+		v.newline()
+		fmt.Fprintln(v.w, v.st.red("cancelled"))
+		return true, "cancelled"
+	}
+	return false, ""
+}

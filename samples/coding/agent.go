@@ -1,0 +1,63 @@
+package coding
+
+import (
+	"encoding/json"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/scripted"
+)
+
+// TaskQueue is the coding sample's task queue.
+const TaskQueue = "agentree-coding"
+
+// Prompt is the task the starter gives.
+const Prompt = `Create a Go package "greet" with a function Hello(name string) string, then make the greeting end with an exclamation mark.`
+
+// SystemPrompt is for a real model; the scripted session follows it.
+const SystemPrompt = `You are a careful coding agent. Your tools work in a workspace directory and
+refuse paths outside it. Look before you write, make small edits with edit_file,
+and read a file back after changing it.`
+
+// maxTurns is ample for the scripted session's five turns.
+const maxTurns = 12
+
+// Config is the coding agent's configuration: the react-agent, one-shot,
+// with the sandbox's tools. With no models it uses the scripted one.
+func Config(models ...agentsdk.ModelRef) agentsdk.Config {
+	if len(models) == 0 {
+		models = []agentsdk.ModelRef{scripted.Model("")}
+	}
+	return agentsdk.Config{SystemPrompt: SystemPrompt, Models: models, Tools: ToolNames, Mode: agentsdk.ModeOneShot, MaxTurns: maxTurns}
+}
+
+// GreetPath and the texts below are what the scripted session writes.
+const (
+	GreetPath   = "greet/greet.go"
+	greetSource = "package greet\n\n// Hello greets name.\nfunc Hello(name string) string {\n\treturn \"Hello, \" + name\n}\n"
+	// FinalAnswer is the scripted session's last message.
+	FinalAnswer = `Done: greet/greet.go defines Hello, which now returns "Hello, <name>!".`
+)
+
+// Script is a scripted coding session: it looks at the workspace, writes
+// the package, edits it, reads it back and reports.
+func Script() scripted.Script {
+	return scripted.Turns(
+		scripted.Turn{Text: "Let me look at the workspace first.", ToolCalls: []agentsdk.ToolCall{
+			toolCall("call_list", ListFilesTool, PathArgs{Path: "."})}},
+		scripted.Turn{Text: "It is empty, so I'll write the package.", ToolCalls: []agentsdk.ToolCall{
+			toolCall("call_write", WriteFileTool, WriteFileArgs{Path: GreetPath, Content: greetSource})}},
+		scripted.Turn{Text: "Now the exclamation mark, as a small edit.", ToolCalls: []agentsdk.ToolCall{
+			toolCall("call_edit", EditFileTool, EditFileArgs{Path: GreetPath, OldText: `"Hello, " + name`, NewText: `"Hello, " + name + "!"`})}},
+		scripted.Turn{Text: "Reading it back to check.", ToolCalls: []agentsdk.ToolCall{
+			toolCall("call_read", ReadFileTool, PathArgs{Path: GreetPath})}},
+		scripted.Turn{Text: FinalAnswer},
+	)
+}
+
+func toolCall(id, name string, args any) agentsdk.ToolCall {
+	b, err := json.Marshal(args)
+	if err != nil {
+		panic(err)
+	}
+	return agentsdk.ToolCall{ID: id, Name: name, Arguments: b}
+}

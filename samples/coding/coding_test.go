@@ -1,0 +1,134 @@
+package coding_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/agenttest"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/samples/coding"
+	"github.com/agentree/agentree/samples/internal/sampleenv"
+	"github.com/agentree/agentree/samples/internal/sampletest"
+)
+
+// wantGreet is greet.go after the scripted session's write and edit.
+const wantGreet = "package greet\n\n// Hello greets name.\nfunc Hello(name string) string {\n\treturn \"Hello, \" + name + \"!\"\n}\n"
+
+// inMemoryExecution is the execution ID the in-memory runtime reports.
+const inMemoryExecution = "mem"
+
+// inMemoryTools are the sandbox's tools as the in-memory runtime should
+// call them: agenttest leaves ToolInvocation.ExecutionID empty (the
+// Temporal runtime sets it), so it is filled in here.
+func inMemoryTools(sandbox coding.Sandbox) []*agentsdk.Tool {
+	tools := sandbox.Tools()
+	for _, tool := range tools {
+		run := tool.Run
+		tool.Run = func(ctx context.Context, call agentsdk.ToolInvocation) (string, error) {
+			if call.ExecutionID == "" {
+				call.ExecutionID = inMemoryExecution
+			}
+			return run(ctx, call)
+		}
+	}
+	return tools
+}
+
+func runInMemory(t *testing.T, sandbox coding.Sandbox, script scripted.Script) (*agenttest.Execution, []agentsdk.Message) {
+	t.Helper()
+	x, err := agenttest.Start(agenttest.Options{
+		Agent:      react.New(react.Options{}),
+		Providers:  []agentsdk.Provider{scripted.New(script)},
+		Tools:      inMemoryTools(sandbox),
+		Config:     coding.Config(),
+		UserPrompt: coding.Prompt,
+	})
+	require.NoError(t, err)
+	require.NoError(t, x.Run(context.Background()))
+	require.Equal(t, agenttest.StatusCompleted, x.Status, x.Reason)
+	msgs, err := x.Messages()
+	require.NoError(t, err)
+	return x, msgs
+}
+
+func toolResults(msgs []agentsdk.Message) []agentsdk.Message {
+	var out []agentsdk.Message
+	for _, m := range msgs {
+		if m.Role == agentsdk.RoleToolResult {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestScriptedSessionInMemory writes and edits a file in the in-memory
+// runtime.
+func TestScriptedSessionInMemory(t *testing.T) {
+	sandbox := coding.Sandbox{Dir: t.TempDir()}
+	_, msgs := runInMemory(t, sandbox, coding.Script())
+
+	results := toolResults(msgs)
+	require.Len(t, results, 4)
+	for _, r := range results {
+		require.False(t, r.IsError, "%s: %s", r.ToolName, r.Text())
+	}
+	require.Equal(t, "the workspace is empty", results[0].Text())
+	require.Equal(t, wantGreet, results[3].Text(), "read_file shows the edit")
+	require.Equal(t, coding.FinalAnswer, msgs[len(msgs)-1].Text())
+
+	b, err := os.ReadFile(filepath.Join(sandbox.Workspace(inMemoryExecution), coding.GreetPath))
+	require.NoError(t, err)
+	require.Equal(t, wantGreet, string(b))
+}
+
+// TestModelSeesEscapeErrors: a refused path is a tool result the model
+// reads (and may correct), not a failed execution.
+func TestModelSeesEscapeErrors(t *testing.T) {
+	sandbox := coding.Sandbox{Dir: t.TempDir()}
+	_, msgs := runInMemory(t, sandbox, scripted.Turns(
+		scripted.Turn{ToolCalls: []agentsdk.ToolCall{
+			{ID: "a", Name: coding.ReadFileTool, Arguments: []byte(`{"path":"../../../etc/passwd"}`)},
+			{ID: "b", Name: coding.WriteFileTool, Arguments: []byte(`{"path":"/tmp/agentree-evil.txt","content":"x"}`)},
+		}},
+		scripted.Turn{Text: "Those paths are outside my workspace."},
+	))
+	results := toolResults(msgs)
+	require.Len(t, results, 2)
+	require.True(t, results[0].IsError)
+	require.Equal(t, `error: outside the workspace: "../../../etc/passwd" climbs out of the workspace`, results[0].Text())
+	require.True(t, results[1].IsError)
+	require.Equal(t, `error: outside the workspace: "/tmp/agentree-evil.txt" is an absolute path; give a path relative to the workspace`, results[1].Text())
+	_, err := os.Stat("/tmp/agentree-evil.txt")
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestCodingEndToEnd runs the scripted session on a Temporal worker: the
+// workspace is named after the execution.
+func TestCodingEndToEnd(t *testing.T) {
+	sandbox := coding.Sandbox{Dir: t.TempDir()}
+	env := sampletest.New(t, adapter.Options{
+		Agents:    []agentsdk.Agent{react.New(react.Options{})},
+		Providers: []agentsdk.Provider{scripted.New(coding.Script())},
+		Tools:     sandbox.Tools(),
+	})
+	ex, printed := env.Follow(env.Start(react.Kind, coding.Config(), coding.Prompt).ID, sampleenv.Ended)
+	require.Equal(t, entrystore.StatusCompleted, ex.Status, ex.Error)
+	require.Equal(t, 4, ex.StepCount)
+	for _, tool := range coding.ToolNames {
+		require.Contains(t, printed, "  → "+tool+" ")
+	}
+	require.True(t, strings.HasSuffix(printed, coding.FinalAnswer+"\n"), printed)
+
+	b, err := os.ReadFile(filepath.Join(sandbox.Workspace(ex.ID), coding.GreetPath))
+	require.NoError(t, err)
+	require.Equal(t, wantGreet, string(b))
+}

@@ -1,0 +1,29 @@
+// Command worker runs the coding sample's agent: the react-agent with the
+// sandboxed file tools and the scripted model, on the coding task queue.
+package main
+
+import (
+	"flag"
+	"log"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/samples/coding"
+	"github.com/agentree/agentree/samples/internal/sampleenv"
+)
+
+func main() {
+	dir := flag.String("dir", coding.DefaultDir(), "the sandbox: each execution gets a workspace under it")
+	flag.Parse()
+	log.Println("workspaces under", *dir)
+	err := sampleenv.RunWorker(coding.TaskQueue, adapter.Options{
+		Agents:    []agentsdk.Agent{react.New(react.Options{})},
+		Providers: []agentsdk.Provider{scripted.New(coding.Script())},
+		Tools:     coding.Sandbox{Dir: *dir}.Tools(),
+	})
+	if err != nil {
+		log.Fatalln(err)
+	}
+}

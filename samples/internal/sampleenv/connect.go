@@ -1,0 +1,127 @@
+package sampleenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// OrgSlug is the organization every sample's executions belong to.
+const OrgSlug = "samples"
+
+// RunWorker is every sample's worker: it connects to Postgres, builds the
+// Agentree plugin from opts (Store is set here), dials Temporal with it and
+// runs a worker on taskQueue until interrupted. The plugin registers one
+// workflow per agent kind and the model-call, tool-call and store
+// activities on every worker made from the client; register adds the
+// sample's own workflows and activities beside them.
+func RunWorker(taskQueue string, opts adapter.Options, register ...func(worker.Registry)) error {
+	store, closeStore, err := OpenStore(context.Background())
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	opts.Store = store
+	plugin, err := adapter.NewPlugin(opts)
+	if err != nil {
+		return fmt.Errorf("sampleenv: the Agentree plugin: %w", err)
+	}
+	c, err := Dial(store, plugin)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := worker.New(c, taskQueue, worker.Options{})
+	for _, r := range register {
+		r(w)
+	}
+	if err := w.Run(worker.InterruptCh()); err != nil {
+		return fmt.Errorf("sampleenv: worker: %w", err)
+	}
+	return nil
+}
+
+// Conn is a starter's connection: the store, a Temporal client and the
+// samples' organization.
+type Conn struct {
+	Store    *entrystore.Store
+	Temporal client.Client
+	Org      entrystore.Org
+	close    func()
+}
+
+// Connect opens a starter's connection. Close it when done.
+func Connect(ctx context.Context) (*Conn, error) {
+	store, closeStore, err := OpenStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Dial(store)
+	if err != nil {
+		closeStore()
+		return nil, err
+	}
+	org, err := store.EnsureOrg(ctx, OrgSlug)
+	if err != nil {
+		c.Close()
+		closeStore()
+		return nil, fmt.Errorf("sampleenv: organization %q: %w", OrgSlug, err)
+	}
+	return &Conn{Store: store, Temporal: c, Org: org, close: func() { c.Close(); closeStore() }}, nil
+}
+
+// Close closes the Temporal client and the Postgres pool.
+func (c *Conn) Close() { c.close() }
+
+// Agentree is an adapter client that starts executions on taskQueue. It
+// writes the store first, then Temporal, so nothing the workflow needs is
+// ever only in flight.
+func (c *Conn) Agentree(taskQueue string) *adapter.Client {
+	return adapter.NewClient(c.Temporal, c.Store, taskQueue)
+}
+
+// OpenStore connects to DATABASE_URL. Call the returned func to close the
+// pool. The schema must be migrated already (`make up` does it).
+func OpenStore(ctx context.Context) (*entrystore.Store, func(), error) {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return nil, nil, errors.New(`DATABASE_URL is not set: run "make up" and eval "$(make -s env)"`)
+	}
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sampleenv: connect to Postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("sampleenv: connect to Postgres: %w", err)
+	}
+	return entrystore.New(pool), pool.Close, nil
+}
+
+// Dial connects to the Temporal server at TEMPORAL_ADDRESS (default
+// localhost:7233). A worker passes the Agentree plugin; a starter passes
+// none and still gets the Postgres storage driver, because an execution's
+// result past the plugin's payload threshold lives in the content store and
+// only that driver can read it back.
+func Dial(store *entrystore.Store, plugins ...client.Plugin) (client.Client, error) {
+	c, err := client.Dial(client.Options{
+		HostPort: os.Getenv("TEMPORAL_ADDRESS"),
+		Plugins:  plugins,
+		ExternalStorage: converter.ExternalStorage{
+			Drivers: []converter.StorageDriver{adapter.NewStorageDriver(store)},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sampleenv: connect to Temporal: %w", err)
+	}
+	return c, nil
+}

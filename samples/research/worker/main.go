@@ -1,0 +1,25 @@
+// Command worker runs the research sample's agent: the react-agent, the
+// research tools and the scripted model, on the research task queue.
+package main
+
+import (
+	"log"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/samples/internal/sampleenv"
+	"github.com/agentree/agentree/samples/research"
+)
+
+func main() {
+	err := sampleenv.RunWorker(research.TaskQueue, adapter.Options{
+		Agents:    []agentsdk.Agent{react.New(react.Options{})},
+		Providers: []agentsdk.Provider{scripted.New(research.Script())},
+		Tools:     research.Tools(),
+	})
+	if err != nil {
+		log.Fatalln(err)
+	}
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# run.sh — `make run`: bring up Postgres and Temporal, start `agentree dev`
+# (worker + gateway) in the background, and run the research sample through
+# the REST API, streaming it to the terminal. Leaves the services running
+# for curl and the Temporal UI; `make down` stops everything.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+addr=${AGENTREE_GATEWAY_ADDR:-127.0.0.1:8080}
+
+./scripts/services.sh up
+eval "$(./scripts/services.sh env)"
+echo "run: building bin/agentree" >&2
+go build -o bin/agentree ./cmd/agentree
+
+healthy() { curl -fsS "http://$addr/healthz" >/dev/null 2>&1; }
+pidf=.data/dev.pid
+if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && healthy; then
+	echo "run: agentree dev already running (pid $(cat "$pidf"))" >&2
+else
+	[ -f "$pidf" ] && kill "$(cat "$pidf")" 2>/dev/null || true
+	echo "run: starting agentree dev on $addr (log: .data/dev.log)" >&2
+	nohup bin/agentree dev --addr "$addr" --key-file .data/dev-key >.data/dev.log 2>&1 </dev/null &
+	echo $! >"$pidf"
+	for _ in $(seq 1 300); do
+		healthy && break
+		kill -0 "$(cat "$pidf")" 2>/dev/null || { cat .data/dev.log >&2; echo "run: agentree dev exited" >&2; exit 1; }
+		sleep 0.2
+	done
+	healthy || { tail -20 .data/dev.log >&2; echo "run: the gateway did not answer within 60s" >&2; exit 1; }
+fi
+
+key=$(cat .data/dev-key)
+status=0
+bin/agentree run --addr "http://$addr" --org dev --key "$key" --demo || status=$?
+
+cat <<INFO
+
+  REST API     http://$addr/api/orgs/dev/agent-executions
+  OpenAPI      http://$addr/openapi.json
+  Temporal UI  http://127.0.0.1:${AGENTREE_TEMPORAL_UI_PORT:-8233}
+  API key      $key
+  Try          curl -H "Authorization: Bearer $key" http://$addr/api/orgs/dev/agent-executions
+
+  agentree dev keeps running (log .data/dev.log); \`make down\` stops it with Postgres and Temporal.
+INFO
+exit $status
