@@ -101,3 +101,23 @@ func TestDevAndClientCommands(t *testing.T) {
 	buf.WriteString(err.Error())
 	require.Less(t, buf.Len(), 300, "one line, not a dump")
 }
+
+// TestDemoUsesTheProviderWhoseKeyIsSet: make run's demo switches from the
+// scripted model to a real provider when its API key is in the environment,
+// and the worker registers that provider.
+func TestDemoUsesTheProviderWhoseKeyIsSet(t *testing.T) {
+	for _, tc := range []struct{ anthropic, openai, want string }{
+		{"", "", "scripted/scripted-1"},
+		{"sk-ant-x", "", "anthropic/claude-sonnet-4-5"},
+		{"", "sk-x", "openai/gpt-4.1-mini"},
+		{"sk-ant-x", "sk-x", "anthropic/claude-sonnet-4-5"},
+	} {
+		t.Setenv("ANTHROPIC_API_KEY", tc.anthropic)
+		t.Setenv("OPENAI_API_KEY", tc.openai)
+		require.Equal(t, tc.want, demoModel().Key())
+		reg, err := newRegistry()
+		require.NoError(t, err)
+		_, providers, _ := reg.names()
+		require.Contains(t, providers, strings.Split(tc.want, "/")[0])
+	}
+}
