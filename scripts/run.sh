@@ -13,7 +13,8 @@ eval "$(./scripts/services.sh env)"
 echo "run: building bin/agentree" >&2
 go build -o bin/agentree ./cmd/agentree
 
-healthy() { curl -fsS "http://$addr/healthz" >/dev/null 2>&1; }
+# healthy: the gateway accepts connections (bash's /dev/tcp: no curl needed).
+healthy() { (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; }
 pidf=.data/dev.pid
 if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && healthy; then
 	echo "run: agentree dev already running (pid $(cat "$pidf"))" >&2
