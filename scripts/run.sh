@@ -15,21 +15,26 @@ go build -o bin/agentree ./cmd/agentree
 
 # healthy: the gateway accepts connections (bash's /dev/tcp: no curl needed).
 healthy() { (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; }
+# A dev left by an earlier `make run` may be an older build: replace it.
 pidf=.data/dev.pid
-if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && healthy; then
-	echo "run: agentree dev already running (pid $(cat "$pidf"))" >&2
-else
-	[ -f "$pidf" ] && kill "$(cat "$pidf")" 2>/dev/null || true
-	echo "run: starting agentree dev on $addr (log: .data/dev.log)" >&2
-	nohup bin/agentree dev --addr "$addr" --key-file .data/dev-key >.data/dev.log 2>&1 </dev/null &
-	echo $! >"$pidf"
-	for _ in $(seq 1 300); do
-		healthy && break
-		kill -0 "$(cat "$pidf")" 2>/dev/null || { cat .data/dev.log >&2; echo "run: agentree dev exited" >&2; exit 1; }
-		sleep 0.2
-	done
-	healthy || { tail -20 .data/dev.log >&2; echo "run: the gateway did not answer within 60s" >&2; exit 1; }
+if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; then
+	pid=$(cat "$pidf")
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 fi
+if healthy; then
+	echo "run: $addr is taken by another process; set AGENTREE_GATEWAY_ADDR" >&2
+	exit 1
+fi
+echo "run: starting agentree dev on $addr (log: .data/dev.log)" >&2
+nohup bin/agentree dev --addr "$addr" --key-file .data/dev-key >.data/dev.log 2>&1 </dev/null &
+echo $! >"$pidf"
+for _ in $(seq 1 300); do
+	healthy && break
+	kill -0 "$(cat "$pidf")" 2>/dev/null || { cat .data/dev.log >&2; echo "run: agentree dev exited" >&2; exit 1; }
+	sleep 0.2
+done
+healthy || { tail -20 .data/dev.log >&2; echo "run: the gateway did not answer within 60s" >&2; exit 1; }
 
 key=$(cat .data/dev-key)
 status=0
