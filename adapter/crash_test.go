@@ -22,6 +22,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/temporaltest"
 )
 
 // The crash test re-runs this test binary as a worker process.
@@ -89,7 +90,7 @@ func runWorkerProcess() error {
 	if err != nil {
 		return err
 	}
-	tc, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS"), Plugins: []client.Plugin{plugin}, Logger: quietLogger{}})
+	tc, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS"), Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func startWorkerProcess(t *testing.T, h *harness, dir string, block bool) *exec.
 	}
 	cmd.Env = append(os.Environ(), envWorker+"=1", envDB+"="+h.dbURL, envQueue+"="+h.taskQueue,
 		envCallLog+"="+filepath.Join(dir, "calls.log"), envBlockTool+"="+blockVal,
-		envToolMark+"="+filepath.Join(dir, "tool.mark"), "TEMPORAL_ADDRESS="+temporalAddress(t))
+		envToolMark+"="+filepath.Join(dir, "tool.mark"), "TEMPORAL_ADDRESS="+temporaltest.Address(t))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })

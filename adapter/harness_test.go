@@ -3,8 +3,6 @@ package adapter_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
+	"github.com/agentree/agentree/internal/temporaltest"
 )
 
 // harness is one test's Agentree: a fresh schema, a Temporal client with
@@ -34,14 +33,6 @@ type harness struct {
 	ac        *adapter.Client
 	taskQueue string
 	dbURL     string
-}
-
-func temporalAddress(t testing.TB) string {
-	addr := os.Getenv("TEMPORAL_ADDRESS")
-	if addr == "" {
-		t.Fatal("TEMPORAL_ADDRESS is not set: run `make up` and `eval \"$(make -s env)\"`")
-	}
-	return addr
 }
 
 // newHarness starts a worker in this process unless noWorker.
@@ -60,7 +51,7 @@ func newHarness(t *testing.T, opts adapter.Options, noWorker bool) *harness {
 	}
 	plugin, err := adapter.NewPlugin(opts)
 	require.NoError(t, err)
-	tc, err := client.Dial(client.Options{HostPort: temporalAddress(t), Plugins: []client.Plugin{plugin}, Logger: quietLogger{}})
+	tc, err := client.Dial(client.Options{HostPort: temporaltest.Address(t), Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	h := &harness{t: t, es: es, org: org, tc: tc, taskQueue: "agentree-test-" + uuid.NewString()[:8], dbURL: dbURL}
@@ -172,13 +163,4 @@ func (h *harness) history(id, runID string) *historypb.History {
 		hist.Events = append(hist.Events, e)
 	}
 	return hist
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...any) {}
-func (quietLogger) Info(string, ...any)  {}
-func (quietLogger) Warn(string, ...any)  {}
-func (quietLogger) Error(msg string, kv ...any) {
-	fmt.Fprintln(os.Stderr, append([]any{"temporal:", msg}, kv...)...)
 }

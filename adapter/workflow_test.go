@@ -17,6 +17,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
+	"github.com/agentree/agentree/internal/temporaltest"
 )
 
 // TestSegmentIsAFunctionOfLeafAndState runs an execution one segment at a
@@ -24,7 +25,7 @@ import (
 // new with the next leaf and state, and the next segment starts from there.
 func TestSegmentIsAFunctionOfLeafAndState(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(quietLogger{})
+	suite.SetLogger(temporaltest.Logger{})
 	es := entrystore.New(pgtest.New(t))
 	ctx := context.Background()
 	org, err := es.CreateOrg(ctx, "unit-"+uuid.NewString()[:8], "")

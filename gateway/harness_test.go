@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
 	"github.com/agentree/agentree/internal/pgtest"
+	"github.com/agentree/agentree/internal/temporaltest"
 )
 
 // testBodyLimit is the gateway's body limit in these tests.
@@ -58,14 +58,6 @@ type envOptions struct {
 	// noTemporal runs the gateway without a Temporal client (it can then
 	// stream and read, not start executions).
 	noTemporal bool
-}
-
-func temporalAddress(t testing.TB) string {
-	addr := os.Getenv("TEMPORAL_ADDRESS")
-	if addr == "" {
-		t.Fatal("TEMPORAL_ADDRESS is not set: run `make up` and `eval \"$(make -s env)\"`")
-	}
-	return addr
 }
 
 func newPool(t testing.TB, url string) *pgxpool.Pool {
@@ -116,7 +108,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	gwStore := entrystore.New(e.gwPool)
 	var tc client.Client
 	if !o.noTemporal {
-		tc, err = client.Dial(client.Options{HostPort: temporalAddress(t), Logger: quietLogger{}})
+		tc, err = client.Dial(client.Options{HostPort: temporaltest.Address(t), Logger: temporaltest.Logger{}})
 		require.NoError(t, err)
 		t.Cleanup(tc.Close)
 	}
@@ -161,7 +153,7 @@ func (e *env) startWorker(queue string, o envOptions) {
 		Providers: o.providers, Tools: o.tools,
 	})
 	require.NoError(e.t, err)
-	wc, err := client.Dial(client.Options{HostPort: temporalAddress(e.t), Plugins: []client.Plugin{plugin}, Logger: quietLogger{}})
+	wc, err := client.Dial(client.Options{HostPort: temporaltest.Address(e.t), Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
 	require.NoError(e.t, err)
 	e.t.Cleanup(wc.Close)
 	w := worker.New(wc, queue, worker.Options{})
@@ -256,13 +248,4 @@ func poll(t testing.TB, timeout time.Duration, cond func() bool, msgAndArgs ...a
 		}
 		<-tick.C
 	}
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...any) {}
-func (quietLogger) Info(string, ...any)  {}
-func (quietLogger) Warn(string, ...any)  {}
-func (quietLogger) Error(msg string, kv ...any) {
-	fmt.Fprintln(os.Stderr, append([]any{"temporal:", msg}, kv...)...)
 }

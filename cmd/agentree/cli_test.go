@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/internal/pgtest"
+	"github.com/agentree/agentree/internal/temporaltest"
 )
 
 // capture runs fn with os.Stdout going to a buffer.
@@ -44,9 +45,7 @@ func freeAddr(t *testing.T) string {
 // TestDevAndClientCommands runs `agentree dev` (worker and gateway) and
 // drives it with the client commands, as `make run` does.
 func TestDevAndClientCommands(t *testing.T) {
-	if os.Getenv("TEMPORAL_ADDRESS") == "" {
-		t.Fatal("TEMPORAL_ADDRESS is not set: run `make up` and `eval \"$(make -s env)\"`")
-	}
+	temporaltest.Address(t)
 	t.Setenv("DATABASE_URL", pgtest.URL(t))
 	t.Setenv("ANTHROPIC_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")

@@ -25,6 +25,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/temporaltest"
 	"github.com/agentree/agentree/samples/childworkflow"
 	"github.com/agentree/agentree/samples/internal/sampletest"
 )
@@ -44,7 +45,7 @@ func register(log io.Writer) func(worker.Registry) {
 // the adapter's workflows and activities (to be mocked) registered.
 func newTestEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
-	s.SetLogger(sampletest.QuietLogger{})
+	s.SetLogger(temporaltest.Logger{})
 	env := s.NewTestWorkflowEnvironment()
 	require.NoError(t, adapter.Register(env, adapter.Options{Store: &entrystore.Store{}, Agents: []agentsdk.Agent{react.New(react.Options{})}}))
 	register(io.Discard)(env)

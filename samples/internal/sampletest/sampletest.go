@@ -2,8 +2,6 @@ package sampletest
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
+	"github.com/agentree/agentree/internal/temporaltest"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 )
 
@@ -39,16 +38,14 @@ type Env struct {
 // activities on the worker before it starts.
 func New(t *testing.T, opts adapter.Options, register ...func(worker.Registry)) *Env {
 	t.Helper()
-	if os.Getenv("TEMPORAL_ADDRESS") == "" {
-		t.Fatal(`TEMPORAL_ADDRESS is not set: run "make up" and eval "$(make -s env)"`)
-	}
+	addr := temporaltest.Address(t)
 	store := entrystore.New(pgtest.New(t))
 	org, err := store.CreateOrg(context.Background(), "sample-"+uuid.NewString()[:8], "sample test")
 	require.NoError(t, err)
 	opts.Store = store
 	plugin, err := adapter.NewPlugin(opts)
 	require.NoError(t, err)
-	tc, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS"), Plugins: []client.Plugin{plugin}, Logger: QuietLogger{}})
+	tc, err := client.Dial(client.Options{HostPort: addr, Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	e := &Env{T: t, Store: store, Org: org, Temporal: tc, TaskQueue: "sample-test-" + uuid.NewString()[:8]}
@@ -106,15 +103,4 @@ func Texts(msgs []agentsdk.Message) []string {
 		}
 	}
 	return out
-}
-
-// QuietLogger is a Temporal logger that keeps the SDK's debug and info
-// logging out of test output.
-type QuietLogger struct{}
-
-func (QuietLogger) Debug(string, ...any) {}
-func (QuietLogger) Info(string, ...any)  {}
-func (QuietLogger) Warn(string, ...any)  {}
-func (QuietLogger) Error(msg string, kv ...any) {
-	fmt.Fprintln(os.Stderr, append([]any{"temporal:", msg}, kv...)...)
 }
