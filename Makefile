@@ -31,7 +31,7 @@ run:
 
 ## bench: side-by-side benchmark of Agentree and the naive pattern.
 bench: up
-	@echo "make bench arrives with the bench issue; see README.md"
+	@eval "$$($(SERVICES) env)" && $(GO) run ./samples/bench
 
 ## generate: regenerate protobuf, gateway and OpenAPI code.
 generate:

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is every size the benchmark runs with; the defaults are issue 7's.
+type config struct {
+	Scenarios string
+
+	LongCalls        int
+	LongConversation byteSize
+	LongToolOutput   byteSize
+
+	ShortCalls        int
+	ShortConversation byteSize
+	ShortToolOutput   byteSize
+	ShortRepeat       int
+	FloorCalls        int
+	ModelDelay        time.Duration
+
+	ResumeSmallCalls, ResumeSmallKill int
+	ResumeLargeCalls, ResumeLargeKill int
+	ResumeConversation                byteSize
+	ResumeToolOutput                  byteSize
+	ResumeRepeat                      int
+	ResumeHeartbeat                   time.Duration
+	ResumeNaive                       bool
+
+	Trace      bool
+	CPUProfile string
+	Timeout    time.Duration
+}
+
+// parseConfig reads the flags of args (without the program name).
+func parseConfig(args []string) (config, error) {
+	c := config{
+		LongConversation: 800 << 10, LongToolOutput: 5 << 10,
+		ShortConversation: 10 << 10, ShortToolOutput: 1 << 10,
+		ResumeConversation: 10 << 10, ResumeToolOutput: 1 << 10,
+	}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&c.Scenarios, "scenarios", "long,short,resume", "scenarios to run, comma-separated")
+	fs.IntVar(&c.LongCalls, "long-calls", 100, "long: model calls in the one user turn")
+	fs.Var(&c.LongConversation, "long-conversation", "long: initial conversation size (KB = 1024 bytes)")
+	fs.Var(&c.LongToolOutput, "long-tool-output", "long: size of each tool output")
+	fs.IntVar(&c.ShortCalls, "short-calls", 100, "short: model calls in the one user turn")
+	fs.Var(&c.ShortConversation, "short-conversation", "short: initial conversation size")
+	fs.Var(&c.ShortToolOutput, "short-tool-output", "short: size of each tool output")
+	fs.IntVar(&c.ShortRepeat, "short-repeat", 3, "short: conversations per system (and floors), interleaved; intervals are pooled")
+	fs.IntVar(&c.FloorCalls, "floor-calls", 100, "short: no-op activities per floor workflow")
+	fs.DurationVar(&c.ModelDelay, "model-delay", 0, "the scripted model's time per call")
+	fs.IntVar(&c.ResumeSmallCalls, "resume-small-calls", 10, "resume: calls of the small conversation")
+	fs.IntVar(&c.ResumeSmallKill, "resume-small-kill", 9, "resume: the worker dies during the tool call of this model call of the small conversation")
+	fs.IntVar(&c.ResumeLargeCalls, "resume-large-calls", 1000, "resume: calls of the large conversation")
+	fs.IntVar(&c.ResumeLargeKill, "resume-large-kill", 90, "resume: the worker dies during the tool call of this model call of the large conversation")
+	fs.Var(&c.ResumeConversation, "resume-conversation", "resume: initial conversation size")
+	fs.Var(&c.ResumeToolOutput, "resume-tool-output", "resume: size of each tool output")
+	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 3, "resume: kills per conversation size; the median is reported")
+	fs.DurationVar(&c.ResumeHeartbeat, "resume-heartbeat", 2*time.Second, "resume: tool heartbeat timeout, how soon the dead worker's tool call is retried")
+	fs.BoolVar(&c.ResumeNaive, "resume-naive", true, "resume: measure the naive pattern too")
+	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "the whole benchmark's time limit")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+func (c config) validate() error {
+	switch {
+	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1:
+		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
+	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
+		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:
+		return fmt.Errorf("bench: a resume kill must be at a call with a tool call: 1 <= kill < calls")
+	}
+	for _, s := range strings.Split(c.Scenarios, ",") {
+		if s != "long" && s != "short" && s != "resume" {
+			return fmt.Errorf("bench: unknown scenario %q (long, short, resume)", s)
+		}
+	}
+	return nil
+}
+
+func (c config) runs(scenario string) bool {
+	for _, s := range strings.Split(c.Scenarios, ",") {
+		if s == scenario {
+			return true
+		}
+	}
+	return false
+}
+
+// byteSize is a size flag: 512, 512B, 10KB, 1MB (KB = 1024 bytes).
+type byteSize int
+
+func (b *byteSize) String() string { return formatBytes(int64(*b)) }
+
+func (b *byteSize) Set(s string) error {
+	units := []struct {
+		suffix string
+		mult   int
+	}{{"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}}
+	mult := 1
+	s = strings.ToUpper(strings.TrimSpace(s))
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("bench: %q is not a size like 800KB", s)
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+
+// formatBytes prints a size the way the flags take it.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%d B", n)
+	}
+}

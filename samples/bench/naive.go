@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// The naive pattern's workflow and activity names.
+const (
+	NaiveWorkflowName  = "bench.NaiveAgent"
+	NaiveModelActivity = "bench.NaiveCallModel"
+	NaiveToolActivity  = "bench.NaiveRunTool"
+)
+
+// NaiveInput is the naive agent's input: the whole initial conversation.
+type NaiveInput struct {
+	Model    agentsdk.ModelRef
+	Tools    []agentsdk.ToolSpec
+	Messages []agentsdk.Message
+	// MaxCalls bounds the model calls, as the react agent's MaxTurns does.
+	MaxCalls int
+	// ToolHeartbeat is the tool activity's heartbeat timeout.
+	ToolHeartbeat time.Duration
+}
+
+// NaiveResult is the naive agent's result.
+type NaiveResult struct {
+	Calls int
+	Text  string
+}
+
+// NaiveModelInput is every model call's input: the whole conversation, as
+// the Temporal openai_agents and googleadk integrations pass it.
+type NaiveModelInput struct {
+	Model    agentsdk.ModelRef
+	Tools    []agentsdk.ToolSpec
+	Messages []agentsdk.Message
+}
+
+// NaiveToolOutput is a tool call's output, carried back into workflow state.
+type NaiveToolOutput struct {
+	Text    string
+	IsError bool
+}
+
+// NaiveAgent is the pattern today's Temporal agent integrations use: the
+// conversation lives in workflow state, goes whole into every model call
+// and every tool output comes back into it, so history grows with the
+// square of the number of calls.
+func NaiveAgent(ctx workflow.Context, in NaiveInput) (NaiveResult, error) {
+	retry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 4}
+	mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Minute, RetryPolicy: retry})
+	tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: in.ToolHeartbeat, RetryPolicy: retry,
+	})
+	msgs := in.Messages
+	for calls := 1; calls <= in.MaxCalls; calls++ {
+		var answer agentsdk.Message
+		err := workflow.ExecuteActivity(mctx, NaiveModelActivity, NaiveModelInput{Model: in.Model, Tools: in.Tools, Messages: msgs}).Get(ctx, &answer)
+		if err != nil {
+			return NaiveResult{}, err
+		}
+		msgs = append(msgs, answer)
+		if len(answer.ToolCalls()) == 0 {
+			return NaiveResult{Calls: calls, Text: answer.Text()}, nil
+		}
+		for _, tc := range answer.ToolCalls() {
+			var out NaiveToolOutput
+			if err := workflow.ExecuteActivity(tctx, NaiveToolActivity, tc).Get(ctx, &out); err != nil {
+				return NaiveResult{}, err
+			}
+			msgs = append(msgs, agentsdk.ToolResultMessage(tc, out.Text, out.IsError))
+		}
+	}
+	return NaiveResult{Calls: in.MaxCalls}, nil
+}
+
+// NaiveActivities are the naive pattern's model and tool calls.
+type NaiveActivities struct {
+	Model agentsdk.Provider
+	Tools agentsdk.Tools
+}
+
+// CallModel asks the model to answer the conversation it is given.
+func (a *NaiveActivities) CallModel(ctx context.Context, in NaiveModelInput) (agentsdk.Message, error) {
+	resp, err := a.Model.Stream(ctx, agentsdk.ModelRequest{Model: in.Model, Messages: in.Messages, Tools: in.Tools},
+		func(agentsdk.StreamEvent) {})
+	return resp.Message, err
+}
+
+// RunTool runs one tool call; as in Agentree, a tool's own error is an
+// output the model reads.
+func (a *NaiveActivities) RunTool(ctx context.Context, call agentsdk.ToolCall) (NaiveToolOutput, error) {
+	tool, err := a.Tools.Get(call.Name)
+	if err == nil {
+		err = tool.Validate(call.Arguments)
+	}
+	if err != nil {
+		return NaiveToolOutput{Text: "error: " + err.Error(), IsError: true}, nil
+	}
+	out, err := tool.Run(ctx, agentsdk.ToolInvocation{ToolCallID: call.ID, Arguments: call.Arguments, Emit: func(any) {}})
+	switch {
+	case err == nil:
+		return NaiveToolOutput{Text: out}, nil
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return NaiveToolOutput{}, err
+	default:
+		return NaiveToolOutput{Text: "error: " + err.Error(), IsError: true}, nil
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// queues are the task queues of the two systems under test.
+type queues struct{ Agentree, Naive string }
+
+// of is the named system's queue.
+func (q queues) of(system string) string {
+	if system == nameNaive {
+		return q.Naive
+	}
+	return q.Agentree
+}
+
+// workerOptions are the one set of worker settings both systems run with.
+func workerOptions() worker.Options { return worker.Options{} }
+
+// systemOptions configure the workers of both systems.
+type systemOptions struct {
+	TemporalAddress string
+	Queues          queues
+	ModelDelay      time.Duration
+	// ToolHeartbeat is Agentree's ToolHeartbeatTimeout (0 = its default);
+	// the naive agent takes its own from its input.
+	ToolHeartbeat time.Duration
+	Record        recorder
+	// Block, if set, may hold a tool call until its process dies.
+	Block func(ctx context.Context, step int)
+}
+
+// systems are both systems' Temporal clients and workers on one server:
+// Agentree, a client with its plugin; the naive pattern, a plain client
+// with Temporal's default payload handling, as its integrations have. Each
+// has a worker on a task queue of its own, with the same settings.
+type systems struct {
+	agentree, naive client.Client
+	workers         []worker.Worker
+}
+
+// dialSystems connects both clients and makes (but does not start) their
+// workers. The naive worker also runs the floor workflow.
+func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
+	model := newModel(o.ModelDelay, o.Record)
+	tool := newTool(o.Block)
+	plugin, err := adapter.NewPlugin(adapter.Options{
+		Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
+		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{tool},
+		ToolHeartbeatTimeout: o.ToolHeartbeat,
+	})
+	if err != nil {
+		return nil, err
+	}
+	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	s := &systems{}
+	s.agentree, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Plugins: []client.Plugin{plugin}, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
+	}
+	s.naive, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Logger: logger})
+	if err != nil {
+		s.agentree.Close()
+		return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
+	}
+	tools, err := agentsdk.NewTools(tool)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	naive := &NaiveActivities{Model: model, Tools: tools}
+	floor := &floorActivities{rec: o.Record}
+	wn := worker.New(s.naive, o.Queues.Naive, workerOptions())
+	wn.RegisterWorkflowWithOptions(NaiveAgent, workflow.RegisterOptions{Name: NaiveWorkflowName})
+	wn.RegisterActivityWithOptions(naive.CallModel, activity.RegisterOptions{Name: NaiveModelActivity})
+	wn.RegisterActivityWithOptions(naive.RunTool, activity.RegisterOptions{Name: NaiveToolActivity})
+	wn.RegisterWorkflowWithOptions(FloorWorkflow, workflow.RegisterOptions{Name: FloorWorkflowName})
+	wn.RegisterActivityWithOptions(floor.Noop, activity.RegisterOptions{Name: NoopActivity})
+	s.workers = []worker.Worker{worker.New(s.agentree, o.Queues.Agentree, workerOptions()), wn}
+	return s, nil
+}
+
+// start starts every worker.
+func (s *systems) start() error {
+	for _, w := range s.workers {
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("bench: start worker: %w", err)
+		}
+	}
+	return nil
+}
+
+// close stops the workers and closes the clients.
+func (s *systems) close() {
+	for _, w := range s.workers {
+		w.Stop()
+	}
+	s.naive.Close()
+	s.agentree.Close()
+}
