@@ -46,7 +46,7 @@ type BeginOutput struct {
 // Begin loads the config and the leaf and, when announced, marks the
 // execution RUNNING.
 func (o *storeOps) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
-	ex, err := o.es.GetExecution(ctx, in.OrgID, in.ExecutionID)
+	ex, err := o.es.GetExecutionSettings(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
 		return BeginOutput{}, fmt.Errorf("adapter: begin: %w", err)
 	}
@@ -70,12 +70,12 @@ func (o *storeOps) Begin(ctx context.Context, in BeginInput) (BeginOutput, error
 		out.Leaf = &ref
 	}
 	if in.Announce != "" && !ex.Status.Terminal() && ex.Status != entrystore.StatusCancelling {
-		ex, err = o.es.Transition(ctx, in.OrgID, in.ExecutionID, entrystore.Transition{To: entrystore.StatusRunning})
+		running, err := o.es.Transition(ctx, in.OrgID, in.ExecutionID, entrystore.Transition{To: entrystore.StatusRunning})
 		if err != nil {
 			return BeginOutput{}, fmt.Errorf("adapter: begin: %w", err)
 		}
-		out.Status = ex.Status
-		o.publish(ctx, in.OrgID, in.ExecutionID, in.Announce, map[string]any{"status": ex.Status})
+		out.Status = running.Status
+		o.publish(ctx, in.OrgID, in.ExecutionID, in.Announce, map[string]any{"status": running.Status})
 	}
 	return out, nil
 }

@@ -23,7 +23,7 @@ func notFound(err error) error {
 }
 
 func (s pgStore) ExecutionConfig(ctx context.Context, orgID, executionID string) (agentsdk.Config, error) {
-	e, err := s.es.GetExecution(ctx, orgID, executionID)
+	e, err := s.es.GetExecutionSettings(ctx, orgID, executionID)
 	if err != nil {
 		return agentsdk.Config{}, notFound(err)
 	}

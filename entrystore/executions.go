@@ -135,6 +135,20 @@ func (s *Store) GetExecution(ctx context.Context, orgID, id string) (Execution, 
 	return getExecution(ctx, s.pool, orgID, id)
 }
 
+// ExecutionSettings is what every model call, tool call and segment start
+// needs of an execution: its status and frozen config, without its input
+// (which can be a whole long first prompt).
+type ExecutionSettings struct {
+	Status Status          `db:"status"`
+	Config json.RawMessage `db:"config"`
+}
+
+// GetExecutionSettings reads only an execution's status and config: the
+// hot path's read, kept off the row's large columns.
+func (s *Store) GetExecutionSettings(ctx context.Context, orgID, id string) (ExecutionSettings, error) {
+	return getOne[ExecutionSettings](ctx, s.pool, "get execution settings "+id, "agent_execution", "status, config", orgID, id)
+}
+
 func getExecution(ctx context.Context, q querier, orgID, id string) (Execution, error) {
 	e, err := getOne[Execution](ctx, q, "get execution "+id, "agent_execution", executionCols, orgID, id)
 	return e.utc(), err

@@ -228,3 +228,19 @@ func TestPaginationIsStableUnderConcurrentInserts(t *testing.T) {
 		require.ErrorIs(t, err, entrystore.ErrInvalid, bad)
 	}
 }
+
+func TestGetExecutionSettingsReadsStatusAndConfigOnly(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	ex, err := f.store.CreateExecution(ctx, entrystore.Execution{OrgID: f.org.ID, Kind: "react-agent",
+		Config: []byte(`{"maxTurns": 3}`), Input: []byte(`{"userPrompt": "long"}`)})
+	require.NoError(t, err)
+	got, err := f.store.GetExecutionSettings(ctx, f.org.ID, ex.ID)
+	require.NoError(t, err)
+	require.Equal(t, entrystore.StatusPending, got.Status)
+	require.JSONEq(t, `{"maxTurns": 3}`, string(got.Config))
+	other, err := f.store.CreateOrg(ctx, "other", "")
+	require.NoError(t, err)
+	_, err = f.store.GetExecutionSettings(ctx, other.ID, ex.ID)
+	require.ErrorIs(t, err, entrystore.ErrNotFound, "another org's execution")
+}
