@@ -1,0 +1,6 @@
+// Package netfault is a TCP proxy that tests put between a client and a
+// real server (Postgres, Temporal) to cut the connection and restore it on
+// command: an outage of the real thing, not a mock of it.
+//
+// It imports the standard library only.
+package netfault
