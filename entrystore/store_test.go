@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -302,7 +303,15 @@ func TestStreamEvents(t *testing.T) {
 	conn, err := pgx.ConnectConfig(ctx, f.store.Pool().Config().ConnConfig)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "LISTEN "+entrystore.NotifyChannel)
+	channel, err := entrystore.NotifyChannel(ctx, conn)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize())
+	require.NoError(t, err)
+
+	// Another schema's event, committed first, must not reach this
+	// listener: parallel test packages share the database.
+	other := newFixture(t)
+	_, err = other.store.AppendStreamEvent(ctx, other.org.ID, other.exec.ID, "token", []byte(`{}`))
 	require.NoError(t, err)
 
 	var evs []entrystore.StreamEvent
@@ -417,4 +426,30 @@ func TestAnotherOrgSeesNothing(t *testing.T) {
 	}
 	_, _, err = f.store.AppendEntry(ctx, entrystore.Entry{OrgID: o, ExecutionID: f.exec.ID, Type: "m", IdempotencyKey: "x"})
 	require.ErrorIs(t, err, entrystore.ErrNotFound)
+}
+
+// TestNotifyChannelPerSchema: the channel names the schema, and a schema
+// name too long to fit Postgres's 63-byte channel limit is hashed instead.
+func TestNotifyChannelPerSchema(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	conn, err := pgx.ConnectConfig(ctx, f.store.Pool().Config().ConnConfig)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var schema string
+	require.NoError(t, conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema))
+	channel, err := entrystore.NotifyChannel(ctx, conn)
+	require.NoError(t, err)
+	require.Equal(t, entrystore.NotifyChannelPrefix+"."+schema, channel)
+
+	long := schema + strings.Repeat("_x", 20) // unique, as its prefix is
+	_, err = conn.Exec(ctx, `CREATE SCHEMA `+long)
+	require.NoError(t, err)
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `DROP SCHEMA `+long) }()
+	_, err = conn.Exec(ctx, `SET search_path = `+long)
+	require.NoError(t, err)
+	channel, err = entrystore.NotifyChannel(ctx, conn)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(channel), 63)
+	require.Regexp(t, `^agentree_stream\.[0-9a-f]{32}$`, channel)
 }

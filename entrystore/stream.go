@@ -4,12 +4,39 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
-// NotifyChannel is the Postgres channel stream events are announced on, with
-// payload "<execution_id>:<event id>"; listeners then read the rows, so the
-// 8 KB NOTIFY limit never bounds an event.
-const NotifyChannel = "agentree_stream"
+// NotifyChannelPrefix starts the name of the Postgres channel stream events
+// are announced on, with payload "<execution_id>:<event id>"; listeners then
+// read the rows, so the 8 KB NOTIFY limit never bounds an event.
+//
+// NOTIFY is database-wide but the tables live in a schema (tests give every
+// package its own), so the channel is per schema: "agentree_stream.<schema>",
+// or the schema's md5 when that would pass Postgres's 63-byte name limit.
+// Listeners ask NotifyChannel on their own connection, which shares the
+// store's search_path, and hear only their own schema's events.
+const NotifyChannelPrefix = "agentree_stream"
+
+// notifyChannelSQL computes the channel of the connection's current schema;
+// writers and listeners use this one expression, so they always agree.
+const notifyChannelSQL = `CASE WHEN octet_length(current_schema()) <= 47
+	THEN '` + NotifyChannelPrefix + `.' || current_schema()
+	ELSE '` + NotifyChannelPrefix + `.' || md5(current_schema()) END`
+
+// NotifyChannel returns the channel stream events of conn's current schema
+// are announced on, for a LISTEN on that connection.
+func NotifyChannel(ctx context.Context, conn *pgx.Conn) (string, error) {
+	var ch *string
+	if err := conn.QueryRow(ctx, `SELECT `+notifyChannelSQL).Scan(&ch); err != nil {
+		return "", wrap("stream notify channel", err)
+	}
+	if ch == nil {
+		return "", errf("stream notify channel", ErrInvalid, "no current schema: search_path names no existing schema")
+	}
+	return *ch, nil
+}
 
 // StreamEvent is one event of an execution's live stream (a token, a tool
 // start, a status change), kept for a while so a reconnecting SSE client can
@@ -27,7 +54,7 @@ const streamCols = `id, org_id::text AS org_id, agent_execution_id::text AS exec
 
 func (e StreamEvent) utc() StreamEvent { e.CreatedAt = e.CreatedAt.UTC(); return e }
 
-// AppendStreamEvent stores an event and notifies NotifyChannel in one
+// AppendStreamEvent stores an event and notifies its schema's channel in one
 // statement, hence one transaction: listeners are told only of rows they can
 // read. A per-execution advisory lock, held to commit, makes one
 // execution's events commit in ID order, so a reader past an ID never
@@ -50,7 +77,7 @@ func (s *Store) AppendStreamEvent(ctx context.Context, orgID, executionID, event
 			RETURNING *
 		)
 		SELECT `+streamCols+` FROM ins,
-			LATERAL (SELECT pg_notify('`+NotifyChannel+`', ins.agent_execution_id::text || ':' || ins.id)) n`,
+			LATERAL (SELECT pg_notify(`+notifyChannelSQL+`, ins.agent_execution_id::text || ':' || ins.id)) n`,
 		ids[0], ids[1], event, jsonOr(data, "{}"))
 	return out.utc(), wrap(op, err)
 }

@@ -147,7 +147,11 @@ func (h *hub) listen(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{entrystore.NotifyChannel}.Sanitize()); err != nil {
+	channel, err := entrystore.NotifyChannel(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return err
 	}
 	h.resync()
