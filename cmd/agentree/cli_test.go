@@ -3,35 +3,37 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/internal/pgtest"
 	"github.com/agentree/agentree/internal/temporaltest"
 )
 
-// capture runs fn with os.Stdout going to a buffer.
-func capture(t *testing.T, fn func() error) (string, error) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() { b, _ := io.ReadAll(r); done <- b }()
-	runErr := fn()
-	os.Stdout = old
-	require.NoError(t, w.Close())
-	return string(<-done), runErr
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// cli runs one command line in-process, as main does, and returns what it
+// printed on stdout and stderr.
+func cli(ctx context.Context, args ...string) (stdout, stderr string, err error) {
+	root := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err = root.ExecuteContext(ctx)
+	return out.String(), errb.String(), err
 }
 
 func freeAddr(t *testing.T) string {
@@ -42,9 +44,15 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// TestDevAndClientCommands runs `agentree dev` (worker and gateway) and
-// drives it with the client commands, as `make run` does.
-func TestDevAndClientCommands(t *testing.T) {
+// devInstance is an `agentree dev` run in-process on its own schema and
+// task queue.
+type devInstance struct {
+	base, key string
+	common    []string // --addr, --org, --key
+}
+
+func startDev(t *testing.T) devInstance {
+	t.Helper()
 	temporaltest.Address(t)
 	t.Setenv("DATABASE_URL", pgtest.URL(t))
 	t.Setenv("ANTHROPIC_API_KEY", "")
@@ -67,38 +75,111 @@ func TestDevAndClientCommands(t *testing.T) {
 	keyBytes, err := os.ReadFile(keyFile)
 	require.NoError(t, err)
 	key := strings.TrimSpace(string(keyBytes))
-	common := []string{"--addr", "http://" + addr, "--org", "dev", "--key", key}
+	base := "http://" + addr
+	return devInstance{base: base, key: key, common: []string{"--addr", base, "--org", "dev", "--key", key}}
+}
 
-	out, err := capture(t, func() error { return runRun(ctx, append(common, "--demo")) })
+// TestDevAndClientCommands runs `agentree dev` (worker and gateway) and
+// drives it with the client commands, as `make run` does.
+func TestDevAndClientCommands(t *testing.T) {
+	d := startDev(t)
+	ctx := context.Background()
+	c := func(args ...string) (string, string, error) { return cli(ctx, append(args, d.common...)...) }
+
+	out, _, err := c("run", "--demo")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "→ search_notes {", "tool calls are shown with their arguments as they start")
 	require.NotContains(t, out, "null")
 	require.Contains(t, out, "✓ search_notes")
 	require.Contains(t, out, "completed")
 
-	out, err = capture(t, func() error { return runList(ctx, append(common, "--json")) })
+	out, _, err = c("ls", "--json")
 	require.NoError(t, err)
 	require.Contains(t, out, `"status":"COMPLETED"`)
-	id := out[strings.Index(out, `"id":"`)+6:][:36]
+	id := uuidRE.FindString(out)
+	require.NotEmpty(t, id)
 
-	out, err = capture(t, func() error { return runShow(ctx, append(common, id)) })
-	require.NoError(t, err)
-	require.Contains(t, out, "you:")
-	require.Contains(t, out, "agent:")
+	t.Run("flags after positional arguments", func(t *testing.T) {
+		out, _, err := cli(ctx, append([]string{"show", id}, append(d.common, "--json")...)...)
+		require.NoError(t, err)
+		require.Contains(t, out, `"execution":{"id":"`+id+`"`)
+		out, _, err = c("show", id)
+		require.NoError(t, err)
+		require.Contains(t, out, "you:")
+		require.Contains(t, out, "agent:")
+	})
 
-	// Clear errors, no stack traces, for a wrong address, key or ID.
-	_, err = capture(t, func() error { return runList(ctx, []string{"--addr", "http://" + freeAddr(t), "--key", key}) })
-	require.ErrorContains(t, err, "cannot reach the gateway")
-	_, err = capture(t, func() error { return runList(ctx, []string{"--addr", "http://" + addr, "--key", "agt_wrong"}) })
-	require.ErrorContains(t, err, "API key was refused")
-	_, err = capture(t, func() error { return runShow(ctx, append(common, uuid.NewString())) })
-	require.ErrorContains(t, err, "not found")
-	_, err = capture(t, func() error { return runCancel(ctx, append(common, "not-an-id")) })
-	require.Error(t, err)
-	require.NotContains(t, err.Error(), "goroutine")
-	var buf bytes.Buffer
-	buf.WriteString(err.Error())
-	require.Less(t, buf.Len(), 300, "one line, not a dump")
+	t.Run("run picks the demo model and tools when none are given", func(t *testing.T) {
+		out, errOut, err := c("run", "What do my notes say about Temporal?")
+		require.NoError(t, err, out+errOut)
+		require.Contains(t, errOut, "scripted/scripted-1")
+		require.Contains(t, errOut, "search_notes,fetch_note,word_count")
+		require.Contains(t, out, "✓ word_count", "the scripted model got every research tool")
+		require.Contains(t, out, "completed")
+	})
+
+	t.Run("tools says what the gateway offers, or that it cannot", func(t *testing.T) {
+		out, _, err := c("tools")
+		if err != nil {
+			require.ErrorContains(t, err, "the gateway does not serve capabilities yet")
+		} else {
+			require.Contains(t, out, "search_notes")
+		}
+	})
+
+	t.Run("definitions by slug", func(t *testing.T) {
+		slug := "researcher-" + uuid.NewString()[:6]
+		req, err := http.NewRequest("POST", d.base+"/api/orgs/dev/agent-definitions", strings.NewReader(`{
+			"name": "Researcher", "slug": "`+slug+`", "models": [{"provider": "scripted", "modelId": "scripted-1"}],
+			"tools": ["search_notes", "fetch_note", "word_count"]}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+d.key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode)
+		out, _, err := c("run", "--definition", slug, "--detach", "--json", "hello")
+		require.NoError(t, err)
+		require.Regexp(t, `"agentDefinitionId":"`+uuidRE.String()+`"`, out)
+		_, _, err = c("run", "--definition", "no-such-"+slug, "hello")
+		require.ErrorContains(t, err, `no agent definition with slug or ID "no-such-`+slug+`"`)
+	})
+
+	t.Run("ls counts answered turns as steps", func(t *testing.T) {
+		// Without all research tools the scripted model answers at once:
+		// three answered turns, no tool calls. run returns once the agent
+		// waits, so each message gets its own answer.
+		out, _, err := c("run", "--mode", "multi-turn", "--model", "scripted/scripted-1", "--tool", "word_count", "one")
+		require.NoError(t, err)
+		require.Contains(t, out, "waiting for input")
+		chat := uuidRE.FindString(out)
+		for _, msg := range []string{"two", "three"} {
+			out, _, err = c("send", chat, msg, "--wait")
+			require.NoError(t, err)
+			require.Contains(t, out, "agent:")
+			require.Contains(t, out, "WAITING")
+		}
+		out, _, err = c("ls")
+		require.NoError(t, err)
+		require.Regexp(t, chat+`\s+react-agent\s+WAITING\s+3\s`, out)
+	})
+
+	t.Run("clear errors", func(t *testing.T) {
+		_, _, err := cli(ctx, "ls", "--addr", "http://"+freeAddr(t), "--key", d.key)
+		require.ErrorContains(t, err, "cannot reach the gateway")
+		_, _, err = cli(ctx, "ls", "--addr", d.base, "--key", "agt_wrong")
+		require.ErrorContains(t, err, "API key was refused")
+		_, _, err = c("show", uuid.NewString())
+		require.ErrorContains(t, err, "not found")
+		_, _, err = c("show")
+		require.ErrorContains(t, err, "give one execution ID")
+		_, _, err = c("cancel", "not-an-id")
+		require.Error(t, err)
+		require.NotContains(t, err.Error(), "goroutine")
+		require.Less(t, len(err.Error()), 300, "one line, not a dump")
+	})
+
+	t.Run("Ctrl-C at the chat prompt", func(t *testing.T) { testChatInterrupt(t, d) })
 }
 
 // TestDemoUsesTheProviderWhoseKeyIsSet: make run's demo switches from the
@@ -119,4 +200,86 @@ func TestDemoUsesTheProviderWhoseKeyIsSet(t *testing.T) {
 		_, providers, _ := reg.names()
 		require.Contains(t, providers, strings.Split(tc.want, "/")[0])
 	}
+}
+
+// TestHelpExitsZero runs the built binary with -h on every command: help
+// goes to the terminal with exit status 0, and `migrate -h` migrates
+// nothing (its database is unreachable, so running would fail).
+func TestHelpExitsZero(t *testing.T) {
+	bin := buildCLI(t)
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			if sub.Name() != "help" {
+				walk(sub, append(append([]string(nil), path...), sub.Name()))
+			}
+		}
+	}
+	walk(newRootCmd(), nil)
+	require.Greater(t, len(paths), 12)
+	for _, p := range paths {
+		for _, h := range []string{"-h", "--help"} {
+			cmd := exec.Command(bin, append(append([]string(nil), p...), h)...)
+			cmd.Env = append(os.Environ(), "DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1", "TEMPORAL_ADDRESS=127.0.0.1:1")
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "agentree %s %s: %s", strings.Join(p, " "), h, out)
+			require.Contains(t, strings.ToLower(string(out)), "usage", "agentree %s %s", strings.Join(p, " "), h)
+		}
+	}
+}
+
+// TestCompletion: shells get a completion script.
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		out, _, err := cli(context.Background(), "completion", shell)
+		require.NoError(t, err)
+		require.Contains(t, out, "agentree")
+		require.Greater(t, len(out), 1000, shell)
+	}
+	out, _, err := cli(context.Background(), "__complete", "run", "--mode", "")
+	require.NoError(t, err)
+	require.Contains(t, out, "multi-turn")
+}
+
+var (
+	cliOnce sync.Once
+	cliBin  string
+	cliErr  error
+)
+
+// buildCLI builds this binary once per test process, for tests that need
+// a real process (exit status, signals, a terminal).
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentree-cli-")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cliBin = filepath.Join(dir, "agentree")
+		out, err := exec.Command("go", "build", "-o", cliBin, ".").CombinedOutput()
+		if err != nil {
+			cliErr = &buildError{out: string(out), err: err}
+		}
+	})
+	require.NoError(t, cliErr)
+	return cliBin
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cliBin != "" {
+		os.RemoveAll(filepath.Dir(cliBin))
+	}
+	os.Exit(code)
 }

@@ -25,7 +25,7 @@ func runDev(ctx context.Context, args []string) error {
 	queue := fs.String("task-queue", entrystore.DefaultQueue, "Temporal task queue")
 	org := fs.String("org", "dev", "the organization to create a key for")
 	keyFile := fs.String("key-file", ".data/dev-key", "where the dev API key is kept")
-	uiAddr := fs.String("temporal-ui", "http://127.0.0.1:8233", "the Temporal UI's address, to print")
+	uiAddr := fs.String("temporal-ui", temporalUIDefault(), "the Temporal UI's address, to print ($AGENTREE_TEMPORAL_UI, else port $AGENTREE_TEMPORAL_UI_PORT)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

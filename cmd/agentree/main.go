@@ -10,9 +10,16 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	go func() {
+		// After the first Ctrl-C the commands wind down; a second one
+		// kills the process the usual way.
+		<-ctx.Done()
+		stop()
+	}()
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentree:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

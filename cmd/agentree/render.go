@@ -13,8 +13,12 @@ import (
 // style colours terminal output; plain when not a terminal or NO_COLOR is set.
 type style struct{ on bool }
 
-func newStyle(w *os.File) style {
-	fi, err := w.Stat()
+func newStyle(w io.Writer) style {
+	f, ok := w.(*os.File)
+	if !ok {
+		return style{}
+	}
+	fi, err := f.Stat()
 	return style{on: err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""}
 }
 
@@ -91,6 +95,14 @@ func (v *liveView) newline() {
 		fmt.Fprintln(v.w)
 		v.midLine = false
 	}
+}
+
+// endLine ends a half-printed line (and the progress line), for output
+// that follows the live view.
+func (v *liveView) endLine() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.newline()
 }
 
 // startTicking refreshes the progress line every period until stopped.

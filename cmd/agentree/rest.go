@@ -13,6 +13,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 // apiClient talks to the gateway's REST API as one organization.
@@ -38,6 +41,10 @@ func envOr(name, def string) string {
 }
 
 func (f clientFlags) client() (*apiClient, error) {
+	if f.key == "" {
+		// Read here, not as the flag's default, so help never shows it.
+		f.key = os.Getenv("AGENTREE_API_KEY")
+	}
 	if f.key == "" {
 		return nil, errors.New("no API key: pass --key or set AGENTREE_API_KEY (make run prints the dev key; agentree keys create --org ORG makes one)")
 	}
@@ -75,7 +82,13 @@ func (c *apiClient) url(path string) string {
 func (c *apiClient) request(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
+		var b []byte
+		var err error
+		if m, ok := body.(proto.Message); ok {
+			b, err = protojson.Marshal(m)
+		} else {
+			b, err = json.Marshal(body)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +122,9 @@ func (c *apiClient) request(ctx context.Context, method, path string, body any) 
 	return resp, nil
 }
 
-// do sends a JSON request and decodes the JSON answer into out.
+// do sends a JSON request and decodes the JSON answer into out. Bodies
+// that are API messages (proto/agentree/v1) go through protojson, the
+// gateway's own encoding; fields a newer gateway adds are skipped.
 func (c *apiClient) do(ctx context.Context, method, path string, body, out any) error {
 	resp, err := c.request(ctx, method, path, body)
 	if err != nil {
@@ -119,7 +134,32 @@ func (c *apiClient) do(ctx context.Context, method, path string, body, out any) 
 	if out == nil {
 		return nil
 	}
+	if m, ok := out.(proto.Message); ok {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return fmt.Errorf("read the answer to %s %s: %w", method, path, err)
+		}
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, m); err != nil {
+			return fmt.Errorf("decode the answer to %s %s: %w", method, path, err)
+		}
+		return nil
+	}
 	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// compactJSON renders an API message as one line of JSON, for --json
+// output that scripts (and grep) can rely on: protojson varies its spacing
+// on purpose.
+func compactJSON(m proto.Message) json.RawMessage {
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
 }
 
 // sseEvent is one Server-Sent Event.

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// stdinLines reads standard input line by line on its own goroutine, so
+// that waiting for the user's next message never blocks Ctrl-C: the
+// prompt waits on the channel and the context together. The channel
+// closes at end of input (Ctrl-D).
+var stdinLines = sync.OnceValue(func() <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+})
+
+// interrupted says how to come back to an execution the user stopped
+// following with Ctrl-C: it goes on without us.
+func interrupted(id string) error {
+	return &interruptedError{msg: fmt.Sprintf(`interrupted; execution %[1]s goes on without this terminal:
+  agentree show %[1]s              where it is
+  agentree send %[1]s "MESSAGE"    answer it when it waits
+  agentree cancel %[1]s            stop it`, id)}
+}
+
+// follow streams an execution until it waits (or, with chat, until it
+// ends, sending each line of stdin when it waits). It reconnects with the
+// last event ID when the stream breaks.
+func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st style, id string, chat bool) error {
+	view := &liveView{w: w, st: st, since: time.Now()}
+	var lastID, failure string
+	var leftChat bool
+	stopTicks := view.startTicking(250 * time.Millisecond)
+	defer stopTicks()
+	for attempt := 0; ; attempt++ {
+		var finished bool
+		var err error
+		lastID, err = c.stream(ctx, id, lastID, func(ev sseEvent) bool {
+			if f.json {
+				fmt.Fprintf(w, "{\"id\":%q,\"event\":%q,\"data\":%s}\n", ev.ID, ev.Event, ev.Data)
+			}
+			var stopped bool
+			if f.json {
+				stopped, failure = terminalOrWaiting(ev)
+			} else {
+				stopped, failure = view.show(ev)
+			}
+			if !stopped {
+				return false
+			}
+			view.pause()
+			if ev.Event != "agent.waiting" || !chat {
+				finished = true
+				return true
+			}
+			if !f.json {
+				fmt.Fprint(w, st.bold("> "))
+			}
+			select {
+			case <-ctx.Done():
+				return true
+			case line, ok := <-stdinLines():
+				if !ok {
+					finished, leftChat = true, true
+					return true
+				}
+				view.resume()
+				if err := sendMessage(ctx, c, id, line); err != nil {
+					if ctx.Err() == nil {
+						failure, finished = err.Error(), true
+					}
+					return true
+				}
+				return false
+			}
+		})
+		if ctx.Err() != nil {
+			view.endLine()
+			return interrupted(id)
+		}
+		if finished {
+			break
+		}
+		if err != nil {
+			var ae *apiError
+			if errors.As(err, &ae) || attempt >= 5 {
+				return err
+			}
+		}
+	}
+	if failure != "" {
+		return errors.New(failure)
+	}
+	if leftChat && !f.json {
+		fmt.Fprintf(w, "\nleft the chat; execution %[1]s waits for input:\n  agentree send %[1]s \"MESSAGE\"    answer it\n  agentree cancel %[1]s            stop it\n", id)
+	}
+	return nil
+}
+
+func terminalOrWaiting(ev sseEvent) (bool, string) {
+	d := decode(ev)
+	switch ev.Event {
+	case "agent.waiting", "agent.completed":
+		return true, ""
+	case "agent.failed":
+		return true, "failed: " + d.Error
+	case "agent.cancelled":
+		return true, "cancelled"
+	}
+	return false, ""
+}
