@@ -25,6 +25,7 @@ func main() {
 		log.Fatalln(err)
 	}
 	defer conn.Close()
+	conn.WatchForWorker(childworkflow.TaskQueue)
 
 	var runs []client.WorkflowRun
 	for _, ticket := range childworkflow.ExampleTickets {

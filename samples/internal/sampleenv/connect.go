@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
@@ -57,6 +59,10 @@ type Conn struct {
 	Temporal client.Client
 	Org      entrystore.Org
 	close    func()
+	// stop ends the no-worker watch (WatchForWorker) when the starter
+	// closes the connection.
+	watch context.Context
+	stop  context.CancelFunc
 }
 
 // Connect opens a starter's connection. Close it when done.
@@ -76,17 +82,26 @@ func Connect(ctx context.Context) (*Conn, error) {
 		closeStore()
 		return nil, fmt.Errorf("sampleenv: organization %q: %w", OrgSlug, err)
 	}
-	return &Conn{Store: store, Temporal: c, Org: org, close: func() { c.Close(); closeStore() }}, nil
+	watch, stop := context.WithCancel(context.Background())
+	return &Conn{Store: store, Temporal: c, Org: org, close: func() { c.Close(); closeStore() }, watch: watch, stop: stop}, nil
 }
 
 // Close closes the Temporal client and the Postgres pool.
-func (c *Conn) Close() { c.close() }
+func (c *Conn) Close() { c.stop(); c.close() }
 
 // Agentree is an adapter client that starts executions on taskQueue. It
 // writes the store first, then Temporal, so nothing the workflow needs is
-// ever only in flight.
+// ever only in flight. When no worker polls taskQueue within a few seconds
+// the starter says so (WatchForWorker).
 func (c *Conn) Agentree(taskQueue string) *adapter.Client {
+	c.WatchForWorker(taskQueue)
 	return adapter.NewClient(c.Temporal, c.Store, taskQueue)
+}
+
+// WatchForWorker is WatchForWorker on stderr for the connection's life,
+// for starters that start workflows on taskQueue themselves.
+func (c *Conn) WatchForWorker(taskQueue string) {
+	WatchForWorker(c.watch, c.Temporal, taskQueue, os.Stderr)
 }
 
 // OpenStore connects to DATABASE_URL. Call the returned func to close the
@@ -116,6 +131,9 @@ func Dial(store *entrystore.Store, plugins ...client.Plugin) (client.Client, err
 	c, err := client.Dial(client.Options{
 		HostPort: os.Getenv("TEMPORAL_ADDRESS"),
 		Plugins:  plugins,
+		// The SDK's default logger writes a DEBUG line per activity; the
+		// samples' output is the agent's, so only warnings get through.
+		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		ExternalStorage: converter.ExternalStorage{
 			Drivers: []converter.StorageDriver{adapter.NewStorageDriver(store)},
 		},
