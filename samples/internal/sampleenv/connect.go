@@ -101,7 +101,7 @@ func (c *Conn) Agentree(taskQueue string) *adapter.Client {
 // WatchForWorker is WatchForWorker on stderr for the connection's life,
 // for starters that start workflows on taskQueue themselves.
 func (c *Conn) WatchForWorker(taskQueue string) {
-	WatchForWorker(c.watch, c.Temporal, taskQueue, os.Stderr)
+	_ = WatchForWorker(c.watch, c.Temporal, taskQueue, os.Stderr)
 }
 
 // OpenStore connects to DATABASE_URL. Call the returned func to close the

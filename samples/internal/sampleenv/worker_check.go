@@ -18,10 +18,12 @@ const workerGrace = 3 * time.Second
 
 // WatchForWorker reports on w, once, when no worker has polled taskQueue
 // within workerGrace, with the command that starts the sample's worker;
-// a starter would otherwise wait in silence. It returns at once and stops
-// watching when ctx ends.
-func WatchForWorker(ctx context.Context, tc client.Client, taskQueue string, w io.Writer) {
+// a starter would otherwise wait in silence. It returns at once, stops
+// watching when ctx ends, and closes the channel it returns when done.
+func WatchForWorker(ctx context.Context, tc client.Client, taskQueue string, w io.Writer) <-chan struct{} {
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		deadline := time.NewTimer(workerGrace)
 		defer deadline.Stop()
 		select {
@@ -34,6 +36,7 @@ func WatchForWorker(ctx context.Context, tc client.Client, taskQueue string, w i
 				taskQueue, WorkerCommand(taskQueue))
 		}
 	}()
+	return done
 }
 
 // hasPollers reports whether any worker polled taskQueue for workflow or
