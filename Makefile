@@ -23,7 +23,8 @@ build:
 
 ## test: the whole suite, with the race detector, against real services.
 test: up
-	@eval "$$($(SERVICES) env)" && $(GO) test -race -count=1 -timeout 45m ./...
+	@echo "test: compiling, then each package's result as it finishes (the first build takes minutes)" >&2
+	@eval "$$($(SERVICES) env)" && $(SERVICES) progress "testing" $(GO) test -race -count=1 -timeout 45m ./...
 
 ## run: the main job — a sample agent streamed to the terminal.
 run:

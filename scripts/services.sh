@@ -19,6 +19,69 @@ temporal_bin="$root/bin/temporal"
 
 log() { printf 'services: %s\n' "$*" >&2; }
 
+# Test seams for the PostgreSQL install (scripts/services_test.go): where
+# Debian keeps the server binaries, the apt-get to run and the os-release
+# file that says which distribution this is.
+pg_libdir=${AGENTREE_PG_LIBDIR:-/usr/lib/postgresql}
+apt_get=${AGENTREE_APT_GET:-apt-get}
+os_release=${AGENTREE_OS_RELEASE:-/etc/os-release}
+
+# progress runs a long command and says every 30 s that it is still at
+# it, so a first build never looks hung.
+progress() {
+	local what=$1; shift
+	"$@" &
+	local pid=$! start=$SECONDS
+	while ! wait_for "$pid" 30; do
+		log "still $what ($((SECONDS - start))s)"
+	done
+	wait "$pid"
+}
+
+# wait_for waits up to $2 seconds for process $1 to end; false if it runs on.
+wait_for() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# pg_bins puts the PostgreSQL server binaries on PATH: Debian installs them
+# under /usr/lib/postgresql/<version>/bin, which is not on PATH; the newest
+# version wins.
+pg_bins() {
+	command -v initdb >/dev/null && return
+	local d
+	for d in $(ls -d "$pg_libdir"/*/bin 2>/dev/null | sort -V -r); do
+		if [ -x "$d/initdb" ]; then PATH="$d:$PATH"; export PATH; return; fi
+	done
+	return 1
+}
+
+is_debian() { grep -qiE '^(ID|ID_LIKE)=.*(debian|ubuntu)' "$os_release" 2>/dev/null; }
+
+# pg_install makes sure the server binaries exist: installed with apt-get
+# on Debian/Ubuntu as root, else it says the one command to run.
+pg_install() {
+	pg_bins && return
+	if is_debian && [ "$(id -u)" = 0 ]; then
+		log "PostgreSQL server binaries not found; installing them: apt-get install -y postgresql"
+		DEBIAN_FRONTEND=noninteractive "$apt_get" update -q >&2 &&
+			DEBIAN_FRONTEND=noninteractive "$apt_get" install -y -q postgresql >&2 ||
+			{ log "apt-get install postgresql failed (see above)"; exit 1; }
+		pg_bins && return
+		log "postgresql is installed but initdb is not under $pg_libdir/*/bin"; exit 1
+	fi
+	if is_debian; then
+		log "PostgreSQL server binaries not found; install them with: sudo apt-get install -y postgresql"
+	else
+		log "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found; install your system's PostgreSQL server package (macOS: brew install postgresql), or set DATABASE_URL to a server of yours"
+	fi
+	exit 1
+}
+
 as_pg() {
 	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
@@ -51,7 +114,7 @@ temporal_address() {
 
 pg_up() {
 	if [ -n "${DATABASE_URL:-}" ]; then log "DATABASE_URL is set; using it"; return; fi
-	command -v initdb >/dev/null || { log "PostgreSQL server binaries not found (Debian: apt-get install postgresql)"; exit 1; }
+	pg_install
 	local dir sock
 	dir=$(pg_dir); sock=$(pg_sock_dir)
 	if [ ! -f "$dir/PG_VERSION" ]; then
@@ -101,7 +164,8 @@ temporal_build() {
 	mkdir -p "$root/bin"
 	# go install pkg@version builds outside this module: the CLI's dependency
 	# tree never touches Agentree's go.mod.
-	GOFLAGS=-mod=mod GOBIN="$root/bin" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION"
+	GOFLAGS=-mod=mod GOBIN="$root/bin" progress "building the Temporal CLI" \
+		go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_VERSION"
 	echo "$TEMPORAL_VERSION" >"$stamp"
 }
 
@@ -129,6 +193,7 @@ temporal_up() {
 		--dynamic-config-value history.workflowIdReuseMinimalInterval='"0s"' \
 		>"$data/temporal.log" 2>&1 </dev/null &
 	echo $! >"$data/temporal.pid"
+	echo "$TEMPORAL_UI_PORT" >"$data/temporal-ui-port"
 	local i
 	for i in $(seq 1 300); do
 		temporal_ready && return
@@ -150,7 +215,13 @@ temporal_down() {
 		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$pid" 2>/dev/null || true
 	fi
-	rm -f "$pidf"
+	rm -f "$pidf" "$data/temporal-ui-port"
+}
+
+# temporal_ui is the UI of the dev server `make up` started: the port it
+# was started with, else the one it would be started with.
+temporal_ui() {
+	echo "http://127.0.0.1:$(cat "$data/temporal-ui-port" 2>/dev/null || echo "$TEMPORAL_UI_PORT")"
 }
 
 # dev_down stops the `agentree dev` that `make run` leaves running.
@@ -164,13 +235,18 @@ dev_down() {
 }
 
 migrate() {
-	DATABASE_URL=$(database_url) go run "$root/cmd/agentree" migrate >/dev/null
+	DATABASE_URL=$(database_url) progress "compiling agentree to migrate" go run "$root/cmd/agentree" migrate >/dev/null
 }
 
 case "${1:-}" in
 up) pg_up; temporal_up; migrate; log "ready: $(database_url) $(temporal_address)";;
 down) dev_down; temporal_down; pg_down;;
-env) echo "export DATABASE_URL='$(database_url)'"; echo "export TEMPORAL_ADDRESS='$(temporal_address)'";;
+env)
+	echo "export DATABASE_URL='$(database_url)'"; echo "export TEMPORAL_ADDRESS='$(temporal_address)'"
+	# The UI is known only for the dev server this script runs.
+	[ -n "${TEMPORAL_ADDRESS:-}" ] || echo "export AGENTREE_TEMPORAL_UI='$(temporal_ui)'";;
 temporal-bin) temporal_build; echo "$temporal_bin";;
-*) echo "usage: $0 up|down|env|temporal-bin" >&2; exit 2;;
+pg-bin) pg_install; command -v initdb;;
+progress) shift; progress "$@";;
+*) echo "usage: $0 up|down|env|temporal-bin|pg-bin|progress WHAT CMD..." >&2; exit 2;;
 esac
