@@ -24,7 +24,7 @@ type PrepareInput struct {
 // ExecutionID, chosen by the calling workflow, makes retries repeat-safe.
 func (a *Activities) PrepareExecution(ctx context.Context, in PrepareInput) (SegmentInput, error) {
 	_, first, err := prepare(ctx, a.store, in.Request, in.TaskQueue)
-	return first, classify(err)
+	return first, storeError(err)
 }
 
 // StartChildAgent starts an agent execution as a child workflow of the
@@ -40,7 +40,7 @@ func StartChildAgent(ctx workflow.Context, req StartRequest) (workflow.ChildWork
 		}
 		req.ExecutionID = id
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: localOptions().StartToCloseTimeout})
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: storeWriteTimeout, RetryPolicy: infraRetry()})
 	var first SegmentInput
 	in := PrepareInput{Request: req, TaskQueue: workflow.GetInfo(ctx).TaskQueueName}
 	if err := workflow.ExecuteActivity(actx, PrepareExecutionActivity, in).Get(ctx, &first); err != nil {

@@ -117,6 +117,11 @@ func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, va
 		return entrystore.Signal{}, fmt.Errorf("adapter: signal %s: %w (%s)", executionID, ErrTerminal, ex.Status)
 	}
 	s, err := c.es.PutSignal(ctx, entrystore.Signal{OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
+	if errors.Is(err, entrystore.ErrExecutionEnded) {
+		// It ended between the check above and the store: refused before
+		// it was stored, so nothing acknowledged is dropped.
+		return s, fmt.Errorf("adapter: signal %s: %w", executionID, ErrTerminal)
+	}
 	if err != nil {
 		return s, fmt.Errorf("adapter: signal: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -25,7 +24,10 @@ type workflowContext struct {
 	state   *agentsdk.State
 	pending []agentsdk.Signal
 	seen    map[string]bool
-	step    int
+	// received counts the signals added, so the workflow can tell whether
+	// any arrived while a segment ran.
+	received int
+	step     int
 }
 
 var _ agentsdk.Context = (*workflowContext)(nil)
@@ -39,13 +41,24 @@ func newWorkflowContext(ctx workflow.Context, opts *Options, in SegmentInput) *w
 	return wc
 }
 
-// addSignal queues a signal once, whatever the number of deliveries.
+// addSignal queues a signal once, whatever the number of deliveries in
+// this run; one consumed in an earlier run is dropped by ConsumeSignal.
 func (c *workflowContext) addSignal(s agentsdk.Signal) {
 	if s.ID == "" || c.seen[s.ID] {
 		return
 	}
 	c.seen[s.ID] = true
+	c.received++
 	c.pending = append(c.pending, s)
+}
+
+// pendingIDs are the IDs of the signals held and not yet consumed.
+func (c *workflowContext) pendingIDs() []string {
+	ids := make([]string, len(c.pending))
+	for i, s := range c.pending {
+		ids[i] = s.ID
+	}
+	return ids
 }
 
 func (c *workflowContext) hasAny(names []string) bool {
@@ -84,7 +97,7 @@ func (c *workflowContext) key() string {
 }
 
 func (c *workflowContext) local(fn any, in any, out any) error {
-	f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(c.ctx, localOptions()), fn, in)
+	f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(c.ctx, c.opts.localOptions()), fn, in)
 	if out == nil {
 		return f.Get(c.ctx, nil)
 	}
@@ -140,10 +153,10 @@ func (c *workflowContext) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelRes
 			c.leaf = &res.Entry
 			return &res, nil
 		}
-		// Only a retryable failure that outlasted its attempts falls back:
-		// a non-retryable one (a bad request) fails the same on any model.
-		var appErr *temporal.ApplicationError
-		if c.ctx.Err() != nil || i == len(models)-1 || (errors.As(err, &appErr) && appErr.NonRetryable()) {
+		// Only a model that kept failing with retryable model errors falls
+		// back: a bad request fails the same on any model, and the store
+		// or a worker being down is retried until it is back, never here.
+		if c.ctx.Err() != nil || i == len(models)-1 || !isErrType(err, ErrTypeModelExhausted) {
 			return nil, err
 		}
 		fallback = fmt.Sprintf("%s failed after retries: %v", m.Key(), rootCause(err))
@@ -195,6 +208,11 @@ func (c *workflowContext) ConsumeSignal(s agentsdk.Signal, e agentsdk.NewEntry) 
 		return nil, err
 	}
 	c.pending = slices.DeleteFunc(c.pending, func(p agentsdk.Signal) bool { return p.ID == s.ID })
+	if ref.ID == "" {
+		// A redelivery of a signal consumed before: nothing appended, and
+		// the leaf stays where it is.
+		return c.leaf, nil
+	}
 	c.leaf = &ref
 	return &ref, nil
 }

@@ -38,6 +38,14 @@ type harness struct {
 // newHarness starts a worker in this process unless noWorker.
 func newHarness(t *testing.T, opts adapter.Options, noWorker bool) *harness {
 	t.Helper()
+	return newHarnessVia(t, opts, noWorker, nil)
+}
+
+// newHarnessVia is newHarness whose worker reaches Postgres at the URL
+// workerURL makes of the test's database URL (through a fault proxy, say);
+// the test's own store, the client's, connects directly.
+func newHarnessVia(t *testing.T, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
+	t.Helper()
 	dbURL := pgtest.URL(t)
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	require.NoError(t, err)
@@ -46,6 +54,12 @@ func newHarness(t *testing.T, opts adapter.Options, noWorker bool) *harness {
 	org, err := es.CreateOrg(context.Background(), "test-"+uuid.NewString()[:8], "test")
 	require.NoError(t, err)
 	opts.Store = es
+	if workerURL != nil {
+		wpool, err := pgxpool.New(context.Background(), workerURL(dbURL))
+		require.NoError(t, err)
+		t.Cleanup(wpool.Close)
+		opts.Store = entrystore.New(wpool)
+	}
 	if len(opts.Agents) == 0 {
 		opts.Agents = []agentsdk.Agent{react.New(react.Options{})}
 	}

@@ -46,6 +46,11 @@ type BeginOutput struct {
 // Begin loads the config and the leaf and, when announced, marks the
 // execution RUNNING.
 func (o *storeOps) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
+	out, err := o.begin(ctx, in)
+	return out, storeError(err)
+}
+
+func (o *storeOps) begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 	ex, err := o.es.GetExecutionSettings(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
 		return BeginOutput{}, fmt.Errorf("adapter: begin: %w", err)
@@ -128,7 +133,7 @@ func (o *storeOps) Append(ctx context.Context, in AppendInput) (agentsdk.EntryRe
 	}
 	got, _, err := o.es.AppendEntry(ctx, e)
 	if err != nil {
-		return agentsdk.EntryRef{}, fmt.Errorf("adapter: append: %w", err)
+		return agentsdk.EntryRef{}, storeError(fmt.Errorf("adapter: append: %w", err))
 	}
 	return step.Ref(toSDKEntry(got))
 }
@@ -145,7 +150,7 @@ func (o *storeOps) ConsumeSignal(ctx context.Context, in ConsumeInput) (agentsdk
 	if in.Entry.Message == nil && len(in.Entry.Content) == 0 {
 		sig, err := o.es.GetSignal(ctx, in.OrgID, in.SignalID)
 		if err != nil {
-			return agentsdk.EntryRef{}, fmt.Errorf("adapter: consume signal: %w", err)
+			return agentsdk.EntryRef{}, storeError(fmt.Errorf("adapter: consume signal: %w", err))
 		}
 		var um agentsdk.UserMessage
 		if err := json.Unmarshal(sig.Value, &um); err != nil {
@@ -159,8 +164,13 @@ func (o *storeOps) ConsumeSignal(ctx context.Context, in ConsumeInput) (agentsdk
 		return agentsdk.EntryRef{}, err
 	}
 	got, err := o.es.ConsumeSignal(ctx, in.OrgID, in.SignalID, e)
+	if errors.Is(err, entrystore.ErrSignalConsumed) {
+		// A redelivery of a signal consumed before (in this run or an
+		// earlier one): the zero ref tells the workflow to ignore it.
+		return agentsdk.EntryRef{}, nil
+	}
 	if err != nil {
-		return agentsdk.EntryRef{}, fmt.Errorf("adapter: consume signal: %w", err)
+		return agentsdk.EntryRef{}, storeError(fmt.Errorf("adapter: consume signal: %w", err))
 	}
 	return step.Ref(toSDKEntry(got))
 }
@@ -172,7 +182,7 @@ type SignalValueInput struct{ OrgID, SignalID string }
 func (o *storeOps) SignalValue(ctx context.Context, in SignalValueInput) (json.RawMessage, error) {
 	s, err := o.es.GetSignal(ctx, in.OrgID, in.SignalID)
 	if err != nil {
-		return nil, fmt.Errorf("adapter: signal value: %w", err)
+		return nil, storeError(fmt.Errorf("adapter: signal value: %w", err))
 	}
 	return s.Value, nil
 }
@@ -191,6 +201,10 @@ type CheckpointInput struct {
 // Checkpoint inserts the checkpoint row (a retry that finds its own row is
 // fine) and publishes agent.checkpoint, and agent.waiting when waiting.
 func (o *storeOps) Checkpoint(ctx context.Context, in CheckpointInput) error {
+	return storeError(o.checkpoint(ctx, in))
+}
+
+func (o *storeOps) checkpoint(ctx context.Context, in CheckpointInput) error {
 	state, err := json.Marshal(in.State)
 	if err != nil {
 		return fmt.Errorf("adapter: checkpoint: %w", err)
@@ -202,7 +216,10 @@ func (o *storeOps) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	})
 	if errors.Is(err, entrystore.ErrConflict) {
 		prev, gerr := o.es.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, in.Sequence)
-		if gerr != nil || prev.LeafEntryID != in.LeafID {
+		if gerr != nil {
+			return fmt.Errorf("adapter: checkpoint %d: %w", in.Sequence, gerr)
+		}
+		if prev.LeafEntryID != in.LeafID {
 			return fmt.Errorf("adapter: checkpoint %d: %w", in.Sequence, err)
 		}
 		// Our own row from an earlier attempt.
@@ -229,29 +246,58 @@ type FinishInput struct {
 	OrgID, ExecutionID, LeafID string
 	Status                     entrystore.Status
 	StopReason, Error          string
+	// Known are the signals the workflow holds unconsumed; a completion
+	// goes ahead despite them (the agent has seen them), but not despite
+	// any other unconsumed signal in the inbox.
+	Known []string `json:",omitempty"`
 }
 
 // FinishOutput is the execution's result.
 type FinishOutput struct {
 	Text string
+	// Pending, when set, are acknowledged signals the workflow has not
+	// received yet: the execution did not complete, and the agent must act
+	// on them first.
+	Pending []agentsdk.Signal `json:",omitempty"`
 }
 
 // Finish moves the execution to its terminal status; a completed one's
-// output is its leaf's text.
+// output is its leaf's text. A completion is refused while the inbox holds
+// a signal the workflow does not know of (a message acknowledged while the
+// final answer was written): Pending lists them and nothing changes.
 func (o *storeOps) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) {
+	out, err := o.finish(ctx, in)
+	return out, storeError(err)
+}
+
+func (o *storeOps) finish(ctx context.Context, in FinishInput) (FinishOutput, error) {
 	var out FinishOutput
 	tr := entrystore.Transition{To: in.Status, Error: in.Error, StopReason: in.StopReason}
-	if in.LeafID != "" && in.Status == entrystore.StatusCompleted {
-		e, err := o.es.GetEntry(ctx, in.OrgID, in.LeafID)
-		if err != nil {
-			return out, fmt.Errorf("adapter: finish: %w", err)
+	var ex entrystore.Execution
+	var err error
+	if in.Status == entrystore.StatusCompleted {
+		if in.LeafID != "" {
+			e, err := o.es.GetEntry(ctx, in.OrgID, in.LeafID)
+			if err != nil {
+				return out, fmt.Errorf("adapter: finish: %w", err)
+			}
+			if m, err := toSDKEntry(e).Message(); err == nil {
+				out.Text = m.Text()
+			}
+			tr.Output, _ = json.Marshal(map[string]string{"text": out.Text, "entryId": in.LeafID})
 		}
-		if m, err := toSDKEntry(e).Message(); err == nil {
-			out.Text = m.Text()
+		var pending []entrystore.Signal
+		ex, pending, err = o.es.CompleteUnlessSignalled(ctx, in.OrgID, in.ExecutionID, in.Known, tr)
+		if err == nil && len(pending) > 0 {
+			out = FinishOutput{}
+			for _, p := range pending {
+				out.Pending = append(out.Pending, agentsdk.Signal{ID: p.ID, Name: p.Name})
+			}
+			return out, nil
 		}
-		tr.Output, _ = json.Marshal(map[string]string{"text": out.Text, "entryId": in.LeafID})
+	} else {
+		ex, err = o.es.Transition(ctx, in.OrgID, in.ExecutionID, tr)
 	}
-	ex, err := o.es.Transition(ctx, in.OrgID, in.ExecutionID, tr)
 	if err != nil {
 		return out, fmt.Errorf("adapter: finish: %w", err)
 	}
@@ -274,5 +320,5 @@ type PublishInput struct {
 // Publish sends one stream event.
 func (o *storeOps) Publish(ctx context.Context, in PublishInput) error {
 	_, err := o.es.AppendStreamEvent(ctx, in.OrgID, in.ExecutionID, in.Event, in.Data)
-	return err
+	return storeError(err)
 }

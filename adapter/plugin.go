@@ -34,18 +34,43 @@ type Options struct {
 	// Tasks are custom activities agents run with Context.RunTask, by name.
 	Tasks map[string]any
 
-	// ModelAttempts is how many times one model is tried before falling
-	// back to the next; default 4.
+	// ModelAttempts is how many times one model is tried on retryable model
+	// errors before falling back to the next; default 4. Only the model's
+	// own failures count: an unreachable store or a dead worker is retried
+	// without limit (see OutageLimit) and never triggers fallback.
 	ModelAttempts int32
-	// ModelTimeout bounds one model call; default 10 minutes.
+	// ModelTimeout bounds one model call; default 10 minutes. A call past
+	// it is a model failure, counted against ModelAttempts.
 	ModelTimeout time.Duration
+	// ModelHeartbeatTimeout is how soon a model call on a dead worker is
+	// retried elsewhere; default 8 seconds. Model calls heartbeat on a
+	// timer while they run (every quarter of this), streaming or not.
+	ModelHeartbeatTimeout time.Duration
 	// ToolTimeout bounds one tool call; default 10 minutes.
 	ToolTimeout time.Duration
 	// ToolHeartbeatTimeout is how soon a tool call on a dead worker is
-	// retried elsewhere; default 20 seconds.
+	// retried elsewhere; default 8 seconds. Tool calls heartbeat on a timer
+	// (every quarter of this) while the tool runs.
 	ToolHeartbeatTimeout time.Duration
-	// ToolAttempts is how many times a tool call is tried; default 3.
+	// ToolAttempts is how many times a tool call is tried on the tool's
+	// Retryable errors; default 3. Store and worker failures do not count.
 	ToolAttempts int32
+	// OutageLimit bounds how long one model call, tool call or store write
+	// of the workflow may keep retrying through infrastructure failures
+	// (Postgres unreachable, workers dying) before the execution fails; 0,
+	// the default, retries until the infrastructure is back, with backoff
+	// capped at 5 seconds so work resumes within seconds of it. Give it in
+	// hours if at all: an outage is not the agent's failure.
+	OutageLimit time.Duration
+	// ReconcileInterval is how often the worker's reconciler finishes work
+	// a crashed gateway left half done (see Reconciler); default 5
+	// seconds, -1 turns it off. Workers sharing a database elect one
+	// reconciler at a time with a Postgres advisory lock.
+	ReconcileInterval time.Duration
+	// ReconcileGrace is how old half-done work must be before the
+	// reconciler touches it, so it never races a live gateway's request;
+	// default 15 seconds.
+	ReconcileGrace time.Duration
 	// RunEvents and RunBytes are a run's history budget: after a
 	// checkpoint, a run whose history has reached either continues as new;
 	// otherwise the next segment runs in the same run. Defaults 40 events
@@ -111,20 +136,32 @@ func (o Options) validate() (*Options, error) {
 	for _, p := range o.Providers {
 		provs[p.Name()] = p
 	}
-	if o.ModelAttempts == 0 {
+	if o.ModelAttempts <= 0 {
 		o.ModelAttempts = 4
 	}
-	if o.ModelTimeout == 0 {
+	if o.ModelTimeout <= 0 {
 		o.ModelTimeout = 10 * time.Minute
 	}
-	if o.ToolTimeout == 0 {
+	if o.ModelHeartbeatTimeout <= 0 {
+		o.ModelHeartbeatTimeout = 8 * time.Second
+	}
+	if o.ToolTimeout <= 0 {
 		o.ToolTimeout = 10 * time.Minute
 	}
-	if o.ToolHeartbeatTimeout == 0 {
-		o.ToolHeartbeatTimeout = 20 * time.Second
+	if o.ToolHeartbeatTimeout <= 0 {
+		o.ToolHeartbeatTimeout = 8 * time.Second
 	}
-	if o.ToolAttempts == 0 {
+	if o.ToolAttempts <= 0 {
 		o.ToolAttempts = 3
+	}
+	if o.OutageLimit < 0 {
+		return nil, errors.New("adapter: Options.OutageLimit is negative")
+	}
+	if o.ReconcileInterval == 0 {
+		o.ReconcileInterval = 5 * time.Second
+	}
+	if o.ReconcileGrace <= 0 {
+		o.ReconcileGrace = 15 * time.Second
 	}
 	if o.RunEvents == 0 {
 		o.RunEvents = 40
@@ -138,9 +175,11 @@ func (o Options) validate() (*Options, error) {
 	o.tools, o.provs = tools, provs
 	o.ops = &storeOps{es: o.Store}
 	o.acts = &Activities{
-		deps:      step.Deps{Store: pgStore{es: o.Store}, Providers: provs, Tools: tools},
-		store:     o.Store,
-		heartbeat: o.ToolHeartbeatTimeout / 4,
+		deps:          step.Deps{Store: pgStore{es: o.Store}, Providers: provs, Tools: tools},
+		store:         o.Store,
+		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
+		modelTimeout:   o.ModelTimeout,
+		modelHeartbeat: o.ModelHeartbeatTimeout / 4, toolHeartbeat: o.ToolHeartbeatTimeout / 4,
 	}
 	return &o, nil
 }
@@ -180,28 +219,34 @@ func (o *Options) register(r Registry, activities bool) {
 	}
 }
 
+// infraRetry is the retry policy of every model and tool call and every
+// store write: no attempt limit, backoff capped at 5 seconds. Model and
+// tool failures set their own delay and limit (see Activities).
+func infraRetry() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 5 * time.Second,
+		NonRetryableErrorTypes: []string{ErrTypeInvalidInput, ErrTypeStoreRejected, ErrTypeModelExhausted},
+	}
+}
+
 func (o *Options) modelActivityOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
-		StartToCloseTimeout: o.ModelTimeout,
-		HeartbeatTimeout:    2 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			MaximumAttempts:        o.ModelAttempts,
-			NonRetryableErrorTypes: []string{ErrTypeInvalidInput},
-		},
+		// The activity enforces ModelTimeout itself, as a model failure;
+		// this only catches a worker that stopped and heartbeats on.
+		StartToCloseTimeout:    o.ModelTimeout + time.Minute,
+		ScheduleToCloseTimeout: o.OutageLimit,
+		HeartbeatTimeout:       o.ModelHeartbeatTimeout,
+		RetryPolicy:            infraRetry(),
 	}
 }
 
 func (o *Options) toolActivityOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
-		StartToCloseTimeout: o.ToolTimeout,
-		HeartbeatTimeout:    o.ToolHeartbeatTimeout,
-		WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			MaximumAttempts:        o.ToolAttempts,
-			NonRetryableErrorTypes: []string{ErrTypeInvalidInput},
-		},
+		StartToCloseTimeout:    o.ToolTimeout,
+		ScheduleToCloseTimeout: o.OutageLimit,
+		HeartbeatTimeout:       o.ToolHeartbeatTimeout,
+		WaitForCancellation:    true,
+		RetryPolicy:            infraRetry(),
 	}
 }
 

@@ -91,6 +91,7 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 			wc.cfg, wc.leaf, announce = begin.Config, begin.Leaf, ""
 		}
 
+		receivedBefore := wc.received
 		outcome, err := r.agent.RunSegment(wc)
 		if ctx.Err() != nil {
 			return r.cancelled(ctx, wc)
@@ -104,6 +105,18 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 				fmt.Sprintf("agent state is %d bytes, over the %d-byte limit: keep large data in entries", len(b), agentsdk.MaxStateBytes))
 		}
 
+		if outcome.Kind == agentsdk.OutcomeComplete {
+			// A signal that arrived while the segment ran — or one stored
+			// and acknowledged but not yet delivered — is acted on before
+			// the execution completes: the agent runs again and sees it.
+			if wc.received == receivedBefore {
+				res, done, err := r.complete(wc, outcome.Reason)
+				if done {
+					return res, err
+				}
+			}
+			outcome = agentsdk.Continue()
+		}
 		switch outcome.Kind {
 		case agentsdk.OutcomeContinue, agentsdk.OutcomeWait:
 			wait := outcome.Kind == agentsdk.OutcomeWait && !wc.hasAny(outcome.WaitFor)
@@ -131,8 +144,6 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 				return Result{}, workflow.NewContinueAsNewError(ctx, r.agent.Kind(), wc.nextInput(wait))
 			}
 			wc.advance()
-		case agentsdk.OutcomeComplete:
-			return r.finish(wc, entrystore.StatusCompleted, outcome.Reason, "")
 		case agentsdk.OutcomeFail:
 			return r.finish(wc, entrystore.StatusFailed, "failed", outcome.Reason)
 		default:
@@ -192,6 +203,27 @@ func (r *segmentRunner) finish(wc *workflowContext, status entrystore.Status, st
 	return res, nil
 }
 
+// complete ends the execution COMPLETED unless the inbox holds signals the
+// workflow has not received; then it adds them and reports not done.
+func (r *segmentRunner) complete(wc *workflowContext, stopReason string) (Result, bool, error) {
+	var out FinishOutput
+	in := FinishInput{
+		OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: wc.leafID(),
+		Status: entrystore.StatusCompleted, StopReason: stopReason, Known: wc.pendingIDs(),
+	}
+	if err := wc.local(wc.ops.Finish, in, &out); err != nil {
+		return Result{}, true, err
+	}
+	if len(out.Pending) > 0 {
+		for _, s := range out.Pending {
+			wc.addSignal(s)
+		}
+		return Result{}, false, nil
+	}
+	return Result{ExecutionID: wc.in.ExecutionID, Status: string(entrystore.StatusCompleted), StopReason: stopReason,
+		LeafID: in.LeafID, Text: out.Text}, true, nil
+}
+
 // cancelled records CANCELLED on a context that outlives the cancellation
 // and reports the run as cancelled to Temporal.
 func (r *segmentRunner) cancelled(ctx workflow.Context, wc *workflowContext) (Result, error) {
@@ -203,12 +235,27 @@ func (r *segmentRunner) cancelled(ctx workflow.Context, wc *workflowContext) (Re
 	return Result{ExecutionID: wc.in.ExecutionID, Status: string(entrystore.StatusCancelled)}, temporal.NewCanceledError()
 }
 
-func localOptions() workflow.LocalActivityOptions {
+// storeWriteTimeout bounds one attempt of a store write.
+const storeWriteTimeout = 30 * time.Second
+
+// forever stands for "no limit" where Temporal needs a duration.
+const forever = 10 * 365 * 24 * time.Hour
+
+// localOptions are the options of the workflow's store writes. A local
+// activity's schedule-to-close timeout defaults to its start-to-close
+// timeout, which would end the retries of a store write after 30 seconds
+// of outage; it is OutageLimit instead (no limit by default). Retries back
+// off to at most 5 seconds, under the workflow task timeout, so the SDK
+// retries them in the worker while heartbeating the workflow task rather
+// than through server timers.
+func (o *Options) localOptions() workflow.LocalActivityOptions {
+	limit := o.OutageLimit
+	if limit <= 0 {
+		limit = forever
+	}
 	return workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 2, MaximumInterval: 5 * time.Second,
-			NonRetryableErrorTypes: []string{ErrTypeInvalidInput},
-		},
+		StartToCloseTimeout:    storeWriteTimeout,
+		ScheduleToCloseTimeout: limit,
+		RetryPolicy:            infraRetry(),
 	}
 }

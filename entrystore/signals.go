@@ -3,6 +3,8 @@ package entrystore
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,8 +28,22 @@ const signalCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::
 
 func (sg Signal) utc() Signal { sg.CreatedAt = sg.CreatedAt.UTC(); return sg }
 
-// PutSignal stores a signal for an execution of the organization (else
-// ErrNotFound).
+// ErrExecutionEnded is PutSignal's answer for an execution that has ended
+// or is being cancelled: nothing would consume the signal, so it is
+// refused before it is stored. It is an ErrConflict.
+var ErrExecutionEnded = fmt.Errorf("%w: the execution has ended", ErrConflict)
+
+// ErrSignalConsumed is ConsumeSignal's answer for a signal consumed before,
+// elsewhere in the tree: a redelivery, to be ignored. It is an ErrConflict.
+var ErrSignalConsumed = fmt.Errorf("%w: the signal was already consumed", ErrConflict)
+
+// PutSignal stores a signal for a live execution of the organization (else
+// ErrNotFound, or ErrExecutionEnded when it has ended or is cancelling). It
+// takes a share lock on the execution row, so it and
+// CompleteUnlessSignalled are ordered: either the signal is stored first
+// and the execution does not complete without it, or the execution
+// completes first and the signal is refused. A stored signal is thereby
+// always one the execution will act on.
 func (s *Store) PutSignal(ctx context.Context, sg Signal) (Signal, error) {
 	const op = "put signal"
 	ids, err := writeIDs(op, sg.OrgID, sg.ExecutionID)
@@ -40,8 +56,14 @@ func (s *Store) PutSignal(ctx context.Context, sg Signal) (Signal, error) {
 	out, err := queryOne[Signal](ctx, s.pool, `
 		INSERT INTO agent_signal (org_id, agent_execution_id, signal_name, signal_value)
 		SELECT $1, $2, $3, $4
-		WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1)
+		WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1
+			AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'CANCELLING') FOR SHARE)
 		RETURNING `+signalCols, ids[0], ids[1], sg.Name, nullJSON(sg.Value))
+	if errors.Is(err, errNoRows) {
+		if ex, gerr := getExecution(ctx, s.pool, ids[0], ids[1]); gerr == nil {
+			return Signal{}, fmt.Errorf("entrystore: %s: %w (%s)", op, ErrExecutionEnded, ex.Status)
+		}
+	}
 	return out.utc(), wrap(op, err)
 }
 
@@ -67,8 +89,11 @@ func (s *Store) PendingSignals(ctx context.Context, orgID, executionID string) (
 // ConsumeSignal appends e (the entry the signal becomes, usually a user
 // message) and marks the signal consumed in one transaction, so a crash
 // leaves either both or neither. e's org and execution default to the
-// signal's, and its idempotency key to "signal/<id>", so calling again —
-// after a retry, or for an already consumed signal — returns the same entry.
+// signal's, and its idempotency key to "signal/<id>". Calling again with the
+// same parent — a retry of this consumption — returns the same entry. A
+// signal already consumed under another parent (or without an entry) is a
+// redelivery: ErrSignalConsumed, and nothing changes, so the leaf never
+// moves back to the old entry.
 func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Entry) (Entry, error) {
 	op := "consume signal " + signalID
 	ids, err := readIDs(op, orgID, signalID)
@@ -78,8 +103,9 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 	var out Entry
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var executionID string
-		err := tx.QueryRow(ctx, `SELECT agent_execution_id::text FROM agent_signal WHERE id = $2 AND org_id = $1 FOR UPDATE`,
-			ids[0], ids[1]).Scan(&executionID)
+		var consumed bool
+		err := tx.QueryRow(ctx, `SELECT agent_execution_id::text, consumed FROM agent_signal WHERE id = $2 AND org_id = $1 FOR UPDATE`,
+			ids[0], ids[1]).Scan(&executionID, &consumed)
 		if err != nil {
 			return wrap(op, err)
 		}
@@ -90,6 +116,17 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 		if e.IdempotencyKey == "" {
 			e.IdempotencyKey = "signal/" + ids[1]
 		}
+		if consumed {
+			prev, err := getEntryByKey(ctx, tx, ids[0], executionID, e.IdempotencyKey)
+			if err == nil && prev.ParentID == e.ParentID {
+				out = prev
+				return nil
+			}
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			return fmt.Errorf("entrystore: %s: %w", op, ErrSignalConsumed)
+		}
 		if out, _, err = appendEntry(ctx, tx, e); err != nil {
 			return err
 		}
@@ -98,6 +135,50 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 		return wrap(op, err)
 	})
 	return out, err
+}
+
+// CompleteUnlessSignalled moves the execution to tr.To (an ending) unless
+// it has unconsumed signals other than those in known (the ones its
+// workflow already holds); then it changes nothing and returns them, so the
+// agent acts on them first. The execution row is locked for the check, so
+// a concurrent PutSignal is either seen here or refused (see PutSignal).
+func (s *Store) CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr Transition) (Execution, []Signal, error) {
+	op := "complete " + executionID
+	ids, err := readIDs(op, orgID, executionID)
+	if err != nil {
+		return Execution{}, nil, err
+	}
+	if !tr.To.Valid() {
+		return Execution{}, nil, errf(op, ErrInvalid, "status %q", tr.To)
+	}
+	if known == nil {
+		known = []string{}
+	}
+	var ex Execution
+	var pending []Signal
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cur, err := queryOne[Execution](ctx, tx, `SELECT `+executionCols+` FROM agent_execution
+			WHERE org_id = $1 AND id = $2 FOR UPDATE`, ids[0], ids[1])
+		if err != nil {
+			return wrap(op, err)
+		}
+		if cur.Status == tr.To {
+			ex = cur.utc()
+			return nil
+		}
+		pending, err = queryAll[Signal](ctx, tx, `SELECT `+signalCols+` FROM agent_signal
+			WHERE agent_execution_id = $2 AND org_id = $1 AND NOT consumed AND NOT (id::text = ANY($3))
+			ORDER BY seq`, ids[0], ids[1], known)
+		if err != nil || len(pending) > 0 {
+			return wrap(op, err)
+		}
+		ex, err = updateStatus(ctx, tx, op, ids, cur.Version, tr)
+		return err
+	})
+	if err != nil {
+		return Execution{}, nil, err
+	}
+	return ex, utcAll(pending), nil
 }
 
 // MarkSignalsConsumed marks signals consumed without an entry (those whose

@@ -32,7 +32,13 @@ func (s *Store) UpdateStatus(ctx context.Context, orgID, id string, expectedVers
 	if !tr.To.Valid() {
 		return Execution{}, errf(op, ErrInvalid, "status %q", tr.To)
 	}
-	e, err := queryOne[Execution](ctx, s.pool, `
+	return updateStatus(ctx, s.pool, op, ids, expectedVersion, tr)
+}
+
+// updateStatus is UpdateStatus on q, so a transaction that has checked
+// more than the version (CompleteUnlessSignalled) can make the same move.
+func updateStatus(ctx context.Context, q querier, op string, ids []string, expectedVersion int, tr Transition) (Execution, error) {
+	e, err := queryOne[Execution](ctx, q, `
 		UPDATE agent_execution SET
 			status = $4,
 			error = CASE WHEN $5 <> '' THEN $5 ELSE error END,
@@ -49,7 +55,7 @@ func (s *Store) UpdateStatus(ctx context.Context, orgID, id string, expectedVers
 	if !errors.Is(err, errNoRows) {
 		return e.utc(), wrap(op, err)
 	}
-	cur, err := s.GetExecution(ctx, orgID, id)
+	cur, err := getExecution(ctx, q, ids[0], ids[1])
 	if err != nil {
 		return Execution{}, err
 	}

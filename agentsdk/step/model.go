@@ -96,7 +96,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	start := d.now()
 	resp, err := provider.Stream(ctx, req, pub.onEvent)
 	if err != nil {
-		return agentsdk.ModelResult{}, err
+		return agentsdk.ModelResult{}, modelError(ctx, in.Model, err)
 	}
 	msg := resp.Message
 	msg.Role = agentsdk.RoleAssistant
@@ -142,6 +142,21 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	res.LLMCallID = entries[0].ID
 	res.FallbackReason = in.FallbackReason
 	return res, nil
+}
+
+// modelError makes whatever a provider failed with a model error, so it
+// is counted against the model's attempts and can fall back — and never
+// taken for the store being down. A provider should return
+// *agentsdk.ModelError; a bare error (a dropped connection, the call's
+// deadline) is a retryable one. Only ctx's cancellation stays as it is.
+func modelError(ctx context.Context, model agentsdk.ModelRef, err error) error {
+	if _, ok := agentsdk.AsModelError(err); ok || errors.Is(err, agentsdk.ErrInvalidInput) {
+		return err
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return err
+	}
+	return &agentsdk.ModelError{Provider: model.Provider, Message: err.Error(), Retryable: true, Err: err}
 }
 
 // Messages returns the message entries of a path as messages.

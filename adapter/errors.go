@@ -1,0 +1,91 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// Error types a workflow sees for activity failures. Only ErrTypeModel and
+// ErrTypeTool failures count against Options.ModelAttempts and ToolAttempts;
+// ErrTypeStoreUnavailable is retried until the store is back.
+const (
+	// ErrTypeInvalidInput: bad input; fails at once.
+	ErrTypeInvalidInput = "AgentreeInvalidInput"
+	// ErrTypeModel: a model error. Retryable ones are retried until
+	// ModelAttempts; a non-retryable one (a bad request) fails at once and
+	// does not fall back, as it would fail the same on any model.
+	ErrTypeModel = "AgentreeModelError"
+	// ErrTypeModelExhausted: a model that kept failing with retryable
+	// errors for ModelAttempts attempts; the next model is tried.
+	ErrTypeModelExhausted = "AgentreeModelExhausted"
+	// ErrTypeTool: a tool's Retryable error, retried until ToolAttempts.
+	ErrTypeTool = "AgentreeToolError"
+	// ErrTypeStoreUnavailable: Postgres could not be reached (refused,
+	// reset, timed out, shutting down). Never counted, never a fallback.
+	ErrTypeStoreUnavailable = "AgentreeStoreUnavailable"
+	// ErrTypeStoreRejected: the store answered no (a missing row, a
+	// conflict, a bad value): retrying cannot help.
+	ErrTypeStoreRejected = "AgentreeStoreRejected"
+)
+
+// storeUnavailable reports whether err is the store being out of reach
+// rather than the store saying no: a refused, reset or closed connection,
+// a dial or read timeout, and the Postgres answers that mean "not now"
+// (connection exceptions, shutdown, too many connections, serialization
+// failures and deadlocks). Anything else — a missing row, a bad value, a
+// bug — is not, and fails the call instead of retrying forever.
+func storeUnavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code[:min(2, len(pgErr.Code))] {
+		case "08", "53", "57", "58", "40": // connection, resources, operator intervention, system, rollback
+			return true
+		}
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// storeError turns a store failure into the application error the retry
+// policy acts on: unavailable is retried without limit, anything else
+// fails the call at once.
+func storeError(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	if errors.Is(err, agentsdk.ErrInvalidInput) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
+	}
+	if storeUnavailable(err) {
+		return temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeStoreUnavailable, err)
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeStoreRejected, err)
+}
+
+// isErrType reports whether err is an application error of type typ.
+func isErrType(err error, typ string) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == typ
+}
+
+// errAttempts is the message of an error that used up its attempts.
+func errAttempts(what string, n int32, err error) string {
+	return fmt.Sprintf("%s failed %d times: %v", what, n, err)
+}
