@@ -48,7 +48,7 @@ type entry struct {
 
 // check reads the store and the call log after a run and counts every
 // violation of issue 19's invariants.
-func check(ctx context.Context, c *cluster, convs []*conversation, faults []*fault) (*findings, error) {
+func check(ctx context.Context, c *cluster, d *driver, convs []*conversation, faults []*fault) (*findings, error) {
 	f := &findings{DuplicatedBy: map[string]int{}}
 	calls, err := readCallLog(c.callLog())
 	if err != nil {
@@ -87,7 +87,7 @@ func check(ctx context.Context, c *cluster, convs []*conversation, faults []*fau
 			}
 			continue
 		}
-		if err := checkExecution(ctx, c, cv, calls, f); err != nil {
+		if err := checkExecution(ctx, c, d, cv, calls, f); err != nil {
 			return nil, err
 		}
 	}
@@ -102,7 +102,7 @@ func check(ctx context.Context, c *cluster, convs []*conversation, faults []*fau
 	return f, measureRecovery(ctx, c, faults, f)
 }
 
-func checkExecution(ctx context.Context, c *cluster, cv *conversation, calls []scripted.CallRecord, f *findings) error {
+func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation, calls []scripted.CallRecord, f *findings) error {
 	id := cv.ExecID
 	var status, errText string
 	if err := c.pool.QueryRow(ctx, `SELECT status, error FROM agent_execution WHERE id = $1`, id).Scan(&status, &errText); err != nil {
@@ -168,6 +168,26 @@ func checkExecution(ctx context.Context, c *cluster, cv *conversation, calls []s
 	case status != "WAITING" || len(chain) == 0 || !answers(chain, last):
 		f.Stuck++
 		f.example("%s (%s): %s, last acknowledged %s not answered at the leaf (%s)", cv.Tag, id, status, last, cv.Err)
+	}
+
+	// The REST API shows the same path as the store.
+	rest, err := d.messages(ctx, id)
+	if err != nil {
+		return fmt.Errorf("chaos: check %s over REST: %w", id, err)
+	}
+	var restPath, sqlPath []string
+	for _, m := range rest {
+		restPath = append(restPath, m.Role+": "+m.text())
+	}
+	for _, e := range chain {
+		var m agentsdk.Message
+		if e.Type == "message" && json.Unmarshal([]byte(e.Content), &m) == nil && m.Role != agentsdk.RoleSystem {
+			sqlPath = append(sqlPath, string(m.Role)+": "+m.Text())
+		}
+	}
+	if strings.Join(restPath, "\n") != strings.Join(sqlPath, "\n") {
+		f.LeafMismatch++
+		f.example("%s (%s): the REST path (%d messages) is not the store's chain to the checkpoint leaf (%d)", cv.Tag, id, len(restPath), len(sqlPath))
 	}
 
 	if err := checkToolCalls(ctx, c, cv, f); err != nil {

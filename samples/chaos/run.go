@@ -73,7 +73,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	stopStreams()
 	streamWG.Wait()
 
-	found, err := check(context.WithoutCancel(ctx), c, convs, faults)
+	found, err := check(context.WithoutCancel(ctx), c, d, convs, faults)
 	if err != nil {
 		return nil, err
 	}
