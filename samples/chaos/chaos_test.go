@@ -19,7 +19,7 @@ var smallConfig = []string{
 	"-seed=19", "-conversations=4", "-follow-ups=2", "-workers=2",
 	"-worker-kills=2", "-gateway-kills=1", "-postgres-restarts=1", "-outages=0", "-temporal-restarts=1",
 	"-duplicate-rate=0.5", "-fault-gap-min=1s", "-fault-gap-max=2s", "-gate-wait=5s",
-	"-think=1s", "-model-delay=300ms", "-token-delay=5ms", "-tool-delay=200ms",
+	"-ramp=2s", "-think=1s", "-model-delay=300ms", "-token-delay=5ms", "-tool-delay=200ms",
 	"-settle=60s", "-timeout=4m",
 }
 

@@ -31,8 +31,9 @@ type config struct {
 	// GateWait is how long a fault waits for a model or tool call in flight.
 	FaultGapMin, FaultGapMax, GateWait time.Duration
 	RestartDelay                       time.Duration
-	// Think is the longest pause before a follow-up.
-	Think                             time.Duration
+	// Ramp spreads the conversations' starts; Think is the longest pause
+	// before a follow-up. Both keep conversations going while faults land.
+	Ramp, Think                       time.Duration
 	ModelDelay, TokenDelay, ToolDelay time.Duration
 	// Settle bounds how long, after the last fault, conversations get to
 	// finish; Timeout bounds the whole run.
@@ -63,7 +64,8 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.FaultGapMax, "fault-gap-max", 6*time.Second, "longest pause before a fault")
 	fs.DurationVar(&c.GateWait, "gate-wait", 10*time.Second, "how long a fault waits for a model or tool call in flight")
 	fs.DurationVar(&c.RestartDelay, "restart-delay", time.Second, "how long a killed worker or gateway stays down")
-	fs.DurationVar(&c.Think, "think", 10*time.Second, "longest pause before a follow-up")
+	fs.DurationVar(&c.Ramp, "ramp", time.Minute, "conversations start at random moments within this")
+	fs.DurationVar(&c.Think, "think", 30*time.Second, "longest pause before a follow-up")
 	fs.DurationVar(&c.ModelDelay, "model-delay", 800*time.Millisecond, "scripted model: time to first token")
 	fs.DurationVar(&c.TokenDelay, "token-delay", 15*time.Millisecond, "scripted model: time between tokens")
 	fs.DurationVar(&c.ToolDelay, "tool-delay", 400*time.Millisecond, "research tools: time per call")

@@ -57,10 +57,16 @@ type driver struct {
 	rng    *rand.Rand // think times and duplicates, seeded
 }
 
-func (d *driver) random(f func(*rand.Rand) float64) float64 {
+// chance is a seeded random number in [0, 1).
+func (d *driver) chance() float64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return f(d.rng)
+	return d.rng.Float64()
+}
+
+// pause is a seeded random duration in [0, upTo).
+func (d *driver) pause(upTo time.Duration) time.Duration {
+	return time.Duration(d.chance() * float64(upTo))
 }
 
 func (d *driver) newMessage(c *conversation, i int) *message {
@@ -75,6 +81,10 @@ func (d *driver) newMessage(c *conversation, i int) *message {
 // follow-up once the previous message is answered. streamCtx outlives it:
 // the stream is followed until the checks are done.
 func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *sync.WaitGroup, live *sync.Map) {
+	if err := sleepCtx(ctx, d.pause(d.cfg.Ramp)); err != nil {
+		c.Err = err.Error()
+		return
+	}
 	m := d.newMessage(c, 0)
 	body := map[string]any{
 		"kind": "react-agent", "systemPrompt": research.SystemPrompt, "userPrompt": m.Text,
@@ -105,8 +115,7 @@ func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *s
 			c.Err = fmt.Sprintf("message %d: %v", i-1, err)
 			return
 		}
-		think := time.Duration(d.random(func(r *rand.Rand) float64 { return r.Float64() }) * float64(d.cfg.Think))
-		if err := sleepCtx(ctx, think); err != nil {
+		if err := sleepCtx(ctx, d.pause(d.cfg.Think)); err != nil {
 			c.Err = err.Error()
 			return
 		}
@@ -120,7 +129,7 @@ func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *s
 			return
 		}
 		m.Acked = true
-		if d.random(func(r *rand.Rand) float64 { return r.Float64() }) < d.cfg.DuplicateRate {
+		if d.chance() < d.cfg.DuplicateRate {
 			m.Duplicated = true
 			if _, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil); err != nil {
 				c.Err = fmt.Sprintf("signal %d again: %v", i, err)
