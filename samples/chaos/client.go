@@ -123,9 +123,6 @@ func newFollower(a *api, execID string) *follower {
 func (f *follower) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		_ = f.connect(ctx)
-		f.mu.Lock()
-		f.reconnects++
-		f.mu.Unlock()
 		_ = sleepCtx(ctx, 300*time.Millisecond)
 	}
 }
@@ -150,6 +147,9 @@ func (f *follower) connect(ctx context.Context) error {
 	if resp.StatusCode != http.StatusOK {
 		return &httpError{Status: resp.StatusCode}
 	}
+	f.mu.Lock()
+	f.reconnects++ // the first connection counts too; see snapshot
+	f.mu.Unlock()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
 	var ev sseEvent
@@ -194,5 +194,5 @@ func (f *follower) snapshot() (map[int64]int, int64, int) {
 	for k, v := range f.received {
 		out[k] = v
 	}
-	return out, f.last, f.reconnects
+	return out, f.last, max(0, f.reconnects-1)
 }

@@ -48,6 +48,7 @@ type cluster struct {
 	key   string
 	undo  []func()
 	logTo io.Writer
+	start time.Time
 }
 
 // callLog is the file the workers' scripted model logs its calls to.
@@ -64,7 +65,7 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("chaos: %w", err)
 	}
-	c = &cluster{cfg: cfg, dir: dir, queue: "chaos-" + filepath.Base(dir), logTo: logTo}
+	c = &cluster{cfg: cfg, dir: dir, queue: "chaos-" + filepath.Base(dir), logTo: logTo, start: time.Now()}
 	c.undo = append(c.undo, func() {
 		if !cfg.Keep {
 			_ = os.RemoveAll(dir)
@@ -79,12 +80,14 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 	if c.bin, err = buildAgentree(ctx, cfg, dir); err != nil {
 		return c, err
 	}
+	c.logf("chaos: built %s", c.bin)
 	if err = c.startPostgres(ctx); err != nil {
 		return c, err
 	}
 	if err = c.startTemporal(ctx); err != nil {
 		return c, err
 	}
+	c.logf("chaos: Postgres on %d, Temporal on %s", c.pgPort, c.temporalAddr)
 	if err = migrations.ApplyURL(ctx, c.dbURL); err != nil {
 		return c, err
 	}
@@ -119,7 +122,11 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, err
 	}
 	c.undo = append(c.undo, func() { c.gateway.stop(10 * time.Second) })
-	return c, c.waitGateway(ctx, time.Minute)
+	if err = c.waitGateway(ctx, time.Minute); err != nil {
+		return c, err
+	}
+	c.logf("chaos: %d workers and the gateway on %s are up", len(c.workers), c.gatewayAddr)
+	return c, nil
 }
 
 // close stops everything, newest first.
@@ -131,7 +138,7 @@ func (c *cluster) close() {
 }
 
 func (c *cluster) logf(format string, args ...any) {
-	fmt.Fprintf(c.logTo, format+"\n", args...)
+	fmt.Fprintf(c.logTo, "%6.1fs "+format+"\n", append([]any{time.Since(c.start).Seconds()}, args...)...)
 }
 
 // buildAgentree builds cmd/agentree from this checkout, unless -bin names

@@ -57,7 +57,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		return ids
 	}}
 	faults := in.run(ctx, schedule(cfg, in.rng))
-	fmt.Fprintf(log, "chaos: %d faults injected; conversations get %s to finish\n", len(faults), cfg.Settle)
+	c.logf("chaos: %d faults injected; conversations get %s to finish", len(faults), cfg.Settle)
 
 	done := make(chan struct{})
 	go func() { convWG.Wait(); close(done) }()
@@ -69,6 +69,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	}
 	stopConvs()
 	<-done
+	c.logf("chaos: conversations done; checking")
 	awaitStreams(ctx, c, convs, 30*time.Second)
 	stopStreams()
 	streamWG.Wait()
