@@ -96,8 +96,24 @@ func (in *injector) awaitInFlight(ctx context.Context) []inFlight {
 	}
 }
 
-// started lists the started activities of the live executions.
+// started lists the started activities of the live executions on workers
+// that run: an activity of a killed worker stays started, on the server,
+// until its heartbeat times out.
 func (in *injector) started(ctx context.Context) []inFlight {
+	var pids []string
+	for _, w := range in.c.workers {
+		if pid := w.pid(); pid != 0 {
+			pids = append(pids, strconv.Itoa(pid)+"@")
+		}
+	}
+	running := func(identity string) bool {
+		for _, p := range pids {
+			if strings.HasPrefix(identity, p) {
+				return true
+			}
+		}
+		return false
+	}
 	var out []inFlight
 	for _, id := range in.live() {
 		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -107,7 +123,7 @@ func (in *injector) started(ctx context.Context) []inFlight {
 			continue
 		}
 		for _, a := range d.GetPendingActivities() {
-			if a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			if a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && running(a.GetLastWorkerIdentity()) {
 				out = append(out, inFlight{exec: id, worker: a.GetLastWorkerIdentity()})
 			}
 		}
@@ -132,6 +148,9 @@ func (in *injector) fire(ctx context.Context, f *fault, calls []inFlight) error 
 		f.Detail = fmt.Sprintf("%s pid %d", w.name, w.kill())
 		return nil
 	case gatewayKill:
+		for _, cl := range calls {
+			f.InFlight = append(f.InFlight, cl.exec)
+		}
 		f.At = time.Now()
 		f.Detail = fmt.Sprintf("pid %d", in.c.gateway.kill())
 		return in.c.waitGateway(ctx, 2*time.Minute)

@@ -26,9 +26,6 @@ func (o *outcome) print(w io.Writer) {
 		flight := "-"
 		if ft.Gated {
 			flight = fmt.Sprintf("%d", len(ft.InFlight))
-			if ft.Kind == gatewayKill {
-				flight = "yes"
-			}
 		}
 		fmt.Fprintf(tw, "%d\t%s\t+%.1fs\t%s\t%s\t%s\n", i+1, ft.Kind, ft.At.Sub(t0).Seconds(), flight, ft.Detail, ft.Err)
 	}
