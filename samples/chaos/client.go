@@ -21,6 +21,27 @@ import (
 type api struct {
 	base, org, key string
 	hc             *http.Client
+
+	mu sync.Mutex
+	// statuses counts the non-2xx answers by status code: a store outage
+	// should be 503s with Retry-After, never 500s.
+	statuses map[int]int
+}
+
+func (a *api) count(status int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.statuses == nil {
+		a.statuses = map[int]int{}
+	}
+	a.statuses[status]++
+}
+
+// answered returns how many answers had the status.
+func (a *api) answered(status int) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.statuses[status]
 }
 
 // httpError is an answer that is not 2xx.
@@ -71,6 +92,7 @@ func (a *api) once(ctx context.Context, method, path, idemKey string, body, out 
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if resp.StatusCode/100 != 2 {
+		a.count(resp.StatusCode)
 		return &httpError{Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
 	}
 	if out != nil {

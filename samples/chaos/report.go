@@ -104,6 +104,8 @@ func (o *outcome) print(w io.Writer) {
 		{"chaos_worker_recovery_p50_s", seconds(percentile(f.Recovery, 0.50))},
 		{"chaos_worker_recovery_p99_s", seconds(percentile(f.Recovery, 0.99))},
 		{"chaos_worker_recovery_max_s", seconds(percentile(f.Recovery, 1))},
+		{"chaos_http_500", o.http500},
+		{"chaos_http_503", o.http503},
 		{"chaos_duration_s", seconds(o.duration)},
 	}
 	for _, fg := range figures {

@@ -16,6 +16,8 @@ type outcome struct {
 	faults   []*fault
 	found    *findings
 	duration time.Duration
+	// http500 and http503 count the gateway's answers with those statuses.
+	http500, http503 int
 }
 
 // run brings the cluster up, drives the conversations while injecting the
@@ -78,7 +80,8 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	if err != nil {
 		return nil, err
 	}
-	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start)}
+	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
+		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable)}
 	o.print(out)
 	if cfg.Keep {
 		fmt.Fprintf(log, "chaos: logs and data kept in %s\n", c.dir)
