@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 SERVICES := ./scripts/services.sh
 
-.PHONY: up down env test run bench generate build lint
+.PHONY: up down env test run bench chaos generate build lint
 
 ## up: start local PostgreSQL and the Temporal dev server (idempotent), migrate.
 up:
@@ -33,6 +33,12 @@ run:
 ## bench: side-by-side benchmark of Agentree and the naive pattern.
 bench: up
 	@eval "$$($(SERVICES) env)" && $(GO) run ./samples/bench
+
+## chaos: the fault-injection suite (issue 19) on private Postgres and Temporal
+## processes it kills and restarts; flags in CHAOS_FLAGS (go run ./samples/chaos -h).
+chaos:
+	@$(SERVICES) temporal-bin >/dev/null
+	@$(GO) run ./samples/chaos $(CHAOS_FLAGS)
 
 ## generate: regenerate protobuf, gateway and OpenAPI code.
 generate:

@@ -5,5 +5,9 @@
 //
 // Which script turn answers is derived from the request alone (the number of
 // assistant messages already in the conversation), so any worker process
-// answers a given step the same way. It imports agentsdk only.
+// answers a given step the same way.
+//
+// A provider made by New also reads the environment (env.go): a least delay
+// per answer and per token, and a call-log file, so a worker process can be
+// slowed and observed by a fault-injection test. It imports agentsdk only.
 package scripted

@@ -60,14 +60,20 @@ type Provider struct {
 	// OnCall, when set, is told of every call before it is answered.
 	OnCall func(turn int, req agentsdk.ModelRequest)
 
+	latency Latency
+	callLog string
+
 	mu       sync.Mutex
 	failures map[int]int
 	calls    int
 }
 
-// New returns a scripted provider named "scripted".
+// New returns a scripted provider named "scripted", with the latency and
+// call log the environment asks for (EnvDelay, EnvTokenDelay, EnvCallLog).
 func New(script Script) *Provider {
-	return &Provider{name: Name, script: script, failures: map[int]int{}}
+	p := &Provider{name: Name, script: script, failures: map[int]int{}}
+	p.fromEnv()
+	return p
 }
 
 // Named renames the provider, so two scripted providers can stand for a
@@ -99,6 +105,9 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 		p.OnCall(turn, req)
 	}
 	t := p.script(turn, req)
+	t.Delay = max(t.Delay, p.latency.Delay)
+	t.TokenDelay = max(t.TokenDelay, p.latency.TokenDelay)
+	p.logCall("start", turn, req)
 	p.mu.Lock()
 	p.calls++
 	failed := p.failures[turn]
@@ -147,6 +156,7 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 		u = agentsdk.Usage{Input: int64(len(req.Messages)) * 10, Output: int64(len(t.Text)/4 + 1)}
 	}
 	msg.Usage = &u
+	p.logCall("end", turn, req)
 	return agentsdk.ModelResponse{Message: msg}, nil
 }
 

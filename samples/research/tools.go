@@ -19,9 +19,10 @@ const (
 const searchLimit = 3
 
 // Tools returns the research tools. Each call returns new values, so
-// workers and tests never share a tool's compiled schema.
+// workers and tests never share a tool's compiled schema. EnvToolDelay
+// slows them.
 func Tools() []*agentsdk.Tool {
-	return []*agentsdk.Tool{searchNotes(), fetchNote(), wordCount()}
+	return slowed([]*agentsdk.Tool{searchNotes(), fetchNote(), wordCount()}, toolDelay())
 }
 
 // SearchNotesArgs are search_notes' arguments.

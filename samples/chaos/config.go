@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// config is one run's size, faults and pacing; every field is a flag.
+type config struct {
+	Seed          int64
+	Conversations int
+	FollowUps     int
+	Workers       int
+
+	WorkerKills      int
+	GatewayKills     int
+	PostgresRestarts int
+	Outages          int
+	OutageLength     time.Duration
+	TemporalRestarts int
+	TemporalDown     time.Duration
+	// DuplicateRate is the share of follow-ups POSTed twice with the same
+	// Idempotency-Key, as a client retrying after a lost answer does.
+	DuplicateRate float64
+
+	// FaultGapMin and FaultGapMax bound the random pause before a fault;
+	// GateWait is how long a fault waits for a model or tool call in flight.
+	FaultGapMin, FaultGapMax, GateWait time.Duration
+	RestartDelay                       time.Duration
+	// Ramp spreads the conversations' starts; Think is the longest pause
+	// before a follow-up. Both keep conversations going while faults land.
+	Ramp, Think                       time.Duration
+	ModelDelay, TokenDelay, ToolDelay time.Duration
+	// Settle bounds how long, after the last fault, conversations get to
+	// finish; Timeout bounds the whole run.
+	Settle, Timeout time.Duration
+
+	TemporalBin string
+	Bin         string
+	Keep        bool
+}
+
+// parseConfig reads the flags; the defaults are issue 19's.
+func parseConfig(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
+	fs.Int64Var(&c.Seed, "seed", 1, "seed of every random choice (fault order, moments, think times)")
+	fs.IntVar(&c.Conversations, "conversations", 20, "concurrent multi-turn conversations")
+	fs.IntVar(&c.FollowUps, "follow-ups", 3, "follow-up messages per conversation, each sent when the last is answered")
+	fs.IntVar(&c.Workers, "workers", 2, "worker processes")
+	fs.IntVar(&c.WorkerKills, "worker-kills", 10, "worker SIGKILLs")
+	fs.IntVar(&c.GatewayKills, "gateway-kills", 5, "gateway SIGKILLs")
+	fs.IntVar(&c.PostgresRestarts, "postgres-restarts", 2, "Postgres restarts (immediate stop, start)")
+	fs.IntVar(&c.Outages, "outages", 1, "Postgres outages of -outage-length")
+	fs.DurationVar(&c.OutageLength, "outage-length", 30*time.Second, "how long each Postgres outage lasts")
+	fs.IntVar(&c.TemporalRestarts, "temporal-restarts", 2, "Temporal dev-server restarts (SIGKILL, start)")
+	fs.DurationVar(&c.TemporalDown, "temporal-down", 2*time.Second, "how long a killed Temporal dev server stays down")
+	fs.Float64Var(&c.DuplicateRate, "duplicate-rate", 0.3, "share of follow-ups delivered twice with one Idempotency-Key")
+	fs.DurationVar(&c.FaultGapMin, "fault-gap-min", 2*time.Second, "shortest pause before a fault")
+	fs.DurationVar(&c.FaultGapMax, "fault-gap-max", 6*time.Second, "longest pause before a fault")
+	fs.DurationVar(&c.GateWait, "gate-wait", 10*time.Second, "how long a fault waits for a model or tool call in flight")
+	fs.DurationVar(&c.RestartDelay, "restart-delay", time.Second, "how long a killed worker or gateway stays down")
+	fs.DurationVar(&c.Ramp, "ramp", time.Minute, "conversations start at random moments within this")
+	fs.DurationVar(&c.Think, "think", 30*time.Second, "longest pause before a follow-up")
+	fs.DurationVar(&c.ModelDelay, "model-delay", 800*time.Millisecond, "scripted model: time to first token")
+	fs.DurationVar(&c.TokenDelay, "token-delay", 15*time.Millisecond, "scripted model: time between tokens")
+	fs.DurationVar(&c.ToolDelay, "tool-delay", 400*time.Millisecond, "research tools: time per call")
+	fs.DurationVar(&c.Settle, "settle", 3*time.Minute, "how long conversations get to finish after the last fault")
+	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "the whole run's limit")
+	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
+	fs.StringVar(&c.Bin, "bin", "", "an agentree binary to run (default: build ./cmd/agentree)")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (logs, Postgres, Temporal database)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	switch {
+	case c.Conversations < 1 || c.FollowUps < 0 || c.Workers < 1:
+		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups at least 0")
+	case c.FaultGapMax < c.FaultGapMin:
+		return c, errors.New("chaos: -fault-gap-max is shorter than -fault-gap-min")
+	case c.DuplicateRate < 0 || c.DuplicateRate > 1:
+		return c, errors.New("chaos: -duplicate-rate is a share, from 0 to 1")
+	}
+	return c, nil
+}
+
+// defaultTemporalBin is $AGENTREE_TEMPORAL_BIN, else bin/temporal at the
+// module root (make up builds it there).
+func defaultTemporalBin() string {
+	if p := os.Getenv("AGENTREE_TEMPORAL_BIN"); p != "" {
+		return p
+	}
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "bin", "temporal")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(dir, "bin", "temporal")
+		}
+	}
+}
+
+func (c config) String() string {
+	return fmt.Sprintf("seed %d: %d conversations × %d follow-ups, %d workers; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
+		c.Seed, c.Conversations, c.FollowUps, c.Workers, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
+}

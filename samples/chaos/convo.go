@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentree/agentree/samples/research"
+)
+
+// questions are what the conversations ask; each is answered from the
+// research sample's notes.
+var questions = []string{
+	research.Prompt,
+	"Why does a workflow continue-as-new after every checkpoint?",
+	"How are large payloads kept out of Temporal history?",
+	"What makes a retried model call idempotent?",
+	"How does the react loop decide its next step?",
+}
+
+// message is one user message a conversation sends: the first prompt
+// (index 0) or a follow-up.
+type message struct {
+	Tag   string // unique in the run, carried in the text
+	Text  string
+	Acked bool // a 2xx was received
+	// Tries is how many POSTs it took; Duplicated, that it was POSTed a
+	// second time after its 2xx, with the same Idempotency-Key.
+	Tries      int
+	Duplicated bool
+}
+
+// conversation is one multi-turn execution driven over REST.
+type conversation struct {
+	Index    int
+	Tag      string
+	ExecID   string
+	Messages []*message
+	Follower *follower
+	Answered bool // the last message was answered in time
+	Err      string
+}
+
+func (c *conversation) key(m *message) string { return "chaos-" + m.Tag }
+
+// driver runs the conversations.
+type driver struct {
+	cfg    config
+	api    *api
+	runTag string
+	mu     sync.Mutex
+	rng    *rand.Rand // think times and duplicates, seeded
+}
+
+// chance is a seeded random number in [0, 1).
+func (d *driver) chance() float64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.rng.Float64()
+}
+
+// pause is a seeded random duration in [0, upTo).
+func (d *driver) pause(upTo time.Duration) time.Duration {
+	return time.Duration(d.chance() * float64(upTo))
+}
+
+func (d *driver) newMessage(c *conversation, i int) *message {
+	tag := fmt.Sprintf("%s-%s-m%d", d.runTag, c.Tag, i)
+	q := questions[(c.Index+i)%len(questions)]
+	m := &message{Tag: tag, Text: fmt.Sprintf("[%s] %s", tag, q)}
+	c.Messages = append(c.Messages, m)
+	return m
+}
+
+// converse creates the execution, follows its stream, and sends each
+// follow-up once the previous message is answered. streamCtx outlives it:
+// the stream is followed until the checks are done.
+func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *sync.WaitGroup, live *sync.Map) {
+	if err := sleepCtx(ctx, d.pause(d.cfg.Ramp)); err != nil {
+		c.Err = err.Error()
+		return
+	}
+	m := d.newMessage(c, 0)
+	body := map[string]any{
+		"kind": "react-agent", "systemPrompt": research.SystemPrompt, "userPrompt": m.Text,
+		"models": []map[string]string{{"provider": "scripted", "modelId": "scripted-1"}},
+		"tools":  []string{research.SearchNotesTool, research.FetchNoteTool, research.WordCountTool},
+		"config": map[string]any{"mode": "multi-turn"}, "metadata": map[string]any{"chaos": c.Tag, "run": d.runTag},
+	}
+	var ex struct {
+		ID string `json:"id"`
+	}
+	tries, err := d.api.do(ctx, "POST", "/agent-executions", c.key(m), body, &ex)
+	m.Tries = tries
+	if err != nil {
+		c.Err = fmt.Sprintf("create: %v", err)
+		return
+	}
+	m.Acked, c.ExecID = true, ex.ID
+	live.Store(c.ExecID, struct{}{})
+	defer live.Delete(c.ExecID)
+	c.Follower = newFollower(d.api, c.ExecID)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.Follower.run(streamCtx)
+	}()
+	for i := 1; i <= d.cfg.FollowUps; i++ {
+		if err := d.awaitAnswer(ctx, c, c.Messages[i-1]); err != nil {
+			c.Err = fmt.Sprintf("message %d: %v", i-1, err)
+			return
+		}
+		if err := sleepCtx(ctx, d.pause(d.cfg.Think)); err != nil {
+			c.Err = err.Error()
+			return
+		}
+		m := d.newMessage(c, i)
+		sig := map[string]any{"signalName": "userMessage", "signalValue": map[string]any{"text": m.Text}}
+		path := "/agent-executions/" + url.PathEscape(c.ExecID) + "/signal"
+		tries, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil)
+		m.Tries = tries
+		if err != nil {
+			c.Err = fmt.Sprintf("signal %d: %v", i, err)
+			return
+		}
+		m.Acked = true
+		if d.chance() < d.cfg.DuplicateRate {
+			m.Duplicated = true
+			if _, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil); err != nil {
+				c.Err = fmt.Sprintf("signal %d again: %v", i, err)
+				return
+			}
+		}
+	}
+	if err := d.awaitAnswer(ctx, c, c.Messages[len(c.Messages)-1]); err != nil {
+		c.Err = fmt.Sprintf("message %d: %v", len(c.Messages)-1, err)
+		return
+	}
+	c.Answered = true
+}
+
+// restMessage is the part of the API's Message the driver reads.
+type restMessage struct {
+	Role    string `json:"role"`
+	Content []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ToolCall any    `json:"toolCall"`
+	} `json:"content"`
+}
+
+func (m restMessage) text() string {
+	var b strings.Builder
+	for _, c := range m.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+func (m restMessage) hasToolCalls() bool {
+	for _, c := range m.Content {
+		if c.ToolCall != nil || c.Type == "tool_call" {
+			return true
+		}
+	}
+	return false
+}
+
+// errGaveUp ends a wait whose execution ended.
+var errGaveUp = errors.New("the execution ended")
+
+// awaitAnswer waits until the execution waits for input with an answer to
+// m at the end of its path. It checks on every agent.waiting and every 3 s.
+func (d *driver) awaitAnswer(ctx context.Context, c *conversation, m *message) error {
+	for {
+		done, err := d.answered(ctx, c, m)
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not answered: %w", ctx.Err())
+		case <-c.Follower.wake:
+		case <-time.After(3 * time.Second):
+		}
+	}
+}
+
+func (d *driver) answered(ctx context.Context, c *conversation, m *message) (bool, error) {
+	var ex struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if _, err := d.api.do(ctx, "GET", "/agent-executions/"+url.PathEscape(c.ExecID), "", nil, &ex); err != nil {
+		return false, err
+	}
+	switch ex.Status {
+	case "WAITING":
+	case "FAILED", "COMPLETED", "CANCELLED":
+		return false, fmt.Errorf("%w %s: %s", errGaveUp, ex.Status, ex.Error)
+	default:
+		return false, nil
+	}
+	msgs, err := d.messages(ctx, c.ExecID)
+	if err != nil {
+		return false, err
+	}
+	lastUser := -1
+	for i, msg := range msgs {
+		if msg.Role == "user" {
+			lastUser = i
+		}
+	}
+	if lastUser < 0 || !strings.Contains(msgs[lastUser].text(), "["+m.Tag+"]") {
+		return false, nil
+	}
+	last := msgs[len(msgs)-1]
+	return last.Role == "assistant" && !last.hasToolCalls(), nil
+}
+
+// messages reads the execution's active path over REST, every page.
+func (d *driver) messages(ctx context.Context, execID string) ([]restMessage, error) {
+	var out []restMessage
+	cursor := ""
+	for {
+		var page struct {
+			Messages   []restMessage `json:"messages"`
+			NextCursor string        `json:"nextCursor"`
+		}
+		path := "/agent-executions/" + url.PathEscape(execID) + "/messages?pageSize=500&cursor=" + url.QueryEscape(cursor)
+		if _, err := d.api.do(ctx, "GET", path, "", nil, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Messages...)
+		if page.NextCursor == "" {
+			return out, nil
+		}
+		cursor = page.NextCursor
+	}
+}

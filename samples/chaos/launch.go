@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/samples/research"
+)
+
+// This file is the only one that knows how Agentree's processes are
+// started (their command lines and environment): when the CLI or the
+// worker's configuration changes, this is what to adapt.
+
+// agentreeEnv is what every agentree process needs.
+func (c *cluster) agentreeEnv() []string {
+	return []string{"DATABASE_URL=" + c.dbURL, "TEMPORAL_ADDRESS=" + c.temporalAddr}
+}
+
+// workerProc is worker i: `agentree worker` on the cluster's task queue,
+// its scripted model and tools slowed so faults find calls in flight, its
+// model calls logged for the rerun check.
+func (c *cluster) workerProc(i int) *proc {
+	name := "worker-" + strconv.Itoa(i)
+	env := append(c.agentreeEnv(),
+		scripted.EnvDelay+"="+c.cfg.ModelDelay.String(),
+		scripted.EnvTokenDelay+"="+c.cfg.TokenDelay.String(),
+		scripted.EnvCallLog+"="+c.callLog(),
+		research.EnvToolDelay+"="+c.cfg.ToolDelay.String(),
+	)
+	return &proc{
+		name: name, path: c.bin, args: []string{"worker", "--task-queue", c.queue},
+		env: env, logPath: filepath.Join(c.dir, name+".log"), restartDelay: c.cfg.RestartDelay,
+	}
+}
+
+// gatewayProc is `agentree gateway` on the cluster's HTTP port.
+func (c *cluster) gatewayProc() *proc {
+	return &proc{
+		name: "gateway", path: c.bin,
+		args: []string{"gateway", "--addr", c.gatewayAddr, "--task-queue", c.queue, "--heartbeat", "2s"},
+		env:  c.agentreeEnv(), logPath: filepath.Join(c.dir, "gateway.log"), restartDelay: c.cfg.RestartDelay,
+	}
+}
+
+// temporalProc is the cluster's own Temporal dev server, with the dynamic
+// configuration scripts/services.sh gives the shared one; its SQLite file
+// keeps its state across restarts.
+func (c *cluster) temporalProc(port, uiPort, httpPort int) *proc {
+	return &proc{
+		name: "temporal", path: c.cfg.TemporalBin,
+		args: []string{"server", "start-dev",
+			"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--ui-port", strconv.Itoa(uiPort),
+			"--http-port", strconv.Itoa(httpPort), "--headless",
+			"--db-filename", filepath.Join(c.dir, "temporal.db"), "--log-level", "warn",
+			"--dynamic-config-value", "system.enableActivityEagerExecution=true",
+			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
+			"--dynamic-config-value", `history.workflowIdReuseMinimalInterval="0s"`,
+		},
+		logPath: filepath.Join(c.dir, "temporal.log"),
+		// A killed dev server stays down this long before its supervisor
+		// starts it again.
+		restartDelay: c.cfg.TemporalDown,
+	}
+}
+
+// postgresConf is appended to the private cluster's postgresql.conf.
+func postgresConf(port int, sockDir string) string {
+	return fmt.Sprintf(`listen_addresses = '127.0.0.1'
+port = %d
+unix_socket_directories = '%s'
+max_connections = 200
+shared_buffers = 64MB
+fsync = on
+synchronous_commit = off
+`, port, sockDir)
+}
+
+// pgStopTimeout bounds pg_ctl's waits.
+const pgStopTimeout = 60 * time.Second

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// outcome is a finished run: what was done and what the checks found.
+type outcome struct {
+	cfg      config
+	convs    []*conversation
+	faults   []*fault
+	found    *findings
+	duration time.Duration
+	// http500 and http503 count the gateway's answers with those statuses.
+	http500, http503 int
+}
+
+// run brings the cluster up, drives the conversations while injecting the
+// faults, lets them settle, checks the invariants and prints the report to
+// out; progress goes to log.
+func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	fmt.Fprintf(log, "chaos: %s\n", cfg)
+	c, err := startCluster(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+
+	a := &api{base: "http://" + c.gatewayAddr, org: c.org, key: c.key, hc: &http.Client{}}
+	d := &driver{cfg: cfg, api: a, runTag: fmt.Sprintf("s%d", cfg.Seed), rng: newRand(cfg.Seed)}
+	convs := make([]*conversation, cfg.Conversations)
+	var live sync.Map // execution ID → struct{}, while its conversation runs
+	convCtx, stopConvs := context.WithCancel(ctx)
+	defer stopConvs()
+	streamCtx, stopStreams := context.WithCancel(ctx)
+	defer stopStreams()
+	var convWG, streamWG sync.WaitGroup
+	for i := range convs {
+		cv := &conversation{Index: i, Tag: fmt.Sprintf("c%02d", i)}
+		convs[i] = cv
+		convWG.Add(1)
+		go func() {
+			defer convWG.Done()
+			d.converse(convCtx, streamCtx, cv, &streamWG, &live)
+		}()
+	}
+
+	in := &injector{c: c, cfg: cfg, rng: newRand(cfg.Seed + 1), live: func() []string {
+		var ids []string
+		live.Range(func(k, _ any) bool { ids = append(ids, k.(string)); return true })
+		return ids
+	}}
+	faults := in.run(ctx, schedule(cfg, in.rng))
+	c.logf("chaos: %d faults injected; conversations get %s to finish", len(faults), cfg.Settle)
+
+	done := make(chan struct{})
+	go func() { convWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(cfg.Settle):
+		fmt.Fprintln(log, "chaos: settle time over; unfinished conversations count as stuck")
+	case <-ctx.Done():
+	}
+	stopConvs()
+	<-done
+	c.logf("chaos: conversations done; checking")
+	awaitStreams(ctx, c, convs, 30*time.Second)
+	stopStreams()
+	streamWG.Wait()
+
+	found, err := check(context.WithoutCancel(ctx), c, d, convs, faults)
+	if err != nil {
+		return nil, err
+	}
+	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
+		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable)}
+	o.print(out)
+	if cfg.Keep {
+		fmt.Fprintf(log, "chaos: logs and data kept in %s\n", c.dir)
+	}
+	return o, nil
+}

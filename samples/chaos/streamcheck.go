@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// checkStream finds stream events stored twice (a lifecycle event or a
+// tool call's end published again), tool calls started again after they
+// completed, and events stored but never delivered to the SSE client that
+// followed the execution throughout (or delivered twice).
+func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings) error {
+	rows, err := c.pool.Query(ctx, `SELECT id, event, data::text FROM agent_stream_event
+		WHERE agent_execution_id = $1 ORDER BY id`, cv.ExecID)
+	if err != nil {
+		return fmt.Errorf("chaos: check stream: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string]int{}
+	completed := map[string]bool{}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var event, data string
+		if err := rows.Scan(&id, &event, &data); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		var d struct {
+			Sequence *int   `json:"sequence"`
+			Task     string `json:"taskExecutionId"`
+		}
+		_ = json.Unmarshal([]byte(data), &d)
+		key := ""
+		switch event {
+		case "agent.started":
+			key = event
+		case "agent.checkpoint":
+			if d.Sequence != nil {
+				key = fmt.Sprintf("%s %d", event, *d.Sequence)
+			}
+		case "task.completed", "task.failed":
+			key = "task end " + d.Task
+			completed[d.Task] = true
+		case "task.started":
+			if completed[d.Task] {
+				f.Rerun++
+				f.example("%s: tool call %s started again (event %d) after it completed", cv.ExecID, d.Task, id)
+			}
+		}
+		if key != "" {
+			seen[key]++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for key, n := range seen {
+		f.dup("stream event", n-1, "%s: stream event %q stored %d times", cv.ExecID, key, n)
+	}
+	if cv.Follower == nil {
+		return nil
+	}
+	received, _, _ := cv.Follower.snapshot()
+	missing := 0
+	for _, id := range ids {
+		if received[id] == 0 {
+			missing++
+		}
+	}
+	if missing > 0 {
+		f.Undelivered += missing
+		f.example("%s: %d of %d stored stream events never reached its SSE client", cv.ExecID, missing, len(ids))
+	}
+	for id, n := range received {
+		f.dup("SSE delivery", n-1, "%s: SSE event %d delivered %d times", cv.ExecID, id, n)
+	}
+	return nil
+}
+
+// awaitStreams gives the SSE clients up to d to receive every stored
+// event of their execution.
+func awaitStreams(ctx context.Context, c *cluster, convs []*conversation, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		behind := 0
+		for _, cv := range convs {
+			if cv.Follower == nil {
+				continue
+			}
+			var last int64
+			if c.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM agent_stream_event WHERE agent_execution_id = $1`, cv.ExecID).Scan(&last) != nil {
+				behind++
+				continue
+			}
+			if _, got, _ := cv.Follower.snapshot(); got < last {
+				behind++
+			}
+		}
+		if behind == 0 {
+			return
+		}
+		_ = sleepCtx(ctx, 200*time.Millisecond)
+	}
+}
+
+// measureRecovery: for each worker kill, the time from the kill to the
+// next stored progress (an entry or a stream event) of every execution that
+// had a call in flight on the killed worker.
+func measureRecovery(ctx context.Context, c *cluster, faults []*fault, f *findings) error {
+	for _, ft := range faults {
+		if ft.Kind != workerKill {
+			continue
+		}
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(ft.InFlight))) {
+			var next *time.Time
+			err := c.pool.QueryRow(ctx, `SELECT least(
+				(SELECT min(created_at) FROM agent_stream_event WHERE agent_execution_id = $1 AND created_at > $2),
+				(SELECT min(created_at) FROM agent_entry WHERE agent_execution_id = $1 AND created_at > $2))`, id, ft.At).Scan(&next)
+			if err != nil {
+				return fmt.Errorf("chaos: recovery of %s: %w", id, err)
+			}
+			if next == nil {
+				// Never recovered: its wait so far, a lower bound, counts.
+				f.Unrecovered++
+				f.example("%s: no progress in the %s after the worker kill at %s", id, time.Since(ft.At).Round(time.Second), ft.At.Format("15:04:05.000"))
+				now := time.Now()
+				next = &now
+			}
+			f.Recovery = append(f.Recovery, next.Sub(ft.At))
+		}
+	}
+	return nil
+}
