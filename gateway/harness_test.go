@@ -120,8 +120,8 @@ func newEnv(t testing.TB, o envOptions) *env {
 		done <- gateway.Run(gctx, gateway.Options{
 			HTTPListener: ln, GRPCListener: gln, Store: gwStore, Temporal: tc, TaskQueue: queue,
 			Executions: adapter.NewClient(tc, gwStore, queue),
-			BodyLimit: testBodyLimit,
-			Heartbeat: o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			BodyLimit:  testBodyLimit,
+			Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 	}()
 	t.Cleanup(func() {
