@@ -150,18 +150,31 @@ func claimDigest(c converter.StorageDriverClaim) (string, error) {
 
 // addStorageDriver adds d to es next to the drivers the user configured,
 // never replacing them. With none, d is the only driver and threshold
-// applies. With the user's own, their selector (or, without one, their
-// first driver) keeps deciding where new payloads go and their threshold
-// stands; d is appended so the claims it wrote stay readable. A driver of
-// d's name already there (a client built by hand with it) is kept as is.
+// applies. With the user's own, their selector keeps deciding where new
+// payloads go and their threshold stands; without a selector (the SDK then
+// uses their only driver) one that keeps choosing that driver is set,
+// since the SDK requires a selector once there are two. d is appended so
+// the claims it wrote stay readable. A driver of d's name already there (a
+// client built by hand with it) is kept as is.
 func addStorageDriver(es *converter.ExternalStorage, d *StorageDriver, threshold int) {
 	for _, x := range es.Drivers {
 		if x.Name() == d.Name() {
 			return
 		}
 	}
-	if len(es.Drivers) == 0 {
+	switch {
+	case len(es.Drivers) == 0:
 		es.PayloadSizeThreshold = threshold
+	case es.DriverSelector == nil:
+		es.DriverSelector = firstDriver{es.Drivers[0]}
 	}
 	es.Drivers = append(es.Drivers, d)
+}
+
+// firstDriver selects the one driver a user configured, as the SDK does
+// when there is only one.
+type firstDriver struct{ d converter.StorageDriver }
+
+func (f firstDriver) SelectDriver(converter.StorageDriverSelectContext, *commonpb.Payload) (converter.StorageDriver, error) {
+	return f.d, nil
 }
