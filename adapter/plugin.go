@@ -8,8 +8,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -82,11 +82,29 @@ type Options struct {
 	// go to the Postgres content store instead of history; default 16 KiB
 	// (well under Temporal's 2 MB blob limit). -1 disables it.
 	PayloadThreshold int
+	// MaxPayloadSize is the largest payload the storage driver stores or
+	// returns, in bytes; a larger one fails with ErrPayloadTooLarge.
+	// Default DefaultMaxPayloadSize (64 MiB).
+	MaxPayloadSize int64
+
+	// CapabilityInterval is how often a worker re-records what it serves
+	// (kinds, tools, model endpoints) in worker_capability, where gateways
+	// validate requests against it; default DefaultCapabilityInterval
+	// (10 s).
+	CapabilityInterval time.Duration
+	// CapabilityLease is how long a record counts without being refreshed,
+	// so a worker that died unannounced drops out; default
+	// DefaultCapabilityLease (30 s). It must exceed CapabilityInterval.
+	CapabilityLease time.Duration
+	// Version is the worker version recorded with its capabilities;
+	// default the main module's version from the build info.
+	Version string
 
 	ops   *storeOps
 	acts  *Activities
 	tools agentsdk.Tools
 	provs agentsdk.Providers
+	caps  *capabilities
 }
 
 // NewPlugin returns the Agentree Temporal plugin. Give it to
@@ -100,16 +118,22 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 		Name: PluginName,
 		ConfigureClient: func(_ context.Context, co client.PluginConfigureClientOptions) error {
 			if o.PayloadThreshold > 0 {
-				co.ClientOptions.ExternalStorage = converter.ExternalStorage{
-					Drivers:              []converter.StorageDriver{NewStorageDriver(o.Store)},
-					PayloadSizeThreshold: o.PayloadThreshold,
-				}
+				addStorageDriver(&co.ClientOptions.ExternalStorage,
+					NewStorageDriver(o.Store).WithMaxPayloadSize(o.MaxPayloadSize), o.PayloadThreshold)
 			}
+			o.caps.configureClient(co.ClientOptions)
 			return nil
 		},
-		RunContextBefore: func(_ context.Context, ro temporal.SimplePluginRunContextBeforeOptions) error {
-			o.register(ro.Registry, !ro.WorkflowReplayer)
+		ConfigureWorker: func(_ context.Context, wo worker.PluginConfigureWorkerOptions) error {
+			o.caps.configureWorker(wo)
 			return nil
+		},
+		RunContextBefore: func(ctx context.Context, ro temporal.SimplePluginRunContextBeforeOptions) error {
+			o.register(ro.Registry, !ro.WorkflowReplayer)
+			return o.caps.start(ctx, ro)
+		},
+		RunContextAfter: func(_ context.Context, ro temporal.SimplePluginRunContextAfterOptions) {
+			o.caps.stop(ro)
 		},
 	})
 }
@@ -172,8 +196,24 @@ func (o Options) validate() (*Options, error) {
 	if o.PayloadThreshold == 0 {
 		o.PayloadThreshold = 16 << 10
 	}
+	if o.MaxPayloadSize == 0 {
+		o.MaxPayloadSize = DefaultMaxPayloadSize
+	}
+	if o.CapabilityInterval == 0 {
+		o.CapabilityInterval = DefaultCapabilityInterval
+	}
+	if o.CapabilityLease == 0 {
+		o.CapabilityLease = max(DefaultCapabilityLease, 3*o.CapabilityInterval)
+	}
+	if o.MaxPayloadSize < 0 || o.CapabilityInterval < 0 || o.CapabilityLease <= o.CapabilityInterval {
+		return nil, errors.New("adapter: MaxPayloadSize and CapabilityInterval must not be negative, and CapabilityLease must exceed CapabilityInterval")
+	}
+	if o.Version == "" {
+		o.Version = moduleVersion()
+	}
 	o.tools, o.provs = tools, provs
 	o.ops = &storeOps{es: o.Store}
+	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
 		deps:          step.Deps{Store: pgStore{es: o.Store}, Providers: provs, Tools: tools},
 		store:         o.Store,

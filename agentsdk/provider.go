@@ -12,6 +12,9 @@ import (
 type ModelRef struct {
 	Provider string `json:"provider"`
 	ModelID  string `json:"modelId"`
+	// Endpoint names one of the worker's model endpoints of Provider;
+	// empty lets any that allows ModelID serve it.
+	Endpoint string `json:"endpoint,omitempty"`
 	// BaseURL overrides the provider's endpoint: an OpenAI-compatible server
 	// (Ollama, vLLM, llama.cpp) is provider "openai" with its BaseURL.
 	BaseURL string `json:"baseUrl,omitempty"`

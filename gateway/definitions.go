@@ -3,7 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"slices"
+	"log/slog"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -27,17 +27,17 @@ type definitionFields interface {
 }
 
 // definition validates a definition's fields as an execution's would be,
-// so a definition that stores fine also starts fine.
-func (v *validator) definition(orgID, id string, f definitionFields) (entrystore.Definition, error) {
+// so a definition that stores fine also starts fine: its kind, tools and
+// models must be served by some live worker, on any task queue. With no
+// live worker at all only their form is checked, so definitions can be
+// written before the workers are deployed.
+func (v *validator) definition(ctx context.Context, log *slog.Logger, orgID, id string, f definitionFields) (entrystore.Definition, error) {
 	if strings.TrimSpace(f.GetName()) == "" {
 		return entrystore.Definition{}, invalid("name is required")
 	}
 	kind := f.GetKind()
 	if kind == "" {
 		kind = entrystore.DefaultKind
-	}
-	if !slices.Contains(v.kinds, kind) {
-		return entrystore.Definition{}, invalid("unknown agent kind %q (known: %s)", kind, strings.Join(v.kinds, ", "))
 	}
 	models := fromModelRefs(f.GetModels())
 	cfg := agentsdk.Config{SystemPrompt: f.GetSystemPrompt(), Models: models, Tools: f.GetTools()}
@@ -48,8 +48,17 @@ func (v *validator) definition(orgID, id string, f definitionFields) (entrystore
 	if err := decodeStrict(conf, &cfg); err != nil {
 		return entrystore.Definition{}, invalid("config: %v", err)
 	}
-	if err := cfg.Validate(v.providers, v.tools); err != nil {
+	if err := cfg.Validate(nil, nil); err != nil {
 		return entrystore.Definition{}, invalid("%v", err)
+	}
+	err = v.live.check(ctx, func(rows []entrystore.WorkerCapability) error {
+		if len(rows) == 0 {
+			return nil
+		}
+		return offers(rows, "on any task queue", kind, cfg)
+	})
+	if err != nil {
+		return entrystore.Definition{}, capError(log, err)
 	}
 	meta, err := fromStruct(f.GetMetadata())
 	if err != nil {
@@ -71,7 +80,7 @@ func (s *service) CreateAgentDefinition(ctx context.Context, req *pb.CreateAgent
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.v.definition(org.ID, "", req)
+	d, err := s.v.definition(ctx, s.log, org.ID, "", req)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +120,7 @@ func (s *service) UpdateAgentDefinition(ctx context.Context, req *pb.UpdateAgent
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.v.definition(org.ID, req.GetId(), req)
+	d, err := s.v.definition(ctx, s.log, org.ID, req.GetId(), req)
 	if err != nil {
 		return nil, err
 	}

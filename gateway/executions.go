@@ -27,7 +27,7 @@ func (s *service) CreateAgentExecution(ctx context.Context, req *pb.CreateAgentE
 		}
 		def = &d
 	}
-	start, err := s.v.startRequest(org.ID, req, def)
+	start, err := s.v.startRequest(ctx, s.log, org.ID, req, def)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/entrystore"
@@ -57,8 +58,18 @@ func FuzzDecodeCreateExecution(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	o, err := Options{Store: es, Executions: &adapter.Client{}, Providers: []string{"scripted"}, Tools: []string{"echo"},
+	o, err := Options{Store: es, Executions: &adapter.Client{},
 		BodyLimit: 4 << 10, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}.validate()
+	if err != nil {
+		f.Fatal(err)
+	}
+	// What a worker with the scripted model and an echo tool records; the
+	// fuzz run has no worker, and needs none: rowOnly starts nothing.
+	err = es.RecordCapability(ctx, entrystore.WorkerCapability{
+		Identity: "fuzz", TaskQueue: o.TaskQueue, Kinds: []string{entrystore.DefaultKind},
+		Tools:  []entrystore.CapabilityTool{{Name: "echo", Parameters: []byte(`{"type":"object"}`)}},
+		Models: []entrystore.CapabilityModels{{Name: "scripted", Provider: "scripted", Models: []string{"*"}}},
+	}, time.Hour)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -83,16 +83,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 	require.NoError(t, err)
 
 	queue := "gateway-test-" + uuid.NewString()[:8]
-	var toolNames []string
-	for _, tl := range o.tools {
-		toolNames = append(toolNames, tl.Name)
-	}
-	var providerNames []string
+	// The worker records its capabilities as it starts; the gateway
+	// validates creates against them.
 	if o.providers != nil {
-		providerNames = []string{}
-		for _, p := range o.providers {
-			providerNames = append(providerNames, p.Name())
-		}
 		e.startWorker(queue, o)
 	}
 
@@ -127,8 +120,8 @@ func newEnv(t testing.TB, o envOptions) *env {
 		done <- gateway.Run(gctx, gateway.Options{
 			HTTPListener: ln, GRPCListener: gln, Store: gwStore, Temporal: tc, TaskQueue: queue,
 			Executions: adapter.NewClient(tc, gwStore, queue),
-			Providers:  providerNames, Tools: toolNames, BodyLimit: testBodyLimit,
-			Heartbeat: o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			BodyLimit:  testBodyLimit,
+			Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 	}()
 	t.Cleanup(func() {

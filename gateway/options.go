@@ -49,17 +49,14 @@ type Options struct {
 	// (entrystore.DefaultQueue).
 	TaskQueue string
 
-	// Kinds are the agent kinds workers run; default ["react-agent"]. A
-	// request for another kind is a 400 rather than a workflow no worker
-	// would ever pick up.
-	Kinds []string
-	// Providers are the model providers workers know, by name; an execution
-	// naming another is a 400. Nil means not checked here (the model
-	// activity then fails the execution).
-	Providers []string
-	// Tools are the tools workers know, by name; an execution naming
-	// another is a 400. Nil means not checked here.
-	Tools []string
+	// Namespace is the Temporal namespace executions run in: only workers
+	// that recorded it count as live. Empty: workers of any namespace.
+	Namespace string
+	// CapabilityCacheTTL is how long a snapshot of the live workers'
+	// capabilities (worker_capability) is reused to validate creates;
+	// default 1 second. A request the snapshot would refuse is checked
+	// again against a fresh one.
+	CapabilityCacheTTL time.Duration
 	// Signals are the signal names executions accept; default
 	// ["userMessage"]. Another name is a 400.
 	Signals []string
@@ -104,8 +101,8 @@ func (o Options) validate() (*Options, error) {
 	if o.Executions == nil {
 		o.Executions = adapter.NewClient(o.Temporal, o.Store, o.TaskQueue)
 	}
-	if len(o.Kinds) == 0 {
-		o.Kinds = []string{entrystore.DefaultKind}
+	if o.CapabilityCacheTTL == 0 {
+		o.CapabilityCacheTTL = time.Second
 	}
 	if len(o.Signals) == 0 {
 		o.Signals = []string{agentsdk.SignalUserMessage}

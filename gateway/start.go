@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentree/agentree/adapter"
@@ -14,32 +17,21 @@ import (
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
-// validator checks requests against what the workers know, so a typo is a
-// 400 now rather than a failed execution later.
+// validator checks requests against what the live workers serve, so a
+// typo is a 400 now, and a queue no worker polls a 503, rather than a
+// failed or forever-pending execution later.
 type validator struct {
-	kinds     []string
-	providers agentsdk.Providers // nil = not checked
-	tools     agentsdk.Tools     // nil = not checked
-	signals   []string
+	live    *liveWorkers
+	queue   string
+	signals []string
 }
 
 func newValidator(o *Options) *validator {
-	v := &validator{kinds: o.Kinds, signals: o.Signals}
-	// Config.Validate only asks whether a name is known, so the maps need
-	// no implementations: the gateway never runs a model or a tool.
-	if o.Providers != nil {
-		v.providers = agentsdk.Providers{}
-		for _, p := range o.Providers {
-			v.providers[p] = nil
-		}
+	return &validator{
+		live:    &liveWorkers{es: o.Store, ttl: o.CapabilityCacheTTL, namespace: o.Namespace},
+		queue:   o.TaskQueue,
+		signals: o.Signals,
 	}
-	if o.Tools != nil {
-		v.tools = agentsdk.Tools{}
-		for _, t := range o.Tools {
-			v.tools[t] = nil
-		}
-	}
-	return v
 }
 
 // decodeStrict decodes a JSON object onto v, refusing unknown keys and
@@ -63,7 +55,7 @@ func decodeStrict(raw []byte, v any) error {
 // startRequest builds an execution's frozen configuration: the definition's
 // (def may be nil), then the request's config object, then its top-level
 // fields, and validates the result.
-func (v *validator) startRequest(orgID string, req *pb.CreateAgentExecutionRequest, def *entrystore.Definition) (adapter.StartRequest, error) {
+func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID string, req *pb.CreateAgentExecutionRequest, def *entrystore.Definition) (adapter.StartRequest, error) {
 	if strings.TrimSpace(req.GetUserPrompt()) == "" {
 		return adapter.StartRequest{}, invalid("userPrompt is required")
 	}
@@ -102,14 +94,15 @@ func (v *validator) startRequest(orgID string, req *pb.CreateAgentExecutionReque
 	if kind == "" {
 		kind = entrystore.DefaultKind
 	}
-	if !slices.Contains(v.kinds, kind) {
-		return adapter.StartRequest{}, invalid("unknown agent kind %q (known: %s)", kind, strings.Join(v.kinds, ", "))
-	}
 	if len(cfg.Models) == 0 {
 		return adapter.StartRequest{}, invalid("models: at least one model is required")
 	}
-	if err := cfg.Validate(v.providers, v.tools); err != nil {
+	if err := cfg.Validate(nil, nil); err != nil {
 		return adapter.StartRequest{}, invalid("%v", err)
+	}
+	err = v.live.check(ctx, func(rows []entrystore.WorkerCapability) error { return served(rows, v.queue, kind, cfg) })
+	if err != nil {
+		return adapter.StartRequest{}, capError(log, err)
 	}
 	meta, err := fromStruct(req.GetMetadata())
 	if err != nil {
@@ -146,4 +139,13 @@ func (v *validator) signalValue(req *pb.SignalAgentExecutionRequest) (json.RawMe
 		}
 	}
 	return raw, nil
+}
+
+// capError passes a validation verdict through and maps a failure to read
+// the capabilities as any store error.
+func capError(log *slog.Logger, err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return toStatus(log, "list worker capabilities", err)
 }

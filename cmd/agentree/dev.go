@@ -51,10 +51,10 @@ func runDev(ctx context.Context, args []string) error {
 	fmt.Fprintf(os.Stderr, "agentree dev: worker on task queue %q; gateway on %s\n", *queue, base)
 	fmt.Fprintf(os.Stderr, "  REST API     %s/api/orgs/%s/agent-executions\n  OpenAPI      %s/openapi.json\n  Temporal UI  %s\n  API key      %s (in %s)\n",
 		base, *org, base, *uiAddr, key, *keyFile)
-	kinds, providers, tools := s.reg.names()
+	// The worker above has recorded its capabilities, which the gateway
+	// validates requests against.
 	return gateway.Run(ctx, gateway.Options{
-		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: *queue,
-		Kinds: kinds, Providers: providers, Tools: tools, Logger: slog.Default(),
+		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: *queue, Logger: slog.Default(),
 	})
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
@@ -25,9 +24,6 @@ func runGateway(ctx context.Context, args []string) error {
 	grpcAddr := fs.String("grpc-addr", "", "gRPC address (empty: no gRPC)")
 	queue := fs.String("task-queue", entrystore.DefaultQueue, "the workers' Temporal task queue")
 	namespace := fs.String("namespace", "default", "Temporal namespace")
-	kinds := fs.String("kinds", "", "comma-separated agent kinds workers run (default react-agent)")
-	providers := fs.String("providers", "", "comma-separated model providers workers know (empty: not checked)")
-	tools := fs.String("tools", "", "comma-separated tools workers know (empty: not checked)")
 	bodyLimit := fs.Int64("body-limit", gateway.DefaultBodyLimit, "largest request body in bytes (larger: 413)")
 	heartbeat := fs.Duration("heartbeat", gateway.DefaultHeartbeat, "SSE heartbeat interval")
 	window := fs.Duration("replay-window", gateway.DefaultReplayWindow, "how old an event a stream still replays")
@@ -55,18 +51,7 @@ func runGateway(ctx context.Context, args []string) error {
 	defer tc.Close()
 	return gateway.Run(ctx, gateway.Options{
 		HTTPAddr: *addr, GRPCAddr: *grpcAddr, Store: entrystore.New(pool), Temporal: tc, TaskQueue: *queue,
-		Kinds: list(*kinds), Providers: list(*providers), Tools: list(*tools),
+		Namespace: *namespace, // requests are validated against the live workers of this namespace
 		BodyLimit: *bodyLimit, Heartbeat: *heartbeat, ReplayWindow: *window, Logger: logger,
 	})
-}
-
-// list splits a comma-separated flag; empty is nil ("not given").
-func list(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

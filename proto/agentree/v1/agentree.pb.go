@@ -94,7 +94,11 @@ type ModelRef struct {
 	BaseUrl string `protobuf:"bytes,3,opt,name=base_url,json=baseUrl,proto3" json:"base_url,omitempty"`
 	// The name of the environment variable holding the API key on the
 	// worker; keys themselves are never sent or stored.
-	ApiKeyEnv     string `protobuf:"bytes,4,opt,name=api_key_env,json=apiKeyEnv,proto3" json:"api_key_env,omitempty"`
+	ApiKeyEnv string `protobuf:"bytes,4,opt,name=api_key_env,json=apiKeyEnv,proto3" json:"api_key_env,omitempty"`
+	// The name of one of the workers' model endpoints of this provider
+	// (GET /api/orgs/{org}/capabilities lists them); empty: any that allows
+	// the model.
+	Endpoint      string `protobuf:"bytes,5,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -153,6 +157,13 @@ func (x *ModelRef) GetBaseUrl() string {
 func (x *ModelRef) GetApiKeyEnv() string {
 	if x != nil {
 		return x.ApiKeyEnv
+	}
+	return ""
+}
+
+func (x *ModelRef) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
 	}
 	return ""
 }
@@ -3516,6 +3527,375 @@ func (x *GetToolCallRequest) GetToolCallId() string {
 	return ""
 }
 
+type GetCapabilitiesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID. Capabilities are the same for every
+	// organization: workers serve them all.
+	Org           string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCapabilitiesRequest) Reset() {
+	*x = GetCapabilitiesRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCapabilitiesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCapabilitiesRequest) ProtoMessage() {}
+
+func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
+func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetCapabilitiesRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+// Capabilities are what the live workers serve.
+type Capabilities struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Each live worker, by task queue then identity.
+	Workers []*WorkerCapabilities `protobuf:"bytes,1,rep,name=workers,proto3" json:"workers,omitempty"`
+	// The agent kinds any live worker runs, sorted.
+	Kinds []string `protobuf:"bytes,2,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	// The tools any live worker runs, by name, with the task queues serving
+	// each.
+	Tools []*ToolCapability `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	// The model endpoints any live worker calls, by name, with the task
+	// queues serving each.
+	Models        []*ModelEndpoint `protobuf:"bytes,4,rep,name=models,proto3" json:"models,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Capabilities) Reset() {
+	*x = Capabilities{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Capabilities) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Capabilities) ProtoMessage() {}
+
+func (x *Capabilities) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
+func (*Capabilities) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+func (x *Capabilities) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *Capabilities) GetTools() []*ToolCapability {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *Capabilities) GetModels() []*ModelEndpoint {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+// WorkerCapabilities are what one worker on one task queue serves.
+type WorkerCapabilities struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The worker's Temporal identity.
+	Identity string `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	// The task queue it polls.
+	TaskQueue string `protobuf:"bytes,2,opt,name=task_queue,json=taskQueue,proto3" json:"task_queue,omitempty"`
+	// The worker's build version.
+	Version string `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	// When the worker last recorded its capabilities; a worker that has not
+	// for its lease (30 seconds by default) is no longer listed.
+	LastSeenAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_seen_at,json=lastSeenAt,proto3" json:"last_seen_at,omitempty"`
+	// The agent kinds it runs.
+	Kinds []string `protobuf:"bytes,5,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	// The tools it runs.
+	Tools []*ToolCapability `protobuf:"bytes,6,rep,name=tools,proto3" json:"tools,omitempty"`
+	// The model endpoints it calls.
+	Models        []*ModelEndpoint `protobuf:"bytes,7,rep,name=models,proto3" json:"models,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkerCapabilities) Reset() {
+	*x = WorkerCapabilities{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkerCapabilities) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkerCapabilities) ProtoMessage() {}
+
+func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
+func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *WorkerCapabilities) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *WorkerCapabilities) GetTaskQueue() string {
+	if x != nil {
+		return x.TaskQueue
+	}
+	return ""
+}
+
+func (x *WorkerCapabilities) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *WorkerCapabilities) GetLastSeenAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastSeenAt
+	}
+	return nil
+}
+
+func (x *WorkerCapabilities) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *WorkerCapabilities) GetTools() []*ToolCapability {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *WorkerCapabilities) GetModels() []*ModelEndpoint {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+// ToolCapability is a tool a model may call.
+type ToolCapability struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name a configuration's tools list uses.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What the model is told the tool does.
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// The JSON Schema of the tool's arguments object.
+	Parameters *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	// In the union: the task queues whose workers run it.
+	TaskQueues    []string `protobuf:"bytes,4,rep,name=task_queues,json=taskQueues,proto3" json:"task_queues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolCapability) Reset() {
+	*x = ToolCapability{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolCapability) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolCapability) ProtoMessage() {}
+
+func (x *ToolCapability) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
+func (*ToolCapability) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ToolCapability) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolCapability) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ToolCapability) GetParameters() *structpb.Struct {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+func (x *ToolCapability) GetTaskQueues() []string {
+	if x != nil {
+		return x.TaskQueues
+	}
+	return nil
+}
+
+// ModelEndpoint is a named model endpoint workers call. A request's model
+// names its provider and model ID, and optionally the endpoint by name.
+type ModelEndpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The endpoint's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The provider kind: anthropic, openai, scripted.
+	Provider string `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The model IDs it allows; "*" allows any.
+	Models []string `protobuf:"bytes,3,rep,name=models,proto3" json:"models,omitempty"`
+	// In the union: the task queues whose workers call it.
+	TaskQueues    []string `protobuf:"bytes,4,rep,name=task_queues,json=taskQueues,proto3" json:"task_queues,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelEndpoint) Reset() {
+	*x = ModelEndpoint{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelEndpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelEndpoint) ProtoMessage() {}
+
+func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
+func (*ModelEndpoint) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ModelEndpoint) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ModelEndpoint) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *ModelEndpoint) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *ModelEndpoint) GetTaskQueues() []string {
+	if x != nil {
+		return x.TaskQueues
+	}
+	return nil
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -3523,12 +3903,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1aagentree/v1/agentree.proto\x12\vagentree.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"5\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"|\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x98\x01\n" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x19\n" +
 	"\bbase_url\x18\x03 \x01(\tR\abaseUrl\x12\x1e\n" +
-	"\vapi_key_env\x18\x04 \x01(\tR\tapiKeyEnv\"\xdc\x03\n" +
+	"\vapi_key_env\x18\x04 \x01(\tR\tapiKeyEnv\x12\x1a\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpoint\"\xdc\x03\n" +
 	"\x0fAgentDefinition\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12\x12\n" +
@@ -3827,7 +4208,38 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12 \n" +
 	"\ftool_call_id\x18\x03 \x01(\tR\n" +
-	"toolCallId2\xd2\r\n" +
+	"toolCallId\"*\n" +
+	"\x16GetCapabilitiesRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\"\xc6\x01\n" +
+	"\fCapabilities\x129\n" +
+	"\aworkers\x18\x01 \x03(\v2\x1f.agentree.v1.WorkerCapabilitiesR\aworkers\x12\x14\n" +
+	"\x05kinds\x18\x02 \x03(\tR\x05kinds\x121\n" +
+	"\x05tools\x18\x03 \x03(\v2\x1b.agentree.v1.ToolCapabilityR\x05tools\x122\n" +
+	"\x06models\x18\x04 \x03(\v2\x1a.agentree.v1.ModelEndpointR\x06models\"\xa4\x02\n" +
+	"\x12WorkerCapabilities\x12\x1a\n" +
+	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x1d\n" +
+	"\n" +
+	"task_queue\x18\x02 \x01(\tR\ttaskQueue\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\x12<\n" +
+	"\flast_seen_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastSeenAt\x12\x14\n" +
+	"\x05kinds\x18\x05 \x03(\tR\x05kinds\x121\n" +
+	"\x05tools\x18\x06 \x03(\v2\x1b.agentree.v1.ToolCapabilityR\x05tools\x122\n" +
+	"\x06models\x18\a \x03(\v2\x1a.agentree.v1.ModelEndpointR\x06models\"\xa0\x01\n" +
+	"\x0eToolCapability\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
+	"\n" +
+	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"parameters\x12\x1f\n" +
+	"\vtask_queues\x18\x04 \x03(\tR\n" +
+	"taskQueues\"x\n" +
+	"\rModelEndpoint\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x16\n" +
+	"\x06models\x18\x03 \x03(\tR\x06models\x12\x1f\n" +
+	"\vtask_queues\x18\x04 \x03(\tR\n" +
+	"taskQueues2\xa5\x0e\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -3847,7 +4259,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bGetEntry\x12\x1c.agentree.v1.GetEntryRequest\x1a\x12.agentree.v1.Entry\x12S\n" +
 	"\fListMessages\x12 .agentree.v1.ListMessagesRequest\x1a!.agentree.v1.ListMessagesResponse\x12V\n" +
 	"\rListToolCalls\x12!.agentree.v1.ListToolCallsRequest\x1a\".agentree.v1.ListToolCallsResponse\x12E\n" +
-	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCallB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\x12Q\n" +
+	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.CapabilitiesB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -3861,7 +4274,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -3904,103 +4317,117 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ListToolCallsRequest)(nil),          // 38: agentree.v1.ListToolCallsRequest
 	(*ListToolCallsResponse)(nil),         // 39: agentree.v1.ListToolCallsResponse
 	(*GetToolCallRequest)(nil),            // 40: agentree.v1.GetToolCallRequest
-	(*structpb.Struct)(nil),               // 41: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 42: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 43: google.protobuf.Value
+	(*GetCapabilitiesRequest)(nil),        // 41: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 42: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 43: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 44: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 45: agentree.v1.ModelEndpoint
+	(*structpb.Struct)(nil),               // 46: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 47: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 48: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,  // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	41, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	41, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	42, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	42, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	46, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	46, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	47, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	47, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,  // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	41, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	41, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	46, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	46, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,  // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,  // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	41, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	41, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	41, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	41, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	41, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	41, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	42, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	42, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	42, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	42, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	46, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	46, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	46, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	46, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	46, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	46, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	47, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	47, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	47, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	47, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,  // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	41, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	41, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	46, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	46, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10, // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	43, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	43, // 25: agentree.v1.StreamEvent.data:type_name -> google.protobuf.Value
-	42, // 26: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	41, // 27: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	41, // 28: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	42, // 29: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	48, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	48, // 25: agentree.v1.StreamEvent.data:type_name -> google.protobuf.Value
+	47, // 26: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	46, // 27: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	46, // 28: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	47, // 29: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	20, // 30: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	42, // 31: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	42, // 32: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47, // 31: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	47, // 32: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	24, // 33: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	43, // 34: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	41, // 35: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	42, // 36: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	48, // 34: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	46, // 35: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	47, // 36: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	27, // 37: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	43, // 38: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	48, // 38: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	32, // 39: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	33, // 40: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	31, // 41: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	42, // 42: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	47, // 42: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	34, // 43: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	43, // 44: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	43, // 45: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	42, // 46: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	42, // 47: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	48, // 44: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	48, // 45: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	47, // 46: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	47, // 47: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	37, // 48: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	3,  // 49: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,  // 50: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,  // 51: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,  // 52: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,  // 53: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11, // 54: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12, // 55: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14, // 56: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15, // 57: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	16, // 58: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18, // 59: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	21, // 60: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	23, // 61: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	25, // 62: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	28, // 63: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	30, // 64: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	35, // 65: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	38, // 66: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	40, // 67: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	2,  // 68: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,  // 69: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,  // 70: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,  // 71: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,  // 72: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10, // 73: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13, // 74: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10, // 75: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10, // 76: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	17, // 77: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19, // 78: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	22, // 79: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	20, // 80: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	26, // 81: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	29, // 82: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	27, // 83: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	36, // 84: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	39, // 85: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	37, // 86: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	68, // [68:87] is the sub-list for method output_type
-	49, // [49:68] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	43, // 49: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	44, // 50: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	45, // 51: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	47, // 52: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	44, // 53: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	45, // 54: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	46, // 55: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	3,  // 56: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,  // 57: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,  // 58: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,  // 59: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,  // 60: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11, // 61: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12, // 62: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14, // 63: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15, // 64: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	16, // 65: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18, // 66: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	21, // 67: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	23, // 68: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	25, // 69: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	28, // 70: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	30, // 71: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	35, // 72: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	38, // 73: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	40, // 74: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	41, // 75: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	2,  // 76: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,  // 77: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,  // 78: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,  // 79: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,  // 80: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10, // 81: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13, // 82: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10, // 83: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10, // 84: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	17, // 85: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19, // 86: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	22, // 87: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	20, // 88: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	26, // 89: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	29, // 90: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	27, // 91: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	36, // 92: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	39, // 93: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	37, // 94: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	42, // 95: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	76, // [76:96] is the sub-list for method output_type
+	56, // [56:76] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -4014,7 +4441,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

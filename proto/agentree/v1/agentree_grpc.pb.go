@@ -41,6 +41,7 @@ const (
 	AgentService_ListMessages_FullMethodName          = "/agentree.v1.AgentService/ListMessages"
 	AgentService_ListToolCalls_FullMethodName         = "/agentree.v1.AgentService/ListToolCalls"
 	AgentService_GetToolCall_FullMethodName           = "/agentree.v1.AgentService/GetToolCall"
+	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -118,6 +119,11 @@ type AgentServiceClient interface {
 	ListToolCalls(ctx context.Context, in *ListToolCallsRequest, opts ...grpc.CallOption) (*ListToolCallsResponse, error)
 	// GetToolCall returns one tool call with its whole input and output.
 	GetToolCall(ctx context.Context, in *GetToolCallRequest, opts ...grpc.CallOption) (*ToolCall, error)
+	// GetCapabilities lists what the live workers serve: each worker with its
+	// task queue, agent kinds, tools (with their arguments' JSON Schemas) and
+	// model endpoints, and the union of each over all of them. Executions may
+	// use only these.
+	GetCapabilities(ctx context.Context, in *GetCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error)
 }
 
 type agentServiceClient struct {
@@ -327,6 +333,16 @@ func (c *agentServiceClient) GetToolCall(ctx context.Context, in *GetToolCallReq
 	return out, nil
 }
 
+func (c *agentServiceClient) GetCapabilities(ctx context.Context, in *GetCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Capabilities)
+	err := c.cc.Invoke(ctx, AgentService_GetCapabilities_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -402,6 +418,11 @@ type AgentServiceServer interface {
 	ListToolCalls(context.Context, *ListToolCallsRequest) (*ListToolCallsResponse, error)
 	// GetToolCall returns one tool call with its whole input and output.
 	GetToolCall(context.Context, *GetToolCallRequest) (*ToolCall, error)
+	// GetCapabilities lists what the live workers serve: each worker with its
+	// task queue, agent kinds, tools (with their arguments' JSON Schemas) and
+	// model endpoints, and the union of each over all of them. Executions may
+	// use only these.
+	GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -468,6 +489,9 @@ func (UnimplementedAgentServiceServer) ListToolCalls(context.Context, *ListToolC
 }
 func (UnimplementedAgentServiceServer) GetToolCall(context.Context, *GetToolCallRequest) (*ToolCall, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetToolCall not implemented")
+}
+func (UnimplementedAgentServiceServer) GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCapabilities not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -825,6 +849,24 @@ func _AgentService_GetToolCall_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetCapabilities_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCapabilitiesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetCapabilities(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetCapabilities_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetCapabilities(ctx, req.(*GetCapabilitiesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -903,6 +945,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetToolCall",
 			Handler:    _AgentService_GetToolCall_Handler,
+		},
+		{
+			MethodName: "GetCapabilities",
+			Handler:    _AgentService_GetCapabilities_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,269 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// liveWorkers answers what the live workers serve, from worker_capability
+// (which workers keep fresh; see adapter.Options.CapabilityInterval). A
+// snapshot is reused for ttl so creates stay one cheap query away from it;
+// a request the snapshot would refuse is checked again against a fresh one,
+// so a worker that just started is never refused for a cached absence.
+type liveWorkers struct {
+	es        *entrystore.Store
+	ttl       time.Duration
+	namespace string // "" = every namespace
+
+	mu   sync.Mutex
+	at   time.Time
+	rows []entrystore.WorkerCapability
+}
+
+// get returns a snapshot no older than ttl, or a fresh one if fresh.
+func (l *liveWorkers) get(ctx context.Context, fresh bool) ([]entrystore.WorkerCapability, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !fresh && !l.at.IsZero() && time.Since(l.at) < l.ttl {
+		return l.rows, nil
+	}
+	rows, err := l.es.LiveCapabilities(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if l.namespace != "" {
+		rows = slices.DeleteFunc(rows, func(c entrystore.WorkerCapability) bool {
+			return c.Namespace != "" && c.Namespace != l.namespace
+		})
+	}
+	l.rows, l.at = rows, time.Now()
+	return rows, nil
+}
+
+// check runs fn over a snapshot and, if it refuses, over a fresh one.
+func (l *liveWorkers) check(ctx context.Context, fn func([]entrystore.WorkerCapability) error) error {
+	rows, err := l.get(ctx, false)
+	if err != nil {
+		return err
+	}
+	if fn(rows) == nil {
+		return nil
+	}
+	if rows, err = l.get(ctx, true); err != nil {
+		return err
+	}
+	return fn(rows)
+}
+
+// served checks that live workers on queue run kind and everything cfg
+// names: a 503 when no worker polls the queue, a 400 listing what they
+// offer when one of the names is not served there.
+func served(rows []entrystore.WorkerCapability, queue, kind string, cfg agentsdk.Config) error {
+	var onQueue, elsewhere []entrystore.WorkerCapability
+	for _, r := range rows {
+		if r.TaskQueue == queue {
+			onQueue = append(onQueue, r)
+		} else {
+			elsewhere = append(elsewhere, r)
+		}
+	}
+	if len(onQueue) == 0 {
+		msg := fmt.Sprintf("no live worker serves task queue %q, so the execution would never run; start one "+
+			"(agentree worker --task-queue %s, or a worker built with the adapter plugin) and retry", queue, queue)
+		if qs := queues(elsewhere); len(qs) > 0 {
+			msg += fmt.Sprintf(" (live workers serve task queues: %s)", strings.Join(qs, ", "))
+		}
+		return status.Error(codes.Unavailable, msg)
+	}
+	return offers(onQueue, fmt.Sprintf("on task queue %q", queue), kind, cfg)
+}
+
+// offers checks kind and cfg's tools and models against rows, which are
+// described as where in messages.
+func offers(rows []entrystore.WorkerCapability, where, kind string, cfg agentsdk.Config) error {
+	var problems []string
+	u := union(rows)
+	if kind != "" && !slices.Contains(u.kinds, kind) {
+		problems = append(problems, fmt.Sprintf("unknown agent kind %q: live workers %s run %s", kind, where, listed(u.kinds)))
+	}
+	for _, t := range cfg.Tools {
+		if _, ok := u.tools[t]; !ok {
+			problems = append(problems, fmt.Sprintf("unknown tool %q: live workers %s offer %s", t, where, listed(sortedKeys(u.tools))))
+		}
+	}
+	for i, m := range cfg.Models {
+		if !u.serves(m) {
+			problems = append(problems, fmt.Sprintf("models[%d] %s: no live worker %s serves it; they offer %s",
+				i, describeRef(m), where, u.describeModels()))
+		}
+	}
+	if len(problems) > 0 {
+		return invalid("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func describeRef(m agentsdk.ModelRef) string {
+	s := fmt.Sprintf("provider %q model %q", m.Provider, m.ModelID)
+	if m.Endpoint != "" {
+		s += fmt.Sprintf(" on endpoint %q", m.Endpoint)
+	}
+	return s
+}
+
+func listed(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// capUnion is the union of some workers' capabilities.
+type capUnion struct {
+	kinds  []string
+	tools  map[string]*pb.ToolCapability
+	models map[string]*pb.ModelEndpoint // by endpoint name
+}
+
+func union(rows []entrystore.WorkerCapability) capUnion {
+	u := capUnion{tools: map[string]*pb.ToolCapability{}, models: map[string]*pb.ModelEndpoint{}}
+	for _, r := range rows {
+		for _, k := range r.Kinds {
+			if !slices.Contains(u.kinds, k) {
+				u.kinds = append(u.kinds, k)
+			}
+		}
+		for _, t := range r.Tools {
+			tc, ok := u.tools[t.Name]
+			if !ok {
+				tc = toTool(t)
+				u.tools[t.Name] = tc
+			}
+			if !slices.Contains(tc.TaskQueues, r.TaskQueue) {
+				tc.TaskQueues = append(tc.TaskQueues, r.TaskQueue)
+			}
+		}
+		for _, m := range r.Models {
+			me, ok := u.models[m.Name]
+			if !ok {
+				me = &pb.ModelEndpoint{Name: m.Name, Provider: m.Provider}
+				u.models[m.Name] = me
+			}
+			for _, id := range m.Models {
+				if !slices.Contains(me.Models, id) {
+					me.Models = append(me.Models, id)
+				}
+			}
+			if !slices.Contains(me.TaskQueues, r.TaskQueue) {
+				me.TaskQueues = append(me.TaskQueues, r.TaskQueue)
+			}
+		}
+	}
+	sort.Strings(u.kinds)
+	return u
+}
+
+// serves reports whether an endpoint of the union serves m: same provider,
+// the model allowed ("*" allows any), and the endpoint m names if it names
+// one.
+func (u capUnion) serves(m agentsdk.ModelRef) bool {
+	for _, e := range u.models {
+		if e.Provider != m.Provider || (m.Endpoint != "" && e.Name != m.Endpoint) {
+			continue
+		}
+		if slices.Contains(e.Models, "*") || slices.Contains(e.Models, m.ModelID) {
+			return true
+		}
+	}
+	return false
+}
+
+func (u capUnion) describeModels() string {
+	var out []string
+	for _, name := range sortedKeys(u.models) {
+		e := u.models[name]
+		out = append(out, fmt.Sprintf("endpoint %q (provider %q, models %s)", e.Name, e.Provider, strings.Join(e.Models, ", ")))
+	}
+	return listed(out)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func queues(rows []entrystore.WorkerCapability) []string {
+	var qs []string
+	for _, r := range rows {
+		if !slices.Contains(qs, r.TaskQueue) {
+			qs = append(qs, r.TaskQueue)
+		}
+	}
+	sort.Strings(qs)
+	return qs
+}
+
+func toTool(t entrystore.CapabilityTool) *pb.ToolCapability {
+	tc := &pb.ToolCapability{Name: t.Name, Description: t.Description}
+	var params map[string]any
+	if len(t.Parameters) > 0 && json.Unmarshal(t.Parameters, &params) == nil {
+		// A schema Struct cannot hold is shown as none rather than failing
+		// the whole listing.
+		tc.Parameters, _ = structpb.NewStruct(params)
+	}
+	return tc
+}
+
+// GetCapabilities lists what the live workers serve. It is the same for
+// every organization (workers serve them all) but, like every route,
+// needs an organization's key.
+func (s *service) GetCapabilities(ctx context.Context, req *pb.GetCapabilitiesRequest) (*pb.Capabilities, error) {
+	if _, err := s.authorize(ctx, req.GetOrg()); err != nil {
+		return nil, err
+	}
+	rows, err := s.v.live.get(ctx, false)
+	if err != nil {
+		return nil, toStatus(s.log, "list worker capabilities", err)
+	}
+	out := &pb.Capabilities{Workers: []*pb.WorkerCapabilities{}}
+	for _, r := range rows {
+		w := &pb.WorkerCapabilities{
+			Identity: r.Identity, TaskQueue: r.TaskQueue, Version: r.Version, LastSeenAt: ts(r.LastSeen),
+			Kinds: r.Kinds, Tools: []*pb.ToolCapability{}, Models: []*pb.ModelEndpoint{},
+		}
+		for _, t := range r.Tools {
+			w.Tools = append(w.Tools, toTool(t))
+		}
+		for _, m := range r.Models {
+			w.Models = append(w.Models, &pb.ModelEndpoint{Name: m.Name, Provider: m.Provider, Models: m.Models})
+		}
+		out.Workers = append(out.Workers, w)
+	}
+	u := union(rows)
+	out.Kinds = u.kinds
+	for _, name := range sortedKeys(u.tools) {
+		out.Tools = append(out.Tools, u.tools[name])
+	}
+	for _, name := range sortedKeys(u.models) {
+		out.Models = append(out.Models, u.models[name])
+	}
+	return out, nil
+}
