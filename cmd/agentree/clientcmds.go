@@ -178,7 +178,11 @@ func firstOr(s []string, def string) string {
 func splitList(in []string) []string {
 	var out []string
 	for _, v := range in {
-		out = append(out, list(v)...)
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
 	}
 	return out
 }
