@@ -48,12 +48,24 @@ type capModelGroup struct {
 	TaskQueues []string `json:"taskQueues"`
 }
 
+// ref is the provider/modelId a request names for model on this endpoint.
 func (g capModelGroup) ref(model string) string {
-	name := g.Name
-	if name == "" {
-		name = g.Provider
+	provider := g.Provider
+	if provider == "" {
+		provider = g.Name
 	}
-	return name + "/" + model
+	return provider + "/" + model
+}
+
+// offers reports whether the endpoint serves ref: a listed model, or any
+// model of its provider when it allows "*".
+func (g capModelGroup) offers(ref string) bool {
+	for _, m := range g.Models {
+		if g.ref(m) == ref || (m == "*" && strings.HasPrefix(ref, g.ref(""))) {
+			return true
+		}
+	}
+	return false
 }
 
 // errNoCapabilities: the gateway predates GET .../capabilities.
@@ -103,24 +115,28 @@ func defaultModelAndTools(ctx context.Context, c *apiClient, model string) (stri
 		return "", nil, "", err
 	}
 	var queues []string
+	want := model
+	if want == "" {
+		want = demoModelRef
+	}
 	for _, g := range caps.Models {
-		for _, m := range g.Models {
-			ref := g.ref(m)
-			if (model == "" && ref == demoModelRef) || ref == model {
-				model, queues = ref, g.TaskQueues
-			}
+		if g.offers(want) {
+			model, queues = want, g.TaskQueues
+			break
 		}
 	}
 	if model == "" {
+		// Only a named model can be a default: an endpoint that allows any
+		// model ("*") cannot say which one to use.
 		for _, g := range caps.Models {
-			if len(g.Models) > 0 {
-				model, queues = g.ref(g.Models[0]), g.TaskQueues
+			if i := slices.IndexFunc(g.Models, func(m string) bool { return m != "*" }); i >= 0 {
+				model, queues = g.ref(g.Models[i]), g.TaskQueues
 				break
 			}
 		}
 	}
 	if model == "" {
-		return "", nil, "", errors.New("no worker offers a model: start one (make run, or agentree worker), or pass --model provider/modelId")
+		return "", nil, "", errors.New("no worker names a model to default to: pass --model provider/modelId (agentree tools lists the endpoints), or start a worker (make run, or agentree worker)")
 	}
 	var tools []string
 	for _, t := range caps.Tools {
