@@ -23,6 +23,7 @@ build:
 
 ## test: the whole suite, with the race detector, against real services.
 test: up
+	@$(SERVICES) temporal-bin >/dev/null
 	@eval "$$($(SERVICES) env)" && $(GO) test -race -count=1 -timeout 45m ./...
 
 ## run: the main job — a sample agent streamed to the terminal.
