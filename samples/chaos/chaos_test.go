@@ -13,10 +13,11 @@ import (
 
 // smallConfig is the configuration inside `make test`: the faults today's
 // design claims to survive (worker and gateway SIGKILLs, a Postgres
-// restart, a Temporal restart) and duplicate deliveries with an
-// Idempotency-Key. The long Postgres outage is left to `make chaos`.
+// restart, a Temporal restart), duplicate deliveries with an
+// Idempotency-Key, and one-shots sent a message while they answer. The long
+// Postgres outage is left to `make chaos`.
 var smallConfig = []string{
-	"-seed=19", "-conversations=4", "-follow-ups=2", "-workers=2",
+	"-seed=19", "-conversations=4", "-follow-ups=2", "-one-shots=2", "-workers=2",
 	"-worker-kills=2", "-gateway-kills=1", "-postgres-restarts=1", "-outages=0", "-temporal-restarts=1",
 	"-duplicate-rate=0.5", "-fault-gap-min=1s", "-fault-gap-max=2s", "-gate-wait=5s",
 	"-ramp=2s", "-think=1s", "-model-delay=300ms", "-token-delay=5ms", "-tool-delay=200ms",
@@ -57,7 +58,9 @@ func TestChaosSmall(t *testing.T) {
 	} {
 		require.Equal(t, "0", figures[name], "%s; examples:\n%s", name, strings.Join(o.found.Examples, "\n"))
 	}
-	require.Equal(t, "12", figures["chaos_messages_acked"], "4 conversations × (1 + 2 follow-ups) acknowledged")
+	acked, err := strconv.Atoi(figures["chaos_messages_acked"])
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, acked, 4*3+2, "4 conversations × (1 + 2 follow-ups) and 2 one-shots acknowledged (their interruptions may be refused)")
 	p99, err := strconv.ParseFloat(figures["chaos_worker_recovery_p99_s"], 64)
 	require.NoError(t, err)
 	require.LessOrEqual(t, p99, 15.0, "issue 19 names this figure: work resumes within 15 s of a worker's death")

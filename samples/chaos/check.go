@@ -161,14 +161,17 @@ func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation
 		}
 	}
 
-	// Expected state: failed, or waiting with the last acknowledged message
-	// answered at the end of the chain.
-	last := lastAcked(cv)
+	// Expected state: waiting (a one-shot: completed) with the last
+	// acknowledged message answered at the end of the chain.
+	last, want := lastAcked(cv), "WAITING"
+	if cv.OneShot {
+		want = "COMPLETED"
+	}
 	switch {
 	case status == "FAILED":
 		f.FailedByOutage++
 		f.example("%s (%s): FAILED: %s", cv.Tag, id, errText)
-	case status != "WAITING" || len(chain) == 0 || !answers(chain, last):
+	case status != want || len(chain) == 0 || !answers(chain, last):
 		f.Stuck++
 		f.example("%s (%s): %s, last acknowledged %s not answered at the leaf (%s)", cv.Tag, id, status, last, cv.Err)
 	}

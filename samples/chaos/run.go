@@ -36,7 +36,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 
 	a := &api{base: "http://" + c.gatewayAddr, org: c.org, key: c.key, hc: &http.Client{}}
 	d := &driver{cfg: cfg, api: a, runTag: fmt.Sprintf("s%d", cfg.Seed), rng: newRand(cfg.Seed)}
-	convs := make([]*conversation, cfg.Conversations)
+	convs := make([]*conversation, cfg.Conversations+cfg.OneShots)
 	var live sync.Map // execution ID → struct{}, while its conversation runs
 	convCtx, stopConvs := context.WithCancel(ctx)
 	defer stopConvs()
@@ -45,6 +45,9 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	var convWG, streamWG sync.WaitGroup
 	for i := range convs {
 		cv := &conversation{Index: i, Tag: fmt.Sprintf("c%02d", i)}
+		if i >= cfg.Conversations {
+			cv.OneShot, cv.Tag = true, fmt.Sprintf("o%02d", i-cfg.Conversations)
+		}
 		convs[i] = cv
 		convWG.Add(1)
 		go func() {
