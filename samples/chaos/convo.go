@@ -44,6 +44,7 @@ type conversation struct {
 	ExecID   string
 	Messages []*message
 	Follower *follower
+	rng      *rand.Rand
 	Answered bool // the last message was answered in time
 	Err      string
 }
@@ -55,20 +56,15 @@ type driver struct {
 	cfg    config
 	api    *api
 	runTag string
-	mu     sync.Mutex
-	rng    *rand.Rand // think times and duplicates, seeded
 }
 
-// chance is a seeded random number in [0, 1).
-func (d *driver) chance() float64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.rng.Float64()
-}
+// chance is a random number in [0, 1) from the conversation's own seeded
+// source, so its choices do not depend on the other conversations'.
+func (c *conversation) chance() float64 { return c.rng.Float64() }
 
-// pause is a seeded random duration in [0, upTo).
-func (d *driver) pause(upTo time.Duration) time.Duration {
-	return time.Duration(d.chance() * float64(upTo))
+// pause is a random duration in [0, upTo).
+func (c *conversation) pause(upTo time.Duration) time.Duration {
+	return time.Duration(c.chance() * float64(upTo))
 }
 
 func (d *driver) newMessage(c *conversation, i int) *message {
@@ -83,7 +79,7 @@ func (d *driver) newMessage(c *conversation, i int) *message {
 // follow-up once the previous message is answered. streamCtx outlives it:
 // the stream is followed until the checks are done.
 func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *sync.WaitGroup, live *sync.Map) {
-	if err := sleepCtx(ctx, d.pause(d.cfg.Ramp)); err != nil {
+	if err := sleepCtx(ctx, c.pause(d.cfg.Ramp)); err != nil {
 		c.Err = err.Error()
 		return
 	}
@@ -108,7 +104,7 @@ func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *s
 			c.Err = fmt.Sprintf("message %d: %v", i-1, err)
 			return
 		}
-		if err := sleepCtx(ctx, d.pause(d.cfg.Think)); err != nil {
+		if err := sleepCtx(ctx, c.pause(d.cfg.Think)); err != nil {
 			c.Err = err.Error()
 			return
 		}
@@ -147,7 +143,7 @@ func (d *driver) create(ctx context.Context, c *conversation) error {
 		return err
 	}
 	m.Acked, c.ExecID = true, ex.ID
-	if d.chance() < d.cfg.DuplicateRate {
+	if c.chance() < d.cfg.DuplicateRate {
 		m.Duplicated = true
 		if _, err := d.api.do(ctx, "POST", "/agent-executions", c.key(m), body, nil); err != nil {
 			return fmt.Errorf("again: %w", err)
@@ -168,7 +164,7 @@ func (d *driver) send(ctx context.Context, c *conversation, m *message) error {
 		return err
 	}
 	m.Acked = true
-	if d.chance() < d.cfg.DuplicateRate {
+	if c.chance() < d.cfg.DuplicateRate {
 		m.Duplicated = true
 		if _, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil); err != nil {
 			return fmt.Errorf("again: %w", err)
@@ -188,7 +184,7 @@ func (d *driver) interrupt(ctx context.Context, c *conversation) {
 			return
 		}
 	}
-	if err := sleepCtx(ctx, d.pause(d.cfg.ModelDelay+time.Second)); err != nil {
+	if err := sleepCtx(ctx, c.pause(d.cfg.ModelDelay+time.Second)); err != nil {
 		c.Err = err.Error()
 		return
 	}
