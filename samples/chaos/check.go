@@ -87,6 +87,11 @@ func check(ctx context.Context, c *cluster, d *driver, convs []*conversation, fa
 			}
 			continue
 		}
+		// The call log names a call by its conversation's text, which a
+		// duplicated create shares: its calls cannot be told apart.
+		if perTag[cv.Tag] > 1 {
+			cv.ambiguousCalls = true
+		}
 		if err := checkExecution(ctx, c, d, cv, calls, f); err != nil {
 			return nil, err
 		}
@@ -199,7 +204,9 @@ func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation
 	if err := checkToolCalls(ctx, c, cv, f); err != nil {
 		return err
 	}
-	checkModelReruns(cv, chain, calls, f)
+	if !cv.ambiguousCalls {
+		checkModelReruns(cv, chain, calls, f)
+	}
 	return checkStream(ctx, c, cv, f)
 }
 

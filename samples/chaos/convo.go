@@ -47,6 +47,9 @@ type conversation struct {
 	rng      *rand.Rand
 	Answered bool // the last message was answered in time
 	Err      string
+	// ambiguousCalls: a duplicated create shares this conversation's
+	// model calls' names, so the rerun check skips it.
+	ambiguousCalls bool
 }
 
 func (c *conversation) key(m *message) string { return "chaos-" + m.Tag }
