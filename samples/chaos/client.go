@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -116,6 +117,26 @@ func (a *api) do(ctx context.Context, method, path, idemKey string, body, out an
 	}
 }
 
+// errRefused is a 409: the request was refused before anything was stored.
+var errRefused = errors.New("refused (409)")
+
+// doRefusable is do, except that a 409 ends it with errRefused.
+func (a *api) doRefusable(ctx context.Context, method, path, idemKey string, body any) (tries int, err error) {
+	for {
+		tries++
+		err = a.once(ctx, method, path, idemKey, body, nil)
+		if he, ok := err.(*httpError); ok && he.Status == http.StatusConflict {
+			return tries, fmt.Errorf("%w: %s", errRefused, he.Body)
+		}
+		if err == nil || !retryable(err) || ctx.Err() != nil {
+			return tries, err
+		}
+		if serr := sleepCtx(ctx, time.Duration(min(tries, 8))*250*time.Millisecond); serr != nil {
+			return tries, fmt.Errorf("%w (last: %v)", serr, err)
+		}
+	}
+}
+
 // sseEvent is one Server-Sent Event.
 type sseEvent struct {
 	ID    int64
@@ -131,14 +152,15 @@ type follower struct {
 	execID string
 
 	mu         sync.Mutex
-	received   map[int64]int // event ID → times received
+	received   map[int64]int  // event ID → times received
+	events     map[string]int // event name → events received
 	last       int64
 	reconnects int
 	wake       chan struct{} // a nudge on every agent.waiting
 }
 
 func newFollower(a *api, execID string) *follower {
-	return &follower{a: a, execID: execID, received: map[int64]int{}, wake: make(chan struct{}, 1)}
+	return &follower{a: a, execID: execID, received: map[int64]int{}, events: map[string]int{}, wake: make(chan struct{}, 1)}
 }
 
 // run follows until ctx ends.
@@ -196,6 +218,9 @@ func (f *follower) connect(ctx context.Context) error {
 
 func (f *follower) take(ev sseEvent) {
 	f.mu.Lock()
+	if f.received[ev.ID] == 0 {
+		f.events[ev.Event]++
+	}
 	f.received[ev.ID]++
 	f.last = max(f.last, ev.ID)
 	f.mu.Unlock()
@@ -205,6 +230,13 @@ func (f *follower) take(ev sseEvent) {
 		default:
 		}
 	}
+}
+
+// seen is how many events named name were received.
+func (f *follower) seen(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.events[name]
 }
 
 // snapshot returns the IDs received (with counts), the last, and the

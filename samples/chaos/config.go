@@ -14,7 +14,10 @@ type config struct {
 	Seed          int64
 	Conversations int
 	FollowUps     int
-	Workers       int
+	// OneShots are one-shot executions sent a message while they write
+	// their final answer.
+	OneShots int
+	Workers  int
 
 	WorkerKills      int
 	GatewayKills     int
@@ -51,6 +54,7 @@ func parseConfig(args []string) (config, error) {
 	fs.Int64Var(&c.Seed, "seed", 1, "seed of every random choice (fault order, moments, think times)")
 	fs.IntVar(&c.Conversations, "conversations", 20, "concurrent multi-turn conversations")
 	fs.IntVar(&c.FollowUps, "follow-ups", 3, "follow-up messages per conversation, each sent when the last is answered")
+	fs.IntVar(&c.OneShots, "one-shots", 5, "one-shot executions sent a message while they write their final answer")
 	fs.IntVar(&c.Workers, "workers", 2, "worker processes")
 	fs.IntVar(&c.WorkerKills, "worker-kills", 10, "worker SIGKILLs")
 	fs.IntVar(&c.GatewayKills, "gateway-kills", 5, "gateway SIGKILLs")
@@ -78,8 +82,8 @@ func parseConfig(args []string) (config, error) {
 		return c, err
 	}
 	switch {
-	case c.Conversations < 1 || c.FollowUps < 0 || c.Workers < 1:
-		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups at least 0")
+	case c.Conversations < 1 || c.FollowUps < 0 || c.OneShots < 0 || c.Workers < 1:
+		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups and -one-shots at least 0")
 	case c.FaultGapMax < c.FaultGapMin:
 		return c, errors.New("chaos: -fault-gap-max is shorter than -fault-gap-min")
 	case c.DuplicateRate < 0 || c.DuplicateRate > 1:
@@ -106,6 +110,6 @@ func defaultTemporalBin() string {
 }
 
 func (c config) String() string {
-	return fmt.Sprintf("seed %d: %d conversations × %d follow-ups, %d workers; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
-		c.Seed, c.Conversations, c.FollowUps, c.Workers, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
+	return fmt.Sprintf("seed %d: %d conversations × %d follow-ups, %d one-shots, %d workers; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
+		c.Seed, c.Conversations, c.FollowUps, c.OneShots, c.Workers, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
 }

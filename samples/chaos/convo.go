@@ -35,15 +35,21 @@ type message struct {
 	Duplicated bool
 }
 
-// conversation is one multi-turn execution driven over REST.
+// conversation is one execution driven over REST: multi-turn, or a
+// one-shot probe that is sent a message while it writes its final answer.
 type conversation struct {
 	Index    int
 	Tag      string
+	OneShot  bool
 	ExecID   string
 	Messages []*message
 	Follower *follower
+	rng      *rand.Rand
 	Answered bool // the last message was answered in time
 	Err      string
+	// ambiguousCalls: a duplicated create shares this conversation's
+	// model calls' names, so the rerun check skips it.
+	ambiguousCalls bool
 }
 
 func (c *conversation) key(m *message) string { return "chaos-" + m.Tag }
@@ -53,20 +59,15 @@ type driver struct {
 	cfg    config
 	api    *api
 	runTag string
-	mu     sync.Mutex
-	rng    *rand.Rand // think times and duplicates, seeded
 }
 
-// chance is a seeded random number in [0, 1).
-func (d *driver) chance() float64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.rng.Float64()
-}
+// chance is a random number in [0, 1) from the conversation's own seeded
+// source, so its choices do not depend on the other conversations'.
+func (c *conversation) chance() float64 { return c.rng.Float64() }
 
-// pause is a seeded random duration in [0, upTo).
-func (d *driver) pause(upTo time.Duration) time.Duration {
-	return time.Duration(d.chance() * float64(upTo))
+// pause is a random duration in [0, upTo).
+func (c *conversation) pause(upTo time.Duration) time.Duration {
+	return time.Duration(c.chance() * float64(upTo))
 }
 
 func (d *driver) newMessage(c *conversation, i int) *message {
@@ -81,27 +82,14 @@ func (d *driver) newMessage(c *conversation, i int) *message {
 // follow-up once the previous message is answered. streamCtx outlives it:
 // the stream is followed until the checks are done.
 func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *sync.WaitGroup, live *sync.Map) {
-	if err := sleepCtx(ctx, d.pause(d.cfg.Ramp)); err != nil {
+	if err := sleepCtx(ctx, c.pause(d.cfg.Ramp)); err != nil {
 		c.Err = err.Error()
 		return
 	}
-	m := d.newMessage(c, 0)
-	body := map[string]any{
-		"kind": "react-agent", "systemPrompt": research.SystemPrompt, "userPrompt": m.Text,
-		"models": []map[string]string{{"provider": "scripted", "modelId": "scripted-1"}},
-		"tools":  []string{research.SearchNotesTool, research.FetchNoteTool, research.WordCountTool},
-		"config": map[string]any{"mode": "multi-turn"}, "metadata": map[string]any{"chaos": c.Tag, "run": d.runTag},
-	}
-	var ex struct {
-		ID string `json:"id"`
-	}
-	tries, err := d.api.do(ctx, "POST", "/agent-executions", c.key(m), body, &ex)
-	m.Tries = tries
-	if err != nil {
+	if err := d.create(ctx, c); err != nil {
 		c.Err = fmt.Sprintf("create: %v", err)
 		return
 	}
-	m.Acked, c.ExecID = true, ex.ID
 	live.Store(c.ExecID, struct{}{})
 	defer live.Delete(c.ExecID)
 	c.Follower = newFollower(d.api, c.ExecID)
@@ -110,31 +98,22 @@ func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *s
 		defer wg.Done()
 		c.Follower.run(streamCtx)
 	}()
+	if c.OneShot {
+		d.interrupt(ctx, c)
+		return
+	}
 	for i := 1; i <= d.cfg.FollowUps; i++ {
 		if err := d.awaitAnswer(ctx, c, c.Messages[i-1]); err != nil {
 			c.Err = fmt.Sprintf("message %d: %v", i-1, err)
 			return
 		}
-		if err := sleepCtx(ctx, d.pause(d.cfg.Think)); err != nil {
+		if err := sleepCtx(ctx, c.pause(d.cfg.Think)); err != nil {
 			c.Err = err.Error()
 			return
 		}
-		m := d.newMessage(c, i)
-		sig := map[string]any{"signalName": "userMessage", "signalValue": map[string]any{"text": m.Text}}
-		path := "/agent-executions/" + url.PathEscape(c.ExecID) + "/signal"
-		tries, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil)
-		m.Tries = tries
-		if err != nil {
+		if err := d.send(ctx, c, d.newMessage(c, i)); err != nil {
 			c.Err = fmt.Sprintf("signal %d: %v", i, err)
 			return
-		}
-		m.Acked = true
-		if d.chance() < d.cfg.DuplicateRate {
-			m.Duplicated = true
-			if _, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil); err != nil {
-				c.Err = fmt.Sprintf("signal %d again: %v", i, err)
-				return
-			}
 		}
 	}
 	if err := d.awaitAnswer(ctx, c, c.Messages[len(c.Messages)-1]); err != nil {
@@ -142,6 +121,108 @@ func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *s
 		return
 	}
 	c.Answered = true
+}
+
+// create starts the conversation's execution; with -duplicate-rate's
+// chance it POSTs the create again with the same Idempotency-Key.
+func (d *driver) create(ctx context.Context, c *conversation) error {
+	m := d.newMessage(c, 0)
+	mode := "multi-turn"
+	if c.OneShot {
+		mode = "one-shot"
+	}
+	body := map[string]any{
+		"kind": "react-agent", "systemPrompt": research.SystemPrompt, "userPrompt": m.Text,
+		"models": []map[string]string{{"provider": "scripted", "modelId": "scripted-1"}},
+		"tools":  []string{research.SearchNotesTool, research.FetchNoteTool, research.WordCountTool},
+		"config": map[string]any{"mode": mode}, "metadata": map[string]any{"chaos": c.Tag, "run": d.runTag},
+	}
+	var ex struct {
+		ID string `json:"id"`
+	}
+	tries, err := d.api.do(ctx, "POST", "/agent-executions", c.key(m), body, &ex)
+	m.Tries = tries
+	if err != nil {
+		return err
+	}
+	m.Acked, c.ExecID = true, ex.ID
+	if c.chance() < d.cfg.DuplicateRate {
+		m.Duplicated = true
+		if _, err := d.api.do(ctx, "POST", "/agent-executions", c.key(m), body, nil); err != nil {
+			return fmt.Errorf("again: %w", err)
+		}
+	}
+	return nil
+}
+
+// send POSTs a user message as a signal, retrying until a 2xx; with
+// -duplicate-rate's chance it POSTs it again with the same
+// Idempotency-Key.
+func (d *driver) send(ctx context.Context, c *conversation, m *message) error {
+	sig := map[string]any{"signalName": "userMessage", "signalValue": map[string]any{"text": m.Text}}
+	path := "/agent-executions/" + url.PathEscape(c.ExecID) + "/signal"
+	tries, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil)
+	m.Tries = tries
+	if err != nil {
+		return err
+	}
+	m.Acked = true
+	if c.chance() < d.cfg.DuplicateRate {
+		m.Duplicated = true
+		if _, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil); err != nil {
+			return fmt.Errorf("again: %w", err)
+		}
+	}
+	return nil
+}
+
+// interrupt is the one-shot probe (issue 19, defect 3): once the last
+// tool call has completed, it sends a message at a random moment of the
+// final model call. A 2xx means the message will be processed; a 409
+// refuses it before it is stored. Then it waits for the execution to end.
+func (d *driver) interrupt(ctx context.Context, c *conversation) {
+	for c.Follower.seen("task.completed") < 3 {
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			c.Err = "the tools never completed: " + err.Error()
+			return
+		}
+	}
+	if err := sleepCtx(ctx, c.pause(d.cfg.ModelDelay+time.Second)); err != nil {
+		c.Err = err.Error()
+		return
+	}
+	m := d.newMessage(c, 1)
+	sig := map[string]any{"signalName": "userMessage", "signalValue": map[string]any{"text": m.Text}}
+	path := "/agent-executions/" + url.PathEscape(c.ExecID) + "/signal"
+	tries, err := d.api.doRefusable(ctx, "POST", path, c.key(m), sig)
+	m.Tries = tries
+	switch {
+	case err == nil:
+		m.Acked = true
+	case !errors.Is(err, errRefused):
+		c.Err = fmt.Sprintf("signal: %v", err)
+		return
+	}
+	for {
+		var ex struct {
+			Status string `json:"status"`
+		}
+		if _, err := d.api.do(ctx, "GET", "/agent-executions/"+url.PathEscape(c.ExecID), "", nil, &ex); err != nil {
+			c.Err = err.Error()
+			return
+		}
+		switch ex.Status {
+		case "COMPLETED", "FAILED", "CANCELLED", "WAITING":
+			c.Answered = ex.Status == "COMPLETED"
+			return
+		}
+		select {
+		case <-ctx.Done():
+			c.Err = "not ended: " + ctx.Err().Error()
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // restMessage is the part of the API's Message the driver reads.

@@ -10,7 +10,9 @@
 // follow-ups by signal once the last is answered, each POST retried with
 // one Idempotency-Key until it gets a 2xx), follows each execution's
 // consolidated SSE stream with a client that reconnects with
-// Last-Event-ID, and meanwhile injects faults in a seeded random order at
+// Last-Event-ID, plus one-shot executions sent a message while they write
+// their final answer (answered, or refused with 409), and meanwhile injects
+// faults in a seeded random order at
 // seeded random moments, each waiting (up to -gate-wait) for a model or tool
 // call in flight: worker and gateway SIGKILLs, Postgres restarts and
 // outages, Temporal dev-server restarts, and duplicate deliveries. The

@@ -35,8 +35,8 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	defer c.close()
 
 	a := &api{base: "http://" + c.gatewayAddr, org: c.org, key: c.key, hc: &http.Client{}}
-	d := &driver{cfg: cfg, api: a, runTag: fmt.Sprintf("s%d", cfg.Seed), rng: newRand(cfg.Seed)}
-	convs := make([]*conversation, cfg.Conversations)
+	d := &driver{cfg: cfg, api: a, runTag: fmt.Sprintf("s%d", cfg.Seed)}
+	convs := make([]*conversation, cfg.Conversations+cfg.OneShots)
 	var live sync.Map // execution ID → struct{}, while its conversation runs
 	convCtx, stopConvs := context.WithCancel(ctx)
 	defer stopConvs()
@@ -44,7 +44,10 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	defer stopStreams()
 	var convWG, streamWG sync.WaitGroup
 	for i := range convs {
-		cv := &conversation{Index: i, Tag: fmt.Sprintf("c%02d", i)}
+		cv := &conversation{Index: i, Tag: fmt.Sprintf("c%02d", i), rng: newRand(cfg.Seed*1000 + int64(i))}
+		if i >= cfg.Conversations {
+			cv.OneShot, cv.Tag = true, fmt.Sprintf("o%02d", i-cfg.Conversations)
+		}
 		convs[i] = cv
 		convWG.Add(1)
 		go func() {
@@ -53,7 +56,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		}()
 	}
 
-	in := &injector{c: c, cfg: cfg, rng: newRand(cfg.Seed + 1), live: func() []string {
+	in := &injector{c: c, cfg: cfg, rng: newRand(cfg.Seed*1000 - 1), live: func() []string {
 		var ids []string
 		live.Range(func(k, _ any) bool { ids = append(ids, k.(string)); return true })
 		return ids

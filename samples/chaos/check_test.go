@@ -1,0 +1,55 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/scripted"
+)
+
+func msgEntry(t *testing.T, id, parent string, m agentsdk.Message, at time.Time) *entry {
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	return &entry{ID: id, Parent: parent, Type: "message", Role: string(m.Role), Content: string(b), Created: at}
+}
+
+// TestModelRerunIsFoundInTheCallLog: a call logged as started after its
+// answer was stored is a rerun; one started before is not.
+func TestModelRerunIsFoundInTheCallLog(t *testing.T) {
+	t0 := time.Now()
+	chain := []*entry{
+		msgEntry(t, "u", "", agentsdk.TextMessage(agentsdk.RoleUser, "[s1-c00-m0] q"), t0),
+		msgEntry(t, "a", "u", agentsdk.TextMessage(agentsdk.RoleAssistant, "answer"), t0.Add(2*time.Second)),
+	}
+	cv := &conversation{ExecID: "x"}
+	f := &findings{DuplicatedBy: map[string]int{}}
+	checkModelReruns(cv, chain, []scripted.CallRecord{{At: t0.Add(time.Second), Phase: "start", Turn: 0, User: "[s1-c00-m0] q"}}, f)
+	require.Zero(t, f.Rerun)
+	checkModelReruns(cv, chain, []scripted.CallRecord{{At: t0.Add(3 * time.Second), Phase: "start", Turn: 0, User: "[s1-c00-m0] q"}}, f)
+	require.Equal(t, 1, f.Rerun)
+	checkModelReruns(cv, chain, []scripted.CallRecord{{At: t0.Add(3 * time.Second), Phase: "start", Turn: 1, User: "[s1-c00-m0] q"}}, f)
+	require.Equal(t, 1, f.Rerun, "another turn is another call")
+}
+
+func TestAnswersNeedsAnAnswerToTheTaggedMessage(t *testing.T) {
+	now := time.Now()
+	user := msgEntry(t, "u", "", agentsdk.TextMessage(agentsdk.RoleUser, "[s1-c00-m1] q"), now)
+	answer := msgEntry(t, "a", "u", agentsdk.TextMessage(agentsdk.RoleAssistant, "done"), now)
+	calling := msgEntry(t, "b", "u", agentsdk.Message{Role: agentsdk.RoleAssistant, Content: []agentsdk.Block{
+		{Type: agentsdk.BlockToolCall, ToolCall: &agentsdk.ToolCall{ID: "c", Name: "search_notes"}},
+	}}, now)
+	require.True(t, answers([]*entry{user, answer}, "s1-c00-m1"))
+	require.False(t, answers([]*entry{user, answer}, "s1-c00-m2"), "another message")
+	require.False(t, answers([]*entry{user, calling}, "s1-c00-m1"), "a tool call is no answer")
+	require.False(t, answers([]*entry{user}, "s1-c00-m1"))
+}
+
+func TestDescendantsCountsWorkBelowTheLeaf(t *testing.T) {
+	es := []*entry{{ID: "r"}, {ID: "a", Parent: "r"}, {ID: "b", Parent: "a"}, {ID: "c", Parent: "b"}, {ID: "x", Parent: "r"}}
+	require.Equal(t, 2, descendants("a", es))
+	require.Equal(t, 0, descendants("c", es))
+}
