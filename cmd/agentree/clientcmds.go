@@ -445,18 +445,52 @@ func allMessages(ctx context.Context, c *apiClient, id string) ([]*agentreev1.Me
 
 func showCmd() *cobra.Command {
 	var f clientFlags
+	var wait bool
 	cmd := &cobra.Command{
 		Use:               "show [flags] EXECUTION_ID",
 		Short:             "Show an execution and its conversation",
+		Long:              "Show an execution and its conversation; with --wait, once it waits for input or has ended.",
 		Example:           "  agentree show 0b6f…-…\n  agentree show 0b6f…-… --json | jq .execution.status",
 		Args:              exactlyOneID("show"),
 		ValidArgsFunction: completeExecutionIDs(&f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if wait {
+				if err := waitSettled(cmd.Context(), f, args[0]); err != nil {
+					return fmt.Errorf("show: %w", err)
+				}
+			}
 			return runShow(cmd, f, args[0])
 		},
 	}
 	addClientFlags(cmd, &f)
+	cmd.Flags().BoolVar(&wait, "wait", false, "first wait until it waits for input or has ended")
 	return cmd
+}
+
+// waitSettled polls until the execution is neither starting nor running.
+func waitSettled(ctx context.Context, f clientFlags, id string) error {
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ex := &agentreev1.AgentExecution{}
+		if err := c.do(ctx, "GET", "/agent-executions/"+url.PathEscape(id), nil, ex); err != nil {
+			return err
+		}
+		switch ex.GetStatus() {
+		case "PENDING", "RUNNING", "CANCELLING":
+		default:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return interrupted(id)
+		case <-tick.C:
+		}
+	}
 }
 
 // exactlyOneID says what is missing in the command's terms.
