@@ -83,13 +83,14 @@ func TestReadmeTour(t *testing.T) {
 	require.NotNil(t, id, "the tour printed no execution ID:\n%s", out)
 	must := []string{
 		"you:\nWhat do my notes say about Temporal?\n\nagent:\nI'll search", // show --wait: the first answer
-		`"signalId"`,                         // the REST follow-up was accepted
-		"Source: the note",                   // send --wait printed the answer
-		"WAITING",                            // ... and the execution waits again
-		id[1] + "  react-agent",              // ls lists it
-		"event: agent.cancelled",             // the stream replayed to its end
-		"search_notes,fetch_note,word_count", // run's default tools
-		"completed",                          // ... and its run completed
+		`"signalId"`,                          // the REST follow-up was accepted
+		"Source: the note",                    // send --wait printed the answer
+		"WAITING",                             // ... and the execution waits again
+		id[1] + "  react-agent",               // ls lists it
+		"event: agent.cancelled",              // the stream replayed to its end
+		"--model scripted/scripted-1 --tool ", // run's defaults, said on stderr
+		"✓ word_count",                        // ... which include every research tool
+		"completed",                           // ... and its run completed
 	}
 	for _, s := range must {
 		require.Contains(t, out, s, "tour output:\n%s", out)
