@@ -11,7 +11,7 @@ addr=${AGENTREE_GATEWAY_ADDR:-127.0.0.1:8080}
 ./scripts/services.sh up
 eval "$(./scripts/services.sh env)"
 echo "run: building bin/agentree" >&2
-go build -o bin/agentree ./cmd/agentree
+./scripts/services.sh progress "building bin/agentree" go build -o bin/agentree ./cmd/agentree
 
 # healthy: the gateway accepts connections (bash's /dev/tcp: no curl needed).
 healthy() { (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; }

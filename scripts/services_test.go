@@ -103,3 +103,26 @@ func TestMakeUpSaysHowToInstallPostgres(t *testing.T) {
 	require.Contains(t, errOut, "set DATABASE_URL")
 	require.Empty(t, m.aptCalls(t))
 }
+
+// TestEnvNamesTheTemporalUI: `services.sh env` exports the UI address of
+// the dev server `make up` started (its recorded port), so `agentree dev`
+// prints the right one; with TEMPORAL_ADDRESS given it names none.
+func TestEnvNamesTheTemporalUI(t *testing.T) {
+	clone := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(clone, "scripts"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(clone, ".data"), 0o755))
+	script, err := os.ReadFile("services.sh")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(clone, "scripts", "services.sh"), script, 0o755))
+	env := func(extra ...string) string {
+		cmd := exec.Command("bash", filepath.Join(clone, "scripts", "services.sh"), "env")
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, extra...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return string(out)
+	}
+	require.Contains(t, env("AGENTREE_TEMPORAL_UI_PORT=9233"), "export AGENTREE_TEMPORAL_UI='http://127.0.0.1:9233'")
+	require.NoError(t, os.WriteFile(filepath.Join(clone, ".data", "temporal-ui-port"), []byte("18233\n"), 0o644))
+	require.Contains(t, env(), "export AGENTREE_TEMPORAL_UI='http://127.0.0.1:18233'", "the port make up started it with")
+	require.NotContains(t, env("TEMPORAL_ADDRESS=10.0.0.1:7233"), "AGENTREE_TEMPORAL_UI")
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,7 +36,14 @@ func (s *syncBuffer) String() string {
 func chatInTerminal(t *testing.T, d devInstance) (term interface{ Write([]byte) (int, error) }, out *syncBuffer, exited chan error) {
 	t.Helper()
 	// Without all research tools the scripted model answers at once.
-	cmd := exec.Command(buildCLI(t), append([]string{"run", "--chat", "--model", "scripted/scripted-1", "--tool", "word_count", "hello"}, d.common...)...)
+	return inTerminal(t, d, "> ", "run", "--chat", "--model", "scripted/scripted-1", "--tool", "word_count", "hello")
+}
+
+// inTerminal starts agentree with args in a pseudo-terminal and waits
+// until it has printed want.
+func inTerminal(t *testing.T, d devInstance, want string, args ...string) (term interface{ Write([]byte) (int, error) }, out *syncBuffer, exited chan error) {
+	t.Helper()
+	cmd := exec.Command(buildCLI(t), append(args, d.common...)...)
 	f, err := pty.Start(cmd)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); f.Close() })
@@ -43,8 +51,9 @@ func chatInTerminal(t *testing.T, d devInstance) (term interface{ Write([]byte) 
 	go func() { _, _ = bytes.NewBuffer(nil).ReadFrom(teeReader{f, out}) }()
 	exited = make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	require.Eventually(t, func() bool { return bytes.Contains([]byte(out.String()), []byte("> ")) },
-		time.Minute, 10*time.Millisecond, "no prompt; the terminal showed: %q", out.String())
+	if !assert.Eventually(t, func() bool { return bytes.Contains([]byte(out.String()), []byte(want)) }, time.Minute, 10*time.Millisecond) {
+		t.Fatalf("no %q; the terminal showed: %q", want, out.String())
+	}
 	return f, out, exited
 }
 
@@ -83,7 +92,9 @@ func testChatInterrupt(t *testing.T, d devInstance) {
 		require.NoError(t, err)
 		select {
 		case err := <-exited:
-			require.Less(t, time.Since(sent), time.Second)
+			took := time.Since(sent)
+			t.Logf("exited %v after Ctrl-C at the prompt", took)
+			require.Less(t, took, time.Second)
 			require.Equal(t, exitInterrupted, exitStatus(t, err))
 		case <-time.After(5 * time.Second):
 			t.Fatalf("still running 5 s after Ctrl-C; the terminal showed: %q", out.String())
@@ -91,6 +102,26 @@ func testChatInterrupt(t *testing.T, d devInstance) {
 		require.Eventually(t, func() bool {
 			s := out.String()
 			return bytes.Contains([]byte(s), []byte("agentree send "+id)) && bytes.Contains([]byte(s), []byte("agentree cancel "+id))
+		}, 5*time.Second, 10*time.Millisecond, "%q", out.String())
+		require.NotContains(t, out.String(), "context canceled")
+	})
+	t.Run("Ctrl-C while streaming", func(t *testing.T) {
+		// The research demo streams its answer token by token. (On a
+		// terminal the arrow and the name are coloured separately.)
+		term, out, exited := inTerminal(t, d, "search_notes", "run", "--demo")
+		id := uuidRE.FindString(out.String())
+		require.NotEmpty(t, id, out.String())
+		_, err := term.Write([]byte{3})
+		require.NoError(t, err)
+		select {
+		case err := <-exited:
+			require.Equal(t, exitInterrupted, exitStatus(t, err))
+		case <-time.After(5 * time.Second):
+			t.Fatalf("still running 5 s after Ctrl-C; the terminal showed: %q", out.String())
+		}
+		require.Eventually(t, func() bool {
+			return bytes.Contains([]byte(out.String()), []byte("goes on without this terminal")) &&
+				bytes.Contains([]byte(out.String()), []byte("agentree cancel "+id))
 		}, 5*time.Second, 10*time.Millisecond, "%q", out.String())
 		require.NotContains(t, out.String(), "context canceled")
 	})

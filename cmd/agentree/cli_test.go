@@ -285,3 +285,16 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// TestTemporalUIAddress: agentree dev prints the UI `make up` started
+// (services.sh exports AGENTREE_TEMPORAL_UI), else the one at
+// AGENTREE_TEMPORAL_UI_PORT.
+func TestTemporalUIAddress(t *testing.T) {
+	t.Setenv("AGENTREE_TEMPORAL_UI", "")
+	t.Setenv("AGENTREE_TEMPORAL_UI_PORT", "")
+	require.Equal(t, "http://127.0.0.1:8233", temporalUIDefault())
+	t.Setenv("AGENTREE_TEMPORAL_UI_PORT", "9233")
+	require.Equal(t, "http://127.0.0.1:9233", temporalUIDefault())
+	t.Setenv("AGENTREE_TEMPORAL_UI", "http://127.0.0.1:18233")
+	require.Equal(t, "http://127.0.0.1:18233", temporalUIDefault())
+}
