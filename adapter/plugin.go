@@ -27,7 +27,9 @@ type Options struct {
 	Store *entrystore.Store
 	// Agents to run; each is registered as a workflow of its kind.
 	Agents []agentsdk.Agent
-	// Providers answer model calls, by ModelRef.Provider.
+	// Providers answer model calls, each at its endpoint (see
+	// agentsdk.Endpoints): a ModelRef picks one by provider and endpoint
+	// name, never by URL or key.
 	Providers []agentsdk.Provider
 	// Tools models may call, by name.
 	Tools []*agentsdk.Tool
@@ -58,10 +60,10 @@ type Options struct {
 	// (well under Temporal's 2 MB blob limit). -1 disables it.
 	PayloadThreshold int
 
-	ops   *storeOps
-	acts  *Activities
-	tools agentsdk.Tools
-	provs agentsdk.Providers
+	ops       *storeOps
+	acts      *Activities
+	tools     agentsdk.Tools
+	endpoints *agentsdk.Endpoints
 }
 
 // NewPlugin returns the Agentree Temporal plugin. Give it to
@@ -107,9 +109,9 @@ func (o Options) validate() (*Options, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter: %w", err)
 	}
-	provs := agentsdk.Providers{}
-	for _, p := range o.Providers {
-		provs[p.Name()] = p
+	endpoints, err := agentsdk.NewEndpoints(o.Providers...)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: %w", err)
 	}
 	if o.ModelAttempts == 0 {
 		o.ModelAttempts = 4
@@ -135,10 +137,10 @@ func (o Options) validate() (*Options, error) {
 	if o.PayloadThreshold == 0 {
 		o.PayloadThreshold = 16 << 10
 	}
-	o.tools, o.provs = tools, provs
+	o.tools, o.endpoints = tools, endpoints
 	o.ops = &storeOps{es: o.Store}
 	o.acts = &Activities{
-		deps:      step.Deps{Store: pgStore{es: o.Store}, Providers: provs, Tools: tools},
+		deps:      step.Deps{Store: pgStore{es: o.Store}, Endpoints: endpoints, Tools: tools},
 		store:     o.Store,
 		heartbeat: o.ToolHeartbeatTimeout / 4,
 	}
