@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agentree/agentree/samples/research"
+	research "github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
 func clientFlagSet(name string, f *clientFlags) *flag.FlagSet {

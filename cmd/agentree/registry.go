@@ -8,7 +8,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/openai"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/samples/research"
+	"github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
 // registry is what this binary's worker runs: the react agent, the
@@ -23,8 +23,8 @@ type registry struct {
 func newRegistry() (registry, error) {
 	r := registry{
 		agents:    []agentsdk.Agent{react.New(react.Options{})},
-		providers: []agentsdk.Provider{scripted.New(research.Script())},
-		tools:     research.Tools(),
+		providers: []agentsdk.Provider{scripted.New(demo.Script())},
+		tools:     demo.Tools(),
 	}
 	if os.Getenv("ANTHROPIC_API_KEY") != "" {
 		p, err := anthropic.New(anthropic.Options{})
