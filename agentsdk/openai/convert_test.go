@@ -141,6 +141,19 @@ func TestOpenAIKeyIsReadOnceFromTheEndpointsVariable(t *testing.T) {
 	require.Equal(t, "Bearer sk-first", srv.Last().Header.Get("Authorization"))
 }
 
+// Another server never receives OpenAI's key unless its options name the
+// variable.
+func TestOpenAICompatibleServerGetsNoKeyByDefault(t *testing.T) {
+	srv := providertest.NewServer(t, okReply())
+	t.Setenv("OPENAI_API_KEY", "sk-real-openai")
+	p, err := openai.New(openai.Options{BaseURL: srv.URL + "/v1"})
+	require.NoError(t, err)
+
+	stream(t, p, request(agentsdk.TextMessage(agentsdk.RoleUser, "hi")))
+
+	require.Empty(t, srv.Last().Header.Get("Authorization"))
+}
+
 func TestOpenAIDescribesItsEndpoint(t *testing.T) {
 	p, err := openai.New(openai.Options{Endpoint: "team-a", Models: []string{"m1", "m2"}})
 	require.NoError(t, err)

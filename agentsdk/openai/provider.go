@@ -36,7 +36,8 @@ type Options struct {
 	// APIKey is the key itself; "" = read it from APIKeyEnv, once, in New.
 	APIKey string
 	// APIKeyEnv names the environment variable that holds the key;
-	// "" = OPENAI_API_KEY. Only api.openai.com requires a key.
+	// "" = OPENAI_API_KEY for api.openai.com, none for another BaseURL.
+	// Only api.openai.com requires a key.
 	APIKeyEnv string
 	// HTTPClient sends the requests; nil = http.DefaultClient. Each call is
 	// bounded by its context, not by a client timeout.
@@ -78,9 +79,6 @@ func New(opts Options) (*Provider, error) {
 	if opts.Models == nil {
 		opts.Models = []string{agentsdk.AnyModel}
 	}
-	if opts.APIKeyEnv == "" {
-		opts.APIKeyEnv = "OPENAI_API_KEY"
-	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = http.DefaultClient
 	}
@@ -93,9 +91,17 @@ func New(opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
 	p := &Provider{opts: opts, prices: prices, official: base.Host == "api.openai.com"}
-	key := cmp.Or(opts.APIKey, os.Getenv(opts.APIKeyEnv))
+	if opts.APIKeyEnv == "" && p.official {
+		// Only OpenAI's own API gets OpenAI's key by default: another
+		// server never receives it unless the operator names it.
+		p.opts.APIKeyEnv = "OPENAI_API_KEY"
+	}
+	key := opts.APIKey
+	if key == "" && p.opts.APIKeyEnv != "" {
+		key = os.Getenv(p.opts.APIKeyEnv)
+	}
 	if key == "" && p.official {
-		p.noKey = providerkit.MissingKey(opts.APIKeyEnv)
+		p.noKey = providerkit.MissingKey(p.opts.APIKeyEnv)
 	}
 	// Base URL and key are always set, so the SDK's own environment
 	// defaults (OPENAI_BASE_URL, OPENAI_API_KEY) never override Options.
