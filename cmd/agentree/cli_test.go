@@ -114,9 +114,11 @@ func TestDemoUsesTheProviderWhoseKeyIsSet(t *testing.T) {
 		t.Setenv("ANTHROPIC_API_KEY", tc.anthropic)
 		t.Setenv("OPENAI_API_KEY", tc.openai)
 		require.Equal(t, tc.want, demoModel().Key())
-		reg, err := newRegistry()
+		cfg, err := loadWorkerConfig("", "", "")
 		require.NoError(t, err)
-		_, providers, _ := reg.names()
+		w, err := cfg.Build()
+		require.NoError(t, err)
+		_, providers, _ := names(w)
 		require.Contains(t, providers, strings.Split(tc.want, "/")[0])
 	}
 }
