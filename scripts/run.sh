@@ -16,6 +16,7 @@ go build -o bin/agentree ./cmd/agentree
 # healthy: the gateway accepts connections (bash's /dev/tcp: no curl needed).
 healthy() { (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; }
 # A dev left by an earlier `make run` may be an older build: replace it.
+mkdir -p .data
 pidf=.data/dev.pid
 if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; then
 	pid=$(cat "$pidf")
