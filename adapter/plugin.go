@@ -27,7 +27,9 @@ type Options struct {
 	Store *entrystore.Store
 	// Agents to run; each is registered as a workflow of its kind.
 	Agents []agentsdk.Agent
-	// Providers answer model calls, by ModelRef.Provider.
+	// Providers answer model calls, each at its endpoint (see
+	// agentsdk.Endpoints): a ModelRef picks one by provider and endpoint
+	// name, never by URL or key.
 	Providers []agentsdk.Provider
 	// Tools models may call, by name.
 	Tools []*agentsdk.Tool
@@ -100,11 +102,11 @@ type Options struct {
 	// default the main module's version from the build info.
 	Version string
 
-	ops   *storeOps
-	acts  *Activities
-	tools agentsdk.Tools
-	provs agentsdk.Providers
-	caps  *capabilities
+	ops       *storeOps
+	acts      *Activities
+	tools     agentsdk.Tools
+	endpoints *agentsdk.Endpoints
+	caps      *capabilities
 }
 
 // NewPlugin returns the Agentree Temporal plugin. Give it to
@@ -156,9 +158,9 @@ func (o Options) validate() (*Options, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter: %w", err)
 	}
-	provs := agentsdk.Providers{}
-	for _, p := range o.Providers {
-		provs[p.Name()] = p
+	endpoints, err := agentsdk.NewEndpoints(o.Providers...)
+	if err != nil {
+		return nil, fmt.Errorf("adapter: %w", err)
 	}
 	if o.ModelAttempts <= 0 {
 		o.ModelAttempts = 4
@@ -211,11 +213,11 @@ func (o Options) validate() (*Options, error) {
 	if o.Version == "" {
 		o.Version = moduleVersion()
 	}
-	o.tools, o.provs = tools, provs
+	o.tools, o.endpoints = tools, endpoints
 	o.ops = &storeOps{es: o.Store}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
-		deps:          step.Deps{Store: pgStore{es: o.Store}, Providers: provs, Tools: tools},
+		deps:          step.Deps{Store: pgStore{es: o.Store}, Endpoints: endpoints, Tools: tools},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

@@ -8,21 +8,17 @@ import (
 	"time"
 )
 
-// ModelRef names one model of one provider, with where to reach it.
+// ModelRef names one model of one provider and, optionally, which of the
+// worker's endpoints for that provider serves it. It never says where the
+// endpoint is or which key it takes: URLs, keys and prices are worker
+// configuration (see Endpoints), so nothing a tenant sends can make a
+// worker reach a new host, read a secret or price a call its own way.
 type ModelRef struct {
 	Provider string `json:"provider"`
 	ModelID  string `json:"modelId"`
-	// Endpoint names one of the worker's model endpoints of Provider;
-	// empty lets any that allows ModelID serve it.
+	// Endpoint names one of the worker's endpoints of this provider;
+	// "" = the first one the worker declares.
 	Endpoint string `json:"endpoint,omitempty"`
-	// BaseURL overrides the provider's endpoint: an OpenAI-compatible server
-	// (Ollama, vLLM, llama.cpp) is provider "openai" with its BaseURL.
-	BaseURL string `json:"baseUrl,omitempty"`
-	// APIKeyEnv is the name of the environment variable that holds the key.
-	// Keys themselves are never stored.
-	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
-	// Price overrides the provider's price table for this model.
-	Price *Price `json:"price,omitempty"`
 }
 
 // Key is "provider/modelId", the key usage is tracked by.

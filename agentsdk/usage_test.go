@@ -19,7 +19,7 @@ func TestUsageAddAndTotal(t *testing.T) {
 
 func TestUsageTrackerSumsByModel(t *testing.T) {
 	sonnet := agentsdk.ModelRef{Provider: "anthropic", ModelID: "claude-sonnet-4-5"}
-	gpt := agentsdk.ModelRef{Provider: "openai", ModelID: "gpt-5", BaseURL: "http://elsewhere"}
+	gpt := agentsdk.ModelRef{Provider: "openai", ModelID: "gpt-5", Endpoint: "elsewhere"}
 	tr := agentsdk.UsageTracker{}
 
 	tr.Add(sonnet, agentsdk.Usage{Input: 100, Output: 10, Cost: 0.01})

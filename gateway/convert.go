@@ -84,7 +84,7 @@ func toDefinition(d entrystore.Definition) *pb.AgentDefinition {
 func toModelRefs(ms []agentsdk.ModelRef) []*pb.ModelRef {
 	out := make([]*pb.ModelRef, len(ms))
 	for i, m := range ms {
-		out[i] = &pb.ModelRef{Provider: m.Provider, ModelId: m.ModelID, Endpoint: m.Endpoint, BaseUrl: m.BaseURL, ApiKeyEnv: m.APIKeyEnv}
+		out[i] = &pb.ModelRef{Provider: m.Provider, ModelId: m.ModelID, Endpoint: m.Endpoint}
 	}
 	return out
 }
@@ -95,7 +95,7 @@ func fromModelRefs(ms []*pb.ModelRef) []agentsdk.ModelRef {
 	}
 	out := make([]agentsdk.ModelRef, len(ms))
 	for i, m := range ms {
-		out[i] = agentsdk.ModelRef{Provider: m.GetProvider(), ModelID: m.GetModelId(), Endpoint: m.GetEndpoint(), BaseURL: m.GetBaseUrl(), APIKeyEnv: m.GetApiKeyEnv()}
+		out[i] = agentsdk.ModelRef{Provider: m.GetProvider(), ModelID: m.GetModelId(), Endpoint: m.GetEndpoint()}
 	}
 	return out
 }

@@ -18,6 +18,7 @@ healthy() { (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; }
 # A dev left by an earlier `make run` may be an older build: replace it —
 # but only once the address is known to be free or its own, so a taken
 # address never costs the user a working dev.
+mkdir -p .data
 pidf=.data/dev.pid addrf=.data/dev.addr
 ours=""
 if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; then ours=$(cat "$pidf"); fi

@@ -64,6 +64,10 @@ func Start(opts Options) (*Execution, error) {
 	for _, p := range opts.Providers {
 		provs[p.Name()] = p
 	}
+	endpoints, err := agentsdk.NewEndpoints(opts.Providers...)
+	if err != nil {
+		return nil, err
+	}
 	if err := opts.Config.Validate(provs, tools); err != nil {
 		return nil, err
 	}
@@ -71,7 +75,7 @@ func Start(opts Options) (*Execution, error) {
 		opts.MaxSegments = 10000
 	}
 	x := &Execution{opts: opts, Store: newStore(opts.Config), values: map[string]json.RawMessage{}, Status: StatusRunning}
-	x.deps = step.Deps{Store: x.Store, Providers: provs, Tools: tools}
+	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools}
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, opts.UserPrompt)
 	b, _ := json.Marshal(msg)
 	es, err := x.Store.AppendEntries(context.Background(), "", []agentsdk.Entry{{Type: agentsdk.EntryMessage, Role: agentsdk.RoleUser, Content: b, IdempotencyKey: "input"}})

@@ -122,20 +122,29 @@ func TestAnthropicSystemMessagesJoinSystemPrompt(t *testing.T) {
 	require.JSONEq(t, `[{"role":"user","content":[{"type":"text","text":"hi"}]}]`, srv.Last().Field(t, "messages"))
 }
 
-func TestAnthropicPerCallBaseURLAndKeyEnv(t *testing.T) {
-	def := providertest.NewServer(t)
-	other := providertest.NewServer(t, okReply(), okReply())
-	t.Setenv("OTHER_ANTHROPIC_KEY", "sk-other")
-	p := newProvider(t, def)
-	req := request(agentsdk.TextMessage(agentsdk.RoleUser, "hi"))
-	req.Model.BaseURL, req.Model.APIKeyEnv = other.URL, "OTHER_ANTHROPIC_KEY"
+// The endpoint's key is read once, when the provider is made, from the
+// variable its options name, and sent only to its own base URL.
+func TestAnthropicKeyIsReadOnceFromTheEndpointsVariable(t *testing.T) {
+	srv := providertest.NewServer(t, okReply(), okReply())
+	t.Setenv("ENDPOINT_ANTHROPIC_KEY", "sk-first")
+	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKeyEnv: "ENDPOINT_ANTHROPIC_KEY"})
+	require.NoError(t, err)
+	t.Setenv("ENDPOINT_ANTHROPIC_KEY", "sk-second")
 
-	stream(t, p, req)
-	stream(t, p, req)
+	stream(t, p, request(agentsdk.TextMessage(agentsdk.RoleUser, "hi")))
+	stream(t, p, request(agentsdk.TextMessage(agentsdk.RoleUser, "hi")))
 
-	require.Empty(t, def.Requests())
-	require.Len(t, other.Requests(), 2)
-	require.Equal(t, "sk-other", other.Last().Header.Get("X-Api-Key"))
+	require.Len(t, srv.Requests(), 2)
+	require.Equal(t, "sk-first", srv.Last().Header.Get("X-Api-Key"))
+}
+
+func TestAnthropicDescribesItsEndpoint(t *testing.T) {
+	p, err := anthropic.New(anthropic.Options{Endpoint: "team-a", Models: []string{"m1", "m2"}})
+	require.NoError(t, err)
+	require.Equal(t, agentsdk.EndpointInfo{Name: "team-a", Provider: "anthropic", Models: []string{"m1", "m2"}}, p.Endpoint())
+	p, err = anthropic.New(anthropic.Options{})
+	require.NoError(t, err)
+	require.Equal(t, agentsdk.EndpointInfo{Name: "anthropic", Provider: "anthropic", Models: []string{"*"}}, p.Endpoint())
 }
 
 func TestAnthropicNewValidatesOptions(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 // builtinPrices are Anthropic's list prices in USD per million tokens;
 // CacheWrite is the 5-minute cache write (1.25× input), CacheRead the cache
 // hit (0.1× input). A dated model ID (claude-sonnet-4-5-20250929) is priced
-// by its alias. A model not listed costs 0 unless Options.Prices or
-// ModelRef.Price names it.
+// by its alias. A model not listed costs 0 unless Options.Prices (the worker
+// configuration's prices) names it.
 var builtinPrices = map[string]agentsdk.Price{
 	"claude-opus-4-6":   {Input: 5, Output: 25, CacheWrite: 6.25, CacheRead: 0.50},
 	"claude-opus-4-5":   {Input: 5, Output: 25, CacheWrite: 6.25, CacheRead: 0.50},

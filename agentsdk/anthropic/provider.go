@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"slices"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -17,15 +19,21 @@ import (
 // API requires one.
 const DefaultMaxTokens = 4096
 
-// Options configure a Provider. The zero value calls api.anthropic.com with
-// the key in $ANTHROPIC_API_KEY.
+// Options configure a Provider: one endpoint, its URL and key fixed when
+// the Provider is made. The zero value calls api.anthropic.com with the
+// key in $ANTHROPIC_API_KEY.
 type Options struct {
 	// Name is the provider name requests are routed by (ModelRef.Provider)
 	// and the Provider stamped on answers; "" = "anthropic".
 	Name string
+	// Endpoint is the endpoint's name, which ModelRef.Endpoint picks;
+	// "" = Name.
+	Endpoint string
+	// Models are the model IDs the endpoint serves; nil = any ("*").
+	Models []string
 	// BaseURL is the API's address; "" = https://api.anthropic.com.
 	BaseURL string
-	// APIKey is the key itself; "" = read it from APIKeyEnv.
+	// APIKey is the key itself; "" = read it from APIKeyEnv, once, in New.
 	APIKey string
 	// APIKeyEnv names the environment variable that holds the key;
 	// "" = ANTHROPIC_API_KEY.
@@ -33,27 +41,39 @@ type Options struct {
 	// HTTPClient sends the requests; nil = http.DefaultClient. Each call is
 	// bounded by its context, not by a client timeout.
 	HTTPClient *http.Client
-	// Prices override the built-in price table, by model ID. A
-	// ModelRef.Price overrides both.
+	// Prices override the built-in price table, by model ID.
 	Prices map[string]agentsdk.Price
 }
 
-// Provider calls Anthropic's models. It is safe for concurrent use.
+// Provider calls Anthropic's models at one endpoint. It is safe for
+// concurrent use.
 type Provider struct {
-	opts    Options
-	prices  *providerkit.Prices
-	clients providerkit.Cache[*anthropic.Client]
+	opts   Options
+	prices *providerkit.Prices
+	client anthropic.Client
+	// noKey is the error every call returns when the endpoint has no key:
+	// the API refuses every call without one.
+	noKey error
 }
 
-var _ agentsdk.Provider = (*Provider)(nil)
+var (
+	_ agentsdk.Provider          = (*Provider)(nil)
+	_ agentsdk.EndpointDescriber = (*Provider)(nil)
+)
 
-// New returns a Provider for opts, with opts' defaults filled in.
+// New returns a Provider for opts, with opts' defaults filled in. It reads
+// the key and builds the one SDK client every call uses: the URL and key
+// never change afterwards.
 func New(opts Options) (*Provider, error) {
 	if opts.Name == "" {
 		opts.Name = "anthropic"
 	}
 	if err := providerkit.CheckName(opts.Name); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	opts.Endpoint = cmp.Or(opts.Endpoint, opts.Name)
+	if opts.Models == nil {
+		opts.Models = []string{agentsdk.AnyModel}
 	}
 	if opts.APIKeyEnv == "" {
 		opts.APIKeyEnv = "ANTHROPIC_API_KEY"
@@ -68,35 +88,31 @@ func New(opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
-	return &Provider{opts: opts, prices: prices}, nil
+	p := &Provider{opts: opts, prices: prices}
+	key := cmp.Or(opts.APIKey, os.Getenv(opts.APIKeyEnv))
+	if key == "" {
+		p.noKey = providerkit.MissingKey(opts.APIKeyEnv)
+	}
+	co := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(key),
+		option.WithHTTPClient(opts.HTTPClient),
+		option.WithMaxRetries(0), // Temporal owns retries.
+	}
+	if opts.BaseURL != "" {
+		co = append(co, option.WithBaseURL(opts.BaseURL))
+	}
+	p.client = anthropic.NewClient(co...)
+	return p, nil
 }
 
 // Name is the provider name, Options.Name.
 func (p *Provider) Name() string { return p.opts.Name }
 
-// client returns the SDK client for ref's endpoint and key, building it on
-// first use. The key is read from the environment then.
-func (p *Provider) client(ref agentsdk.ModelRef) (*anthropic.Client, error) {
-	return p.clients.Get(providerkit.ClientKey(ref), func() (*anthropic.Client, error) {
-		if err := checkBaseURL(ref.BaseURL); err != nil {
-			return nil, err
-		}
-		key, env := providerkit.APIKey(p.opts.APIKey, p.opts.APIKeyEnv, ref.APIKeyEnv)
-		if key == "" {
-			return nil, providerkit.MissingKey(env)
-		}
-		opts := []option.RequestOption{
-			option.WithoutEnvironmentDefaults(),
-			option.WithAPIKey(key),
-			option.WithHTTPClient(p.opts.HTTPClient),
-			option.WithMaxRetries(0), // Temporal owns retries.
-		}
-		if base := cmp.Or(ref.BaseURL, p.opts.BaseURL); base != "" {
-			opts = append(opts, option.WithBaseURL(base))
-		}
-		c := anthropic.NewClient(opts...)
-		return &c, nil
-	})
+// Endpoint describes the endpoint the Provider calls, without its URL or
+// key.
+func (p *Provider) Endpoint() agentsdk.EndpointInfo {
+	return agentsdk.EndpointInfo{Name: p.opts.Endpoint, Provider: p.opts.Name, Models: slices.Clone(p.opts.Models)}
 }
 
 // Stream sends req and streams the answer to onEvent (which may be nil),
@@ -106,16 +122,15 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 	if onEvent == nil {
 		onEvent = func(agentsdk.StreamEvent) {}
 	}
-	c, err := p.client(req.Model)
-	if err != nil {
-		return agentsdk.ModelResponse{}, providerkit.Invalid(p.opts.Name, err)
+	if p.noKey != nil {
+		return agentsdk.ModelResponse{}, providerkit.Invalid(p.opts.Name, p.noKey)
 	}
 	params, err := p.params(req)
 	if err != nil {
 		return agentsdk.ModelResponse{}, providerkit.Invalid(p.opts.Name, err)
 	}
 	acc := newAccumulator(onEvent)
-	if err := providerkit.Drain(ctx, c.Messages.NewStreaming(ctx, params), acc.add); err != nil {
+	if err := providerkit.Drain(ctx, p.client.Messages.NewStreaming(ctx, params), acc.add); err != nil {
 		return agentsdk.ModelResponse{}, p.modelError(ctx, err)
 	}
 	if !acc.done {
@@ -124,7 +139,7 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 	return providerkit.Answer(p.opts.Name, req.Model, p.prices, acc.message()), nil
 }
 
-// checkBaseURL checks an overriding base URL; "" leaves the SDK's default.
+// checkBaseURL checks a configured base URL; "" leaves the SDK's default.
 func checkBaseURL(s string) error {
 	if s == "" {
 		return nil

@@ -125,21 +125,42 @@ func TestOpenAIOfficialAPIGetsMaxCompletionTokensAndReasoningEffort(t *testing.T
 	require.Empty(t, got.Field(t, "temperature"), "reasoning models take only the default temperature")
 }
 
-func TestOpenAIPerCallBaseURLAndKeyEnv(t *testing.T) {
-	def := providertest.NewServer(t)
-	other := providertest.NewServer(t, okReply(), okReply())
-	t.Setenv("OTHER_OPENAI_KEY", "sk-other")
-	p := newProvider(t, def)
-	req := request(agentsdk.TextMessage(agentsdk.RoleUser, "hi"))
-	req.Model.BaseURL, req.Model.APIKeyEnv = other.URL+"/v1", "OTHER_OPENAI_KEY"
+// The endpoint's key is read once, when the provider is made, from the
+// variable its options name, and sent only to its own base URL.
+func TestOpenAIKeyIsReadOnceFromTheEndpointsVariable(t *testing.T) {
+	srv := providertest.NewServer(t, okReply(), okReply())
+	t.Setenv("ENDPOINT_OPENAI_KEY", "sk-first")
+	p, err := openai.New(openai.Options{BaseURL: srv.URL + "/v1", APIKeyEnv: "ENDPOINT_OPENAI_KEY"})
+	require.NoError(t, err)
+	t.Setenv("ENDPOINT_OPENAI_KEY", "sk-second")
 
-	stream(t, p, req)
-	stream(t, p, req)
+	stream(t, p, request(agentsdk.TextMessage(agentsdk.RoleUser, "hi")))
+	stream(t, p, request(agentsdk.TextMessage(agentsdk.RoleUser, "hi")))
 
-	require.Empty(t, def.Requests())
-	require.Len(t, other.Requests(), 2)
-	require.Equal(t, "/v1/chat/completions", other.Last().Path)
-	require.Equal(t, "Bearer sk-other", other.Last().Header.Get("Authorization"))
+	require.Len(t, srv.Requests(), 2)
+	require.Equal(t, "Bearer sk-first", srv.Last().Header.Get("Authorization"))
+}
+
+// Another server never receives OpenAI's key unless its options name the
+// variable.
+func TestOpenAICompatibleServerGetsNoKeyByDefault(t *testing.T) {
+	srv := providertest.NewServer(t, okReply())
+	t.Setenv("OPENAI_API_KEY", "sk-real-openai")
+	p, err := openai.New(openai.Options{BaseURL: srv.URL + "/v1"})
+	require.NoError(t, err)
+
+	stream(t, p, request(agentsdk.TextMessage(agentsdk.RoleUser, "hi")))
+
+	require.Empty(t, srv.Last().Header.Get("Authorization"))
+}
+
+func TestOpenAIDescribesItsEndpoint(t *testing.T) {
+	p, err := openai.New(openai.Options{Endpoint: "team-a", Models: []string{"m1", "m2"}})
+	require.NoError(t, err)
+	require.Equal(t, agentsdk.EndpointInfo{Name: "team-a", Provider: "openai", Models: []string{"m1", "m2"}}, p.Endpoint())
+	p, err = openai.New(openai.Options{})
+	require.NoError(t, err)
+	require.Equal(t, agentsdk.EndpointInfo{Name: "openai", Provider: "openai", Models: []string{"*"}}, p.Endpoint())
 }
 
 func TestOpenAINewValidatesOptions(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package openai is the agentsdk.Provider for the OpenAI Chat Completions
 // API, built on the official SDK (github.com/openai/openai-go/v3). The same
 // provider serves OpenAI-compatible servers — Ollama, vLLM, llama.cpp — by
-// BaseURL, under a Name of their own.
+// BaseURL, as a named endpoint of their own (Options.Endpoint).
 //
 // It streams answers, turning chunks into agentsdk stream events and one
 // provider-agnostic assistant message; converts agentsdk messages to the

@@ -9,8 +9,8 @@ import (
 // builtinPrices are OpenAI's list prices in USD per million tokens;
 // CacheRead is the cached-input price. A dated model ID
 // (gpt-4o-2024-08-06) is priced by its alias. A model not listed (a local
-// server's llama3.2, say) costs 0 unless Options.Prices or ModelRef.Price
-// names it.
+// server's llama3.2, say) costs 0 unless Options.Prices (the
+// worker configuration's prices) names it.
 var builtinPrices = map[string]agentsdk.Price{
 	"gpt-4o":       {Input: 2.50, Output: 10, CacheRead: 1.25},
 	"gpt-4o-mini":  {Input: 0.15, Output: 0.60, CacheRead: 0.075},

@@ -14,8 +14,9 @@ import (
 
 // Deps are what the steps run with.
 type Deps struct {
-	Store     agentsdk.Store
-	Providers agentsdk.Providers
+	Store agentsdk.Store
+	// Endpoints route model calls to the providers serving them.
+	Endpoints *agentsdk.Endpoints
 	Tools     agentsdk.Tools
 	// Now is the clock for latencies and durations; nil = time.Now.
 	Now func() time.Time
@@ -67,7 +68,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: config: %w", err)
 	}
 	cfg = cfg.WithDefaults()
-	provider, err := d.Providers.Get(in.Model.Provider)
+	provider, err := d.Endpoints.Resolve(in.Model)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
@@ -109,10 +110,6 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	usage := agentsdk.Usage{}
 	if msg.Usage != nil {
 		usage = *msg.Usage
-	}
-	if in.Model.Price != nil {
-		usage.Cost = in.Model.Price.Cost(usage)
-		msg.Usage = &usage
 	}
 	normaliseToolCallIDs(&msg, in.Key)
 	content, err := json.Marshal(msg)

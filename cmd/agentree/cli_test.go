@@ -51,7 +51,7 @@ type devInstance struct {
 	common    []string // --addr, --org, --key
 }
 
-func startDev(t *testing.T) devInstance {
+func startDev(t *testing.T, args ...string) devInstance {
 	t.Helper()
 	temporaltest.Address(t)
 	t.Setenv("DATABASE_URL", pgtest.URL(t))
@@ -61,7 +61,7 @@ func startDev(t *testing.T) devInstance {
 	ctx, cancel := context.WithCancel(context.Background())
 	devDone := make(chan error, 1)
 	go func() {
-		devDone <- runDev(ctx, []string{"--addr", addr, "--key-file", keyFile, "--task-queue", "cli-" + uuid.NewString()[:8]})
+		devDone <- runDev(ctx, append([]string{"--addr", addr, "--key-file", keyFile, "--task-queue", "cli-" + uuid.NewString()[:8]}, args...))
 	}()
 	t.Cleanup(func() { cancel(); <-devDone })
 	require.Eventually(t, func() bool {
@@ -197,9 +197,11 @@ func TestDemoUsesTheProviderWhoseKeyIsSet(t *testing.T) {
 		t.Setenv("ANTHROPIC_API_KEY", tc.anthropic)
 		t.Setenv("OPENAI_API_KEY", tc.openai)
 		require.Equal(t, tc.want, demoModel().Key())
-		reg, err := newRegistry()
+		cfg, err := loadWorkerConfig("", "", "")
 		require.NoError(t, err)
-		_, providers, _ := reg.names()
+		w, err := cfg.Build()
+		require.NoError(t, err)
+		_, providers, _ := names(w)
 		require.Contains(t, providers, strings.Split(tc.want, "/")[0])
 	}
 }

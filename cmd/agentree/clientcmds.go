@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	research "github.com/agentree/agentree/agentsdk/tools/demo"
 	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
-	"github.com/agentree/agentree/samples/research"
 )
 
 // addClientFlags declares the flags every client command takes, with

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
+	"github.com/agentree/agentree/internal/workerconfig"
 )
 
 // runDev runs a worker and the gateway in one process for local use, with
@@ -22,14 +23,19 @@ import (
 func runDev(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8080", "HTTP address of the gateway")
-	queue := fs.String("task-queue", entrystore.DefaultQueue, "Temporal task queue")
+	config := fs.String("config", "", "worker configuration file (default $"+workerconfig.EnvVar+", else built-in defaults; see agentree.example.yaml)")
+	queue := fs.String("task-queue", "", "Temporal task queue (default: the configuration's, agentree)")
 	org := fs.String("org", "dev", "the organization to create a key for")
 	keyFile := fs.String("key-file", ".data/dev-key", "where the dev API key is kept")
 	uiAddr := fs.String("temporal-ui", temporalUIDefault(), "the Temporal UI's address, to print ($AGENTREE_TEMPORAL_UI, else port $AGENTREE_TEMPORAL_UI_PORT)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s, err := connect(ctx, "default")
+	cfg, err := loadWorkerConfig(*config, *queue, "")
+	if err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
+	s, err := connect(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
@@ -42,19 +48,19 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("dev: gateway address: %w", err)
 	}
-	w := worker.New(s.tc, *queue, worker.Options{})
+	w := worker.New(s.tc, cfg.TaskQueue, worker.Options{})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("dev: worker: %w", err)
 	}
 	defer w.Stop()
 	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(os.Stderr, "agentree dev: worker on task queue %q; gateway on %s\n", *queue, base)
+	fmt.Fprintf(os.Stderr, "agentree dev: worker on task queue %q; gateway on %s\n", cfg.TaskQueue, base)
 	fmt.Fprintf(os.Stderr, "  REST API     %s/api/orgs/%s/agent-executions\n  OpenAPI      %s/openapi.json\n  Temporal UI  %s\n  API key      %s (in %s)\n",
 		base, *org, base, *uiAddr, key, *keyFile)
 	// The worker above has recorded its capabilities, which the gateway
 	// validates requests against.
 	return gateway.Run(ctx, gateway.Options{
-		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: *queue, Logger: slog.Default(),
+		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
 	})
 }
 

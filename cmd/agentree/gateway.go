@@ -17,13 +17,14 @@ import (
 )
 
 // runGateway serves the REST/SSE gateway (and gRPC with --grpc-addr) over
-// $DATABASE_URL and the Temporal server at $TEMPORAL_ADDRESS.
+// $DATABASE_URL and the Temporal server of TEMPORAL_ADDRESS or a Temporal
+// profile (see temporalOptions).
 func runGateway(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	addr := fs.String("addr", gateway.DefaultHTTPAddr, "HTTP address for REST, SSE, /healthz and /openapi.json")
 	grpcAddr := fs.String("grpc-addr", "", "gRPC address (empty: no gRPC)")
 	queue := fs.String("task-queue", entrystore.DefaultQueue, "the workers' Temporal task queue")
-	namespace := fs.String("namespace", "default", "Temporal namespace")
+	namespace := fs.String("namespace", "", "Temporal namespace (default: Temporal's environment configuration, else default)")
 	bodyLimit := fs.Int64("body-limit", gateway.DefaultBodyLimit, "largest request body in bytes (larger: 413)")
 	heartbeat := fs.Duration("heartbeat", gateway.DefaultHeartbeat, "SSE heartbeat interval")
 	window := fs.Duration("replay-window", gateway.DefaultReplayWindow, "how old an event a stream still replays")
@@ -34,9 +35,13 @@ func runGateway(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	dbURL, temporalAddr := os.Getenv("DATABASE_URL"), os.Getenv("TEMPORAL_ADDRESS")
-	if dbURL == "" || temporalAddr == "" {
-		return errors.New("gateway: DATABASE_URL and TEMPORAL_ADDRESS must be set (eval \"$(make -s env)\")")
+	dbURL := os.Getenv("DATABASE_URL")
+	if dbURL == "" {
+		return errors.New("gateway: DATABASE_URL must be set (eval \"$(make -s env)\")")
+	}
+	topts, err := temporalOptions(*namespace)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
 	}
 	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
@@ -44,7 +49,8 @@ func runGateway(ctx context.Context, args []string) error {
 	}
 	defer pool.Close()
 	logger := slog.Default()
-	tc, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: *namespace, Logger: tlog.NewStructuredLogger(logger)})
+	topts.Logger = tlog.NewStructuredLogger(logger)
+	tc, err := client.Dial(topts)
 	if err != nil {
 		return fmt.Errorf("gateway: temporal: %w", err)
 	}

@@ -4,43 +4,25 @@ import (
 	"os"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/anthropic"
-	"github.com/agentree/agentree/agentsdk/openai"
-	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/samples/research"
+	"github.com/agentree/agentree/internal/workerconfig"
 )
 
-// registry is what this binary's worker runs: the react agent, the
-// research sample's tools, the scripted model, and each real provider
-// whose API key is in the environment.
-type registry struct {
-	agents    []agentsdk.Agent
-	providers []agentsdk.Provider
-	tools     []*agentsdk.Tool
-}
-
-func newRegistry() (registry, error) {
-	r := registry{
-		agents:    []agentsdk.Agent{react.New(react.Options{})},
-		providers: []agentsdk.Provider{scripted.New(research.Script())},
-		tools:     research.Tools(),
+// loadWorkerConfig loads the worker configuration (--config, else
+// $AGENTREE_CONFIG, else the defaults) and applies the task-queue and
+// namespace flags over it when they were given.
+func loadWorkerConfig(path, queue, namespace string) (workerconfig.Config, error) {
+	cfg, err := workerconfig.Load(workerconfig.Path(path))
+	if err != nil {
+		return cfg, err
 	}
-	if os.Getenv("ANTHROPIC_API_KEY") != "" {
-		p, err := anthropic.New(anthropic.Options{})
-		if err != nil {
-			return r, err
-		}
-		r.providers = append(r.providers, p)
+	if queue != "" {
+		cfg.TaskQueue = queue
 	}
-	if os.Getenv("OPENAI_API_KEY") != "" {
-		p, err := openai.New(openai.Options{})
-		if err != nil {
-			return r, err
-		}
-		r.providers = append(r.providers, p)
+	if namespace != "" {
+		cfg.Namespace = namespace
 	}
-	return r, nil
+	return cfg, nil
 }
 
 // demoModel is the model the demo uses: a real provider when its key is
@@ -55,14 +37,20 @@ func demoModel() agentsdk.ModelRef {
 	return scripted.Model("")
 }
 
-func (r registry) names() (kinds, providers, tools []string) {
-	for _, a := range r.agents {
+// names lists what a worker built from w serves, for logs and the dev
+// gateway's checks.
+func names(w workerconfig.Worker) (kinds, providers, tools []string) {
+	for _, a := range w.Agents {
 		kinds = append(kinds, a.Kind())
 	}
-	for _, p := range r.providers {
-		providers = append(providers, p.Name())
+	seen := map[string]bool{}
+	for _, p := range w.Providers {
+		if !seen[p.Name()] {
+			seen[p.Name()] = true
+			providers = append(providers, p.Name())
+		}
 	}
-	for _, t := range r.tools {
+	for _, t := range w.Tools {
 		tools = append(tools, t.Name)
 	}
 	return kinds, providers, tools

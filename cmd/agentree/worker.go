@@ -15,21 +15,30 @@ import (
 
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/workerconfig"
 	"github.com/agentree/agentree/migrations"
 )
 
 // services are the connections the worker and dev commands share.
 type services struct {
-	pool  *pgxpool.Pool
-	store *entrystore.Store
-	tc    client.Client
-	reg   registry
+	pool   *pgxpool.Pool
+	store  *entrystore.Store
+	tc     client.Client
+	worker workerconfig.Worker
 }
 
-func connect(ctx context.Context, namespace string) (*services, error) {
-	dbURL, temporalAddr := os.Getenv("DATABASE_URL"), os.Getenv("TEMPORAL_ADDRESS")
-	if dbURL == "" || temporalAddr == "" {
-		return nil, errors.New("DATABASE_URL and TEMPORAL_ADDRESS must be set (make up; eval \"$(make -s env)\")")
+func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
+	dbURL := os.Getenv("DATABASE_URL")
+	if dbURL == "" {
+		return nil, errors.New("DATABASE_URL must be set (make up; eval \"$(make -s env)\")")
+	}
+	topts, err := temporalOptions(cfg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	w, err := cfg.Build()
+	if err != nil {
+		return nil, err
 	}
 	if err := migrations.ApplyURL(ctx, dbURL); err != nil {
 		return nil, err
@@ -38,26 +47,20 @@ func connect(ctx context.Context, namespace string) (*services, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	reg, err := newRegistry()
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
 	store := entrystore.New(pool)
-	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: reg.agents, Providers: reg.providers, Tools: reg.tools})
+	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools})
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	tc, err := client.Dial(client.Options{
-		HostPort: temporalAddr, Namespace: namespace, Plugins: []client.Plugin{plugin},
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
-	})
+	topts.Plugins = append(topts.Plugins, plugin)
+	topts.Logger = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	tc, err := client.Dial(topts)
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("temporal at %s: %w", temporalAddr, err)
+		return nil, fmt.Errorf("temporal at %s: %w", topts.HostPort, err)
 	}
-	return &services{pool: pool, store: store, tc: tc, reg: reg}, nil
+	return &services{pool: pool, store: store, tc: tc, worker: w}, nil
 }
 
 func (s *services) close() {
@@ -69,23 +72,28 @@ func (s *services) close() {
 // interrupted.
 func runWorker(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	queue := fs.String("task-queue", entrystore.DefaultQueue, "Temporal task queue")
-	namespace := fs.String("namespace", "default", "Temporal namespace")
+	config := fs.String("config", "", "worker configuration file (default $"+workerconfig.EnvVar+", else built-in defaults; see agentree.example.yaml)")
+	queue := fs.String("task-queue", "", "Temporal task queue (default: the configuration's, agentree)")
+	namespace := fs.String("namespace", "", "Temporal namespace (default: the configuration's, else Temporal's environment configuration, else default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s, err := connect(ctx, *namespace)
+	cfg, err := loadWorkerConfig(*config, *queue, *namespace)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	s, err := connect(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	defer s.close()
-	w := worker.New(s.tc, *queue, worker.Options{})
+	w := worker.New(s.tc, cfg.TaskQueue, worker.Options{})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	defer w.Stop()
-	_, providers, tools := s.reg.names()
-	slog.Info("worker running", "taskQueue", *queue, "providers", providers, "tools", tools)
+	_, providers, tools := names(s.worker)
+	slog.Info("worker running", "taskQueue", cfg.TaskQueue, "providers", providers, "tools", tools)
 	<-ctx.Done()
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentree/agentree/samples/research"
+	research "github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
 // questions are what the conversations ask; each is answered from the

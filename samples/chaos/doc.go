@@ -17,7 +17,7 @@
 // call in flight: worker and gateway SIGKILLs, Postgres restarts and
 // outages, Temporal dev-server restarts, and duplicate deliveries. The
 // scripted model and the research tools are slowed (scripted.EnvDelay,
-// research.EnvToolDelay) so calls are in flight long enough to be hit.
+// demo.EnvToolDelay) so calls are in flight long enough to be hit.
 //
 // Afterwards it checks in SQL and over REST that every acknowledged
 // message is a user entry exactly once; one chain runs from the root to the

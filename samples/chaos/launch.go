@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/samples/research"
+	research "github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
 // This file is the only one that knows how Agentree's processes are

@@ -1,7 +1,8 @@
 // Package research is a one-shot research agent: the built-in react-agent
-// with three tools over a small embedded corpus of notes (search_notes,
-// fetch_note, word_count) and a scripted model that plays a believable
-// research session, so it runs with no API key. `make run` streams it.
+// with the demo tool set (agentsdk/tools/demo: search_notes, fetch_note,
+// word_count over a small embedded corpus of notes) and the demo's
+// scripted model, which plays a believable research session, so it runs
+// with no API key. `make run` streams the same agent from `agentree dev`.
 //
 // The worker (worker/main.go) runs the agent; the starter (starter/main.go)
 // starts an execution and follows its stream. It imports agentsdk only; its

@@ -34,12 +34,9 @@ func NewPrices(builtin, overrides map[string]agentsdk.Price, dateSuffix *regexp.
 	return &Prices{table: table, dateSuffix: dateSuffix}, nil
 }
 
-// Lookup is ref's price: its own, else the table's for its exact ID, else
-// for its alias. A model it knows no price for costs nothing.
+// Lookup is ref's price: the table's for its exact ID, else for its
+// alias. A model it knows no price for costs nothing.
 func (p *Prices) Lookup(ref agentsdk.ModelRef) (agentsdk.Price, bool) {
-	if ref.Price != nil {
-		return *ref.Price, true
-	}
 	if pr, ok := p.table[ref.ModelID]; ok {
 		return pr, true
 	}

@@ -83,21 +83,18 @@ func (x *Error) GetMessage() string {
 	return ""
 }
 
-// ModelRef names a model.
+// ModelRef names a model, and optionally which of the workers' endpoints
+// for its provider serves it. Endpoint URLs and API keys are worker
+// configuration: a request never names a URL or a key.
 type ModelRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The provider that serves the model, such as `anthropic` or `openai`.
 	Provider string `protobuf:"bytes,1,opt,name=provider,proto3" json:"provider,omitempty"`
 	// The provider's model ID.
 	ModelId string `protobuf:"bytes,2,opt,name=model_id,json=modelId,proto3" json:"model_id,omitempty"`
-	// An OpenAI-compatible endpoint to use instead of the provider's own.
-	BaseUrl string `protobuf:"bytes,3,opt,name=base_url,json=baseUrl,proto3" json:"base_url,omitempty"`
-	// The name of the environment variable holding the API key on the
-	// worker; keys themselves are never sent or stored.
-	ApiKeyEnv string `protobuf:"bytes,4,opt,name=api_key_env,json=apiKeyEnv,proto3" json:"api_key_env,omitempty"`
-	// The name of one of the workers' model endpoints of this provider
-	// (GET /api/orgs/{org}/capabilities lists them); empty: any that allows
-	// the model.
+	// The name of one of the workers' endpoints for this provider, such as
+	// `local-vllm` (GET /api/orgs/{org}/capabilities lists them); empty means
+	// the provider's first endpoint that allows the model.
 	Endpoint      string `protobuf:"bytes,5,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -143,20 +140,6 @@ func (x *ModelRef) GetProvider() string {
 func (x *ModelRef) GetModelId() string {
 	if x != nil {
 		return x.ModelId
-	}
-	return ""
-}
-
-func (x *ModelRef) GetBaseUrl() string {
-	if x != nil {
-		return x.BaseUrl
-	}
-	return ""
-}
-
-func (x *ModelRef) GetApiKeyEnv() string {
-	if x != nil {
-		return x.ApiKeyEnv
 	}
 	return ""
 }
@@ -3903,13 +3886,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1aagentree/v1/agentree.proto\x12\vagentree.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"5\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\x98\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x80\x01\n" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
-	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x19\n" +
-	"\bbase_url\x18\x03 \x01(\tR\abaseUrl\x12\x1e\n" +
-	"\vapi_key_env\x18\x04 \x01(\tR\tapiKeyEnv\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpoint\"\xdc\x03\n" +
+	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xdc\x03\n" +
 	"\x0fAgentDefinition\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12\x12\n" +

@@ -12,12 +12,13 @@ import (
 
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/tools/demo"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 	"github.com/agentree/agentree/samples/research"
 )
 
 func main() {
-	prompt := flag.String("prompt", research.Prompt, "the question to research")
+	prompt := flag.String("prompt", demo.Prompt, "the question to research")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -31,7 +32,7 @@ func main() {
 	// then starts the workflow: its ID is the execution ID.
 	ac := conn.Agentree(research.TaskQueue)
 	ex, err := ac.Start(ctx, adapter.StartRequest{
-		OrgID: conn.Org.ID, Kind: react.Kind, Config: research.Config(), UserPrompt: *prompt,
+		OrgID: conn.Org.ID, Kind: react.Kind, Config: demo.Config(), UserPrompt: *prompt,
 	})
 	if err != nil {
 		log.Fatalln("Unable to start the execution", err)

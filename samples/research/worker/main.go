@@ -8,7 +8,7 @@ import (
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
-	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/agentsdk/tools/demo"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 	"github.com/agentree/agentree/samples/research"
 )
@@ -16,8 +16,8 @@ import (
 func main() {
 	err := sampleenv.RunWorker(research.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
-		Providers: []agentsdk.Provider{scripted.New(research.Script())},
-		Tools:     research.Tools(),
+		Providers: []agentsdk.Provider{demo.Model()},
+		Tools:     demo.Tools(),
 	})
 	if err != nil {
 		log.Fatalln(err)

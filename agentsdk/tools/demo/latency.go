@@ -1,4 +1,4 @@
-package research
+package demo
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func toolDelay() time.Duration {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		fmt.Fprintf(os.Stderr, "research: %s=%q is not a duration (such as 500ms); ignored\n", EnvToolDelay, v)
+		fmt.Fprintf(os.Stderr, "demo tools: %s=%q is not a duration (such as 500ms); ignored\n", EnvToolDelay, v)
 		return 0
 	}
 	return d

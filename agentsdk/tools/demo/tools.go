@@ -1,4 +1,4 @@
-package research
+package demo
 
 import (
 	"context"

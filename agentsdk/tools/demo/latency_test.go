@@ -1,4 +1,4 @@
-package research_test
+package demo_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/samples/research"
+	research "github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
 // TestToolDelayHoldsEveryTool: with EnvToolDelay set, no tool answers

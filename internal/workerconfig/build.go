@@ -1,0 +1,89 @@
+package workerconfig
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/anthropic"
+	"github.com/agentree/agentree/agentsdk/openai"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/tools/demo"
+)
+
+// toolSets are the built-in tool sets, by the name a configuration
+// enables them with.
+var toolSets = map[string]func() []*agentsdk.Tool{
+	demo.ToolSet: demo.Tools,
+}
+
+func toolSetNames() []string { return slices.Sorted(maps.Keys(toolSets)) }
+
+// Worker is what a configuration builds: what the adapter's plugin runs.
+type Worker struct {
+	Agents    []agentsdk.Agent
+	Providers []agentsdk.Provider
+	Tools     []*agentsdk.Tool
+}
+
+// Build makes the configuration's agents, providers and tools. Each
+// endpoint's key is read here, once, from its variable; an endpoint whose
+// API needs a key that is not set is an error naming the variable, so a
+// misconfigured worker stops at start rather than failing executions.
+func (c Config) Build() (Worker, error) {
+	var w Worker
+	for _, a := range c.Agents {
+		w.Agents = append(w.Agents, react.New(react.Options{Kind: a.Kind}))
+	}
+	for i, e := range c.Endpoints {
+		p, err := e.provider()
+		if err != nil {
+			return Worker{}, fmt.Errorf("worker config: endpoints[%d] (%s): %w", i, e.Name, err)
+		}
+		w.Providers = append(w.Providers, p)
+	}
+	for _, s := range c.ToolSets {
+		w.Tools = append(w.Tools, toolSets[s]()...)
+	}
+	return w, nil
+}
+
+// provider builds e's provider.
+func (e Endpoint) provider() (agentsdk.Provider, error) {
+	key := ""
+	if e.APIKeyEnv != "" {
+		key = os.Getenv(e.APIKeyEnv)
+	}
+	prices := map[string]agentsdk.Price{}
+	for id, p := range e.Prices {
+		prices[id] = agentsdk.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
+	}
+	switch e.Provider {
+	case ProviderAnthropic:
+		if key == "" {
+			return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
+		}
+		return anthropic.New(anthropic.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
+			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
+	case ProviderOpenAI:
+		if key == "" && e.BaseURL == "" {
+			return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
+		}
+		return openai.New(openai.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
+			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
+	default: // ProviderScripted; validated in Parse.
+		return described{Provider: demo.Model(), info: agentsdk.EndpointInfo{
+			Name: e.Name, Provider: ProviderScripted, Models: slices.Clone(e.Models)}}, nil
+	}
+}
+
+// described is a provider serving a named endpoint that does not describe
+// itself (the scripted demo model).
+type described struct {
+	agentsdk.Provider
+	info agentsdk.EndpointInfo
+}
+
+func (d described) Endpoint() agentsdk.EndpointInfo { return d.info }

@@ -1,0 +1,282 @@
+package workerconfig
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/tools/demo"
+)
+
+// EnvVar names the environment variable that gives the configuration
+// file's path when no --config flag does.
+const EnvVar = "AGENTREE_CONFIG"
+
+// DefaultTaskQueue is the task queue of a configuration that names none:
+// the gateway's default too.
+const DefaultTaskQueue = "agentree"
+
+// The provider kinds an endpoint may have.
+const (
+	ProviderAnthropic = "anthropic"
+	ProviderOpenAI    = "openai"
+	// ProviderScripted is the demo's scripted model: no network, no key.
+	ProviderScripted = "scripted"
+)
+
+var providerKinds = []string{ProviderAnthropic, ProviderOpenAI, ProviderScripted}
+
+// BuiltinReact is the built-in ReAct agent, the only Agent.Builtin today.
+const BuiltinReact = "react"
+
+// Config is a worker's configuration. The zero value of each field means
+// its default, given in its comment.
+type Config struct {
+	// TaskQueue is the Temporal task queue the worker polls; default
+	// "agentree".
+	TaskQueue string `yaml:"taskQueue"`
+	// Namespace is the Temporal namespace; default: what Temporal's own
+	// environment configuration says (TEMPORAL_NAMESPACE, or the profile
+	// in TEMPORAL_CONFIG_FILE), else "default".
+	Namespace string `yaml:"namespace"`
+	// Endpoints are the model endpoints the worker calls, in order: the
+	// first of a provider is that provider's default. Omitted: the demo
+	// endpoint, plus "anthropic" and "openai" when ANTHROPIC_API_KEY or
+	// OPENAI_API_KEY is set.
+	Endpoints []Endpoint `yaml:"endpoints"`
+	// ToolSets are the built-in tool sets the worker serves; omitted:
+	// ["demo"]. An empty list serves none.
+	ToolSets []string `yaml:"toolSets"`
+	// Agents are the agents the worker runs; omitted: the built-in react
+	// agent as "react-agent".
+	Agents []Agent `yaml:"agents"`
+}
+
+// Endpoint is one named model endpoint.
+type Endpoint struct {
+	// Name is what a request's model.endpoint names; default: Provider.
+	// Unique in the file.
+	Name string `yaml:"name"`
+	// Provider is the provider kind: anthropic, openai (also any
+	// OpenAI-compatible server) or scripted (the demo's model). Required.
+	Provider string `yaml:"provider"`
+	// BaseURL is the API's address; default the provider's own API.
+	BaseURL string `yaml:"baseUrl"`
+	// APIKeyEnv names the environment variable holding the key, read once
+	// at start; default ANTHROPIC_API_KEY for anthropic, OPENAI_API_KEY for
+	// openai without a BaseURL, none otherwise (so another server never
+	// receives OpenAI's key unless told to). Anthropic's API and OpenAI's
+	// own need a key: a worker whose variable is empty does not start.
+	APIKeyEnv string `yaml:"apiKeyEnv"`
+	// Models are the model IDs the endpoint serves; default ["*"], any.
+	Models []string `yaml:"models"`
+	// Prices override the provider's built-in price table, by model ID,
+	// in USD per million tokens.
+	Prices map[string]Price `yaml:"prices"`
+}
+
+// Price is a model's price in USD per million tokens.
+type Price struct {
+	Input      float64 `yaml:"input"`
+	Output     float64 `yaml:"output"`
+	CacheRead  float64 `yaml:"cacheRead"`
+	CacheWrite float64 `yaml:"cacheWrite"`
+}
+
+// Agent is one agent the worker runs.
+type Agent struct {
+	// Kind is the kind requests name and the Temporal workflow type;
+	// required, unique.
+	Kind string `yaml:"kind"`
+	// Builtin is the implementation; default and only value: "react".
+	Builtin string `yaml:"builtin"`
+}
+
+// Path is the configuration file to load: flag when given, else
+// $AGENTREE_CONFIG; "" means none (Default).
+func Path(flag string) string {
+	return cmp.Or(flag, os.Getenv(EnvVar))
+}
+
+// Load reads and validates the file at path; "" is Default.
+func Load(path string) (Config, error) {
+	if path == "" {
+		return Default(), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("worker config: %w", err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("worker config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Default is the configuration with no file: every field's default.
+func Default() Config {
+	c, _ := Config{}.withDefaults()
+	return c
+}
+
+// Parse decodes a YAML configuration strictly, fills in the defaults and
+// validates it. Errors name the field, as the file spells it.
+func Parse(data []byte) (Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, yamlError(err)
+	}
+	return c.withDefaults()
+}
+
+// unknownField matches yaml's error for a key the structs lack, whose
+// wording names Go types.
+var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
+
+var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent"}
+
+// wrongType matches yaml's error for a value of the wrong shape, whose
+// wording names the Go type it was decoded into.
+var wrongType = regexp.MustCompile(`cannot unmarshal (\S+) (.*) into (\S+)`)
+
+// yamlError rewords a decoding error in the file's terms.
+func yamlError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	msg = strings.ReplaceAll(msg, "\n  ", "; ")
+	msg = unknownField.ReplaceAllStringFunc(msg, func(m string) string {
+		g := unknownField.FindStringSubmatch(m)
+		return fmt.Sprintf("unknown field %q in %s", g[1], sections[g[2]])
+	})
+	msg = wrongType.ReplaceAllStringFunc(msg, func(m string) string {
+		g := wrongType.FindStringSubmatch(m)
+		want := "a mapping"
+		switch into := g[3]; {
+		case strings.HasPrefix(into, "[]"):
+			want = "a list"
+		case into == "string":
+			want = "a string"
+		case into == "float64":
+			want = "a number"
+		}
+		return fmt.Sprintf("%s is not %s", g[2], want)
+	})
+	return errors.New(msg)
+}
+
+// withDefaults fills in every default and validates the result.
+func (c Config) withDefaults() (Config, error) {
+	c.TaskQueue = cmp.Or(c.TaskQueue, DefaultTaskQueue)
+	if c.Endpoints == nil {
+		c.Endpoints = defaultEndpoints()
+	}
+	if c.ToolSets == nil {
+		c.ToolSets = []string{demo.ToolSet}
+	}
+	if c.Agents == nil {
+		c.Agents = []Agent{{Kind: react.Kind}}
+	}
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if len(c.Endpoints) == 0 {
+		bad("endpoints: a worker needs at least one endpoint")
+	}
+	names := map[string]bool{}
+	for i := range c.Endpoints {
+		e := &c.Endpoints[i]
+		field := fmt.Sprintf("endpoints[%d]", i)
+		if !slices.Contains(providerKinds, e.Provider) {
+			bad("%s.provider: %q is not one of %s", field, e.Provider, strings.Join(providerKinds, ", "))
+			continue
+		}
+		e.Name = cmp.Or(e.Name, e.Provider)
+		if strings.ContainsAny(e.Name, "/ ") {
+			bad("%s.name: %q holds '/' or a space", field, e.Name)
+		}
+		if names[e.Name] {
+			bad("%s.name: %q is used by an earlier endpoint", field, e.Name)
+		}
+		names[e.Name] = true
+		if e.Models == nil {
+			e.Models = []string{agentsdk.AnyModel}
+		}
+		if len(e.Models) == 0 {
+			bad("%s.models: an endpoint serves at least one model (\"*\": any)", field)
+		}
+		for id, p := range e.Prices {
+			if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
+				bad("%s.prices.%s: a price must not be negative", field, id)
+			}
+		}
+		switch e.Provider {
+		case ProviderScripted:
+			if e.BaseURL != "" || e.APIKeyEnv != "" || len(e.Prices) > 0 {
+				bad("%s: a scripted endpoint calls no server: baseUrl, apiKeyEnv and prices do not apply", field)
+			}
+		case ProviderAnthropic:
+			e.APIKeyEnv = cmp.Or(e.APIKeyEnv, "ANTHROPIC_API_KEY")
+		case ProviderOpenAI:
+			if e.BaseURL == "" {
+				e.APIKeyEnv = cmp.Or(e.APIKeyEnv, "OPENAI_API_KEY")
+			}
+		}
+		if e.BaseURL != "" && !httpURL.MatchString(e.BaseURL) {
+			bad("%s.baseUrl: %q is not an http(s) URL", field, e.BaseURL)
+		}
+	}
+	for i, s := range c.ToolSets {
+		if _, ok := toolSets[s]; !ok {
+			bad("toolSets[%d]: unknown tool set %q (known: %s)", i, s, strings.Join(toolSetNames(), ", "))
+		}
+	}
+	if len(c.Agents) == 0 {
+		bad("agents: a worker runs at least one agent")
+	}
+	kinds := map[string]bool{}
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		a.Builtin = cmp.Or(a.Builtin, BuiltinReact)
+		if a.Kind == "" {
+			bad("agents[%d].kind: required", i)
+		} else if kinds[a.Kind] {
+			bad("agents[%d].kind: %q is used by an earlier agent", i, a.Kind)
+		}
+		kinds[a.Kind] = true
+		if a.Builtin != BuiltinReact {
+			bad("agents[%d].builtin: %q is not a built-in agent (known: %s)", i, a.Builtin, BuiltinReact)
+		}
+	}
+	if len(problems) > 0 {
+		return Config{}, errors.New(strings.Join(problems, "; "))
+	}
+	return c, nil
+}
+
+// httpURL is an absolute http(s) URL with a host.
+var httpURL = regexp.MustCompile(`^https?://[^/\s]+(/\S*)?$`)
+
+// defaultEndpoints are the endpoints of a configuration that names none:
+// the demo's, and each real provider whose key is in the environment.
+func defaultEndpoints() []Endpoint {
+	eps := []Endpoint{{Name: "demo", Provider: ProviderScripted}}
+	if os.Getenv("ANTHROPIC_API_KEY") != "" {
+		eps = append(eps, Endpoint{Provider: ProviderAnthropic})
+	}
+	if os.Getenv("OPENAI_API_KEY") != "" {
+		eps = append(eps, Endpoint{Provider: ProviderOpenAI})
+	}
+	return eps
+}

@@ -1,0 +1,163 @@
+package workerconfig_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/internal/workerconfig"
+)
+
+// noKeys clears the provider keys the defaults look at.
+func noKeys(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
+}
+
+func TestDefaultsRunTheDemo(t *testing.T) {
+	noKeys(t)
+	c := workerconfig.Default()
+	require.Equal(t, workerconfig.Config{
+		TaskQueue: "agentree",
+		Endpoints: []workerconfig.Endpoint{{Name: "demo", Provider: "scripted", Models: []string{"*"}}},
+		ToolSets:  []string{"demo"},
+		Agents:    []workerconfig.Agent{{Kind: "react-agent", Builtin: "react"}},
+	}, c)
+
+	w, err := c.Build()
+	require.NoError(t, err)
+	eps, err := agentsdk.NewEndpoints(w.Providers...)
+	require.NoError(t, err)
+	require.Equal(t, []agentsdk.EndpointInfo{{Name: "demo", Provider: "scripted", Models: []string{"*"}}}, eps.Infos())
+	_, err = eps.Resolve(agentsdk.ModelRef{Provider: "scripted", ModelID: "scripted-1"})
+	require.NoError(t, err)
+	var tools []string
+	for _, tl := range w.Tools {
+		tools = append(tools, tl.Name)
+	}
+	require.Equal(t, []string{"search_notes", "fetch_note", "word_count"}, tools)
+	require.Len(t, w.Agents, 1)
+	require.Equal(t, "react-agent", w.Agents[0].Kind())
+}
+
+func TestDefaultsAddProvidersWhoseKeysAreSet(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant")
+	t.Setenv("OPENAI_API_KEY", "sk-oai")
+	c := workerconfig.Default()
+	require.Equal(t, []workerconfig.Endpoint{
+		{Name: "demo", Provider: "scripted", Models: []string{"*"}},
+		{Name: "anthropic", Provider: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Models: []string{"*"}},
+		{Name: "openai", Provider: "openai", APIKeyEnv: "OPENAI_API_KEY", Models: []string{"*"}},
+	}, c.Endpoints)
+	w, err := c.Build()
+	require.NoError(t, err)
+	require.Len(t, w.Providers, 3)
+}
+
+// The checked-in example is valid and says what the defaults say.
+func TestExampleIsTheDefault(t *testing.T) {
+	noKeys(t)
+	_, here, _, _ := runtime.Caller(0)
+	c, err := workerconfig.Load(filepath.Join(filepath.Dir(here), "..", "..", "agentree.example.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, workerconfig.Default(), c)
+}
+
+func TestEmptyFileIsTheDefault(t *testing.T) {
+	noKeys(t)
+	c, err := workerconfig.Parse(nil)
+	require.NoError(t, err)
+	require.Equal(t, workerconfig.Default(), c)
+}
+
+func TestParseFillsEndpointDefaults(t *testing.T) {
+	noKeys(t)
+	c, err := workerconfig.Parse([]byte(`
+taskQueue: q1
+endpoints:
+  - provider: anthropic
+  - name: local-vllm
+    provider: openai
+    baseUrl: http://127.0.0.1:8000/v1
+    models: [qwen3]
+    prices:
+      qwen3: {input: 1, output: 2}
+toolSets: []
+`))
+	require.NoError(t, err)
+	require.Equal(t, "q1", c.TaskQueue)
+	require.Equal(t, []workerconfig.Endpoint{
+		{Name: "anthropic", Provider: "anthropic", APIKeyEnv: "ANTHROPIC_API_KEY", Models: []string{"*"}},
+		{Name: "local-vllm", Provider: "openai", BaseURL: "http://127.0.0.1:8000/v1", Models: []string{"qwen3"},
+			Prices: map[string]workerconfig.Price{"qwen3": {Input: 1, Output: 2}}},
+	}, c.Endpoints)
+	require.Empty(t, c.ToolSets, "an explicit empty list serves no tools")
+}
+
+func TestBadFilesNameTheField(t *testing.T) {
+	noKeys(t)
+	for name, c := range map[string]struct{ yaml, want string }{
+		"unknown top-level field": {"taskqueue: x\n", `line 1: unknown field "taskqueue" in the top level`},
+		"unknown endpoint field":  {"endpoints:\n  - provider: openai\n    apiKey: sk-x\n", `line 3: unknown field "apiKey" in an endpoint`},
+		"unknown provider":        {"endpoints:\n  - provider: gemini\n", `endpoints[0].provider: "gemini" is not one of anthropic, openai, scripted`},
+		"no provider":             {"endpoints:\n  - name: x\n", `endpoints[0].provider: "" is not one of`},
+		"duplicate endpoint":      {"endpoints:\n  - provider: scripted\n  - provider: scripted\n", `endpoints[1].name: "scripted" is used by an earlier endpoint`},
+		"no endpoints":            {"endpoints: []\n", "endpoints: a worker needs at least one endpoint"},
+		"bad base URL":            {"endpoints:\n  - provider: openai\n    baseUrl: localhost:8000\n", `endpoints[0].baseUrl: "localhost:8000" is not an http(s) URL`},
+		"scripted with a URL":     {"endpoints:\n  - provider: scripted\n    baseUrl: http://x\n", "endpoints[0]: a scripted endpoint calls no server"},
+		"no models":               {"endpoints:\n  - provider: scripted\n    models: []\n", "endpoints[0].models: an endpoint serves at least one model"},
+		"negative price":          {"endpoints:\n  - provider: openai\n    prices:\n      m: {input: -1}\n", "endpoints[0].prices.m: a price must not be negative"},
+		"unknown tool set":        {"toolSets: [demo, shell]\n", `toolSets[1]: unknown tool set "shell" (known: demo)`},
+		"agent without kind":      {"agents:\n  - builtin: react\n", "agents[0].kind: required"},
+		"unknown builtin":         {"agents:\n  - kind: a\n    builtin: planner\n", `agents[0].builtin: "planner" is not a built-in agent`},
+		"duplicate kind":          {"agents:\n  - kind: a\n  - kind: a\n", `agents[1].kind: "a" is used by an earlier agent`},
+		"not a list":              {"toolSets: demo\n", "line 1: `demo` is not a list"},
+		"agents not a list":       {"agents: 3\n", "line 1: `3` is not a list"},
+		"price not a number":      {"endpoints:\n  - provider: openai\n    prices: {m: {input: cheap}}\n", "line 3: `cheap` is not a number"},
+	} {
+		_, err := workerconfig.Parse([]byte(c.yaml))
+		require.ErrorContains(t, err, c.want, name)
+		require.NotContains(t, err.Error(), "workerconfig.", name)
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentree.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("toolSets: [nope]\n"), 0o600))
+	_, err := workerconfig.Load(path)
+	require.ErrorContains(t, err, "worker config "+path+`: toolSets[0]: unknown tool set "nope"`)
+	_, err = workerconfig.Load(filepath.Join(t.TempDir(), "missing.yaml"))
+	require.ErrorContains(t, err, "missing.yaml")
+}
+
+func TestPathPrefersTheFlag(t *testing.T) {
+	t.Setenv(workerconfig.EnvVar, "/etc/agentree.yaml")
+	require.Equal(t, "/x.yaml", workerconfig.Path("/x.yaml"))
+	require.Equal(t, "/etc/agentree.yaml", workerconfig.Path(""))
+	t.Setenv(workerconfig.EnvVar, "")
+	require.Equal(t, "", workerconfig.Path(""))
+}
+
+// An endpoint whose API needs a key it does not have stops the worker at
+// start, naming the variable; a compatible server needs none.
+func TestBuildNeedsTheKeysOfOfficialAPIs(t *testing.T) {
+	noKeys(t)
+	for name, c := range map[string]struct{ yaml, want string }{
+		"anthropic": {"endpoints:\n  - provider: anthropic\n", "endpoints[0] (anthropic): $ANTHROPIC_API_KEY is empty"},
+		"openai":    {"endpoints:\n  - name: oai\n    provider: openai\n    apiKeyEnv: TEAM_OPENAI_KEY\n", "endpoints[0] (oai): $TEAM_OPENAI_KEY is empty"},
+	} {
+		cfg, err := workerconfig.Parse([]byte(c.yaml))
+		require.NoError(t, err, name)
+		_, err = cfg.Build()
+		require.ErrorContains(t, err, c.want, name)
+	}
+	cfg, err := workerconfig.Parse([]byte("endpoints:\n  - provider: openai\n    baseUrl: http://127.0.0.1:1/v1\n    models: [qwen3]\n"))
+	require.NoError(t, err)
+	w, err := cfg.Build()
+	require.NoError(t, err)
+	require.Equal(t, agentsdk.EndpointInfo{Name: "openai", Provider: "openai", Models: []string{"qwen3"}}, agentsdk.Describe(w.Providers[0]))
+}

@@ -1,0 +1,19 @@
+// Package workerconfig is the configuration file of `agentree worker` and
+// `agentree dev`: which task queue and namespace the worker serves, its
+// named model endpoints (provider, base URL, the environment variable
+// holding the key, allowed models, prices), the built-in tool sets it
+// enables and the agents it runs. It loads and validates the file
+// (YAML, strict: an unknown field is an error naming it) and builds the
+// agents, providers and tools the adapter's plugin takes.
+//
+// Endpoints are the trust boundary of model calls: URLs and keys come
+// from here, on the worker, and nowhere else. A request only picks an
+// endpoint by name (agentsdk.ModelRef.Endpoint).
+//
+// agentree.example.yaml at the repository root documents every field.
+// With no file, Default applies: the demo endpoint and tool set, plus
+// Anthropic's and OpenAI's default endpoints when their keys are set.
+//
+// It imports agentsdk and its providers, agents and tool sets; never
+// Temporal, Postgres or samples.
+package workerconfig
