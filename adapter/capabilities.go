@@ -101,6 +101,9 @@ func (c *capabilities) start(ctx context.Context, ro temporal.SimplePluginRunCon
 	if err := c.o.Store.RecordCapability(ctx, row, c.o.CapabilityLease); err != nil {
 		return fmt.Errorf("adapter: record worker capabilities: %w", err)
 	}
+	// Should the worker then fail to start, the SDK calls no stop hook: the
+	// row is refreshed until the process exits, and its lease then runs
+	// out, as for any worker that dies.
 	rctx, cancel := context.WithCancel(context.Background())
 	rec := &capRecording{key: key, cancel: cancel, done: make(chan struct{})}
 	c.mu.Lock()
