@@ -3,6 +3,7 @@ package entrystore_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,4 +67,29 @@ func TestWorkerCapabilities(t *testing.T) {
 
 	require.ErrorIs(t, s.RecordCapability(ctx, entrystore.WorkerCapability{TaskQueue: "q"}, time.Hour), entrystore.ErrInvalid)
 	require.ErrorIs(t, s.RecordCapability(ctx, w, 0), entrystore.ErrInvalid)
+}
+
+// BenchmarkLiveCapabilities lists 20 live workers with 10 tools each: the
+// query a gateway runs at most once per cache period (1 s by default), not
+// per create.
+func BenchmarkLiveCapabilities(b *testing.B) {
+	ctx := context.Background()
+	s := entrystore.New(pgtest.New(b))
+	tools := make([]entrystore.CapabilityTool, 10)
+	for i := range tools {
+		tools[i] = entrystore.CapabilityTool{Name: fmt.Sprintf("tool_%d", i), Description: "Does a thing.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}
+	}
+	for i := range 20 {
+		require.NoError(b, s.RecordCapability(ctx, entrystore.WorkerCapability{
+			Identity: fmt.Sprintf("%d@host@", i), TaskQueue: fmt.Sprintf("q%d", i%4), Kinds: []string{"react-agent"}, Tools: tools,
+			Models: []entrystore.CapabilityModels{{Name: "anthropic", Provider: "anthropic", Models: []string{"*"}}},
+		}, time.Hour))
+	}
+	for b.Loop() {
+		live, err := s.LiveCapabilities(ctx)
+		if err != nil || len(live) != 20 {
+			b.Fatalf("%d live, %v", len(live), err)
+		}
+	}
 }
