@@ -101,6 +101,9 @@ func (c *capabilities) start(ctx context.Context, ro temporal.SimplePluginRunCon
 	if err := c.o.Store.RecordCapability(ctx, row, c.o.CapabilityLease); err != nil {
 		return fmt.Errorf("adapter: record worker capabilities: %w", err)
 	}
+	// Should the worker then fail to start, the SDK calls no stop hook: the
+	// row is refreshed until the process exits, and its lease then runs
+	// out, as for any worker that dies.
 	rctx, cancel := context.WithCancel(context.Background())
 	rec := &capRecording{key: key, cancel: cancel, done: make(chan struct{})}
 	c.mu.Lock()
@@ -186,10 +189,30 @@ func endpointOf(p agentsdk.Provider) agentsdk.EndpointInfo {
 }
 
 // moduleVersion is the version workers report by default: the main
-// module's, as the Go toolchain stamped it.
+// module's as the Go toolchain stamped it, or for a build from a checkout
+// ("(devel)") its VCS revision, marked -dirty if it had local changes.
 func moduleVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
 	}
-	return "unknown"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if dirty {
+		return rev[:min(12, len(rev))] + "-dirty"
+	}
+	return rev[:min(12, len(rev))]
 }

@@ -72,7 +72,7 @@ func runWorkerProcess() error {
 		fmt.Fprintf(logf, "%d\n", turn)
 		_ = logf.Sync()
 	}
-	slow := agentsdk.FuncTool("slow", "Slow.", `{"type":"object"}`, func(ctx context.Context, _ struct{}) (string, error) {
+	slow := agentsdk.NewTool("slow", "Slow.", func(ctx context.Context, _ agentsdk.ToolInvocation, _ struct{}) (string, error) {
 		if err := os.WriteFile(os.Getenv(envToolMark), []byte("started"), 0o644); err != nil {
 			return "", err
 		}

@@ -6,7 +6,10 @@
 // the Postgres side store by reference; store writes from the workflow are
 // local activities; large payloads go through a Postgres-backed external
 // storage driver. So a run's history stays small whatever the conversation's
-// length.
+// length. Each worker records what it serves (kinds, tools with their
+// schemas, model endpoints) in the store on start and every few seconds,
+// and removes it on a clean stop, so gateways validate requests against
+// live workers.
 //
 // It imports agentsdk, entrystore and the Temporal SDK.
 package adapter

@@ -17,9 +17,14 @@ import (
 )
 
 func echoTool() *agentsdk.Tool {
-	return agentsdk.FuncTool("echo", "Echoes its text.",
-		`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
-		func(_ context.Context, a struct{ Text string }) (string, error) { return "echo: " + a.Text, nil })
+	return agentsdk.NewTool("echo", "Echoes its text.",
+		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
+			return "echo: " + a.Text, nil
+		})
+}
+
+type echoArgs struct {
+	Text string `json:"text"`
 }
 
 func echoCall(id, text string) agentsdk.ToolCall {
@@ -94,8 +99,8 @@ func TestMultiTurnWithThreeUserMessages(t *testing.T) {
 func TestCancelWhileToolRuns(t *testing.T) {
 	started := make(chan struct{})
 	var toolCtxErr atomic.Value
-	block := agentsdk.FuncTool("block", "Blocks until cancelled.", `{"type":"object"}`,
-		func(ctx context.Context, _ struct{}) (string, error) {
+	block := agentsdk.NewTool("block", "Blocks until cancelled.",
+		func(ctx context.Context, _ agentsdk.ToolInvocation, _ struct{}) (string, error) {
 			close(started)
 			<-ctx.Done()
 			toolCtxErr.Store(ctx.Err())
@@ -124,8 +129,10 @@ func TestCancelWhileToolRuns(t *testing.T) {
 // 64 KiB while Postgres holds the whole conversation.
 func TestHistoryStaysSmall(t *testing.T) {
 	const turns = 200
-	big := agentsdk.FuncTool("dump", "Returns 1 MB.", `{"type":"object","properties":{"n":{"type":"integer"}}}`,
-		func(_ context.Context, a struct{ N int }) (string, error) {
+	big := agentsdk.NewTool("dump", "Returns 1 MB.",
+		func(_ context.Context, _ agentsdk.ToolInvocation, a struct {
+			N int `json:"n"`
+		}) (string, error) {
 			return fmt.Sprintf("output %d\n", a.N) + strings.Repeat("x", 1<<20), nil
 		})
 	model := scripted.New(func(turn int, _ agentsdk.ModelRequest) scripted.Turn {

@@ -81,7 +81,7 @@ func TestOutageDoesNotFailTheExecution(t *testing.T) {
 		return scripted.Turn{Text: "answer to " + lastUserTexts(req)}
 	})
 	fallback := scripted.New(scripted.Turns(scripted.Turn{Text: "fallback"})).Named("fallback")
-	gateTool := agentsdk.FuncTool("gate", "Waits for the test.", `{"type":"object"}`, func(context.Context, struct{}) (string, error) {
+	gateTool := agentsdk.NewTool("gate", "Waits for the test.", func(context.Context, agentsdk.ToolInvocation, struct{}) (string, error) {
 		inTool.pass()
 		return "gated", nil
 	})

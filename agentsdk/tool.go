@@ -9,7 +9,8 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
+	compiler "github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Tool is something a model may call. Parameters is the JSON Schema of its
@@ -25,8 +26,11 @@ type Tool struct {
 	Run func(ctx context.Context, call ToolInvocation) (string, error)
 
 	once   sync.Once
-	schema *jsonschema.Schema
+	schema *compiler.Schema
 	err    error
+	// built is why NewTool could not derive Parameters; NewTools reports
+	// it.
+	built error
 }
 
 // ToolInvocation is one call of a tool.
@@ -58,7 +62,7 @@ func (t *Tool) Validate(args json.RawMessage) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	v, err := compiler.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return fmt.Errorf("%w: arguments of %s are not JSON: %v", ErrInvalidInput, t.Name, err)
 	}
@@ -68,12 +72,12 @@ func (t *Tool) Validate(args json.RawMessage) error {
 	return nil
 }
 
-func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+func compileSchema(name string, raw json.RawMessage) (*compiler.Schema, error) {
+	doc, err := compiler.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: schema is not JSON: %w", name, err)
 	}
-	c := jsonschema.NewCompiler()
+	c := compiler.NewCompiler()
 	url := "agentree:///tools/" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("tool %s: schema: %w", name, err)
@@ -85,12 +89,49 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 	return s, nil
 }
 
-// FuncTool builds a Tool whose arguments decode into T.
-func FuncTool[T any](name, description string, parameters string, fn func(ctx context.Context, args T) (string, error)) *Tool {
+// NewTool builds a Tool whose arguments decode into Args and whose
+// Parameters are Args' JSON Schema, generated from the type by
+// jsonschema.For (github.com/google/jsonschema-go, as the MCP Go SDK
+// does), so the schema the model sees and the struct the tool reads cannot
+// drift. Each exported field is a property named by its json tag; it is
+// required unless tagged omitempty or omitzero; its `jsonschema:"…"` tag is
+// its description; other properties are refused. For constraints a Go type
+// cannot state (minLength, enum, ranges), Args may implement
+// SchemaRefiner. A type For cannot describe (a func, a chan) makes
+// NewTools fail with the reason.
+func NewTool[Args any](name, description string, fn func(ctx context.Context, call ToolInvocation, args Args) (string, error)) *Tool {
+	t := FuncTool(name, description, "", fn)
+	s, err := jsonschema.For[Args](nil)
+	if err == nil {
+		if r, ok := any(new(Args)).(SchemaRefiner); ok {
+			r.RefineSchema(s)
+		}
+		t.Parameters, err = json.Marshal(s)
+	}
+	if err != nil {
+		t.built = fmt.Errorf("tool %s: schema of its arguments: %w", name, err)
+	}
+	return t
+}
+
+// SchemaRefiner is implemented (on a pointer receiver or a value) by a
+// NewTool argument type whose generated schema needs what its Go type
+// cannot say, such as a minimum length. RefineSchema adjusts s in place.
+type SchemaRefiner interface {
+	RefineSchema(s *jsonschema.Schema)
+}
+
+// FuncTool builds a Tool whose arguments decode into T, with a hand-written
+// JSON Schema; prefer NewTool, whose schema cannot drift from T.
+func FuncTool[T any](name, description string, parameters string, fn func(ctx context.Context, call ToolInvocation, args T) (string, error)) *Tool {
+	var p json.RawMessage
+	if parameters != "" {
+		p = json.RawMessage(parameters)
+	}
 	return &Tool{
 		Name:        name,
 		Description: description,
-		Parameters:  json.RawMessage(parameters),
+		Parameters:  p,
 		Run: func(ctx context.Context, call ToolInvocation) (string, error) {
 			var args T
 			if len(call.Arguments) > 0 {
@@ -98,7 +139,7 @@ func FuncTool[T any](name, description string, parameters string, fn func(ctx co
 					return "", fmt.Errorf("%w: %v", ErrInvalidInput, err)
 				}
 			}
-			return fn(ctx, args)
+			return fn(ctx, call, args)
 		},
 	}
 }
@@ -128,6 +169,9 @@ func NewTools(tools ...*Tool) (Tools, error) {
 	for _, t := range tools {
 		if t.Name == "" || t.Run == nil {
 			return nil, fmt.Errorf("agentsdk: tool %q needs a name and Run", t.Name)
+		}
+		if t.built != nil {
+			return nil, fmt.Errorf("agentsdk: %w", t.built)
 		}
 		if _, dup := ts[t.Name]; dup {
 			return nil, fmt.Errorf("agentsdk: duplicate tool %q", t.Name)

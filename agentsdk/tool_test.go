@@ -3,8 +3,10 @@ package agentsdk_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -107,10 +109,70 @@ func TestNewToolsRejectsDuplicatesAndBadTools(t *testing.T) {
 
 func TestFuncToolDecodesArguments(t *testing.T) {
 	echo := agentsdk.FuncTool("echo", "Echoes.", `{"type":"object","properties":{"text":{"type":"string"}}}`,
-		func(_ context.Context, a struct{ Text string }) (string, error) { return "echo: " + a.Text, nil })
-	out, err := echo.Run(context.Background(), agentsdk.ToolInvocation{Arguments: json.RawMessage(`{"text":"hi"}`)})
+		func(_ context.Context, call agentsdk.ToolInvocation, a struct {
+			Text string `json:"text"`
+		}) (string, error) {
+			return call.ExecutionID + " echo: " + a.Text, nil
+		})
+	out, err := echo.Run(context.Background(), agentsdk.ToolInvocation{ExecutionID: "ex1", Arguments: json.RawMessage(`{"text":"hi"}`)})
 	require.NoError(t, err)
-	require.Equal(t, "echo: hi", out)
+	require.Equal(t, "ex1 echo: hi", out, "the invocation is passed on")
 	_, err = echo.Run(context.Background(), agentsdk.ToolInvocation{Arguments: json.RawMessage(`{"text":1}`)})
 	require.ErrorIs(t, err, agentsdk.ErrInvalidInput)
+}
+
+// readArgs are a tool's arguments, from which NewTool derives the schema.
+type readArgs struct {
+	Path  string `json:"path" jsonschema:"a file relative to the workspace"`
+	Lines int    `json:"lines,omitempty"`
+}
+
+// RefineSchema adds what the Go types cannot say.
+func (readArgs) RefineSchema(s *jsonschema.Schema) {
+	s.Properties["path"].MinLength = jsonschema.Ptr(1)
+}
+
+// TestNewToolSchemaFromType: the schema comes from the argument struct
+// (names, types, required, descriptions, no other properties, refinements),
+// arguments are validated against it, and Run gets the invocation and the
+// decoded struct.
+func TestNewToolSchemaFromType(t *testing.T) {
+	read := agentsdk.NewTool("read", "Reads a file.", func(_ context.Context, call agentsdk.ToolInvocation, a readArgs) (string, error) {
+		return fmt.Sprintf("%s:%s:%d", call.ToolCallID, a.Path, a.Lines), nil
+	})
+	_, err := agentsdk.NewTools(read)
+	require.NoError(t, err)
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(read.Spec().Parameters, &schema))
+	require.Equal(t, "object", schema["type"])
+	require.Equal(t, []any{"path"}, schema["required"], "omitempty fields are optional")
+	require.Equal(t, false, schema["additionalProperties"])
+	props := schema["properties"].(map[string]any)
+	require.Equal(t, map[string]any{"type": "string", "description": "a file relative to the workspace", "minLength": 1.0}, props["path"])
+	require.Equal(t, map[string]any{"type": "integer"}, props["lines"])
+
+	require.NoError(t, read.Validate(json.RawMessage(`{"path":"a.go","lines":3}`)))
+	for name, args := range map[string]string{
+		"missing required": `{"lines":3}`,
+		"wrong type":       `{"path":"a.go","lines":"3"}`,
+		"unknown property": `{"path":"a.go","bogus":1}`,
+		"refined":          `{"path":""}`,
+	} {
+		require.ErrorIs(t, read.Validate(json.RawMessage(args)), agentsdk.ErrInvalidInput, name)
+	}
+	out, err := read.Run(context.Background(), agentsdk.ToolInvocation{ToolCallID: "c1", Arguments: json.RawMessage(`{"path":"a.go","lines":3}`)})
+	require.NoError(t, err)
+	require.Equal(t, "c1:a.go:3", out)
+}
+
+// TestNewToolRefusesUndescribableArgs: an argument type no JSON Schema
+// describes fails NewTools, naming the tool.
+func TestNewToolRefusesUndescribableArgs(t *testing.T) {
+	bad := agentsdk.NewTool("bad", "Takes a func.", func(context.Context, agentsdk.ToolInvocation, struct {
+		F func() `json:"f"`
+	}) (string, error) {
+		return "", nil
+	})
+	_, err := agentsdk.NewTools(bad)
+	require.ErrorContains(t, err, "tool bad: schema of its arguments")
 }

@@ -6,7 +6,9 @@
 // It exists so Temporal workflows carry only references (an execution ID, a
 // leaf entry ID, a few KiB of state) while everything that grows with a
 // conversation lives here. Every method takes the organization and filters by
-// it, so another organization's ID answers ErrNotFound. Errors wrap one of
+// it, so another organization's ID answers ErrNotFound. The one exception is
+// worker capabilities (what each live worker serves): workers serve every
+// organization, so those rows belong to none. Errors wrap one of
 // ErrNotFound, ErrConflict or ErrInvalid; match them with errors.Is.
 //
 // The Store holds one injected *pgxpool.Pool and never opens its own. It may

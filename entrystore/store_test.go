@@ -323,9 +323,15 @@ func TestStreamEvents(t *testing.T) {
 	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for _, ev := range evs {
-		n, err := conn.WaitForNotification(waitCtx)
-		require.NoError(t, err)
-		require.Equal(t, fmt.Sprintf("%s:%d", f.exec.ID, ev.ID), n.Payload)
+		// The channel is the database's, shared with every test running
+		// at the same time: skip other executions' notifications.
+		var payload string
+		for !strings.HasPrefix(payload, f.exec.ID+":") {
+			n, err := conn.WaitForNotification(waitCtx)
+			require.NoError(t, err)
+			payload = n.Payload
+		}
+		require.Equal(t, fmt.Sprintf("%s:%d", f.exec.ID, ev.ID), payload)
 	}
 	after, err := f.store.StreamEventsAfter(ctx, f.org.ID, f.exec.ID, evs[0].ID, 10)
 	require.NoError(t, err)

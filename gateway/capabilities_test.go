@@ -46,9 +46,10 @@ func TestMain(m *testing.M) {
 
 // shoutTool is the tool only the worker process runs.
 func shoutTool() *agentsdk.Tool {
-	return agentsdk.FuncTool("shout", "Shouts its text.",
-		`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
-		func(_ context.Context, a struct{ Text string }) (string, error) { return a.Text + "!", nil })
+	return agentsdk.NewTool("shout", "Shouts its text.",
+		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
+			return a.Text + "!", nil
+		})
 }
 
 // runWorkerProcess is a worker with the shout tool that records its

@@ -10,6 +10,12 @@
 // Postgres LISTEN connection per gateway process, so worker and gateway can
 // run apart with nothing but Postgres between them.
 //
+// What an execution may use comes from the workers too: each records its
+// agent kinds, tools and model endpoints in worker_capability, and a create
+// naming anything no live worker on the gateway's task queue serves is a
+// 400 listing what they do serve (a queue with no live worker at all, a
+// 503). GET /api/orgs/{org}/capabilities lists them.
+//
 // It may import entrystore, the generated proto package, the adapter (for
 // its execution Client and event names), agentsdk (the execution config and
 // message types the adapter takes) and the Temporal client.

@@ -19,9 +19,14 @@ import (
 )
 
 func echoTool() *agentsdk.Tool {
-	return agentsdk.FuncTool("echo", "Echoes its text.",
-		`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
-		func(_ context.Context, a struct{ Text string }) (string, error) { return "echo: " + a.Text, nil })
+	return agentsdk.NewTool("echo", "Echoes its text.",
+		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
+			return "echo: " + a.Text, nil
+		})
+}
+
+type echoArgs struct {
+	Text string `json:"text"`
 }
 
 // scriptedModel is the JSON of the scripted model reference.

@@ -14,9 +14,14 @@ import (
 )
 
 func echoTool() *agentsdk.Tool {
-	return agentsdk.FuncTool("echo", "Echoes its text.",
-		`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
-		func(_ context.Context, a struct{ Text string }) (string, error) { return "echo: " + a.Text, nil })
+	return agentsdk.NewTool("echo", "Echoes its text.",
+		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
+			return "echo: " + a.Text, nil
+		})
+}
+
+type echoArgs struct {
+	Text string `json:"text"`
 }
 
 func call(id, text string) agentsdk.ToolCall {
@@ -111,8 +116,10 @@ func TestStopsOnRepeatedToolCall(t *testing.T) {
 
 func TestLongToolOutputIsTruncatedAndKeptWhole(t *testing.T) {
 	big := strings.Repeat("0123456789", 10_000) // 100 KB
-	tool := agentsdk.FuncTool("big", "Big output.", `{"type":"object"}`,
-		func(context.Context, struct{}) (string, error) { return "HEAD" + big + "TAIL", nil })
+	tool := agentsdk.NewTool("big", "Big output.",
+		func(context.Context, agentsdk.ToolInvocation, struct{}) (string, error) {
+			return "HEAD" + big + "TAIL", nil
+		})
 	x := start(t, agentsdk.Config{Tools: []string{"big"}, ToolOutputLimit: 1000}, scripted.Turns(
 		scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "b", Name: "big"}}},
 		scripted.Turn{Text: "ok"},

@@ -90,9 +90,8 @@ type fetchArgs struct {
 // newTool returns the fetch tool: its output is as many bytes as asked.
 // block, when set, is called first and may hold the call until ctx ends.
 func newTool(block func(ctx context.Context, step int)) *agentsdk.Tool {
-	return agentsdk.FuncTool(ToolName, "Fetches a document of the given size.",
-		`{"type":"object","properties":{"step":{"type":"integer"},"bytes":{"type":"integer"}},"required":["step","bytes"]}`,
-		func(ctx context.Context, a fetchArgs) (string, error) {
+	return agentsdk.NewTool(ToolName, "Fetches a document of the given size.",
+		func(ctx context.Context, _ agentsdk.ToolInvocation, a fetchArgs) (string, error) {
 			if block != nil {
 				block(ctx, a.Step)
 			}

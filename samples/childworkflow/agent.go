@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
 )
@@ -25,11 +27,15 @@ type LookupCustomerArgs struct {
 	Customer string `json:"customer"`
 }
 
+// RefineSchema implements agentsdk.SchemaRefiner.
+func (LookupCustomerArgs) RefineSchema(s *jsonschema.Schema) {
+	s.Properties["customer"].MinLength = jsonschema.Ptr(1)
+}
+
 // LookupCustomer returns the tool that tells the agent a customer's plan.
 func LookupCustomer() *agentsdk.Tool {
-	return agentsdk.FuncTool(LookupCustomerTool, "Returns a customer's plan and support contract.",
-		`{"type":"object","properties":{"customer":{"type":"string","minLength":1}},"required":["customer"]}`,
-		func(_ context.Context, a LookupCustomerArgs) (string, error) {
+	return agentsdk.NewTool(LookupCustomerTool, "Returns a customer's plan and support contract.",
+		func(_ context.Context, _ agentsdk.ToolInvocation, a LookupCustomerArgs) (string, error) {
 			plan, ok := customers[strings.ToLower(a.Customer)]
 			if !ok {
 				return "", fmt.Errorf("no customer %q", a.Customer)

@@ -2,12 +2,13 @@ package coding
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentree/agentree/agentsdk"
 )
@@ -29,50 +30,47 @@ const maxListed = 200
 // Tools returns the file tools, confined to the sandbox.
 func (s Sandbox) Tools() []*agentsdk.Tool {
 	return []*agentsdk.Tool{
-		sandboxTool(s, ListFilesTool, "Lists the files under a directory of the workspace, recursively.",
-			`{"type":"object","properties":{"path":{"type":"string","description":"a directory relative to the workspace; default the workspace itself"}}}`,
-			listFiles),
-		sandboxTool(s, ReadFileTool, "Returns a file's content.",
-			`{"type":"object","properties":{"path":{"type":"string","minLength":1}},"required":["path"]}`,
-			readFile),
-		sandboxTool(s, WriteFileTool, "Writes a file, replacing it if it exists and creating its directories.",
-			`{"type":"object","properties":{"path":{"type":"string","minLength":1},"content":{"type":"string"}},"required":["path","content"]}`,
-			writeFile),
-		sandboxTool(s, EditFileTool, "Replaces old_text, which must occur exactly once in the file, with new_text.",
-			`{"type":"object","properties":{"path":{"type":"string","minLength":1},"old_text":{"type":"string","minLength":1},"new_text":{"type":"string"}},"required":["path","old_text","new_text"]}`,
-			editFile),
+		sandboxTool(s, ListFilesTool, "Lists the files under a directory of the workspace, recursively.", listFiles),
+		sandboxTool(s, ReadFileTool, "Returns a file's content.", readFile),
+		sandboxTool(s, WriteFileTool, "Writes a file, replacing it if it exists and creating its directories.", writeFile),
+		sandboxTool(s, EditFileTool, "Replaces old_text, which must occur exactly once in the file, with new_text.", editFile),
 	}
 }
 
-// sandboxTool builds a tool that runs in the calling execution's
-// workspace. (agentsdk.FuncTool does not pass on the invocation, which
-// holds the execution ID.)
-func sandboxTool[T any](s Sandbox, name, description, schema string, fn func(w *workspace, args T) (string, error)) *agentsdk.Tool {
-	return &agentsdk.Tool{
-		Name: name, Description: description, Parameters: json.RawMessage(schema),
-		Run: func(_ context.Context, call agentsdk.ToolInvocation) (string, error) {
-			var args T
-			if len(call.Arguments) > 0 {
-				if err := json.Unmarshal(call.Arguments, &args); err != nil {
-					return "", fmt.Errorf("%w: %v", agentsdk.ErrInvalidInput, err)
-				}
-			}
-			w, err := s.open(call.ExecutionID)
-			if err != nil {
-				return "", err
-			}
-			defer w.Close()
-			return fn(w, args)
-		},
+// sandboxTool builds a tool, its schema from T, that runs in the calling
+// execution's workspace (the invocation holds the execution ID).
+func sandboxTool[T any](s Sandbox, name, description string, fn func(w *workspace, args T) (string, error)) *agentsdk.Tool {
+	return agentsdk.NewTool(name, description, func(_ context.Context, call agentsdk.ToolInvocation, args T) (string, error) {
+		w, err := s.open(call.ExecutionID)
+		if err != nil {
+			return "", err
+		}
+		defer w.Close()
+		return fn(w, args)
+	})
+}
+
+// nonEmpty requires each named string property to be non-empty.
+func nonEmpty(s *jsonschema.Schema, names ...string) {
+	for _, n := range names {
+		s.Properties[n].MinLength = jsonschema.Ptr(1)
 	}
 }
 
-// PathArgs are list_files' and read_file's arguments.
+// ListFilesArgs are list_files' arguments.
+type ListFilesArgs struct {
+	Path string `json:"path,omitempty" jsonschema:"a directory relative to the workspace; default the workspace itself"`
+}
+
+// PathArgs are read_file's arguments.
 type PathArgs struct {
 	Path string `json:"path"`
 }
 
-func listFiles(w *workspace, a PathArgs) (string, error) {
+// RefineSchema implements agentsdk.SchemaRefiner.
+func (PathArgs) RefineSchema(s *jsonschema.Schema) { nonEmpty(s, "path") }
+
+func listFiles(w *workspace, a ListFilesArgs) (string, error) {
 	rel, err := w.resolve(a.Path)
 	if err != nil {
 		return "", err
@@ -120,6 +118,9 @@ type WriteFileArgs struct {
 	Content string `json:"content"`
 }
 
+// RefineSchema implements agentsdk.SchemaRefiner.
+func (WriteFileArgs) RefineSchema(s *jsonschema.Schema) { nonEmpty(s, "path") }
+
 func writeFile(w *workspace, a WriteFileArgs) (string, error) {
 	rel, err := w.resolve(a.Path)
 	if err != nil {
@@ -142,6 +143,9 @@ type EditFileArgs struct {
 	OldText string `json:"old_text"`
 	NewText string `json:"new_text"`
 }
+
+// RefineSchema implements agentsdk.SchemaRefiner.
+func (EditFileArgs) RefineSchema(s *jsonschema.Schema) { nonEmpty(s, "path", "old_text") }
 
 func editFile(w *workspace, a EditFileArgs) (string, error) {
 	rel, b, err := w.read(a.Path)

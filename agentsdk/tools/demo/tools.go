@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/agentree/agentree/agentsdk"
 )
 
@@ -27,14 +29,18 @@ func Tools() []*agentsdk.Tool {
 
 // SearchNotesArgs are search_notes' arguments.
 type SearchNotesArgs struct {
-	Query string `json:"query"`
+	Query string `json:"query" jsonschema:"words to look for"`
+}
+
+// RefineSchema implements agentsdk.SchemaRefiner.
+func (SearchNotesArgs) RefineSchema(s *jsonschema.Schema) {
+	s.Properties["query"].MinLength = jsonschema.Ptr(1)
 }
 
 func searchNotes() *agentsdk.Tool {
-	return agentsdk.FuncTool(SearchNotesTool,
+	return agentsdk.NewTool(SearchNotesTool,
 		"Searches the notes. Returns up to three matching notes, best first, one per line as `id — title`.",
-		`{"type":"object","properties":{"query":{"type":"string","minLength":1,"description":"words to look for"}},"required":["query"]}`,
-		func(_ context.Context, a SearchNotesArgs) (string, error) {
+		func(_ context.Context, _ agentsdk.ToolInvocation, a SearchNotesArgs) (string, error) {
 			hits := search(a.Query, searchLimit)
 			if len(hits) == 0 {
 				return fmt.Sprintf("No note matches %q.", a.Query), nil
@@ -53,11 +59,15 @@ type FetchNoteArgs struct {
 	ID string `json:"id"`
 }
 
+// RefineSchema implements agentsdk.SchemaRefiner.
+func (FetchNoteArgs) RefineSchema(s *jsonschema.Schema) {
+	s.Properties["id"].MinLength = jsonschema.Ptr(1)
+}
+
 func fetchNote() *agentsdk.Tool {
-	return agentsdk.FuncTool(FetchNoteTool,
+	return agentsdk.NewTool(FetchNoteTool,
 		"Returns the whole text of one note, by the id search_notes gave.",
-		`{"type":"object","properties":{"id":{"type":"string","minLength":1}},"required":["id"]}`,
-		func(_ context.Context, a FetchNoteArgs) (string, error) {
+		func(_ context.Context, _ agentsdk.ToolInvocation, a FetchNoteArgs) (string, error) {
 			n, err := findNote(a.ID)
 			if err != nil {
 				return "", err
@@ -72,10 +82,9 @@ type WordCountArgs struct {
 }
 
 func wordCount() *agentsdk.Tool {
-	return agentsdk.FuncTool(WordCountTool,
+	return agentsdk.NewTool(WordCountTool,
 		"Counts the words of a text, to keep an answer within a length.",
-		`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
-		func(_ context.Context, a WordCountArgs) (string, error) {
+		func(_ context.Context, _ agentsdk.ToolInvocation, a WordCountArgs) (string, error) {
 			return fmt.Sprintf("%d words", len(strings.Fields(a.Text))), nil
 		})
 }
