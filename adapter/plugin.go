@@ -96,6 +96,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := &reconcilers{running: map[string]func(){}}
 	return temporal.NewSimplePlugin(temporal.SimplePluginOptions{
 		Name: PluginName,
 		ConfigureClient: func(_ context.Context, co client.PluginConfigureClientOptions) error {
@@ -105,11 +106,18 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 					PayloadSizeThreshold: o.PayloadThreshold,
 				}
 			}
+			rec.setClientOptions(*co.ClientOptions)
 			return nil
 		},
 		RunContextBefore: func(_ context.Context, ro temporal.SimplePluginRunContextBeforeOptions) error {
 			o.register(ro.Registry, !ro.WorkflowReplayer)
+			if !ro.WorkflowReplayer && o.ReconcileInterval > 0 {
+				return rec.start(ro.InstanceKey, o)
+			}
 			return nil
+		},
+		RunContextAfter: func(_ context.Context, ro temporal.SimplePluginRunContextAfterOptions) {
+			rec.stop(ro.InstanceKey)
 		},
 	})
 }
