@@ -8,5 +8,11 @@
 // storage driver. So a run's history stays small whatever the conversation's
 // length.
 //
+// Failures are classed (errors.go): the store being unreachable is retried
+// until it is back and never fails an execution or switches models; only
+// model and tool failures use up attempts. Model and tool calls heartbeat on
+// a timer, so a dead worker's call moves to another within seconds. A
+// Reconciler in every worker finishes what a crashed gateway left half done.
+//
 // It imports agentsdk, entrystore and the Temporal SDK.
 package adapter

@@ -129,7 +129,6 @@ func TestOutageDoesNotFailTheExecution(t *testing.T) {
 	require.Empty(t, pending, "every acknowledged message consumed")
 	require.Zero(t, fallback.Calls(), "the store being down never falls back to another model")
 
-
 	// Outage 3: the execution waits when the store goes, and a message
 	// wakes it: the workflow's own store writes (local activities) retry
 	// past the 30 seconds after which a local activity used to give up.
