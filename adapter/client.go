@@ -49,8 +49,13 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (entrystore.Execut
 		return ex, err
 	}
 	_, err = c.tc.ExecuteWorkflow(ctx, c.StartOptions(ex.ID), req.Kind, first)
-	if err != nil {
+	var invalid *serviceerror.InvalidArgument
+	if errors.As(err, &invalid) {
 		_, _ = c.es.Transition(context.WithoutCancel(ctx), req.OrgID, ex.ID, entrystore.Transition{To: entrystore.StatusFailed, Error: "start workflow: " + err.Error()})
+	}
+	if err != nil {
+		// Temporal out of reach (or ctx ended): the execution stays
+		// PENDING and a worker's Reconciler starts it once it can.
 		return ex, fmt.Errorf("adapter: start workflow: %w", err)
 	}
 	return ex, nil
