@@ -49,8 +49,13 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (entrystore.Execut
 		return ex, err
 	}
 	_, err = c.tc.ExecuteWorkflow(ctx, c.StartOptions(ex.ID), req.Kind, first)
-	if err != nil {
+	var invalid *serviceerror.InvalidArgument
+	if errors.As(err, &invalid) {
 		_, _ = c.es.Transition(context.WithoutCancel(ctx), req.OrgID, ex.ID, entrystore.Transition{To: entrystore.StatusFailed, Error: "start workflow: " + err.Error()})
+	}
+	if err != nil {
+		// Temporal out of reach (or ctx ended): the execution stays
+		// PENDING and a worker's Reconciler starts it once it can.
 		return ex, fmt.Errorf("adapter: start workflow: %w", err)
 	}
 	return ex, nil
@@ -81,25 +86,41 @@ func prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 	if err != nil {
 		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("adapter: start: %w", err)
 	}
-	msg := agentsdk.TextMessage(agentsdk.RoleUser, req.UserPrompt)
+	first, err := firstSegment(ctx, es, ex, req.UserPrompt)
+	return ex, first, err
+}
+
+// firstSegment appends an execution's first user entry — once: its key
+// makes a repeat (a retried start, the reconciler) return the same entry —
+// and returns the input of the execution's first segment.
+func firstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execution, prompt string) (SegmentInput, error) {
+	msg := agentsdk.TextMessage(agentsdk.RoleUser, prompt)
 	content, _ := json.Marshal(msg)
 	first, _, err := es.AppendEntry(ctx, entrystore.Entry{
-		OrgID: req.OrgID, ExecutionID: ex.ID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
+		OrgID: ex.OrgID, ExecutionID: ex.ID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
 		Content: content, IdempotencyKey: ex.ID + "/input",
 	})
 	if err != nil {
-		return ex, SegmentInput{}, fmt.Errorf("adapter: start: first entry: %w", err)
+		return SegmentInput{}, fmt.Errorf("adapter: start: first entry: %w", err)
 	}
-	return ex, SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: first.ID}, nil
+	return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: first.ID}, nil
 }
 
 // StartOptions are the workflow options of an execution: its ID is the
 // execution ID and it can never be started twice.
 func (c *Client) StartOptions(executionID string) client.StartWorkflowOptions {
+	return startOptions(executionID, c.taskQueue)
+}
+
+// startOptions make a second start of an execution harmless: a running
+// workflow of that ID is used as it is (the SDK returns its handle), and
+// an ended one is never started again.
+func startOptions(executionID, queue string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
-		ID:                    executionID,
-		TaskQueue:             c.taskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		ID:                       executionID,
+		TaskQueue:                queue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}
 }
 

@@ -33,6 +33,9 @@ const (
 	envCallLog   = "AGENTREE_TEST_CALL_LOG"
 	envBlockTool = "AGENTREE_TEST_BLOCK_TOOL"
 	envToolMark  = "AGENTREE_TEST_TOOL_MARK"
+	// envBlockModel makes the first model call of turn 0, in whichever
+	// worker process gets it, write its pid to the mark and hang.
+	envBlockModel = "AGENTREE_TEST_BLOCK_MODEL"
 )
 
 func TestMain(m *testing.M) {
@@ -68,6 +71,14 @@ func runWorkerProcess() error {
 		return err
 	}
 	model := scripted.New(crashScript())
+	if os.Getenv(envBlockModel) == "1" {
+		model = scripted.New(func(turn int, _ agentsdk.ModelRequest) scripted.Turn {
+			if turn == 0 && claimMark(os.Getenv(envToolMark)) {
+				return scripted.Turn{Text: "never sent", TokenDelay: time.Hour} // until SIGKILL
+			}
+			return scripted.Turn{Text: "resumed"}
+		})
+	}
 	model.OnCall = func(turn int, _ agentsdk.ModelRequest) {
 		fmt.Fprintf(logf, "%d\n", turn)
 		_ = logf.Sync()
@@ -85,7 +96,7 @@ func runWorkerProcess() error {
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{slow, echoTool()},
-		ToolHeartbeatTimeout: 2 * time.Second,
+		ToolHeartbeatTimeout: 2 * time.Second, ReconcileInterval: -1,
 	})
 	if err != nil {
 		return err
@@ -99,14 +110,27 @@ func runWorkerProcess() error {
 	return w.Run(worker.InterruptCh())
 }
 
-func startWorkerProcess(t *testing.T, h *harness, dir string, block bool) *exec.Cmd {
+// claimMark creates the mark file holding this process's pid and reports
+// whether this call created it (only the first, across processes, does).
+func claimMark(path string) bool {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, _ = fmt.Fprint(f, os.Getpid())
+	return true
+}
+
+func startWorkerProcess(t *testing.T, h *harness, dir string, block bool, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	blockVal := "0"
 	if block {
 		blockVal = "1"
 	}
-	cmd.Env = append(os.Environ(), envWorker+"=1", envDB+"="+h.dbURL, envQueue+"="+h.taskQueue,
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(cmd.Env, envWorker+"=1", envDB+"="+h.dbURL, envQueue+"="+h.taskQueue,
 		envCallLog+"="+filepath.Join(dir, "calls.log"), envBlockTool+"="+blockVal,
 		envToolMark+"="+filepath.Join(dir, "tool.mark"), "TEMPORAL_ADDRESS="+temporaltest.Address(t))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -158,4 +182,49 @@ func TestWorkerCrashResumes(t *testing.T) {
 		turns = append(turns, sc.Text())
 	}
 	require.Equal(t, "0,1,2", strings.Join(turns, ","), "each step's model call made exactly once across both workers")
+}
+
+// TestModelCallResumesAfterWorkerKill SIGKILLs the worker process whose
+// model call is in flight (a model that has not sent a token yet and will
+// not for an hour); another worker, already running, must take the call
+// over — within the model call's heartbeat timeout, as the call heartbeats
+// on a timer, not on streamed tokens. The time from the kill to the
+// second worker's model call is logged (a figure to report, not asserted).
+func TestModelCallResumesAfterWorkerKill(t *testing.T) {
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{scripted.New(crashScript())}}, true)
+	dir := t.TempDir()
+	procs := map[int]*exec.Cmd{}
+	for range 2 {
+		cmd := startWorkerProcess(t, h, dir, false, envBlockModel+"=1")
+		procs[cmd.Process.Pid] = cmd
+	}
+	ex := h.start(agentsdk.Config{}, "answer, slowly")
+
+	mark := filepath.Join(dir, "tool.mark")
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(mark)
+		if err != nil || len(b) == 0 {
+			return false
+		}
+		_, err = fmt.Sscan(string(b), &pid)
+		return err == nil
+	}, time.Minute, 5*time.Millisecond, "no model call started")
+	victim := procs[pid]
+	require.NotNil(t, victim, "the mark names one of the workers")
+	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	_, _ = victim.Process.Wait()
+
+	calls := filepath.Join(dir, "calls.log")
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(calls)
+		return err == nil && strings.Count(string(b), "\n") >= 2
+	}, 30*time.Second, 20*time.Millisecond, "the model call was not resumed on the other worker within 30 s")
+	t.Logf("model call resumed on another worker %.1f s after SIGKILL", time.Since(killed).Seconds())
+
+	res := h.wait(ex.ID, time.Minute)
+	require.Equal(t, "COMPLETED", res.Status)
+	require.Equal(t, "resumed", res.Text)
+	require.Equal(t, "user,assistant", roleList(h.path(res.LeafID)), "one answer, from the second worker")
 }

@@ -61,10 +61,11 @@ func waitOutage(t *testing.T, h *harness, exID string, p *netfault.Proxy, cutAt 
 	p.Restore()
 }
 
-// TestOutageDoesNotFailTheExecution cuts the worker off Postgres twice,
-// each time for longer than every retry budget the engine had: once while
-// a model call is in flight, once while a tool runs, and user messages
-// arrive (acknowledged) during both. The execution must go on once the
+// TestOutageDoesNotFailTheExecution cuts the worker off Postgres three
+// times, each for longer than the retry budget the engine had: while a
+// model call is in flight, while a tool runs (13 s each), and for 32 s
+// while the workflow's own store writes run; user messages arrive
+// (acknowledged) during each. The execution must go on once the
 // store is back, answer every message exactly once, and never fall back
 // to another model because of the store.
 func TestOutageDoesNotFailTheExecution(t *testing.T) {
@@ -113,19 +114,7 @@ func TestOutageDoesNotFailTheExecution(t *testing.T) {
 	close(inTool.release)
 	waitOutage(t, h, ex.ID, proxy(), cutAt)
 
-	var leaf string
-	require.Eventually(t, func() bool {
-		row, err := h.es.GetExecution(context.Background(), h.org.ID, ex.ID)
-		require.NoError(t, err)
-		require.NotEqual(t, entrystore.StatusFailed, row.Status, "the outage failed the execution: %s", row.Error)
-		cp, err := h.es.LatestCheckpoint(context.Background(), h.org.ID, ex.ID)
-		if err != nil || row.Status != entrystore.StatusWaiting {
-			return false
-		}
-		leaf = cp.LeafEntryID
-		msgs := h.path(leaf)
-		return msgs[len(msgs)-1].Text() == "answer to m2+m3"
-	}, time.Minute, 50*time.Millisecond, "the messages were never answered")
+	leaf := waitAnswered(t, h, ex.ID, "answer to m2+m3")
 
 	var texts []string
 	for _, m := range h.path(leaf) {
@@ -140,7 +129,47 @@ func TestOutageDoesNotFailTheExecution(t *testing.T) {
 	require.Empty(t, pending, "every acknowledged message consumed")
 	require.Zero(t, fallback.Calls(), "the store being down never falls back to another model")
 
+	// Outage 3: the execution waits when the store goes, and a message
+	// wakes it: the workflow's own store writes (local activities) retry
+	// past the 30 seconds after which a local activity used to give up.
+	// The workflow task heartbeats while they retry, so the history grows.
 	d, err := h.tc.DescribeWorkflowExecution(context.Background(), ex.ID, "")
 	require.NoError(t, err)
+	proxy().Cut()
+	cutAt = time.Now()
+	signal("m4")
+	require.Eventually(t, func() bool {
+		if time.Since(cutAt) < 32*time.Second {
+			return false
+		}
+		now, err := h.tc.DescribeWorkflowExecution(context.Background(), ex.ID, "")
+		require.NoError(t, err)
+		require.Equal(t, d.WorkflowExecutionInfo.Execution.RunId, now.WorkflowExecutionInfo.Execution.RunId)
+		return now.WorkflowExecutionInfo.HistoryLength >= d.WorkflowExecutionInfo.HistoryLength+6
+	}, time.Minute, 100*time.Millisecond, "the workflow's store write did not keep retrying")
+	proxy().Restore()
+	waitAnswered(t, h, ex.ID, "answer to m4")
+	d, err = h.tc.DescribeWorkflowExecution(context.Background(), ex.ID, "")
+	require.NoError(t, err)
 	require.Equal(t, "Running", d.WorkflowExecutionInfo.Status.String())
+}
+
+// waitAnswered waits until the execution is WAITING at a checkpoint whose
+// leaf says answer, failing at once if it FAILED, and returns that leaf.
+func waitAnswered(t *testing.T, h *harness, exID, answer string) string {
+	t.Helper()
+	var leaf string
+	require.Eventually(t, func() bool {
+		row, err := h.es.GetExecution(context.Background(), h.org.ID, exID)
+		require.NoError(t, err)
+		require.NotEqual(t, entrystore.StatusFailed, row.Status, "the outage failed the execution: %s", row.Error)
+		cp, err := h.es.LatestCheckpoint(context.Background(), h.org.ID, exID)
+		if err != nil || row.Status != entrystore.StatusWaiting {
+			return false
+		}
+		leaf = cp.LeafEntryID
+		msgs := h.path(leaf)
+		return msgs[len(msgs)-1].Text() == answer
+	}, time.Minute, 50*time.Millisecond, "%q never came", answer)
+	return leaf
 }

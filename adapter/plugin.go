@@ -116,6 +116,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := &reconcilers{running: map[string]func(){}}
 	return temporal.NewSimplePlugin(temporal.SimplePluginOptions{
 		Name: PluginName,
 		ConfigureClient: func(_ context.Context, co client.PluginConfigureClientOptions) error {
@@ -124,6 +125,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 					NewStorageDriver(o.Store).WithMaxPayloadSize(o.MaxPayloadSize), o.PayloadThreshold)
 			}
 			o.caps.configureClient(co.ClientOptions)
+			rec.setClientOptions(*co.ClientOptions)
 			return nil
 		},
 		ConfigureWorker: func(_ context.Context, wo worker.PluginConfigureWorkerOptions) error {
@@ -132,10 +134,17 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 		},
 		RunContextBefore: func(ctx context.Context, ro temporal.SimplePluginRunContextBeforeOptions) error {
 			o.register(ro.Registry, !ro.WorkflowReplayer)
-			return o.caps.start(ctx, ro)
+			if err := o.caps.start(ctx, ro); err != nil {
+				return err
+			}
+			if !ro.WorkflowReplayer && o.ReconcileInterval > 0 {
+				return rec.start(ro.InstanceKey, o)
+			}
+			return nil
 		},
 		RunContextAfter: func(_ context.Context, ro temporal.SimplePluginRunContextAfterOptions) {
 			o.caps.stop(ro)
+			rec.stop(ro.InstanceKey)
 		},
 	})
 }

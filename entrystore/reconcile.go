@@ -13,28 +13,31 @@ import (
 // (agent_execution_status, agent_signal_pending) rather than scanning.
 
 // StalePendingExecutions returns executions still PENDING that were
-// created before `before`: candidates for a workflow that was never
-// started. At most limit, oldest first within an organization.
-func (s *Store) StalePendingExecutions(ctx context.Context, before time.Time, limit int) ([]Execution, error) {
+// created more than olderThan ago (by the database's clock) and have no
+// parent (a parent workflow starts its own children): candidates for a
+// workflow that was never started. At most limit.
+func (s *Store) StalePendingExecutions(ctx context.Context, olderThan time.Duration, limit int) ([]Execution, error) {
 	const op = "stale pending executions"
 	es, err := queryAll[Execution](ctx, s.pool, `SELECT x.* FROM organization o CROSS JOIN LATERAL (
 			SELECT `+executionCols+` FROM agent_execution
-			WHERE org_id = o.id AND status = 'PENDING' AND created_at < $1
+			WHERE org_id = o.id AND status = 'PENDING' AND parent_id IS NULL
+			  AND created_at < now() - make_interval(secs => $1)
 			ORDER BY created_at DESC, id DESC LIMIT $2) x
-		LIMIT $2`, before, limit)
+		LIMIT $2`, olderThan.Seconds(), limit)
 	return utcAll(es), wrap(op, err)
 }
 
-// StaleUnconsumedSignals returns signals stored before `before` and not yet
-// consumed, of executions that are still live: candidates for a Temporal
-// signal that was never sent. At most limit, in arrival order per execution.
-func (s *Store) StaleUnconsumedSignals(ctx context.Context, before time.Time, limit int) ([]Signal, error) {
+// StaleUnconsumedSignals returns signals stored more than olderThan ago
+// and not yet consumed, of executions that are still live: candidates for
+// a Temporal signal that was never sent. At most limit, in arrival order
+// per execution.
+func (s *Store) StaleUnconsumedSignals(ctx context.Context, olderThan time.Duration, limit int) ([]Signal, error) {
 	const op = "stale unconsumed signals"
 	sgs, err := queryAll[Signal](ctx, s.pool, `SELECT `+signalCols+` FROM agent_signal sg
-		WHERE NOT consumed AND created_at < $1
+		WHERE NOT consumed AND created_at < now() - make_interval(secs => $1)
 		  AND EXISTS (SELECT 1 FROM agent_execution x WHERE x.id = sg.agent_execution_id
 			AND x.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED'))
-		ORDER BY agent_execution_id, seq LIMIT $2`, before, limit)
+		ORDER BY agent_execution_id, seq LIMIT $2`, olderThan.Seconds(), limit)
 	return utcAll(sgs), wrap(op, err)
 }
 
