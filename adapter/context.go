@@ -81,6 +81,14 @@ func (c *workflowContext) nextInput(resumed bool) SegmentInput {
 	}
 }
 
+// checkpointInput is the checkpoint that ends this segment at its leaf.
+func (c *workflowContext) checkpointInput() *CheckpointInput {
+	return &CheckpointInput{
+		OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, LeafID: c.leaf.ID,
+		Sequence: c.in.Sequence + 1, State: *c.state, Steps: c.state.Steps - c.in.State.Steps,
+	}
+}
+
 // advance starts the next segment in the same run, from where this one
 // checkpointed.
 func (c *workflowContext) advance() {

@@ -64,7 +64,10 @@ func TestOneShotWithThreeToolCalls(t *testing.T) {
 	}
 	cps, _, err := h.es.ListCheckpoints(context.Background(), h.org.ID, ex.ID, entrystore.Page{})
 	require.NoError(t, err)
-	require.Len(t, cps, 2, "a checkpoint after each turn with tools")
+	require.Len(t, cps, 3, "a checkpoint after each turn with tools, and one with the final answer")
+	latest, err := h.es.LatestCheckpoint(context.Background(), h.org.ID, ex.ID)
+	require.NoError(t, err)
+	require.Equal(t, res.LeafID, latest.LeafEntryID, "an ended execution's latest checkpoint is at its leaf")
 	require.Equal(t, 3, model.Calls())
 }
 

@@ -250,6 +250,10 @@ type FinishInput struct {
 	// goes ahead despite them (the agent has seen them), but not despite
 	// any other unconsumed signal in the inbox.
 	Known []string `json:",omitempty"`
+	// Checkpoint, when set, is recorded with the terminal status (after
+	// a completion the inbox allowed, before any other end), so an ended
+	// execution's latest checkpoint is at its leaf.
+	Checkpoint *CheckpointInput `json:",omitempty"`
 }
 
 // FinishOutput is the execution's result.
@@ -295,7 +299,17 @@ func (o *storeOps) finish(ctx context.Context, in FinishInput) (FinishOutput, er
 			}
 			return out, nil
 		}
+		// Only now: a completion the inbox refused goes on, and its next
+		// segment's checkpoint takes this sequence.
+		if err == nil && in.Checkpoint != nil {
+			err = o.checkpoint(ctx, *in.Checkpoint)
+		}
 	} else {
+		if in.Checkpoint != nil {
+			if err := o.checkpoint(ctx, *in.Checkpoint); err != nil {
+				return out, err
+			}
+		}
 		ex, err = o.es.Transition(ctx, in.OrgID, in.ExecutionID, tr)
 	}
 	if err != nil {

@@ -175,11 +175,20 @@ func (r *segmentRunner) checkpoint(wc *workflowContext, wait bool, reason string
 	if wc.leaf == nil {
 		return temporal.NewNonRetryableApplicationError("nothing to checkpoint: the execution has no entries", ErrTypeInvalidInput, nil)
 	}
-	return wc.local(wc.ops.Checkpoint, CheckpointInput{
-		OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: wc.leaf.ID,
-		Sequence: wc.in.Sequence + 1, State: *wc.state, Steps: wc.state.Steps - wc.in.State.Steps,
-		Wait: wait, WaitReason: reason,
-	}, nil)
+	in := wc.checkpointInput()
+	in.Wait, in.WaitReason = wait, reason
+	return wc.local(wc.ops.Checkpoint, *in, nil)
+}
+
+// finalCheckpoint is the checkpoint an ending segment records with its
+// terminal status, so the latest checkpoint's leaf is the execution's
+// leaf and its last steps are counted; nil when the segment appended
+// nothing since the last checkpoint.
+func (wc *workflowContext) finalCheckpoint() *CheckpointInput {
+	if wc.leaf == nil || wc.leaf.ID == wc.in.LeafID {
+		return nil
+	}
+	return wc.checkpointInput()
 }
 
 // finish ends the execution with a terminal status.
@@ -191,7 +200,7 @@ func (r *segmentRunner) finish(wc *workflowContext, status entrystore.Status, st
 	var out FinishOutput
 	err := wc.local(wc.ops.Finish, FinishInput{
 		OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: leaf,
-		Status: status, StopReason: stopReason, Error: errText,
+		Status: status, StopReason: stopReason, Error: errText, Checkpoint: wc.finalCheckpoint(),
 	}, &out)
 	if err != nil {
 		return Result{}, err
@@ -210,6 +219,7 @@ func (r *segmentRunner) complete(wc *workflowContext, stopReason string) (Result
 	in := FinishInput{
 		OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: wc.leafID(),
 		Status: entrystore.StatusCompleted, StopReason: stopReason, Known: wc.pendingIDs(),
+		Checkpoint: wc.finalCheckpoint(),
 	}
 	if err := wc.local(wc.ops.Finish, in, &out); err != nil {
 		return Result{}, true, err
