@@ -3,6 +3,8 @@ package agentsdk
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -24,19 +26,23 @@ type Config struct {
 	Models       []ModelRef `json:"models,omitempty"`
 	Tools        []string   `json:"tools,omitempty"`
 	Mode         Mode       `json:"mode,omitempty"`
-	// MaxTurns bounds model calls per execution; default 50.
+	// MaxTurns bounds model calls per execution; default 50, at most 1000
+	// (ConfigBounds holds every numeric field's range).
 	MaxTurns int `json:"maxTurns,omitempty"`
-	// MaxTokens bounds each answer; default 4096.
-	MaxTokens   int      `json:"maxTokens,omitempty"`
+	// MaxTokens bounds each answer; default 4096, at most 1,000,000.
+	MaxTokens int `json:"maxTokens,omitempty"`
+	// Temperature is the sampling temperature, 0 to 2; nil = the model's.
 	Temperature *float64 `json:"temperature,omitempty"`
-	// ThinkingBudget enables extended thinking; 0 = off.
+	// ThinkingBudget enables extended thinking with up to this many
+	// tokens; 0 = off, at most 1,000,000.
 	ThinkingBudget int `json:"thinkingBudget,omitempty"`
 	// LoopThreshold stops the agent when the same tool call (name and
-	// arguments) is made this many times in a row; default 3, -1 = off.
+	// arguments) is made this many times in a row; default 3, -1 = off,
+	// at most 100.
 	LoopThreshold int `json:"loopThreshold,omitempty"`
 	// ToolOutputLimit is the most bytes of a tool's output the model sees;
 	// the rest is cut from the middle and kept whole in the content store.
-	// Default 16 KiB.
+	// Default 16 KiB, at most 1 MiB.
 	ToolOutputLimit int `json:"toolOutputLimit,omitempty"`
 	// Agent is the agent's own configuration.
 	Agent json.RawMessage `json:"agent,omitempty"`
@@ -79,12 +85,7 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 	default:
 		problems = append(problems, fmt.Sprintf("mode %q is not one-shot or multi-turn", c.Mode))
 	}
-	if c.MaxTurns < 0 || c.MaxTokens < 0 || c.ToolOutputLimit < 0 {
-		problems = append(problems, "maxTurns, maxTokens and toolOutputLimit must not be negative")
-	}
-	if c.Temperature != nil && (*c.Temperature < 0 || *c.Temperature > 2) {
-		problems = append(problems, "temperature must be between 0 and 2")
-	}
+	problems = append(problems, c.boundProblems()...)
 	for i, m := range c.Models {
 		if m.Provider == "" || m.ModelID == "" {
 			problems = append(problems, fmt.Sprintf("models[%d] needs provider and modelId", i))
@@ -92,7 +93,7 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 		}
 		if providers != nil {
 			if _, err := providers.Get(m.Provider); err != nil {
-				problems = append(problems, fmt.Sprintf("models[%d]: unknown provider %q", i, m.Provider))
+				problems = append(problems, fmt.Sprintf("models[%d]: unknown provider %q%s", i, m.Provider, ProviderHint(m.Provider)))
 			}
 		}
 	}
@@ -107,4 +108,70 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 		return fmt.Errorf("%w: %s", ErrInvalidInput, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// IntBound is the range of one of Config's integer fields. Every range
+// holds 0, which means the field's default.
+type IntBound struct {
+	// Field is the field's JSON name.
+	Field string
+	// Min and Max are the smallest and largest value accepted.
+	Min, Max int
+	// Zero says what 0 (and any other special value) means.
+	Zero string
+	get  func(Config) int
+}
+
+// Problem describes a value outside the bound (got as the caller wrote
+// it), naming the field as the caller knows it (field).
+func (b IntBound) Problem(field, got string) string {
+	return fmt.Sprintf("%s must be a whole number from %d to %d (%s); got %s", field, b.Min, b.Max, b.Zero, got)
+}
+
+// Temperature's range.
+const (
+	MinTemperature = 0.0
+	MaxTemperature = 2.0
+)
+
+// ConfigBounds are the ranges of Config's integer fields, so a request
+// cannot ask for a trillion turns or a budget no model takes; the gateway
+// refuses anything outside them with the field and the range.
+var ConfigBounds = []IntBound{
+	{Field: "maxTurns", Min: 0, Max: 1000, Zero: "0 = the default, 50", get: func(c Config) int { return c.MaxTurns }},
+	{Field: "maxTokens", Min: 0, Max: 1_000_000, Zero: "0 = the default, 4096", get: func(c Config) int { return c.MaxTokens }},
+	{Field: "thinkingBudget", Min: 0, Max: 1_000_000, Zero: "0 = off", get: func(c Config) int { return c.ThinkingBudget }},
+	{Field: "loopThreshold", Min: -1, Max: 100, Zero: "0 = the default, 3; -1 = off", get: func(c Config) int { return c.LoopThreshold }},
+	{Field: "toolOutputLimit", Min: 0, Max: 1 << 20, Zero: "0 = the default, 16384 bytes", get: func(c Config) int { return c.ToolOutputLimit }},
+}
+
+// TemperatureProblem describes a temperature outside its range.
+func TemperatureProblem(field, got string) string {
+	return fmt.Sprintf("%s must be a number from %g to %g; got %s", field, MinTemperature, MaxTemperature, got)
+}
+
+// boundProblems lists every numeric field outside its range.
+func (c Config) boundProblems() []string {
+	var problems []string
+	for _, b := range ConfigBounds {
+		if v := b.get(c); v < b.Min || v > b.Max {
+			problems = append(problems, b.Problem(b.Field, strconv.Itoa(v)))
+		}
+	}
+	if t := c.Temperature; t != nil && (math.IsNaN(*t) || *t < MinTemperature || *t > MaxTemperature) {
+		problems = append(problems, TemperatureProblem("temperature", strconv.FormatFloat(*t, 'g', -1, 64)))
+	}
+	return problems
+}
+
+// ProviderHint is what to add to "unknown provider" for a provider a worker
+// serves only when configured for it: the built-in providers need their
+// API key in the worker's environment ("" for other names).
+func ProviderHint(provider string) string {
+	switch provider {
+	case "anthropic", "openai":
+		return fmt.Sprintf("; to serve it, start a worker with %s_API_KEY set (or an %s endpoint in its configuration)",
+			strings.ToUpper(provider), provider)
+	}
+	return ""
 }

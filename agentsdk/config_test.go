@@ -57,8 +57,8 @@ func TestConfigValidateListsEveryProblem(t *testing.T) {
 	require.ErrorIs(t, err, agentsdk.ErrInvalidInput)
 	want := []string{
 		`mode "forever" is not one-shot or multi-turn`,
-		"maxTurns, maxTokens and toolOutputLimit must not be negative",
-		"temperature must be between 0 and 2",
+		"maxTurns must be a whole number from 0 to 1000 (0 = the default, 50); got -1",
+		"temperature must be a number from 0 to 2; got 2.5",
 		"models[0] needs provider and modelId",
 		`models[1]: unknown provider "mistral"`,
 		`unknown tool "write" (known: ls, read)`,
@@ -68,13 +68,28 @@ func TestConfigValidateListsEveryProblem(t *testing.T) {
 
 func TestConfigValidateChecksEachBound(t *testing.T) {
 	for name, cfg := range map[string]agentsdk.Config{
-		"negative maxTokens":       {MaxTokens: -1},
-		"negative toolOutputLimit": {ToolOutputLimit: -1},
-		"negative temperature":     {Temperature: temperature(-0.1)},
-		"model without provider":   {Models: []agentsdk.ModelRef{{ModelID: "m"}}},
+		"negative maxTokens":        {MaxTokens: -1},
+		"negative toolOutputLimit":  {ToolOutputLimit: -1},
+		"negative temperature":      {Temperature: temperature(-0.1)},
+		"model without provider":    {Models: []agentsdk.ModelRef{{ModelID: "m"}}},
+		"maxTurns past int32":       {MaxTurns: 2147483648},
+		"a trillion turns":          {MaxTurns: 1e12},
+		"maxTokens too large":       {MaxTokens: 1_000_001},
+		"thinkingBudget too large":  {ThinkingBudget: 1_000_001},
+		"negative thinkingBudget":   {ThinkingBudget: -1},
+		"loopThreshold below -1":    {LoopThreshold: -2},
+		"loopThreshold too large":   {LoopThreshold: 101},
+		"toolOutputLimit too large": {ToolOutputLimit: 1<<20 + 1},
 	} {
 		require.ErrorIs(t, cfg.Validate(nil, nil), agentsdk.ErrInvalidInput, name)
 	}
+	for _, b := range agentsdk.ConfigBounds {
+		require.LessOrEqual(t, b.Min, 0, "%s: 0 (the default) is always in range", b.Field)
+		require.Greater(t, b.Max, 0, b.Field)
+	}
+	edges := agentsdk.Config{MaxTurns: 1000, MaxTokens: 1_000_000, ThinkingBudget: 1_000_000, LoopThreshold: -1,
+		ToolOutputLimit: 1 << 20, Temperature: temperature(2)}
+	require.NoError(t, edges.Validate(nil, nil), "the bounds themselves are accepted")
 }
 
 func TestConfigValidateSkipsWhatItIsNotGiven(t *testing.T) {

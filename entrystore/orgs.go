@@ -14,6 +14,11 @@ import (
 // unable to collide with the reserved "_system".
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
+// ValidSlug reports whether s has the shape of a slug (1 to 63 lowercase
+// letters, digits and '-', starting with a letter or digit), so callers
+// can refuse one with their own words before it reaches the store.
+func ValidSlug(s string) bool { return slugRE.MatchString(s) }
+
 // Org is a tenant; every other row belongs to one.
 type Org struct {
 	ID        string    `db:"id"`

@@ -107,14 +107,25 @@ func offers(rows []entrystore.WorkerCapability, where, kind string, cfg agentsdk
 	}
 	for i, m := range cfg.Models {
 		if !u.serves(m) {
-			problems = append(problems, fmt.Sprintf("models[%d] %s: no live worker %s serves it; they offer %s",
-				i, describeRef(m), where, u.describeModels()))
+			problems = append(problems, fmt.Sprintf("models[%d] %s: no live worker %s serves it; they offer %s%s",
+				i, describeRef(m), where, u.describeModels(), u.providerHint(m.Provider)))
 		}
 	}
 	if len(problems) > 0 {
 		return invalid("%s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// providerHint says how to serve provider when no live worker has an
+// endpoint of it at all.
+func (u capUnion) providerHint(provider string) string {
+	for _, e := range u.models {
+		if e.Provider == provider {
+			return ""
+		}
+	}
+	return agentsdk.ProviderHint(provider)
 }
 
 func describeRef(m agentsdk.ModelRef) string {

@@ -35,6 +35,12 @@ func (v *validator) definition(ctx context.Context, log *slog.Logger, orgID, id 
 	if strings.TrimSpace(f.GetName()) == "" {
 		return entrystore.Definition{}, invalid("name is required")
 	}
+	switch slug := f.GetSlug(); {
+	case slug == "":
+		return entrystore.Definition{}, invalid("slug is required: 1 to 63 lowercase letters, digits and '-', starting with a letter or digit (e.g. \"research-bot\")")
+	case !entrystore.ValidSlug(slug):
+		return entrystore.Definition{}, invalid("slug %q is not valid: use 1 to 63 lowercase letters, digits and '-', starting with a letter or digit (e.g. \"research-bot\")", slug)
+	}
 	kind := f.GetKind()
 	if kind == "" {
 		kind = entrystore.DefaultKind
@@ -45,8 +51,8 @@ func (v *validator) definition(ctx context.Context, log *slog.Logger, orgID, id 
 	if err != nil {
 		return entrystore.Definition{}, invalid("config: %v", err)
 	}
-	if err := decodeStrict(conf, &cfg); err != nil {
-		return entrystore.Definition{}, invalid("config: %v", err)
+	if err := decodeConfig(conf, &cfg, "config"); err != nil {
+		return entrystore.Definition{}, err
 	}
 	if err := cfg.Validate(nil, nil); err != nil {
 		return entrystore.Definition{}, invalid("%v", err)

@@ -52,8 +52,23 @@ func httpStatus(c codes.Code) (int, string) {
 	return http.StatusInternalServerError, "internal"
 }
 
+// retryAfter is the Retry-After of a 503, in seconds: about how long a
+// Postgres restart or failover takes.
+const retryAfter = "5"
+
+// errUnavailable is the answer while the store cannot be reached: the
+// client did nothing wrong and should retry.
+var errUnavailable = status.Error(codes.Unavailable, "the store is unreachable; retry shortly")
+
+// msgUnreachable is the log message of a store outage; throttleHandler
+// lets one through per interval, not one per request.
+const msgUnreachable = "gateway: the store is unreachable"
+
 // writeError writes an error body with its status.
 func writeError(w http.ResponseWriter, code int, kind, msg string) {
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfter)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
@@ -72,7 +87,20 @@ func writeStatus(w http.ResponseWriter, err error) {
 // errorHandler is grpc-gateway's error handler: every error, including the
 // mux's own decoding errors, becomes {code, message}.
 func errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
-	writeStatus(w, err)
+	writeStatus(w, pathParamError(err))
+}
+
+// pathParamError rewords grpc-gateway's own error for a path parameter
+// that does not parse ("type mismatch, parameter: sequence, error:
+// strconv.ParseInt: …"), which names Go internals.
+func pathParamError(err error) error {
+	s := status.Convert(err)
+	rest, ok := strings.CutPrefix(s.Message(), "type mismatch, parameter: ")
+	if s.Code() != codes.InvalidArgument || !ok {
+		return err
+	}
+	name, _, _ := strings.Cut(rest, ",")
+	return invalid("the path parameter %s must be a whole number", name)
 }
 
 // routingErrorHandler answers unknown routes and methods.
@@ -111,6 +139,9 @@ func toStatus(log *slog.Logger, op string, err error) error {
 		return status.Error(codes.FailedPrecondition, "the execution has ended")
 	case errors.Is(err, entrystore.ErrConflict):
 		return status.Error(codes.FailedPrecondition, strings.ReplaceAll(err.Error(), "entrystore: ", ""))
+	case entrystore.Unreachable(err):
+		log.Error(msgUnreachable, "op", op, "err", err)
+		return errUnavailable
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "request cancelled")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -31,6 +31,9 @@ func (s *service) CreateAgentExecution(ctx context.Context, req *pb.CreateAgentE
 	if err != nil {
 		return nil, err
 	}
+	// With an Idempotency-Key the execution's ID is the key's, so a retry
+	// of a create that died halfway finds the same execution.
+	start.ExecutionID = effectID(ctx)
 	cctx, cancel := committed(ctx)
 	defer cancel()
 	ex, err := s.ex.Start(cctx, start)

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -16,18 +18,22 @@ import (
 )
 
 // newHTTPHandler serves REST (grpc-gateway, in process), the SSE streams,
-// /healthz and /openapi.json.
+// /healthz, /openapi.json (OpenAPI 3) and /swagger.json (the same in
+// Swagger 2.0).
 func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	gw := runtime.NewServeMux(
 		runtime.WithErrorHandler(errorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: bodyMarshaler{&runtime.JSONPb{
 			// Scalars and lists are always present ("", 0, []), so
 			// clients see one shape; unset objects are left out. An
 			// unknown field is a 400, not silently ignored.
 			MarshalOptions:   protojson.MarshalOptions{EmitDefaultValues: true},
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
-		}}),
+		}}}),
+		// NOTE: grpc-gateway keeps the query parser in a package
+		// variable; every gateway sets the same one.
+		runtime.SetQueryParameterParser(queryParser{}),
 	)
 	if err := pb.RegisterAgentServiceHandlerServer(context.Background(), gw, svc); err != nil {
 		return nil, fmt.Errorf("gateway: register REST handlers: %w", err)
@@ -37,11 +43,39 @@ func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream", svc.serveStream(false))
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream/consolidated", svc.serveStream(true))
 	mux.HandleFunc("GET /healthz", svc.health)
-	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /openapi.json", serveDocument(pb.OpenAPI))
+	mux.HandleFunc("GET /swagger.json", serveDocument(pb.Swagger))
+	return svc.requireKey(limitBody(bodyLimit, requireJSON(svc.idempotent(mux)))), nil
+}
+
+// serveDocument serves a fixed JSON document.
+func serveDocument(doc []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(pb.OpenAPI)
+		_, _ = w.Write(doc)
+	}
+}
+
+// requireJSON refuses a request body in any media type but JSON with a
+// 415, on every route: a body sent as text/plain (or curl's default,
+// form-encoded) was not meant as this API's JSON. A body without a
+// Content-Type is taken as JSON. It runs after limitBody, so the length is
+// known.
+func requireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ct := r.Header.Get("Content-Type")
+		if r.ContentLength == 0 || ct == "" || !strings.HasPrefix(r.URL.Path, "/api/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type",
+				fmt.Sprintf("Content-Type %q is not supported: send the body as JSON with Content-Type: application/json", ct))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
-	return svc.requireKey(limitBody(bodyLimit, mux)), nil
 }
 
 // limitBody reads the body up front, up to limit: a larger one is a 413

@@ -30,8 +30,10 @@ func Run(ctx context.Context, opts Options) error {
 	h := newHub(o.Store, o.Logger)
 	closing := make(chan struct{})
 	svc := &service{
-		es: o.Store, ex: o.Executions, v: newValidator(o), log: o.Logger,
-		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing},
+		es: o.Store, ex: o.Executions, v: newValidator(o),
+		log:         slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
+		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: idempotencyLease},
+		streams:     &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing},
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {
@@ -116,8 +118,8 @@ func addrOf(ln net.Listener) string {
 	return ln.Addr().String()
 }
 
-// prune keeps agent_stream_event to the replay window: what no stream may
-// replay any more is deleted.
+// prune keeps agent_stream_event to the replay window (what no stream may
+// replay any more is deleted) and drops expired idempotency keys.
 func prune(ctx context.Context, o *Options) {
 	if o.PruneInterval < 0 {
 		return
@@ -135,6 +137,13 @@ func prune(ctx context.Context, o *Options) {
 			o.Logger.Warn("gateway: prune stream events", "err", err)
 		} else if n > 0 {
 			o.Logger.Debug("gateway: pruned stream events", "count", n)
+		}
+		// Expired keys already count as new (ReserveIdempotencyKey);
+		// this only keeps the table small.
+		if n, err := o.Store.PruneIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
+			o.Logger.Warn("gateway: prune idempotency keys", "err", err)
+		} else if n > 0 {
+			o.Logger.Debug("gateway: pruned idempotency keys", "count", n)
 		}
 	}
 }

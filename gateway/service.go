@@ -31,6 +31,8 @@ type service struct {
 	v       *validator
 	log     *slog.Logger
 	streams *streamer
+	// idempotency configures Idempotency-Key handling (idempotency.go).
+	idempotency idempotencyConfig
 }
 
 // commitTimeout bounds a start, signal or cancel once it has begun.

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -34,24 +33,6 @@ func newValidator(o *Options) *validator {
 	}
 }
 
-// decodeStrict decodes a JSON object onto v, refusing unknown keys and
-// trailing data. Keys v already has and raw lacks are kept, which is how a
-// request's config overrides a definition's.
-func decodeStrict(raw []byte, v any) error {
-	if len(raw) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return invalid("trailing data after the JSON object")
-	}
-	return nil
-}
-
 // startRequest builds an execution's frozen configuration: the definition's
 // (def may be nil), then the request's config object, then its top-level
 // fields, and validates the result.
@@ -68,8 +49,8 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 				return adapter.StartRequest{}, invalid("agent definition %s: models: %v", def.ID, err)
 			}
 		}
-		if err := decodeStrict(def.Config, &cfg); err != nil {
-			return adapter.StartRequest{}, invalid("agent definition %s: config: %v", def.ID, err)
+		if err := decodeConfig(def.Config, &cfg, "agent definition "+def.ID+": config"); err != nil {
+			return adapter.StartRequest{}, err
 		}
 		if kind == "" {
 			kind = def.Kind
@@ -79,8 +60,8 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 	if err != nil {
 		return adapter.StartRequest{}, invalid("config: %v", err)
 	}
-	if err := decodeStrict(over, &cfg); err != nil {
-		return adapter.StartRequest{}, invalid("config: %v", err)
+	if err := decodeConfig(over, &cfg, "config"); err != nil {
+		return adapter.StartRequest{}, err
 	}
 	if p := req.GetSystemPrompt(); p != "" {
 		cfg.SystemPrompt = p
@@ -132,7 +113,7 @@ func (v *validator) signalValue(req *pb.SignalAgentExecutionRequest) (json.RawMe
 	if name == agentsdk.SignalUserMessage {
 		var m agentsdk.UserMessage
 		if err := decodeStrict(raw, &m); err != nil {
-			return nil, invalid(`signalValue of userMessage must be {"text": "..."}: %v`, err)
+			return nil, invalid(`signalValue of userMessage must be {"text": "..."}: %s`, decodeProblem(err, "signalValue", &m))
 		}
 		if strings.TrimSpace(m.Text) == "" {
 			return nil, invalid("signalValue.text is required")

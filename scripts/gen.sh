@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gen.sh regenerates the checked-in protobuf, gRPC, grpc-gateway and OpenAPI
-# code under proto/ (make generate). It installs what it needs: protoc from
+# code under proto/ (make generate), and converts the Swagger 2.0 document to
+# OpenAPI 3. It installs what it needs: protoc from
 # Debian when it is missing, and the Go plugins at the pinned versions into
 # ./bin. The output is byte for byte reproducible: CI runs
 # `make generate && git diff --exit-code`.
@@ -44,7 +45,7 @@ install_plugin "$PROTOC_GEN_GATEWAY"
 install_plugin "$PROTOC_GEN_OPENAPI"
 
 OUT=proto/agentree/v1
-rm -f "$OUT"/*.pb.go "$OUT"/*.pb.gw.go "$OUT"/*.swagger.json
+rm -f "$OUT"/*.pb.go "$OUT"/*.pb.gw.go "$OUT"/*.swagger.json "$OUT"/*.openapi.json
 PATH="$BIN:$PATH" protoc -I proto \
 	--go_out=proto --go_opt=paths=source_relative \
 	--go-grpc_out=proto --go-grpc_opt=paths=source_relative \
@@ -61,3 +62,8 @@ PATH="$BIN:$PATH" protoc -I proto \
 # identical wherever it is generated.
 sed -i -E '/^\/\/[[:space:]-]+protoc[[:space:]]+(v[0-9.]+|\(unknown\))$/d' "$OUT"/*.pb.go
 gofmt -w "$OUT"/*.go
+
+# The gateway serves OpenAPI 3 (current client generators and API tools
+# want it); protoc-gen-openapiv2 writes Swagger 2.0, so it is converted here,
+# with the kin-openapi version go.mod pins.
+go run ./internal/openapi3gen "$OUT/agentree.swagger.json" "$OUT/agentree.openapi.json"

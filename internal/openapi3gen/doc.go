@@ -1,0 +1,9 @@
+// Command openapi3gen converts the Swagger 2.0 document protoc-gen-openapiv2
+// writes into the OpenAPI 3 document the gateway serves at /openapi.json, so
+// current client generators and API tools take it. scripts/gen.sh (make
+// generate) runs it; its output is checked in beside the Swagger document.
+//
+// Usage: go run ./internal/openapi3gen IN.swagger.json OUT.openapi.json
+//
+// It imports kin-openapi and the standard library only.
+package main

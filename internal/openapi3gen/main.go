@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/getkin/kin-openapi/openapi2"
+	"github.com/getkin/kin-openapi/openapi2conv"
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: openapi3gen IN.swagger.json OUT.openapi.json")
+		os.Exit(2)
+	}
+	if err := convert(os.Args[1], os.Args[2]); err != nil {
+		fmt.Fprintln(os.Stderr, "openapi3gen:", err)
+		os.Exit(1)
+	}
+}
+
+// convert reads a Swagger 2.0 document, converts it to OpenAPI 3, checks
+// the result and writes it indented (map keys sorted, so the output is
+// byte for byte reproducible).
+func convert(in, out string) error {
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	var v2 openapi2.T
+	if err := json.Unmarshal(raw, &v2); err != nil {
+		return fmt.Errorf("parse %s: %w", in, err)
+	}
+	v3, err := openapi2conv.ToV3(&v2)
+	if err != nil {
+		return fmt.Errorf("convert %s: %w", in, err)
+	}
+	// The gateway serves REST under the same origin as the document.
+	v3.Servers = openapi3.Servers{{URL: "/"}}
+	if err := v3.Validate(context.Background()); err != nil {
+		return fmt.Errorf("the converted document is not valid OpenAPI 3: %w", err)
+	}
+	doc, err := json.Marshal(v3)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, doc, "", "  "); err != nil {
+		return err
+	}
+	buf.WriteByte('\n')
+	return os.WriteFile(out, buf.Bytes(), 0o644)
+}
