@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"syscall"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
 )
 
 // Error types a workflow sees for activity failures. Only ErrTypeModel and
@@ -44,23 +43,14 @@ const (
 // failures and deadlocks). Anything else — a missing row, a bad value, a
 // bug — is not, and fails the call instead of retrying forever.
 func storeUnavailable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false
+	if entrystore.Unreachable(err) || errors.Is(err, context.DeadlineExceeded) {
+		return true
 	}
+	// A transaction rolled back by a serialization failure or deadlock
+	// (class 40) succeeds when tried again: a workflow write may retry it
+	// though a gateway request would not.
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code[:min(2, len(pgErr.Code))] {
-		case "08", "53", "57", "58", "40": // connection, resources, operator intervention, system, rollback
-			return true
-		}
-		return false
-	}
-	var connectErr *pgconn.ConnectError
-	var netErr net.Error
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
-		errors.Is(err, pgconn.ErrConnClosed) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "40")
 }
 
 // storeError turns a store failure into the application error the retry

@@ -22,7 +22,7 @@ func Unreachable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code[:min(2, len(pgErr.Code))] {
-		case "08", "53", "57": // connection exception, insufficient resources, operator intervention
+		case "08", "53", "57", "58": // connection exception, insufficient resources, operator intervention, system error
 			return true
 		}
 		return false
