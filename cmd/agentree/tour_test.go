@@ -95,6 +95,7 @@ func TestReadmeTour(t *testing.T) {
 	for _, s := range must {
 		require.Contains(t, out, s, "tour output:\n%s", out)
 	}
+	require.Regexp(t, `(?m)^search_notes +tour-`, out, "agentree tools lists the worker's tools")
 	require.Regexp(t, `"toolName": ?"word_count"`, out, "the tool calls")
 	require.Regexp(t, `"sequence": ?[1-9]`, out, "the checkpoints")
 	require.Regexp(t, id[1]+` CANCELL(ING|ED)`, out, "cancel")
