@@ -78,5 +78,5 @@ func TestSegmentIsAFunctionOfLeafAndState(t *testing.T) {
 	row, err := es.GetExecution(ctx, org.ID, ex.ID)
 	require.NoError(t, err)
 	require.Equal(t, entrystore.StatusCompleted, row.Status)
-	require.Equal(t, 1, row.CheckpointSeq)
+	require.Equal(t, 2, row.CheckpointSeq, "one checkpoint after the tool turn, one with the final answer")
 }
