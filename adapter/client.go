@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -114,15 +115,22 @@ func (c *Client) StartOptions(executionID string) client.StartWorkflowOptions {
 
 // startOptions make a second start of an execution harmless: a running
 // workflow of that ID is used as it is (the SDK returns its handle), and
-// an ended one is never started again.
+// an ended one is never started again. Its runs continue as new with the
+// same workflow task timeout: half the server's default, so a workflow
+// task held by a worker that died is handed to another within 5 s (a
+// segment's long local activities keep their task alive by heartbeat).
 func startOptions(executionID, queue string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                       executionID,
 		TaskQueue:                queue,
+		WorkflowTaskTimeout:      WorkflowTaskTimeout,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}
 }
+
+// WorkflowTaskTimeout is every execution's workflow task timeout.
+const WorkflowTaskTimeout = 5 * time.Second
 
 // ErrTerminal is returned for a signal to an execution that has ended.
 var ErrTerminal = errors.New("execution has ended")

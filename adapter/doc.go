@@ -15,9 +15,9 @@
 // until it is back and never fails an execution or switches models; only
 // model and tool failures use up attempts. Model and tool calls heartbeat on
 // a timer, so a dead worker's call moves to another within its heartbeat
-// timeout (8 s by default); its workflow tasks move within the worker's
+// timeout (5 s by default); its workflow tasks move within the worker's
 // StickyScheduleToStartTimeout (the SDK's default, 5 s, is what workers
-// here use) or the workflow task timeout (10 s). A Reconciler in every
+// here use) or the workflow task timeout (5 s, set at start). A Reconciler in every
 // worker finishes what a crashed gateway left half done.
 //
 // It imports agentsdk, entrystore and the Temporal SDK.

@@ -45,13 +45,13 @@ type Options struct {
 	// it is a model failure, counted against ModelAttempts.
 	ModelTimeout time.Duration
 	// ModelHeartbeatTimeout is how soon a model call on a dead worker is
-	// retried elsewhere; default 8 seconds. Model calls heartbeat on a
+	// retried elsewhere; default 5 seconds. Model calls heartbeat on a
 	// timer while they run (every quarter of this), streaming or not.
 	ModelHeartbeatTimeout time.Duration
 	// ToolTimeout bounds one tool call; default 10 minutes.
 	ToolTimeout time.Duration
 	// ToolHeartbeatTimeout is how soon a tool call on a dead worker is
-	// retried elsewhere; default 8 seconds. Tool calls heartbeat on a timer
+	// retried elsewhere; default 5 seconds. Tool calls heartbeat on a timer
 	// (every quarter of this) while the tool runs.
 	ToolHeartbeatTimeout time.Duration
 	// ToolAttempts is how many times a tool call is tried on the tool's
@@ -178,13 +178,13 @@ func (o Options) validate() (*Options, error) {
 		o.ModelTimeout = 10 * time.Minute
 	}
 	if o.ModelHeartbeatTimeout <= 0 {
-		o.ModelHeartbeatTimeout = 8 * time.Second
+		o.ModelHeartbeatTimeout = 5 * time.Second
 	}
 	if o.ToolTimeout <= 0 {
 		o.ToolTimeout = 10 * time.Minute
 	}
 	if o.ToolHeartbeatTimeout <= 0 {
-		o.ToolHeartbeatTimeout = 8 * time.Second
+		o.ToolHeartbeatTimeout = 5 * time.Second
 	}
 	if o.ToolAttempts <= 0 {
 		o.ToolAttempts = 3

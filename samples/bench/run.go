@@ -138,7 +138,7 @@ func (a agentree) calls(ctx context.Context, id string) (int, error) {
 
 // agentreeToolHeartbeat is Agentree's default tool heartbeat timeout; the
 // naive agent's tool calls get the same outside the resume scenario.
-const agentreeToolHeartbeat = 8 * time.Second
+const agentreeToolHeartbeat = 5 * time.Second
 
 // trace prints the history of one of the outcome's runs, the middle one,
 // with relative times: where a step's time goes. A nil w prints nothing.

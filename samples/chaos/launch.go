@@ -68,6 +68,9 @@ func (c *cluster) temporalProc(port, uiPort, httpPort int) *proc {
 }
 
 // postgresConf is appended to the private cluster's postgresql.conf.
+// synchronous_commit stays on, as in production: with it off, a crash
+// loses commits that Temporal already holds references to (an entry a
+// completed activity returned), which no engine can recover.
 func postgresConf(port int, sockDir string) string {
 	return fmt.Sprintf(`listen_addresses = '127.0.0.1'
 port = %d
@@ -75,7 +78,7 @@ unix_socket_directories = '%s'
 max_connections = 200
 shared_buffers = 64MB
 fsync = on
-synchronous_commit = off
+synchronous_commit = on
 `, port, sockDir)
 }
 
