@@ -222,15 +222,20 @@ func (o *storeOps) checkpoint(ctx context.Context, in CheckpointInput) error {
 		if prev.LeafEntryID != in.LeafID {
 			return fmt.Errorf("adapter: checkpoint %d: %w", in.Sequence, err)
 		}
-		// Our own row from an earlier attempt.
+		// Our own row from an earlier attempt — most often a local
+		// activity run again because the workflow task that ran it was
+		// lost — which announced it already: a second agent.checkpoint
+		// would reach clients twice.
 	} else if err != nil {
 		return fmt.Errorf("adapter: checkpoint %d: %w", in.Sequence, err)
-	} else if in.Steps > 0 {
-		if err := o.es.AddSteps(ctx, in.OrgID, in.ExecutionID, in.Steps); err != nil {
-			return fmt.Errorf("adapter: checkpoint steps: %w", err)
+	} else {
+		if in.Steps > 0 {
+			if err := o.es.AddSteps(ctx, in.OrgID, in.ExecutionID, in.Steps); err != nil {
+				return fmt.Errorf("adapter: checkpoint steps: %w", err)
+			}
 		}
+		o.publish(ctx, in.OrgID, in.ExecutionID, EventCheckpoint, map[string]any{"sequence": in.Sequence})
 	}
-	o.publish(ctx, in.OrgID, in.ExecutionID, EventCheckpoint, map[string]any{"sequence": in.Sequence})
 	if in.Wait {
 		ex, err := o.es.Transition(ctx, in.OrgID, in.ExecutionID, entrystore.Transition{To: entrystore.StatusWaiting})
 		if err != nil {

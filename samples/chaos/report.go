@@ -101,6 +101,7 @@ func (o *outcome) print(w io.Writer) {
 		{"chaos_stuck", f.Stuck},
 		{"chaos_worker_recovery_samples", len(f.Recovery)},
 		{"chaos_worker_unrecovered", f.Unrecovered},
+		{"chaos_worker_recovery_overlapped", f.Overlapped},
 		{"chaos_worker_recovery_p50_s", seconds(percentile(f.Recovery, 0.50))},
 		{"chaos_worker_recovery_p99_s", seconds(percentile(f.Recovery, 0.99))},
 		{"chaos_worker_recovery_max_s", seconds(percentile(f.Recovery, 1))},

@@ -109,7 +109,8 @@ func awaitStreams(ctx context.Context, c *cluster, convs []*conversation, d time
 
 // measureRecovery: for each worker kill, the time from the kill to the
 // next stored progress (an entry or a stream event) of every execution that
-// had a call in flight on the killed worker.
+// had a call in flight on the killed worker. A recovery that another fault
+// stopping progress cut into is counted as overlapped instead.
 func measureRecovery(ctx context.Context, c *cluster, faults []*fault, f *findings) error {
 	for _, ft := range faults {
 		if ft.Kind != workerKill {
@@ -130,8 +131,24 @@ func measureRecovery(ctx context.Context, c *cluster, faults []*fault, f *findin
 				now := time.Now()
 				next = &now
 			}
+			if overlapped(faults, ft, *next) {
+				f.Overlapped++
+				continue
+			}
 			f.Recovery = append(f.Recovery, next.Sub(ft.At))
 		}
 	}
 	return nil
+}
+
+// overlapped reports whether a fault other than kill that stops progress
+// (anything but a gateway kill: the workers do not need the gateway)
+// happened after kill and before recovered.
+func overlapped(faults []*fault, kill *fault, recovered time.Time) bool {
+	for _, o := range faults {
+		if o != kill && o.Kind != gatewayKill && o.At.After(kill.At) && o.At.Before(recovered) {
+			return true
+		}
+	}
+	return false
 }
