@@ -31,27 +31,36 @@ func convert(in, out string) error {
 	if err != nil {
 		return err
 	}
+	doc, err := render(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	return os.WriteFile(out, doc, 0o644)
+}
+
+// render is the OpenAPI 3 document of a Swagger 2.0 one.
+func render(raw []byte) ([]byte, error) {
 	var v2 openapi2.T
 	if err := json.Unmarshal(raw, &v2); err != nil {
-		return fmt.Errorf("parse %s: %w", in, err)
+		return nil, fmt.Errorf("parse: %w", err)
 	}
 	v3, err := openapi2conv.ToV3(&v2)
 	if err != nil {
-		return fmt.Errorf("convert %s: %w", in, err)
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	// The gateway serves REST under the same origin as the document.
 	v3.Servers = openapi3.Servers{{URL: "/"}}
 	if err := v3.Validate(context.Background()); err != nil {
-		return fmt.Errorf("the converted document is not valid OpenAPI 3: %w", err)
+		return nil, fmt.Errorf("the converted document is not valid OpenAPI 3: %w", err)
 	}
 	doc, err := json.Marshal(v3)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, doc, "", "  "); err != nil {
-		return err
+		return nil, err
 	}
 	buf.WriteByte('\n')
-	return os.WriteFile(out, buf.Bytes(), 0o644)
+	return buf.Bytes(), nil
 }
