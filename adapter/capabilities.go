@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -168,24 +167,10 @@ func (c *capabilities) row(key capKey) entrystore.WorkerCapability {
 		s := c.o.tools[name].Spec()
 		row.Tools = append(row.Tools, entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
 	}
-	for _, p := range c.o.Providers {
-		e := endpointOf(p)
+	for _, e := range c.o.endpoints.Infos() {
 		row.Models = append(row.Models, entrystore.CapabilityModels{Name: e.Name, Provider: e.Provider, Models: e.Models})
 	}
 	return row
-}
-
-// endpointOf is what p reports of itself: its EndpointInfo, or an endpoint
-// named after its provider allowing any model.
-func endpointOf(p agentsdk.Provider) agentsdk.EndpointInfo {
-	if d, ok := p.(agentsdk.EndpointDescriber); ok {
-		e := d.Endpoint()
-		if len(e.Models) == 0 {
-			e.Models = []string{"*"}
-		}
-		return e
-	}
-	return agentsdk.EndpointInfo{Name: p.Name(), Provider: p.Name(), Models: []string{"*"}}
 }
 
 // moduleVersion is the version workers report by default: the main

@@ -30,7 +30,11 @@ type EndpointDescriber interface {
 // else an endpoint named after its provider allowing any model.
 func Describe(p Provider) EndpointInfo {
 	if d, ok := p.(EndpointDescriber); ok {
-		return d.Endpoint()
+		e := d.Endpoint()
+		if len(e.Models) == 0 {
+			e.Models = []string{AnyModel}
+		}
+		return e
 	}
 	return EndpointInfo{Name: p.Name(), Provider: p.Name(), Models: []string{AnyModel}}
 }

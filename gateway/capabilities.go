@@ -196,7 +196,7 @@ func (u capUnion) serves(m agentsdk.ModelRef) bool {
 		if e.Provider != m.Provider || (m.Endpoint != "" && e.Name != m.Endpoint) {
 			continue
 		}
-		if slices.Contains(e.Models, "*") || slices.Contains(e.Models, m.ModelID) {
+		if (agentsdk.EndpointInfo{Models: e.Models}).Allows(m.ModelID) {
 			return true
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,49 +9,20 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 )
 
-// capabilities is GET /api/orgs/{org}/capabilities: what the live workers
-// offer, per worker and merged. A small local type until the API's
-// generated one exists; unknown fields are ignored.
-type capabilities struct {
-	Workers []struct {
-		Identity   string          `json:"identity"`
-		TaskQueue  string          `json:"taskQueue"`
-		Version    string          `json:"version"`
-		LastSeenAt string          `json:"lastSeenAt"`
-		Kinds      []string        `json:"kinds"`
-		Tools      []capTool       `json:"tools"`
-		Models     []capModelGroup `json:"models"`
-	} `json:"workers"`
-	Kinds  []string        `json:"kinds"`
-	Tools  []capTool       `json:"tools"`
-	Models []capModelGroup `json:"models"`
-}
+// capModelGroup is one model endpoint of GET …/capabilities.
+type capModelGroup struct{ *agentreev1.ModelEndpoint }
 
-type capTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
-	TaskQueues  []string        `json:"taskQueues"`
-}
-
-// capModelGroup is one model endpoint: its name (what a model reference's
-// provider part names), the provider behind it and its models.
-type capModelGroup struct {
-	Name       string   `json:"name"`
-	Provider   string   `json:"provider"`
-	Models     []string `json:"models"`
-	TaskQueues []string `json:"taskQueues"`
-}
-
-// ref is the provider/modelId a request names for model on this endpoint.
 func (g capModelGroup) ref(model string) string {
-	provider := g.Provider
+	provider := g.GetProvider()
 	if provider == "" {
-		provider = g.Name
+		provider = g.GetName()
 	}
 	return provider + "/" + model
 }
@@ -60,7 +30,7 @@ func (g capModelGroup) ref(model string) string {
 // offers reports whether the endpoint serves ref: a listed model, or any
 // model of its provider when it allows "*".
 func (g capModelGroup) offers(ref string) bool {
-	for _, m := range g.Models {
+	for _, m := range g.GetModels() {
 		if g.ref(m) == ref || (m == "*" && strings.HasPrefix(ref, g.ref(""))) {
 			return true
 		}
@@ -77,25 +47,16 @@ const demoModelRef = "scripted/scripted-1"
 
 var demoTools = []string{"search_notes", "fetch_note", "word_count"}
 
-func fetchCapabilities(ctx context.Context, c *apiClient) (*capabilities, []byte, error) {
-	resp, err := c.request(ctx, http.MethodGet, "/capabilities", nil)
-	if err != nil {
+func fetchCapabilities(ctx context.Context, c *apiClient) (*agentreev1.Capabilities, error) {
+	caps := &agentreev1.Capabilities{}
+	if err := c.do(ctx, http.MethodGet, "/capabilities", nil, caps); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-			return nil, nil, errNoCapabilities
+			return nil, errNoCapabilities
 		}
-		return nil, nil, err
+		return nil, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, nil, fmt.Errorf("capabilities: %w", err)
-	}
-	var caps capabilities
-	if err := json.Unmarshal(b, &caps); err != nil {
-		return nil, nil, fmt.Errorf("capabilities: %w", err)
-	}
-	return &caps, b, nil
+	return caps, nil
 }
 
 // defaultModelAndTools picks run's model (when model is "") and tools: the
@@ -103,7 +64,7 @@ func fetchCapabilities(ctx context.Context, c *apiClient) (*capabilities, []byte
 // offered; every tool offered on that model's task queues. note, when not
 // empty, tells the user what was chosen and why.
 func defaultModelAndTools(ctx context.Context, c *apiClient, model string) (string, []string, string, error) {
-	caps, _, err := fetchCapabilities(ctx, c)
+	caps, err := fetchCapabilities(ctx, c)
 	if errors.Is(err, errNoCapabilities) {
 		if model == "" {
 			model = demoModelRef
@@ -119,18 +80,18 @@ func defaultModelAndTools(ctx context.Context, c *apiClient, model string) (stri
 	if want == "" {
 		want = demoModelRef
 	}
-	for _, g := range caps.Models {
-		if g.offers(want) {
-			model, queues = want, g.TaskQueues
+	for _, m := range caps.GetModels() {
+		if g := (capModelGroup{m}); g.offers(want) {
+			model, queues = want, g.GetTaskQueues()
 			break
 		}
 	}
 	if model == "" {
 		// Only a named model can be a default: an endpoint that allows any
 		// model ("*") cannot say which one to use.
-		for _, g := range caps.Models {
-			if i := slices.IndexFunc(g.Models, func(m string) bool { return m != "*" }); i >= 0 {
-				model, queues = g.ref(g.Models[i]), g.TaskQueues
+		for _, m := range caps.GetModels() {
+			if i := slices.IndexFunc(m.GetModels(), func(id string) bool { return id != "*" }); i >= 0 {
+				model, queues = capModelGroup{m}.ref(m.GetModels()[i]), m.GetTaskQueues()
 				break
 			}
 		}
@@ -139,9 +100,9 @@ func defaultModelAndTools(ctx context.Context, c *apiClient, model string) (stri
 		return "", nil, "", errors.New("no worker names a model to default to: pass --model provider/modelId (agentree tools lists the endpoints), or start a worker (make run, or agentree worker)")
 	}
 	var tools []string
-	for _, t := range caps.Tools {
-		if len(queues) == 0 || len(t.TaskQueues) == 0 || slices.ContainsFunc(t.TaskQueues, func(q string) bool { return slices.Contains(queues, q) }) {
-			tools = append(tools, t.Name)
+	for _, t := range caps.GetTools() {
+		if len(queues) == 0 || len(t.GetTaskQueues()) == 0 || slices.ContainsFunc(t.GetTaskQueues(), func(q string) bool { return slices.Contains(queues, q) }) {
+			tools = append(tools, t.GetName())
 		}
 	}
 	return model, tools, fmt.Sprintf("run: --model %s --tool %s (offered by the workers; agentree tools lists them)", model, strings.Join(tools, ",")), nil
@@ -160,13 +121,13 @@ with its kinds, then every tool and model with the task queues serving it.`,
 			if err != nil {
 				return err
 			}
-			caps, raw, err := fetchCapabilities(cmd.Context(), c)
+			caps, err := fetchCapabilities(cmd.Context(), c)
 			if err != nil {
 				return fmt.Errorf("tools: %w", err)
 			}
 			out := cmd.OutOrStdout()
 			if f.json {
-				_, err := fmt.Fprintf(out, "%s\n", strings.TrimSpace(string(raw)))
+				_, err := fmt.Fprintf(out, "%s\n", compactJSON(caps))
 				return err
 			}
 			return printCapabilities(out, caps)
@@ -176,24 +137,25 @@ with its kinds, then every tool and model with the task queues serving it.`,
 	return cmd
 }
 
-func printCapabilities(w io.Writer, caps *capabilities) error {
+func printCapabilities(w io.Writer, caps *agentreev1.Capabilities) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	if len(caps.Workers) == 0 {
+	if len(caps.GetWorkers()) == 0 {
 		fmt.Fprintln(tw, "no live workers (start one: make run, or agentree worker)")
 	} else {
 		fmt.Fprintln(tw, "WORKER\tTASK QUEUE\tVERSION\tLAST SEEN\tKINDS")
-		for _, wk := range caps.Workers {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", wk.Identity, wk.TaskQueue, wk.Version, wk.LastSeenAt, strings.Join(wk.Kinds, ","))
+		for _, wk := range caps.GetWorkers() {
+			seen := wk.GetLastSeenAt().AsTime().Format(time.RFC3339)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", wk.GetIdentity(), wk.GetTaskQueue(), wk.GetVersion(), seen, strings.Join(wk.GetKinds(), ","))
 		}
 	}
 	fmt.Fprintln(tw, "\nTOOL\tTASK QUEUES\tDESCRIPTION")
-	for _, t := range caps.Tools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, strings.Join(t.TaskQueues, ","), firstLine(t.Description))
+	for _, t := range caps.GetTools() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.GetName(), strings.Join(t.GetTaskQueues(), ","), firstLine(t.GetDescription()))
 	}
 	fmt.Fprintln(tw, "\nMODEL\tPROVIDER\tTASK QUEUES")
-	for _, g := range caps.Models {
-		for _, m := range g.Models {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", g.ref(m), g.Provider, strings.Join(g.TaskQueues, ","))
+	for _, g := range caps.GetModels() {
+		for _, m := range g.GetModels() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", capModelGroup{g}.ref(m), g.GetProvider(), strings.Join(g.GetTaskQueues(), ","))
 		}
 	}
 	return tw.Flush()
