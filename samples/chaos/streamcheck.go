@@ -125,6 +125,17 @@ func measureRecovery(ctx context.Context, c *cluster, faults []*fault, f *findin
 				return fmt.Errorf("chaos: recovery of %s: %w", id, err)
 			}
 			if next == nil {
+				// Nothing after the kill: either its call had finished as
+				// the kill landed and it had nothing left to do (it is
+				// settled: waiting or ended — the stuck check judges
+				// whether rightly), or it never recovered.
+				var status string
+				if err := c.pool.QueryRow(ctx, `SELECT status FROM agent_execution WHERE id = $1`, id).Scan(&status); err != nil {
+					return fmt.Errorf("chaos: status of %s: %w", id, err)
+				}
+				if status != "RUNNING" && status != "PENDING" && status != "CANCELLING" {
+					continue
+				}
 				// Never recovered: its wait so far, a lower bound, counts.
 				f.Unrecovered++
 				f.example("%s: no progress in the %s after the worker kill at %s", id, time.Since(ft.At).Round(time.Second), ft.At.Format("15:04:05.000"))
