@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/step"
 )
 
@@ -234,9 +235,13 @@ func (c *workflowContext) SignalValue(s agentsdk.Signal, v any) error {
 }
 
 func (c *workflowContext) StreamData(v any) error {
-	b, err := json.Marshal(map[string]any{"agentExecutionId": c.in.ExecutionID, "data": v})
+	p, err := event.Custom(v)
 	if err != nil {
 		return err
 	}
-	return c.local(c.ops.Publish, PublishInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, Event: step.EventData, Data: b}, nil)
+	b, err := json.Marshal(event.Data{AgentExecutionID: c.in.ExecutionID, Data: p})
+	if err != nil {
+		return err
+	}
+	return c.local(c.ops.Publish, PublishInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, Event: event.NameData, Data: b}, nil)
 }

@@ -7,19 +7,9 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
-)
-
-// Lifecycle stream events (seed 000).
-const (
-	EventStarted    = "agent.started"
-	EventCheckpoint = "agent.checkpoint"
-	EventWaiting    = "agent.waiting"
-	EventResumed    = "agent.resumed"
-	EventCompleted  = "agent.completed"
-	EventFailed     = "agent.failed"
-	EventCancelled  = "agent.cancelled"
 )
 
 // storeOps are the workflow's store writes, run as local activities: no
@@ -80,16 +70,19 @@ func (o *storeOps) begin(ctx context.Context, in BeginInput) (BeginOutput, error
 			return BeginOutput{}, fmt.Errorf("adapter: begin: %w", err)
 		}
 		out.Status = running.Status
-		o.publish(ctx, in.OrgID, in.ExecutionID, in.Announce, map[string]any{"status": running.Status})
+		var ev event.Event = event.Started{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}
+		if in.Announce == event.NameResumed {
+			ev = event.Resumed{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}
+		}
+		o.publish(ctx, in.OrgID, in.ExecutionID, ev)
 	}
 	return out, nil
 }
 
-func (o *storeOps) publish(ctx context.Context, org, exec, event string, data map[string]any) {
-	data["agentExecutionId"] = exec
-	b, _ := json.Marshal(data)
+func (o *storeOps) publish(ctx context.Context, org, exec string, ev event.Event) {
+	b, _ := json.Marshal(ev)
 	// Live events are best effort; the execution row is the record.
-	_, _ = o.es.AppendStreamEvent(ctx, org, exec, event, b)
+	_, _ = o.es.AppendStreamEvent(ctx, org, exec, ev.Name(), b)
 }
 
 // AppendInput appends one entry.
@@ -234,14 +227,14 @@ func (o *storeOps) checkpoint(ctx context.Context, in CheckpointInput) error {
 				return fmt.Errorf("adapter: checkpoint steps: %w", err)
 			}
 		}
-		o.publish(ctx, in.OrgID, in.ExecutionID, EventCheckpoint, map[string]any{"sequence": in.Sequence})
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence})
 	}
 	if in.Wait {
 		ex, err := o.es.Transition(ctx, in.OrgID, in.ExecutionID, entrystore.Transition{To: entrystore.StatusWaiting})
 		if err != nil {
 			return fmt.Errorf("adapter: wait: %w", err)
 		}
-		o.publish(ctx, in.OrgID, in.ExecutionID, EventWaiting, map[string]any{"status": ex.Status, "reason": in.WaitReason})
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Waiting{AgentExecutionID: in.ExecutionID, Status: string(ex.Status), Reason: in.WaitReason})
 	}
 	return nil
 }
@@ -320,12 +313,13 @@ func (o *storeOps) finish(ctx context.Context, in FinishInput) (FinishOutput, er
 	if err != nil {
 		return out, fmt.Errorf("adapter: finish: %w", err)
 	}
-	event := map[entrystore.Status]string{
-		entrystore.StatusCompleted: EventCompleted, entrystore.StatusFailed: EventFailed,
-		entrystore.StatusCancelled: EventCancelled,
-	}[ex.Status]
-	if event != "" {
-		o.publish(ctx, in.OrgID, in.ExecutionID, event, map[string]any{"status": ex.Status, "stopReason": ex.StopReason, "error": ex.Error})
+	switch st := string(ex.Status); ex.Status {
+	case entrystore.StatusCompleted:
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Completed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
+	case entrystore.StatusFailed:
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Failed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason, Error: ex.Error})
+	case entrystore.StatusCancelled:
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Cancelled{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
 	}
 	return out, nil
 }

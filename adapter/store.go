@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -116,11 +117,11 @@ func (s pgStore) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) 
 	return err
 }
 
-func (s pgStore) Publish(ctx context.Context, orgID, executionID, event string, data any) error {
-	b, err := json.Marshal(data)
+func (s pgStore) Publish(ctx context.Context, orgID, executionID string, ev event.Event) error {
+	b, err := json.Marshal(ev)
 	if err != nil {
-		return fmt.Errorf("adapter: publish %s: %w", event, err)
+		return fmt.Errorf("adapter: publish %s: %w", ev.Name(), err)
 	}
-	_, err = s.es.AppendStreamEvent(ctx, orgID, executionID, event, b)
+	_, err = s.es.AppendStreamEvent(ctx, orgID, executionID, ev.Name(), b)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -72,9 +73,9 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 
 	announce := ""
 	if in.Sequence == 0 && in.LeafID != "" && !in.Resumed {
-		announce = EventStarted
+		announce = event.NameStarted
 	} else if in.Resumed {
-		announce = EventResumed
+		announce = event.NameResumed
 	}
 	for {
 		if announce != "" || wc.leaf == nil {
@@ -138,7 +139,7 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 					}
 				}
 				drain()
-				announce = EventResumed
+				announce = event.NameResumed
 			}
 			if !budget.roomForAnother(ctx) {
 				return Result{}, workflow.NewContinueAsNewError(ctx, r.agent.Kind(), wc.nextInput(wait))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // Store is the side store as the runtimes' model and tool steps see it. The
@@ -25,7 +27,7 @@ type Store interface {
 	// RecordToolCall upserts a tool call's record.
 	RecordToolCall(ctx context.Context, rec ToolCallRecord) error
 	// Publish sends an event to the execution's live stream.
-	Publish(ctx context.Context, orgID, executionID, event string, data any) error
+	Publish(ctx context.Context, orgID, executionID string, ev event.Event) error
 }
 
 // PrevEntry as a ParentID in AppendEntries means "the entry before this one".

@@ -2,10 +2,9 @@ package gateway
 
 import (
 	"context"
-	"strings"
 	"time"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -25,7 +24,7 @@ type streamer struct {
 
 // terminalEvent reports whether an event ends its execution's stream.
 func terminalEvent(name string) bool {
-	return name == adapter.EventCompleted || name == adapter.EventFailed || name == adapter.EventCancelled
+	return event.Terminal(name)
 }
 
 // followRequest is one stream: events after After, all of them or only
@@ -171,7 +170,7 @@ func (f *follower) send(ev entrystore.StreamEvent) error {
 	if !f.done && !f.notBefore.IsZero() && ev.CreatedAt.Before(f.notBefore) {
 		return nil
 	}
-	if !f.req.Consolidated && !strings.HasPrefix(ev.Event, "agent.") {
+	if !f.req.Consolidated && !event.Lifecycle(ev.Event) {
 		return nil
 	}
 	return f.req.Emit(ev)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/agenttest"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // quoteAgent is a tiny custom agent: it prices the user's request with
@@ -144,9 +144,12 @@ func dataEvents(t *testing.T, x *agenttest.Execution) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, e := range x.Store.Events() {
-		require.Equal(t, step.EventData, e.Name)
+		require.Equal(t, event.NameData, e.Name)
+		var d event.Data
+		require.NoError(t, json.Unmarshal(e.Data, &d))
+		require.Equal(t, event.TypeCustom, d.Data.Type)
 		var v map[string]any
-		require.NoError(t, json.Unmarshal(e.Data, &v))
+		require.NoError(t, json.Unmarshal(d.Data.Value, &v))
 		out = append(out, v)
 	}
 	return out

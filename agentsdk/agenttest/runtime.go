@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/step"
 )
 
@@ -299,5 +300,9 @@ func (c *memContext) SignalValue(s agentsdk.Signal, v any) error {
 }
 
 func (c *memContext) StreamData(v any) error {
-	return c.x.Store.Publish(c.ctx, "", "", step.EventData, v)
+	p, err := event.Custom(v)
+	if err != nil {
+		return err
+	}
+	return c.x.Store.Publish(c.ctx, "", "", event.Data{AgentExecutionID: c.ExecutionID(), Data: p})
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // Event is a stream event the runtime published.
@@ -156,14 +157,14 @@ func (s *Store) ToolCalls() []agentsdk.ToolCallRecord {
 }
 
 // Publish implements agentsdk.Store.
-func (s *Store) Publish(_ context.Context, _ string, _ string, event string, data any) error {
-	b, err := json.Marshal(data)
+func (s *Store) Publish(_ context.Context, _ string, _ string, ev event.Event) error {
+	b, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.events = append(s.events, Event{Name: event, Data: b})
+	s.events = append(s.events, Event{Name: ev.Name(), Data: b})
 	return nil
 }
 

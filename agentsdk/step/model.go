@@ -93,7 +93,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		Temperature:    cfg.Temperature,
 		ThinkingBudget: cfg.ThinkingBudget,
 	}
-	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID)
+	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID, in.Key)
 	start := d.now()
 	resp, err := provider.Stream(ctx, req, pub.onEvent)
 	if err != nil {

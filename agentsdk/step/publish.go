@@ -5,18 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
-)
-
-// Stream event names, as the SSE stream sends them (seed 000).
-const (
-	EventToken = "token"
-	EventData  = "data"
-	// A tool call runs as a task: task.started when it starts, a data
-	// event of type tool_result with its outcome, then task.completed (or
-	// task.failed when the model is told of an error).
-	EventTaskStarted   = "task.started"
-	EventTaskCompleted = "task.completed"
-	EventTaskFailed    = "task.failed"
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // publisher forwards a model's deltas to the execution's stream. Live
@@ -26,19 +15,22 @@ type publisher struct {
 	ctx          context.Context
 	store        agentsdk.Store
 	org, exec    string
+	task         string
 	firstFailure error
 }
 
-func newPublisher(ctx context.Context, s agentsdk.Store, org, exec string) *publisher {
-	return &publisher{ctx: ctx, store: s, org: org, exec: exec}
+// newPublisher publishes the deltas of the model call task (its
+// idempotency key, which every retry of the call shares).
+func newPublisher(ctx context.Context, s agentsdk.Store, org, exec, task string) *publisher {
+	return &publisher{ctx: ctx, store: s, org: org, exec: exec, task: task}
 }
 
 func (p *publisher) onEvent(ev agentsdk.StreamEvent) {
 	var err error
 	if ev.Type == agentsdk.StreamText {
-		err = p.store.Publish(p.ctx, p.org, p.exec, EventToken, map[string]any{"text": ev.Text})
+		err = p.store.Publish(p.ctx, p.org, p.exec, event.Token{AgentExecutionID: p.exec, TaskExecutionID: p.task, Data: ev.Text})
 	} else {
-		err = p.store.Publish(p.ctx, p.org, p.exec, EventData, ev)
+		err = p.store.Publish(p.ctx, p.org, p.exec, event.Data{AgentExecutionID: p.exec, TaskExecutionID: p.task, Data: deltaPayload(ev)})
 	}
 	if err != nil && p.firstFailure == nil {
 		p.firstFailure = fmt.Errorf("step: publish %s: %w", ev.Type, err)
@@ -47,6 +39,15 @@ func (p *publisher) onEvent(ev agentsdk.StreamEvent) {
 
 // normaliseToolCallIDs gives every tool call of msg a non-empty ID that is
 // unique within the message; providers' own IDs are kept when they are.
+// deltaPayload is a model's non-text delta as a data event's payload.
+func deltaPayload(ev agentsdk.StreamEvent) event.Payload {
+	p := event.Payload{Type: string(ev.Type), Text: ev.Text, Delta: ev.Delta}
+	if ev.ToolCall != nil {
+		p.ToolCall = &event.ToolCall{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name, Arguments: ev.ToolCall.Arguments}
+	}
+	return p
+}
+
 func normaliseToolCallIDs(msg *agentsdk.Message, key string) {
 	seen := map[string]bool{}
 	for i := range msg.Content {

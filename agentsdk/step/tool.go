@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // ToolInput is a tool call's input: references only.
@@ -67,12 +68,18 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record start: %w", err)
 	}
-	publish := func(v any) {
-		_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, EventData, v)
+	publishData := func(p event.Payload) {
+		_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, event.Data{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Data: p})
 	}
-	task := map[string]any{"taskExecutionId": call.ID, "kind": call.Name}
-	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, EventTaskStarted,
-		map[string]any{"taskExecutionId": call.ID, "kind": call.Name, "arguments": call.Arguments})
+	// A tool's own values (terminal output, progress) are custom payloads
+	// unless the tool sends an event.Payload.
+	publish := func(v any) {
+		if p, err := event.Custom(v); err == nil {
+			publishData(p)
+		}
+	}
+	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID,
+		event.TaskStarted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Arguments: call.Arguments})
 
 	start := d.now()
 	output, isError, err := invoke(ctx, d.Tools, cfg, *call, in, publish)
@@ -84,8 +91,8 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 		rec.DurationMs = d.now().Sub(start).Milliseconds()
 		rec.Output, _ = json.Marshal(map[string]string{"error": err.Error()})
 		_ = d.Store.RecordToolCall(context.WithoutCancel(ctx), rec)
-		_ = d.Store.Publish(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID, EventTaskFailed,
-			map[string]any{"taskExecutionId": call.ID, "kind": call.Name, "error": err.Error()})
+		_ = d.Store.Publish(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID,
+			event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Error: err.Error()})
 		return agentsdk.ToolResult{}, err
 	}
 	rec.DurationMs = d.now().Sub(start).Milliseconds()
@@ -121,13 +128,13 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record end: %w", err)
 	}
-	publish(map[string]any{"type": "tool_result", "toolCall": map[string]any{"id": call.ID, "name": call.Name},
-		"result": map[string]any{"isError": isError, "preview": agentsdk.Preview(shown), "truncated": truncated}})
-	ended := EventTaskCompleted
+	publishData(event.Payload{Type: event.TypeToolResult, ToolCall: &event.ToolCall{ID: call.ID, Name: call.Name},
+		Result: &event.ToolResult{IsError: isError, Preview: agentsdk.Preview(shown), Truncated: truncated}})
+	var ended event.Event = event.TaskCompleted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name}
 	if isError {
-		ended = EventTaskFailed
+		ended = event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Error: agentsdk.Preview(shown)}
 	}
-	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, ended, task)
+	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, ended)
 	return toolResultFromEntry(entries[0], truncated)
 }
 

@@ -26,8 +26,8 @@ type findings struct {
 	// worker kill, a Postgres or Temporal restart or outage) cut into:
 	// they time two faults, not one worker's death, and stay out of
 	// Recovery's percentiles.
-	Overlapped int
-	Unrecovered  int
+	Overlapped  int
+	Unrecovered int
 }
 
 func (f *findings) example(format string, args ...any) {

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/agenttest"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/samples/customagent"
 	"github.com/agentree/agentree/samples/internal/sampletest"
 )
@@ -34,15 +34,22 @@ func texts(t *testing.T, x *agenttest.Execution) []string {
 	return sampletest.Texts(msgs)
 }
 
-// dataEvents are the agent's own stream events (the in-memory runtime
-// publishes StreamData values as they are).
+// dataEvents are the agent's own stream events: its StreamData values.
 func dataEvents(t *testing.T, x *agenttest.Execution) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, e := range x.Store.Events() {
+		if e.Name != event.NameData {
+			continue
+		}
+		var d event.Data
+		require.NoError(t, json.Unmarshal(e.Data, &d))
+		if d.Data.Type != event.TypeCustom {
+			continue
+		}
 		var v map[string]any
-		require.NoError(t, json.Unmarshal(e.Data, &v))
-		if e.Name == step.EventData && (v["draft"] != nil || v["approved"] != nil) {
+		require.NoError(t, json.Unmarshal(d.Data.Value, &v))
+		if v["draft"] != nil || v["approved"] != nil {
 			out = append(out, v)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/agenttest"
 	"github.com/agentree/agentree/agentsdk/react"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
@@ -66,10 +66,10 @@ func TestResearchSessionInMemory(t *testing.T) {
 	var tokens int
 	var streamed strings.Builder
 	for _, e := range x.Store.Events() {
-		if e.Name == step.EventToken {
-			var tok struct{ Text string }
+		if e.Name == event.NameToken {
+			var tok event.Token
 			require.NoError(t, json.Unmarshal(e.Data, &tok))
-			streamed.WriteString(tok.Text)
+			streamed.WriteString(tok.Data)
 			tokens++
 		}
 	}

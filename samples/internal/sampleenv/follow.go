@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -118,54 +118,29 @@ type printer struct {
 	midLine bool
 }
 
-// dataEvent is the union of the data events a segment publishes: a tool
-// call as the model streams it, a tool's result, and an agent's own
-// Context.StreamData values (under "data").
-type dataEvent struct {
-	Type     string `json:"type"`
-	ToolCall *struct {
-		Name string `json:"name"`
-	} `json:"toolCall"`
-	Result *struct {
-		IsError bool   `json:"isError"`
-		Preview string `json:"preview"`
-	} `json:"result"`
-	Data json.RawMessage `json:"data"`
-}
-
-// taskEvent is a tool call running as a task.
-type taskEvent struct {
-	Kind      string          `json:"kind"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
 func (p *printer) event(e entrystore.StreamEvent) {
-	switch e.Event {
-	case step.EventToken:
-		var t struct{ Text string }
-		if json.Unmarshal(e.Data, &t) == nil && t.Text != "" {
-			fmt.Fprint(p.w, t.Text)
+	ev, err := event.Decode(e.Event, e.Data)
+	if err != nil {
+		return
+	}
+	switch ev := ev.(type) {
+	case *event.Token:
+		if ev.Data != "" {
+			fmt.Fprint(p.w, ev.Data)
 			p.midLine = true
 		}
-	case step.EventTaskStarted:
-		var t taskEvent
-		if json.Unmarshal(e.Data, &t) == nil {
-			p.line("  → %s %s", t.Kind, oneLine(compact(t.Arguments), 100))
-		}
-	case step.EventData:
-		var d dataEvent
-		if json.Unmarshal(e.Data, &d) != nil {
-			return
-		}
-		switch {
-		case d.Type == "tool_result" && d.Result != nil:
+	case *event.TaskStarted:
+		p.line("  → %s %s", ev.Kind, oneLine(compact(ev.Arguments), 100))
+	case *event.Data:
+		switch d := ev.Data; {
+		case d.Type == event.TypeToolResult && d.Result != nil:
 			mark := "←"
 			if d.Result.IsError {
 				mark = "✗"
 			}
 			p.line("  %s %s", mark, oneLine(d.Result.Preview, 100))
-		case hasValue(d.Data):
-			p.line("  • %s", oneLine(compact(d.Data), 100))
+		case d.Type == event.TypeCustom && hasValue(d.Value):
+			p.line("  • %s", oneLine(compact(d.Value), 100))
 		}
 	}
 }

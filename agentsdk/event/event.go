@@ -1,0 +1,215 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Event is one stream event's payload. Name is its SSE event name.
+type Event interface {
+	Name() string
+}
+
+// Event names.
+const (
+	NameStarted    = "agent.started"
+	NameResumed    = "agent.resumed"
+	NameWaiting    = "agent.waiting"
+	NameCheckpoint = "agent.checkpoint"
+	NameCompleted  = "agent.completed"
+	NameFailed     = "agent.failed"
+	NameCancelled  = "agent.cancelled"
+
+	NameToken         = "token"
+	NameData          = "data"
+	NameTaskStarted   = "task.started"
+	NameTaskCompleted = "task.completed"
+	NameTaskFailed    = "task.failed"
+
+	// NameStreamError is sent by the gateway, never stored: the stream
+	// broke and the client should resume from LastEventID.
+	NameStreamError = "stream_error"
+)
+
+// Started: the execution began running (status RUNNING).
+type Started struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	Status           string `json:"status"`
+}
+
+// Resumed: a signal ended a wait and the execution runs again.
+type Resumed struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	Status           string `json:"status"`
+}
+
+// Waiting: the execution checkpointed and waits for a signal (status
+// WAITING); Reason says what for.
+type Waiting struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	Status           string `json:"status"`
+	Reason           string `json:"reason,omitempty"`
+}
+
+// Checkpoint: checkpoint Sequence was recorded.
+type Checkpoint struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	Sequence         int    `json:"sequence"`
+}
+
+// Completed ends the stream of an execution that finished.
+type Completed struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	Status           string `json:"status"`
+	StopReason       string `json:"stopReason,omitempty"`
+}
+
+// Failed ends the stream of an execution that failed (Agentree's
+// addition to seed 000).
+type Failed struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	Status           string `json:"status"`
+	StopReason       string `json:"stopReason,omitempty"`
+	Error            string `json:"error,omitempty"`
+}
+
+// Cancelled ends the stream of a cancelled execution (Agentree's
+// addition to seed 000).
+type Cancelled struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	Status           string `json:"status"`
+	StopReason       string `json:"stopReason,omitempty"`
+}
+
+// Token is answer text as the model streams it. TaskExecutionID names the
+// model call; consecutive tokens of one call may arrive joined.
+type Token struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	TaskExecutionID  string `json:"taskExecutionId,omitempty"`
+	Data             string `json:"data"`
+}
+
+// Data carries a typed payload: model deltas other than text, tool
+// results, terminal output and an agent's own StreamData values.
+type Data struct {
+	AgentExecutionID string  `json:"agentExecutionId"`
+	TaskExecutionID  string  `json:"taskExecutionId,omitempty"`
+	Data             Payload `json:"data"`
+}
+
+// TaskStarted: a tool call began (Agentree's addition; Kind is the tool).
+type TaskStarted struct {
+	AgentExecutionID string          `json:"agentExecutionId"`
+	TaskExecutionID  string          `json:"taskExecutionId"`
+	Kind             string          `json:"kind"`
+	Arguments        json.RawMessage `json:"arguments,omitempty"`
+}
+
+// TaskCompleted: a tool call finished and the model will read its result.
+type TaskCompleted struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	TaskExecutionID  string `json:"taskExecutionId"`
+	Kind             string `json:"kind"`
+}
+
+// TaskFailed: a tool call ended in an error — one the model is told of
+// (its result has isError), or a cancellation (Agentree's addition).
+type TaskFailed struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	TaskExecutionID  string `json:"taskExecutionId"`
+	Kind             string `json:"kind"`
+	Error            string `json:"error,omitempty"`
+}
+
+// StreamError tells a client the stream broke (seed 002): reconnect with
+// Last-Event-ID set to LastEventID, after RetryAfterMs.
+type StreamError struct {
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	LastEventID  string `json:"lastEventId,omitempty"`
+	RetryAfterMs int    `json:"retryAfterMs,omitempty"`
+}
+
+func (Started) Name() string       { return NameStarted }
+func (Resumed) Name() string       { return NameResumed }
+func (Waiting) Name() string       { return NameWaiting }
+func (Checkpoint) Name() string    { return NameCheckpoint }
+func (Completed) Name() string     { return NameCompleted }
+func (Failed) Name() string        { return NameFailed }
+func (Cancelled) Name() string     { return NameCancelled }
+func (Token) Name() string         { return NameToken }
+func (Data) Name() string          { return NameData }
+func (TaskStarted) Name() string   { return NameTaskStarted }
+func (TaskCompleted) Name() string { return NameTaskCompleted }
+func (TaskFailed) Name() string    { return NameTaskFailed }
+func (StreamError) Name() string   { return NameStreamError }
+
+// Terminal reports whether an event of that name ends its execution's
+// stream.
+func Terminal(name string) bool {
+	return name == NameCompleted || name == NameFailed || name == NameCancelled
+}
+
+// Lifecycle reports whether an event of that name is an agent lifecycle
+// event (sent by the non-consolidated stream too).
+func Lifecycle(name string) bool {
+	switch name {
+	case NameStarted, NameResumed, NameWaiting, NameCheckpoint, NameCompleted, NameFailed, NameCancelled:
+		return true
+	}
+	return false
+}
+
+// New returns a zero payload for the event name, or false for a name no
+// type has.
+func New(name string) (Event, bool) {
+	switch name {
+	case NameStarted:
+		return &Started{}, true
+	case NameResumed:
+		return &Resumed{}, true
+	case NameWaiting:
+		return &Waiting{}, true
+	case NameCheckpoint:
+		return &Checkpoint{}, true
+	case NameCompleted:
+		return &Completed{}, true
+	case NameFailed:
+		return &Failed{}, true
+	case NameCancelled:
+		return &Cancelled{}, true
+	case NameToken:
+		return &Token{}, true
+	case NameData:
+		return &Data{}, true
+	case NameTaskStarted:
+		return &TaskStarted{}, true
+	case NameTaskCompleted:
+		return &TaskCompleted{}, true
+	case NameTaskFailed:
+		return &TaskFailed{}, true
+	case NameStreamError:
+		return &StreamError{}, true
+	}
+	return nil, false
+}
+
+// Decode decodes an event's payload into its type (a pointer, e.g.
+// *Token). Fields the type does not know are an error, so a producer and
+// its consumers cannot drift apart unnoticed.
+func Decode(name string, data []byte) (Event, error) {
+	ev, ok := New(name)
+	if !ok {
+		return nil, fmt.Errorf("event: unknown event %q", name)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(ev); err != nil {
+		return nil, fmt.Errorf("event: decode %s: %w", name, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("event: decode %s: trailing data", name)
+	}
+	return ev, nil
+}
