@@ -11,36 +11,18 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/engine"
 )
 
-// SignalName is the one Temporal signal Agentree sends. It carries only an
-// agentsdk.Signal (the inbox row's ID and the signal's name).
-const SignalName = "agentree.signal"
+// The types that cross the runtime boundary live in the engine, so
+// clients need not import this package.
+type (
+	SegmentInput = engine.SegmentInput
+	Result       = engine.Result
+)
 
-// SegmentInput is all a segment run carries: references and small state.
-type SegmentInput struct {
-	ExecutionID string `json:"executionId"`
-	OrgID       string `json:"orgId"`
-	// Sequence is the checkpoint this segment starts from (0: none yet).
-	Sequence int            `json:"sequence"`
-	LeafID   string         `json:"leafId"`
-	State    agentsdk.State `json:"state"`
-	// Signals received and not yet consumed, in arrival order.
-	Signals []agentsdk.Signal `json:"signals,omitempty"`
-	// Resumed is set on the segment that follows a wait.
-	Resumed bool `json:"resumed,omitempty"`
-}
-
-// Result is an execution's workflow result.
-type Result struct {
-	ExecutionID string `json:"executionId"`
-	Status      string `json:"status"`
-	StopReason  string `json:"stopReason,omitempty"`
-	Error       string `json:"error,omitempty"`
-	LeafID      string `json:"leafId,omitempty"`
-	// Text is the final answer of a completed execution.
-	Text string `json:"text,omitempty"`
-}
+// SignalName is the one Temporal signal Agentree sends.
+const SignalName = engine.SignalName
 
 // segmentRunner runs one agent kind's segments.
 type segmentRunner struct {

@@ -1,0 +1,32 @@
+package engine
+
+import "github.com/agentree/agentree/agentsdk"
+
+// SignalName is the one Temporal signal Agentree sends. It carries only an
+// agentsdk.Signal (the inbox row's ID and the signal's name).
+const SignalName = "agentree.signal"
+
+// SegmentInput is all a segment run carries: references and small state.
+type SegmentInput struct {
+	ExecutionID string `json:"executionId"`
+	OrgID       string `json:"orgId"`
+	// Sequence is the checkpoint this segment starts from (0: none yet).
+	Sequence int            `json:"sequence"`
+	LeafID   string         `json:"leafId"`
+	State    agentsdk.State `json:"state"`
+	// Signals received and not yet consumed, in arrival order.
+	Signals []agentsdk.Signal `json:"signals,omitempty"`
+	// Resumed is set on the segment that follows a wait.
+	Resumed bool `json:"resumed,omitempty"`
+}
+
+// Result is an execution's workflow result.
+type Result struct {
+	ExecutionID string `json:"executionId"`
+	Status      string `json:"status"`
+	StopReason  string `json:"stopReason,omitempty"`
+	Error       string `json:"error,omitempty"`
+	LeafID      string `json:"leafId,omitempty"`
+	// Text is the final answer of a completed execution.
+	Text string `json:"text,omitempty"`
+}
