@@ -3,7 +3,6 @@ package adapter
 import (
 	"context"
 	"errors"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/engine"
 )
 
 // Activity type names.
@@ -53,24 +53,27 @@ func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsd
 	if err == nil {
 		return res, nil
 	}
-	me, ok := agentsdk.AsModelError(err)
-	if !ok || errors.Is(ctx.Err(), context.Canceled) {
+	if _, ok := agentsdk.AsModelError(err); !ok || errors.Is(ctx.Err(), context.Canceled) {
 		return res, storeError(err)
 	}
-	if !me.Retryable {
-		return res, temporal.NewNonRetryableApplicationError(me.Error(), ErrTypeModel, err)
+	f := engine.ClassifyModel(ctx, err, in.Model, failures.Load(), a.modelAttempts)
+	return res, a.counted(ctx, failures, f, ErrTypeModel, ErrTypeModelExhausted, err)
+}
+
+// counted turns a counted failure's verdict into the error Temporal's
+// retry policy acts on, recording the count in the heartbeat details for
+// the next attempt.
+func (a *Activities) counted(ctx context.Context, failures *atomic.Int32, f engine.Failure, typ, exhaustedType string, err error) error {
+	if f.Verdict == engine.Final {
+		return temporal.NewNonRetryableApplicationError(f.Message, typ, err)
 	}
-	n := failures.Add(1)
-	activity.RecordHeartbeat(ctx, n)
-	if n >= a.modelAttempts {
-		return res, temporal.NewNonRetryableApplicationError(errAttempts(in.Model.Key(), n, me), ErrTypeModelExhausted, err)
+	failures.Store(f.Failures)
+	activity.RecordHeartbeat(ctx, f.Failures)
+	if f.Verdict == engine.Exhausted {
+		return temporal.NewNonRetryableApplicationError(f.Message, exhaustedType, err)
 	}
-	delay := me.RetryAfter
-	if delay <= 0 {
-		delay = backoff(n)
-	}
-	return res, temporal.NewApplicationErrorWithOptions(me.Error(), ErrTypeModel,
-		temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: delay})
+	return temporal.NewApplicationErrorWithOptions(f.Message, typ,
+		temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: f.Delay})
 }
 
 // RunTool runs one tool call. See step.RunTool.
@@ -82,13 +85,8 @@ func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (agentsdk.T
 	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
 		return res, storeError(err)
 	}
-	n := failures.Add(1)
-	activity.RecordHeartbeat(ctx, n)
-	if n >= a.toolAttempts {
-		return res, temporal.NewNonRetryableApplicationError(errAttempts("tool call "+in.ToolCallID, n, err), ErrTypeTool, err)
-	}
-	return res, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeTool,
-		temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: backoff(n)})
+	f := engine.ClassifyTool(ctx, err, in.ToolCallID, failures.Load(), a.toolAttempts)
+	return res, a.counted(ctx, failures, f, ErrTypeTool, ErrTypeTool, err)
 }
 
 // previousFailures is the count of model or tool failures earlier attempts
@@ -100,13 +98,6 @@ func previousFailures(ctx context.Context) *atomic.Int32 {
 		n.Store(prev)
 	}
 	return &n
-}
-
-// backoff is the wait before retrying after the nth counted failure: 1 s,
-// doubling, at most 30 s.
-func backoff(n int32) time.Duration {
-	d := time.Duration(float64(time.Second) * math.Pow(2, float64(n-1)))
-	return min(d, 30*time.Second)
 }
 
 // startHeartbeat heartbeats every period until stopped, whatever the call

@@ -3,7 +3,6 @@ package adapter
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/engine"
 )
 
 // Error types a workflow sees for activity failures. Only ErrTypeModel and
@@ -43,7 +43,7 @@ const (
 // failures and deadlocks). Anything else — a missing row, a bad value, a
 // bug — is not, and fails the call instead of retrying forever.
 func storeUnavailable(err error) bool {
-	if entrystore.Unreachable(err) || errors.Is(err, context.DeadlineExceeded) {
+	if entrystore.Unreachable(err) || errors.Is(err, engine.ErrStoreUnavailable) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	// A transaction rolled back by a serialization failure or deadlock
@@ -75,7 +75,3 @@ func isErrType(err error, typ string) bool {
 	return errors.As(err, &appErr) && appErr.Type() == typ
 }
 
-// errAttempts is the message of an error that used up its attempts.
-func errAttempts(what string, n int32, err error) string {
-	return fmt.Sprintf("%s failed %d times: %v", what, n, err)
-}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/engine"
 )
 
 // PluginName is the plugin's name: its import path.
@@ -102,7 +103,7 @@ type Options struct {
 	// default the main module's version from the build info.
 	Version string
 
-	ops       *storeOps
+	locals    localOps
 	acts      *Activities
 	tools     agentsdk.Tools
 	endpoints *agentsdk.Endpoints
@@ -223,7 +224,7 @@ func (o Options) validate() (*Options, error) {
 		o.Version = moduleVersion()
 	}
 	o.tools, o.endpoints = tools, endpoints
-	o.ops = &storeOps{es: o.Store}
+	o.locals = localOps{ops: &engine.Ops{Store: pgStore{es: o.Store}}}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
 		deps:          step.Deps{Store: pgStore{es: o.Store}, Endpoints: endpoints, Tools: tools},

@@ -1,16 +1,14 @@
 package adapter
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -24,7 +22,8 @@ type (
 // SignalName is the one Temporal signal Agentree sends.
 const SignalName = engine.SignalName
 
-// segmentRunner runs one agent kind's segments.
+// segmentRunner runs one agent kind's segments: the engine, bound to
+// Temporal.
 type segmentRunner struct {
 	agent agentsdk.Agent
 	opts  *Options
@@ -32,201 +31,117 @@ type segmentRunner struct {
 
 // run is the workflow function registered under the agent's kind.
 func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, error) {
-	sigCh := workflow.GetSignalChannel(ctx, SignalName)
-	wc := newWorkflowContext(ctx, r.opts, in)
-	drain := func() {
-		for {
-			var s agentsdk.Signal
-			if !sigCh.ReceiveAsync(&s) {
-				return
-			}
-			wc.addSignal(s)
-		}
-	}
-	drain()
-
+	p := &temporalPort{ctx: ctx, opts: r.opts, sigCh: workflow.GetSignalChannel(ctx, SignalName)}
 	// The run's history budget is recorded once per run, so a worker
 	// restarted with another budget still replays this run as it ran.
-	var budget runBudget
 	enc := workflow.SideEffect(ctx, func(workflow.Context) any { return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes} })
-	if err := enc.Get(&budget); err != nil {
+	if err := enc.Get(&p.budget); err != nil {
 		return Result{}, err
 	}
-
-	announce := ""
-	if in.Sequence == 0 && in.LeafID != "" && !in.Resumed {
-		announce = event.NameStarted
-	} else if in.Resumed {
-		announce = event.NameResumed
-	}
-	for {
-		if announce != "" || wc.leaf == nil {
-			var begin BeginOutput
-			if err := wc.local(wc.ops.Begin, BeginInput{OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: wc.in.LeafID, Announce: announce}, &begin); err != nil {
-				return Result{}, err
-			}
-			if begin.Status.Terminal() {
-				return Result{ExecutionID: in.ExecutionID, Status: string(begin.Status)}, nil
-			}
-			if begin.Status == entrystore.StatusCancelling {
-				return r.cancelled(ctx, wc)
-			}
-			wc.cfg, wc.leaf, announce = begin.Config, begin.Leaf, ""
+	res, next, err := engine.Run(p, r.agent, in)
+	switch {
+	case err != nil:
+		if errors.Is(err, agentsdk.ErrInvalidInput) {
+			return Result{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidInput, err)
 		}
-
-		receivedBefore := wc.received
-		outcome, err := r.agent.RunSegment(wc)
-		if ctx.Err() != nil {
-			return r.cancelled(ctx, wc)
-		}
-		if err != nil {
-			return r.finish(wc, entrystore.StatusFailed, "error", err.Error())
-		}
-		drain()
-		if b, _ := json.Marshal(wc.state); len(b) > agentsdk.MaxStateBytes {
-			return r.finish(wc, entrystore.StatusFailed, "error",
-				fmt.Sprintf("agent state is %d bytes, over the %d-byte limit: keep large data in entries", len(b), agentsdk.MaxStateBytes))
-		}
-
-		if outcome.Kind == agentsdk.OutcomeComplete {
-			// A signal that arrived while the segment ran — or one stored
-			// and acknowledged but not yet delivered — is acted on before
-			// the execution completes: the agent runs again and sees it.
-			if wc.received == receivedBefore {
-				res, done, err := r.complete(wc, outcome.Reason)
-				if done {
-					return res, err
-				}
-			}
-			outcome = agentsdk.Continue()
-		}
-		switch outcome.Kind {
-		case agentsdk.OutcomeContinue, agentsdk.OutcomeWait:
-			wait := outcome.Kind == agentsdk.OutcomeWait && !wc.hasAny(outcome.WaitFor)
-			if err := r.checkpoint(wc, wait, outcome.Reason); err != nil {
-				return Result{}, err
-			}
-			if wait {
-				for !wc.hasAny(outcome.WaitFor) {
-					sel := workflow.NewSelector(ctx)
-					sel.AddReceive(sigCh, func(c workflow.ReceiveChannel, _ bool) {
-						var s agentsdk.Signal
-						c.Receive(ctx, &s)
-						wc.addSignal(s)
-					})
-					sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
-					sel.Select(ctx)
-					if ctx.Err() != nil {
-						return r.cancelled(ctx, wc)
-					}
-				}
-				drain()
-				announce = event.NameResumed
-			}
-			if !budget.roomForAnother(ctx) {
-				return Result{}, workflow.NewContinueAsNewError(ctx, r.agent.Kind(), wc.nextInput(wait))
-			}
-			wc.advance()
-		case agentsdk.OutcomeFail:
-			return r.finish(wc, entrystore.StatusFailed, "failed", outcome.Reason)
-		default:
-			return r.finish(wc, entrystore.StatusFailed, "error", fmt.Sprintf("agent %s returned unknown outcome %q", r.agent.Kind(), outcome.Kind))
-		}
-	}
-}
-
-// roomForAnother reports whether this run's history leaves room for another
-// segment within the budget; if not, the run continues as new. Continuing
-// as new at every checkpoint would keep runs smallest, but servers delay the
-// first task of a run that follows one younger than
-// history.workflowIdReuseMinimalInterval (1 s by default) — a second per
-// model turn — so a run holds as many segments as its budget allows.
-func (b runBudget) roomForAnother(ctx workflow.Context) bool {
-	if b.Events <= 1 {
-		return false
-	}
-	info := workflow.GetInfo(ctx)
-	return info.GetCurrentHistoryLength() < b.Events && info.GetCurrentHistorySize() < b.Bytes
-}
-
-// runBudget is a run's history budget (Options.RunEvents, RunBytes).
-type runBudget struct{ Events, Bytes int }
-
-// checkpoint records the checkpoint that ends a segment; with wait it also
-// marks the execution WAITING.
-func (r *segmentRunner) checkpoint(wc *workflowContext, wait bool, reason string) error {
-	if wc.leaf == nil {
-		return temporal.NewNonRetryableApplicationError("nothing to checkpoint: the execution has no entries", ErrTypeInvalidInput, nil)
-	}
-	in := wc.checkpointInput()
-	in.Wait, in.WaitReason = wait, reason
-	return wc.local(wc.ops.Checkpoint, *in, nil)
-}
-
-// finalCheckpoint is the checkpoint an ending segment records with its
-// terminal status, so the latest checkpoint's leaf is the execution's
-// leaf and its last steps are counted; nil when the segment appended
-// nothing since the last checkpoint.
-func (wc *workflowContext) finalCheckpoint() *CheckpointInput {
-	if wc.leaf == nil || wc.leaf.ID == wc.in.LeafID {
-		return nil
-	}
-	return wc.checkpointInput()
-}
-
-// finish ends the execution with a terminal status.
-func (r *segmentRunner) finish(wc *workflowContext, status entrystore.Status, stopReason, errText string) (Result, error) {
-	leaf := ""
-	if wc.leaf != nil {
-		leaf = wc.leaf.ID
-	}
-	var out FinishOutput
-	err := wc.local(wc.ops.Finish, FinishInput{
-		OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: leaf,
-		Status: status, StopReason: stopReason, Error: errText, Checkpoint: wc.finalCheckpoint(),
-	}, &out)
-	if err != nil {
 		return Result{}, err
-	}
-	res := Result{ExecutionID: wc.in.ExecutionID, Status: string(status), StopReason: stopReason, Error: errText, LeafID: leaf, Text: out.Text}
-	if status == entrystore.StatusFailed {
-		return res, temporal.NewNonRetryableApplicationError(errText, "AgentFailed", nil, res)
+	case next != nil:
+		return Result{}, workflow.NewContinueAsNewError(ctx, r.agent.Kind(), *next)
+	case res.Status == string(engine.StatusFailed):
+		return res, temporal.NewNonRetryableApplicationError(res.Error, "AgentFailed", nil, res)
+	case res.Status == string(engine.StatusCancelled) && ctx.Err() != nil:
+		return res, temporal.NewCanceledError()
 	}
 	return res, nil
 }
 
-// complete ends the execution COMPLETED unless the inbox holds signals the
-// workflow has not received; then it adds them and reports not done.
-func (r *segmentRunner) complete(wc *workflowContext, stopReason string) (Result, bool, error) {
-	var out FinishOutput
-	in := FinishInput{
-		OrgID: wc.in.OrgID, ExecutionID: wc.in.ExecutionID, LeafID: wc.leafID(),
-		Status: entrystore.StatusCompleted, StopReason: stopReason, Known: wc.pendingIDs(),
-		Checkpoint: wc.finalCheckpoint(),
-	}
-	if err := wc.local(wc.ops.Finish, in, &out); err != nil {
-		return Result{}, true, err
-	}
-	if len(out.Pending) > 0 {
-		for _, s := range out.Pending {
-			wc.addSignal(s)
-		}
-		return Result{}, false, nil
-	}
-	return Result{ExecutionID: wc.in.ExecutionID, Status: string(entrystore.StatusCompleted), StopReason: stopReason,
-		LeafID: in.LeafID, Text: out.Text}, true, nil
+// temporalPort is engine.Port inside a segment workflow: store operations
+// are local activities, steps are activities, signals come on SignalName.
+type temporalPort struct {
+	ctx    workflow.Context
+	opts   *Options
+	sigCh  workflow.ReceiveChannel
+	budget runBudget
 }
 
-// cancelled records CANCELLED on a context that outlives the cancellation
-// and reports the run as cancelled to Temporal.
-func (r *segmentRunner) cancelled(ctx workflow.Context, wc *workflowContext) (Result, error) {
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	wc.ctx = dctx
-	if _, err := r.finish(wc, entrystore.StatusCancelled, "cancelled", ""); err != nil {
-		return Result{}, err
-	}
-	return Result{ExecutionID: wc.in.ExecutionID, Status: string(entrystore.StatusCancelled)}, temporal.NewCanceledError()
+func (p *temporalPort) Local(op engine.Op, in any, out any) error {
+	f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localOptions()), p.opts.locals.fn(op), in)
+	return f.Get(p.ctx, out)
 }
+
+func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
+	var res agentsdk.ModelResult
+	actx := workflow.WithActivityOptions(p.ctx, p.opts.modelActivityOptions())
+	err := workflow.ExecuteActivity(actx, CallModelActivity, in).Get(p.ctx, &res)
+	if isErrType(err, ErrTypeModelExhausted) {
+		err = errors.Join(engine.ErrModelExhausted, err)
+	}
+	return res, err
+}
+
+func (p *temporalPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {
+	var res agentsdk.ToolResult
+	actx := workflow.WithActivityOptions(p.ctx, p.opts.toolActivityOptions())
+	err := workflow.ExecuteActivity(actx, RunToolActivity, in).Get(p.ctx, &res)
+	return res, err
+}
+
+func (p *temporalPort) RunTask(name string, input any, output any) error {
+	actx := workflow.WithActivityOptions(p.ctx, p.opts.taskActivityOptions())
+	return workflow.ExecuteActivity(actx, name, input).Get(p.ctx, output)
+}
+
+func (p *temporalPort) Now() time.Time          { return workflow.Now(p.ctx) }
+func (p *temporalPort) Logger() agentsdk.Logger { return workflow.GetLogger(p.ctx) }
+func (p *temporalPort) Cancelled() bool         { return p.ctx.Err() != nil }
+
+func (p *temporalPort) Detach() {
+	p.ctx, _ = workflow.NewDisconnectedContext(p.ctx)
+}
+
+func (p *temporalPort) Received() []agentsdk.Signal {
+	var out []agentsdk.Signal
+	for {
+		var s agentsdk.Signal
+		if !p.sigCh.ReceiveAsync(&s) {
+			return out
+		}
+		out = append(out, s)
+	}
+}
+
+func (p *temporalPort) Await() (agentsdk.Signal, bool) {
+	var s agentsdk.Signal
+	got := false
+	sel := workflow.NewSelector(p.ctx)
+	sel.AddReceive(p.sigCh, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(p.ctx, &s)
+		got = true
+	})
+	sel.AddReceive(p.ctx.Done(), func(workflow.ReceiveChannel, bool) {})
+	sel.Select(p.ctx)
+	if p.ctx.Err() != nil {
+		return s, false
+	}
+	return s, got
+}
+
+// RoomForAnother reports whether this run's history leaves room for
+// another segment within the budget; if not, the run continues as new.
+// Continuing as new at every checkpoint would keep runs smallest, but
+// servers delay the first task of a run that follows one younger than
+// history.workflowIdReuseMinimalInterval (1 s by default) — a second per
+// model turn — so a run holds as many segments as its budget allows.
+func (p *temporalPort) RoomForAnother() bool {
+	if p.budget.Events <= 1 {
+		return false
+	}
+	info := workflow.GetInfo(p.ctx)
+	return info.GetCurrentHistoryLength() < p.budget.Events && info.GetCurrentHistorySize() < p.budget.Bytes
+}
+
+// runBudget is a run's history budget (Options.RunEvents, RunBytes).
+type runBudget struct{ Events, Bytes int }
 
 // storeWriteTimeout bounds one attempt of a store write.
 const storeWriteTimeout = 30 * time.Second

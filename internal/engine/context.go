@@ -1,4 +1,4 @@
-package adapter
+package engine
 
 import (
 	"encoding/json"
@@ -7,44 +7,44 @@ import (
 	"slices"
 	"time"
 
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/step"
 )
 
-// workflowContext is agentsdk.Context inside a segment workflow.
-type workflowContext struct {
-	ctx     workflow.Context
-	opts    *Options
-	ops     *storeOps
+// ErrModelExhausted marks a model call that kept failing with retryable
+// model errors until its attempts ran out: the next model is tried.
+var ErrModelExhausted = errors.New("model failed after its attempts")
+
+// segment is agentsdk.Context for one segment, over a Port.
+type segment struct {
+	port    Port
 	in      SegmentInput
 	cfg     agentsdk.Config
 	leaf    *agentsdk.EntryRef
 	state   *agentsdk.State
 	pending []agentsdk.Signal
 	seen    map[string]bool
-	// received counts the signals added, so the workflow can tell whether
+	// received counts the signals added, so the run loop can tell whether
 	// any arrived while a segment ran.
 	received int
 	step     int
 }
 
-var _ agentsdk.Context = (*workflowContext)(nil)
+var _ agentsdk.Context = (*segment)(nil)
 
-func newWorkflowContext(ctx workflow.Context, opts *Options, in SegmentInput) *workflowContext {
+func newSegment(p Port, in SegmentInput) *segment {
 	st := in.State
-	wc := &workflowContext{ctx: ctx, opts: opts, ops: opts.ops, in: in, state: &st, seen: map[string]bool{}}
-	for _, s := range in.Signals {
-		wc.addSignal(s)
+	s := &segment{port: p, in: in, state: &st, seen: map[string]bool{}}
+	for _, sig := range in.Signals {
+		s.addSignal(sig)
 	}
-	return wc
+	return s
 }
 
 // addSignal queues a signal once, whatever the number of deliveries in
 // this run; one consumed in an earlier run is dropped by ConsumeSignal.
-func (c *workflowContext) addSignal(s agentsdk.Signal) {
+func (c *segment) addSignal(s agentsdk.Signal) {
 	if s.ID == "" || c.seen[s.ID] {
 		return
 	}
@@ -53,8 +53,15 @@ func (c *workflowContext) addSignal(s agentsdk.Signal) {
 	c.pending = append(c.pending, s)
 }
 
+// drain adds the signals the port received since the last look.
+func (c *segment) drain() {
+	for _, s := range c.port.Received() {
+		c.addSignal(s)
+	}
+}
+
 // pendingIDs are the IDs of the signals held and not yet consumed.
-func (c *workflowContext) pendingIDs() []string {
+func (c *segment) pendingIDs() []string {
 	ids := make([]string, len(c.pending))
 	for i, s := range c.pending {
 		ids[i] = s.ID
@@ -62,7 +69,7 @@ func (c *workflowContext) pendingIDs() []string {
 	return ids
 }
 
-func (c *workflowContext) hasAny(names []string) bool {
+func (c *segment) hasAny(names []string) bool {
 	for _, s := range c.pending {
 		if len(names) == 0 || slices.Contains(names, s.Name) {
 			return true
@@ -71,28 +78,35 @@ func (c *workflowContext) hasAny(names []string) bool {
 	return false
 }
 
-func (c *workflowContext) nextInput(resumed bool) SegmentInput {
-	leaf := ""
-	if c.leaf != nil {
-		leaf = c.leaf.ID
-	}
+func (c *segment) nextInput(resumed bool) SegmentInput {
 	return SegmentInput{
 		ExecutionID: c.in.ExecutionID, OrgID: c.in.OrgID, Sequence: c.in.Sequence + 1,
-		LeafID: leaf, State: *c.state, Signals: c.pending, Resumed: resumed,
+		LeafID: c.leafID(), State: *c.state, Signals: c.pending, Resumed: resumed,
 	}
 }
 
 // checkpointInput is the checkpoint that ends this segment at its leaf.
-func (c *workflowContext) checkpointInput() *CheckpointInput {
+func (c *segment) checkpointInput() *CheckpointInput {
 	return &CheckpointInput{
 		OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, LeafID: c.leaf.ID,
 		Sequence: c.in.Sequence + 1, State: *c.state, Steps: c.state.Steps - c.in.State.Steps,
 	}
 }
 
+// finalCheckpoint is the checkpoint an ending segment records with its
+// terminal status, so the latest checkpoint's leaf is the execution's
+// leaf and its last steps are counted; nil when the segment appended
+// nothing since the last checkpoint.
+func (c *segment) finalCheckpoint() *CheckpointInput {
+	if c.leaf == nil || c.leaf.ID == c.in.LeafID {
+		return nil
+	}
+	return c.checkpointInput()
+}
+
 // advance starts the next segment in the same run, from where this one
 // checkpointed.
-func (c *workflowContext) advance() {
+func (c *segment) advance() {
 	c.in = c.nextInput(false)
 	c.in.Signals = nil
 	c.step = 0
@@ -100,47 +114,39 @@ func (c *workflowContext) advance() {
 
 // key is the idempotency key of the segment's next append:
 // {execution}/{sequence}/{step}.
-func (c *workflowContext) key() string {
+func (c *segment) key() string {
 	c.step++
 	return fmt.Sprintf("%s/%d/%d", c.in.ExecutionID, c.in.Sequence, c.step)
 }
 
-func (c *workflowContext) local(fn any, in any, out any) error {
-	f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(c.ctx, c.opts.localOptions()), fn, in)
-	if out == nil {
-		return f.Get(c.ctx, nil)
-	}
-	return f.Get(c.ctx, out)
-}
-
-func (c *workflowContext) leafID() string {
+func (c *segment) leafID() string {
 	if c.leaf == nil {
 		return ""
 	}
 	return c.leaf.ID
 }
 
-func (c *workflowContext) ExecutionID() string      { return c.in.ExecutionID }
-func (c *workflowContext) OrgID() string            { return c.in.OrgID }
-func (c *workflowContext) Sequence() int            { return c.in.Sequence }
-func (c *workflowContext) Config() agentsdk.Config  { return c.cfg }
-func (c *workflowContext) Leaf() *agentsdk.EntryRef { return c.leaf }
-func (c *workflowContext) State() *agentsdk.State   { return c.state }
-func (c *workflowContext) Now() time.Time           { return workflow.Now(c.ctx) }
-func (c *workflowContext) Logger() agentsdk.Logger  { return workflow.GetLogger(c.ctx) }
-func (c *workflowContext) Cancelled() bool          { return c.ctx.Err() != nil }
+func (c *segment) ExecutionID() string      { return c.in.ExecutionID }
+func (c *segment) OrgID() string            { return c.in.OrgID }
+func (c *segment) Sequence() int            { return c.in.Sequence }
+func (c *segment) Config() agentsdk.Config  { return c.cfg }
+func (c *segment) Leaf() *agentsdk.EntryRef { return c.leaf }
+func (c *segment) State() *agentsdk.State   { return c.state }
+func (c *segment) Now() time.Time           { return c.port.Now() }
+func (c *segment) Logger() agentsdk.Logger  { return c.port.Logger() }
+func (c *segment) Cancelled() bool          { return c.port.Cancelled() }
 
-func (c *workflowContext) Append(e agentsdk.NewEntry) (*agentsdk.EntryRef, error) {
+func (c *segment) Append(e agentsdk.NewEntry) (*agentsdk.EntryRef, error) {
 	var ref agentsdk.EntryRef
 	in := AppendInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, ParentID: c.leafID(), Key: c.key(), Entry: e}
-	if err := c.local(c.ops.Append, in, &ref); err != nil {
+	if err := c.port.Local(OpAppend, in, &ref); err != nil {
 		return nil, err
 	}
 	c.leaf = &ref
 	return &ref, nil
 }
 
-func (c *workflowContext) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelResult, error) {
+func (c *segment) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelResult, error) {
 	models := call.Models
 	if len(models) == 0 {
 		models = c.cfg.Models
@@ -149,15 +155,12 @@ func (c *workflowContext) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelRes
 		return nil, fmt.Errorf("%w: no models configured", agentsdk.ErrInvalidInput)
 	}
 	key := c.key()
-	actx := workflow.WithActivityOptions(c.ctx, c.opts.modelActivityOptions())
 	fallback := ""
 	for i, m := range models {
-		in := step.ModelInput{
+		res, err := c.port.CallModel(step.ModelInput{
 			OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, LeafID: c.leafID(),
 			Model: m, Key: key, TurnID: call.TurnID, FallbackReason: fallback,
-		}
-		var res agentsdk.ModelResult
-		err := workflow.ExecuteActivity(actx, CallModelActivity, in).Get(c.ctx, &res)
+		})
 		if err == nil {
 			c.leaf = &res.Entry
 			return &res, nil
@@ -165,7 +168,7 @@ func (c *workflowContext) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelRes
 		// Only a model that kept failing with retryable model errors falls
 		// back: a bad request fails the same on any model, and the store
 		// or a worker being down is retried until it is back, never here.
-		if c.ctx.Err() != nil || i == len(models)-1 || !isErrType(err, ErrTypeModelExhausted) {
+		if c.port.Cancelled() || i == len(models)-1 || !errors.Is(err, ErrModelExhausted) {
 			return nil, err
 		}
 		fallback = fmt.Sprintf("%s failed after retries: %v", m.Key(), rootCause(err))
@@ -184,36 +187,33 @@ func rootCause(err error) error {
 	}
 }
 
-func (c *workflowContext) RunTool(assistantID string, call agentsdk.ToolCallRef) (*agentsdk.ToolResult, error) {
-	in := step.ToolInput{
+func (c *segment) RunTool(assistantID string, call agentsdk.ToolCallRef) (*agentsdk.ToolResult, error) {
+	res, err := c.port.RunTool(step.ToolInput{
 		OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
 		LeafID: c.leafID(), ToolCallID: call.ID, Key: c.key(), StepNumber: c.state.Steps + 1,
-	}
-	var res agentsdk.ToolResult
-	actx := workflow.WithActivityOptions(c.ctx, c.opts.toolActivityOptions())
-	if err := workflow.ExecuteActivity(actx, RunToolActivity, in).Get(c.ctx, &res); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	c.leaf = &res.Entry
 	return &res, nil
 }
 
-func (c *workflowContext) RunTask(name string, input any, output any) error {
-	actx := workflow.WithActivityOptions(c.ctx, c.opts.taskActivityOptions())
-	return workflow.ExecuteActivity(actx, name, input).Get(c.ctx, output)
+func (c *segment) RunTask(name string, input any, output any) error {
+	return c.port.RunTask(name, input, output)
 }
 
-func (c *workflowContext) Signals() []agentsdk.Signal { return slices.Clone(c.pending) }
+func (c *segment) Signals() []agentsdk.Signal { return slices.Clone(c.pending) }
 
-func (c *workflowContext) HasSignal(name string) bool { return c.hasAny([]string{name}) }
+func (c *segment) HasSignal(name string) bool { return c.hasAny([]string{name}) }
 
-func (c *workflowContext) ConsumeSignal(s agentsdk.Signal, e agentsdk.NewEntry) (*agentsdk.EntryRef, error) {
+func (c *segment) ConsumeSignal(s agentsdk.Signal, e agentsdk.NewEntry) (*agentsdk.EntryRef, error) {
 	in := ConsumeInput{
 		AppendInput: AppendInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, ParentID: c.leafID(), Key: "signal/" + s.ID, Entry: e},
 		SignalID:    s.ID,
 	}
 	var ref agentsdk.EntryRef
-	if err := c.local(c.ops.ConsumeSignal, in, &ref); err != nil {
+	if err := c.port.Local(OpConsumeSignal, in, &ref); err != nil {
 		return nil, err
 	}
 	c.pending = slices.DeleteFunc(c.pending, func(p agentsdk.Signal) bool { return p.ID == s.ID })
@@ -226,15 +226,15 @@ func (c *workflowContext) ConsumeSignal(s agentsdk.Signal, e agentsdk.NewEntry) 
 	return &ref, nil
 }
 
-func (c *workflowContext) SignalValue(s agentsdk.Signal, v any) error {
+func (c *segment) SignalValue(s agentsdk.Signal, v any) error {
 	var raw json.RawMessage
-	if err := c.local(c.ops.SignalValue, SignalValueInput{OrgID: c.in.OrgID, SignalID: s.ID}, &raw); err != nil {
+	if err := c.port.Local(OpSignalValue, SignalValueInput{OrgID: c.in.OrgID, SignalID: s.ID}, &raw); err != nil {
 		return err
 	}
 	return json.Unmarshal(raw, v)
 }
 
-func (c *workflowContext) StreamData(v any) error {
+func (c *segment) StreamData(v any) error {
 	p, err := event.Custom(v)
 	if err != nil {
 		return err
@@ -243,5 +243,5 @@ func (c *workflowContext) StreamData(v any) error {
 	if err != nil {
 		return err
 	}
-	return c.local(c.ops.Publish, PublishInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, Event: event.NameData, Data: b}, nil)
+	return c.port.Local(OpPublish, PublishInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, Event: event.NameData, Data: b}, nil)
 }

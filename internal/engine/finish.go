@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
+)
+
+// CheckpointInput records a checkpoint.
+type CheckpointInput struct {
+	OrgID, ExecutionID, LeafID string
+	Sequence                   int
+	State                      agentsdk.State
+	Steps                      int // steps done in this segment
+	// Wait, when set, also marks the execution WAITING for WaitReason.
+	Wait       bool
+	WaitReason string
+}
+
+// checkpointState is a checkpoint's stored state: the agent's State plus
+// the fields seed 000 names (totalUsage, usageByModel, turnIndex).
+type checkpointState struct {
+	agentsdk.State
+	TotalUsage   agentsdk.Usage        `json:"totalUsage"`
+	UsageByModel agentsdk.UsageTracker `json:"usageByModel"`
+	TurnIndex    int                   `json:"turnIndex"`
+}
+
+// Checkpoint inserts the checkpoint row (a retry that finds its own row is
+// fine) and publishes agent.checkpoint, and agent.waiting when waiting.
+func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
+	byModel := in.State.Usage
+	if byModel == nil {
+		byModel = agentsdk.UsageTracker{}
+	}
+	state, err := json.Marshal(checkpointState{State: in.State, TotalUsage: byModel.Total(), UsageByModel: byModel, TurnIndex: in.State.Turn})
+	if err != nil {
+		return fmt.Errorf("engine: checkpoint: %w", err)
+	}
+	meta, _ := json.Marshal(map[string]any{"reason": map[bool]string{true: "wait", false: "turn"}[in.Wait]})
+	err = o.Store.AppendCheckpoint(ctx, Checkpoint{
+		OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
+		LeafID: in.LeafID, State: state, Metadata: meta,
+	})
+	switch {
+	case errors.Is(err, ErrConflict):
+		prev, gerr := o.Store.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, in.Sequence)
+		if gerr != nil {
+			return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, gerr)
+		}
+		if prev.LeafID != in.LeafID {
+			return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, err)
+		}
+		// Our own row from an earlier attempt — most often a local
+		// activity run again because the workflow task that ran it was
+		// lost — which announced it already: a second agent.checkpoint
+		// would reach clients twice.
+	case err != nil:
+		return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, err)
+	default:
+		if in.Steps > 0 {
+			if err := o.Store.AddSteps(ctx, in.OrgID, in.ExecutionID, in.Steps); err != nil {
+				return fmt.Errorf("engine: checkpoint steps: %w", err)
+			}
+		}
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence})
+	}
+	if in.Wait {
+		ex, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, Transition{To: StatusWaiting})
+		if err != nil {
+			return fmt.Errorf("engine: wait: %w", err)
+		}
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Waiting{AgentExecutionID: in.ExecutionID, Status: string(ex.Status), Reason: in.WaitReason})
+	}
+	return nil
+}
+
+// FinishInput ends an execution.
+type FinishInput struct {
+	OrgID, ExecutionID, LeafID string
+	Status                     Status
+	StopReason, Error          string
+	// Known are the signals the segment holds unconsumed; a completion
+	// goes ahead despite them (the agent has seen them), but not despite
+	// any other unconsumed signal in the inbox.
+	Known []string `json:",omitempty"`
+	// Checkpoint, when set, is recorded with the terminal status (after
+	// a completion the inbox allowed, before any other end), so an ended
+	// execution's latest checkpoint is at its leaf.
+	Checkpoint *CheckpointInput `json:",omitempty"`
+}
+
+// FinishOutput is the execution's result.
+type FinishOutput struct {
+	Text string
+	// Pending, when set, are acknowledged signals the segment has not
+	// received yet: the execution did not complete, and the agent must
+	// act on them first.
+	Pending []agentsdk.Signal `json:",omitempty"`
+}
+
+// Finish moves the execution to its terminal status; a completed one's
+// output is its leaf's text. A completion is refused while the inbox holds
+// a signal the segment does not know of (a message acknowledged while the
+// final answer was written): Pending lists them and nothing changes.
+func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) {
+	var out FinishOutput
+	tr := Transition{To: in.Status, Error: in.Error, StopReason: in.StopReason}
+	var ex Execution
+	var err error
+	if in.Status == StatusCompleted {
+		if in.LeafID != "" {
+			e, err := o.Store.GetEntry(ctx, in.OrgID, in.LeafID)
+			if err != nil {
+				return out, fmt.Errorf("engine: finish: %w", err)
+			}
+			if m, err := e.Message(); err == nil {
+				out.Text = m.Text()
+			}
+			tr.Output, _ = json.Marshal(map[string]string{"text": out.Text, "entryId": in.LeafID})
+		}
+		var pending []agentsdk.Signal
+		ex, pending, err = o.Store.CompleteUnlessSignalled(ctx, in.OrgID, in.ExecutionID, in.Known, tr)
+		if err == nil && len(pending) > 0 {
+			return FinishOutput{Pending: pending}, nil
+		}
+		// Only now: a completion the inbox refused goes on, and its next
+		// segment's checkpoint takes this sequence.
+		if err == nil && in.Checkpoint != nil {
+			err = o.Checkpoint(ctx, *in.Checkpoint)
+		}
+	} else {
+		if in.Checkpoint != nil {
+			if err := o.Checkpoint(ctx, *in.Checkpoint); err != nil {
+				return out, err
+			}
+		}
+		ex, err = o.Store.Transition(ctx, in.OrgID, in.ExecutionID, tr)
+	}
+	if err != nil {
+		return out, fmt.Errorf("engine: finish: %w", err)
+	}
+	switch st := string(ex.Status); ex.Status {
+	case StatusCompleted:
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Completed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
+	case StatusFailed:
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Failed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason, Error: ex.Error})
+	case StatusCancelled:
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Cancelled{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
+	}
+	return out, nil
+}

@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/agentsdk/step"
+)
+
+// Ops are the segment's store operations: status changes, user entries,
+// checkpoints and the lifecycle events that go with them. Each is safe to
+// run again (a Temporal local activity may be), and each publishes its
+// events only when it changed something.
+type Ops struct {
+	Store Store
+}
+
+// BeginInput starts a segment.
+type BeginInput struct {
+	OrgID, ExecutionID, LeafID string
+	// Announce is the lifecycle event to publish with the move to RUNNING
+	// (agent.started, agent.resumed), or "" for a plain segment.
+	Announce string
+}
+
+// BeginOutput is what a segment starts from.
+type BeginOutput struct {
+	Config agentsdk.Config
+	Leaf   *agentsdk.EntryRef
+	Status Status
+}
+
+// Begin loads the config and the leaf and, when announced, marks the
+// execution RUNNING.
+func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
+	ex, err := o.Store.Execution(ctx, in.OrgID, in.ExecutionID)
+	if err != nil {
+		return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
+	}
+	cfg, err := DecodeConfig(ex.Config)
+	if err != nil {
+		return BeginOutput{}, err
+	}
+	// The system prompt is the model step's business; keeping it out of
+	// segment code keeps it out of workflow history.
+	cfg.SystemPrompt = ""
+	out := BeginOutput{Config: cfg, Status: ex.Status}
+	if in.LeafID != "" {
+		e, err := o.Store.GetEntry(ctx, in.OrgID, in.LeafID)
+		if err != nil {
+			return BeginOutput{}, fmt.Errorf("engine: begin: leaf: %w", err)
+		}
+		ref, err := step.Ref(e)
+		if err != nil {
+			return BeginOutput{}, err
+		}
+		out.Leaf = &ref
+	}
+	if in.Announce != "" && !ex.Status.Terminal() && ex.Status != StatusCancelling {
+		running, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, Transition{To: StatusRunning})
+		if err != nil {
+			return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
+		}
+		out.Status = running.Status
+		var ev event.Event = event.Started{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}
+		if in.Announce == event.NameResumed {
+			ev = event.Resumed{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}
+		}
+		o.publish(ctx, in.OrgID, in.ExecutionID, ev)
+	}
+	return out, nil
+}
+
+// DecodeConfig decodes an execution's stored configuration.
+func DecodeConfig(raw json.RawMessage) (agentsdk.Config, error) {
+	var c agentsdk.Config
+	if len(raw) == 0 {
+		return c, nil
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, fmt.Errorf("engine: decode execution config: %w", err)
+	}
+	return c, nil
+}
+
+// publish sends a lifecycle event. Live events are best effort; the
+// execution row is the record.
+func (o *Ops) publish(ctx context.Context, org, exec string, ev event.Event) {
+	_ = o.Store.Publish(ctx, org, exec, ev)
+}
+
+// AppendInput appends one entry.
+type AppendInput struct {
+	OrgID, ExecutionID, ParentID, Key string
+	Entry                             agentsdk.NewEntry
+}
+
+func (in AppendInput) entry() (agentsdk.Entry, error) {
+	e := agentsdk.Entry{
+		ExecutionID: in.ExecutionID, ParentID: in.ParentID, Type: in.Entry.Type,
+		TurnID: in.Entry.TurnID, Metadata: in.Entry.Metadata, IdempotencyKey: in.Key,
+		Content: in.Entry.Content,
+	}
+	if e.Type == "" {
+		e.Type = agentsdk.EntryMessage
+	}
+	if in.Entry.Message != nil {
+		b, err := json.Marshal(in.Entry.Message)
+		if err != nil {
+			return e, fmt.Errorf("engine: encode entry: %w", err)
+		}
+		e.Content, e.Role = b, in.Entry.Message.Role
+	}
+	if len(e.Content) == 0 {
+		e.Content = json.RawMessage(`{}`)
+	}
+	return e, nil
+}
+
+// Append appends an entry (repeat-safe by its key).
+func (o *Ops) Append(ctx context.Context, in AppendInput) (agentsdk.EntryRef, error) {
+	e, err := in.entry()
+	if err != nil {
+		return agentsdk.EntryRef{}, err
+	}
+	got, err := o.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{e})
+	if err != nil {
+		return agentsdk.EntryRef{}, fmt.Errorf("engine: append: %w", err)
+	}
+	return step.Ref(got[0])
+}
+
+// ConsumeInput turns a signal into an entry.
+type ConsumeInput struct {
+	AppendInput
+	SignalID string
+}
+
+// ConsumeSignal appends the signal's entry and marks it consumed in one
+// transaction. A zero entry takes the signal's value as a UserMessage. A
+// signal consumed before returns the zero ref: the caller ignores it.
+func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.EntryRef, error) {
+	if in.Entry.Message == nil && len(in.Entry.Content) == 0 {
+		raw, err := o.Store.SignalValue(ctx, in.OrgID, in.SignalID)
+		if err != nil {
+			return agentsdk.EntryRef{}, fmt.Errorf("engine: consume signal: %w", err)
+		}
+		var um agentsdk.UserMessage
+		if err := json.Unmarshal(raw, &um); err != nil {
+			return agentsdk.EntryRef{}, fmt.Errorf("%w: signal %s value is not a user message: %v", agentsdk.ErrInvalidInput, in.SignalID, err)
+		}
+		msg := agentsdk.TextMessage(agentsdk.RoleUser, um.Text)
+		in.Entry = agentsdk.NewEntry{Type: agentsdk.EntryMessage, Message: &msg}
+	}
+	e, err := in.entry()
+	if err != nil {
+		return agentsdk.EntryRef{}, err
+	}
+	got, err := o.Store.ConsumeSignal(ctx, in.OrgID, in.SignalID, e)
+	if errors.Is(err, ErrSignalConsumed) {
+		return agentsdk.EntryRef{}, nil
+	}
+	if err != nil {
+		return agentsdk.EntryRef{}, fmt.Errorf("engine: consume signal: %w", err)
+	}
+	return step.Ref(got)
+}
+
+// SignalValueInput names an inbox row.
+type SignalValueInput struct{ OrgID, SignalID string }
+
+// SignalValue loads a signal's value from the inbox.
+func (o *Ops) SignalValue(ctx context.Context, in SignalValueInput) (json.RawMessage, error) {
+	raw, err := o.Store.SignalValue(ctx, in.OrgID, in.SignalID)
+	if err != nil {
+		return nil, fmt.Errorf("engine: signal value: %w", err)
+	}
+	return raw, nil
+}
+
+// PublishInput is a data event from segment code.
+type PublishInput struct {
+	OrgID, ExecutionID, Event string
+	Data                      json.RawMessage
+}
+
+// Publish sends one stream event.
+func (o *Ops) Publish(ctx context.Context, in PublishInput) error {
+	ev, err := event.Decode(in.Event, in.Data)
+	if err != nil {
+		return fmt.Errorf("%w: %v", agentsdk.ErrInvalidInput, err)
+	}
+	return o.Store.Publish(ctx, in.OrgID, in.ExecutionID, ev)
+}

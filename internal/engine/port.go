@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/step"
+)
+
+// Port is what a runtime gives the engine: how each kind of durable step
+// runs, the clock, the logger, cancellation and signals. Everything else —
+// Context, the run loop, outcomes, fallback, keys, statuses, events — is
+// the engine's.
+type Port interface {
+	// Local runs the store operation op (one of Ops' methods, named by an
+	// Op constant) durably: a Temporal local activity, a direct call in
+	// memory. out points at the operation's output type, or is nil.
+	Local(op Op, in any, out any) error
+	// CallModel runs one model's attempts. An error that wraps
+	// ErrModelExhausted means the model kept failing with retryable model
+	// errors: the engine tries the next model. Any other error is final.
+	CallModel(in step.ModelInput) (agentsdk.ModelResult, error)
+	// RunTool runs one tool call's attempts.
+	RunTool(in step.ToolInput) (agentsdk.ToolResult, error)
+	// RunTask runs a registered custom task by name.
+	RunTask(name string, input any, output any) error
+
+	Now() time.Time
+	Logger() agentsdk.Logger
+	// Cancelled reports whether cancellation was requested.
+	Cancelled() bool
+	// Detach lets later store operations run after cancellation (to
+	// record CANCELLED).
+	Detach()
+	// Received returns the signals delivered since the last call, without
+	// blocking.
+	Received() []agentsdk.Signal
+	// Await blocks until a signal is delivered (returned) or cancellation
+	// is requested (false).
+	Await() (agentsdk.Signal, bool)
+	// RoomForAnother reports whether this run may hold another segment;
+	// when not, the engine hands back the next segment's input (continue
+	// as new).
+	RoomForAnother() bool
+}
+
+// Op names a store operation of Ops.
+type Op string
+
+// The store operations.
+const (
+	OpBegin         Op = "Begin"
+	OpAppend        Op = "Append"
+	OpConsumeSignal Op = "ConsumeSignal"
+	OpSignalValue   Op = "SignalValue"
+	OpCheckpoint    Op = "Checkpoint"
+	OpFinish        Op = "Finish"
+	OpPublish       Op = "Publish"
+)

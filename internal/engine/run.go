@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
+)
+
+// ErrNothingToCheckpoint: a segment ended without any entry to point at.
+var ErrNothingToCheckpoint = fmt.Errorf("%w: nothing to checkpoint: the execution has no entries", agentsdk.ErrInvalidInput)
+
+// Run runs an execution's segments from in: it begins each segment,
+// calls the agent, and turns the outcome into a checkpoint, a wait for
+// signals or an end. It returns the execution's result when it ended
+// (Status COMPLETED, FAILED or CANCELLED, or the status it found ended),
+// or, when the run holds no more segments (Port.RoomForAnother), the next
+// segment's input to continue as new with. An error is a store operation
+// that failed for good.
+func Run(p Port, agent agentsdk.Agent, in SegmentInput) (Result, *SegmentInput, error) {
+	r := &runner{port: p, agent: agent, seg: newSegment(p, in)}
+	return r.run(in)
+}
+
+type runner struct {
+	port  Port
+	agent agentsdk.Agent
+	seg   *segment
+}
+
+func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
+	seg := r.seg
+	seg.drain()
+	announce := ""
+	if in.Sequence == 0 && in.LeafID != "" && !in.Resumed {
+		announce = event.NameStarted
+	} else if in.Resumed {
+		announce = event.NameResumed
+	}
+	for {
+		if announce != "" || seg.leaf == nil {
+			var begin BeginOutput
+			if err := r.port.Local(OpBegin, BeginInput{OrgID: seg.in.OrgID, ExecutionID: seg.in.ExecutionID, LeafID: seg.in.LeafID, Announce: announce}, &begin); err != nil {
+				return Result{}, nil, err
+			}
+			if begin.Status.Terminal() {
+				return Result{ExecutionID: in.ExecutionID, Status: string(begin.Status)}, nil, nil
+			}
+			if begin.Status == StatusCancelling {
+				return r.cancelled()
+			}
+			seg.cfg, seg.leaf, announce = begin.Config, begin.Leaf, ""
+		}
+
+		receivedBefore := seg.received
+		outcome, err := r.agent.RunSegment(seg)
+		if r.port.Cancelled() {
+			return r.cancelled()
+		}
+		if err != nil {
+			return r.finish(StatusFailed, "error", err.Error())
+		}
+		seg.drain()
+		if b, _ := json.Marshal(seg.state); len(b) > agentsdk.MaxStateBytes {
+			return r.finish(StatusFailed, "error",
+				fmt.Sprintf("agent state is %d bytes, over the %d-byte limit: keep large data in entries", len(b), agentsdk.MaxStateBytes))
+		}
+
+		if outcome.Kind == agentsdk.OutcomeComplete {
+			// A signal that arrived while the segment ran — or one stored
+			// and acknowledged but not yet delivered — is acted on before
+			// the execution completes: the agent runs again and sees it.
+			if seg.received == receivedBefore {
+				res, done, err := r.complete(outcome.Reason)
+				if done || err != nil {
+					return res, nil, err
+				}
+			}
+			outcome = agentsdk.Continue()
+		}
+		switch outcome.Kind {
+		case agentsdk.OutcomeContinue, agentsdk.OutcomeWait:
+			wait := outcome.Kind == agentsdk.OutcomeWait && !seg.hasAny(outcome.WaitFor)
+			if err := r.checkpoint(wait, outcome.Reason); err != nil {
+				return Result{}, nil, err
+			}
+			if wait {
+				for !seg.hasAny(outcome.WaitFor) {
+					s, ok := r.port.Await()
+					if !ok {
+						return r.cancelled()
+					}
+					seg.addSignal(s)
+				}
+				seg.drain()
+				announce = event.NameResumed
+			}
+			if !r.port.RoomForAnother() {
+				next := seg.nextInput(wait)
+				return Result{}, &next, nil
+			}
+			seg.advance()
+		case agentsdk.OutcomeFail:
+			return r.finish(StatusFailed, "failed", outcome.Reason)
+		default:
+			return r.finish(StatusFailed, "error", fmt.Sprintf("agent %s returned unknown outcome %q", r.agent.Kind(), outcome.Kind))
+		}
+	}
+}
+
+// checkpoint records the checkpoint that ends a segment; with wait it also
+// marks the execution WAITING.
+func (r *runner) checkpoint(wait bool, reason string) error {
+	if r.seg.leaf == nil {
+		return ErrNothingToCheckpoint
+	}
+	in := r.seg.checkpointInput()
+	in.Wait, in.WaitReason = wait, reason
+	return r.port.Local(OpCheckpoint, *in, nil)
+}
+
+// finish ends the execution with a terminal status.
+func (r *runner) finish(status Status, stopReason, errText string) (Result, *SegmentInput, error) {
+	seg := r.seg
+	var out FinishOutput
+	err := r.port.Local(OpFinish, FinishInput{
+		OrgID: seg.in.OrgID, ExecutionID: seg.in.ExecutionID, LeafID: seg.leafID(),
+		Status: status, StopReason: stopReason, Error: errText, Checkpoint: seg.finalCheckpoint(),
+	}, &out)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	return Result{ExecutionID: seg.in.ExecutionID, Status: string(status), StopReason: stopReason, Error: errText,
+		LeafID: seg.leafID(), Text: out.Text}, nil, nil
+}
+
+// complete ends the execution COMPLETED unless the inbox holds signals the
+// segment has not received; then it adds them and reports not done.
+func (r *runner) complete(stopReason string) (Result, bool, error) {
+	seg := r.seg
+	var out FinishOutput
+	in := FinishInput{
+		OrgID: seg.in.OrgID, ExecutionID: seg.in.ExecutionID, LeafID: seg.leafID(),
+		Status: StatusCompleted, StopReason: stopReason, Known: seg.pendingIDs(),
+		Checkpoint: seg.finalCheckpoint(),
+	}
+	if err := r.port.Local(OpFinish, in, &out); err != nil {
+		return Result{}, true, err
+	}
+	if len(out.Pending) > 0 {
+		for _, s := range out.Pending {
+			seg.addSignal(s)
+		}
+		return Result{}, false, nil
+	}
+	return Result{ExecutionID: seg.in.ExecutionID, Status: string(StatusCompleted), StopReason: stopReason,
+		LeafID: in.LeafID, Text: out.Text}, true, nil
+}
+
+// cancelled records CANCELLED, its store operations detached from the
+// cancellation.
+func (r *runner) cancelled() (Result, *SegmentInput, error) {
+	r.port.Detach()
+	if _, _, err := r.finish(StatusCancelled, "cancelled", ""); err != nil {
+		return Result{}, nil, err
+	}
+	return Result{ExecutionID: r.seg.in.ExecutionID, Status: string(StatusCancelled)}, nil, nil
+}
