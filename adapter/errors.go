@@ -74,4 +74,3 @@ func isErrType(err error, typ string) bool {
 	var appErr *temporal.ApplicationError
 	return errors.As(err, &appErr) && appErr.Type() == typ
 }
-

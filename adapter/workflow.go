@@ -74,7 +74,7 @@ func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, erro
 	actx := workflow.WithActivityOptions(p.ctx, p.opts.modelActivityOptions())
 	err := workflow.ExecuteActivity(actx, CallModelActivity, in).Get(p.ctx, &res)
 	if isErrType(err, ErrTypeModelExhausted) {
-		err = errors.Join(engine.ErrModelExhausted, err)
+		err = engine.MarkExhausted(err)
 	}
 	return res, err
 }

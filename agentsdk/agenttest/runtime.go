@@ -3,15 +3,11 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
-	"slices"
-	"time"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/engine"
 )
 
 // Options configure an in-memory execution.
@@ -25,34 +21,50 @@ type Options struct {
 	Tasks map[string]func(ctx context.Context, input json.RawMessage) (any, error)
 	// MaxSegments bounds Run, against agents that never stop; default 10,000.
 	MaxSegments int
+	// ModelAttempts and ToolAttempts are as the Temporal plugin's options
+	// (defaults 4 and 3). The in-memory runtime retries without waiting.
+	ModelAttempts, ToolAttempts int32
+	// ExecutionID names the execution (default "mem").
+	ExecutionID string
 }
 
-// Status is where an in-memory execution stands.
-type Status string
+// Status is where an in-memory execution stands: the execution row's
+// status, as in production.
+type Status = engine.Status
 
 // The statuses an in-memory execution reaches.
 const (
-	StatusRunning   Status = "RUNNING"
-	StatusWaiting   Status = "WAITING"
-	StatusCompleted Status = "COMPLETED"
-	StatusFailed    Status = "FAILED"
+	StatusRunning    = engine.StatusRunning
+	StatusWaiting    = engine.StatusWaiting
+	StatusCancelling = engine.StatusCancelling
+	StatusCompleted  = engine.StatusCompleted
+	StatusFailed     = engine.StatusFailed
+	StatusCancelled  = engine.StatusCancelled
 )
 
-// Execution is one in-memory execution.
+// Execution is one in-memory execution, run by the same segment engine as
+// the Temporal plugin; only the port differs (direct calls, retries
+// without waiting, one goroutine that hands control back while the
+// execution waits).
 type Execution struct {
-	opts     Options
-	deps     step.Deps
-	Store    *Store
-	leaf     *agentsdk.EntryRef
-	state    agentsdk.State
-	pending  []agentsdk.Signal
-	values   map[string]json.RawMessage
-	seq      int
-	Status   Status
-	Reason   string
+	opts  Options
+	deps  step.Deps
+	Store *Store
+	port  *memPort
+
+	// Status is the execution's status; Reason the wait reason, stop
+	// reason or error that goes with it.
+	Status Status
+	Reason string
+	// Segments counts the agent's RunSegment calls.
 	Segments int
 	// Checkpoints are the leaves checkpointed, in order.
 	Checkpoints []string
+
+	started bool
+	state   agentsdk.State
+	leafID  string
+	runErr  error
 }
 
 // Start creates an execution with its first user entry. Call Run.
@@ -75,16 +87,28 @@ func Start(opts Options) (*Execution, error) {
 	if opts.MaxSegments == 0 {
 		opts.MaxSegments = 10000
 	}
-	x := &Execution{opts: opts, Store: newStore(opts.Config), values: map[string]json.RawMessage{}, Status: StatusRunning}
+	if opts.ModelAttempts <= 0 {
+		opts.ModelAttempts = 4
+	}
+	if opts.ToolAttempts <= 0 {
+		opts.ToolAttempts = 3
+	}
+	if opts.ExecutionID == "" {
+		opts.ExecutionID = "mem"
+	}
+	x := &Execution{opts: opts, Store: newStore(opts.Config, opts.ExecutionID), Status: StatusRunning}
 	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools}
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, opts.UserPrompt)
 	b, _ := json.Marshal(msg)
-	es, err := x.Store.AppendEntries(context.Background(), "", []agentsdk.Entry{{Type: agentsdk.EntryMessage, Role: agentsdk.RoleUser, Content: b, IdempotencyKey: "input"}})
+	es, err := x.Store.AppendEntries(context.Background(), "", []agentsdk.Entry{{
+		ExecutionID: opts.ExecutionID, Type: agentsdk.EntryMessage, Role: agentsdk.RoleUser, Content: b,
+		IdempotencyKey: opts.ExecutionID + "/input",
+	}})
 	if err != nil {
 		return nil, err
 	}
-	ref, _ := step.Ref(es[0])
-	x.leaf = &ref
+	x.leafID = es[0].ID
+	x.port = newMemPort(x)
 	return x, nil
 }
 
@@ -94,55 +118,96 @@ func (x *Execution) Signal(name string, value any) error {
 	if err != nil {
 		return err
 	}
-	id := fmt.Sprintf("s%04d", len(x.values)+1)
-	x.values[id] = b
-	x.pending = append(x.pending, agentsdk.Signal{ID: id, Name: name})
+	id := x.Store.putSignal(name, b)
+	x.port.deliver(agentsdk.Signal{ID: id, Name: name})
 	if x.Status == StatusWaiting {
 		x.Status = StatusRunning
 	}
 	return nil
 }
 
-// Run runs segments until the execution waits or ends.
-func (x *Execution) Run(ctx context.Context) error {
-	for x.Status == StatusRunning {
-		if x.Segments >= x.opts.MaxSegments {
-			return fmt.Errorf("agenttest: more than %d segments", x.opts.MaxSegments)
-		}
-		x.Segments++
-		mc := &memContext{ctx: ctx, x: x, state: x.state}
-		out, err := x.opts.Agent.RunSegment(mc)
-		x.state = mc.state
-		if err != nil {
-			x.Status, x.Reason = StatusFailed, err.Error()
-			return nil
-		}
-		if b, _ := json.Marshal(x.state); len(b) > agentsdk.MaxStateBytes {
-			x.Status, x.Reason = StatusFailed, "state over the limit"
-			return nil
-		}
-		switch out.Kind {
-		case agentsdk.OutcomeContinue:
-			x.checkpoint()
-		case agentsdk.OutcomeWait:
-			x.checkpoint()
-			if !mc.hasAny(out.WaitFor) {
-				x.Status, x.Reason = StatusWaiting, out.Reason
-			}
-		case agentsdk.OutcomeComplete:
-			x.Status, x.Reason = StatusCompleted, out.Reason
-		case agentsdk.OutcomeFail:
-			x.Status, x.Reason = StatusFailed, out.Reason
-		default:
-			return fmt.Errorf("agenttest: unknown outcome %q", out.Kind)
-		}
+// Cancel requests cancellation, as a client's DELETE does: the execution
+// becomes CANCELLING, a running tool's context is cancelled, and the next
+// Run records CANCELLED.
+func (x *Execution) Cancel() error {
+	if _, err := x.Store.Transition(context.Background(), "", x.opts.ExecutionID, engine.Transition{To: StatusCancelling}); err != nil {
+		return err
 	}
+	x.port.cancel()
+	x.Status = StatusCancelling
 	return nil
 }
 
-func (x *Execution) checkpoint() {
-	x.seq++
-	x.Checkpoints = append(x.Checkpoints, x.leaf.ID)
+// Run runs segments until the execution waits or ends.
+func (x *Execution) Run(ctx context.Context) error {
+	if x.Status.Terminal() {
+		return x.runErr
+	}
+	if !x.started {
+		x.started = true
+		go x.drive()
+	} else {
+		x.port.wake <- struct{}{}
+	}
+	select {
+	case <-x.port.idle:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	x.refresh()
+	return x.runErr
+}
+
+// drive runs the engine, continuing as new as the engine asks, until the
+// execution ends. It runs only while Run waits for it.
+func (x *Execution) drive() {
+	in := engine.SegmentInput{ExecutionID: x.opts.ExecutionID, LeafID: x.leafID}
+	agent := &countingAgent{Agent: x.opts.Agent, x: x}
+	for {
+		_, next, err := engine.Run(x.port, agent, in)
+		if err != nil {
+			x.runErr = err
+		}
+		if err != nil || next == nil {
+			x.port.ended = true
+			x.port.idle <- struct{}{}
+			return
+		}
+		in = *next
+	}
+}
+
+// refresh reads the status and reason from the store.
+func (x *Execution) refresh() {
+	ex := x.Store.execution()
+	x.Status = ex.Status
+	switch {
+	case ex.Status == StatusWaiting:
+		x.Reason = x.port.waitReason
+	case ex.Status == StatusFailed:
+		x.Reason = ex.Error
+	case ex.Status.Terminal():
+		x.Reason = ex.StopReason
+	}
+	x.Checkpoints = x.Store.checkpointLeaves()
+	x.state = x.port.state
+}
+
+// countingAgent counts segments and stops agents that never end.
+type countingAgent struct {
+	agentsdk.Agent
+	x *Execution
+}
+
+func (a *countingAgent) RunSegment(ctx agentsdk.Context) (agentsdk.Outcome, error) {
+	a.x.Segments++
+	if a.x.Segments > a.x.opts.MaxSegments {
+		a.x.runErr = fmt.Errorf("agenttest: more than %d segments", a.x.opts.MaxSegments)
+		return agentsdk.Outcome{}, a.x.runErr
+	}
+	out, err := a.Agent.RunSegment(ctx)
+	a.x.port.state = *ctx.State()
+	return out, err
 }
 
 // State is the agent's state after the last segment.
@@ -150,159 +215,9 @@ func (x *Execution) State() agentsdk.State { return x.state }
 
 // Messages is the conversation on the active path, root first.
 func (x *Execution) Messages() ([]agentsdk.Message, error) {
-	path, err := x.Store.Path(context.Background(), "", x.leaf.ID)
+	path, err := x.Store.Path(context.Background(), "", x.Store.lastLeaf())
 	if err != nil {
 		return nil, err
 	}
 	return step.Messages(path)
-}
-
-// memContext is agentsdk.Context for one in-memory segment.
-type memContext struct {
-	ctx   context.Context
-	x     *Execution
-	state agentsdk.State
-	step  int
-}
-
-func (c *memContext) key() string {
-	c.step++
-	return fmt.Sprintf("mem/%d/%d", c.x.seq, c.step)
-}
-
-func (c *memContext) hasAny(names []string) bool {
-	for _, s := range c.x.pending {
-		if len(names) == 0 || slices.Contains(names, s.Name) {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *memContext) ExecutionID() string      { return "mem" }
-func (c *memContext) OrgID() string            { return "" }
-func (c *memContext) Sequence() int            { return c.x.seq }
-func (c *memContext) Config() agentsdk.Config  { return c.x.opts.Config }
-func (c *memContext) Leaf() *agentsdk.EntryRef { return c.x.leaf }
-func (c *memContext) State() *agentsdk.State   { return &c.state }
-func (c *memContext) Now() time.Time           { return time.Now() }
-func (c *memContext) Logger() agentsdk.Logger  { return slog.Default() }
-func (c *memContext) Cancelled() bool          { return c.ctx.Err() != nil }
-
-func (c *memContext) Append(e agentsdk.NewEntry) (*agentsdk.EntryRef, error) {
-	content := e.Content
-	role := agentsdk.Role("")
-	if e.Message != nil {
-		content, _ = json.Marshal(e.Message)
-		role = e.Message.Role
-	}
-	if e.Type == "" {
-		e.Type = agentsdk.EntryMessage
-	}
-	es, err := c.x.Store.AppendEntries(c.ctx, "", []agentsdk.Entry{{
-		ParentID: c.x.leaf.ID, Type: e.Type, Role: role, Content: content,
-		TurnID: e.TurnID, Metadata: e.Metadata, IdempotencyKey: c.key(),
-	}})
-	if err != nil {
-		return nil, err
-	}
-	ref, err := step.Ref(es[0])
-	if err != nil {
-		return nil, err
-	}
-	c.x.leaf = &ref
-	return &ref, nil
-}
-
-func (c *memContext) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelResult, error) {
-	models := call.Models
-	if len(models) == 0 {
-		models = c.x.opts.Config.Models
-	}
-	if len(models) == 0 {
-		return nil, fmt.Errorf("%w: no models configured", agentsdk.ErrInvalidInput)
-	}
-	key, fallback := c.key(), ""
-	for i, m := range models {
-		res, err := step.CallModel(c.ctx, c.x.deps, step.ModelInput{
-			ExecutionID: c.ExecutionID(), OrgID: c.OrgID(), LeafID: c.x.leaf.ID, Model: m, Key: key, TurnID: call.TurnID, FallbackReason: fallback,
-		})
-		if err == nil {
-			c.x.leaf = &res.Entry
-			return &res, nil
-		}
-		me, ok := agentsdk.AsModelError(err)
-		if !ok || !me.Retryable || i == len(models)-1 {
-			return nil, err
-		}
-		fallback = fmt.Sprintf("%s failed: %v", m.Key(), err)
-	}
-	return nil, errors.New("unreachable")
-}
-
-func (c *memContext) RunTool(assistantID string, call agentsdk.ToolCallRef) (*agentsdk.ToolResult, error) {
-	res, err := step.RunTool(c.ctx, c.x.deps, step.ToolInput{
-		ExecutionID: c.ExecutionID(), OrgID: c.OrgID(), AssistantID: assistantID, LeafID: c.x.leaf.ID, ToolCallID: call.ID, Key: c.key(), StepNumber: c.state.Steps + 1,
-	})
-	if err != nil {
-		return nil, err
-	}
-	c.x.leaf = &res.Entry
-	return &res, nil
-}
-
-func (c *memContext) RunTask(name string, input any, output any) error {
-	fn, ok := c.x.opts.Tasks[name]
-	if !ok {
-		return fmt.Errorf("%w: unknown task %q", agentsdk.ErrInvalidInput, name)
-	}
-	in, err := json.Marshal(input)
-	if err != nil {
-		return err
-	}
-	out, err := fn(c.ctx, in)
-	if err != nil {
-		return err
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, output)
-}
-
-func (c *memContext) Signals() []agentsdk.Signal { return slices.Clone(c.x.pending) }
-func (c *memContext) HasSignal(name string) bool { return c.hasAny([]string{name}) }
-
-func (c *memContext) ConsumeSignal(s agentsdk.Signal, e agentsdk.NewEntry) (*agentsdk.EntryRef, error) {
-	if e.Message == nil && len(e.Content) == 0 {
-		var um agentsdk.UserMessage
-		if err := json.Unmarshal(c.x.values[s.ID], &um); err != nil {
-			return nil, fmt.Errorf("%w: signal %s is not a user message", agentsdk.ErrInvalidInput, s.ID)
-		}
-		msg := agentsdk.TextMessage(agentsdk.RoleUser, um.Text)
-		e = agentsdk.NewEntry{Type: agentsdk.EntryMessage, Message: &msg}
-	}
-	ref, err := c.Append(e)
-	if err != nil {
-		return nil, err
-	}
-	c.x.pending = slices.DeleteFunc(c.x.pending, func(p agentsdk.Signal) bool { return p.ID == s.ID })
-	return ref, nil
-}
-
-func (c *memContext) SignalValue(s agentsdk.Signal, v any) error {
-	raw, ok := c.x.values[s.ID]
-	if !ok {
-		return fmt.Errorf("agenttest: signal %s: %w", s.ID, agentsdk.ErrNotFound)
-	}
-	return json.Unmarshal(raw, v)
-}
-
-func (c *memContext) StreamData(v any) error {
-	p, err := event.Custom(v)
-	if err != nil {
-		return err
-	}
-	return c.x.Store.Publish(c.ctx, "", "", event.Data{AgentExecutionID: c.ExecutionID(), Data: p})
 }

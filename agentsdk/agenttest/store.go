@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/internal/engine"
 )
 
 // Event is a stream event the runtime published.
@@ -28,15 +29,32 @@ type Store struct {
 	content   map[string][]byte
 	toolCalls map[string]agentsdk.ToolCallRecord
 	events    []Event
+	// leaf is the last entry appended: the execution's current leaf.
+	leaf string
+
+	exec        engine.Execution
+	steps       int
+	checkpoints map[int]engine.Checkpoint
+	signals     map[string]*memSignal
+	signalOrder []string
 }
 
 var _ agentsdk.Store = (*Store)(nil)
 
-func newStore(cfg agentsdk.Config) *Store {
+func newStore(cfg agentsdk.Config, executionID string) *Store {
+	raw, _ := json.Marshal(cfg)
 	return &Store{
 		config: cfg, entries: map[string]agentsdk.Entry{}, keys: map[string]string{},
 		content: map[string][]byte{}, toolCalls: map[string]agentsdk.ToolCallRecord{},
+		exec:        engine.Execution{Config: raw, Status: engine.StatusPending},
+		checkpoints: map[int]engine.Checkpoint{}, signals: map[string]*memSignal{},
 	}
+}
+
+func (s *Store) lastLeaf() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaf
 }
 
 // ExecutionConfig implements agentsdk.Store.
@@ -113,6 +131,7 @@ func (s *Store) AppendEntries(_ context.Context, _ string, es []agentsdk.Entry) 
 		}
 		out = append(out, e)
 		prev = e.ID
+		s.leaf = e.ID
 	}
 	return out, nil
 }

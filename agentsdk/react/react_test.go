@@ -65,7 +65,7 @@ func TestOneShotWithThreeToolCalls(t *testing.T) {
 	require.Equal(t, 3, x.State().Turn)
 	require.Equal(t, 3, x.State().Steps)
 	require.Equal(t, 3, x.State().Usage["scripted/scripted-1"].Calls)
-	require.Len(t, x.Checkpoints, 2, "one checkpoint per model turn with tools")
+	require.Len(t, x.Checkpoints, 3, "one checkpoint per model turn with tools, and the final one at the answer")
 }
 
 func TestMultiTurnWaitsForUserMessages(t *testing.T) {

@@ -16,6 +16,16 @@ import (
 // model errors until its attempts ran out: the next model is tried.
 var ErrModelExhausted = errors.New("model failed after its attempts")
 
+// MarkExhausted marks err (a model call's last failure) as ErrModelExhausted,
+// keeping its chain: the fallback reason names its root cause.
+func MarkExhausted(err error) error { return exhaustedError{err} }
+
+type exhaustedError struct{ err error }
+
+func (e exhaustedError) Error() string        { return e.err.Error() }
+func (e exhaustedError) Unwrap() error        { return e.err }
+func (e exhaustedError) Is(target error) bool { return target == ErrModelExhausted }
+
 // segment is agentsdk.Context for one segment, over a Port.
 type segment struct {
 	port    Port

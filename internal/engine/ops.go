@@ -115,10 +115,16 @@ func (in AppendInput) entry() (agentsdk.Entry, error) {
 		}
 		e.Content, e.Role = b, in.Entry.Message.Role
 	}
-	if len(e.Content) == 0 {
+	if noContent(e.Content) {
 		e.Content = json.RawMessage(`{}`)
 	}
 	return e, nil
+}
+
+// noContent reports whether raw holds no value: unset, or null after a
+// trip through JSON.
+func noContent(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
 }
 
 // Append appends an entry (repeat-safe by its key).
@@ -144,7 +150,7 @@ type ConsumeInput struct {
 // transaction. A zero entry takes the signal's value as a UserMessage. A
 // signal consumed before returns the zero ref: the caller ignores it.
 func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.EntryRef, error) {
-	if in.Entry.Message == nil && len(in.Entry.Content) == 0 {
+	if in.Entry.Message == nil && noContent(in.Entry.Content) {
 		raw, err := o.Store.SignalValue(ctx, in.OrgID, in.SignalID)
 		if err != nil {
 			return agentsdk.EntryRef{}, fmt.Errorf("engine: consume signal: %w", err)

@@ -1,0 +1,162 @@
+package agenttest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/internal/engine"
+)
+
+// The execution row, checkpoints and signals inbox of the in-memory store:
+// engine.Store's part beyond agentsdk.Store, with the rules entrystore
+// keeps (a terminal status is final; CANCELLING may only end).
+
+type memSignal struct {
+	name     string
+	value    json.RawMessage
+	consumed bool
+}
+
+var _ engine.Store = (*Store)(nil)
+
+func (s *Store) execution() engine.Execution {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exec
+}
+
+func (s *Store) Execution(context.Context, string, string) (engine.Execution, error) {
+	return s.execution(), nil
+}
+
+func (s *Store) Transition(_ context.Context, _ string, _ string, tr engine.Transition) (engine.Execution, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.transition(tr)
+}
+
+func (s *Store) transition(tr engine.Transition) (engine.Execution, error) {
+	cur := s.exec.Status
+	allowed := cur == tr.To || (!cur.Terminal() && cur != engine.StatusCancelling) ||
+		(cur == engine.StatusCancelling && (tr.To.Terminal() || tr.To == engine.StatusCancelling))
+	if !allowed {
+		return engine.Execution{}, fmt.Errorf("%w: cannot move from %s to %s", engine.ErrConflict, cur, tr.To)
+	}
+	s.exec.Status = tr.To
+	if tr.Error != "" {
+		s.exec.Error = tr.Error
+	}
+	if tr.StopReason != "" {
+		s.exec.StopReason = tr.StopReason
+	}
+	return s.exec, nil
+}
+
+func (s *Store) AppendCheckpoint(_ context.Context, c engine.Checkpoint) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.checkpoints[c.Sequence]; ok {
+		return fmt.Errorf("%w: checkpoint %d exists", engine.ErrConflict, c.Sequence)
+	}
+	if _, ok := s.entries[c.LeafID]; !ok {
+		return fmt.Errorf("%w: leaf %s is not an entry", agentsdk.ErrInvalidInput, c.LeafID)
+	}
+	s.checkpoints[c.Sequence] = c
+	return nil
+}
+
+func (s *Store) GetCheckpoint(_ context.Context, _ string, _ string, seq int) (engine.Checkpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.checkpoints[seq]
+	if !ok {
+		return c, fmt.Errorf("agenttest: checkpoint %d: %w", seq, agentsdk.ErrNotFound)
+	}
+	return c, nil
+}
+
+// Checkpoints returns the checkpoints in sequence order.
+func (s *Store) Checkpoints() []engine.Checkpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]engine.Checkpoint, 0, len(s.checkpoints))
+	for _, c := range s.checkpoints {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Sequence < out[j].Sequence })
+	return out
+}
+
+func (s *Store) checkpointLeaves() []string {
+	var out []string
+	for _, c := range s.Checkpoints() {
+		out = append(out, c.LeafID)
+	}
+	return out
+}
+
+func (s *Store) AddSteps(_ context.Context, _ string, _ string, n int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps += n
+	return nil
+}
+
+func (s *Store) putSignal(name string, value json.RawMessage) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := fmt.Sprintf("s%04d", len(s.signalOrder)+1)
+	s.signals[id] = &memSignal{name: name, value: value}
+	s.signalOrder = append(s.signalOrder, id)
+	return id
+}
+
+func (s *Store) SignalValue(_ context.Context, _ string, id string) (json.RawMessage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sg, ok := s.signals[id]
+	if !ok {
+		return nil, fmt.Errorf("agenttest: signal %s: %w", id, agentsdk.ErrNotFound)
+	}
+	return sg.value, nil
+}
+
+func (s *Store) ConsumeSignal(ctx context.Context, org string, id string, e agentsdk.Entry) (agentsdk.Entry, error) {
+	s.mu.Lock()
+	sg, ok := s.signals[id]
+	switch {
+	case !ok:
+		s.mu.Unlock()
+		return agentsdk.Entry{}, fmt.Errorf("agenttest: signal %s: %w", id, agentsdk.ErrNotFound)
+	case sg.consumed:
+		s.mu.Unlock()
+		return agentsdk.Entry{}, engine.ErrSignalConsumed
+	}
+	sg.consumed = true
+	s.mu.Unlock()
+	got, err := s.AppendEntries(ctx, org, []agentsdk.Entry{e})
+	if err != nil {
+		return agentsdk.Entry{}, err
+	}
+	return got[0], nil
+}
+
+func (s *Store) CompleteUnlessSignalled(_ context.Context, _ string, _ string, known []string, tr engine.Transition) (engine.Execution, []agentsdk.Signal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pending []agentsdk.Signal
+	for _, id := range s.signalOrder {
+		if sg := s.signals[id]; !sg.consumed && !slices.Contains(known, id) {
+			pending = append(pending, agentsdk.Signal{ID: id, Name: sg.name})
+		}
+	}
+	if len(pending) > 0 {
+		return s.exec, pending, nil
+	}
+	ex, err := s.transition(tr)
+	return ex, nil, err
+}

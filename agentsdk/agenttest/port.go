@@ -1,0 +1,215 @@
+package agenttest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/engine"
+)
+
+// maxInfraRetries bounds the retries of an unreachable store in memory,
+// where Temporal would retry without limit.
+const maxInfraRetries = 100
+
+// memPort is engine.Port over direct calls. Inputs and outputs of store
+// operations go through JSON, as they do through Temporal, so a value
+// that does not survive encoding fails here too.
+type memPort struct {
+	x   *Execution
+	ops *engine.Ops
+	// ctx is the steps' context; cancel ends it (Execution.Cancel).
+	ctx       context.Context
+	cancelCtx context.CancelFunc
+	cancelled atomic.Bool
+	// delivered are signals not yet handed to the engine.
+	mu        sync.Mutex
+	delivered []agentsdk.Signal
+	// idle tells Run the engine waits or ended; wake resumes it.
+	idle, wake chan struct{}
+	ended      bool
+	waitReason string
+	state      agentsdk.State
+}
+
+func newMemPort(x *Execution) *memPort {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &memPort{x: x, ops: &engine.Ops{Store: x.Store}, ctx: ctx, cancelCtx: cancel,
+		idle: make(chan struct{}), wake: make(chan struct{})}
+}
+
+func (p *memPort) deliver(s agentsdk.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delivered = append(p.delivered, s)
+}
+
+func (p *memPort) cancel() {
+	p.cancelled.Store(true)
+	p.cancelCtx()
+}
+
+// roundTrip passes v through JSON into a new T.
+func roundTrip[T any](v any) (T, error) {
+	var out T
+	b, err := json.Marshal(v)
+	if err != nil {
+		return out, err
+	}
+	return out, json.Unmarshal(b, &out)
+}
+
+func (p *memPort) Local(op engine.Op, in any, out any) error {
+	// Store operations outlive cancellation, as Temporal's local
+	// activities on a disconnected context do.
+	ctx := context.Background()
+	var res any
+	var err error
+	switch op {
+	case engine.OpBegin:
+		res, err = call(ctx, in, p.ops.Begin)
+	case engine.OpAppend:
+		res, err = call(ctx, in, p.ops.Append)
+	case engine.OpConsumeSignal:
+		res, err = call(ctx, in, p.ops.ConsumeSignal)
+	case engine.OpSignalValue:
+		res, err = call(ctx, in, p.ops.SignalValue)
+	case engine.OpCheckpoint:
+		res, err = call(ctx, in, func(ctx context.Context, in engine.CheckpointInput) (any, error) {
+			if in.Wait {
+				p.waitReason = in.WaitReason
+			}
+			return nil, p.ops.Checkpoint(ctx, in)
+		})
+	case engine.OpFinish:
+		res, err = call(ctx, in, p.ops.Finish)
+	case engine.OpPublish:
+		res, err = call(ctx, in, func(ctx context.Context, in engine.PublishInput) (any, error) {
+			return nil, p.ops.Publish(ctx, in)
+		})
+	default:
+		return fmt.Errorf("agenttest: unknown store operation %q", op)
+	}
+	if err != nil || out == nil {
+		return err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// call runs fn with in passed through JSON, retrying an unreachable store.
+func call[I, O any](ctx context.Context, in any, fn func(context.Context, I) (O, error)) (any, error) {
+	typed, err := roundTrip[I](in)
+	if err != nil {
+		return nil, err
+	}
+	for range maxInfraRetries {
+		var out O
+		out, err = fn(ctx, typed)
+		if err == nil || engine.ClassifyStore(err, 0).Verdict != engine.Retry {
+			return out, err
+		}
+	}
+	return nil, err
+}
+
+func (p *memPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
+	var failures int32
+	for range maxInfraRetries {
+		res, err := step.CallModel(p.ctx, p.x.deps, in)
+		if err == nil {
+			return res, nil
+		}
+		f := engine.ClassifyModel(p.ctx, err, in.Model, failures, p.x.opts.ModelAttempts)
+		switch f.Verdict {
+		case engine.Exhausted:
+			return res, engine.MarkExhausted(err)
+		case engine.Final:
+			return res, err
+		}
+		failures = f.Failures
+	}
+	return agentsdk.ModelResult{}, fmt.Errorf("agenttest: model call %s: the store stayed unreachable", in.Key)
+}
+
+func (p *memPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {
+	var failures int32
+	for range maxInfraRetries {
+		res, err := step.RunTool(p.ctx, p.x.deps, in)
+		if err == nil {
+			return res, nil
+		}
+		f := engine.ClassifyTool(p.ctx, err, in.ToolCallID, failures, p.x.opts.ToolAttempts)
+		if f.Verdict == engine.Exhausted || f.Verdict == engine.Final {
+			return res, err
+		}
+		failures = f.Failures
+	}
+	return agentsdk.ToolResult{}, fmt.Errorf("agenttest: tool call %s: the store stayed unreachable", in.ToolCallID)
+}
+
+func (p *memPort) RunTask(name string, input any, output any) error {
+	fn, ok := p.x.opts.Tasks[name]
+	if !ok {
+		return fmt.Errorf("%w: unknown task %q", agentsdk.ErrInvalidInput, name)
+	}
+	in, err := json.Marshal(input)
+	if err != nil {
+		return err
+	}
+	out, err := fn(p.ctx, in)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, output)
+}
+
+func (p *memPort) Now() time.Time          { return time.Now() }
+func (p *memPort) Logger() agentsdk.Logger { return slog.Default() }
+func (p *memPort) Cancelled() bool         { return p.cancelled.Load() }
+func (p *memPort) Detach()                 {}
+func (p *memPort) RoomForAnother() bool    { return true }
+
+func (p *memPort) Received() []agentsdk.Signal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.delivered
+	p.delivered = nil
+	return out
+}
+
+// deliverFront puts signals back ahead of any delivered since.
+func (p *memPort) deliverFront(ss []agentsdk.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delivered = append(ss, p.delivered...)
+}
+
+// Await hands control back to Run while nothing is delivered: the
+// execution waits until the test signals (or cancels) and runs it again.
+func (p *memPort) Await() (agentsdk.Signal, bool) {
+	for {
+		if p.cancelled.Load() {
+			return agentsdk.Signal{}, false
+		}
+		if got := p.Received(); len(got) > 0 {
+			p.deliverFront(got[1:])
+			return got[0], true
+		}
+		p.idle <- struct{}{}
+		<-p.wake
+	}
+}
