@@ -210,6 +210,9 @@ func (a *countingAgent) RunSegment(ctx agentsdk.Context) (agentsdk.Outcome, erro
 	return out, err
 }
 
+// ExecutionID is the execution's ID (Options.ExecutionID).
+func (x *Execution) ExecutionID() string { return x.opts.ExecutionID }
+
 // State is the agent's state after the last segment.
 func (x *Execution) State() agentsdk.State { return x.state }
 

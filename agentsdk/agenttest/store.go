@@ -19,6 +19,10 @@ type Event struct {
 	Data json.RawMessage
 }
 
+// ErrUnavailable is the error of a store that cannot be reached: the
+// runtime retries it, as it would an unreachable Postgres.
+var ErrUnavailable = engine.ErrStoreUnavailable
+
 // Store is an in-memory agentsdk.Store.
 type Store struct {
 	mu        sync.Mutex
@@ -31,6 +35,10 @@ type Store struct {
 	events    []Event
 	// leaf is the last entry appended: the execution's current leaf.
 	leaf string
+	// FailAppend, when set, is asked before each new entry is stored; an
+	// error it returns fails the append (a fault a test injects; return
+	// ErrUnavailable for an unreachable store).
+	FailAppend func(e agentsdk.Entry) error
 
 	exec        engine.Execution
 	steps       int
@@ -107,6 +115,15 @@ func (s *Store) EntryByKey(_ context.Context, _ string, _ string, key string) (a
 func (s *Store) AppendEntries(_ context.Context, _ string, es []agentsdk.Entry) ([]agentsdk.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// All or nothing, as a Postgres transaction: a fault is asked about
+	// every new entry before any is stored.
+	for _, e := range es {
+		if _, ok := s.keys[e.IdempotencyKey]; (!ok || e.IdempotencyKey == "") && s.FailAppend != nil {
+			if err := s.FailAppend(e); err != nil {
+				return nil, err
+			}
+		}
+	}
 	out := make([]agentsdk.Entry, 0, len(es))
 	prev := ""
 	for _, e := range es {

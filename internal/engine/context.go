@@ -181,20 +181,27 @@ func (c *segment) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelResult, err
 		if c.port.Cancelled() || i == len(models)-1 || !errors.Is(err, ErrModelExhausted) {
 			return nil, err
 		}
-		fallback = fmt.Sprintf("%s failed after retries: %v", m.Key(), rootCause(err))
+		fallback = fmt.Sprintf("%s failed after retries: %s", m.Key(), rootCause(err))
 		c.Logger().Warn("model failed; falling back", "model", m.Key(), "next", models[i+1].Key(), "error", err)
 	}
 	return nil, errors.New("unreachable")
 }
 
-func rootCause(err error) error {
+// rootCause is the message of err's innermost cause: the same text
+// whichever runtime carried the error (a Temporal application error's
+// Message, without the type and retry flags its Error adds).
+func rootCause(err error) string {
 	for {
 		next := errors.Unwrap(err)
 		if next == nil {
-			return err
+			break
 		}
 		err = next
 	}
+	if m, ok := err.(interface{ Message() string }); ok {
+		return m.Message()
+	}
+	return err.Error()
 }
 
 func (c *segment) RunTool(assistantID string, call agentsdk.ToolCallRef) (*agentsdk.ToolResult, error) {

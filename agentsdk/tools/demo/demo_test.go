@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/agenttest"
-	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 )
 

@@ -1,0 +1,213 @@
+package conformance
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/scripted"
+)
+
+// Scenario is one execution both runtimes must play the same way.
+type Scenario struct {
+	Name string
+	// Agent is the agent (default: the react agent).
+	Agent func() agentsdk.Agent
+	// Turns script the primary model ("scripted"); Backup, when set, a
+	// fallback model ("backup") listed after it.
+	Turns, Backup []scripted.Turn
+	Config        agentsdk.Config
+	Prompt        string
+	// FollowUps are signals sent one by one, each once the execution waits.
+	FollowUps []Signal
+	// ModelAttempts per model (default the runtimes' default).
+	ModelAttempts int32
+	// StoreErrorOnce makes the first append of an assistant entry fail
+	// with an unreachable store.
+	StoreErrorOnce bool
+	// CancelInTool cancels the execution while the "block" tool runs.
+	CancelInTool bool
+	// Steer is a user message sent while the "steer" tool runs.
+	Steer string
+}
+
+// Signal is a signal to send.
+type Signal struct {
+	Name  string
+	Value any
+	// Ignored: the agent does not wait for it (it stays waiting).
+	Ignored bool
+}
+
+// Hooks are what a runtime does when a tool reaches a point a scenario
+// acts on. They run inside the tool.
+type Hooks struct {
+	// Cancel cancels the execution; BlockStarted is called with it.
+	BlockStarted func()
+	// Steer sends a user message and returns once it is acknowledged.
+	Steer func(text string)
+}
+
+// Tools are the scenario tools, their hooks bound to a runtime.
+func Tools(h Hooks, steer func() string) []*agentsdk.Tool {
+	return []*agentsdk.Tool{
+		agentsdk.NewTool("echo", "Echoes its text.",
+			func(_ context.Context, _ agentsdk.ToolInvocation, a textArgs) (string, error) {
+				return "echo: " + a.Text, nil
+			}),
+		agentsdk.NewTool("big", "Returns a long text.",
+			func(_ context.Context, _ agentsdk.ToolInvocation, a textArgs) (string, error) {
+				return strings.Repeat(a.Text+" ", 800), nil
+			}),
+		agentsdk.NewTool("block", "Runs until cancelled.",
+			func(ctx context.Context, _ agentsdk.ToolInvocation, _ textArgs) (string, error) {
+				h.BlockStarted()
+				<-ctx.Done()
+				return "", ctx.Err()
+			}),
+		agentsdk.NewTool("steer", "Lets the user steer while it runs.",
+			func(_ context.Context, _ agentsdk.ToolInvocation, a textArgs) (string, error) {
+				h.Steer(steer())
+				return "steered: " + a.Text, nil
+			}),
+	}
+}
+
+type textArgs struct {
+	Text string `json:"text"`
+}
+
+// ToolNames are the names of Tools.
+var ToolNames = []string{"echo", "big", "block", "steer"}
+
+func call(id, tool, text string) agentsdk.ToolCall {
+	return agentsdk.ToolCall{ID: id, Name: tool, Arguments: []byte(`{"text":"` + text + `"}`)}
+}
+
+// Scenarios are the conformance scenarios.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{
+			Name:   "one-shot with tools",
+			Prompt: "run three tools",
+			Turns: []scripted.Turn{
+				{Text: "Let me check.", ToolCalls: []agentsdk.ToolCall{call("call_first", "echo", "one")}},
+				{ToolCalls: []agentsdk.ToolCall{call("call_second", "echo", "two"), call("call_third", "echo", "three")}},
+				{Text: "All three done."},
+			},
+		},
+		{
+			Name:      "multi-turn",
+			Prompt:    "hello",
+			Config:    agentsdk.Config{Mode: agentsdk.ModeMultiTurn},
+			Turns:     []scripted.Turn{{Text: "answer A"}, {Text: "answer B"}, {Text: "answer C"}},
+			FollowUps: []Signal{userMessage("second"), userMessage("third")},
+		},
+		{
+			Name:   "steering mid-turn",
+			Prompt: "steer me",
+			Turns: []scripted.Turn{
+				{ToolCalls: []agentsdk.ToolCall{call("call_steer", "steer", "now")}},
+				{Text: "Answered, steering included."},
+			},
+			Steer: "also mention the weather",
+		},
+		{
+			Name:          "fallback after retryable failures",
+			Prompt:        "fall back",
+			Turns:         []scripted.Turn{{FailTimes: 100}},
+			Backup:        []scripted.Turn{{Text: "The backup answers."}},
+			ModelAttempts: 2,
+		},
+		{
+			Name:           "store error during a model call",
+			Prompt:         "survive the store",
+			Turns:          []scripted.Turn{{Text: "Answered after the store came back."}},
+			StoreErrorOnce: true,
+		},
+		{
+			Name:         "cancel while a tool runs",
+			Prompt:       "block",
+			Turns:        []scripted.Turn{{Text: "Blocking.", ToolCalls: []agentsdk.ToolCall{call("call_block", "block", "x")}}},
+			CancelInTool: true,
+		},
+		{
+			Name:   "truncation",
+			Prompt: "big output",
+			Config: agentsdk.Config{ToolOutputLimit: 400},
+			Turns: []scripted.Turn{
+				{ToolCalls: []agentsdk.ToolCall{call("call_big", "big", "lorem")}},
+				{Text: "That was long."},
+			},
+		},
+		{
+			Name:   "loop detection",
+			Prompt: "loop",
+			Config: agentsdk.Config{LoopThreshold: 2},
+			Turns: []scripted.Turn{
+				{ToolCalls: []agentsdk.ToolCall{call("call_l1", "echo", "same")}},
+				{ToolCalls: []agentsdk.ToolCall{call("call_l2", "echo", "same")}},
+				{ToolCalls: []agentsdk.ToolCall{call("call_l3", "echo", "same")}},
+				{Text: "I stop."},
+			},
+		},
+		{
+			Name:   "max turns",
+			Prompt: "forever",
+			Config: agentsdk.Config{MaxTurns: 2},
+			Turns: []scripted.Turn{
+				{ToolCalls: []agentsdk.ToolCall{call("call_m1", "echo", "a")}},
+				{ToolCalls: []agentsdk.ToolCall{call("call_m2", "echo", "b")}},
+				{ToolCalls: []agentsdk.ToolCall{call("call_m3", "echo", "c")}},
+			},
+		},
+		{
+			Name:      "custom agent waits on its own signals and streams data",
+			Agent:     func() agentsdk.Agent { return approvalAgent{} },
+			Prompt:    "paint the fence",
+			FollowUps: []Signal{{Name: "ping", Ignored: true}, {Name: signalApprove, Value: approval{By: "ana"}}},
+		},
+	}
+}
+
+func userMessage(text string) Signal {
+	return Signal{Name: agentsdk.SignalUserMessage, Value: agentsdk.UserMessage{Text: text}}
+}
+
+// Agents are every scenario's agents, for a worker to register.
+func Agents() []agentsdk.Agent {
+	return []agentsdk.Agent{react.New(react.Options{}), approvalAgent{}}
+}
+
+// AgentOf is the scenario's agent.
+func (s Scenario) AgentOf() agentsdk.Agent {
+	if s.Agent == nil {
+		return react.New(react.Options{})
+	}
+	return s.Agent()
+}
+
+// Models are the scenario's model providers, fresh for one run.
+func (s Scenario) Models() (primary, backup *scripted.Provider) {
+	primary = scripted.New(scripted.Turns(s.Turns...))
+	if len(s.Turns) == 0 {
+		primary = scripted.New(scripted.Turns(scripted.Turn{Text: "unused"}))
+	}
+	b := s.Backup
+	if len(b) == 0 {
+		b = []scripted.Turn{{Text: "unused backup"}}
+	}
+	return primary, scripted.New(scripted.Turns(b...)).Named("backup")
+}
+
+// ConfigOf is the execution's configuration.
+func (s Scenario) ConfigOf() agentsdk.Config {
+	cfg := s.Config
+	cfg.Models = []agentsdk.ModelRef{scripted.Model("")}
+	if len(s.Backup) > 0 {
+		cfg.Models = append(cfg.Models, agentsdk.ModelRef{Provider: "backup", ModelID: "backup-1"})
+	}
+	cfg.Tools = ToolNames
+	return cfg
+}
