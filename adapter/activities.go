@@ -19,6 +19,10 @@ import (
 const (
 	CallModelActivity = "agentree.CallModel"
 	RunToolActivity   = "agentree.RunTool"
+	// ExecuteToolActivity runs a tool call without appending its result:
+	// calls of one answer run at once and their results are appended in
+	// order afterwards.
+	ExecuteToolActivity = "agentree.ExecuteTool"
 )
 
 // Activities are the model-call and tool-call activities. Workflows call
@@ -82,6 +86,19 @@ func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (agentsdk.T
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
 	res, err := step.RunTool(ctx, a.deps, in)
+	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
+		return res, storeError(err)
+	}
+	f := engine.ClassifyTool(ctx, err, in.ToolCallID, failures.Load(), a.toolAttempts)
+	return res, a.counted(ctx, failures, f, ErrTypeTool, ErrTypeTool, err)
+}
+
+// ExecuteTool runs one tool call of a parallel batch. See step.ExecuteTool.
+func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (step.ToolOutcome, error) {
+	failures := previousFailures(ctx)
+	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
+	defer stop()
+	res, err := step.ExecuteTool(ctx, a.deps, in)
 	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
 		return res, storeError(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -60,6 +61,16 @@ func (l localOps) Publish(ctx context.Context, in engine.PublishInput) error {
 	return storeError(l.ops.Publish(ctx, in))
 }
 
+func (l localOps) Entry(ctx context.Context, in engine.EntryInput) (agentsdk.EntryRef, error) {
+	out, err := l.ops.Entry(ctx, in)
+	return out, storeError(err)
+}
+
+func (l localOps) AppendToolResults(ctx context.Context, in step.AppendResultsInput) ([]agentsdk.ToolResult, error) {
+	out, err := l.ops.AppendToolResults(ctx, in)
+	return out, storeError(err)
+}
+
 // fn is the local activity function of op.
 func (l localOps) fn(op engine.Op) any {
 	switch op {
@@ -77,6 +88,10 @@ func (l localOps) fn(op engine.Op) any {
 		return l.Finish
 	case engine.OpPublish:
 		return l.Publish
+	case engine.OpEntry:
+		return l.Entry
+	case engine.OpToolResults:
+		return l.AppendToolResults
 	}
 	panic("adapter: unknown store operation " + string(op))
 }

@@ -89,7 +89,9 @@ func TestOutageDoesNotFailTheExecution(t *testing.T) {
 	rewrite, proxy := proxied(t)
 	h := newHarnessVia(t, adapter.Options{
 		Providers: []agentsdk.Provider{primary, fallback}, Tools: []*agentsdk.Tool{gateTool},
-		ReconcileInterval: -1,
+		// One run holds the whole test, so outage 3 finds the store write
+		// retrying in the run it described (not in a run continued as new).
+		ReconcileInterval: -1, RunEvents: 95,
 	}, false, rewrite)
 	models := []agentsdk.ModelRef{scripted.Model(""), {Provider: "fallback", ModelID: "fallback-1"}}
 	ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn, Models: models, Tools: []string{"gate"}}, "m1")

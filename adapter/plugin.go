@@ -265,6 +265,7 @@ func (o *Options) register(r Registry, activities bool) {
 	}
 	r.RegisterActivityWithOptions(o.acts.CallModel, activity.RegisterOptions{Name: CallModelActivity})
 	r.RegisterActivityWithOptions(o.acts.RunTool, activity.RegisterOptions{Name: RunToolActivity})
+	r.RegisterActivityWithOptions(o.acts.ExecuteTool, activity.RegisterOptions{Name: ExecuteToolActivity})
 	r.RegisterActivityWithOptions(o.acts.PrepareExecution, activity.RegisterOptions{Name: PrepareExecutionActivity})
 	for name, fn := range o.Tasks {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})

@@ -117,6 +117,19 @@ func (s pgStore) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) 
 	return err
 }
 
+func (s pgStore) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
+	t, err := s.es.ToolCallOf(ctx, orgID, executionID, messageID, toolCallID)
+	if err != nil {
+		return agentsdk.ToolCallRecord{}, notFound(err)
+	}
+	return agentsdk.ToolCallRecord{
+		OrgID: t.OrgID, ExecutionID: t.ExecutionID, MessageID: t.MessageID, ResultEntryID: t.ResultEntryID,
+		ToolCallID: t.ToolCallID, ToolName: t.ToolName, Status: agentsdk.ToolCallStatus(t.Status),
+		Input: t.Input, Output: t.Output, OutputSHA256: t.OutputSHA256, OutputSize: t.OutputSize,
+		Truncated: t.Truncated, DurationMs: t.DurationMs, StepNumber: t.StepNumber,
+	}, nil
+}
+
 func (s pgStore) Publish(ctx context.Context, orgID, executionID string, ev event.Event) error {
 	b, err := json.Marshal(ev)
 	if err != nil {

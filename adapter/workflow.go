@@ -86,6 +86,38 @@ func (p *temporalPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {
 	return res, err
 }
 
+func (p *temporalPort) ExecuteTools(ins []step.ToolInput) ([]step.ToolOutcome, error) {
+	actx := workflow.WithActivityOptions(p.ctx, p.opts.toolActivityOptions())
+	futures := make([]workflow.Future, len(ins))
+	for i, in := range ins {
+		futures[i] = workflow.ExecuteActivity(actx, ExecuteToolActivity, in)
+	}
+	outs := make([]step.ToolOutcome, len(ins))
+	var first error
+	for i, f := range futures {
+		if err := f.Get(p.ctx, &outs[i]); err != nil && first == nil {
+			first = err
+		}
+	}
+	return outs, first
+}
+
+// The hard limits of one run's history (DESIGN.md "Budget"); RunEvents and
+// RunBytes, which end a run between segments, sit well under them.
+const (
+	maxRunEvents = 100
+	maxRunBytes  = 64 << 10
+)
+
+func (p *temporalPort) Room() (int, int) {
+	info := workflow.GetInfo(p.ctx)
+	return maxRunEvents - info.GetCurrentHistoryLength(), maxRunBytes - info.GetCurrentHistorySize()
+}
+
+func (p *temporalPort) Version(changeID string, maxSupported int) int {
+	return int(workflow.GetVersion(p.ctx, changeID, workflow.DefaultVersion, workflow.Version(maxSupported)))
+}
+
 func (p *temporalPort) RunTask(name string, input any, output any) error {
 	actx := workflow.WithActivityOptions(p.ctx, p.opts.taskActivityOptions())
 	return workflow.ExecuteActivity(actx, name, input).Get(p.ctx, output)

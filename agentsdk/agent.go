@@ -42,6 +42,18 @@ type Context interface {
 	// RunTool runs one tool call of the assistant entry assistantID; its
 	// tool_result entry becomes the leaf.
 	RunTool(assistantID string, call ToolCallRef) (*ToolResult, error)
+	// RunTools runs tool calls of the assistant entry assistantID at once
+	// (at most Config.MaxParallelTools at a time) and appends their
+	// tool_result entries in the order of calls; results[i] answers
+	// calls[i]. When this run's history has no room for all of them it
+	// runs a prefix only: the agent runs the rest in a later segment.
+	RunTools(assistantID string, calls []ToolCallRef) ([]*ToolResult, error)
+	// Entry returns the reference of an entry of this execution.
+	Entry(id string) (*EntryRef, error)
+	// Version guards a change of segment code, as Temporal's
+	// workflow.GetVersion does: a segment recorded before the change gets
+	// DefaultVersion, any other maxSupported.
+	Version(changeID string, maxSupported int) int
 	// RunTask runs a registered custom task (an activity) by name.
 	RunTask(name string, input any, output any) error
 
@@ -63,6 +75,10 @@ type Context interface {
 	// Cancelled reports whether cancellation was requested.
 	Cancelled() bool
 }
+
+// DefaultVersion is what Context.Version returns for code recorded before
+// a change.
+const DefaultVersion = -1
 
 // Logger is the structured logger a segment may use (replay-safe in the
 // Temporal runtime).
@@ -171,6 +187,10 @@ type State struct {
 	// in a row it was made.
 	LastToolDigest string `json:"lastToolDigest,omitempty"`
 	ToolRepeats    int    `json:"toolRepeats,omitempty"`
+	// ToolsOf is the assistant entry whose tool calls are being run over
+	// more than one segment, and ToolsDone how many of them have results.
+	ToolsOf   string `json:"toolsOf,omitempty"`
+	ToolsDone int    `json:"toolsDone,omitempty"`
 	// Custom is the agent's own state; see GetCustom and SetCustom.
 	Custom json.RawMessage `json:"custom,omitempty"`
 }

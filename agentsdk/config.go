@@ -44,16 +44,20 @@ type Config struct {
 	// the rest is cut from the middle and kept whole in the content store.
 	// Default 16 KiB, at most 1 MiB.
 	ToolOutputLimit int `json:"toolOutputLimit,omitempty"`
+	// MaxParallelTools is how many tool calls of one answer run at once;
+	// default 4, at most 64.
+	MaxParallelTools int `json:"maxParallelTools,omitempty"`
 	// Agent is the agent's own configuration.
 	Agent json.RawMessage `json:"agent,omitempty"`
 }
 
 // Defaults for Config's zero fields.
 const (
-	DefaultMaxTurns        = 50
-	DefaultMaxTokens       = 4096
-	DefaultLoopThreshold   = 3
-	DefaultToolOutputLimit = 16 << 10
+	DefaultMaxTurns         = 50
+	DefaultMaxTokens        = 4096
+	DefaultLoopThreshold    = 3
+	DefaultToolOutputLimit  = 16 << 10
+	DefaultMaxParallelTools = 4
 )
 
 // WithDefaults returns c with every zero field set to its default.
@@ -72,6 +76,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ToolOutputLimit == 0 {
 		c.ToolOutputLimit = DefaultToolOutputLimit
+	}
+	if c.MaxParallelTools == 0 {
+		c.MaxParallelTools = DefaultMaxParallelTools
 	}
 	return c
 }
@@ -143,6 +150,7 @@ var ConfigBounds = []IntBound{
 	{Field: "thinkingBudget", Min: 0, Max: 1_000_000, Zero: "0 = off", get: func(c Config) int { return c.ThinkingBudget }},
 	{Field: "loopThreshold", Min: -1, Max: 100, Zero: "0 = the default, 3; -1 = off", get: func(c Config) int { return c.LoopThreshold }},
 	{Field: "toolOutputLimit", Min: 0, Max: 1 << 20, Zero: "0 = the default, 16384 bytes", get: func(c Config) int { return c.ToolOutputLimit }},
+	{Field: "maxParallelTools", Min: 0, Max: 64, Zero: "0 = the default, 4", get: func(c Config) int { return c.MaxParallelTools }},
 }
 
 // TemperatureProblem describes a temperature outside its range.

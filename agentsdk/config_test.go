@@ -104,16 +104,17 @@ func TestConfigValidateSkipsWhatItIsNotGiven(t *testing.T) {
 
 func TestConfigWithDefaultsFillsOnlyZeroFields(t *testing.T) {
 	require.Equal(t, agentsdk.Config{
-		Mode:            agentsdk.ModeOneShot,
-		MaxTurns:        agentsdk.DefaultMaxTurns,
-		MaxTokens:       agentsdk.DefaultMaxTokens,
-		LoopThreshold:   agentsdk.DefaultLoopThreshold,
-		ToolOutputLimit: agentsdk.DefaultToolOutputLimit,
+		Mode:             agentsdk.ModeOneShot,
+		MaxTurns:         agentsdk.DefaultMaxTurns,
+		MaxTokens:        agentsdk.DefaultMaxTokens,
+		LoopThreshold:    agentsdk.DefaultLoopThreshold,
+		ToolOutputLimit:  agentsdk.DefaultToolOutputLimit,
+		MaxParallelTools: agentsdk.DefaultMaxParallelTools,
 	}, agentsdk.Config{}.WithDefaults())
 
 	set := agentsdk.Config{
 		SystemPrompt: "Be brief.", Mode: agentsdk.ModeMultiTurn, MaxTurns: 5, MaxTokens: 100,
-		LoopThreshold: -1, ToolOutputLimit: 1024, ThinkingBudget: 2048, Temperature: temperature(0),
+		LoopThreshold: -1, ToolOutputLimit: 1024, ThinkingBudget: 2048, Temperature: temperature(0), MaxParallelTools: 2,
 	}
 	require.Equal(t, set, set.WithDefaults())
 }

@@ -26,6 +26,9 @@ type Store interface {
 	PutContent(ctx context.Context, orgID string, data []byte, mediaType string) (string, error)
 	// RecordToolCall upserts a tool call's record.
 	RecordToolCall(ctx context.Context, rec ToolCallRecord) error
+	// ToolCall returns the record of tool call toolCallID of the
+	// assistant entry messageID; ErrNotFound if none.
+	ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (ToolCallRecord, error)
 	// Publish sends an event to the execution's live stream.
 	Publish(ctx context.Context, orgID, executionID string, ev event.Event) error
 }
@@ -46,6 +49,10 @@ const (
 	ToolError     ToolCallStatus = "error"
 	ToolCancelled ToolCallStatus = "cancelled"
 )
+
+// Ended reports whether a call in this state has its outcome: completed,
+// or an error result the model reads.
+func (s ToolCallStatus) Ended() bool { return s == ToolCompleted || s == ToolError }
 
 // ToolCallRecord is the observability record of one tool call (seed 001):
 // what was asked, what came back, how long it took.

@@ -109,6 +109,20 @@ func (s *Store) GetToolCall(ctx context.Context, orgID, id string) (ToolCall, er
 	return t.utc(), err
 }
 
+// ToolCallOf returns the record of tool call toolCallID of the assistant
+// entry messageID: how a retried or resumed step finds a call's outcome.
+func (s *Store) ToolCallOf(ctx context.Context, orgID, executionID, messageID, toolCallID string) (ToolCall, error) {
+	op := "get tool call " + toolCallID
+	ids, err := readIDs(op, orgID, executionID, messageID)
+	if err != nil {
+		return ToolCall{}, err
+	}
+	t, err := queryOne[ToolCall](ctx, s.pool, `SELECT `+toolCallCols+` FROM agent_tool_call
+		WHERE org_id = $1 AND agent_execution_id = $2 AND message_id = $3 AND tool_call_id = $4`,
+		ids[0], ids[1], ids[2], toolCallID)
+	return t.utc(), wrap(op, err)
+}
+
 // ToolCallFilter narrows ListToolCalls; zero fields match everything.
 type ToolCallFilter struct {
 	ToolName string

@@ -89,6 +89,10 @@ func (p *memPort) Local(op engine.Op, in any, out any) error {
 		})
 	case engine.OpFinish:
 		res, err = call(ctx, in, p.ops.Finish)
+	case engine.OpEntry:
+		res, err = call(ctx, in, p.ops.Entry)
+	case engine.OpToolResults:
+		res, err = call(ctx, in, p.ops.AppendToolResults)
 	case engine.OpPublish:
 		res, err = call(ctx, in, func(ctx context.Context, in engine.PublishInput) (any, error) {
 			return nil, p.ops.Publish(ctx, in)
@@ -156,6 +160,45 @@ func (p *memPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {
 	}
 	return agentsdk.ToolResult{}, fmt.Errorf("agenttest: tool call %s: the store stayed unreachable", in.ToolCallID)
 }
+
+// ExecuteTools runs the calls at once, each with RunTool's retries.
+func (p *memPort) ExecuteTools(ins []step.ToolInput) ([]step.ToolOutcome, error) {
+	outs := make([]step.ToolOutcome, len(ins))
+	errs := make([]error, len(ins))
+	var wg sync.WaitGroup
+	for i, in := range ins {
+		wg.Go(func() { outs[i], errs[i] = p.executeTool(in) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return outs, err
+		}
+	}
+	return outs, nil
+}
+
+func (p *memPort) executeTool(in step.ToolInput) (step.ToolOutcome, error) {
+	var failures int32
+	for range maxInfraRetries {
+		res, err := step.ExecuteTool(p.ctx, p.x.deps, in)
+		if err == nil {
+			return res, nil
+		}
+		f := engine.ClassifyTool(p.ctx, err, in.ToolCallID, failures, p.x.opts.ToolAttempts)
+		if f.Verdict == engine.Exhausted || f.Verdict == engine.Final {
+			return res, err
+		}
+		failures = f.Failures
+	}
+	return step.ToolOutcome{}, fmt.Errorf("agenttest: tool call %s: the store stayed unreachable", in.ToolCallID)
+}
+
+// Room is unlimited: there is no history in memory.
+func (p *memPort) Room() (int, int) { return 1 << 30, 1 << 30 }
+
+// Version is always the newest: nothing was recorded before.
+func (p *memPort) Version(_ string, maxSupported int) int { return maxSupported }
 
 func (p *memPort) RunTask(name string, input any, output any) error {
 	fn, ok := p.x.opts.Tasks[name]

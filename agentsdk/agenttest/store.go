@@ -181,6 +181,17 @@ func (s *Store) RecordToolCall(_ context.Context, r agentsdk.ToolCallRecord) err
 	return nil
 }
 
+// ToolCall implements agentsdk.Store.
+func (s *Store) ToolCall(_ context.Context, _, _, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.toolCalls[messageID+"/"+toolCallID]
+	if !ok {
+		return r, fmt.Errorf("agenttest: tool call %s: %w", toolCallID, agentsdk.ErrNotFound)
+	}
+	return r, nil
+}
+
 // ToolCalls returns the tool-call records.
 func (s *Store) ToolCalls() []agentsdk.ToolCallRecord {
 	s.mu.Lock()

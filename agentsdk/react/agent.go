@@ -46,6 +46,15 @@ func (a *Agent) Kind() string {
 // RunSegment implements agentsdk.Agent.
 func (a *Agent) RunSegment(ctx agentsdk.Context) (agentsdk.Outcome, error) {
 	cfg := ctx.Config().WithDefaults()
+	// Tool calls an earlier segment did not finish come first: no user
+	// message may land between an answer's tool results.
+	if of := ctx.State().ToolsOf; of != "" {
+		assistant, err := ctx.Entry(of)
+		if err != nil {
+			return agentsdk.Outcome{}, err
+		}
+		return a.runTools(ctx, cfg, assistant)
+	}
 	if took, err := takeUserMessages(ctx); err != nil {
 		return agentsdk.Outcome{}, err
 	} else if took {
@@ -93,10 +102,79 @@ func (a *Agent) answered(ctx agentsdk.Context, cfg agentsdk.Config) agentsdk.Out
 	return agentsdk.Complete(StopFinalAnswer)
 }
 
-// runTools runs the assistant entry's tool calls in order. When loop
-// detection stops the agent, the calls not run get an error result so no
-// tool call is ever left unanswered.
+// parallelTools is the change that runs an answer's tool calls at once
+// (Context.RunTools) rather than one after another.
+const parallelTools = "react.parallel-tools"
+
+// runTools runs the assistant entry's tool calls. When loop detection
+// stops the agent, the calls not run get an error result so no tool call
+// is ever left unanswered.
 func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *agentsdk.EntryRef) (agentsdk.Outcome, error) {
+	if ctx.Version(parallelTools, 1) == agentsdk.DefaultVersion {
+		return a.runToolsInTurn(ctx, cfg, assistant)
+	}
+	st := ctx.State()
+	calls := assistant.ToolCalls[st.ToolsDone:]
+	// Loop detection looks at the calls in order before any runs: the
+	// ones before the first repeat too many run, the rest are answered
+	// with an error.
+	digest, repeats := st.LastToolDigest, st.ToolRepeats
+	type seen struct {
+		digest  string
+		repeats int
+	}
+	after := make([]seen, 0, len(calls))
+	stop := -1
+	for i, tc := range calls {
+		if tc.Digest != "" && tc.Digest == digest {
+			repeats++
+		} else {
+			digest, repeats = tc.Digest, 1
+		}
+		if cfg.LoopThreshold > 0 && repeats >= cfg.LoopThreshold {
+			stop = i
+			break
+		}
+		after = append(after, seen{digest, repeats})
+	}
+	run := calls
+	if stop >= 0 {
+		run = calls[:stop]
+	}
+	if len(run) > 0 {
+		results, err := ctx.RunTools(assistant.ID, run)
+		if err != nil {
+			return agentsdk.Outcome{}, err
+		}
+		if n := len(results); n > 0 {
+			st.Steps += n
+			st.LastToolDigest, st.ToolRepeats = after[n-1].digest, after[n-1].repeats
+		}
+		if len(results) < len(run) {
+			// This run's history has no room for more: the next segment
+			// runs the rest.
+			st.ToolsOf, st.ToolsDone = assistant.ID, st.ToolsDone+len(results)
+			return agentsdk.Continue(), nil
+		}
+	}
+	st.ToolsOf, st.ToolsDone = "", 0
+	if stop >= 0 {
+		st.LastToolDigest, st.ToolRepeats = digest, repeats
+		for _, skipped := range calls[stop:] {
+			msg := agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: skipped.ID, Name: skipped.Name},
+				fmt.Sprintf("not run: the same call was made %d times in a row (loop detected)", repeats), true)
+			if _, err := ctx.Append(agentsdk.NewEntry{Type: agentsdk.EntryMessage, Message: &msg}); err != nil {
+				return agentsdk.Outcome{}, err
+			}
+		}
+		return agentsdk.Complete(StopLoopDetected), nil
+	}
+	return agentsdk.Continue(), nil
+}
+
+// runToolsInTurn is runTools before parallelTools: the calls run one
+// after another. Segments recorded then replay it.
+func (a *Agent) runToolsInTurn(ctx agentsdk.Context, cfg agentsdk.Config, assistant *agentsdk.EntryRef) (agentsdk.Outcome, error) {
 	st := ctx.State()
 	for i, tc := range assistant.ToolCalls {
 		if ctx.Cancelled() {

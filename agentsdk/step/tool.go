@@ -37,13 +37,162 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	} else if !errors.Is(err, agentsdk.ErrNotFound) {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: find %s: %w", in.Key, err)
 	}
+	run, err := runTool(ctx, d, in)
+	if err != nil {
+		return agentsdk.ToolResult{}, err
+	}
+	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{run.entry(in.ExecutionID, in.LeafID, in.Key)})
+	if err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)
+	}
+	run.rec.ResultEntryID = entries[0].ID
+	if err := d.Store.RecordToolCall(ctx, run.rec); err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record end: %w", err)
+	}
+	run.announce(ctx, d, in)
+	return toolResultFromEntry(entries[0], run.rec.Truncated)
+}
+
+// ToolOutcome is what ExecuteTool returns: a tool call that ran, its
+// result kept in its tool-call record until AppendToolResults appends it.
+type ToolOutcome struct {
+	ToolCallID string `json:"toolCallId"`
+	IsError    bool   `json:"isError,omitempty"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	Preview    string `json:"preview,omitempty"`
+}
+
+// ExecuteTool runs one tool call as RunTool does but appends no entry: its
+// outcome stays in the tool-call record, so calls of one assistant entry
+// can run at once and AppendToolResults appends their results in the
+// model's order. A retry that finds the call's record ended returns its
+// outcome without running the tool again.
+func ExecuteTool(ctx context.Context, d Deps, in ToolInput) (ToolOutcome, error) {
+	if rec, err := d.Store.ToolCall(ctx, in.OrgID, in.ExecutionID, in.AssistantID, in.ToolCallID); err == nil && rec.Status.Ended() {
+		return outcomeOf(rec), nil
+	} else if err != nil && !errors.Is(err, agentsdk.ErrNotFound) {
+		return ToolOutcome{}, fmt.Errorf("step: tool call: find record: %w", err)
+	}
+	run, err := runTool(ctx, d, in)
+	if err != nil {
+		return ToolOutcome{}, err
+	}
+	if err := d.Store.RecordToolCall(ctx, run.rec); err != nil {
+		return ToolOutcome{}, fmt.Errorf("step: tool call: record end: %w", err)
+	}
+	run.announce(ctx, d, in)
+	return outcomeOf(run.rec), nil
+}
+
+func outcomeOf(rec agentsdk.ToolCallRecord) ToolOutcome {
+	text, isError := recordedResult(rec)
+	return ToolOutcome{ToolCallID: rec.ToolCallID, IsError: isError, Truncated: rec.Truncated, Preview: agentsdk.Preview(text)}
+}
+
+// recordedResult is the result text and error flag a record keeps.
+func recordedResult(rec agentsdk.ToolCallRecord) (string, bool) {
+	var out struct {
+		Text    string `json:"text"`
+		IsError bool   `json:"isError"`
+	}
+	_ = json.Unmarshal(rec.Output, &out)
+	return out.Text, out.IsError
+}
+
+// AppendResultsInput appends the results of tool calls of one assistant
+// entry, in the order given, under LeafID.
+type AppendResultsInput struct {
+	OrgID       string   `json:"orgId"`
+	ExecutionID string   `json:"executionId"`
+	AssistantID string   `json:"assistantId"`
+	LeafID      string   `json:"leafId"`
+	ToolCallIDs []string `json:"toolCallIds"`
+	// Keys are the result entries' idempotency keys, one per call.
+	Keys []string `json:"keys"`
+}
+
+// AppendToolResults appends, in one transaction and in order, the
+// tool_result entries of calls ExecuteTool ran, and links each record to
+// its entry. Repeat-safe: appends are keyed, links idempotent.
+func AppendToolResults(ctx context.Context, d Deps, in AppendResultsInput) ([]agentsdk.ToolResult, error) {
+	if len(in.Keys) != len(in.ToolCallIDs) {
+		return nil, fmt.Errorf("%w: %d keys for %d tool calls", agentsdk.ErrInvalidInput, len(in.Keys), len(in.ToolCallIDs))
+	}
+	recs := make([]agentsdk.ToolCallRecord, len(in.ToolCallIDs))
+	entries := make([]agentsdk.Entry, len(in.ToolCallIDs))
+	for i, id := range in.ToolCallIDs {
+		rec, err := d.Store.ToolCall(ctx, in.OrgID, in.ExecutionID, in.AssistantID, id)
+		if err != nil {
+			return nil, fmt.Errorf("step: append tool results: record of %s: %w", id, err)
+		}
+		if !rec.Status.Ended() {
+			return nil, fmt.Errorf("%w: tool call %s has not ended (%s)", agentsdk.ErrInvalidInput, id, rec.Status)
+		}
+		text, isError := recordedResult(rec)
+		r := toolRun{rec: rec, result: agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: rec.ToolCallID, Name: rec.ToolName}, text, isError)}
+		parent := agentsdk.PrevEntry
+		if i == 0 {
+			parent = in.LeafID
+		}
+		recs[i], entries[i] = rec, r.entry(in.ExecutionID, parent, in.Keys[i])
+	}
+	got, err := d.Store.AppendEntries(ctx, in.OrgID, entries)
+	if err != nil {
+		return nil, fmt.Errorf("step: append tool results: %w", err)
+	}
+	out := make([]agentsdk.ToolResult, len(got))
+	for i, e := range got {
+		recs[i].ResultEntryID = e.ID
+		if err := d.Store.RecordToolCall(ctx, recs[i]); err != nil {
+			return nil, fmt.Errorf("step: append tool results: link %s: %w", recs[i].ToolCallID, err)
+		}
+		if out[i], err = toolResultFromEntry(e, recs[i].Truncated); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// toolRun is a tool call that ran: its record (status, output) and the
+// result message the model will see.
+type toolRun struct {
+	rec    agentsdk.ToolCallRecord
+	result agentsdk.Message
+	shown  string
+}
+
+func (r toolRun) entry(executionID, parentID, key string) agentsdk.Entry {
+	content, _ := json.Marshal(r.result)
+	return agentsdk.Entry{
+		ExecutionID: executionID, ParentID: parentID, Type: agentsdk.EntryMessage,
+		Role: agentsdk.RoleToolResult, Content: content, IdempotencyKey: key,
+	}
+}
+
+// announce publishes the call's outcome: a tool_result data event, then
+// task.completed (task.failed for an error result).
+func (r toolRun) announce(ctx context.Context, d Deps, in ToolInput) {
+	isError := r.rec.Status == agentsdk.ToolError
+	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, event.Data{AgentExecutionID: in.ExecutionID, TaskExecutionID: r.rec.ToolCallID,
+		Data: event.Payload{Type: event.TypeToolResult, ToolCall: &event.ToolCall{ID: r.rec.ToolCallID, Name: r.rec.ToolName},
+			Result: &event.ToolResult{IsError: isError, Preview: agentsdk.Preview(r.shown), Truncated: r.rec.Truncated}}})
+	var ended event.Event = event.TaskCompleted{AgentExecutionID: in.ExecutionID, TaskExecutionID: r.rec.ToolCallID, Kind: r.rec.ToolName}
+	if isError {
+		ended = event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: r.rec.ToolCallID, Kind: r.rec.ToolName, Error: agentsdk.Preview(r.shown)}
+	}
+	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, ended)
+}
+
+// runTool finds the call, records it running, runs it and returns its
+// ended record (without a result entry yet) and result message.
+func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	assistant, err := d.Store.GetEntry(ctx, in.OrgID, in.AssistantID)
 	if err != nil {
-		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: assistant entry: %w", err)
+		return toolRun{}, fmt.Errorf("step: tool call: assistant entry: %w", err)
 	}
 	msg, err := assistant.Message()
 	if err != nil {
-		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: decode assistant entry: %w", err)
+		return toolRun{}, fmt.Errorf("step: tool call: decode assistant entry: %w", err)
 	}
 	var call *agentsdk.ToolCall
 	for _, tc := range msg.ToolCalls() {
@@ -53,11 +202,11 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 		}
 	}
 	if call == nil {
-		return agentsdk.ToolResult{}, fmt.Errorf("%w: entry %s has no tool call %q", agentsdk.ErrInvalidInput, in.AssistantID, in.ToolCallID)
+		return toolRun{}, fmt.Errorf("%w: entry %s has no tool call %q", agentsdk.ErrInvalidInput, in.AssistantID, in.ToolCallID)
 	}
 	cfg, err := d.Store.ExecutionConfig(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
-		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: config: %w", err)
+		return toolRun{}, fmt.Errorf("step: tool call: config: %w", err)
 	}
 	cfg = cfg.WithDefaults()
 	rec := agentsdk.ToolCallRecord{
@@ -66,7 +215,7 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 		Input: call.Arguments, StepNumber: in.StepNumber,
 	}
 	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
-		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record start: %w", err)
+		return toolRun{}, fmt.Errorf("step: tool call: record start: %w", err)
 	}
 	publishData := func(p event.Payload) {
 		_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, event.Data{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Data: p})
@@ -93,7 +242,7 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 		_ = d.Store.RecordToolCall(context.WithoutCancel(ctx), rec)
 		_ = d.Store.Publish(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID,
 			event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Error: err.Error()})
-		return agentsdk.ToolResult{}, err
+		return toolRun{}, err
 	}
 	rec.DurationMs = d.now().Sub(start).Milliseconds()
 
@@ -103,39 +252,16 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	if truncated {
 		sha, err := d.Store.PutContent(ctx, in.OrgID, []byte(output), "text/plain; charset=utf-8")
 		if err != nil {
-			return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: keep full output: %w", err)
+			return toolRun{}, fmt.Errorf("step: tool call: keep full output: %w", err)
 		}
 		rec.OutputSHA256 = sha
 	}
-	result := agentsdk.ToolResultMessage(*call, shown, isError)
-	content, err := json.Marshal(result)
-	if err != nil {
-		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: encode result: %w", err)
-	}
-	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{{
-		ExecutionID: in.ExecutionID, ParentID: in.LeafID, Type: agentsdk.EntryMessage,
-		Role: agentsdk.RoleToolResult, Content: content, IdempotencyKey: in.Key,
-	}})
-	if err != nil {
-		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)
-	}
-	rec.ResultEntryID = entries[0].ID
 	rec.Status = agentsdk.ToolCompleted
 	if isError {
 		rec.Status = agentsdk.ToolError
 	}
 	rec.Output, _ = json.Marshal(map[string]any{"text": shown, "isError": isError})
-	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
-		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record end: %w", err)
-	}
-	publishData(event.Payload{Type: event.TypeToolResult, ToolCall: &event.ToolCall{ID: call.ID, Name: call.Name},
-		Result: &event.ToolResult{IsError: isError, Preview: agentsdk.Preview(shown), Truncated: truncated}})
-	var ended event.Event = event.TaskCompleted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name}
-	if isError {
-		ended = event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Error: agentsdk.Preview(shown)}
-	}
-	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, ended)
-	return toolResultFromEntry(entries[0], truncated)
+	return toolRun{rec: rec, result: agentsdk.ToolResultMessage(*call, shown, isError), shown: shown}, nil
 }
 
 // invoke validates the arguments and runs the tool. Bad arguments, an

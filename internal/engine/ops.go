@@ -66,6 +66,11 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 			return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
 		}
 		out.Status = running.Status
+		if ex.Status == running.Status {
+			// Already running: this Begin ran before (a local activity
+			// run again after its workflow task was lost) and announced.
+			return out, nil
+		}
 		var ev event.Event = event.Started{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}
 		if in.Announce == event.NameResumed {
 			ev = event.Resumed{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}
@@ -186,6 +191,24 @@ func (o *Ops) SignalValue(ctx context.Context, in SignalValueInput) (json.RawMes
 		return nil, fmt.Errorf("engine: signal value: %w", err)
 	}
 	return raw, nil
+}
+
+// EntryInput names an entry.
+type EntryInput struct{ OrgID, EntryID string }
+
+// Entry returns an entry's reference.
+func (o *Ops) Entry(ctx context.Context, in EntryInput) (agentsdk.EntryRef, error) {
+	e, err := o.Store.GetEntry(ctx, in.OrgID, in.EntryID)
+	if err != nil {
+		return agentsdk.EntryRef{}, fmt.Errorf("engine: entry: %w", err)
+	}
+	return step.Ref(e)
+}
+
+// AppendToolResults appends the results of tool calls that ran at once,
+// in the model's order (step.AppendToolResults).
+func (o *Ops) AppendToolResults(ctx context.Context, in step.AppendResultsInput) ([]agentsdk.ToolResult, error) {
+	return step.AppendToolResults(ctx, step.Deps{Store: o.Store}, in)
 }
 
 // PublishInput is a data event from segment code.

@@ -22,6 +22,9 @@ type Port interface {
 	CallModel(in step.ModelInput) (agentsdk.ModelResult, error)
 	// RunTool runs one tool call's attempts.
 	RunTool(in step.ToolInput) (agentsdk.ToolResult, error)
+	// ExecuteTools runs tool calls at once (step.ExecuteTool each) and
+	// returns their outcomes in order; the first error, if any.
+	ExecuteTools(ins []step.ToolInput) ([]step.ToolOutcome, error)
 	// RunTask runs a registered custom task by name.
 	RunTask(name string, input any, output any) error
 
@@ -38,6 +41,12 @@ type Port interface {
 	// Await blocks until a signal is delivered (returned) or cancellation
 	// is requested (false).
 	Await() (agentsdk.Signal, bool)
+	// Room is how many more history events and bytes this run may take
+	// before its hard limit.
+	Room() (events, bytes int)
+	// Version is workflow.GetVersion: DefaultVersion for code recorded
+	// before changeID, maxSupported otherwise.
+	Version(changeID string, maxSupported int) int
 	// RoomForAnother reports whether this run may hold another segment;
 	// when not, the engine hands back the next segment's input (continue
 	// as new).
@@ -56,4 +65,6 @@ const (
 	OpCheckpoint    Op = "Checkpoint"
 	OpFinish        Op = "Finish"
 	OpPublish       Op = "Publish"
+	OpEntry         Op = "Entry"
+	OpToolResults   Op = "AppendToolResults"
 )
