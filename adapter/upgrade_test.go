@@ -43,15 +43,18 @@ import (
 const preRefactorCommit = "efe88e3687f74cad4d91975461db7904ff1205eb"
 
 // TestUpgradeFinishesOldExecutions plays a deploy. The worker binary of
-// preRefactorCommit, built from git, migrates a fresh schema and runs three
-// executions (started through this build's client, after this build's
-// migrations, as a new gateway starting up would apply them): one
-// multi-turn execution waiting for input, one whose tool call is in flight
-// (the demo tools slowed to an hour), one whose model call is in flight
-// (a fake OpenAI server that holds the first request). The old worker is
-// killed with SIGKILL and this build's worker takes over the task queue:
-// it must replay the old runs and finish every execution, with no entry
-// written twice and every tool call's record completed.
+// preRefactorCommit, built from git, migrates a fresh schema with its own
+// migrations; this build's migrations follow while it runs, as `agentree
+// migrate` or a new worker starting up applies them. The old worker then
+// runs three executions, started through this build's client: a
+// multi-turn one, left waiting for input; a one-shot one whose tool call is
+// in flight (the demo tools slowed to an hour); one whose model call is in
+// flight (a fake OpenAI server holds the first request open). The old
+// worker is killed with SIGKILL and this build's worker takes the task
+// queue over: it must replay the old runs and finish the two one-shot
+// executions COMPLETED, and answer the waiting one's next message (a
+// multi-turn react execution never completes; it is cancelled at the end),
+// with no entry written twice and every tool call's record completed.
 func TestUpgradeFinishesOldExecutions(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
