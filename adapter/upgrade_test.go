@@ -47,7 +47,7 @@ const preRefactorCommit = "efe88e3687f74cad4d91975461db7904ff1205eb"
 // migrations; this build's migrations follow while it runs, as `agentree
 // migrate` or a new worker starting up applies them. The old worker then
 // runs three executions, started through this build's client: a
-// multi-turn one, left waiting for input; a one-shot one whose tool call is
+// multi-turn one, left waiting for input in a run after a continue-as-new; a one-shot one whose tool call is
 // in flight (the demo tools slowed to an hour); one whose model call is in
 // flight (a fake OpenAI server holds the first request open). The old
 // worker is killed with SIGKILL and this build's worker takes the task
@@ -97,11 +97,22 @@ agents:
 	h := newHarnessAt(t, dbURL, adapter.Options{Agents: built.Agents, Providers: built.Providers, Tools: built.Tools}, true, nil)
 	h.taskQueue, h.ac = queue, adapter.NewClient(h.tc, h.es, queue)
 
-	waiting := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn}, "first question")
+	waiting := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn}, "question 1")
 	midTool := h.start(demo.Config(), demo.Prompt)
 	midModel := h.start(agentsdk.Config{Models: []agentsdk.ModelRef{{Provider: "openai", ModelID: "fake-1", Endpoint: "fake"}}}, "answer slowly")
 
-	h.waitStatus(waiting.ID, entrystore.StatusWaiting, time.Minute)
+	// The waiting execution is answered on the old worker until its run
+	// budget makes it continue as new: it waits in the chain's second run.
+	questions := []string{"question 1"}
+	h.waitAnswered(waiting.ID, len(questions))
+	for len(h.runs(waiting.ID)) < 2 {
+		require.Less(t, len(questions), 20, "the old worker never continued the waiting execution as new")
+		questions = append(questions, fmt.Sprintf("question %d", len(questions)+1))
+		_, err := h.ac.Signal(ctx, h.org.ID, waiting.ID, agentsdk.SignalUserMessage, []byte(fmt.Sprintf(`{"text":%q}`, questions[len(questions)-1])))
+		require.NoError(t, err)
+		h.waitAnswered(waiting.ID, len(questions))
+	}
+	t.Logf("the waiting execution continued as new on the old worker after %d questions", len(questions))
 	require.Eventually(t, func() bool {
 		old.requireRunning(t)
 		return h.activityStarted(midTool.ID, adapter.RunToolActivity)
@@ -113,7 +124,8 @@ agents:
 	w := worker.New(h.tc, queue, worker.Options{})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	_, err = h.ac.Signal(ctx, h.org.ID, waiting.ID, agentsdk.SignalUserMessage, []byte(`{"text":"second question"}`))
+	questions = append(questions, "after the upgrade")
+	_, err = h.ac.Signal(ctx, h.org.ID, waiting.ID, agentsdk.SignalUserMessage, []byte(`{"text":"after the upgrade"}`))
 	require.NoError(t, err)
 
 	res := h.wait(midModel.ID, 2*time.Minute)
@@ -138,22 +150,11 @@ agents:
 	}
 	require.Equal(t, []string{demo.SearchNotesTool, demo.FetchNoteTool, demo.WordCountTool}, names, "one record per call: the interrupted one finished, none repeated")
 
-	var texts []string
-	require.Eventually(t, func() bool {
-		if h.status(waiting.ID) != entrystore.StatusWaiting {
-			return false
-		}
-		cp, err := h.es.LatestCheckpoint(ctx, h.org.ID, waiting.ID)
-		require.NoError(t, err)
-		texts = texts[:0]
-		for _, m := range h.path(cp.LeafEntryID) {
-			texts = append(texts, string(m.Role)+": "+m.Text())
-		}
-		return len(texts) == 4
-	}, 2*time.Minute, 20*time.Millisecond, "the waiting execution never answered the second question")
-	require.Equal(t, "user: first question", texts[0])
-	require.Equal(t, "user: second question", texts[2])
-	require.True(t, strings.HasPrefix(texts[3], "assistant: ") && len(texts[3]) > len("assistant: "), texts[3])
+	msgs := h.waitAnswered(waiting.ID, len(questions))
+	for i, q := range questions {
+		require.Equal(t, "user: "+q, msgs[2*i], "the questions in order, each once")
+		require.True(t, strings.HasPrefix(msgs[2*i+1], "assistant: ") && len(msgs[2*i+1]) > len("assistant: "), "answered: %s", msgs[2*i+1])
+	}
 	t.Logf("all three executions finished on this build %.1f s after the old worker was killed", time.Since(killed).Seconds())
 
 	_, err = h.ac.Cancel(ctx, h.org.ID, waiting.ID)
@@ -298,6 +299,28 @@ func (h *harness) activityStarted(id, activityType string) bool {
 		}
 	}
 	return false
+}
+
+// waitAnswered waits until the execution waits with n questions answered
+// on its latest checkpoint's path, and returns that path's messages as
+// "role: text".
+func (h *harness) waitAnswered(id string, n int) []string {
+	h.t.Helper()
+	var texts []string
+	require.Eventually(h.t, func() bool {
+		if h.status(id) != entrystore.StatusWaiting {
+			return false
+		}
+		cp, err := h.es.LatestCheckpoint(context.Background(), h.org.ID, id)
+		require.NoError(h.t, err)
+		texts = texts[:0]
+		for _, m := range h.path(cp.LeafEntryID) {
+			texts = append(texts, string(m.Role)+": "+m.Text())
+		}
+		return len(texts) >= 2*n
+	}, 2*time.Minute, 20*time.Millisecond, "execution %s never answered question %d", id, n)
+	require.Len(h.t, texts, 2*n, "execution %s: one answer per question", id)
+	return texts
 }
 
 // requireNoDuplicateEntries asserts every message entry of the execution
