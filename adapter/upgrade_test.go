@@ -104,13 +104,13 @@ agents:
 	// The waiting execution is answered on the old worker until its run
 	// budget makes it continue as new: it waits in the chain's second run.
 	questions := []string{"question 1"}
-	h.waitAnswered(waiting.ID, len(questions))
+	h.waitAnswered(waiting.ID, len(questions), "the old worker stopped answering before the upgrade")
 	for len(h.runs(waiting.ID)) < 2 {
 		require.Less(t, len(questions), 20, "the old worker never continued the waiting execution as new")
 		questions = append(questions, fmt.Sprintf("question %d", len(questions)+1))
 		_, err := h.ac.Signal(ctx, h.org.ID, waiting.ID, agentsdk.SignalUserMessage, []byte(fmt.Sprintf(`{"text":%q}`, questions[len(questions)-1])))
 		require.NoError(t, err)
-		h.waitAnswered(waiting.ID, len(questions))
+		h.waitAnswered(waiting.ID, len(questions), "the old worker stopped answering before the upgrade")
 	}
 	t.Logf("the waiting execution continued as new on the old worker after %d questions", len(questions))
 	require.Eventually(t, func() bool {
@@ -128,14 +128,14 @@ agents:
 	_, err = h.ac.Signal(ctx, h.org.ID, waiting.ID, agentsdk.SignalUserMessage, []byte(`{"text":"after the upgrade"}`))
 	require.NoError(t, err)
 
-	res := h.wait(midModel.ID, 2*time.Minute)
+	res := h.waitOnNewBuild(midModel.ID)
 	require.Equal(t, "COMPLETED", res.Status)
 	require.Equal(t, "Answered after the upgrade.", res.Text)
 	require.Equal(t, "user,assistant", roleList(h.path(res.LeafID)))
 	require.Equal(t, 2, model.requests(), "the held call, then one on the new worker")
 	h.requireNoDuplicateEntries(midModel.ID, res.LeafID)
 
-	res = h.wait(midTool.ID, 2*time.Minute)
+	res = h.waitOnNewBuild(midTool.ID)
 	require.Equal(t, "COMPLETED", res.Status)
 	require.NotEmpty(t, res.Text)
 	require.Equal(t, "user,assistant,tool_result,assistant,tool_result,assistant,tool_result,assistant", roleList(h.path(res.LeafID)))
@@ -150,7 +150,7 @@ agents:
 	}
 	require.Equal(t, []string{demo.SearchNotesTool, demo.FetchNoteTool, demo.WordCountTool}, names, "one record per call: the interrupted one finished, none repeated")
 
-	msgs := h.waitAnswered(waiting.ID, len(questions))
+	msgs := h.waitAnswered(waiting.ID, len(questions), notReplayed)
 	for i, q := range questions {
 		require.Equal(t, "user: "+q, msgs[2*i], "the questions in order, each once")
 		require.True(t, strings.HasPrefix(msgs[2*i+1], "assistant: ") && len(msgs[2*i+1]) > len("assistant: "), "answered: %s", msgs[2*i+1])
@@ -301,10 +301,26 @@ func (h *harness) activityStarted(id, activityType string) bool {
 	return false
 }
 
+// notReplayed says what an execution the old worker started and this build
+// does not finish most likely means.
+const notReplayed = "this build did not finish an execution the old worker started: a nondeterminism error " +
+	"(or a workflow task failing over and over) in the log means it cannot replay the old build's runs; " +
+	"guard the change with workflow.GetVersion"
+
+// waitOnNewBuild waits for the execution's result on this build's worker.
+func (h *harness) waitOnNewBuild(id string) adapter.Result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := h.ac.Wait(ctx, id)
+	require.NoError(h.t, err, "execution %s: %s", id, notReplayed)
+	return res
+}
+
 // waitAnswered waits until the execution waits with n questions answered
 // on its latest checkpoint's path, and returns that path's messages as
-// "role: text".
-func (h *harness) waitAnswered(id string, n int) []string {
+// "role: text"; why is what a timeout means.
+func (h *harness) waitAnswered(id string, n int, why string) []string {
 	h.t.Helper()
 	var texts []string
 	require.Eventually(h.t, func() bool {
@@ -318,7 +334,7 @@ func (h *harness) waitAnswered(id string, n int) []string {
 			texts = append(texts, string(m.Role)+": "+m.Text())
 		}
 		return len(texts) >= 2*n
-	}, 2*time.Minute, 20*time.Millisecond, "execution %s never answered question %d", id, n)
+	}, 2*time.Minute, 20*time.Millisecond, "execution %s never answered question %d: %s", id, n, why)
 	require.Len(h.t, texts, 2*n, "execution %s: one answer per question", id)
 	return texts
 }
