@@ -46,7 +46,13 @@ func newHarness(t *testing.T, opts adapter.Options, noWorker bool) *harness {
 // the test's own store, the client's, connects directly.
 func newHarnessVia(t *testing.T, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
 	t.Helper()
-	dbURL := pgtest.URL(t)
+	return newHarnessAt(t, pgtest.URL(t), opts, noWorker, workerURL)
+}
+
+// newHarnessAt is newHarnessVia on a database the test has set up itself
+// (migrated by another build, say).
+func newHarnessAt(t *testing.T, dbURL string, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
+	t.Helper()
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)

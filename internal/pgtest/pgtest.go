@@ -47,6 +47,20 @@ func New(t testing.TB) *pgxpool.Pool {
 // schema is dropped, with everything in it, when the test ends.
 func URL(t testing.TB) string {
 	t.Helper()
+	scoped := EmptyURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	if err := migrations.ApplyURL(ctx, scoped); err != nil {
+		t.Fatalf("pgtest: migrate the test schema: %v", err)
+	}
+	return scoped
+}
+
+// EmptyURL is URL without the migrations: the schema is created empty, for
+// a test that migrates it with another build's migrations (an upgrade test
+// running the previous release's binary).
+func EmptyURL(t testing.TB) string {
+	t.Helper()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
 		t.Fatal("DATABASE_URL is not set: run `make up` and `eval \"$(make -s env)\"`")
@@ -65,9 +79,6 @@ func URL(t testing.TB) string {
 		defer cancel()
 		exec(ctx, t, base, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
 	})
-	if err := migrations.ApplyURL(ctx, scoped); err != nil {
-		t.Fatalf("pgtest: migrate schema %s: %v", schema, err)
-	}
 	return scoped
 }
 

@@ -67,3 +67,22 @@ func TestSchemaDroppedAfterTest(t *testing.T) {
 		"SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1", schema).Scan(&n))
 	require.Zero(t, n)
 }
+
+func TestEmptyURLIsAnUnmigratedSchemaOfItsOwn(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.EmptyURL(t))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var schema string
+	var tables int
+	require.NoError(t, conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema))
+	require.Regexp(t, `^t_[0-9a-f]{16}$`, schema)
+	require.NoError(t, conn.QueryRow(ctx,
+		"SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()").Scan(&tables))
+	require.Zero(t, tables, "no migration applied")
+
+	require.NoError(t, migrations.Apply(ctx, conn))
+	v, err := migrations.Version(ctx, conn)
+	require.NoError(t, err)
+	require.Positive(t, v)
+}
