@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/agenttest"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/samples/customagent"
 	"github.com/agentree/agentree/samples/internal/sampletest"
