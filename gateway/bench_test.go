@@ -22,7 +22,7 @@ func BenchmarkTokenToSSE(b *testing.B) {
 	id := e.newRow()
 	worker := entrystore.New(newPool(b, e.dbURL))
 	s := e.openStream(b, e.keyA, e.execPath(e.orgA, id)+"/stream/consolidated", "")
-	token := []byte(`{"text":"tok "}`)
+	token := []byte(`{"agentExecutionId":"bench","data":"tok "}`)
 	// Warm up: the first event also proves the LISTEN connection is up.
 	_, err := worker.AppendStreamEvent(ctx, e.orgA.ID, id, "token", token)
 	require.NoError(b, err)

@@ -47,6 +47,7 @@ func TestGRPC(t *testing.T) {
 	require.NoError(t, err)
 	var events []string
 	var last int64
+	var text, started string
 	for {
 		ev, err := stream.Recv()
 		if err == io.EOF {
@@ -56,7 +57,15 @@ func TestGRPC(t *testing.T) {
 		require.Greater(t, ev.GetId(), last)
 		last = ev.GetId()
 		events = append(events, ev.GetEvent())
+		require.NotNil(t, ev.GetPayload(), "%s has its typed payload", ev.GetEvent())
+		text += ev.GetToken().GetData()
+		if s := ev.GetAgentStarted(); s != nil {
+			started = s.GetAgentExecutionId()
+		}
 	}
+	require.Equal(t, "over gRPC", text)
+	require.Equal(t, ex.GetId(), started)
+
 	require.Equal(t, "agent.started", events[0])
 	require.Contains(t, events, "token")
 	require.Equal(t, "agent.completed", events[len(events)-1])

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,6 +49,8 @@ type env struct {
 	gwApp  string // the gateway's application_name
 	// grpcAddr is the gateway's gRPC address when envOptions.grpc.
 	grpcAddr string
+	// stopGateway shuts the gateway down (once; cleanup calls it too).
+	stopGateway func()
 }
 
 type envOptions struct {
@@ -124,10 +127,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 			Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
+	var stopOnce sync.Once
+	e.stopGateway = func() {
+		stopOnce.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(e.stopGateway)
 	poll(t, 10*time.Second, func() bool {
 		resp, err := http.Get(e.base + "/healthz")
 		if err != nil {

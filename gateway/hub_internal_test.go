@@ -70,7 +70,7 @@ func TestSlowSubscriberReadsTheTable(t *testing.T) {
 	deadline := time.Now().Add(time.Minute)
 	for !lagged() {
 		require.True(t, time.Now().Before(deadline), "the subscriber never lagged after %d events", published)
-		_, err := es.AppendStreamEvent(ctx, org.ID, ex.ID, "token", []byte(`{"text":"x"}`))
+		_, err := es.AppendStreamEvent(ctx, org.ID, ex.ID, "token", []byte(`{"agentExecutionId":"x","data":"x"}`))
 		require.NoError(t, err)
 		published++
 	}

@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
 )
@@ -37,12 +37,12 @@ func tokenText(t testing.TB, evs []sseEvent) string {
 	t.Helper()
 	var b strings.Builder
 	for _, ev := range evs {
-		if ev.Event != "token" {
+		if ev.Event != event.NameToken {
 			continue
 		}
-		var d struct{ Text string }
-		require.NoError(t, json.Unmarshal([]byte(ev.Data), &d), ev.Data)
-		b.WriteString(d.Text)
+		tok, err := event.Decode(ev.Event, []byte(ev.Data))
+		require.NoError(t, err, ev.Data)
+		b.WriteString(tok.(*event.Token).Data)
 	}
 	return b.String()
 }

@@ -2,12 +2,18 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk/event"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
 // TestOpenAPIIsVersion3 fetches /openapi.json from a running gateway: it
@@ -52,4 +58,54 @@ func TestOpenAPIIsVersion3(t *testing.T) {
 	require.NotNil(t, create.RequestBody.Value.Content.Get("application/json"))
 
 	require.Contains(t, string(get("/swagger.json")), `"swagger": "2.0"`)
+}
+
+// TestOpenAPIDescribesEveryStreamEvent: the stream's response schema names
+// a payload for every event, and each payload's documented properties are
+// exactly the JSON fields agentsdk/event sends (every field set), nested
+// data payloads included.
+func TestOpenAPIDescribesEveryStreamEvent(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(pb.OpenAPI)
+	require.NoError(t, err)
+	stream := doc.Paths.Find("/api/orgs/{org}/agent-executions/{executionId}/stream").Get
+	sse := stream.Responses.Status(http.StatusOK).Value.Content.Get("text/event-stream")
+	require.NotNil(t, sse, "the stream is documented as text/event-stream")
+	streamEvent := sse.Schema.Value
+
+	args := json.RawMessage(`{"query":"notes"}`)
+	call := &event.ToolCall{ID: "c1", Name: "search_notes", Arguments: args}
+	result := &event.ToolResult{IsError: true, Preview: "p", Truncated: true}
+	payload := event.Payload{Type: "t", Text: "t", ToolCall: call, Delta: "d", Result: result, Stream: "s", Output: "o", Value: args}
+	samples := map[string]any{ // oneof property -> a value with every field set
+		"agentStarted":    event.Started{AgentExecutionID: "x", Status: "s"},
+		"agentResumed":    event.Resumed{AgentExecutionID: "x", Status: "s"},
+		"agentWaiting":    event.Waiting{AgentExecutionID: "x", Status: "s", Reason: "r"},
+		"agentCheckpoint": event.Checkpoint{AgentExecutionID: "x", Sequence: 1},
+		"agentCompleted":  event.Completed{AgentExecutionID: "x", Status: "s", StopReason: "r"},
+		"agentFailed":     event.Failed{AgentExecutionID: "x", Status: "s", StopReason: "r", Error: "e"},
+		"agentCancelled":  event.Cancelled{AgentExecutionID: "x", Status: "s", StopReason: "r"},
+		"token":           event.Token{AgentExecutionID: "x", TaskExecutionID: "m", Data: "d"},
+		"data":            event.Data{AgentExecutionID: "x", TaskExecutionID: "m", Data: payload},
+		"taskStarted":     event.TaskStarted{AgentExecutionID: "x", TaskExecutionID: "c", Kind: "k", Arguments: args},
+		"taskCompleted":   event.TaskCompleted{AgentExecutionID: "x", TaskExecutionID: "c", Kind: "k"},
+		"taskFailed":      event.TaskFailed{AgentExecutionID: "x", TaskExecutionID: "c", Kind: "k", Error: "e"},
+		"streamError":     event.StreamError{Code: "c", Message: "m", LastEventID: "1", RetryAfterMs: 1},
+	}
+	fields := func(v any) []string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(b, &m))
+		return slices.Sorted(maps.Keys(m))
+	}
+	props := func(s *openapi3.Schema) []string { return slices.Sorted(maps.Keys(s.Properties)) }
+	for prop, sample := range samples {
+		ref := streamEvent.Properties[prop]
+		require.NotNil(t, ref, "StreamEvent documents %s", prop)
+		require.Equal(t, fields(sample), props(ref.Value), "the documented fields of %s", prop)
+	}
+	dataPayload := streamEvent.Properties["data"].Value.Properties["data"].Value
+	require.Equal(t, fields(payload), props(dataPayload))
+	require.Equal(t, fields(call), props(dataPayload.Properties["tool_call"].Value))
+	require.Equal(t, fields(result), props(dataPayload.Properties["result"].Value))
 }

@@ -35,7 +35,8 @@ func lastEventID(r *http.Request) (int64, error) {
 
 // serveStream serves an execution's events as Server-Sent Events:
 // "id: <row id>", "event: <name>", "data: <JSON>", with ": ping" comments
-// while idle. consolidated adds tokens, data and task events to the
+// while idle. The data is the stored JSON as is: producers store the
+// agentsdk/event types, so it is already the typed payload. consolidated adds tokens, data and task events to the
 // lifecycle ones (also with ?consolidated=true).
 func (s *service) serveStream(consolidated bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -95,10 +96,16 @@ func (s *service) serveStream(consolidated bool) http.HandlerFunc {
 // appendSSE formats one event. Stored data is JSON from Postgres and so
 // one line, but a newline would end the event early: every line gets its
 // own "data:" field, which clients join back with newlines.
+//
+// An event that is not stored (stream_error, ID 0) has no "id:" line, so
+// an EventSource keeps the last real ID as its resume point.
 func appendSSE(buf *bytes.Buffer, ev entrystore.StreamEvent) {
-	buf.WriteString("id: ")
-	buf.WriteString(strconv.FormatInt(ev.ID, 10))
-	buf.WriteString("\nevent: ")
+	if ev.ID > 0 {
+		buf.WriteString("id: ")
+		buf.WriteString(strconv.FormatInt(ev.ID, 10))
+		buf.WriteString("\n")
+	}
+	buf.WriteString("event: ")
 	buf.WriteString(ev.Event)
 	data := ev.Data
 	if len(data) == 0 {

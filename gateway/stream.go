@@ -2,6 +2,10 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agentree/agentree/agentsdk/event"
@@ -40,19 +44,100 @@ type followRequest struct {
 	Ping func() error
 }
 
+// Why a stream ended early, besides a store error or the client leaving.
+var (
+	errClosing = errors.New("gateway: shutting down")
+	errExpired = errors.New("gateway: resumed past the replay window")
+)
+
+// Retry hints of stream_error: how long a client waits to reconnect.
+const (
+	retryUnavailable = 2 * time.Second
+	retryClosing     = time.Second
+)
+
+// clientError is a failure to write to the client: it left or stopped
+// reading, so no stream_error can reach it.
+type clientError struct{ err error }
+
+func (e clientError) Error() string { return e.err.Error() }
+func (e clientError) Unwrap() error { return e.err }
+
+func asClientError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return clientError{err}
+}
+
 // follow replays the events after req.After still in the replay window,
 // then live ones, until a terminal event (or, when the execution ended
 // without publishing one, until its row says so), the client leaving or
 // the gateway closing. IDs only grow: every event is sent once, in order.
+// A stream that breaks for any other reason than the execution ending or
+// the client leaving ends with a stream_error event (seed 002) saying why
+// and where to resume, never silently. It returns the store's error, if
+// that was the reason.
 func (s *streamer) follow(ctx context.Context, req followRequest) error {
+	emit, flush := req.Emit, req.Flush
+	req.Emit = func(ev entrystore.StreamEvent) error { return asClientError(emit(ev)) }
+	req.Flush = func() error { return asClientError(flush()) }
+	ping := req.Ping
+	req.Ping = func() error { return asClientError(ping()) }
+
 	sub := s.hub.subscribe(req.Org, req.Execution)
 	defer s.hub.unsubscribe(req.Execution, sub)
 	f := &follower{s: s, req: req, last: req.After}
+	err := s.run(ctx, f, sub)
+	if se, ok := f.streamError(ctx, err); ok {
+		data, merr := json.Marshal(se)
+		if merr == nil && emit(entrystore.StreamEvent{Event: event.NameStreamError, Data: data}) == nil {
+			_ = flush()
+		}
+	}
+	if errors.Is(err, errClosing) || errors.Is(err, errExpired) {
+		return nil
+	}
+	return err
+}
 
+// streamError says why the stream broke, or false when there is nothing to
+// tell: the stream ended with its execution or the client left.
+func (f *follower) streamError(ctx context.Context, err error) (event.StreamError, bool) {
+	var ce clientError
+	if err == nil || ctx.Err() != nil || errors.As(err, &ce) {
+		return event.StreamError{}, false
+	}
+	se := event.StreamError{}
+	if f.last > 0 {
+		se.LastEventID = strconv.FormatInt(f.last, 10)
+	}
+	resume := "reconnect with Last-Event-ID set to lastEventId"
+	switch {
+	case errors.Is(err, errClosing):
+		se.Code, se.RetryAfterMs = "shutting_down", int(retryClosing.Milliseconds())
+		se.Message = "the gateway is shutting down; " + resume
+	case errors.Is(err, errExpired):
+		se.Code = "events_expired"
+		se.Message = fmt.Sprintf("events after Last-Event-ID %d are older than the replay window (%s) and are not replayed; "+
+			"reload the execution with the REST API, then %s", f.req.After, f.s.window, resume)
+	default:
+		se.Code, se.RetryAfterMs = "unavailable", int(retryUnavailable.Milliseconds())
+		se.Message = "the event store is unreachable; " + resume + " shortly"
+	}
+	return se, true
+}
+
+// run is follow's loop.
+func (s *streamer) run(ctx context.Context, f *follower, sub *subscriber) error {
+	req := f.req
 	// Replay. Events older than the window are skipped, not sent.
 	f.notBefore = time.Now().Add(-s.window)
 	if err := f.poll(ctx); err != nil || f.done {
 		return err
+	}
+	if f.expired {
+		return errExpired
 	}
 	f.notBefore = time.Time{}
 	if err := req.Flush(); err != nil {
@@ -86,7 +171,7 @@ func (s *streamer) follow(ctx context.Context, req followRequest) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.closing:
-			return nil
+			return errClosing
 		case batch := <-sub.batches:
 			err = f.take(ctx, sub, batch)
 		case <-sub.wake:
@@ -112,6 +197,9 @@ type follower struct {
 	last      int64
 	done      bool
 	notBefore time.Time
+	// expired: a resuming client asked for events the replay skips as
+	// too old (it fell behind the window).
+	expired bool
 }
 
 // take sends a batch from the hub, first reading the table when the hub
@@ -163,14 +251,25 @@ func (f *follower) send(ev entrystore.StreamEvent) error {
 	if ev.ID <= f.last {
 		return nil
 	}
-	f.last = ev.ID
-	f.done = terminalEvent(ev.Event)
+	terminal := terminalEvent(ev.Event)
+	wanted := f.req.Consolidated || event.Lifecycle(ev.Event)
 	// A terminal event is sent whatever its age: it tells a late client
 	// that there is nothing more to wait for.
-	if !f.done && !f.notBefore.IsZero() && ev.CreatedAt.Before(f.notBefore) {
+	if !terminal && !f.notBefore.IsZero() && ev.CreatedAt.Before(f.notBefore) {
+		f.last = ev.ID
+		// A new client (no Last-Event-ID) just starts within the window;
+		// a resuming one has missed this event.
+		f.expired = f.expired || (f.req.After > 0 && wanted)
 		return nil
 	}
-	if !f.req.Consolidated && !event.Lifecycle(ev.Event) {
+	if f.expired {
+		// Nothing after a gap: the client resumes after f.last, the
+		// newest expired event, once it has reloaded the execution.
+		return errExpired
+	}
+	f.last = ev.ID
+	f.done = terminal
+	if !wanted {
 		return nil
 	}
 	return f.req.Emit(ev)

@@ -2,14 +2,13 @@ package gateway
 
 import (
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentree/agentree/entrystore"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
 // StreamAgentExecution is the gRPC form of the SSE stream: the same
-// replay-then-follow, one message per event.
+// replay-then-follow, one message per event, its payload typed.
 func (s *service) StreamAgentExecution(req *pb.StreamAgentExecutionRequest, stream grpc.ServerStreamingServer[pb.StreamEvent]) error {
 	ctx := stream.Context()
 	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
@@ -23,7 +22,13 @@ func (s *service) StreamAgentExecution(req *pb.StreamAgentExecutionRequest, stre
 	err = s.streams.follow(ctx, followRequest{
 		Org: ex.OrgID, Execution: ex.ID, After: req.GetLastEventId(), Consolidated: req.GetConsolidated(),
 		Emit: func(ev entrystore.StreamEvent) error {
-			return stream.Send(&pb.StreamEvent{Id: ev.ID, Event: ev.Event, Data: toValue(ev.Data), CreatedAt: timestamppb.New(ev.CreatedAt)})
+			msg, err := toStreamEvent(ev)
+			if err != nil {
+				// Sent without a payload: the client still learns the
+				// event's name and can resume past it.
+				s.log.Warn("gateway: stream event payload", "execution", ex.ID, "event", ev.ID, "err", err)
+			}
+			return stream.Send(msg)
 		},
 		Flush: noop, Ping: noop,
 	})

@@ -2,13 +2,14 @@ package gateway_test
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -21,10 +22,23 @@ func (e *env) newRow() string {
 	return ex.ID
 }
 
-func (e *env) publish(id, event string, n int) {
+// publish appends n events of that name, each with its typed payload (a
+// token's text is its index).
+func (e *env) publish(id, name string, n int) {
 	e.t.Helper()
 	for i := range n {
-		_, err := e.es.AppendStreamEvent(context.Background(), e.orgA.ID, id, event, []byte(fmt.Sprintf(`{"text":"%d"}`, i)))
+		var ev event.Event
+		switch name {
+		case event.NameToken:
+			ev = event.Token{AgentExecutionID: id, TaskExecutionID: "m1", Data: strconv.Itoa(i)}
+		case event.NameCompleted:
+			ev = event.Completed{AgentExecutionID: id, Status: "COMPLETED", StopReason: "end_turn"}
+		default:
+			e.t.Fatalf("publish: no sample payload for %s", name)
+		}
+		data, err := json.Marshal(ev)
+		require.NoError(e.t, err)
+		_, err = e.es.AppendStreamEvent(context.Background(), e.orgA.ID, id, name, data)
 		require.NoError(e.t, err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // stdinLines reads standard input line by line on its own goroutine, so
@@ -49,9 +51,16 @@ func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st st
 	for attempt := 0; ; attempt++ {
 		var finished bool
 		var err error
+		var wait time.Duration
+		var resume string
 		lastID, err = c.stream(ctx, id, lastID, func(ev sseEvent) bool {
 			if f.json {
 				fmt.Fprintf(w, "{\"id\":%q,\"event\":%q,\"data\":%s}\n", ev.ID, ev.Event, ev.Data)
+			}
+			if after, d, ok := streamBroke(ev); ok {
+				// The gateway ends the stream after it; the loop below
+				// reconnects after the pause it asks for.
+				wait, resume = d, after
 			}
 			var stopped bool
 			if f.json {
@@ -63,7 +72,7 @@ func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st st
 				return false
 			}
 			view.pause()
-			if ev.Event != "agent.waiting" || !chat {
+			if ev.Event != event.NameWaiting || !chat {
 				finished = true
 				return true
 			}
@@ -88,6 +97,15 @@ func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st st
 				return false
 			}
 		})
+		if resume != "" {
+			lastID = resume
+		}
+		if ctx.Err() == nil && !finished && wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
 		if ctx.Err() != nil {
 			view.endLine()
 			return interrupted(id)
@@ -112,14 +130,31 @@ func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st st
 }
 
 func terminalOrWaiting(ev sseEvent) (bool, string) {
-	d := decode(ev)
 	switch ev.Event {
-	case "agent.waiting", "agent.completed":
+	case event.NameWaiting, event.NameCompleted:
 		return true, ""
-	case "agent.failed":
-		return true, "failed: " + d.Error
-	case "agent.cancelled":
+	case event.NameFailed:
+		msg := "failed"
+		if e, err := event.Decode(ev.Event, ev.Data); err == nil {
+			msg += ": " + e.(*event.Failed).Error
+		}
+		return true, msg
+	case event.NameCancelled:
 		return true, "cancelled"
 	}
 	return false, ""
+}
+
+// streamBroke reads a stream_error: where to resume and how long to wait
+// first.
+func streamBroke(ev sseEvent) (resumeAfter string, wait time.Duration, ok bool) {
+	if ev.Event != event.NameStreamError {
+		return "", 0, false
+	}
+	e, err := event.Decode(ev.Event, ev.Data)
+	if err != nil {
+		return "", time.Second, true
+	}
+	se := e.(*event.StreamError)
+	return se.LastEventID, time.Duration(se.RetryAfterMs) * time.Millisecond, true
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // style colours terminal output; plain when not a terminal or NO_COLOR is set.
@@ -45,41 +46,6 @@ type liveView struct {
 	midLine  bool
 	progress bool
 	since    time.Time
-}
-
-type streamData struct {
-	Text      string          `json:"text"`
-	Type      string          `json:"type"`
-	Status    string          `json:"status"`
-	Error     string          `json:"error"`
-	Reason    string          `json:"reason"`
-	Stop      string          `json:"stopReason"`
-	Sequence  int             `json:"sequence"`
-	Kind      string          `json:"kind"`
-	Arguments json.RawMessage `json:"arguments"`
-	ToolCall  *struct {
-		ID, Name  string
-		Arguments json.RawMessage
-	} `json:"toolCall"`
-	Result *struct {
-		IsError   bool   `json:"isError"`
-		Preview   string `json:"preview"`
-		Truncated bool   `json:"truncated"`
-	} `json:"result"`
-	Data json.RawMessage `json:"data"`
-}
-
-// decode reads an event's data; a "data" event may wrap its payload.
-func decode(ev sseEvent) streamData {
-	var d streamData
-	_ = json.Unmarshal(ev.Data, &d)
-	if d.Type == "" && len(d.Data) > 0 {
-		var inner streamData
-		if json.Unmarshal(d.Data, &inner) == nil && inner.Type != "" {
-			return inner
-		}
-	}
-	return d
 }
 
 func (v *liveView) clearProgress() {
@@ -147,56 +113,69 @@ func (v *liveView) tick(now time.Time) {
 }
 
 // show prints one event and reports whether the execution stopped
-// (waiting or ended) and, if it ended badly, why.
+// (waiting or ended) and, if it ended badly, why. An event this CLI has no
+// type for (a newer gateway's) is not shown.
 func (v *liveView) show(ev sseEvent) (stopped bool, failure string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.since = time.Now()
-	d := decode(ev)
-	switch ev.Event {
-	case "token":
+	typed, err := event.Decode(ev.Event, ev.Data)
+	if err != nil {
+		return false, ""
+	}
+	switch e := typed.(type) {
+	case *event.Token:
 		v.clearProgress()
-		fmt.Fprint(v.w, d.Text)
-		v.midLine = !strings.HasSuffix(d.Text, "\n")
-	case "data":
-		switch d.Type {
-		case "thinking_delta":
-			v.clearProgress()
-			fmt.Fprint(v.w, v.st.dim(d.Text))
-			v.midLine = true
-		case "tool_result":
-			v.newline()
-			if d.ToolCall != nil && d.Result != nil {
-				mark := v.st.green("✓")
-				if d.Result.IsError {
-					mark = v.st.red("✗")
-				}
-				preview := strings.ReplaceAll(d.Result.Preview, "\n", " ")
-				if len(preview) > 100 {
-					preview = preview[:100] + "…"
-				}
-				fmt.Fprintf(v.w, "%s %s %s\n", mark, d.ToolCall.Name, v.st.dim(preview))
-			}
-		}
-	case "task.started":
+		fmt.Fprint(v.w, e.Data)
+		v.midLine = !strings.HasSuffix(e.Data, "\n")
+	case *event.Data:
+		v.showData(e.Data)
+	case *event.TaskStarted:
 		v.newline()
-		fmt.Fprintf(v.w, "%s %s %s\n", v.st.cyan("→"), v.st.bold(d.Kind), v.st.dim(string(d.Arguments)))
-	case "agent.waiting":
+		fmt.Fprintf(v.w, "%s %s %s\n", v.st.cyan("→"), v.st.bold(e.Kind), v.st.dim(string(e.Arguments)))
+	case *event.Waiting:
 		v.newline()
 		fmt.Fprintln(v.w, v.st.dim("waiting for input"))
 		return true, ""
-	case "agent.completed":
+	case *event.Completed:
 		v.newline()
-		fmt.Fprintln(v.w, v.st.green("completed")+v.st.dim(" ("+d.Stop+")"))
+		fmt.Fprintln(v.w, v.st.green("completed")+v.st.dim(" ("+e.StopReason+")"))
 		return true, ""
-	case "agent.failed":
+	case *event.Failed:
 		v.newline()
-		fmt.Fprintln(v.w, v.st.red("failed: "+d.Error))
-		return true, "failed: " + d.Error
-	case "agent.cancelled":
+		fmt.Fprintln(v.w, v.st.red("failed: "+e.Error))
+		return true, "failed: " + e.Error
+	case *event.Cancelled:
 		v.newline()
 		fmt.Fprintln(v.w, v.st.red("cancelled"))
 		return true, "cancelled"
+	case *event.StreamError:
+		v.newline()
+		fmt.Fprintln(v.w, v.st.dim("stream interrupted: "+e.Message+"; reconnecting"))
 	}
 	return false, ""
+}
+
+// showData prints the data payloads a terminal shows: thinking, dimmed,
+// and each tool call's outcome.
+func (v *liveView) showData(p event.Payload) {
+	switch p.Type {
+	case event.TypeThinkingDelta:
+		v.clearProgress()
+		fmt.Fprint(v.w, v.st.dim(p.Text))
+		v.midLine = true
+	case event.TypeToolResult:
+		v.newline()
+		if p.ToolCall != nil && p.Result != nil {
+			mark := v.st.green("✓")
+			if p.Result.IsError {
+				mark = v.st.red("✗")
+			}
+			preview := strings.ReplaceAll(p.Result.Preview, "\n", " ")
+			if len(preview) > 100 {
+				preview = preview[:100] + "…"
+			}
+			fmt.Fprintf(v.w, "%s %s %s\n", mark, p.ToolCall.Name, v.st.dim(preview))
+		}
+	}
 }

@@ -52,7 +52,7 @@ func TestChaosSmall(t *testing.T) {
 	require.NotEqual(t, "0", figures["chaos_faults_in_flight"], "faults land while calls are in flight")
 	for _, name := range []string{
 		"chaos_lost", "chaos_duplicated", "chaos_forked", "chaos_leaf_mismatch", "chaos_rerun",
-		"chaos_inbox_pending", "chaos_undelivered", "chaos_failed_by_outage", "chaos_stuck", "chaos_worker_unrecovered",
+		"chaos_inbox_pending", "chaos_undelivered", "chaos_undecodable", "chaos_failed_by_outage", "chaos_stuck", "chaos_worker_unrecovered",
 		// A store or Temporal restart is a 503 with Retry-After, never a 500.
 		"chaos_http_500",
 	} {

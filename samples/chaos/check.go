@@ -16,7 +16,7 @@ import (
 // findings are the invariants' violations, counted, with examples.
 type findings struct {
 	Lost, Duplicated, Forked, Rerun, InboxPending, LeafMismatch int
-	Undelivered, FailedByOutage, Stuck                          int
+	Undelivered, Undecodable, FailedByOutage, Stuck             int
 	// DuplicatedBy splits Duplicated by what was duplicated.
 	DuplicatedBy map[string]int
 	Examples     []string

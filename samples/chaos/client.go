@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // api is a REST client of the gateway, as one organization. Requests that
@@ -217,6 +219,14 @@ func (f *follower) connect(ctx context.Context) error {
 }
 
 func (f *follower) take(ev sseEvent) {
+	if ev.Event == event.NameStreamError {
+		// Not stored (no ID): the gateway says the stream broke; run
+		// reconnects after Last-Event-ID as for any other end.
+		f.mu.Lock()
+		f.events[ev.Event]++
+		f.mu.Unlock()
+		return
+	}
 	f.mu.Lock()
 	if f.received[ev.ID] == 0 {
 		f.events[ev.Event]++
@@ -224,7 +234,7 @@ func (f *follower) take(ev sseEvent) {
 	f.received[ev.ID]++
 	f.last = max(f.last, ev.ID)
 	f.mu.Unlock()
-	if ev.Event == "agent.waiting" {
+	if ev.Event == event.NameWaiting {
 		select {
 		case f.wake <- struct{}{}:
 		default:

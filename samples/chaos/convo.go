@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentree/agentree/agentsdk/event"
 	research "github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
@@ -181,7 +182,7 @@ func (d *driver) send(ctx context.Context, c *conversation, m *message) error {
 // final model call. A 2xx means the message will be processed; a 409
 // refuses it before it is stored. Then it waits for the execution to end.
 func (d *driver) interrupt(ctx context.Context, c *conversation) {
-	for c.Follower.seen("task.completed") < 3 {
+	for c.Follower.seen(event.NameTaskCompleted) < 3 {
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
 			c.Err = "the tools never completed: " + err.Error()
 			return

@@ -45,6 +45,7 @@ func (o *outcome) print(w io.Writer) {
 		{"no completed model or tool call run again", f.Rerun},
 		{"inbox drained (rows never consumed)", f.InboxPending},
 		{"no stored stream event undelivered to its SSE client", f.Undelivered},
+		{"every stored stream event decodes into its type", f.Undecodable},
 		{"no execution FAILED", f.FailedByOutage},
 		{"every execution waiting with its last message answered (stuck)", f.Stuck},
 	}
@@ -97,6 +98,7 @@ func (o *outcome) print(w io.Writer) {
 		{"chaos_rerun", f.Rerun},
 		{"chaos_inbox_pending", f.InboxPending},
 		{"chaos_undelivered", f.Undelivered},
+		{"chaos_undecodable", f.Undecodable},
 		{"chaos_failed_by_outage", f.FailedByOutage},
 		{"chaos_stuck", f.Stuck},
 		{"chaos_worker_recovery_samples", len(f.Recovery)},
@@ -139,5 +141,5 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
 
 // ok reports whether every invariant held.
 func (f *findings) ok() bool {
-	return f.Lost+f.Duplicated+f.Forked+f.LeafMismatch+f.Rerun+f.InboxPending+f.Undelivered+f.FailedByOutage+f.Stuck+f.Unrecovered == 0
+	return f.Lost+f.Duplicated+f.Forked+f.LeafMismatch+f.Rerun+f.InboxPending+f.Undelivered+f.Undecodable+f.FailedByOutage+f.Stuck+f.Unrecovered == 0
 }

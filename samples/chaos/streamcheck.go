@@ -2,13 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
-// checkStream finds stream events stored twice (a lifecycle event or a
+// checkStream finds stored stream events that do not decode into their
+// agentsdk/event type, stream events stored twice (a lifecycle event or a
 // tool call's end published again), tool calls started again after they
 // completed, and events stored but never delivered to the SSE client that
 // followed the execution throughout (or delivered twice).
@@ -24,31 +26,33 @@ func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings)
 	var ids []int64
 	for rows.Next() {
 		var id int64
-		var event, data string
-		if err := rows.Scan(&id, &event, &data); err != nil {
+		var name, data string
+		if err := rows.Scan(&id, &name, &data); err != nil {
 			return err
 		}
 		ids = append(ids, id)
-		var d struct {
-			Sequence *int   `json:"sequence"`
-			Task     string `json:"taskExecutionId"`
+		ev, err := event.Decode(name, []byte(data))
+		if err != nil {
+			f.Undecodable++
+			f.example("%s: stream event %d does not decode into its type: %v", cv.ExecID, id, err)
+			continue
 		}
-		_ = json.Unmarshal([]byte(data), &d)
 		key := ""
-		switch event {
-		case "agent.started":
-			key = event
-		case "agent.checkpoint":
-			if d.Sequence != nil {
-				key = fmt.Sprintf("%s %d", event, *d.Sequence)
-			}
-		case "task.completed", "task.failed":
-			key = "task end " + d.Task
-			completed[d.Task] = true
-		case "task.started":
-			if completed[d.Task] {
+		switch e := ev.(type) {
+		case *event.Started:
+			key = name
+		case *event.Checkpoint:
+			key = fmt.Sprintf("%s %d", name, e.Sequence)
+		case *event.TaskCompleted:
+			key = "task end " + e.TaskExecutionID
+			completed[e.TaskExecutionID] = true
+		case *event.TaskFailed:
+			key = "task end " + e.TaskExecutionID
+			completed[e.TaskExecutionID] = true
+		case *event.TaskStarted:
+			if completed[e.TaskExecutionID] {
 				f.Rerun++
-				f.example("%s: tool call %s started again (event %d) after it completed", cv.ExecID, d.Task, id)
+				f.example("%s: tool call %s started again (event %d) after it completed", cv.ExecID, e.TaskExecutionID, id)
 			}
 		}
 		if key != "" {

@@ -1652,19 +1652,41 @@ func (x *StreamAgentExecutionRequest) GetConsolidated() bool {
 	return false
 }
 
-// StreamEvent is one event of an execution's stream.
+// StreamEvent is one event of an execution's stream. Over SSE, `event:` is
+// `event` and `data:` is the payload (the oneof's one field) as JSON; over
+// gRPC the payload is the oneof. The payloads follow seed 000's
+// consolidated stream where it gives them; what Agentree adds is said on
+// each message. Go code reads them with agentsdk/event.Decode.
 type StreamEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The event's ID, increasing within the execution; resume after it.
+	// 0 on stream_error, which is not stored.
 	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	// The event name: agent.started, token, data, task.completed,
-	// agent.checkpoint, agent.waiting, agent.resumed, agent.completed,
-	// agent.failed or agent.cancelled.
+	// The event name: agent.started, agent.resumed, agent.waiting,
+	// agent.checkpoint, agent.completed, agent.failed, agent.cancelled,
+	// token, data, task.started, task.completed, task.failed or
+	// stream_error. The payload field set is the one of that name.
 	Event string `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	// The event's payload, such as `{"text": "Hel"}` for a token.
-	Data *structpb.Value `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
 	// When it was published.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The payload, one field per event name.
+	//
+	// Types that are valid to be assigned to Payload:
+	//
+	//	*StreamEvent_AgentStarted
+	//	*StreamEvent_AgentResumed
+	//	*StreamEvent_AgentWaiting
+	//	*StreamEvent_AgentCheckpoint
+	//	*StreamEvent_AgentCompleted
+	//	*StreamEvent_AgentFailed
+	//	*StreamEvent_AgentCancelled
+	//	*StreamEvent_Token
+	//	*StreamEvent_Data
+	//	*StreamEvent_TaskStarted
+	//	*StreamEvent_TaskCompleted
+	//	*StreamEvent_TaskFailed
+	//	*StreamEvent_StreamError
+	Payload       isStreamEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1713,18 +1735,1333 @@ func (x *StreamEvent) GetEvent() string {
 	return ""
 }
 
-func (x *StreamEvent) GetData() *structpb.Value {
+func (x *StreamEvent) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetPayload() isStreamEvent_Payload {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetAgentStarted() *AgentStartedEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_AgentStarted); ok {
+			return x.AgentStarted
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetAgentResumed() *AgentResumedEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_AgentResumed); ok {
+			return x.AgentResumed
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetAgentWaiting() *AgentWaitingEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_AgentWaiting); ok {
+			return x.AgentWaiting
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetAgentCheckpoint() *AgentCheckpointEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_AgentCheckpoint); ok {
+			return x.AgentCheckpoint
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetAgentCompleted() *AgentCompletedEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_AgentCompleted); ok {
+			return x.AgentCompleted
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetAgentFailed() *AgentFailedEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_AgentFailed); ok {
+			return x.AgentFailed
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetAgentCancelled() *AgentCancelledEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_AgentCancelled); ok {
+			return x.AgentCancelled
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetToken() *TokenEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_Token); ok {
+			return x.Token
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetData() *DataEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_Data); ok {
+			return x.Data
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetTaskStarted() *TaskStartedEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_TaskStarted); ok {
+			return x.TaskStarted
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetTaskCompleted() *TaskCompletedEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_TaskCompleted); ok {
+			return x.TaskCompleted
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetTaskFailed() *TaskFailedEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_TaskFailed); ok {
+			return x.TaskFailed
+		}
+	}
+	return nil
+}
+
+func (x *StreamEvent) GetStreamError() *StreamErrorEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_StreamError); ok {
+			return x.StreamError
+		}
+	}
+	return nil
+}
+
+type isStreamEvent_Payload interface {
+	isStreamEvent_Payload()
+}
+
+type StreamEvent_AgentStarted struct {
+	// agent.started
+	AgentStarted *AgentStartedEvent `protobuf:"bytes,10,opt,name=agent_started,json=agentStarted,proto3,oneof"`
+}
+
+type StreamEvent_AgentResumed struct {
+	// agent.resumed
+	AgentResumed *AgentResumedEvent `protobuf:"bytes,11,opt,name=agent_resumed,json=agentResumed,proto3,oneof"`
+}
+
+type StreamEvent_AgentWaiting struct {
+	// agent.waiting
+	AgentWaiting *AgentWaitingEvent `protobuf:"bytes,12,opt,name=agent_waiting,json=agentWaiting,proto3,oneof"`
+}
+
+type StreamEvent_AgentCheckpoint struct {
+	// agent.checkpoint
+	AgentCheckpoint *AgentCheckpointEvent `protobuf:"bytes,13,opt,name=agent_checkpoint,json=agentCheckpoint,proto3,oneof"`
+}
+
+type StreamEvent_AgentCompleted struct {
+	// agent.completed
+	AgentCompleted *AgentCompletedEvent `protobuf:"bytes,14,opt,name=agent_completed,json=agentCompleted,proto3,oneof"`
+}
+
+type StreamEvent_AgentFailed struct {
+	// agent.failed
+	AgentFailed *AgentFailedEvent `protobuf:"bytes,15,opt,name=agent_failed,json=agentFailed,proto3,oneof"`
+}
+
+type StreamEvent_AgentCancelled struct {
+	// agent.cancelled
+	AgentCancelled *AgentCancelledEvent `protobuf:"bytes,16,opt,name=agent_cancelled,json=agentCancelled,proto3,oneof"`
+}
+
+type StreamEvent_Token struct {
+	// token
+	Token *TokenEvent `protobuf:"bytes,17,opt,name=token,proto3,oneof"`
+}
+
+type StreamEvent_Data struct {
+	// data
+	Data *DataEvent `protobuf:"bytes,18,opt,name=data,proto3,oneof"`
+}
+
+type StreamEvent_TaskStarted struct {
+	// task.started
+	TaskStarted *TaskStartedEvent `protobuf:"bytes,19,opt,name=task_started,json=taskStarted,proto3,oneof"`
+}
+
+type StreamEvent_TaskCompleted struct {
+	// task.completed
+	TaskCompleted *TaskCompletedEvent `protobuf:"bytes,20,opt,name=task_completed,json=taskCompleted,proto3,oneof"`
+}
+
+type StreamEvent_TaskFailed struct {
+	// task.failed
+	TaskFailed *TaskFailedEvent `protobuf:"bytes,21,opt,name=task_failed,json=taskFailed,proto3,oneof"`
+}
+
+type StreamEvent_StreamError struct {
+	// stream_error
+	StreamError *StreamErrorEvent `protobuf:"bytes,22,opt,name=stream_error,json=streamError,proto3,oneof"`
+}
+
+func (*StreamEvent_AgentStarted) isStreamEvent_Payload() {}
+
+func (*StreamEvent_AgentResumed) isStreamEvent_Payload() {}
+
+func (*StreamEvent_AgentWaiting) isStreamEvent_Payload() {}
+
+func (*StreamEvent_AgentCheckpoint) isStreamEvent_Payload() {}
+
+func (*StreamEvent_AgentCompleted) isStreamEvent_Payload() {}
+
+func (*StreamEvent_AgentFailed) isStreamEvent_Payload() {}
+
+func (*StreamEvent_AgentCancelled) isStreamEvent_Payload() {}
+
+func (*StreamEvent_Token) isStreamEvent_Payload() {}
+
+func (*StreamEvent_Data) isStreamEvent_Payload() {}
+
+func (*StreamEvent_TaskStarted) isStreamEvent_Payload() {}
+
+func (*StreamEvent_TaskCompleted) isStreamEvent_Payload() {}
+
+func (*StreamEvent_TaskFailed) isStreamEvent_Payload() {}
+
+func (*StreamEvent_StreamError) isStreamEvent_Payload() {}
+
+// AgentStartedEvent (agent.started): the execution began running.
+type AgentStartedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// RUNNING.
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentStartedEvent) Reset() {
+	*x = AgentStartedEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentStartedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentStartedEvent) ProtoMessage() {}
+
+func (x *AgentStartedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentStartedEvent.ProtoReflect.Descriptor instead.
+func (*AgentStartedEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *AgentStartedEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *AgentStartedEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// AgentResumedEvent (agent.resumed): a signal ended a wait and the
+// execution runs again.
+type AgentResumedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// RUNNING.
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentResumedEvent) Reset() {
+	*x = AgentResumedEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentResumedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentResumedEvent) ProtoMessage() {}
+
+func (x *AgentResumedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentResumedEvent.ProtoReflect.Descriptor instead.
+func (*AgentResumedEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *AgentResumedEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *AgentResumedEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// AgentWaitingEvent (agent.waiting): the execution checkpointed and waits
+// for a signal, such as the user's next message (seed 000's
+// WORKFLOW_SUSPENDED).
+type AgentWaitingEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// WAITING.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// What it waits for, such as `input`.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentWaitingEvent) Reset() {
+	*x = AgentWaitingEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentWaitingEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentWaitingEvent) ProtoMessage() {}
+
+func (x *AgentWaitingEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentWaitingEvent.ProtoReflect.Descriptor instead.
+func (*AgentWaitingEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *AgentWaitingEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *AgentWaitingEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *AgentWaitingEvent) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// AgentCheckpointEvent (agent.checkpoint): a checkpoint was recorded; read
+// it with GetCheckpoint.
+type AgentCheckpointEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// The checkpoint's sequence.
+	Sequence      int32 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentCheckpointEvent) Reset() {
+	*x = AgentCheckpointEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentCheckpointEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentCheckpointEvent) ProtoMessage() {}
+
+func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentCheckpointEvent.ProtoReflect.Descriptor instead.
+func (*AgentCheckpointEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *AgentCheckpointEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *AgentCheckpointEvent) GetSequence() int32 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// AgentCompletedEvent (agent.completed) ends the stream of an execution
+// that finished.
+type AgentCompletedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// COMPLETED.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// Why it stopped, such as `end_turn` or `max_turns`.
+	StopReason    string `protobuf:"bytes,3,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentCompletedEvent) Reset() {
+	*x = AgentCompletedEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentCompletedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentCompletedEvent) ProtoMessage() {}
+
+func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentCompletedEvent.ProtoReflect.Descriptor instead.
+func (*AgentCompletedEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *AgentCompletedEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *AgentCompletedEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *AgentCompletedEvent) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+// AgentFailedEvent (agent.failed) ends the stream of an execution that
+// failed. Agentree's addition to seed 000.
+type AgentFailedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// FAILED.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// Why it stopped.
+	StopReason string `protobuf:"bytes,3,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// What went wrong.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentFailedEvent) Reset() {
+	*x = AgentFailedEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentFailedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentFailedEvent) ProtoMessage() {}
+
+func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentFailedEvent.ProtoReflect.Descriptor instead.
+func (*AgentFailedEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *AgentFailedEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *AgentFailedEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *AgentFailedEvent) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *AgentFailedEvent) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// AgentCancelledEvent (agent.cancelled) ends the stream of a cancelled
+// execution. Agentree's addition to seed 000.
+type AgentCancelledEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// CANCELLED.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// Why it stopped.
+	StopReason    string `protobuf:"bytes,3,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentCancelledEvent) Reset() {
+	*x = AgentCancelledEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentCancelledEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentCancelledEvent) ProtoMessage() {}
+
+func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentCancelledEvent.ProtoReflect.Descriptor instead.
+func (*AgentCancelledEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *AgentCancelledEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *AgentCancelledEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *AgentCancelledEvent) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+// TokenEvent (token) is answer text as the model streams it; the tokens of
+// a turn joined are its answer.
+type TokenEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// The model call's ID; consecutive tokens of one call may arrive joined.
+	TaskExecutionId string `protobuf:"bytes,2,opt,name=task_execution_id,json=taskExecutionId,proto3" json:"task_execution_id,omitempty"`
+	// The text.
+	Data          string `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenEvent) Reset() {
+	*x = TokenEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenEvent) ProtoMessage() {}
+
+func (x *TokenEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenEvent.ProtoReflect.Descriptor instead.
+func (*TokenEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *TokenEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *TokenEvent) GetTaskExecutionId() string {
+	if x != nil {
+		return x.TaskExecutionId
+	}
+	return ""
+}
+
+func (x *TokenEvent) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
+// DataEvent (data) carries a typed payload: model deltas other than text,
+// tool results, terminal output and an agent's own values.
+type DataEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// The model call or tool call it belongs to, when it belongs to one.
+	TaskExecutionId string `protobuf:"bytes,2,opt,name=task_execution_id,json=taskExecutionId,proto3" json:"task_execution_id,omitempty"`
+	// The payload.
+	Data          *DataPayload `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DataEvent) Reset() {
+	*x = DataEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DataEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DataEvent) ProtoMessage() {}
+
+func (x *DataEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DataEvent.ProtoReflect.Descriptor instead.
+func (*DataEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *DataEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *DataEvent) GetTaskExecutionId() string {
+	if x != nil {
+		return x.TaskExecutionId
+	}
+	return ""
+}
+
+func (x *DataEvent) GetData() *DataPayload {
 	if x != nil {
 		return x.Data
 	}
 	return nil
 }
 
-func (x *StreamEvent) GetCreatedAt() *timestamppb.Timestamp {
+// DataPayload is a data event's payload; `type` says which fields are set:
+// `thinking_delta` (text), `tool_call_start` (tool_call), `tool_call_delta`
+// (tool_call, delta), `tool_call_end` (tool_call with its arguments) and
+// `terminal` (stream, data) as in seed 000; `tool_result` (tool_call,
+// result), a tool call's outcome after it ran, and `custom` (value), an
+// agent's own value (Context.StreamData), are Agentree's additions.
+type DataPayload struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The payload's type.
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// Thinking text (thinking_delta).
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// The tool call the payload is about (tool_call_* and tool_result).
+	ToolCall *StreamToolCall `protobuf:"bytes,3,opt,name=tool_call,proto3" json:"tool_call,omitempty"`
+	// Partial tool-call arguments as JSON text (tool_call_delta).
+	Delta string `protobuf:"bytes,4,opt,name=delta,proto3" json:"delta,omitempty"`
+	// A tool call's outcome (tool_result).
+	Result *StreamToolResult `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	// stdout or stderr (terminal).
+	Stream string `protobuf:"bytes,6,opt,name=stream,proto3" json:"stream,omitempty"`
+	// Command output (terminal).
+	Data string `protobuf:"bytes,7,opt,name=data,proto3" json:"data,omitempty"`
+	// An agent's own value (custom).
+	Value         *structpb.Value `protobuf:"bytes,8,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DataPayload) Reset() {
+	*x = DataPayload{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DataPayload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DataPayload) ProtoMessage() {}
+
+func (x *DataPayload) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	if x != nil {
-		return x.CreatedAt
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DataPayload.ProtoReflect.Descriptor instead.
+func (*DataPayload) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *DataPayload) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *DataPayload) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *DataPayload) GetToolCall() *StreamToolCall {
+	if x != nil {
+		return x.ToolCall
 	}
 	return nil
+}
+
+func (x *DataPayload) GetDelta() string {
+	if x != nil {
+		return x.Delta
+	}
+	return ""
+}
+
+func (x *DataPayload) GetResult() *StreamToolResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *DataPayload) GetStream() string {
+	if x != nil {
+		return x.Stream
+	}
+	return ""
+}
+
+func (x *DataPayload) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
+func (x *DataPayload) GetValue() *structpb.Value {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+// StreamToolCall names a tool call in a data payload.
+type StreamToolCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call's ID, as in ListToolCalls.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The tool.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Its arguments, once complete (tool_call_end).
+	Arguments     *structpb.Value `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamToolCall) Reset() {
+	*x = StreamToolCall{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamToolCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamToolCall) ProtoMessage() {}
+
+func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamToolCall.ProtoReflect.Descriptor instead.
+func (*StreamToolCall) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *StreamToolCall) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *StreamToolCall) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StreamToolCall) GetArguments() *structpb.Value {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+// StreamToolResult is a tool call's outcome as the stream shows it: a
+// preview; GetToolCall has the whole output.
+type StreamToolResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool reported an error (the model is told of it).
+	IsError bool `protobuf:"varint,1,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// The start of the output.
+	Preview string `protobuf:"bytes,2,opt,name=preview,proto3" json:"preview,omitempty"`
+	// The preview is shorter than the output.
+	Truncated     bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamToolResult) Reset() {
+	*x = StreamToolResult{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamToolResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamToolResult) ProtoMessage() {}
+
+func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamToolResult.ProtoReflect.Descriptor instead.
+func (*StreamToolResult) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *StreamToolResult) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
+func (x *StreamToolResult) GetPreview() string {
+	if x != nil {
+		return x.Preview
+	}
+	return ""
+}
+
+func (x *StreamToolResult) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// TaskStartedEvent (task.started): a tool call began. Agentree's addition
+// to seed 000.
+type TaskStartedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// The tool call's ID.
+	TaskExecutionId string `protobuf:"bytes,2,opt,name=task_execution_id,json=taskExecutionId,proto3" json:"task_execution_id,omitempty"`
+	// The tool.
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Its arguments.
+	Arguments     *structpb.Value `protobuf:"bytes,4,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskStartedEvent) Reset() {
+	*x = TaskStartedEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskStartedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskStartedEvent) ProtoMessage() {}
+
+func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskStartedEvent.ProtoReflect.Descriptor instead.
+func (*TaskStartedEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *TaskStartedEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *TaskStartedEvent) GetTaskExecutionId() string {
+	if x != nil {
+		return x.TaskExecutionId
+	}
+	return ""
+}
+
+func (x *TaskStartedEvent) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *TaskStartedEvent) GetArguments() *structpb.Value {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+// TaskCompletedEvent (task.completed): a tool call finished and the model
+// will read its result.
+type TaskCompletedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// The tool call's ID.
+	TaskExecutionId string `protobuf:"bytes,2,opt,name=task_execution_id,json=taskExecutionId,proto3" json:"task_execution_id,omitempty"`
+	// The tool.
+	Kind          string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskCompletedEvent) Reset() {
+	*x = TaskCompletedEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskCompletedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskCompletedEvent) ProtoMessage() {}
+
+func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskCompletedEvent.ProtoReflect.Descriptor instead.
+func (*TaskCompletedEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *TaskCompletedEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *TaskCompletedEvent) GetTaskExecutionId() string {
+	if x != nil {
+		return x.TaskExecutionId
+	}
+	return ""
+}
+
+func (x *TaskCompletedEvent) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+// TaskFailedEvent (task.failed): a tool call ended in an error the model is
+// told of, or was cancelled. Agentree's addition to seed 000.
+type TaskFailedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// The tool call's ID.
+	TaskExecutionId string `protobuf:"bytes,2,opt,name=task_execution_id,json=taskExecutionId,proto3" json:"task_execution_id,omitempty"`
+	// The tool.
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// What went wrong.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskFailedEvent) Reset() {
+	*x = TaskFailedEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskFailedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskFailedEvent) ProtoMessage() {}
+
+func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskFailedEvent.ProtoReflect.Descriptor instead.
+func (*TaskFailedEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *TaskFailedEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *TaskFailedEvent) GetTaskExecutionId() string {
+	if x != nil {
+		return x.TaskExecutionId
+	}
+	return ""
+}
+
+func (x *TaskFailedEvent) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *TaskFailedEvent) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// StreamErrorEvent (stream_error, seed 002) is the gateway's last event on
+// a stream that broke for another reason than the execution ending: show
+// it, then reconnect with `Last-Event-ID: <lastEventId>` after
+// `retryAfterMs`. It is not stored and has no `id:`.
+type StreamErrorEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `unavailable` (the event store cannot be read), `shutting_down` (the
+	// gateway is stopping; another instance or its restart serves the
+	// reconnect) or `events_expired` (events after the client's
+	// Last-Event-ID are older than the replay window: reload the execution
+	// with the REST API, then resume after lastEventId).
+	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
+	// What happened, for people.
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// The last event ID the stream sent or passed over; resume after it.
+	LastEventId string `protobuf:"bytes,3,opt,name=last_event_id,json=lastEventId,proto3" json:"last_event_id,omitempty"`
+	// How long to wait before reconnecting, in milliseconds.
+	RetryAfterMs  int32 `protobuf:"varint,4,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamErrorEvent) Reset() {
+	*x = StreamErrorEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamErrorEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamErrorEvent) ProtoMessage() {}
+
+func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamErrorEvent.ProtoReflect.Descriptor instead.
+func (*StreamErrorEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *StreamErrorEvent) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *StreamErrorEvent) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *StreamErrorEvent) GetLastEventId() string {
+	if x != nil {
+		return x.LastEventId
+	}
+	return ""
+}
+
+func (x *StreamErrorEvent) GetRetryAfterMs() int32 {
+	if x != nil {
+		return x.RetryAfterMs
+	}
+	return 0
 }
 
 // Checkpoint is a point the execution can resume from: the leaf of its
@@ -1751,7 +3088,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +3100,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +3113,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{20}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -1845,7 +3182,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1857,7 +3194,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1870,7 +3207,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{21}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListCheckpointsRequest) GetOrg() string {
@@ -1914,7 +3251,7 @@ type ListCheckpointsResponse struct {
 
 func (x *ListCheckpointsResponse) Reset() {
 	*x = ListCheckpointsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +3263,7 @@ func (x *ListCheckpointsResponse) String() string {
 func (*ListCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +3276,7 @@ func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{22}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListCheckpointsResponse) GetCheckpoints() []*Checkpoint {
@@ -1971,7 +3308,7 @@ type GetCheckpointRequest struct {
 
 func (x *GetCheckpointRequest) Reset() {
 	*x = GetCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +3320,7 @@ func (x *GetCheckpointRequest) String() string {
 func (*GetCheckpointRequest) ProtoMessage() {}
 
 func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +3333,7 @@ func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetCheckpointRequest) GetOrg() string {
@@ -2047,7 +3384,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2059,7 +3396,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2072,7 +3409,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Task) GetId() string {
@@ -2155,7 +3492,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +3504,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +3517,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListTasksRequest) GetOrg() string {
@@ -2224,7 +3561,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +3573,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +3586,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -2298,7 +3635,7 @@ type Entry struct {
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2310,7 +3647,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2323,7 +3660,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Entry) GetId() string {
@@ -2420,7 +3757,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +3769,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +3782,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListEntriesRequest) GetOrg() string {
@@ -2489,7 +3826,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +3838,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +3851,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -2546,7 +3883,7 @@ type GetEntryRequest struct {
 
 func (x *GetEntryRequest) Reset() {
 	*x = GetEntryRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +3895,7 @@ func (x *GetEntryRequest) String() string {
 func (*GetEntryRequest) ProtoMessage() {}
 
 func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +3908,7 @@ func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetEntryRequest) GetOrg() string {
@@ -2614,7 +3951,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2626,7 +3963,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2639,7 +3976,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Usage) GetInput() int64 {
@@ -2693,7 +4030,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +4042,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +4055,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ToolCallRequest) GetId() string {
@@ -2765,7 +4102,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2777,7 +4114,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2790,7 +4127,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ContentBlock) GetType() string {
@@ -2875,7 +4212,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2887,7 +4224,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2900,7 +4237,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Message) GetEntryId() string {
@@ -3005,7 +4342,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +4354,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +4367,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListMessagesRequest) GetOrg() string {
@@ -3076,7 +4413,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3088,7 +4425,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3101,7 +4438,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -3167,7 +4504,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +4516,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +4529,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ToolCall) GetId() string {
@@ -3321,7 +4658,7 @@ type ListToolCallsRequest struct {
 
 func (x *ListToolCallsRequest) Reset() {
 	*x = ListToolCallsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3333,7 +4670,7 @@ func (x *ListToolCallsRequest) String() string {
 func (*ListToolCallsRequest) ProtoMessage() {}
 
 func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3346,7 +4683,7 @@ func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolCallsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListToolCallsRequest) GetOrg() string {
@@ -3404,7 +4741,7 @@ type ListToolCallsResponse struct {
 
 func (x *ListToolCallsResponse) Reset() {
 	*x = ListToolCallsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3416,7 +4753,7 @@ func (x *ListToolCallsResponse) String() string {
 func (*ListToolCallsResponse) ProtoMessage() {}
 
 func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3429,7 +4766,7 @@ func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolCallsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListToolCallsResponse) GetToolCalls() []*ToolCall {
@@ -3461,7 +4798,7 @@ type GetToolCallRequest struct {
 
 func (x *GetToolCallRequest) Reset() {
 	*x = GetToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3473,7 +4810,7 @@ func (x *GetToolCallRequest) String() string {
 func (*GetToolCallRequest) ProtoMessage() {}
 
 func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3486,7 +4823,7 @@ func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolCallRequest.ProtoReflect.Descriptor instead.
 func (*GetToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetToolCallRequest) GetOrg() string {
@@ -3521,7 +4858,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3533,7 +4870,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3546,7 +4883,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetCapabilitiesRequest) GetOrg() string {
@@ -3575,7 +4912,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3587,7 +4924,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3600,7 +4937,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
@@ -3655,7 +4992,7 @@ type WorkerCapabilities struct {
 
 func (x *WorkerCapabilities) Reset() {
 	*x = WorkerCapabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3667,7 +5004,7 @@ func (x *WorkerCapabilities) String() string {
 func (*WorkerCapabilities) ProtoMessage() {}
 
 func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3680,7 +5017,7 @@ func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
 func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WorkerCapabilities) GetIdentity() string {
@@ -3749,7 +5086,7 @@ type ToolCapability struct {
 
 func (x *ToolCapability) Reset() {
 	*x = ToolCapability{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3761,7 +5098,7 @@ func (x *ToolCapability) String() string {
 func (*ToolCapability) ProtoMessage() {}
 
 func (x *ToolCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3774,7 +5111,7 @@ func (x *ToolCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
 func (*ToolCapability) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ToolCapability) GetName() string {
@@ -3823,7 +5160,7 @@ type ModelEndpoint struct {
 
 func (x *ModelEndpoint) Reset() {
 	*x = ModelEndpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3835,7 +5172,7 @@ func (x *ModelEndpoint) String() string {
 func (*ModelEndpoint) ProtoMessage() {}
 
 func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3848,7 +5185,7 @@ func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
 func (*ModelEndpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ModelEndpoint) GetName() string {
@@ -4020,13 +5357,102 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\"\n" +
 	"\rlast_event_id\x18\x03 \x01(\x03R\vlastEventId\x12\"\n" +
-	"\fconsolidated\x18\x04 \x01(\bR\fconsolidated\"\x9a\x01\n" +
+	"\fconsolidated\x18\x04 \x01(\bR\fconsolidated\"\xf4\a\n" +
 	"\vStreamEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
-	"\x05event\x18\x02 \x01(\tR\x05event\x12*\n" +
-	"\x04data\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04data\x129\n" +
+	"\x05event\x18\x02 \x01(\tR\x05event\x129\n" +
 	"\n" +
-	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x9e\x02\n" +
+	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12E\n" +
+	"\ragent_started\x18\n" +
+	" \x01(\v2\x1e.agentree.v1.AgentStartedEventH\x00R\fagentStarted\x12E\n" +
+	"\ragent_resumed\x18\v \x01(\v2\x1e.agentree.v1.AgentResumedEventH\x00R\fagentResumed\x12E\n" +
+	"\ragent_waiting\x18\f \x01(\v2\x1e.agentree.v1.AgentWaitingEventH\x00R\fagentWaiting\x12N\n" +
+	"\x10agent_checkpoint\x18\r \x01(\v2!.agentree.v1.AgentCheckpointEventH\x00R\x0fagentCheckpoint\x12K\n" +
+	"\x0fagent_completed\x18\x0e \x01(\v2 .agentree.v1.AgentCompletedEventH\x00R\x0eagentCompleted\x12B\n" +
+	"\fagent_failed\x18\x0f \x01(\v2\x1d.agentree.v1.AgentFailedEventH\x00R\vagentFailed\x12K\n" +
+	"\x0fagent_cancelled\x18\x10 \x01(\v2 .agentree.v1.AgentCancelledEventH\x00R\x0eagentCancelled\x12/\n" +
+	"\x05token\x18\x11 \x01(\v2\x17.agentree.v1.TokenEventH\x00R\x05token\x12,\n" +
+	"\x04data\x18\x12 \x01(\v2\x16.agentree.v1.DataEventH\x00R\x04data\x12B\n" +
+	"\ftask_started\x18\x13 \x01(\v2\x1d.agentree.v1.TaskStartedEventH\x00R\vtaskStarted\x12H\n" +
+	"\x0etask_completed\x18\x14 \x01(\v2\x1f.agentree.v1.TaskCompletedEventH\x00R\rtaskCompleted\x12?\n" +
+	"\vtask_failed\x18\x15 \x01(\v2\x1c.agentree.v1.TaskFailedEventH\x00R\n" +
+	"taskFailed\x12B\n" +
+	"\fstream_error\x18\x16 \x01(\v2\x1d.agentree.v1.StreamErrorEventH\x00R\vstreamErrorB\t\n" +
+	"\apayloadJ\x04\b\x03\x10\x04\"Y\n" +
+	"\x11AgentStartedEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"Y\n" +
+	"\x11AgentResumedEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"q\n" +
+	"\x11AgentWaitingEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"`\n" +
+	"\x14AgentCheckpointEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x05R\bsequence\"|\n" +
+	"\x13AgentCompletedEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
+	"\vstop_reason\x18\x03 \x01(\tR\n" +
+	"stopReason\"\x8f\x01\n" +
+	"\x10AgentFailedEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
+	"\vstop_reason\x18\x03 \x01(\tR\n" +
+	"stopReason\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"|\n" +
+	"\x13AgentCancelledEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
+	"\vstop_reason\x18\x03 \x01(\tR\n" +
+	"stopReason\"z\n" +
+	"\n" +
+	"TokenEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
+	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\tR\x04data\"\x93\x01\n" +
+	"\tDataEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
+	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12,\n" +
+	"\x04data\x18\x03 \x01(\v2\x18.agentree.v1.DataPayloadR\x04data\"\x97\x02\n" +
+	"\vDataPayload\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x129\n" +
+	"\ttool_call\x18\x03 \x01(\v2\x1b.agentree.v1.StreamToolCallR\ttool_call\x12\x14\n" +
+	"\x05delta\x18\x04 \x01(\tR\x05delta\x125\n" +
+	"\x06result\x18\x05 \x01(\v2\x1d.agentree.v1.StreamToolResultR\x06result\x12\x16\n" +
+	"\x06stream\x18\x06 \x01(\tR\x06stream\x12\x12\n" +
+	"\x04data\x18\a \x01(\tR\x04data\x12,\n" +
+	"\x05value\x18\b \x01(\v2\x16.google.protobuf.ValueR\x05value\"j\n" +
+	"\x0eStreamToolCall\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x124\n" +
+	"\targuments\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\targuments\"e\n" +
+	"\x10StreamToolResult\x12\x19\n" +
+	"\bis_error\x18\x01 \x01(\bR\aisError\x12\x18\n" +
+	"\apreview\x18\x02 \x01(\tR\apreview\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\"\xb6\x01\n" +
+	"\x10TaskStartedEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
+	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x124\n" +
+	"\targuments\x18\x04 \x01(\v2\x16.google.protobuf.ValueR\targuments\"\x82\x01\n" +
+	"\x12TaskCompletedEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
+	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\"\x95\x01\n" +
+	"\x0fTaskFailedEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
+	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\x8a\x01\n" +
+	"\x10StreamErrorEvent\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\"\n" +
+	"\rlast_event_id\x18\x03 \x01(\tR\vlastEventId\x12$\n" +
+	"\x0eretry_after_ms\x18\x04 \x01(\x05R\fretryAfterMs\"\x9e\x02\n" +
 	"\n" +
 	"Checkpoint\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
@@ -4255,7 +5681,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -4277,138 +5703,172 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*SignalAgentExecutionResponse)(nil),  // 17: agentree.v1.SignalAgentExecutionResponse
 	(*StreamAgentExecutionRequest)(nil),   // 18: agentree.v1.StreamAgentExecutionRequest
 	(*StreamEvent)(nil),                   // 19: agentree.v1.StreamEvent
-	(*Checkpoint)(nil),                    // 20: agentree.v1.Checkpoint
-	(*ListCheckpointsRequest)(nil),        // 21: agentree.v1.ListCheckpointsRequest
-	(*ListCheckpointsResponse)(nil),       // 22: agentree.v1.ListCheckpointsResponse
-	(*GetCheckpointRequest)(nil),          // 23: agentree.v1.GetCheckpointRequest
-	(*Task)(nil),                          // 24: agentree.v1.Task
-	(*ListTasksRequest)(nil),              // 25: agentree.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 26: agentree.v1.ListTasksResponse
-	(*Entry)(nil),                         // 27: agentree.v1.Entry
-	(*ListEntriesRequest)(nil),            // 28: agentree.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),           // 29: agentree.v1.ListEntriesResponse
-	(*GetEntryRequest)(nil),               // 30: agentree.v1.GetEntryRequest
-	(*Usage)(nil),                         // 31: agentree.v1.Usage
-	(*ToolCallRequest)(nil),               // 32: agentree.v1.ToolCallRequest
-	(*ContentBlock)(nil),                  // 33: agentree.v1.ContentBlock
-	(*Message)(nil),                       // 34: agentree.v1.Message
-	(*ListMessagesRequest)(nil),           // 35: agentree.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 36: agentree.v1.ListMessagesResponse
-	(*ToolCall)(nil),                      // 37: agentree.v1.ToolCall
-	(*ListToolCallsRequest)(nil),          // 38: agentree.v1.ListToolCallsRequest
-	(*ListToolCallsResponse)(nil),         // 39: agentree.v1.ListToolCallsResponse
-	(*GetToolCallRequest)(nil),            // 40: agentree.v1.GetToolCallRequest
-	(*GetCapabilitiesRequest)(nil),        // 41: agentree.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),                  // 42: agentree.v1.Capabilities
-	(*WorkerCapabilities)(nil),            // 43: agentree.v1.WorkerCapabilities
-	(*ToolCapability)(nil),                // 44: agentree.v1.ToolCapability
-	(*ModelEndpoint)(nil),                 // 45: agentree.v1.ModelEndpoint
-	(*structpb.Struct)(nil),               // 46: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 47: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 48: google.protobuf.Value
+	(*AgentStartedEvent)(nil),             // 20: agentree.v1.AgentStartedEvent
+	(*AgentResumedEvent)(nil),             // 21: agentree.v1.AgentResumedEvent
+	(*AgentWaitingEvent)(nil),             // 22: agentree.v1.AgentWaitingEvent
+	(*AgentCheckpointEvent)(nil),          // 23: agentree.v1.AgentCheckpointEvent
+	(*AgentCompletedEvent)(nil),           // 24: agentree.v1.AgentCompletedEvent
+	(*AgentFailedEvent)(nil),              // 25: agentree.v1.AgentFailedEvent
+	(*AgentCancelledEvent)(nil),           // 26: agentree.v1.AgentCancelledEvent
+	(*TokenEvent)(nil),                    // 27: agentree.v1.TokenEvent
+	(*DataEvent)(nil),                     // 28: agentree.v1.DataEvent
+	(*DataPayload)(nil),                   // 29: agentree.v1.DataPayload
+	(*StreamToolCall)(nil),                // 30: agentree.v1.StreamToolCall
+	(*StreamToolResult)(nil),              // 31: agentree.v1.StreamToolResult
+	(*TaskStartedEvent)(nil),              // 32: agentree.v1.TaskStartedEvent
+	(*TaskCompletedEvent)(nil),            // 33: agentree.v1.TaskCompletedEvent
+	(*TaskFailedEvent)(nil),               // 34: agentree.v1.TaskFailedEvent
+	(*StreamErrorEvent)(nil),              // 35: agentree.v1.StreamErrorEvent
+	(*Checkpoint)(nil),                    // 36: agentree.v1.Checkpoint
+	(*ListCheckpointsRequest)(nil),        // 37: agentree.v1.ListCheckpointsRequest
+	(*ListCheckpointsResponse)(nil),       // 38: agentree.v1.ListCheckpointsResponse
+	(*GetCheckpointRequest)(nil),          // 39: agentree.v1.GetCheckpointRequest
+	(*Task)(nil),                          // 40: agentree.v1.Task
+	(*ListTasksRequest)(nil),              // 41: agentree.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 42: agentree.v1.ListTasksResponse
+	(*Entry)(nil),                         // 43: agentree.v1.Entry
+	(*ListEntriesRequest)(nil),            // 44: agentree.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),           // 45: agentree.v1.ListEntriesResponse
+	(*GetEntryRequest)(nil),               // 46: agentree.v1.GetEntryRequest
+	(*Usage)(nil),                         // 47: agentree.v1.Usage
+	(*ToolCallRequest)(nil),               // 48: agentree.v1.ToolCallRequest
+	(*ContentBlock)(nil),                  // 49: agentree.v1.ContentBlock
+	(*Message)(nil),                       // 50: agentree.v1.Message
+	(*ListMessagesRequest)(nil),           // 51: agentree.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 52: agentree.v1.ListMessagesResponse
+	(*ToolCall)(nil),                      // 53: agentree.v1.ToolCall
+	(*ListToolCallsRequest)(nil),          // 54: agentree.v1.ListToolCallsRequest
+	(*ListToolCallsResponse)(nil),         // 55: agentree.v1.ListToolCallsResponse
+	(*GetToolCallRequest)(nil),            // 56: agentree.v1.GetToolCallRequest
+	(*GetCapabilitiesRequest)(nil),        // 57: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 58: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 59: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 60: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 61: agentree.v1.ModelEndpoint
+	(*structpb.Struct)(nil),               // 62: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 63: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 64: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,  // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	46, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	46, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	47, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	47, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	62, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	62, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	63, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	63, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,  // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	46, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	46, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	62, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	62, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,  // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,  // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	46, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	46, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	46, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	46, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	46, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	46, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	47, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	47, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	47, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	47, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	62, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	62, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	62, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	62, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	62, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	62, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	63, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	63, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	63, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	63, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,  // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	46, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	46, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	62, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	62, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10, // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	48, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	48, // 25: agentree.v1.StreamEvent.data:type_name -> google.protobuf.Value
-	47, // 26: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	46, // 27: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	46, // 28: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	47, // 29: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	20, // 30: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	47, // 31: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	47, // 32: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	24, // 33: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	48, // 34: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	46, // 35: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	47, // 36: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	27, // 37: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	48, // 38: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	32, // 39: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	33, // 40: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	31, // 41: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	47, // 42: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	34, // 43: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	48, // 44: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	48, // 45: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	47, // 46: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	47, // 47: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	37, // 48: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	43, // 49: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	44, // 50: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	45, // 51: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	47, // 52: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	44, // 53: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	45, // 54: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	46, // 55: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	3,  // 56: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,  // 57: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,  // 58: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,  // 59: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,  // 60: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11, // 61: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12, // 62: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14, // 63: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15, // 64: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	16, // 65: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18, // 66: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	21, // 67: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	23, // 68: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	25, // 69: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	28, // 70: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	30, // 71: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	35, // 72: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	38, // 73: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	40, // 74: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	41, // 75: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	2,  // 76: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,  // 77: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,  // 78: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,  // 79: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,  // 80: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10, // 81: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13, // 82: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10, // 83: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10, // 84: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	17, // 85: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19, // 86: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	22, // 87: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	20, // 88: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	26, // 89: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	29, // 90: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	27, // 91: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	36, // 92: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	39, // 93: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	37, // 94: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	42, // 95: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	76, // [76:96] is the sub-list for method output_type
-	56, // [56:76] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	64, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	63, // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	20, // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	21, // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	22, // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	23, // 29: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	24, // 30: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	25, // 31: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	26, // 32: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	27, // 33: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	28, // 34: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	32, // 35: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	33, // 36: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	34, // 37: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	35, // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	29, // 39: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	30, // 40: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	31, // 41: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	64, // 42: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	64, // 43: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	64, // 44: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	62, // 45: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	62, // 46: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	63, // 47: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	36, // 48: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	63, // 49: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	63, // 50: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	40, // 51: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	64, // 52: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	62, // 53: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	63, // 54: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	43, // 55: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	64, // 56: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	48, // 57: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	49, // 58: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	47, // 59: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	63, // 60: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	50, // 61: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	64, // 62: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	64, // 63: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	63, // 64: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	63, // 65: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	53, // 66: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	59, // 67: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	60, // 68: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	61, // 69: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	63, // 70: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	60, // 71: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	61, // 72: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	62, // 73: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	3,  // 74: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,  // 75: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,  // 76: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,  // 77: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,  // 78: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11, // 79: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12, // 80: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14, // 81: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15, // 82: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	16, // 83: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18, // 84: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	37, // 85: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	39, // 86: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	41, // 87: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	44, // 88: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	46, // 89: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	51, // 90: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	54, // 91: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	56, // 92: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	57, // 93: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	2,  // 94: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,  // 95: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,  // 96: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,  // 97: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,  // 98: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10, // 99: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13, // 100: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10, // 101: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10, // 102: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	17, // 103: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19, // 104: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	38, // 105: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	36, // 106: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42, // 107: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	45, // 108: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	43, // 109: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	52, // 110: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	55, // 111: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	53, // 112: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	58, // 113: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	94, // [94:114] is the sub-list for method output_type
+	74, // [74:94] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -4416,13 +5876,28 @@ func file_agentree_v1_agentree_proto_init() {
 	if File_agentree_v1_agentree_proto != nil {
 		return
 	}
+	file_agentree_v1_agentree_proto_msgTypes[19].OneofWrappers = []any{
+		(*StreamEvent_AgentStarted)(nil),
+		(*StreamEvent_AgentResumed)(nil),
+		(*StreamEvent_AgentWaiting)(nil),
+		(*StreamEvent_AgentCheckpoint)(nil),
+		(*StreamEvent_AgentCompleted)(nil),
+		(*StreamEvent_AgentFailed)(nil),
+		(*StreamEvent_AgentCancelled)(nil),
+		(*StreamEvent_Token)(nil),
+		(*StreamEvent_Data)(nil),
+		(*StreamEvent_TaskStarted)(nil),
+		(*StreamEvent_TaskCompleted)(nil),
+		(*StreamEvent_TaskFailed)(nil),
+		(*StreamEvent_StreamError)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
