@@ -26,7 +26,7 @@ import (
 // harness is one test's Agentree: a fresh schema, a Temporal client with
 // the plugin and a worker on a task queue of its own.
 type harness struct {
-	t         *testing.T
+	t         testing.TB
 	es        *entrystore.Store
 	org       entrystore.Org
 	tc        client.Client
@@ -36,7 +36,7 @@ type harness struct {
 }
 
 // newHarness starts a worker in this process unless noWorker.
-func newHarness(t *testing.T, opts adapter.Options, noWorker bool) *harness {
+func newHarness(t testing.TB, opts adapter.Options, noWorker bool) *harness {
 	t.Helper()
 	return newHarnessVia(t, opts, noWorker, nil)
 }
@@ -44,14 +44,14 @@ func newHarness(t *testing.T, opts adapter.Options, noWorker bool) *harness {
 // newHarnessVia is newHarness whose worker reaches Postgres at the URL
 // workerURL makes of the test's database URL (through a fault proxy, say);
 // the test's own store, the client's, connects directly.
-func newHarnessVia(t *testing.T, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
+func newHarnessVia(t testing.TB, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
 	t.Helper()
 	return newHarnessAt(t, pgtest.URL(t), opts, noWorker, workerURL)
 }
 
 // newHarnessAt is newHarnessVia on a database the test has set up itself
 // (migrated by another build, say).
-func newHarnessAt(t *testing.T, dbURL string, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
+func newHarnessAt(t testing.TB, dbURL string, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	require.NoError(t, err)
