@@ -115,7 +115,7 @@ func TestBadInput(t *testing.T) {
 		{"loopThreshold below -1", "POST", base, valid(`,"config":{"loopThreshold":-2}`), 400, "invalid_argument", "config.loopThreshold must be a whole number from -1 to 100 (0 = the default, 3; -1 = off); got -2"},
 		{"toolOutputLimit too large", "POST", base, valid(`,"config":{"toolOutputLimit":2000000}`), 400, "invalid_argument", "config.toolOutputLimit must be a whole number from 0 to 1048576 (0 = the default, 16384 bytes); got 2000000"},
 		{"temperature 7", "POST", base, valid(`,"config":{"temperature":7}`), 400, "invalid_argument", "config.temperature must be a number from 0 to 2; got 7"},
-		{"unknown config key named", "POST", base, valid(`,"config":{"maxTurnz":3}`), 400, "invalid_argument", `unknown field "maxTurnz" in config (known: agent, loopThreshold, maxTokens, maxTurns, mode, models, systemPrompt, temperature, thinkingBudget, toolOutputLimit, tools)`},
+		{"unknown config key named", "POST", base, valid(`,"config":{"maxTurnz":3}`), 400, "invalid_argument", `unknown field "maxTurnz" in config (known: agent, loopThreshold, maxParallelTools, maxTokens, maxTurns, mode, models, systemPrompt, temperature, thinkingBudget, toolOutputLimit, tools)`},
 		{"config mode a number", "POST", base, valid(`,"config":{"mode":3}`), 400, "invalid_argument", "config.mode must be a string, not a number"},
 		{"definition maxTurns out of range", "POST", defs, `{"name":"x","slug":"x","config":{"maxTurns":5000}}`, 400, "invalid_argument", "config.maxTurns must be a whole number from 0 to 1000 (0 = the default, 50); got 5000"},
 		{"definition without slug", "POST", defs, `{"name":"x"}`, 400, "invalid_argument", `slug is required: 1 to 63 lowercase letters, digits and '-', starting with a letter or digit (e.g. "research-bot")`},
