@@ -205,9 +205,13 @@ func rootCause(err error) string {
 }
 
 func (c *segment) RunTool(assistantID string, call agentsdk.ToolCallRef) (*agentsdk.ToolResult, error) {
+	return c.runTool(assistantID, call, c.state.Steps+1)
+}
+
+func (c *segment) runTool(assistantID string, call agentsdk.ToolCallRef, stepNumber int) (*agentsdk.ToolResult, error) {
 	res, err := c.port.RunTool(step.ToolInput{
 		OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
-		LeafID: c.leafID(), ToolCallID: call.ID, Key: c.key(), StepNumber: c.state.Steps + 1,
+		LeafID: c.leafID(), ToolCallID: call.ID, Key: c.key(), StepNumber: stepNumber,
 	})
 	if err != nil {
 		return nil, err

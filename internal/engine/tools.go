@@ -31,6 +31,16 @@ func (c *segment) RunTools(assistantID string, calls []agentsdk.ToolCallRef) ([]
 	var results []*agentsdk.ToolResult
 	for start := 0; start < n; start += par {
 		chunk := calls[start:min(start+par, n)]
+		if len(chunk) == 1 {
+			// One call alone: one activity that appends its own result,
+			// not an activity and a store write.
+			res, err := c.runTool(assistantID, chunk[0], c.state.Steps+len(results)+1)
+			if err != nil {
+				return results, err
+			}
+			results = append(results, res)
+			continue
+		}
 		ins := make([]step.ToolInput, len(chunk))
 		app := step.AppendResultsInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID, LeafID: c.leafID()}
 		for i, tc := range chunk {

@@ -95,7 +95,7 @@ type agentree struct{ b *bench }
 
 func (agentree) name() string              { return nameAgentree }
 func (a agentree) temporal() client.Client { return a.b.sys.agentree }
-func (agentree) toolActivity() string      { return adapter.ExecuteToolActivity }
+func (agentree) toolActivity() string      { return adapter.RunToolActivity }
 
 func (a agentree) client(queue string) *adapter.Client {
 	return adapter.NewClient(a.b.sys.agentree, a.b.store, queue)
