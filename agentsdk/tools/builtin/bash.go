@@ -54,9 +54,11 @@ type BashOptions struct {
 	// Anything not listed (model keys, DATABASE_URL) is never visible.
 	// nil: DefaultBashEnv.
 	Env []string
-	// RequireIsolation makes a host with no network isolation an error
-	// (Tools fails) rather than running commands with the worker's
-	// network.
+	// RequireIsolation makes a host that cannot take the network away
+	// from commands and give them their own PID namespace an error (Tools
+	// fails) rather than running them with the worker's network and in
+	// sight of its processes (a same-user process can read another's
+	// /proc/PID/environ, and with it the worker's keys).
 	RequireIsolation bool
 	// Deny are Go regular expressions a command is refused for matching;
 	// nil: DefaultDeny; empty: none.
@@ -98,9 +100,9 @@ func newBash(ws workspace.Workspaces, o BashOptions) (*bash, error) {
 		return nil, err
 	}
 	iso := DetectIsolation()
-	if o.RequireIsolation && !iso.NoNetwork {
-		return nil, errors.New("bash: requireIsolation is set but this host offers no network isolation: " +
-			"install bubblewrap (bwrap) or allow unprivileged user namespaces (unshare -rn)")
+	if o.RequireIsolation && !(iso.NoNetwork && iso.OwnProcesses) {
+		return nil, fmt.Errorf("bash: requireIsolation is set but this host offers only %s: "+
+			"install bubblewrap (bwrap) or allow unprivileged user and PID namespaces (unshare)", iso)
 	}
 	return &bash{ws: ws, opts: o, deny: deny, isolation: iso}, nil
 }
