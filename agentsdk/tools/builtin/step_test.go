@@ -84,4 +84,3 @@ func TestBashOutputIsCappedAndKeptWhole(t *testing.T) {
 	}
 	require.Equal(t, len("HEAD-MARK\n")+size+len("\nTAIL-MARK\n"), streamed.Len(), "the live stream carried every byte")
 }
-
