@@ -102,23 +102,29 @@ func probe() Isolation {
 		return none
 	}
 	for _, c := range candidates {
-		argv := c.wrap(bash, ws, "touch ok")
-		if _, err := exec.LookPath(argv[0]); err != nil {
-			continue
+		if c.works(bash, ws) {
+			return c
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir = ws
-		err := cmd.Run()
-		cancel()
-		if err != nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(ws, "ok")); err != nil {
-			continue
-		}
-		os.Remove(filepath.Join(ws, "ok"))
-		return c
 	}
 	return none
+}
+
+// works runs a probe under c in ws: it must succeed and write there.
+func (c Isolation) works(bash, ws string) bool {
+	argv := c.wrap(bash, ws, "touch ok")
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = ws
+	if err := cmd.Run(); err != nil {
+		return false
+	}
+	ok := filepath.Join(ws, "ok")
+	if _, err := os.Stat(ok); err != nil {
+		return false
+	}
+	return os.Remove(ok) == nil
 }

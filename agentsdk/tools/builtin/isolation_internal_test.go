@@ -1,0 +1,105 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk/tools/workspace"
+)
+
+// TestEveryIsolationThisHostOffers runs the same checks under each
+// isolation the host can run, weakest included, so a host that degrades
+// to unshare or to none still kills process groups, hides secrets from
+// the environment and reports its network truthfully. DetectIsolation
+// picks only the strongest; this covers the others.
+func TestEveryIsolationThisHostOffers(t *testing.T) {
+	bashPath, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Setenv("AGENTREE_TEST_SECRET", "sk-isolation-secret")
+	ran := 0
+	for i, iso := range append(append([]Isolation(nil), candidates...), none) {
+		t.Run(fmt.Sprintf("%d-%s", i, iso), func(t *testing.T) {
+			probeWS := t.TempDir()
+			if !iso.works(bashPath, probeWS) {
+				t.Logf("not available on this host: %s", iso)
+				return
+			}
+			ran++
+			ws := workspace.Workspaces{Root: t.TempDir()}
+			b, err := newBash(ws, BashOptions{Env: []string{"PATH"}})
+			require.NoError(t, err)
+			b.isolation = iso
+			w, err := ws.Open("e")
+			require.NoError(t, err)
+			dir := w.Dir()
+			w.Close()
+
+			res, err := b.exec(context.Background(), dir, fmt.Sprintf(
+				`env; echo made > made.txt; (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached || echo unreachable; exit 3`,
+				ln.Addr().(*net.TCPAddr).Port), DefaultBashTimeout, nil)
+			require.NoError(t, err)
+			require.Equal(t, 3, res.exit)
+			require.NotContains(t, res.output, "sk-isolation-secret")
+			require.Contains(t, res.output, "HOME="+dir+"\n")
+			if iso.NoNetwork {
+				require.Contains(t, res.output, "unreachable\n")
+			} else {
+				require.Contains(t, res.output, "reached\n")
+				require.NotContains(t, res.output, "unreachable")
+			}
+			b2, err := os.ReadFile(filepath.Join(dir, "made.txt"))
+			require.NoError(t, err)
+			require.Equal(t, "made\n", string(b2))
+
+			// A sleeper in the background and one in the foreground: the
+			// timeout takes both.
+			marker := fmt.Sprintf("%d", 200000+i*7+os.Getpid()%1000*10)
+			res, err = b.exec(context.Background(), dir, "sleep "+marker+" & sleep "+marker+"; echo never", time.Second, nil)
+			require.NoError(t, err)
+			require.True(t, res.timedOut)
+			require.NotContains(t, res.output, "never")
+			require.Eventually(t, func() bool { return !sleeping(marker) }, 10*time.Second, 10*time.Millisecond, "no sleeper is left")
+		})
+	}
+	require.Positive(t, ran)
+}
+
+// sleeping reports whether a live `sleep arg` process exists.
+func sleeping(arg string) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cl, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || string(cl) != "sleep\x00"+arg+"\x00" {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
+}
