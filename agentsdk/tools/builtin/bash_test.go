@@ -326,3 +326,25 @@ func TestBashStreamsTerminalEvents(t *testing.T) {
 	require.True(t, strings.HasSuffix(got["stdout"], "line 2000\n"))
 	require.Contains(t, out, "héllo\n")
 }
+
+// BenchmarkBashOutput measures what a command printing n bytes costs the
+// worker's memory (B/op), at the default output limit: up to the limit the
+// whole output is held once; past it, no more than the limit.
+func BenchmarkBashOutput(b *testing.B) {
+	for _, n := range []int{10 << 20, 100 << 20} {
+		b.Run(fmt.Sprintf("%dMiB", n>>20), func(b *testing.B) {
+			tools, err := builtin.Tools(builtin.Options{Root: b.TempDir()})
+			require.NoError(b, err)
+			args, err := json.Marshal(builtin.BashArgs{Command: fmt.Sprintf(`head -c %d /dev/zero | tr '\0' x`, n)})
+			require.NoError(b, err)
+			bash := tools[len(tools)-1]
+			b.ReportAllocs()
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				out, err := bash.Run(context.Background(), agentsdk.ToolInvocation{ExecutionID: "bench", Arguments: args, Emit: func(any) {}})
+				require.NoError(b, err)
+				require.Greater(b, len(out), 1<<20)
+			}
+		})
+	}
+}
