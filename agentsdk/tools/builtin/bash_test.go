@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,32 +90,6 @@ func TestBashCannotSeeWorkerSecrets(t *testing.T) {
 		"can read the worker's /proc/PID/environ; install bubblewrap or allow user namespaces", iso)
 }
 
-// procsRunning lists the live (not zombie) processes whose command line
-// is argv.
-func procsRunning(t *testing.T, argv ...string) []string {
-	t.Helper()
-	want := strings.Join(argv, "\x00") + "\x00"
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	require.NoError(t, err)
-	var live []string
-	for _, d := range dirs {
-		cl, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || string(cl) != want {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(d, "stat"))
-		if err != nil {
-			continue
-		}
-		// The state follows the parenthesised command name.
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			continue
-		}
-		live = append(live, filepath.Base(d))
-	}
-	return live
-}
-
 // TestBashTimeoutKillsTheProcessGroup: a command that forks sleepers, one
 // in the background, is stopped by its timeout, by the call's
 // cancellation, or by ending while a sleeper still runs; afterwards no
@@ -168,7 +141,7 @@ func TestBashTimeoutKillsTheProcessGroup(t *testing.T) {
 					t.Fatalf("the command ended before it started its sleepers: %q %v", r.out, r.err)
 				}
 				require.Eventually(t, func() bool {
-					return len(procsRunning(t, "sleep", bg)) == 1 && len(procsRunning(t, "sleep", fg)) == 1
+					return len(builtin.LiveProcesses("sleep", bg)) == 1 && len(builtin.LiveProcesses("sleep", fg)) == 1
 				}, 10*time.Second, 10*time.Millisecond, "both sleepers run")
 				if c.cancel {
 					cancel()
@@ -182,7 +155,7 @@ func TestBashTimeoutKillsTheProcessGroup(t *testing.T) {
 				require.Contains(t, r.out, c.wantTail)
 			}
 			require.Eventually(t, func() bool {
-				return len(procsRunning(t, "sleep", bg)) == 0 && len(procsRunning(t, "sleep", fg)) == 0
+				return len(builtin.LiveProcesses("sleep", bg)) == 0 && len(builtin.LiveProcesses("sleep", fg)) == 0
 			}, 10*time.Second, 10*time.Millisecond, "no process of the command is left")
 		})
 	}
@@ -271,20 +244,8 @@ func TestBashRunsInTheWorkspace(t *testing.T) {
 // The isolation the result reports is the one in force: with no network,
 // a server on the worker's loopback cannot be reached.
 func TestBashNetworkIsWhatTheResultSays(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	port := builtin.LoopbackServer(t)
 	f := newFixture(t, builtin.Options{})
-	port := ln.Addr().(*net.TCPAddr).Port
 	out, err := f.run(t, builtin.BashTool, builtin.BashArgs{
 		Command: fmt.Sprintf(`(exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached || echo unreachable`, port),
 	})

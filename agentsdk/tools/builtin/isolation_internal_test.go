@@ -24,18 +24,7 @@ import (
 func TestEveryIsolationThisHostOffers(t *testing.T) {
 	bashPath, err := exec.LookPath("bash")
 	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	port := LoopbackServer(t)
 	t.Setenv("AGENTREE_TEST_SECRET", "sk-isolation-secret")
 	ran := 0
 	for i, iso := range append(append([]Isolation(nil), candidates...), none) {
@@ -57,7 +46,7 @@ func TestEveryIsolationThisHostOffers(t *testing.T) {
 
 			res, err := b.exec(context.Background(), dir, fmt.Sprintf(
 				`env; echo made > made.txt; (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached || echo unreachable; exit 3`,
-				ln.Addr().(*net.TCPAddr).Port), DefaultBashTimeout, nil)
+				port), DefaultBashTimeout, nil)
 			require.NoError(t, err)
 			require.Equal(t, 3, res.exit)
 			require.NotContains(t, res.output, "sk-isolation-secret")
@@ -79,27 +68,51 @@ func TestEveryIsolationThisHostOffers(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, res.timedOut)
 			require.NotContains(t, res.output, "never")
-			require.Eventually(t, func() bool { return !sleeping(marker) }, 10*time.Second, 10*time.Millisecond, "no sleeper is left")
+			require.Eventually(t, func() bool { return len(LiveProcesses("sleep", marker)) == 0 }, 10*time.Second, 10*time.Millisecond, "no sleeper is left")
 		})
 	}
 	require.Positive(t, ran)
 }
 
-// sleeping reports whether a live `sleep arg` process exists.
-func sleeping(arg string) bool {
+// LoopbackServer listens on the worker's loopback until the test ends,
+// accepting and closing connections: something a command with the
+// worker's network can reach and one without cannot. It returns the port.
+func LoopbackServer(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// LiveProcesses lists the live (not zombie) processes whose command line
+// is argv, by PID.
+func LiveProcesses(argv ...string) []string {
+	want := strings.Join(argv, "\x00") + "\x00"
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var live []string
 	for _, d := range dirs {
 		cl, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || string(cl) != "sleep\x00"+arg+"\x00" {
+		if err != nil || string(cl) != want {
 			continue
 		}
 		stat, err := os.ReadFile(filepath.Join(d, "stat"))
 		if err != nil {
 			continue
 		}
+		// The state follows the parenthesised command name.
 		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X' {
-			return true
+			live = append(live, filepath.Base(d))
 		}
 	}
-	return false
+	return live
 }
