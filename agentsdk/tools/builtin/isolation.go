@@ -55,10 +55,12 @@ var candidates = []Isolation{
 		// The host read-only, a private /tmp, the workspaces' root
 		// hidden under an empty tmpfs and only this workspace bound back
 		// writable.
-		return []string{"bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-			"--tmpfs", filepath.Dir(dir), "--bind", dir, dir, "--chdir", dir,
-			"--", bash, "-c", command}
+		argv := []string{"bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
+			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+		if root := filepath.Dir(dir); root != "/" {
+			argv = append(argv, "--tmpfs", root)
+		}
+		return append(argv, "--bind", dir, dir, "--chdir", dir, "--", bash, "-c", command)
 	}},
 	{Name: "unshare", NoNetwork: true, OwnProcesses: true, wrap: func(bash, _, command string) []string {
 		return []string{"unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--mount-proc", "--", bash, "-c", command}
