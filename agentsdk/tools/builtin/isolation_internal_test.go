@@ -28,8 +28,9 @@ func TestEveryIsolationThisHostOffers(t *testing.T) {
 	t.Setenv("AGENTREE_TEST_SECRET", "sk-isolation-secret")
 	ran := 0
 	for i, iso := range append(append([]Isolation(nil), candidates...), none) {
-		t.Run(fmt.Sprintf("%d-%s", i, iso), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d-%s", i, iso.Name), func(t *testing.T) {
 			probeWS := t.TempDir()
+			t.Log(iso)
 			if !iso.works(bashPath, probeWS) {
 				t.Logf("not available on this host: %s", iso)
 				return
@@ -60,6 +61,26 @@ func TestEveryIsolationThisHostOffers(t *testing.T) {
 			b2, err := os.ReadFile(filepath.Join(dir, "made.txt"))
 			require.NoError(t, err)
 			require.Equal(t, "made\n", string(b2))
+
+			// Under a read-only host, a command cannot write outside its
+			// workspace nor see another execution's.
+			other, err := ws.Open("other")
+			require.NoError(t, err)
+			require.NoError(t, other.Root().WriteFile("theirs.txt", []byte("theirs"), 0o644))
+			other.Close()
+			outside := t.TempDir()
+			res, err = b.exec(context.Background(), dir, fmt.Sprintf(
+				`touch '%s/x' && echo wrote-outside; cat ../other/theirs.txt 2>/dev/null || echo hidden`, outside), DefaultBashTimeout, nil)
+			require.NoError(t, err)
+			_, statErr := os.Stat(filepath.Join(outside, "x"))
+			if iso.ReadOnlyHost {
+				require.NotContains(t, res.output, "wrote-outside")
+				require.ErrorIs(t, statErr, os.ErrNotExist)
+				require.Contains(t, res.output, "hidden\n")
+			} else {
+				require.Contains(t, res.output, "wrote-outside\ntheirs")
+				require.NoError(t, statErr)
+			}
 
 			// A sleeper in the background and one in the foreground: the
 			// timeout takes both.
