@@ -30,9 +30,10 @@ type Bash struct {
 	// MaxTimeout is the longest a model may ask for; default 10m.
 	MaxTimeout time.Duration `yaml:"maxTimeout"`
 	// OutputLimit is the most bytes of a command's output the worker
-	// holds: past it the middle is dropped and the head and tail kept;
-	// default 16777216 (16 MiB). Below it the whole output reaches the
-	// content store.
+	// holds; default 16777216 (16 MiB). Up to it the whole output reaches
+	// the content store (the model sees head and tail, cut by the agent's
+	// toolOutputLimit); past it the worker keeps head and tail and the
+	// whole goes to .agentree/bash/<tool call ID>.log in the workspace.
 	OutputLimit int `yaml:"outputLimit"`
 	// Env names the worker's environment variables a command sees
 	// (NAME=value sets one); nothing else is visible, so model keys and

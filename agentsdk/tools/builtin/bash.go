@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -46,8 +47,9 @@ type BashOptions struct {
 	MaxTimeout time.Duration
 	// OutputLimit is the most bytes of a command's output (stdout and
 	// stderr together) the worker holds and returns: past it the head and
-	// tail are kept and the middle dropped, with a note. Default
-	// DefaultBashOutputLimit.
+	// tail are kept and the middle dropped, with a note naming the file of
+	// the workspace (.agentree/bash/<tool call ID>.log, up to 1 GiB) that
+	// holds the whole output. Default DefaultBashOutputLimit.
 	OutputLimit int
 	// Env is the allow-list of the worker's environment variables a
 	// command sees, by name; an entry NAME=value sets a value instead.
@@ -149,10 +151,9 @@ func (b *bash) run(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs
 	if err != nil {
 		return "", err
 	}
-	dir := w.Dir()
-	w.Close()
+	defer w.Close()
 
-	res, err := b.exec(ctx, dir, a.Command, timeout, call.Emit)
+	res, err := b.exec(ctx, w, a.Command, timeout, call.Emit, spillFor(w, call.ToolCallID))
 	if err != nil {
 		return "", err
 	}
@@ -203,7 +204,8 @@ func (r result) report(iso Isolation) string {
 // it. On timeout or ctx's end the whole group is killed; when the command
 // ends on its own, whatever it left running in the background is killed
 // too, so no process of a tool call outlives it.
-func (b *bash) exec(ctx context.Context, dir, command string, timeout time.Duration, emit func(any)) (result, error) {
+func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string, timeout time.Duration, emit func(any), sp *spill) (result, error) {
+	dir := w.Dir()
 	bashPath, err := exec.LookPath("bash")
 	if err != nil {
 		return result{}, errors.New("bash is not installed on this worker")
@@ -217,7 +219,7 @@ func (b *bash) exec(ctx context.Context, dir, command string, timeout time.Durat
 	// Pipes of our own rather than exec's: exec's copying goroutines
 	// would keep Wait waiting for a background process that still holds
 	// the pipe, where this kills the group as soon as bash exits.
-	capt := newCapture(b.opts.OutputLimit)
+	capt := newCapture(b.opts.OutputLimit, sp)
 	stream := newStreamer(emit)
 	readers := make(chan struct{}, 2)
 	var ends, rds []*os.File
@@ -277,6 +279,7 @@ func (b *bash) exec(ctx context.Context, dir, command string, timeout time.Durat
 		}
 	}
 	stream.close()
+	capt.close()
 
 	res := result{output: capt.String(), total: capt.Total()}
 	res.timedOut = ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded)
@@ -292,6 +295,34 @@ func (b *bash) exec(ctx context.Context, dir, command string, timeout time.Durat
 		return result{}, fmt.Errorf("bash: wait: %w", waitErr)
 	}
 	return res, nil
+}
+
+// spillDir is where spill files go in a workspace.
+const spillDir = ".agentree/bash"
+
+// spillFor is the spill file of a call's output, named by its tool-call
+// ID (or, with none, a fresh name).
+func spillFor(w *workspace.Workspace, toolCallID string) *spill {
+	name := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, toolCallID)
+	if name == "" {
+		name = fmt.Sprintf("output-%d", time.Now().UnixNano())
+	}
+	name = spillDir + "/" + name + ".log"
+	return &spill{name: name, open: func() (io.WriteCloser, error) {
+		if err := w.Root().MkdirAll(spillDir, 0o755); err != nil {
+			return nil, workspace.Friendly(spillDir, err)
+		}
+		f, err := w.Root().OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, workspace.Friendly(name, err)
+		}
+		return f, nil
+	}}
 }
 
 // copyTo reads r into w until r ends or is closed.

@@ -162,7 +162,8 @@ func TestBashTimeoutKillsTheProcessGroup(t *testing.T) {
 }
 
 // TestBashOutputCapInMemory: past OutputLimit the worker keeps the head
-// and tail and says how much it dropped.
+// and tail, says how much it dropped, and keeps the whole output in a
+// spill file of the workspace.
 func TestBashOutputCapInMemory(t *testing.T) {
 	const limit = 64 << 10
 	f := newFixture(t, builtin.Options{Bash: builtin.BashOptions{OutputLimit: limit}})
@@ -176,13 +177,26 @@ func TestBashOutputCapInMemory(t *testing.T) {
 		streamed += len(v.(event.Payload).Output)
 	})
 	require.NoError(t, err)
-	total := len("HEAD-MARK\n") + 10000000 + len("\nTAIL-MARK\n")
-	require.True(t, strings.HasPrefix(out, "HEAD-MARK\nxxx"), out[:20])
-	require.Contains(t, out, fmt.Sprintf("\n[… %d bytes of %d dropped here: past this worker's bash output limit of %d bytes …]\n",
-		total-limit, total, limit))
-	require.True(t, strings.HasSuffix(out, "xxx\nTAIL-MARK\n[exit status 0; isolation: "+builtin.DetectIsolation().String()+"]"), out[len(out)-100:])
+	whole := "HEAD-MARK\n" + strings.Repeat("x", 10000000) + "\nTAIL-MARK\n"
 	require.Less(t, len(out), limit+300)
-	require.Equal(t, total, streamed, "the live stream carries every byte")
+	require.True(t, strings.HasPrefix(out, "HEAD-MARK\nxxx"), out[:20])
+	note := fmt.Sprintf("\n[… %d bytes of %d dropped here: past this worker's bash output limit of %d bytes; "+
+		"the whole output is in .agentree/bash/call_bash.log in the workspace …]\n", len(whole)-limit, len(whole), limit)
+	require.True(t, strings.Contains(out, note), "the note says what was dropped and where the whole is: %q", out[limit/2-50:limit/2+300])
+	require.True(t, strings.HasSuffix(out, "xxx\nTAIL-MARK\n[exit status 0; isolation: "+builtin.DetectIsolation().String()+"]"), out[len(out)-100:])
+	require.Equal(t, len(whole), streamed, "the live stream carries every byte")
+
+	spilled, err := os.ReadFile(filepath.Join(f.workspace, ".agentree", "bash", "call_bash.log"))
+	require.NoError(t, err)
+	require.Equal(t, len(whole), len(spilled))
+	require.True(t, string(spilled) == whole, "the spill file holds every byte, in order")
+
+	out, err = f.run(t, builtin.BashTool, builtin.BashArgs{Command: "echo small"})
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(out, "small\n[exit status 0"), out)
+	spilled, err = os.ReadFile(filepath.Join(f.workspace, ".agentree", "bash", "call_bash.log"))
+	require.NoError(t, err)
+	require.Len(t, spilled, len(whole), "output within the limit spills nothing")
 }
 
 func TestBashDenyList(t *testing.T) {

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"io"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -13,6 +14,10 @@ import (
 // memory: all of it up to limit bytes; past that its first and last
 // limit/2 bytes and a count of what was dropped between them. A command
 // printing gigabytes costs the worker limit bytes, not gigabytes.
+//
+// What it drops is not lost: past the limit the whole output goes on in a
+// spill file of the workspace (up to maxSpill bytes), which the note
+// names, so the model can grep or read it.
 type capture struct {
 	mu    sync.Mutex
 	half  int
@@ -20,16 +25,63 @@ type capture struct {
 	tail  []byte // a ring of the last half bytes once full
 	pos   int    // where the ring's oldest byte is, once full
 	total int64
+	spill *spill
 }
 
-func newCapture(limit int) *capture {
+// maxSpill bounds a spill file, against a command that prints until its
+// timeout filling the worker's disk.
+const maxSpill = 1 << 30
+
+// spill is where the whole of an output past the limit is kept.
+type spill struct {
+	// name is the file's path in the workspace; open creates it.
+	name    string
+	open    func() (io.WriteCloser, error)
+	f       io.WriteCloser
+	written int64
+	err     error
+}
+
+func (s *spill) write(p []byte) {
+	if s.err != nil {
+		return
+	}
+	if s.f == nil {
+		if s.f, s.err = s.open(); s.err != nil {
+			return
+		}
+	}
+	p = p[:min(int64(len(p)), maxSpill-s.written)]
+	n, err := s.f.Write(p)
+	s.written += int64(n)
+	s.err = err
+}
+
+func (s *spill) close() {
+	if s.f != nil {
+		if err := s.f.Close(); s.err == nil {
+			s.err = err
+		}
+	}
+}
+
+func newCapture(limit int, sp *spill) *capture {
 	half := max(limit/2, 1)
-	return &capture{half: half, head: make([]byte, 0, min(half, 64<<10))}
+	return &capture{half: half, head: make([]byte, 0, min(half, 64<<10)), spill: sp}
 }
 
 func (c *capture) Write(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.spill != nil && c.total+int64(len(p)) > int64(2*c.half) {
+		if c.total <= int64(2*c.half) {
+			// The first write past the limit: head and ring still hold
+			// everything so far, in order.
+			c.spill.write(c.head)
+			c.spill.write(c.tail)
+		}
+		c.spill.write(p)
+	}
 	c.total += int64(len(p))
 	if room := c.half - len(c.head); room > 0 {
 		n := min(room, len(p))
@@ -75,8 +127,31 @@ func (c *capture) String() string {
 		tail = tail[1:]
 	}
 	dropped := c.total - int64(len(head)+len(tail))
-	return fmt.Sprintf("%s\n[… %d bytes of %d dropped here: past this worker's bash output limit of %d bytes …]\n%s",
-		head, dropped, c.total, 2*c.half, tail)
+	return fmt.Sprintf("%s\n[… %d bytes of %d dropped here: past this worker's bash output limit of %d bytes; %s …]\n%s",
+		head, dropped, c.total, 2*c.half, c.spilled(), tail)
+}
+
+// spilled says where the whole output is, or why it is not.
+func (c *capture) spilled() string {
+	switch s := c.spill; {
+	case s == nil:
+		return "not kept"
+	case s.err != nil:
+		return fmt.Sprintf("could not keep the whole output in %s: %v", s.name, s.err)
+	case s.written < c.total:
+		return fmt.Sprintf("the first %d bytes are in %s in the workspace", s.written, s.name)
+	default:
+		return fmt.Sprintf("the whole output is in %s in the workspace", s.name)
+	}
+}
+
+// close closes the spill file, if any.
+func (c *capture) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spill != nil {
+		c.spill.close()
+	}
 }
 
 // Total is how many bytes the command wrote.

@@ -61,7 +61,7 @@ func (f fixture) runCtx(t *testing.T, ctx context.Context, name string, args any
 	b, err := json.Marshal(args)
 	require.NoError(t, err)
 	require.NoError(t, tool.Validate(b))
-	return tool.Run(ctx, agentsdk.ToolInvocation{ExecutionID: fixtureExecution, Arguments: b, Emit: emit})
+	return tool.Run(ctx, agentsdk.ToolInvocation{ExecutionID: fixtureExecution, ToolCallID: "call_" + name, Arguments: b, Emit: emit})
 }
 
 // write puts a file in the fixture's workspace.

@@ -42,12 +42,12 @@ func TestEveryIsolationThisHostOffers(t *testing.T) {
 			b.isolation = iso
 			w, err := ws.Open("e")
 			require.NoError(t, err)
+			defer w.Close()
 			dir := w.Dir()
-			w.Close()
 
-			res, err := b.exec(context.Background(), dir, fmt.Sprintf(
+			res, err := b.exec(context.Background(), w, fmt.Sprintf(
 				`env; echo made > made.txt; (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached || echo unreachable; exit 3`,
-				port), DefaultBashTimeout, nil)
+				port), DefaultBashTimeout, nil, nil)
 			require.NoError(t, err)
 			require.Equal(t, 3, res.exit)
 			require.NotContains(t, res.output, "sk-isolation-secret")
@@ -69,8 +69,8 @@ func TestEveryIsolationThisHostOffers(t *testing.T) {
 			require.NoError(t, other.Root().WriteFile("theirs.txt", []byte("theirs"), 0o644))
 			other.Close()
 			outside := t.TempDir()
-			res, err = b.exec(context.Background(), dir, fmt.Sprintf(
-				`touch '%s/x' && echo wrote-outside; cat ../other/theirs.txt 2>/dev/null || echo hidden`, outside), DefaultBashTimeout, nil)
+			res, err = b.exec(context.Background(), w, fmt.Sprintf(
+				`touch '%s/x' && echo wrote-outside; cat ../other/theirs.txt 2>/dev/null || echo hidden`, outside), DefaultBashTimeout, nil, nil)
 			require.NoError(t, err)
 			_, statErr := os.Stat(filepath.Join(outside, "x"))
 			if iso.ReadOnlyHost {
@@ -85,7 +85,7 @@ func TestEveryIsolationThisHostOffers(t *testing.T) {
 			// A sleeper in the background and one in the foreground: the
 			// timeout takes both.
 			marker := fmt.Sprintf("%d", 200000+i*7+os.Getpid()%1000*10)
-			res, err = b.exec(context.Background(), dir, "sleep "+marker+" & sleep "+marker+"; echo never", time.Second, nil)
+			res, err = b.exec(context.Background(), w, "sleep "+marker+" & sleep "+marker+"; echo never", time.Second, nil, nil)
 			require.NoError(t, err)
 			require.True(t, res.timedOut)
 			require.NotContains(t, res.output, "never")
