@@ -7,7 +7,8 @@
 // with a timeout that kills the whole group, an environment built from an
 // allow-list, a deny list checked first, no network when the host can
 // take it away (bwrap or unshare, detected), and its output streamed live
-// as terminal events and capped in memory.
+// as terminal events and capped in memory (past the cap the whole output
+// goes to a file of the workspace instead).
 //
 // A worker enables it by configuration (the "builtin" tool set, off by
 // default: bash runs commands on the worker). It imports agentsdk,
