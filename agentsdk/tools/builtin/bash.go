@@ -224,25 +224,28 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 	readers := make(chan struct{}, 2)
 	var ends, rds []*os.File
 	for _, name := range []string{"stdout", "stderr"} {
-		r, w, err := os.Pipe()
+		pr, pw, err := os.Pipe()
 		if err != nil {
+			for _, e := range ends {
+				e.Close()
+			}
 			return result{}, fmt.Errorf("bash: pipe: %w", err)
 		}
-		defer r.Close()
-		ends, rds = append(ends, w), append(rds, r)
+		defer pr.Close()
+		ends, rds = append(ends, pw), append(rds, pr)
 		if name == "stdout" {
-			cmd.Stdout = w
+			cmd.Stdout = pw
 		} else {
-			cmd.Stderr = w
+			cmd.Stderr = pw
 		}
 		go func() {
 			defer func() { readers <- struct{}{} }()
-			copyTo(sink{name: name, c: capt, s: stream}, r)
+			copyTo(sink{name: name, c: capt, s: stream}, pr)
 		}()
 	}
 	startErr := cmd.Start()
-	for _, w := range ends {
-		w.Close()
+	for _, e := range ends {
+		e.Close()
 	}
 	if startErr != nil {
 		stream.close()
