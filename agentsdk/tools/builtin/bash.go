@@ -229,6 +229,7 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 			for _, e := range ends {
 				e.Close()
 			}
+			stream.close()
 			return result{}, fmt.Errorf("bash: pipe: %w", err)
 		}
 		defer pr.Close()
