@@ -137,3 +137,23 @@ func LiveProcesses(argv ...string) []string {
 	}
 	return live
 }
+
+// A worker that requires isolation does not start on a host that cannot
+// give it; one that does not require it starts and says so in the tool's
+// description and each result.
+func TestRequireIsolationRefusesAHostWithout(t *testing.T) {
+	DetectIsolation()
+	saved := detected
+	t.Cleanup(func() { detected = saved })
+	ws := workspace.Workspaces{Root: t.TempDir()}
+	for _, host := range []Isolation{none, candidates[2]} {
+		detected = host
+		_, err := newBash(ws, BashOptions{RequireIsolation: true})
+		require.EqualError(t, err, "bash: requireIsolation is set but this host offers only "+host.String()+
+			": install bubblewrap (bwrap) or allow unprivileged user and PID namespaces (unshare)")
+	}
+	detected = none
+	b, err := newBash(ws, BashOptions{})
+	require.NoError(t, err)
+	require.Contains(t, b.tool().Description, "It has the worker's network.")
+}
