@@ -10,13 +10,15 @@ import (
 	"github.com/agentree/agentree/agentsdk/anthropic"
 	"github.com/agentree/agentree/agentsdk/openai"
 	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/tools/builtin"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
 // toolSets are the built-in tool sets, by the name a configuration
 // enables them with.
-var toolSets = map[string]func() []*agentsdk.Tool{
-	demo.ToolSet: demo.Tools,
+var toolSets = map[string]func(Config) ([]*agentsdk.Tool, error){
+	demo.ToolSet:    func(Config) ([]*agentsdk.Tool, error) { return demo.Tools(), nil },
+	builtin.ToolSet: builtinTools,
 }
 
 func toolSetNames() []string { return slices.Sorted(maps.Keys(toolSets)) }
@@ -45,7 +47,11 @@ func (c Config) Build() (Worker, error) {
 		w.Providers = append(w.Providers, p)
 	}
 	for _, s := range c.ToolSets {
-		w.Tools = append(w.Tools, toolSets[s]()...)
+		tools, err := toolSets[s](c)
+		if err != nil {
+			return Worker{}, fmt.Errorf("worker config: toolSets: %s: %w", s, err)
+		}
+		w.Tools = append(w.Tools, tools...)
 	}
 	return w, nil
 }

@@ -60,6 +60,8 @@ type Config struct {
 	// Agents are the agents the worker runs; omitted: the built-in react
 	// agent as "react-agent".
 	Agents []Agent `yaml:"agents"`
+	// Workspace is where the builtin tool set's file tools and bash work.
+	Workspace Workspace `yaml:"workspace"`
 }
 
 // Endpoint is one named model endpoint.
@@ -146,7 +148,8 @@ func Parse(data []byte) (Config, error) {
 // wording names Go types.
 var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
 
-var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent"}
+var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent",
+	"Workspace": "workspace", "Bash": "workspace.bash"}
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
 // wording names the Go type it was decoded into.
@@ -169,8 +172,12 @@ func yamlError(err error) error {
 			want = "a list"
 		case into == "string":
 			want = "a string"
-		case into == "float64":
+		case into == "float64" || into == "int":
 			want = "a number"
+		case into == "bool":
+			want = "true or false"
+		case into == "time.Duration":
+			want = "a duration such as 90s or 2m"
 		}
 		return fmt.Sprintf("%s is not %s", g[2], want)
 	})
@@ -237,6 +244,7 @@ func (c Config) withDefaults() (Config, error) {
 			bad("%s.baseUrl: %q is not an http(s) URL", field, e.BaseURL)
 		}
 	}
+	c.Workspace = c.Workspace.withDefaults(bad)
 	for i, s := range c.ToolSets {
 		if _, ok := toolSets[s]; !ok {
 			bad("toolSets[%d]: unknown tool set %q (known: %s)", i, s, strings.Join(toolSetNames(), ", "))

@@ -5,10 +5,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/tools/builtin"
+	"github.com/agentree/agentree/agentsdk/tools/workspace"
 	"github.com/agentree/agentree/internal/workerconfig"
 )
 
@@ -26,6 +29,10 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 		Endpoints: []workerconfig.Endpoint{{Name: "demo", Provider: "scripted", Models: []string{"*"}}},
 		ToolSets:  []string{"demo"},
 		Agents:    []workerconfig.Agent{{Kind: "react-agent", Builtin: "react"}},
+		Workspace: workerconfig.Workspace{Root: workspace.DefaultRoot(), Bash: workerconfig.Bash{
+			Timeout: 2 * time.Minute, MaxTimeout: 10 * time.Minute, OutputLimit: 16 << 20,
+			Env: []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}, Deny: builtin.DefaultDeny,
+		}},
 	}, c)
 
 	w, err := c.Build()
@@ -111,7 +118,7 @@ func TestBadFilesNameTheField(t *testing.T) {
 		"scripted with a URL":     {"endpoints:\n  - provider: scripted\n    baseUrl: http://x\n", "endpoints[0]: a scripted endpoint calls no server"},
 		"no models":               {"endpoints:\n  - provider: scripted\n    models: []\n", "endpoints[0].models: an endpoint serves at least one model"},
 		"negative price":          {"endpoints:\n  - provider: openai\n    prices:\n      m: {input: -1}\n", "endpoints[0].prices.m: a price must not be negative"},
-		"unknown tool set":        {"toolSets: [demo, shell]\n", `toolSets[1]: unknown tool set "shell" (known: demo)`},
+		"unknown tool set":        {"toolSets: [demo, shell]\n", `toolSets[1]: unknown tool set "shell" (known: builtin, demo)`},
 		"agent without kind":      {"agents:\n  - builtin: react\n", "agents[0].kind: required"},
 		"unknown builtin":         {"agents:\n  - kind: a\n    builtin: planner\n", `agents[0].builtin: "planner" is not a built-in agent`},
 		"duplicate kind":          {"agents:\n  - kind: a\n  - kind: a\n", `agents[1].kind: "a" is used by an earlier agent`},

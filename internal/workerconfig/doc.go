@@ -2,7 +2,9 @@
 // `agentree dev`: which task queue and namespace the worker serves, its
 // named model endpoints (provider, base URL, the environment variable
 // holding the key, allowed models, prices), the built-in tool sets it
-// enables and the agents it runs. It loads and validates the file
+// enables, the agents it runs and the workspace of the builtin tools
+// (root directory, bash's timeouts, output limit, environment allow-list,
+// isolation and deny list). It loads and validates the file
 // (YAML, strict: an unknown field is an error naming it) and builds the
 // agents, providers and tools the adapter's plugin takes.
 //

@@ -2,9 +2,13 @@ package coding
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/agentsdk/tools/builtin"
+	"github.com/agentree/agentree/agentsdk/tools/workspace"
 )
 
 // TaskQueue is the coding sample's task queue.
@@ -21,14 +25,26 @@ and read a file back after changing it.`
 // maxTurns is ample for the scripted session's five turns.
 const maxTurns = 12
 
+// ToolNames are the tools the agent is given: the product's built-in file
+// tools (bash waits for per-tool approvals).
+var ToolNames = builtin.FileToolNames
+
 // Config is the coding agent's configuration: the react-agent, one-shot,
-// with the sandbox's tools. With no models it uses the scripted one.
+// with the built-in file tools. With no models it uses the scripted one.
 func Config(models ...agentsdk.ModelRef) agentsdk.Config {
 	if len(models) == 0 {
 		models = []agentsdk.ModelRef{scripted.Model("")}
 	}
 	return agentsdk.Config{SystemPrompt: SystemPrompt, Models: models, Tools: ToolNames, Mode: agentsdk.ModeOneShot, MaxTurns: maxTurns}
 }
+
+// DefaultDir is where the worker and starter keep workspaces unless told
+// otherwise.
+func DefaultDir() string { return filepath.Join(os.TempDir(), "agentree-coding") }
+
+// Tools are the built-in file tools with one workspace per execution
+// under dir.
+func Tools(dir string) []*agentsdk.Tool { return builtin.FileTools(workspace.Workspaces{Root: dir}) }
 
 // GreetPath and the texts below are what the scripted session writes.
 const (
@@ -43,13 +59,13 @@ const (
 func Script() scripted.Script {
 	return scripted.Turns(
 		scripted.Turn{Text: "Let me look at the workspace first.", ToolCalls: []agentsdk.ToolCall{
-			toolCall("call_list", ListFilesTool, PathArgs{Path: "."})}},
+			toolCall("call_list", builtin.ListFilesTool, builtin.ListFilesArgs{Path: "."})}},
 		scripted.Turn{Text: "It is empty, so I'll write the package.", ToolCalls: []agentsdk.ToolCall{
-			toolCall("call_write", WriteFileTool, WriteFileArgs{Path: GreetPath, Content: greetSource})}},
+			toolCall("call_write", builtin.WriteFileTool, builtin.WriteFileArgs{Path: GreetPath, Content: greetSource})}},
 		scripted.Turn{Text: "Now the exclamation mark, as a small edit.", ToolCalls: []agentsdk.ToolCall{
-			toolCall("call_edit", EditFileTool, EditFileArgs{Path: GreetPath, OldText: `"Hello, " + name`, NewText: `"Hello, " + name + "!"`})}},
+			toolCall("call_edit", builtin.EditFileTool, builtin.EditFileArgs{Path: GreetPath, OldText: `"Hello, " + name`, NewText: `"Hello, " + name + "!"`})}},
 		scripted.Turn{Text: "Reading it back to check.", ToolCalls: []agentsdk.ToolCall{
-			toolCall("call_read", ReadFileTool, PathArgs{Path: GreetPath})}},
+			toolCall("call_read", builtin.ReadFileTool, builtin.ReadFileArgs{Path: GreetPath})}},
 		scripted.Turn{Text: FinalAnswer},
 	)
 }

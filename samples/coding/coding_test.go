@@ -14,6 +14,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/agenttest"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/agentsdk/tools/builtin"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/samples/coding"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
@@ -26,29 +27,16 @@ const wantGreet = "package greet\n\n// Hello greets name.\nfunc Hello(name strin
 // inMemoryExecution is the execution ID the in-memory runtime reports.
 const inMemoryExecution = "mem"
 
-// inMemoryTools are the sandbox's tools as the in-memory runtime should
-// call them: agenttest leaves ToolInvocation.ExecutionID empty (the
-// Temporal runtime sets it), so it is filled in here.
-func inMemoryTools(sandbox coding.Sandbox) []*agentsdk.Tool {
-	tools := sandbox.Tools()
-	for _, tool := range tools {
-		run := tool.Run
-		tool.Run = func(ctx context.Context, call agentsdk.ToolInvocation) (string, error) {
-			if call.ExecutionID == "" {
-				call.ExecutionID = inMemoryExecution
-			}
-			return run(ctx, call)
-		}
-	}
-	return tools
-}
+// wantRead is what read_file shows of greet.go: numbered lines.
+const wantRead = "     1\tpackage greet\n     2\t\n     3\t// Hello greets name.\n     4\tfunc Hello(name string) string {\n" +
+	"     5\t\treturn \"Hello, \" + name + \"!\"\n     6\t}\n"
 
-func runInMemory(t *testing.T, sandbox coding.Sandbox, script scripted.Script) (*agenttest.Execution, []agentsdk.Message) {
+func runInMemory(t *testing.T, dir string, script scripted.Script) (*agenttest.Execution, []agentsdk.Message) {
 	t.Helper()
 	x, err := agenttest.Start(agenttest.Options{
 		Agent:      react.New(react.Options{}),
 		Providers:  []agentsdk.Provider{scripted.New(script)},
-		Tools:      inMemoryTools(sandbox),
+		Tools:      coding.Tools(dir),
 		Config:     coding.Config(),
 		UserPrompt: coding.Prompt,
 	})
@@ -73,8 +61,8 @@ func toolResults(msgs []agentsdk.Message) []agentsdk.Message {
 // TestScriptedSessionInMemory writes and edits a file in the in-memory
 // runtime.
 func TestScriptedSessionInMemory(t *testing.T) {
-	sandbox := coding.Sandbox{Dir: t.TempDir()}
-	_, msgs := runInMemory(t, sandbox, coding.Script())
+	dir := t.TempDir()
+	_, msgs := runInMemory(t, dir, coding.Script())
 
 	results := toolResults(msgs)
 	require.Len(t, results, 4)
@@ -82,10 +70,10 @@ func TestScriptedSessionInMemory(t *testing.T) {
 		require.False(t, r.IsError, "%s: %s", r.ToolName, r.Text())
 	}
 	require.Equal(t, "the workspace is empty", results[0].Text())
-	require.Equal(t, wantGreet, results[3].Text(), "read_file shows the edit")
+	require.Equal(t, wantRead, results[3].Text(), "read_file shows the edit")
 	require.Equal(t, coding.FinalAnswer, msgs[len(msgs)-1].Text())
 
-	b, err := os.ReadFile(filepath.Join(sandbox.Workspace(inMemoryExecution), coding.GreetPath))
+	b, err := os.ReadFile(filepath.Join(dir, inMemoryExecution, coding.GreetPath))
 	require.NoError(t, err)
 	require.Equal(t, wantGreet, string(b))
 }
@@ -93,11 +81,11 @@ func TestScriptedSessionInMemory(t *testing.T) {
 // TestModelSeesEscapeErrors: a refused path is a tool result the model
 // reads (and may correct), not a failed execution.
 func TestModelSeesEscapeErrors(t *testing.T) {
-	sandbox := coding.Sandbox{Dir: t.TempDir()}
-	_, msgs := runInMemory(t, sandbox, scripted.Turns(
+	dir := t.TempDir()
+	_, msgs := runInMemory(t, dir, scripted.Turns(
 		scripted.Turn{ToolCalls: []agentsdk.ToolCall{
-			{ID: "a", Name: coding.ReadFileTool, Arguments: []byte(`{"path":"../../../etc/passwd"}`)},
-			{ID: "b", Name: coding.WriteFileTool, Arguments: []byte(`{"path":"/tmp/agentree-evil.txt","content":"x"}`)},
+			{ID: "a", Name: builtin.ReadFileTool, Arguments: []byte(`{"path":"../../../etc/passwd"}`)},
+			{ID: "b", Name: builtin.WriteFileTool, Arguments: []byte(`{"path":"/tmp/agentree-evil.txt","content":"x"}`)},
 		}},
 		scripted.Turn{Text: "Those paths are outside my workspace."},
 	))
@@ -114,21 +102,21 @@ func TestModelSeesEscapeErrors(t *testing.T) {
 // TestCodingEndToEnd runs the scripted session on a Temporal worker: the
 // workspace is named after the execution.
 func TestCodingEndToEnd(t *testing.T) {
-	sandbox := coding.Sandbox{Dir: t.TempDir()}
+	dir := t.TempDir()
 	env := sampletest.New(t, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(coding.Script())},
-		Tools:     sandbox.Tools(),
+		Tools:     coding.Tools(dir),
 	})
 	ex, printed := env.Follow(env.Start(react.Kind, coding.Config(), coding.Prompt).ID, sampleenv.Ended)
 	require.Equal(t, entrystore.StatusCompleted, ex.Status, ex.Error)
 	require.Equal(t, 4, ex.StepCount)
-	for _, tool := range coding.ToolNames {
+	for _, tool := range []string{builtin.ListFilesTool, builtin.WriteFileTool, builtin.EditFileTool, builtin.ReadFileTool} {
 		require.Contains(t, printed, "  → "+tool+" ")
 	}
 	require.True(t, strings.HasSuffix(printed, coding.FinalAnswer+"\n"), printed)
 
-	b, err := os.ReadFile(filepath.Join(sandbox.Workspace(ex.ID), coding.GreetPath))
+	b, err := os.ReadFile(filepath.Join(dir, ex.ID, coding.GreetPath))
 	require.NoError(t, err)
 	require.Equal(t, wantGreet, string(b))
 }

@@ -45,7 +45,7 @@ func main() {
 		log.Fatalf("the execution ended %s: %s", ex.Status, ex.Error)
 	}
 
-	path := filepath.Join(coding.Sandbox{Dir: *dir}.Workspace(ex.ID), coding.GreetPath)
+	path := filepath.Join(*dir, ex.ID, coding.GreetPath)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		log.Fatalln("The agent's file is not in the workspace", err)

@@ -21,7 +21,7 @@ func main() {
 	err := sampleenv.RunWorker(coding.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(coding.Script())},
-		Tools:     coding.Sandbox{Dir: *dir}.Tools(),
+		Tools:     coding.Tools(*dir),
 	})
 	if err != nil {
 		log.Fatalln(err)

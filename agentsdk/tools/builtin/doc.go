@@ -1,0 +1,16 @@
+// Package builtin is the product's tool set for agents that work on files
+// and run commands: read_file (line ranges, numbered), write_file,
+// edit_file (one exact match), list_files (globs with **), grep (Go
+// regular expressions) and bash. Each execution works in its own
+// workspace (agentsdk/tools/workspace): the file tools go through an
+// os.Root confined to it, and bash runs there in its own process group,
+// with a timeout that kills the whole group, an environment built from an
+// allow-list, a deny list checked first, no network when the host can
+// take it away (bwrap or unshare, detected), and its output streamed live
+// as terminal events and capped in memory (past the cap the whole output
+// goes to a file of the workspace instead).
+//
+// A worker enables it by configuration (the "builtin" tool set, off by
+// default: bash runs commands on the worker). It imports agentsdk,
+// agentsdk/event and agentsdk/tools/workspace only.
+package builtin

@@ -1,0 +1,10 @@
+// Package workspace gives each execution its own directory on the worker,
+// Root/<execution ID>, and confines file access to it. A path that would
+// leave the workspace (`..`, an absolute path, a symlink pointing out,
+// including one a command created) is refused with ErrOutside and a reason
+// the model can read; every operation then goes through an os.Root, which
+// the kernel confines to the directory, so a symlink swapped in between
+// the check and the operation still cannot lead out.
+//
+// It imports the standard library only.
+package workspace
