@@ -60,6 +60,20 @@ pg_bins() {
 	return 1
 }
 
+# sandbox_install gives the bash tool its strongest isolation (bubblewrap:
+# no network, own process namespace, read-only host) on Debian as root;
+# elsewhere the tool degrades to unshare or none and says so.
+sandbox_install() {
+	command -v bwrap >/dev/null 2>&1 && return
+	if is_debian && [ "$(id -u)" = 0 ]; then
+		log "installing bubblewrap for the bash tool's sandbox: apt-get install -y bubblewrap"
+		DEBIAN_FRONTEND=noninteractive "$apt_get" install -y -q bubblewrap >&2 ||
+			{ DEBIAN_FRONTEND=noninteractive "$apt_get" update -q >&2 &&
+				DEBIAN_FRONTEND=noninteractive "$apt_get" install -y -q bubblewrap >&2; } ||
+			log "apt-get install bubblewrap failed; bash falls back to unshare"
+	fi
+}
+
 is_debian() { grep -qiE '^(ID|ID_LIKE)=.*(debian|ubuntu)' "$os_release" 2>/dev/null; }
 
 # pg_install makes sure the server binaries exist: installed with apt-get
@@ -239,7 +253,7 @@ migrate() {
 }
 
 case "${1:-}" in
-up) pg_up; temporal_up; migrate; log "ready: $(database_url) $(temporal_address)";;
+up) sandbox_install; pg_up; temporal_up; migrate; log "ready: $(database_url) $(temporal_address)";;
 down) dev_down; temporal_down; pg_down;;
 env)
 	echo "export DATABASE_URL='$(database_url)'"; echo "export TEMPORAL_ADDRESS='$(temporal_address)'"
