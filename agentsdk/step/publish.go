@@ -20,7 +20,7 @@ type PublishOptions struct {
 	// for Every; default 64.
 	Size int
 	// Limit is how many deltas may wait while the store is behind;
-	// default 128. Past it, a delta is merged into the one before it when
+	// default 64. Past it, a delta is merged into the one before it when
 	// they are of one kind (see publisher.add), so the buffer never makes
 	// the provider wait and never drops text. It also bounds a write's
 	// rows, hence its time: a model streaming flat out is written in a few
@@ -41,7 +41,7 @@ func (o PublishOptions) withDefaults() PublishOptions {
 		o.Size = 64
 	}
 	if o.Limit <= 0 {
-		o.Limit = 128
+		o.Limit = 64
 	}
 	if o.Limit < o.Size {
 		o.Limit = o.Size
