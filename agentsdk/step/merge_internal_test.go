@@ -11,7 +11,9 @@ import (
 // Only adjacent deltas of one kind are merged under backpressure: text
 // of one call, thinking of one call, argument fragments of one tool call.
 func TestMergeJoinsOnlyDeltasOfOneKind(t *testing.T) {
-	tok := func(task, s string) event.Event { return event.Token{AgentExecutionID: "x", TaskExecutionID: task, Data: s} }
+	tok := func(task, s string) event.Event {
+		return event.Token{AgentExecutionID: "x", TaskExecutionID: task, Data: s}
+	}
 	data := func(task, typ, id, s string) event.Event {
 		p := event.Payload{Type: typ}
 		if id != "" {
