@@ -138,3 +138,16 @@ func (s pgStore) Publish(ctx context.Context, orgID, executionID string, ev even
 	_, err = s.es.AppendStreamEvent(ctx, orgID, executionID, ev.Name(), b)
 	return err
 }
+
+func (s pgStore) PublishBatch(ctx context.Context, orgID, executionID string, evs []event.Event) error {
+	batch := make([]entrystore.NewStreamEvent, len(evs))
+	for i, ev := range evs {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("adapter: publish %s: %w", ev.Name(), err)
+		}
+		batch[i] = entrystore.NewStreamEvent{Event: ev.Name(), Data: b}
+	}
+	_, err := s.es.AppendStreamEvents(ctx, orgID, executionID, batch)
+	return err
+}

@@ -31,6 +31,9 @@ type Store interface {
 	ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (ToolCallRecord, error)
 	// Publish sends an event to the execution's live stream.
 	Publish(ctx context.Context, orgID, executionID string, ev event.Event) error
+	// PublishBatch sends events to the execution's live stream, in order,
+	// as one write: all of them or none.
+	PublishBatch(ctx context.Context, orgID, executionID string, evs []event.Event) error
 }
 
 // PrevEntry as a ParentID in AppendEntries means "the entry before this one".

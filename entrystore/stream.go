@@ -82,6 +82,60 @@ func (s *Store) AppendStreamEvent(ctx context.Context, orgID, executionID, event
 	return out.utc(), wrap(op, err)
 }
 
+// NewStreamEvent is one event for AppendStreamEvents: its name and data.
+type NewStreamEvent struct {
+	Event string
+	Data  json.RawMessage
+}
+
+// AppendStreamEvents stores events, in order, and notifies its schema's
+// channel once, all in one statement: one write for a whole batch of
+// tokens. The events get increasing IDs in the order given, under the same
+// per-execution advisory lock as AppendStreamEvent, so one execution's
+// events still commit in ID order. The one notification names the batch's
+// first (lowest) ID: a listener reading the rows after the ID before it
+// reads the whole batch. It returns the stored events, oldest first.
+func (s *Store) AppendStreamEvents(ctx context.Context, orgID, executionID string, events []NewStreamEvent) ([]StreamEvent, error) {
+	const op = "append stream events"
+	ids, err := writeIDs(op, orgID, executionID)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return nil, nil
+	}
+	names := make([]string, len(events))
+	data := make([]string, len(events))
+	for i, ev := range events {
+		if ev.Event == "" {
+			return nil, errf(op, ErrInvalid, "event %d: event name is required", i)
+		}
+		names[i], data[i] = ev.Event, jsonOr(ev.Data, "{}")
+	}
+	// The rows are inserted in ordinality order, so the identity column
+	// numbers them in the order given; n runs once, as its function is
+	// volatile.
+	out, err := queryAll[StreamEvent](ctx, s.pool, `
+		WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($2::uuid::text, 0))),
+		ins AS (
+			INSERT INTO agent_stream_event (org_id, agent_execution_id, event, data)
+			SELECT $1, $2, e.event, e.data::jsonb
+			FROM l, unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(event, data, ord)
+			WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1)
+			ORDER BY e.ord
+			RETURNING *
+		),
+		n AS (
+			SELECT pg_notify(`+notifyChannelSQL+`, $2::uuid::text || ':' || min(id)) FROM ins HAVING count(*) > 0
+		)
+		SELECT `+streamCols+` FROM ins, n ORDER BY id`,
+		ids[0], ids[1], names, data)
+	if err == nil && len(out) == 0 {
+		err = errNoRows
+	}
+	return utcAll(out), wrap(op, err)
+}
+
 // StreamEventsAfter returns up to limit events of the execution with IDs
 // above afterID, oldest first (limit as in Page).
 func (s *Store) StreamEventsAfter(ctx context.Context, orgID, executionID string, afterID int64, limit int) ([]StreamEvent, error) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -61,6 +62,8 @@ type envOptions struct {
 	// noTemporal runs the gateway without a Temporal client (it can then
 	// stream and read, not start executions).
 	noTemporal bool
+	// workerTracer, when set, sees every statement of the worker's pool.
+	workerTracer pgx.QueryTracer
 }
 
 func newPool(t testing.TB, url string) *pgxpool.Pool {
@@ -148,8 +151,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 
 // startWorker runs a worker with the adapter plugin on its own pool.
 func (e *env) startWorker(queue string, o envOptions) {
+	cfg, err := pgxpool.ParseConfig(e.dbURL)
+	require.NoError(e.t, err)
+	cfg.ConnConfig.Tracer = o.workerTracer
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(e.t, err)
+	e.t.Cleanup(pool.Close)
 	plugin, err := adapter.NewPlugin(adapter.Options{
-		Store: entrystore.New(newPool(e.t, e.dbURL)), Agents: []agentsdk.Agent{react.New(react.Options{})},
+		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: o.providers, Tools: o.tools,
 	})
 	require.NoError(e.t, err)

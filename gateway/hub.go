@@ -193,9 +193,10 @@ func (h *hub) deliver(ctx context.Context, exec string, id int64) {
 	}
 	org, after := t.org, t.cursor
 	if after == 0 {
-		// Events of one execution commit in ID order, so the first event
-		// the hub has not read is at most the notified one; subscribers
-		// read anything older from the table themselves.
+		// Events of one execution commit in ID order, and a batch's one
+		// notification names its first ID, so the first event the hub has
+		// not read is at most the notified one; subscribers read anything
+		// older from the table themselves.
 		after = id - 1
 	}
 	h.mu.Unlock()

@@ -215,6 +215,22 @@ func (s *Store) Publish(_ context.Context, _ string, _ string, ev event.Event) e
 	return nil
 }
 
+// PublishBatch implements agentsdk.Store.
+func (s *Store) PublishBatch(_ context.Context, _ string, _ string, evs []event.Event) error {
+	batch := make([]Event, len(evs))
+	for i, ev := range evs {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		batch[i] = Event{Name: ev.Name(), Data: b}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, batch...)
+	return nil
+}
+
 // Events returns the published events, in order.
 func (s *Store) Events() []Event {
 	s.mu.Lock()

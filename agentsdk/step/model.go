@@ -20,6 +20,8 @@ type Deps struct {
 	Tools     agentsdk.Tools
 	// Now is the clock for latencies and durations; nil = time.Now.
 	Now func() time.Time
+	// Publish tunes how model calls' deltas are batched to the stream.
+	Publish PublishOptions
 }
 
 func (d Deps) now() time.Time {
@@ -93,9 +95,14 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		Temperature:    cfg.Temperature,
 		ThinkingBudget: cfg.ThinkingBudget,
 	}
-	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID, in.Key)
+	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID, in.Key, d.Publish)
 	start := d.now()
 	resp, err := provider.Stream(ctx, req, pub.onEvent)
+	// Every delta is stored before the step returns, cancelled or not, so
+	// whatever is published after the call (tool events, the engine's
+	// lifecycle events) comes after its last token. A failed publish is
+	// not the model's failure: the entries are the record.
+	_ = pub.close()
 	if err != nil {
 		return agentsdk.ModelResult{}, modelError(ctx, in.Model, err)
 	}
