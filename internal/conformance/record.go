@@ -80,7 +80,7 @@ func Normalize(executionID, status string, entries []Entry, calls []ToolCall, cp
 	for _, c := range cps {
 		r.Checkpoints = append(r.Checkpoints, n.text(fmt.Sprintf("%d %s %s", c.Sequence, c.LeafID, n.json(c.State))))
 	}
-	for _, e := range evs {
+	for _, e := range concurrentInTaskOrder(evs) {
 		r.Events = append(r.Events, n.text(e.Name+" "+n.json(e.Data)))
 	}
 	return r
@@ -134,4 +134,37 @@ func (n *normalizer) text(s string) string {
 		s = strings.ReplaceAll(s, id, n.names[id])
 	}
 	return s
+}
+
+// concurrentInTaskOrder sorts each run of consecutive tool-call events
+// (task.*, and data events of a tool call) by tool call, keeping each
+// call's own order: calls of one answer run at once, so their events
+// interleave in whatever order they happen to run.
+func concurrentInTaskOrder(evs []Event) []Event {
+	task := func(e Event) string {
+		var v struct {
+			TaskExecutionID string `json:"taskExecutionId"`
+		}
+		_ = json.Unmarshal(e.Data, &v)
+		isTool := strings.HasPrefix(e.Name, "task.") || (e.Name == "data" && !strings.Contains(v.TaskExecutionID, "/"))
+		if !isTool {
+			return ""
+		}
+		return v.TaskExecutionID
+	}
+	out := append([]Event(nil), evs...)
+	for i := 0; i < len(out); {
+		j := i
+		for j < len(out) && task(out[j]) != "" {
+			j++
+		}
+		if j == i {
+			i++
+			continue
+		}
+		span := out[i:j]
+		sort.SliceStable(span, func(a, b int) bool { return task(span[a]) < task(span[b]) })
+		i = j
+	}
+	return out
 }
