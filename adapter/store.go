@@ -9,6 +9,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/engine"
 )
 
 // pgStore is agentsdk.Store over entrystore.
@@ -28,18 +29,7 @@ func (s pgStore) ExecutionConfig(ctx context.Context, orgID, executionID string)
 	if err != nil {
 		return agentsdk.Config{}, notFound(err)
 	}
-	return decodeConfig(e.Config)
-}
-
-func decodeConfig(raw json.RawMessage) (agentsdk.Config, error) {
-	var c agentsdk.Config
-	if len(raw) == 0 {
-		return c, nil
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return c, fmt.Errorf("adapter: decode execution config: %w", err)
-	}
-	return c, nil
+	return engine.DecodeConfig(e.Config)
 }
 
 func toSDKEntry(e entrystore.Entry) agentsdk.Entry {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,39 +127,52 @@ func call[I, O any](ctx context.Context, in any, fn func(context.Context, I) (O,
 	return nil, err
 }
 
-func (p *memPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
+// attempts runs a step as Temporal's retry policy would, without waiting:
+// a counted failure is tried again until classify says it is exhausted or
+// final, an unreachable store up to maxInfraRetries times. A model call
+// that exhausted its attempts is marked engine.ErrModelExhausted (the
+// engine falls back).
+func attempts[T any](what string, run func() (T, error), classify func(err error, failures int32) engine.Failure) (T, error) {
 	var failures int32
 	for range maxInfraRetries {
-		res, err := step.CallModel(p.ctx, p.x.deps, in)
+		res, err := run()
 		if err == nil {
 			return res, nil
 		}
-		f := engine.ClassifyModel(p.ctx, err, in.Model, failures, p.x.opts.ModelAttempts)
+		f := classify(err, failures)
 		switch f.Verdict {
 		case engine.Exhausted:
-			return res, engine.MarkExhausted(err)
+			if strings.HasPrefix(what, "model") {
+				err = engine.MarkExhausted(err)
+			}
+			return res, err
 		case engine.Final:
 			return res, err
 		}
 		failures = f.Failures
 	}
-	return agentsdk.ModelResult{}, fmt.Errorf("agenttest: model call %s: the store stayed unreachable", in.Key)
+	var zero T
+	return zero, fmt.Errorf("agenttest: %s: the store stayed unreachable", what)
+}
+
+func (p *memPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
+	return attempts("model call "+in.Key,
+		func() (agentsdk.ModelResult, error) { return step.CallModel(p.ctx, p.x.deps, in) },
+		func(err error, n int32) engine.Failure {
+			return engine.ClassifyModel(p.ctx, err, in.Model, n, p.x.opts.ModelAttempts)
+		})
 }
 
 func (p *memPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {
-	var failures int32
-	for range maxInfraRetries {
-		res, err := step.RunTool(p.ctx, p.x.deps, in)
-		if err == nil {
-			return res, nil
-		}
-		f := engine.ClassifyTool(p.ctx, err, in.ToolCallID, failures, p.x.opts.ToolAttempts)
-		if f.Verdict == engine.Exhausted || f.Verdict == engine.Final {
-			return res, err
-		}
-		failures = f.Failures
+	return attempts("tool call "+in.ToolCallID,
+		func() (agentsdk.ToolResult, error) { return step.RunTool(p.ctx, p.x.deps, in) },
+		p.classifyTool(in))
+}
+
+func (p *memPort) classifyTool(in step.ToolInput) func(error, int32) engine.Failure {
+	return func(err error, n int32) engine.Failure {
+		return engine.ClassifyTool(p.ctx, err, in.ToolCallID, n, p.x.opts.ToolAttempts)
 	}
-	return agentsdk.ToolResult{}, fmt.Errorf("agenttest: tool call %s: the store stayed unreachable", in.ToolCallID)
 }
 
 // ExecuteTools runs the calls at once, each with RunTool's retries.
@@ -179,19 +193,9 @@ func (p *memPort) ExecuteTools(ins []step.ToolInput) ([]step.ToolOutcome, error)
 }
 
 func (p *memPort) executeTool(in step.ToolInput) (step.ToolOutcome, error) {
-	var failures int32
-	for range maxInfraRetries {
-		res, err := step.ExecuteTool(p.ctx, p.x.deps, in)
-		if err == nil {
-			return res, nil
-		}
-		f := engine.ClassifyTool(p.ctx, err, in.ToolCallID, failures, p.x.opts.ToolAttempts)
-		if f.Verdict == engine.Exhausted || f.Verdict == engine.Final {
-			return res, err
-		}
-		failures = f.Failures
-	}
-	return step.ToolOutcome{}, fmt.Errorf("agenttest: tool call %s: the store stayed unreachable", in.ToolCallID)
+	return attempts("tool call "+in.ToolCallID,
+		func() (step.ToolOutcome, error) { return step.ExecuteTool(p.ctx, p.x.deps, in) },
+		p.classifyTool(in))
 }
 
 // Room is unlimited: there is no history in memory.
