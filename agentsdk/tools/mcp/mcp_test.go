@@ -1,0 +1,169 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/tools/mcp"
+	"github.com/agentree/agentree/internal/mcptest"
+)
+
+// call validates args against the tool's schema, as the runtime does, and
+// runs it.
+func call(t *testing.T, tools agentsdk.Tools, name, args string) (string, error) {
+	t.Helper()
+	tool, err := tools.Get(name)
+	require.NoError(t, err)
+	require.NoError(t, tool.Validate(json.RawMessage(args)))
+	return tool.Run(context.Background(), agentsdk.ToolInvocation{ToolCallID: "c1", Arguments: json.RawMessage(args)})
+}
+
+func connect(t *testing.T, opts mcp.Options) agentsdk.Tools {
+	t.Helper()
+	c, err := mcp.Connect(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	tools, err := agentsdk.NewTools(c.Tools()...)
+	require.NoError(t, err)
+	return tools
+}
+
+func pid(t *testing.T, tools agentsdk.Tools) int {
+	t.Helper()
+	out, err := call(t, tools, "calc__pid", `{}`)
+	require.NoError(t, err)
+	p, err := strconv.Atoi(out)
+	require.NoError(t, err)
+	return p
+}
+
+// alive reports whether a process with this ID exists (a reaped one does
+// not).
+func alive(p int) bool { return !errors.Is(syscall.Kill(p, 0), syscall.ESRCH) }
+
+// TestMCPToolsOverStdio runs a real MCP server process, built from
+// internal/mcptest with the same SDK: its tools are listed with their
+// schemas, calls answer, an isError result and a timeout become errors
+// for the model, and a crashed or killed server is restarted while calls
+// meanwhile fail at once.
+func TestMCPToolsOverStdio(t *testing.T) {
+	bin := mcptest.Build(t)
+	t.Setenv("AGENTREE_TEST_SECRET", "worker-only")
+	c, err := mcp.Connect(context.Background(), mcp.Options{
+		Servers: []mcp.Server{
+			{Name: "calc", Command: bin, Env: map[string]string{"GREETING": "hello"}},
+			{Name: "slowcalc", Command: bin, Timeout: 300 * time.Millisecond},
+		},
+		// Long enough that the call right after a crash surely finds the
+		// server still restarting.
+		MinBackoff: 2 * time.Second,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	tools, err := agentsdk.NewTools(c.Tools()...)
+	require.NoError(t, err)
+
+	t.Run("list", func(t *testing.T) {
+		names := []string{"add", "fail", "pieces", "slow", "env", "pid", "crash"}
+		var want []string
+		for _, s := range []string{"calc", "slowcalc"} {
+			for _, n := range names {
+				want = append(want, s+"__"+n)
+			}
+		}
+		require.ElementsMatch(t, want, tools.Names())
+		add, err := tools.Get("calc__add")
+		require.NoError(t, err)
+		require.Equal(t, "Adds two integers.", add.Description)
+		var schema struct {
+			Type       string
+			Properties map[string]struct{ Type, Description string }
+			Required   []string
+		}
+		require.NoError(t, json.Unmarshal(add.Parameters, &schema))
+		require.Equal(t, "object", schema.Type)
+		require.Equal(t, "integer", schema.Properties["a"].Type)
+		require.Equal(t, "the second addend", schema.Properties["b"].Description)
+		require.ElementsMatch(t, []string{"a", "b"}, schema.Required)
+		require.Error(t, add.Validate(json.RawMessage(`{"a":"two","b":3}`)), "the server's schema is enforced before calling it")
+	})
+
+	t.Run("call", func(t *testing.T) {
+		out, err := call(t, tools, "calc__add", `{"a":2,"b":40}`)
+		require.NoError(t, err)
+		require.Equal(t, "42", out)
+		out, err = call(t, tools, "calc__pieces", `{}`)
+		require.NoError(t, err)
+		require.Equal(t, "first\nsecond", out)
+	})
+
+	t.Run("environment", func(t *testing.T) {
+		out, err := call(t, tools, "calc__env", `{"name":"GREETING"}`)
+		require.NoError(t, err)
+		require.Equal(t, "hello", out)
+		out, err = call(t, tools, "calc__env", `{"name":"AGENTREE_TEST_SECRET"}`)
+		require.NoError(t, err)
+		require.Equal(t, "(unset)", out, "the worker's own variables are not passed on")
+		out, err = call(t, tools, "calc__env", `{"name":"PATH"}`)
+		require.NoError(t, err)
+		require.NotEqual(t, "(unset)", out)
+	})
+
+	t.Run("error result", func(t *testing.T) {
+		_, err := call(t, tools, "calc__fail", `{"reason":"no reason"}`)
+		require.EqualError(t, err, "cannot comply: no reason")
+		require.False(t, agentsdk.IsRetryable(err))
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		_, err := call(t, tools, "slowcalc__slow", `{"millis":60000}`)
+		require.EqualError(t, err, "MCP server slowcalc: slow did not answer within 300ms")
+		out, err := call(t, tools, "slowcalc__add", `{"a":1,"b":1}`)
+		require.NoError(t, err, "a call that timed out leaves the session usable")
+		require.Equal(t, "2", out)
+	})
+
+	t.Run("crash and restart", func(t *testing.T) {
+		first := pid(t, tools)
+		_, err := call(t, tools, "calc__crash", `{}`)
+		require.ErrorContains(t, err, "MCP server calc stopped during the call")
+		_, err = call(t, tools, "calc__add", `{"a":1,"b":2}`)
+		require.ErrorIs(t, err, mcp.ErrRestarting)
+		require.ErrorContains(t, err, "MCP server calc is restarting")
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			out, err := call(t, tools, "calc__add", `{"a":1,"b":2}`)
+			require.NoError(c, err)
+			require.Equal(c, "3", out)
+		}, 30*time.Second, 50*time.Millisecond)
+		second := pid(t, tools)
+		require.NotEqual(t, first, second)
+		require.False(t, alive(first), "the crashed process was reaped")
+
+		// Killed from outside, with no call under way: noticed and
+		// restarted too.
+		require.NoError(t, syscall.Kill(second, syscall.SIGKILL))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			out, err := call(t, tools, "calc__pid", `{}`)
+			require.NoError(c, err)
+			require.NotEqual(c, strconv.Itoa(second), out)
+		}, 30*time.Second, 50*time.Millisecond)
+	})
+
+	t.Run("close", func(t *testing.T) {
+		last := pid(t, tools)
+		require.True(t, alive(last))
+		require.NoError(t, c.Close())
+		require.False(t, alive(last), "Close ends the server's process")
+		_, err := call(t, tools, "calc__add", `{"a":1,"b":2}`)
+		require.EqualError(t, err, "MCP server calc is shut down")
+	})
+}
