@@ -82,11 +82,11 @@ func Connect(ctx context.Context, opts Options) (*Clients, error) {
 		case !serverName.MatchString(s.Name):
 			return nil, fmt.Errorf("mcp: server %d: name %q: use letters, digits and '-', at most 32", i, s.Name)
 		case names[s.Name]:
-			return nil, fmt.Errorf("mcp: server %q is named twice", s.Name)
+			return nil, fmt.Errorf("mcp: server %s is named twice", s.Name)
 		case (s.Command == "") == (s.URL == ""):
-			return nil, fmt.Errorf("mcp: server %q: give a command or a URL, not both or neither", s.Name)
+			return nil, fmt.Errorf("mcp: server %s: give a command or a URL, not both or neither", s.Name)
 		case s.Timeout < 0:
-			return nil, fmt.Errorf("mcp: server %q: negative timeout", s.Name)
+			return nil, fmt.Errorf("mcp: server %s: negative timeout", s.Name)
 		}
 		names[s.Name] = true
 	}
