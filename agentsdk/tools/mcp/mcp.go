@@ -65,6 +65,16 @@ type Clients struct {
 
 var serverName = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
 
+// CheckName says what is wrong with a server name, if anything: it must be
+// letters, digits and '-', at most 32 characters, so that the tools'
+// names, <server>__<tool>, split one way only and stay short.
+func CheckName(name string) error {
+	if !serverName.MatchString(name) {
+		return fmt.Errorf("%q: use letters, digits and '-', at most 32", name)
+	}
+	return nil
+}
+
 // ErrRestarting is what a call to a server being reconnected fails with.
 var ErrRestarting = errors.New("restarting")
 
@@ -79,8 +89,8 @@ func Connect(ctx context.Context, opts Options) (*Clients, error) {
 	names := map[string]bool{}
 	for i, s := range opts.Servers {
 		switch {
-		case !serverName.MatchString(s.Name):
-			return nil, fmt.Errorf("mcp: server %d: name %q: use letters, digits and '-', at most 32", i, s.Name)
+		case CheckName(s.Name) != nil:
+			return nil, fmt.Errorf("mcp: server %d: name %w", i, CheckName(s.Name))
 		case names[s.Name]:
 			return nil, fmt.Errorf("mcp: server %s is named twice", s.Name)
 		case (s.Command == "") == (s.URL == ""):
