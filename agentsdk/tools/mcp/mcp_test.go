@@ -138,7 +138,11 @@ func TestMCPToolsOverStdio(t *testing.T) {
 		require.ErrorContains(t, err, "MCP server calc stopped during the call")
 		_, err = call(t, tools, "calc__add", `{"a":1,"b":2}`)
 		require.ErrorIs(t, err, mcp.ErrRestarting)
-		require.ErrorContains(t, err, "MCP server calc is restarting")
+		require.ErrorContains(t, err, "MCP server calc is restarting after it stopped")
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, err := call(t, tools, "calc__add", `{"a":1,"b":2}`)
+			require.ErrorContains(c, err, "(its process ended: exit status 3; reconnection attempt 1)")
+		}, 30*time.Second, 10*time.Millisecond, "the error says how the process ended")
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			out, err := call(t, tools, "calc__add", `{"a":1,"b":2}`)
 			require.NoError(c, err)

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -100,16 +102,9 @@ func (s *server) use(cs *sdk.ClientSession, proc *exec.Cmd) bool {
 	s.session, s.proc, s.since, s.lost, s.attempt = cs, proc, time.Now(), nil, 0
 	s.loops.Go(func() {
 		err := cs.Wait()
-		s.lose(cs, cmpErr(err, sdk.ErrConnectionClosed))
+		s.lose(cs, cmp.Or(err, sdk.ErrConnectionClosed))
 	})
 	return true
-}
-
-func cmpErr(err, otherwise error) error {
-	if err != nil {
-		return err
-	}
-	return otherwise
 }
 
 // lose retires cs, if it is still the live session, and reconnects in
@@ -129,6 +124,13 @@ func (s *server) lose(cs *sdk.ClientSession, why error) {
 	s.loops.Go(func() {
 		_ = cs.Close()
 		killGroup(proc)
+		// Closing a stdio session waits for its process: how it ended
+		// says more than the broken pipe did.
+		if proc != nil && proc.ProcessState != nil {
+			s.mu.Lock()
+			s.lost = fmt.Errorf("its process ended: %s", proc.ProcessState)
+			s.mu.Unlock()
+		}
 		s.reconnect()
 	})
 }
@@ -193,7 +195,7 @@ func (s *server) call(ctx context.Context, tool string, args []byte) (string, er
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	res, err := cs.CallTool(cctx, &sdk.CallToolParams{Name: tool, Arguments: rawJSON(args)})
+	res, err := cs.CallTool(cctx, &sdk.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
