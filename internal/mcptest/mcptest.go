@@ -41,6 +41,11 @@ type EnvArgs struct {
 	Name string `json:"name" jsonschema:"the variable to read"`
 }
 
+// ChangedEnv names a variable holding a file's path: while that file
+// exists, a server starting lists "extra" instead of "pieces", as a server
+// upgraded between two starts would.
+const ChangedEnv = "MCPTEST_CHANGED_IF"
+
 // CrashExitCode is the crash tool's exit status.
 const CrashExitCode = 3
 
@@ -61,10 +66,17 @@ func NewServer(opts Options) *sdk.Server {
 			r.IsError = true
 			return r, nil, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "pieces", Description: "Answers in two text contents."},
-		func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "first"}, &sdk.TextContent{Text: "second"}}}, nil, nil
-		})
+	if _, err := os.Stat(os.Getenv(ChangedEnv)); os.Getenv(ChangedEnv) != "" && err == nil {
+		sdk.AddTool(s, &sdk.Tool{Name: "extra", Description: "Only in the changed list."},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				return text("extra"), nil, nil
+			})
+	} else {
+		sdk.AddTool(s, &sdk.Tool{Name: "pieces", Description: "Answers in two text contents."},
+			func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "first"}, &sdk.TextContent{Text: "second"}}}, nil, nil
+			})
+	}
 	sdk.AddTool(s, &sdk.Tool{Name: "slow", Description: "Answers after a delay."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, in SlowArgs) (*sdk.CallToolResult, any, error) {
 			select {

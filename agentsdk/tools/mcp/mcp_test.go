@@ -1,10 +1,15 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -170,4 +175,57 @@ func TestMCPToolsOverStdio(t *testing.T) {
 		_, err := call(t, tools, "calc__add", `{"a":1,"b":2}`)
 		require.EqualError(t, err, "MCP server calc is shut down")
 	})
+}
+
+// syncBuffer is a log destination tests read while servers write to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRestartedServerKeepsItsListedTools: a server that comes back with
+// other tools is logged, the tools offered stay those listed at start, and
+// a call to one it no longer has gets its error.
+func TestRestartedServerKeepsItsListedTools(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "changed")
+	var logs syncBuffer
+	c, err := mcp.Connect(context.Background(), mcp.Options{
+		Servers:    []mcp.Server{{Name: "calc", Command: mcptest.Build(t), Env: map[string]string{mcptest.ChangedEnv: marker}}},
+		Logger:     slog.New(slog.NewTextHandler(&logs, nil)),
+		MinBackoff: 50 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	tools, err := agentsdk.NewTools(c.Tools()...)
+	require.NoError(t, err)
+	listed := tools.Names()
+	require.Contains(t, listed, "calc__pieces")
+
+	require.NoError(t, os.WriteFile(marker, nil, 0o600))
+	_, err = call(t, tools, "calc__crash", `{}`)
+	require.Error(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		require.Contains(c, logs.String(), `changes="added extra, removed pieces"`)
+	}, 30*time.Second, 20*time.Millisecond)
+
+	again, err := agentsdk.NewTools(c.Tools()...)
+	require.NoError(t, err)
+	require.Equal(t, listed, again.Names())
+	_, err = call(t, tools, "calc__pieces", `{}`)
+	require.ErrorContains(t, err, "MCP server calc: pieces: ")
+	out, err := call(t, tools, "calc__add", `{"a":1,"b":1}`)
+	require.NoError(t, err)
+	require.Equal(t, "2", out)
 }
