@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -228,4 +229,43 @@ func TestRestartedServerKeepsItsListedTools(t *testing.T) {
 	out, err := call(t, tools, "calc__add", `{"a":1,"b":1}`)
 	require.NoError(t, err)
 	require.Equal(t, "2", out)
+}
+
+// TestCloseKillsWhatTheServerStarted: a server started through a script
+// that leaves a sleeper behind (as npx leaves node) runs in its own
+// process group, and Close leaves nothing of it.
+func TestCloseKillsWhatTheServerStarted(t *testing.T) {
+	bin := mcptest.Build(t)
+	c, err := mcp.Connect(context.Background(), mcp.Options{Servers: []mcp.Server{{
+		Name: "calc", Command: "sh", Args: []string{"-c", `sleep 300 & exec "$0"`, bin},
+	}}})
+	require.NoError(t, err)
+	tools, err := agentsdk.NewTools(c.Tools()...)
+	require.NoError(t, err)
+	group := pid(t, tools) // the shell's process ID, which exec kept: its group's ID
+	require.Len(t, running(t, group), 2, "the server and the sleeper")
+	require.NoError(t, c.Close())
+	require.Empty(t, running(t, group), "Close leaves no process of the server's group running")
+}
+
+// running lists the processes of a process group that are not zombies
+// (a killed process whose new parent has not reaped it yet is no longer
+// running), from /proc.
+func running(t *testing.T, group int) []string {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	require.NoError(t, err)
+	var out []string
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 2 && f[2] == strconv.Itoa(group) && f[0] != "Z" {
+			out = append(out, path)
+		}
+	}
+	return out
 }
