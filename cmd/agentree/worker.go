@@ -40,6 +40,12 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 	if err != nil {
 		return nil, err
 	}
+	connected := false
+	defer func() {
+		if !connected {
+			_ = w.Close()
+		}
+	}()
 	if err := migrations.ApplyURL(ctx, dbURL); err != nil {
 		return nil, err
 	}
@@ -60,10 +66,14 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 		pool.Close()
 		return nil, fmt.Errorf("temporal at %s: %w", topts.HostPort, err)
 	}
+	connected = true
 	return &services{pool: pool, store: store, tc: tc, worker: w}, nil
 }
 
+// close runs after the worker stopped: no tool runs any more, so the MCP
+// servers can go.
 func (s *services) close() {
+	_ = s.worker.Close()
 	s.tc.Close()
 	s.pool.Close()
 }

@@ -1,6 +1,7 @@
 package workerconfig
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
+	"github.com/agentree/agentree/agentsdk/tools/mcp"
 )
 
 // toolSets are the built-in tool sets, by the name a configuration
@@ -24,16 +26,29 @@ var toolSets = map[string]func(Config) ([]*agentsdk.Tool, error){
 func toolSetNames() []string { return slices.Sorted(maps.Keys(toolSets)) }
 
 // Worker is what a configuration builds: what the adapter's plugin runs.
+// Close it when the worker stops.
 type Worker struct {
 	Agents    []agentsdk.Agent
 	Providers []agentsdk.Provider
 	Tools     []*agentsdk.Tool
+
+	mcp *mcp.Clients
+}
+
+// Close ends the MCP servers' sessions and processes.
+func (w Worker) Close() error {
+	if w.mcp == nil {
+		return nil
+	}
+	return w.mcp.Close()
 }
 
 // Build makes the configuration's agents, providers and tools. Each
 // endpoint's key is read here, once, from its variable; an endpoint whose
 // API needs a key that is not set is an error naming the variable, so a
 // misconfigured worker stops at start rather than failing executions.
+// So does an MCP server that cannot be started, reached or listed within
+// its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
 	var w Worker
 	for _, a := range c.Agents {
@@ -52,6 +67,19 @@ func (c Config) Build() (Worker, error) {
 			return Worker{}, fmt.Errorf("worker config: toolSets: %s: %w", s, err)
 		}
 		w.Tools = append(w.Tools, tools...)
+	}
+	if len(c.MCP) > 0 {
+		servers, err := mcpServers(c.MCP)
+		if err != nil {
+			return Worker{}, fmt.Errorf("worker config: %w", err)
+		}
+		// Each server's timeout bounds its connection; the worker has no
+		// context of its own yet.
+		w.mcp, err = mcp.Connect(context.Background(), mcp.Options{Servers: servers})
+		if err != nil {
+			return Worker{}, fmt.Errorf("worker config: %w", err)
+		}
+		w.Tools = append(w.Tools, w.mcp.Tools()...)
 	}
 	return w, nil
 }

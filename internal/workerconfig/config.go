@@ -57,6 +57,9 @@ type Config struct {
 	// ToolSets are the built-in tool sets the worker serves; omitted:
 	// ["demo"]. An empty list serves none.
 	ToolSets []string `yaml:"toolSets"`
+	// MCP are the MCP servers whose tools the worker offers, as
+	// <server>__<tool>; omitted: none.
+	MCP []MCPServer `yaml:"mcp"`
 	// Agents are the agents the worker runs; omitted: the built-in react
 	// agent as "react-agent".
 	Agents []Agent `yaml:"agents"`
@@ -149,7 +152,7 @@ func Parse(data []byte) (Config, error) {
 var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
 
 var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent",
-	"Workspace": "workspace", "Bash": "workspace.bash"}
+	"Workspace": "workspace", "Bash": "workspace.bash", "MCPServer": "an MCP server"}
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
 // wording names the Go type it was decoded into.
@@ -267,6 +270,7 @@ func (c Config) withDefaults() (Config, error) {
 			bad("agents[%d].builtin: %q is not a built-in agent (known: %s)", i, a.Builtin, BuiltinReact)
 		}
 	}
+	c.MCP = withMCPDefaults(c.MCP, bad)
 	if len(problems) > 0 {
 		return Config{}, errors.New(strings.Join(problems, "; "))
 	}

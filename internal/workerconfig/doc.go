@@ -16,6 +16,11 @@
 // With no file, Default applies: the demo endpoint and tool set, plus
 // Anthropic's and OpenAI's default endpoints when their keys are set.
 //
+// The mcp section lists MCP servers (a command over stdio, or a
+// streamable HTTP URL) whose tools the worker offers as <server>__<tool>:
+// like endpoints, they are worker configuration that no request can
+// change, and their secrets come from the worker's environment, named.
+//
 // It imports agentsdk and its providers, agents and tool sets; never
 // Temporal, Postgres or samples.
 package workerconfig
