@@ -98,6 +98,16 @@ func Scenarios() []Scenario {
 			},
 		},
 		{
+			Name:   "parallel tool calls in chunks",
+			Prompt: "five at once, two at a time",
+			Config: agentsdk.Config{MaxParallelTools: 2},
+			Turns: []scripted.Turn{
+				{ToolCalls: []agentsdk.ToolCall{call("call_p1", "echo", "1"), call("call_p2", "echo", "2"), call("call_p3", "big", "3"),
+					call("call_p4", "echo", "4"), call("call_p5", "echo", "5")}},
+				{Text: "Five results, in order."},
+			},
+		},
+		{
 			Name:      "multi-turn",
 			Prompt:    "hello",
 			Config:    agentsdk.Config{Mode: agentsdk.ModeMultiTurn},
