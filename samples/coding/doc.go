@@ -4,5 +4,5 @@
 // would leave the workspace (`..`, an absolute path, a symlink pointing
 // out) is refused with an error the model reads and can correct.
 //
-// It imports agentsdk only; its programs import the adapter.
+// It imports agentsdk only; its worker imports the adapter, its starter adapter/client.
 package coding
