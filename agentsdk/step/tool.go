@@ -115,6 +115,8 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{{
 		ExecutionID: in.ExecutionID, ParentID: in.LeafID, Type: agentsdk.EntryMessage,
 		Role: agentsdk.RoleToolResult, Content: content, IdempotencyKey: in.Key,
+		// The result belongs to the turn of the call it answers.
+		TurnID: assistant.TurnID,
 	}})
 	if err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)

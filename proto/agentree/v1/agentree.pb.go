@@ -2020,6 +2020,62 @@ func (x *GetCheckpointRequest) GetSequence() int32 {
 	return 0
 }
 
+// GetLatestCheckpointRequest names an execution whose newest checkpoint is
+// wanted.
+type GetLatestCheckpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId   string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLatestCheckpointRequest) Reset() {
+	*x = GetLatestCheckpointRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLatestCheckpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLatestCheckpointRequest) ProtoMessage() {}
+
+func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLatestCheckpointRequest.ProtoReflect.Descriptor instead.
+func (*GetLatestCheckpointRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetLatestCheckpointRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetLatestCheckpointRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
 // Task is a unit of work an execution spawned: a tool call.
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2036,7 +2092,7 @@ type Task struct {
 	// The agent step it belongs to.
 	StepNumber int32 `protobuf:"varint,6,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// How long it ran, in milliseconds.
-	DurationMs int64 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	DurationMs int32 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	// When it started.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When it last changed (ended, once it has).
@@ -2047,7 +2103,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2059,7 +2115,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2072,7 +2128,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Task) GetId() string {
@@ -2117,7 +2173,7 @@ func (x *Task) GetStepNumber() int32 {
 	return 0
 }
 
-func (x *Task) GetDurationMs() int64 {
+func (x *Task) GetDurationMs() int32 {
 	if x != nil {
 		return x.DurationMs
 	}
@@ -2155,7 +2211,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2223,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2236,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListTasksRequest) GetOrg() string {
@@ -2224,7 +2280,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +2292,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +2305,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -2276,7 +2332,7 @@ type Entry struct {
 	// The parent entry; empty for the root.
 	ParentId string `protobuf:"bytes,3,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
 	// Arrival order within the execution.
-	Seq int64 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq int32 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
 	// Distance from the root.
 	Depth int32 `protobuf:"varint,5,opt,name=depth,proto3" json:"depth,omitempty"`
 	// message, llm_call, compaction, branch_summary, agent_spawn or
@@ -2286,19 +2342,25 @@ type Entry struct {
 	Role string `protobuf:"bytes,7,opt,name=role,proto3" json:"role,omitempty"`
 	// The entry's content; for a message, the provider-agnostic message.
 	Content *structpb.Value `protobuf:"bytes,8,opt,name=content,proto3" json:"content,omitempty"`
-	// Groups the entries of one model turn.
+	// Groups the entries of one model turn: its llm_call record, the
+	// assistant message and the tool_result messages answering it.
 	TurnId string `protobuf:"bytes,9,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	// Free-form metadata.
 	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When it was written.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The agent step it belongs to: the number of assistant messages (model
+	// calls) on the path from the root to it, itself included. The first
+	// prompt is step 0; a model's answer and the tool results it asked for
+	// share its step.
+	StepNumber    int32 `protobuf:"varint,12,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2310,7 +2372,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2323,7 +2385,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Entry) GetId() string {
@@ -2347,7 +2409,7 @@ func (x *Entry) GetParentId() string {
 	return ""
 }
 
-func (x *Entry) GetSeq() int64 {
+func (x *Entry) GetSeq() int32 {
 	if x != nil {
 		return x.Seq
 	}
@@ -2403,6 +2465,13 @@ func (x *Entry) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Entry) GetStepNumber() int32 {
+	if x != nil {
+		return x.StepNumber
+	}
+	return 0
+}
+
 // ListEntriesRequest asks for a page of an execution's entries.
 type ListEntriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2420,7 +2489,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2501,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2514,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListEntriesRequest) GetOrg() string {
@@ -2489,7 +2558,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2570,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2583,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -2546,7 +2615,7 @@ type GetEntryRequest struct {
 
 func (x *GetEntryRequest) Reset() {
 	*x = GetEntryRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2627,7 @@ func (x *GetEntryRequest) String() string {
 func (*GetEntryRequest) ProtoMessage() {}
 
 func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2640,7 @@ func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetEntryRequest) GetOrg() string {
@@ -2599,13 +2668,13 @@ func (x *GetEntryRequest) GetEntryId() string {
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Input tokens.
-	Input int64 `protobuf:"varint,1,opt,name=input,proto3" json:"input,omitempty"`
+	Input int32 `protobuf:"varint,1,opt,name=input,proto3" json:"input,omitempty"`
 	// Output tokens.
-	Output int64 `protobuf:"varint,2,opt,name=output,proto3" json:"output,omitempty"`
+	Output int32 `protobuf:"varint,2,opt,name=output,proto3" json:"output,omitempty"`
 	// Input tokens read from the provider's cache.
-	CacheRead int64 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
+	CacheRead int32 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
 	// Input tokens written to the provider's cache.
-	CacheWrite int64 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
+	CacheWrite int32 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
 	// Cost in USD.
 	Cost          float64 `protobuf:"fixed64,5,opt,name=cost,proto3" json:"cost,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2614,7 +2683,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2626,7 +2695,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2639,31 +2708,31 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
 }
 
-func (x *Usage) GetInput() int64 {
+func (x *Usage) GetInput() int32 {
 	if x != nil {
 		return x.Input
 	}
 	return 0
 }
 
-func (x *Usage) GetOutput() int64 {
+func (x *Usage) GetOutput() int32 {
 	if x != nil {
 		return x.Output
 	}
 	return 0
 }
 
-func (x *Usage) GetCacheRead() int64 {
+func (x *Usage) GetCacheRead() int32 {
 	if x != nil {
 		return x.CacheRead
 	}
 	return 0
 }
 
-func (x *Usage) GetCacheWrite() int64 {
+func (x *Usage) GetCacheWrite() int32 {
 	if x != nil {
 		return x.CacheWrite
 	}
@@ -2693,7 +2762,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2705,7 +2774,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2718,7 +2787,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ToolCallRequest) GetId() string {
@@ -2765,7 +2834,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2777,7 +2846,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2790,7 +2859,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ContentBlock) GetType() string {
@@ -2868,14 +2937,21 @@ type Message struct {
 	// For assistant messages: why the model stopped.
 	StopReason string `protobuf:"bytes,11,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
 	// When it was written.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The agent step it belongs to (see Entry.step_number): messages come
+	// in ascending step order, and a tool_result shares the step of the
+	// assistant message that asked for it.
+	StepNumber int32 `protobuf:"varint,13,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
+	// Groups the messages of one model turn: the assistant message and its
+	// tool results.
+	TurnId        string `protobuf:"bytes,14,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2887,7 +2963,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2900,7 +2976,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Message) GetEntryId() string {
@@ -2987,6 +3063,20 @@ func (x *Message) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Message) GetStepNumber() int32 {
+	if x != nil {
+		return x.StepNumber
+	}
+	return 0
+}
+
+func (x *Message) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
 // ListMessagesRequest asks for a page of the active path's messages.
 type ListMessagesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3005,7 +3095,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +3107,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +3120,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListMessagesRequest) GetOrg() string {
@@ -3076,7 +3166,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3088,7 +3178,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3101,7 +3191,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -3150,11 +3240,11 @@ type ToolCall struct {
 	// model saw.
 	Output *structpb.Value `protobuf:"bytes,9,opt,name=output,proto3" json:"output,omitempty"`
 	// The output's size in bytes.
-	OutputSize int64 `protobuf:"varint,10,opt,name=output_size,json=outputSize,proto3" json:"output_size,omitempty"`
+	OutputSize int32 `protobuf:"varint,10,opt,name=output_size,json=outputSize,proto3" json:"output_size,omitempty"`
 	// Whether the model saw a cut output.
 	Truncated bool `protobuf:"varint,11,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// How long it ran, in milliseconds.
-	DurationMs int64 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	DurationMs int32 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	// The agent step it belongs to.
 	StepNumber int32 `protobuf:"varint,13,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// When it started.
@@ -3167,7 +3257,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +3269,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +3282,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ToolCall) GetId() string {
@@ -3258,7 +3348,7 @@ func (x *ToolCall) GetOutput() *structpb.Value {
 	return nil
 }
 
-func (x *ToolCall) GetOutputSize() int64 {
+func (x *ToolCall) GetOutputSize() int32 {
 	if x != nil {
 		return x.OutputSize
 	}
@@ -3272,7 +3362,7 @@ func (x *ToolCall) GetTruncated() bool {
 	return false
 }
 
-func (x *ToolCall) GetDurationMs() int64 {
+func (x *ToolCall) GetDurationMs() int32 {
 	if x != nil {
 		return x.DurationMs
 	}
@@ -3321,7 +3411,7 @@ type ListToolCallsRequest struct {
 
 func (x *ListToolCallsRequest) Reset() {
 	*x = ListToolCallsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3333,7 +3423,7 @@ func (x *ListToolCallsRequest) String() string {
 func (*ListToolCallsRequest) ProtoMessage() {}
 
 func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3346,7 +3436,7 @@ func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolCallsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListToolCallsRequest) GetOrg() string {
@@ -3404,7 +3494,7 @@ type ListToolCallsResponse struct {
 
 func (x *ListToolCallsResponse) Reset() {
 	*x = ListToolCallsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3416,7 +3506,7 @@ func (x *ListToolCallsResponse) String() string {
 func (*ListToolCallsResponse) ProtoMessage() {}
 
 func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3429,7 +3519,7 @@ func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolCallsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListToolCallsResponse) GetToolCalls() []*ToolCall {
@@ -3461,7 +3551,7 @@ type GetToolCallRequest struct {
 
 func (x *GetToolCallRequest) Reset() {
 	*x = GetToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3473,7 +3563,7 @@ func (x *GetToolCallRequest) String() string {
 func (*GetToolCallRequest) ProtoMessage() {}
 
 func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3486,7 +3576,7 @@ func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolCallRequest.ProtoReflect.Descriptor instead.
 func (*GetToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetToolCallRequest) GetOrg() string {
@@ -3521,7 +3611,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3533,7 +3623,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3546,7 +3636,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetCapabilitiesRequest) GetOrg() string {
@@ -3575,7 +3665,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3587,7 +3677,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3600,7 +3690,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
@@ -3655,7 +3745,7 @@ type WorkerCapabilities struct {
 
 func (x *WorkerCapabilities) Reset() {
 	*x = WorkerCapabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3667,7 +3757,7 @@ func (x *WorkerCapabilities) String() string {
 func (*WorkerCapabilities) ProtoMessage() {}
 
 func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3680,7 +3770,7 @@ func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
 func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *WorkerCapabilities) GetIdentity() string {
@@ -3749,7 +3839,7 @@ type ToolCapability struct {
 
 func (x *ToolCapability) Reset() {
 	*x = ToolCapability{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3761,7 +3851,7 @@ func (x *ToolCapability) String() string {
 func (*ToolCapability) ProtoMessage() {}
 
 func (x *ToolCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3774,7 +3864,7 @@ func (x *ToolCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
 func (*ToolCapability) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ToolCapability) GetName() string {
@@ -3823,7 +3913,7 @@ type ModelEndpoint struct {
 
 func (x *ModelEndpoint) Reset() {
 	*x = ModelEndpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3835,7 +3925,7 @@ func (x *ModelEndpoint) String() string {
 func (*ModelEndpoint) ProtoMessage() {}
 
 func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3848,7 +3938,7 @@ func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
 func (*ModelEndpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ModelEndpoint) GetName() string {
@@ -4049,7 +4139,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x14GetCheckpointRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1a\n" +
-	"\bsequence\x18\x03 \x01(\x05R\bsequence\"\xbf\x02\n" +
+	"\bsequence\x18\x03 \x01(\x05R\bsequence\"Q\n" +
+	"\x1aGetLatestCheckpointRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"\xbf\x02\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
@@ -4059,7 +4152,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"toolCallId\x12\x1f\n" +
 	"\vstep_number\x18\x06 \x01(\x05R\n" +
 	"stepNumber\x12\x1f\n" +
-	"\vduration_ms\x18\a \x01(\x03R\n" +
+	"\vduration_ms\x18\a \x01(\x05R\n" +
 	"durationMs\x129\n" +
 	"\n" +
 	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
@@ -4073,12 +4166,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.agentree.v1.TaskR\x05tasks\x12\x1f\n" +
 	"\vnext_cursor\x18\x02 \x01(\tR\n" +
-	"nextCursor\"\xe2\x02\n" +
+	"nextCursor\"\x83\x03\n" +
 	"\x05Entry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
 	"\tparent_id\x18\x03 \x01(\tR\bparentId\x12\x10\n" +
-	"\x03seq\x18\x04 \x01(\x03R\x03seq\x12\x14\n" +
+	"\x03seq\x18\x04 \x01(\x05R\x03seq\x12\x14\n" +
 	"\x05depth\x18\x05 \x01(\x05R\x05depth\x12\x12\n" +
 	"\x04type\x18\x06 \x01(\tR\x04type\x12\x12\n" +
 	"\x04role\x18\a \x01(\tR\x04role\x120\n" +
@@ -4087,7 +4180,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bmetadata\x18\n" +
 	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\x129\n" +
 	"\n" +
-	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"~\n" +
+	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1f\n" +
+	"\vstep_number\x18\f \x01(\x05R\n" +
+	"stepNumber\"~\n" +
 	"\x12ListEntriesRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -4102,11 +4197,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\x89\x01\n" +
 	"\x05Usage\x12\x14\n" +
-	"\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n" +
-	"\x06output\x18\x02 \x01(\x03R\x06output\x12\x1d\n" +
+	"\x05input\x18\x01 \x01(\x05R\x05input\x12\x16\n" +
+	"\x06output\x18\x02 \x01(\x05R\x06output\x12\x1d\n" +
 	"\n" +
-	"cache_read\x18\x03 \x01(\x03R\tcacheRead\x12\x1f\n" +
-	"\vcache_write\x18\x04 \x01(\x03R\n" +
+	"cache_read\x18\x03 \x01(\x05R\tcacheRead\x12\x1f\n" +
+	"\vcache_write\x18\x04 \x01(\x05R\n" +
 	"cacheWrite\x12\x12\n" +
 	"\x04cost\x18\x05 \x01(\x01R\x04cost\"k\n" +
 	"\x0fToolCallRequest\x12\x0e\n" +
@@ -4121,7 +4216,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"media_type\x18\x04 \x01(\tR\tmediaType\x12\x12\n" +
 	"\x04data\x18\x05 \x01(\fR\x04data\x12\x10\n" +
 	"\x03url\x18\x06 \x01(\tR\x03url\x129\n" +
-	"\ttool_call\x18\a \x01(\v2\x1c.agentree.v1.ToolCallRequestR\btoolCall\"\x9c\x03\n" +
+	"\ttool_call\x18\a \x01(\v2\x1c.agentree.v1.ToolCallRequestR\btoolCall\"\xd6\x03\n" +
 	"\aMessage\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\tR\bparentId\x12\x12\n" +
@@ -4138,7 +4233,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vstop_reason\x18\v \x01(\tR\n" +
 	"stopReason\x129\n" +
 	"\n" +
-	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x7f\n" +
+	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1f\n" +
+	"\vstep_number\x18\r \x01(\x05R\n" +
+	"stepNumber\x12\x17\n" +
+	"\aturn_id\x18\x0e \x01(\tR\x06turnId\"\x7f\n" +
 	"\x13ListMessagesRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -4162,10 +4260,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x05input\x18\b \x01(\v2\x16.google.protobuf.ValueR\x05input\x12.\n" +
 	"\x06output\x18\t \x01(\v2\x16.google.protobuf.ValueR\x06output\x12\x1f\n" +
 	"\voutput_size\x18\n" +
-	" \x01(\x03R\n" +
+	" \x01(\x05R\n" +
 	"outputSize\x12\x1c\n" +
 	"\ttruncated\x18\v \x01(\bR\ttruncated\x12\x1f\n" +
-	"\vduration_ms\x18\f \x01(\x03R\n" +
+	"\vduration_ms\x18\f \x01(\x05R\n" +
 	"durationMs\x12\x1f\n" +
 	"\vstep_number\x18\r \x01(\x05R\n" +
 	"stepNumber\x129\n" +
@@ -4220,7 +4318,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06models\x18\x03 \x03(\tR\x06models\x12\x1f\n" +
 	"\vtask_queues\x18\x04 \x03(\tR\n" +
-	"taskQueues2\xa5\x0e\n" +
+	"taskQueues2\xfe\x0e\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -4234,7 +4332,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x14SignalAgentExecution\x12(.agentree.v1.SignalAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12\\\n" +
 	"\x14StreamAgentExecution\x12(.agentree.v1.StreamAgentExecutionRequest\x1a\x18.agentree.v1.StreamEvent0\x01\x12\\\n" +
 	"\x0fListCheckpoints\x12#.agentree.v1.ListCheckpointsRequest\x1a$.agentree.v1.ListCheckpointsResponse\x12K\n" +
-	"\rGetCheckpoint\x12!.agentree.v1.GetCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12J\n" +
+	"\rGetCheckpoint\x12!.agentree.v1.GetCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12W\n" +
+	"\x13GetLatestCheckpoint\x12'.agentree.v1.GetLatestCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12J\n" +
 	"\tListTasks\x12\x1d.agentree.v1.ListTasksRequest\x1a\x1e.agentree.v1.ListTasksResponse\x12P\n" +
 	"\vListEntries\x12\x1f.agentree.v1.ListEntriesRequest\x1a .agentree.v1.ListEntriesResponse\x12<\n" +
 	"\bGetEntry\x12\x1c.agentree.v1.GetEntryRequest\x1a\x12.agentree.v1.Entry\x12S\n" +
@@ -4255,7 +4354,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -4281,89 +4380,90 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ListCheckpointsRequest)(nil),        // 21: agentree.v1.ListCheckpointsRequest
 	(*ListCheckpointsResponse)(nil),       // 22: agentree.v1.ListCheckpointsResponse
 	(*GetCheckpointRequest)(nil),          // 23: agentree.v1.GetCheckpointRequest
-	(*Task)(nil),                          // 24: agentree.v1.Task
-	(*ListTasksRequest)(nil),              // 25: agentree.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 26: agentree.v1.ListTasksResponse
-	(*Entry)(nil),                         // 27: agentree.v1.Entry
-	(*ListEntriesRequest)(nil),            // 28: agentree.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),           // 29: agentree.v1.ListEntriesResponse
-	(*GetEntryRequest)(nil),               // 30: agentree.v1.GetEntryRequest
-	(*Usage)(nil),                         // 31: agentree.v1.Usage
-	(*ToolCallRequest)(nil),               // 32: agentree.v1.ToolCallRequest
-	(*ContentBlock)(nil),                  // 33: agentree.v1.ContentBlock
-	(*Message)(nil),                       // 34: agentree.v1.Message
-	(*ListMessagesRequest)(nil),           // 35: agentree.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 36: agentree.v1.ListMessagesResponse
-	(*ToolCall)(nil),                      // 37: agentree.v1.ToolCall
-	(*ListToolCallsRequest)(nil),          // 38: agentree.v1.ListToolCallsRequest
-	(*ListToolCallsResponse)(nil),         // 39: agentree.v1.ListToolCallsResponse
-	(*GetToolCallRequest)(nil),            // 40: agentree.v1.GetToolCallRequest
-	(*GetCapabilitiesRequest)(nil),        // 41: agentree.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),                  // 42: agentree.v1.Capabilities
-	(*WorkerCapabilities)(nil),            // 43: agentree.v1.WorkerCapabilities
-	(*ToolCapability)(nil),                // 44: agentree.v1.ToolCapability
-	(*ModelEndpoint)(nil),                 // 45: agentree.v1.ModelEndpoint
-	(*structpb.Struct)(nil),               // 46: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 47: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 48: google.protobuf.Value
+	(*GetLatestCheckpointRequest)(nil),    // 24: agentree.v1.GetLatestCheckpointRequest
+	(*Task)(nil),                          // 25: agentree.v1.Task
+	(*ListTasksRequest)(nil),              // 26: agentree.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 27: agentree.v1.ListTasksResponse
+	(*Entry)(nil),                         // 28: agentree.v1.Entry
+	(*ListEntriesRequest)(nil),            // 29: agentree.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),           // 30: agentree.v1.ListEntriesResponse
+	(*GetEntryRequest)(nil),               // 31: agentree.v1.GetEntryRequest
+	(*Usage)(nil),                         // 32: agentree.v1.Usage
+	(*ToolCallRequest)(nil),               // 33: agentree.v1.ToolCallRequest
+	(*ContentBlock)(nil),                  // 34: agentree.v1.ContentBlock
+	(*Message)(nil),                       // 35: agentree.v1.Message
+	(*ListMessagesRequest)(nil),           // 36: agentree.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 37: agentree.v1.ListMessagesResponse
+	(*ToolCall)(nil),                      // 38: agentree.v1.ToolCall
+	(*ListToolCallsRequest)(nil),          // 39: agentree.v1.ListToolCallsRequest
+	(*ListToolCallsResponse)(nil),         // 40: agentree.v1.ListToolCallsResponse
+	(*GetToolCallRequest)(nil),            // 41: agentree.v1.GetToolCallRequest
+	(*GetCapabilitiesRequest)(nil),        // 42: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 43: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 44: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 45: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 46: agentree.v1.ModelEndpoint
+	(*structpb.Struct)(nil),               // 47: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 48: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 49: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,  // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	46, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	46, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	47, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	47, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	47, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	47, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	48, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	48, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,  // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	46, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	46, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	47, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	47, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,  // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,  // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	46, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	46, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	46, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	46, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	46, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	46, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	47, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	47, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	47, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	47, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	47, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	47, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	47, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	47, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	47, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	47, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	48, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	48, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	48, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	48, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,  // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	46, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	46, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	47, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	47, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10, // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	48, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	48, // 25: agentree.v1.StreamEvent.data:type_name -> google.protobuf.Value
-	47, // 26: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	46, // 27: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	46, // 28: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	47, // 29: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	49, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	49, // 25: agentree.v1.StreamEvent.data:type_name -> google.protobuf.Value
+	48, // 26: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	47, // 27: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	47, // 28: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	48, // 29: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	20, // 30: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	47, // 31: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	47, // 32: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	24, // 33: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	48, // 34: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	46, // 35: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	47, // 36: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	27, // 37: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	48, // 38: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	32, // 39: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	33, // 40: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	31, // 41: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	47, // 42: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	34, // 43: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	48, // 44: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	48, // 45: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	47, // 46: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	47, // 47: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	37, // 48: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	43, // 49: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	44, // 50: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	45, // 51: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	47, // 52: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	44, // 53: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	45, // 54: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	46, // 55: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	48, // 31: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	48, // 32: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	25, // 33: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	49, // 34: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	47, // 35: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	48, // 36: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	28, // 37: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	49, // 38: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	33, // 39: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	34, // 40: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	32, // 41: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	48, // 42: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	35, // 43: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	49, // 44: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	49, // 45: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	48, // 46: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	48, // 47: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	38, // 48: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	44, // 49: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	45, // 50: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	46, // 51: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	48, // 52: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	45, // 53: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	46, // 54: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	47, // 55: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
 	3,  // 56: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
 	4,  // 57: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
 	6,  // 58: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
@@ -4377,35 +4477,37 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	18, // 66: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
 	21, // 67: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
 	23, // 68: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	25, // 69: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	28, // 70: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	30, // 71: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	35, // 72: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	38, // 73: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	40, // 74: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	41, // 75: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	2,  // 76: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,  // 77: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,  // 78: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,  // 79: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,  // 80: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10, // 81: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13, // 82: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10, // 83: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10, // 84: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	17, // 85: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19, // 86: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	22, // 87: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	20, // 88: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	26, // 89: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	29, // 90: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	27, // 91: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	36, // 92: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	39, // 93: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	37, // 94: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	42, // 95: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	76, // [76:96] is the sub-list for method output_type
-	56, // [56:76] is the sub-list for method input_type
+	24, // 69: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	26, // 70: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	29, // 71: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	31, // 72: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	36, // 73: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	39, // 74: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	41, // 75: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	42, // 76: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	2,  // 77: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,  // 78: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,  // 79: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,  // 80: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,  // 81: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10, // 82: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13, // 83: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10, // 84: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10, // 85: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	17, // 86: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19, // 87: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	22, // 88: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	20, // 89: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	20, // 90: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	27, // 91: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	30, // 92: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	28, // 93: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	37, // 94: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	40, // 95: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	38, // 96: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	43, // 97: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	77, // [77:98] is the sub-list for method output_type
+	56, // [56:77] is the sub-list for method input_type
 	56, // [56:56] is the sub-list for extension type_name
 	56, // [56:56] is the sub-list for extension extendee
 	0,  // [0:56] is the sub-list for field type_name
@@ -4422,7 +4524,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
