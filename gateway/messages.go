@@ -61,22 +61,12 @@ func (s *service) ListMessages(ctx context.Context, req *pb.ListMessagesRequest)
 	if cur.Leaf == "" {
 		return out, nil
 	}
-	limit := p.Limit
-	if limit == 0 {
-		limit = entrystore.DefaultPageLimit
-	}
-	limit = min(limit, entrystore.MaxPageLimit)
-	// One more than the page tells whether another follows.
-	es, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, limit+1, string(agentsdk.EntryMessage))
+	es, more, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, string(agentsdk.EntryMessage))
 	if errors.Is(err, entrystore.ErrNotFound) {
 		return nil, invalid("bad cursor")
 	}
 	if err != nil {
 		return nil, toStatus(s.log, "load the active path", err)
-	}
-	more := len(es) > limit
-	if more {
-		es = es[:limit]
 	}
 	for _, e := range es {
 		if m, ok := toMessage(e); ok {
