@@ -1,0 +1,71 @@
+package migrations_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/migrations"
+)
+
+// TestLeafAndStepBackfill writes a conversation under migration 3 (no
+// leaf, no steps), applies 0004 and finds each execution's leaf at its
+// newest entry and every entry's step counted down its path.
+func TestLeafAndStepBackfill(t *testing.T) {
+	ctx := context.Background()
+	base := os.Getenv("DATABASE_URL")
+	require.NotEmpty(t, base, "DATABASE_URL is not set: run `make up` and `eval \"$(make -s env)\"`")
+	admin, err := pgx.Connect(ctx, base)
+	require.NoError(t, err)
+	defer admin.Close(context.Background())
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	schema := "t_mig_" + hex.EncodeToString(b)
+	_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	cfg, err := pgx.ParseConfig(base)
+	require.NoError(t, err)
+	cfg.RuntimeParams["search_path"] = schema
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+
+	require.NoError(t, migrations.ApplyTo(ctx, conn, 3))
+	var org, ex, empty string
+	require.NoError(t, conn.QueryRow(ctx, `INSERT INTO organization (slug, name) VALUES ('o', 'o') RETURNING id::text`).Scan(&org))
+	require.NoError(t, conn.QueryRow(ctx, `INSERT INTO agent_execution (org_id, kind) VALUES ($1, 'k') RETURNING id::text`, org).Scan(&ex))
+	require.NoError(t, conn.QueryRow(ctx, `INSERT INTO agent_execution (org_id, kind) VALUES ($1, 'k') RETURNING id::text`, org).Scan(&empty))
+	// user → assistant → tool_result → assistant, and a fork: a second
+	// answer to the user, written last.
+	add := func(parent any, role string) string {
+		var id string
+		require.NoError(t, conn.QueryRow(ctx, `INSERT INTO agent_entry (org_id, agent_execution_id, parent_id, branch_id, depth, entry_type, role, content, idempotency_key)
+			VALUES ($1, $2, $3, gen_random_uuid(), coalesce((SELECT depth + 1 FROM agent_entry WHERE id = $3), 0), 'message', $4, '{}', gen_random_uuid()::text)
+			RETURNING id::text`, org, ex, parent, role).Scan(&id))
+		return id
+	}
+	user := add(nil, "user")
+	first := add(user, "assistant")
+	tool := add(first, "tool_result")
+	second := add(tool, "assistant")
+	fork := add(user, "assistant")
+
+	require.NoError(t, migrations.Apply(ctx, conn))
+	var leaf *string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT leaf_entry_id::text FROM agent_execution WHERE id = $1`, ex).Scan(&leaf))
+	require.NotNil(t, leaf)
+	require.Equal(t, fork, *leaf, "the newest entry")
+	require.NoError(t, conn.QueryRow(ctx, `SELECT leaf_entry_id::text FROM agent_execution WHERE id = $1`, empty).Scan(&leaf))
+	require.Nil(t, leaf, "no entries, no leaf")
+	for id, step := range map[string]int{user: 0, first: 1, tool: 1, second: 2, fork: 1} {
+		var got int
+		require.NoError(t, conn.QueryRow(ctx, `SELECT step FROM agent_entry WHERE id = $1`, id).Scan(&got))
+		require.Equal(t, step, got, "entry %s", id)
+	}
+}
