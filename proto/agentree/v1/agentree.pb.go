@@ -3156,7 +3156,8 @@ type ListMessagesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The messages, root first.
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	// The entry the path ends at.
+	// The entry the path ends at: the execution's newest entry when the
+	// first page was read (the cursor keeps later pages on that path).
 	LeafEntryId string `protobuf:"bytes,2,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
 	// The cursor of the next page; empty on the last.
 	NextCursor    string `protobuf:"bytes,3,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`

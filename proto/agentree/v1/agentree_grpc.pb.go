@@ -116,7 +116,9 @@ type AgentServiceClient interface {
 	// GetEntry returns one entry with its whole content.
 	GetEntry(ctx context.Context, in *GetEntryRequest, opts ...grpc.CallOption) (*Entry, error)
 	// ListMessages lists the messages of the execution's active path, root
-	// first: what a page reload needs to rebuild the chat.
+	// first (so in ascending step order): what a page reload needs to rebuild
+	// the chat. The active path ends at the entry written last, so a fork (a
+	// regenerated answer, an edited message) moves it onto the new branch.
 	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
 	// ListToolCalls lists an execution's tool calls by step, with optional
 	// filters.
@@ -428,7 +430,9 @@ type AgentServiceServer interface {
 	// GetEntry returns one entry with its whole content.
 	GetEntry(context.Context, *GetEntryRequest) (*Entry, error)
 	// ListMessages lists the messages of the execution's active path, root
-	// first: what a page reload needs to rebuild the chat.
+	// first (so in ascending step order): what a page reload needs to rebuild
+	// the chat. The active path ends at the entry written last, so a fork (a
+	// regenerated answer, an edited message) moves it onto the new branch.
 	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
 	// ListToolCalls lists an execution's tool calls by step, with optional
 	// filters.
