@@ -20,21 +20,22 @@ func TestLeafAndStepBackfill(t *testing.T) {
 	ctx := context.Background()
 	base := os.Getenv("DATABASE_URL")
 	require.NotEmpty(t, base, "DATABASE_URL is not set: run `make up` and `eval \"$(make -s env)\"`")
-	admin, err := pgx.Connect(ctx, base)
-	require.NoError(t, err)
-	defer admin.Close(context.Background())
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	schema := "t_mig_" + hex.EncodeToString(b)
-	_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	admin(t, base, "CREATE SCHEMA "+schema)
+	t.Cleanup(func() { admin(t, base, "DROP SCHEMA "+schema+" CASCADE") })
+	// The schema goes in as a startup parameter, never a SET: tern runs
+	// RESET ALL before it records a version, which would send the record
+	// to the database's default schema.
 	cfg, err := pgx.ParseConfig(base)
 	require.NoError(t, err)
 	cfg.RuntimeParams["search_path"] = schema
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	require.NoError(t, err)
 	defer conn.Close(context.Background())
+	require.NoError(t, conn.QueryRow(ctx, "SELECT current_schema()").Scan(&b))
+	require.Equal(t, schema, string(b))
 
 	require.NoError(t, migrations.ApplyTo(ctx, conn, 3))
 	var org, ex, empty string
@@ -68,4 +69,14 @@ func TestLeafAndStepBackfill(t *testing.T) {
 		require.NoError(t, conn.QueryRow(ctx, `SELECT step FROM agent_entry WHERE id = $1`, id).Scan(&got))
 		require.Equal(t, step, got, "entry %s", id)
 	}
+}
+
+// admin runs one statement on a connection of its own.
+func admin(t *testing.T, url, sql string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(context.Background(), sql)
+	require.NoError(t, err)
 }
