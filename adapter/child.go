@@ -7,6 +7,8 @@ import (
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentree/agentree/adapter/client"
 )
 
 // PrepareExecutionActivity writes an execution's row and first entry for a
@@ -16,14 +18,14 @@ const PrepareExecutionActivity = "agentree.PrepareExecution"
 // PrepareInput is PrepareExecutionActivity's input: the request and the
 // task queue the child runs on, recorded on its row.
 type PrepareInput struct {
-	Request   StartRequest
+	Request   client.StartRequest
 	TaskQueue string
 }
 
 // PrepareExecution implements PrepareExecutionActivity. The request's
 // ExecutionID, chosen by the calling workflow, makes retries repeat-safe.
 func (a *Activities) PrepareExecution(ctx context.Context, in PrepareInput) (SegmentInput, error) {
-	_, first, err := prepare(ctx, a.store, in.Request, in.TaskQueue)
+	_, first, err := client.Prepare(ctx, a.store, in.Request, in.TaskQueue)
 	return first, storeError(err)
 }
 
@@ -32,7 +34,7 @@ func (a *Activities) PrepareExecution(ctx context.Context, in PrepareInput) (Seg
 // after every continue-as-new) and the execution ID. The worker running the
 // caller must have the plugin (or Register). req.OrgID and req.Kind are
 // required.
-func StartChildAgent(ctx workflow.Context, req StartRequest) (workflow.ChildWorkflowFuture, string, error) {
+func StartChildAgent(ctx workflow.Context, req client.StartRequest) (workflow.ChildWorkflowFuture, string, error) {
 	if req.ExecutionID == "" {
 		var id string
 		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return uuid.NewString() }).Get(&id); err != nil {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -26,14 +27,14 @@ func TestChildAgent(t *testing.T) {
 	))
 	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()}}, true)
 	parent := func(ctx workflow.Context, orgID string) (string, error) {
-		fut, _, err := adapter.StartChildAgent(ctx, adapter.StartRequest{
+		fut, _, err := adapter.StartChildAgent(ctx, aclient.StartRequest{
 			OrgID: orgID, Kind: react.Kind, UserPrompt: "help the parent",
 			Config: agentsdk.Config{Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: []string{"echo"}},
 		})
 		if err != nil {
 			return "", err
 		}
-		var res adapter.Result
+		var res aclient.Result
 		if err := fut.Get(ctx, &res); err != nil {
 			return "", err
 		}

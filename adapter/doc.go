@@ -20,5 +20,10 @@
 // here use) or the workflow task timeout (5 s, set at start). A Reconciler in every
 // worker finishes what a crashed gateway left half done.
 //
-// It imports agentsdk, entrystore and the Temporal SDK.
+// The execution client (start, signal, cancel, wait) and the storage
+// driver live in adapter/client, which the gateway, CLI and starters use
+// without linking this package; it imports them, never the other way.
+//
+// It imports agentsdk, entrystore, internal/engine, adapter/client and the
+// Temporal SDK.
 package adapter

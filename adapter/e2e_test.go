@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
@@ -96,7 +97,7 @@ func TestMultiTurnWithThreeUserMessages(t *testing.T) {
 	require.NoError(t, err)
 	h.waitStatus(ex.ID, entrystore.StatusCancelled, 30*time.Second)
 	_, err = h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(`{"text":"late"}`))
-	require.ErrorIs(t, err, adapter.ErrTerminal)
+	require.ErrorIs(t, err, client.ErrTerminal)
 }
 
 func TestCancelWhileToolRuns(t *testing.T) {

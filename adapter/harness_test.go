@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -30,7 +31,7 @@ type harness struct {
 	es        *entrystore.Store
 	org       entrystore.Org
 	tc        client.Client
-	ac        *adapter.Client
+	ac        *aclient.Client
 	taskQueue string
 	dbURL     string
 }
@@ -75,7 +76,7 @@ func newHarnessAt(t testing.TB, dbURL string, opts adapter.Options, noWorker boo
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	h := &harness{t: t, es: es, org: org, tc: tc, taskQueue: "agentree-test-" + uuid.NewString()[:8], dbURL: dbURL}
-	h.ac = adapter.NewClient(tc, es, h.taskQueue)
+	h.ac = aclient.NewClient(tc, es, h.taskQueue)
 	if !noWorker {
 		w := worker.New(tc, h.taskQueue, worker.Options{})
 		require.NoError(t, w.Start())
@@ -89,12 +90,12 @@ func (h *harness) start(cfg agentsdk.Config, prompt string) entrystore.Execution
 	if len(cfg.Models) == 0 {
 		cfg.Models = []agentsdk.ModelRef{scripted.Model("")}
 	}
-	ex, err := h.ac.Start(context.Background(), adapter.StartRequest{OrgID: h.org.ID, Kind: react.Kind, Config: cfg, UserPrompt: prompt})
+	ex, err := h.ac.Start(context.Background(), aclient.StartRequest{OrgID: h.org.ID, Kind: react.Kind, Config: cfg, UserPrompt: prompt})
 	require.NoError(h.t, err)
 	return ex
 }
 
-func (h *harness) wait(id string, timeout time.Duration) adapter.Result {
+func (h *harness) wait(id string, timeout time.Duration) aclient.Result {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

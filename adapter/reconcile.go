@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 )
@@ -27,7 +28,7 @@ import (
 //
 // Both are safe alongside a live gateway doing the same: a start uses the
 // execution ID as workflow ID and never starts a second workflow (see
-// startOptions), and the workflow ignores a signal ID it already holds or
+// client.StartOptions), and the workflow ignores a signal ID it already holds or
 // that was consumed (entrystore.ErrSignalConsumed). Work younger than the
 // grace age is left alone, so a request still in flight is not raced.
 // Workers run it (Options.ReconcileInterval); a Postgres advisory lock lets
@@ -149,13 +150,13 @@ func (r *Reconciler) start(ctx context.Context, ex entrystore.Execution) (bool, 
 		// Not an execution Client.Start made; nothing to start it from.
 		return false, fmt.Errorf("execution %s has no user prompt to start from", ex.ID)
 	}
-	first, err := firstSegment(ctx, r.es, ex, input.UserPrompt)
+	first, err := aclient.FirstSegment(ctx, r.es, ex, input.UserPrompt)
 	if err != nil {
 		return false, err
 	}
 	// A gateway starting it at the same moment is harmless: see
-	// startOptions.
-	if _, err := r.tc.ExecuteWorkflow(ctx, startOptions(ex.ID, ex.Queue), ex.Kind, first); err != nil {
+	// client.StartOptions.
+	if _, err := r.tc.ExecuteWorkflow(ctx, aclient.StartOptions(ex.ID, ex.Queue), ex.Kind, first); err != nil {
 		return false, fmt.Errorf("start execution %s: %w", ex.ID, err)
 	}
 	return true, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
@@ -143,7 +144,7 @@ func TestConsumedSignalRedeliveryIsIgnored(t *testing.T) {
 	// The same signal again, as a retrying gateway or reconciler would
 	// send it, to a run continued as new since it was consumed; then a new
 	// message, which the workflow receives after it.
-	require.NoError(t, h.tc.SignalWorkflow(context.Background(), ex.ID, "", adapter.SignalName,
+	require.NoError(t, h.tc.SignalWorkflow(context.Background(), ex.ID, "", client.SignalName,
 		agentsdk.Signal{ID: s2.ID, Name: agentsdk.SignalUserMessage}))
 	_, err = h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(`{"text":"m3"}`))
 	require.NoError(t, err)

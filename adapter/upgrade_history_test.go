@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -219,7 +220,7 @@ func recordCustomWaiting(t *testing.T) *historypb.History {
 	model := scripted.New(scripted.Turns(scripted.Turn{Text: "A draft."}))
 	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Agents: []agentsdk.Agent{approvalAgent{}},
 		Tasks: approvalTasks(), ReconcileInterval: -1}, false)
-	ex, err := h.ac.Start(context.Background(), adapter.StartRequest{OrgID: h.org.ID, Kind: approvalKind,
+	ex, err := h.ac.Start(context.Background(), aclient.StartRequest{OrgID: h.org.ID, Kind: approvalKind,
 		Config: agentsdk.Config{Models: []agentsdk.ModelRef{scripted.Model("")}}, UserPrompt: "draft something"})
 	require.NoError(t, err)
 	h.waitStatus(ex.ID, entrystore.StatusWaiting, time.Minute)

@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/providertest"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
@@ -95,7 +96,7 @@ agents:
 	built, err := cfg.Build()
 	require.NoError(t, err)
 	h := newHarnessAt(t, dbURL, adapter.Options{Agents: built.Agents, Providers: built.Providers, Tools: built.Tools}, true, nil)
-	h.taskQueue, h.ac = queue, adapter.NewClient(h.tc, h.es, queue)
+	h.taskQueue, h.ac = queue, aclient.NewClient(h.tc, h.es, queue)
 
 	waiting := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn}, "question 1")
 	midTool := h.start(demo.Config(), demo.Prompt)

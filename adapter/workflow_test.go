@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -38,7 +39,7 @@ func TestSegmentIsAFunctionOfLeafAndState(t *testing.T) {
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()},
 		RunEvents: 1} // continue as new at every checkpoint
 
-	// The first user entry and the row, as adapter.Client.Start writes them.
+	// The first user entry and the row, as client.Client.Start writes them.
 	ex, err := es.CreateExecution(ctx, entrystore.Execution{OrgID: org.ID, Kind: react.Kind,
 		Config: []byte(`{"tools":["echo"],"models":[{"provider":"scripted","modelId":"scripted-1"}]}`)})
 	require.NoError(t, err)
@@ -46,9 +47,9 @@ func TestSegmentIsAFunctionOfLeafAndState(t *testing.T) {
 		Content: []byte(`{"role":"user","content":[{"type":"text","text":"hi"}]}`), IdempotencyKey: "input"})
 	require.NoError(t, err)
 
-	in := adapter.SegmentInput{ExecutionID: ex.ID, OrgID: org.ID, LeafID: first.ID}
+	in := client.SegmentInput{ExecutionID: ex.ID, OrgID: org.ID, LeafID: first.ID}
 	var segments int
-	var result adapter.Result
+	var result client.Result
 	for done := false; !done; segments++ {
 		env := suite.NewTestWorkflowEnvironment()
 		require.NoError(t, adapter.Register(env, opts))
@@ -57,7 +58,7 @@ func TestSegmentIsAFunctionOfLeafAndState(t *testing.T) {
 		var can *workflow.ContinueAsNewError
 		switch err := env.GetWorkflowError(); {
 		case errors.As(err, &can):
-			var next adapter.SegmentInput
+			var next client.SegmentInput
 			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 			require.Equal(t, in.Sequence+1, next.Sequence)
 			require.NotEqual(t, in.LeafID, next.LeafID, "the leaf moved")

@@ -16,12 +16,17 @@ const PrevParent = "$prev"
 // Entry is one immutable node of an execution's conversation tree: a
 // message, an llm_call record, a compaction… ParentID "" marks the root.
 type Entry struct {
-	ID             string          `db:"id"`
-	OrgID          string          `db:"org_id"`
-	ExecutionID    string          `db:"execution_id"`
-	ParentID       string          `db:"parent_id"`
-	Seq            int64           `db:"seq"`
-	Depth          int             `db:"depth"`
+	ID          string `db:"id"`
+	OrgID       string `db:"org_id"`
+	ExecutionID string `db:"execution_id"`
+	ParentID    string `db:"parent_id"`
+	Seq         int64  `db:"seq"`
+	Depth       int    `db:"depth"`
+	// Step is the number of assistant messages (model calls) on the path
+	// from the root to the entry, the entry included: the first prompt is
+	// step 0, the first answer and its tool results step 1. Computed on
+	// append from the parent's.
+	Step           int             `db:"step"`
 	Type           string          `db:"entry_type"`
 	Role           string          `db:"role"`
 	Content        json.RawMessage `db:"content"`
@@ -34,7 +39,7 @@ type Entry struct {
 // entryColsOf lists the Entry columns of the agent_entry row aliased t.
 func entryColsOf(t string) string {
 	return t + `.id::text AS id, ` + t + `.org_id::text AS org_id, ` + t + `.agent_execution_id::text AS execution_id,
-	coalesce(` + t + `.parent_id::text, '') AS parent_id, ` + t + `.seq, ` + t + `.depth, ` + t + `.entry_type,
+	coalesce(` + t + `.parent_id::text, '') AS parent_id, ` + t + `.seq, ` + t + `.depth, ` + t + `.step, ` + t + `.entry_type,
 	coalesce(` + t + `.role, '') AS role, ` + t + `.content, coalesce(` + t + `.turn_id, '') AS turn_id,
 	` + t + `.idempotency_key, ` + t + `.metadata, ` + t + `.created_at`
 }
@@ -45,7 +50,7 @@ var entryCols = entryColsOf("agent_entry")
 // by position into plain byte slices: RowToStructByName and json.RawMessage's
 // validating unmarshal made a 10,000-entry path several times slower.
 func entryDest(e *Entry) []any {
-	return []any{&e.ID, &e.OrgID, &e.ExecutionID, &e.ParentID, &e.Seq, &e.Depth, &e.Type, &e.Role,
+	return []any{&e.ID, &e.OrgID, &e.ExecutionID, &e.ParentID, &e.Seq, &e.Depth, &e.Step, &e.Type, &e.Role,
 		(*[]byte)(&e.Content), &e.TurnID, &e.IdempotencyKey, (*[]byte)(&e.Metadata), &e.CreatedAt}
 }
 
@@ -74,15 +79,18 @@ func queryEntry(ctx context.Context, q querier, sql string, args ...any) (Entry,
 	return pgx.CollectExactlyOneRow(rows, scanEntry)
 }
 
-// insertEntrySQL appends one entry in one round trip: the parent's depth and
-// branch are read inside the INSERT, and the WHERE refuses a parent outside
-// the execution (or an execution outside the org) by inserting nothing.
+// insertEntrySQL appends one entry in one round trip: the parent's depth,
+// branch and step are read inside the INSERT, and the WHERE refuses a
+// parent outside the execution (or an execution outside the org) by
+// inserting nothing. The same statement moves the execution's leaf to the
+// new entry (unless a newer one is there already), so the leaf is never
+// out of step with the tree, whichever transaction the append is part of.
 //
 // The entry continues its parent's branch unless $11 (fork) is set, in which
 // case it starts its own. ON CONFLICT without a target swallows every unique
 // violation, so a repeated idempotency key, a branch slot a sibling already
-// holds and a taken ID all insert nothing; appendEntry tells them apart
-// afterwards, off the common path.
+// holds and a taken ID all insert nothing (and move no leaf); appendEntry
+// tells them apart afterwards, off the common path.
 //
 // The parent and the execution are looked up by id alone (behind MATERIALIZED
 // fences) and their org checked afterwards: with the execution in the same WHERE, generic plans
@@ -90,24 +98,30 @@ func queryEntry(ctx context.Context, q querier, sql string, args ...any) (Entry,
 // append slower than the last.
 const insertEntrySQL = `
 	WITH byid AS MATERIALIZED (
-		SELECT depth, branch_id, agent_execution_id, org_id FROM agent_entry WHERE id = $4::uuid
+		SELECT depth, branch_id, step, agent_execution_id, org_id FROM agent_entry WHERE id = $4::uuid
 	), parent AS (
-		SELECT depth, branch_id FROM byid WHERE agent_execution_id = $3 AND org_id = $2
+		SELECT depth, branch_id, step FROM byid WHERE agent_execution_id = $3 AND org_id = $2
 	), execution AS MATERIALIZED (
 		SELECT org_id FROM agent_execution WHERE id = $3
 	), new AS (
 		SELECT coalesce($1::uuid, gen_random_uuid()) AS id
+	), ins AS (
+		INSERT INTO agent_entry AS e (id, org_id, agent_execution_id, parent_id, depth, branch_id, step, entry_type,
+			role, content, turn_id, idempotency_key, metadata)
+		SELECT new.id, $2, $3, $4::uuid, coalesce((SELECT depth + 1 FROM parent), 0),
+			CASE WHEN $11 THEN new.id ELSE coalesce((SELECT branch_id FROM parent), new.id) END,
+			coalesce((SELECT step FROM parent), 0) + CASE WHEN $5 = 'message' AND $6 = 'assistant' THEN 1 ELSE 0 END,
+			$5, $6, $7, $8, $9, $10
+		FROM new
+		WHERE EXISTS (SELECT 1 FROM execution WHERE org_id = $2)
+		  AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM parent))
+		ON CONFLICT DO NOTHING
+		RETURNING *
+	), leaf AS (
+		UPDATE agent_execution x SET leaf_entry_id = ins.id, leaf_seq = ins.seq
+		FROM ins WHERE x.id = ins.agent_execution_id AND (x.leaf_seq IS NULL OR x.leaf_seq < ins.seq)
 	)
-	INSERT INTO agent_entry AS e (id, org_id, agent_execution_id, parent_id, depth, branch_id, entry_type,
-		role, content, turn_id, idempotency_key, metadata)
-	SELECT new.id, $2, $3, $4::uuid, coalesce((SELECT depth + 1 FROM parent), 0),
-		CASE WHEN $11 THEN new.id ELSE coalesce((SELECT branch_id FROM parent), new.id) END,
-		$5, $6, $7, $8, $9, $10
-	FROM new
-	WHERE EXISTS (SELECT 1 FROM execution WHERE org_id = $2)
-	  AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM parent))
-	ON CONFLICT DO NOTHING
-	RETURNING `
+	SELECT `
 
 // AppendEntry appends e to its execution's tree. IdempotencyKey is required:
 // a repeat of (execution, key) — sequential or concurrent — writes nothing
@@ -145,9 +159,9 @@ func appendEntry(ctx context.Context, q querier, e Entry) (Entry, bool, error) {
 		}
 		// Only what the database decides comes back (jsonb normalises the
 		// documents); the rest is e.
-		err := q.QueryRow(ctx, insertEntrySQL+"e.created_at, e.id::text, e.seq, e.depth, e.content, e.metadata",
+		err := q.QueryRow(ctx, insertEntrySQL+"e.created_at, e.id::text, e.seq, e.depth, e.step, e.content, e.metadata FROM ins e",
 			nullIfEmpty(id), ids[0], ids[1], nullIfEmpty(parent), e.Type, nullIfEmpty(e.Role), string(out.Content), nullIfEmpty(e.TurnID),
-			e.IdempotencyKey, nullJSON(e.Metadata), fork).Scan(&out.CreatedAt, &out.ID, &out.Seq, &out.Depth,
+			e.IdempotencyKey, nullJSON(e.Metadata), fork).Scan(&out.CreatedAt, &out.ID, &out.Seq, &out.Depth, &out.Step,
 			(*[]byte)(&out.Content), (*[]byte)(&out.Metadata))
 		if err == nil {
 			out.CreatedAt = out.CreatedAt.UTC()

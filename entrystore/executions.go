@@ -63,18 +63,21 @@ type Execution struct {
 	Queue         string          `db:"queue"`
 	CheckpointSeq int             `db:"current_checkpoint_seq"`
 	StepCount     int             `db:"step_count"`
-	Metadata      json.RawMessage `db:"metadata"`
-	CreatedAt     time.Time       `db:"created_at"`
-	UpdatedAt     time.Time       `db:"updated_at"`
-	StartedAt     *time.Time      `db:"started_at"`
-	CompletedAt   *time.Time      `db:"completed_at"`
-	Version       int             `db:"version"`
+	// LeafEntryID is the entry appended last: the end of the active path
+	// ("" before the first entry). Every append moves it.
+	LeafEntryID string          `db:"leaf_entry_id"`
+	Metadata    json.RawMessage `db:"metadata"`
+	CreatedAt   time.Time       `db:"created_at"`
+	UpdatedAt   time.Time       `db:"updated_at"`
+	StartedAt   *time.Time      `db:"started_at"`
+	CompletedAt *time.Time      `db:"completed_at"`
+	Version     int             `db:"version"`
 }
 
 const executionCols = `id::text AS id, org_id::text AS org_id,
 	coalesce(agent_definition_id::text, '') AS definition_id, coalesce(parent_id::text, '') AS parent_id,
 	coalesce(resumed_from::text, '') AS resumed_from, kind, status, config, input, output, error,
-	stop_reason, queue, current_checkpoint_seq, step_count, metadata, created_at, updated_at,
+	stop_reason, queue, current_checkpoint_seq, step_count, coalesce(leaf_entry_id::text, '') AS leaf_entry_id, metadata, created_at, updated_at,
 	started_at, completed_at, version`
 
 func (e Execution) utc() Execution {

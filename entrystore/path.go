@@ -37,7 +37,7 @@ func (s *Store) Path(ctx context.Context, orgID, leafID string) ([]Entry, error)
 	var role, turn pgtype.Text
 	for rows.Next() {
 		var e Entry
-		err := rows.Scan(&leafDepth, &execution, &id, &parent, &e.Seq, &e.Depth, &e.Type, &role,
+		err := rows.Scan(&leafDepth, &execution, &id, &parent, &e.Seq, &e.Depth, &e.Step, &e.Type, &role,
 			(*[]byte)(&e.Content), &turn, &e.IdempotencyKey, (*[]byte)(&e.Metadata), &e.CreatedAt)
 		if err != nil {
 			return nil, wrap(op, err)
@@ -87,7 +87,66 @@ var pathSQL = `
 		JOIN agent_entry h ON h.id = seg.branch_id
 		JOIN agent_entry p ON p.id = h.parent_id
 	)
-	SELECT (SELECT max(max_depth) FROM seg), e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.entry_type, e.role,
+	SELECT (SELECT max(max_depth) FROM seg), e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.step, e.entry_type, e.role,
 		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at
 	FROM seg JOIN agent_entry e ON e.branch_id = seg.branch_id AND e.depth <= seg.max_depth
 	WHERE e.org_id = $1`
+
+// PathPage returns one page of the path from the root to leafID: the
+// entries of type entryType ("" for any) deeper than afterDepth, root
+// first, at most limit (MaxPageLimit at most), and whether more follow.
+// Depth is a position on the path, so it is the cursor: the next page
+// starts after the last entry's depth, and the path never changes under it (entries are immutable). It
+// reads only the page — each branch of the path (one per fork on the way
+// up) at most limit entries of it — never the whole path. The leaf must be
+// an entry of executionID, else ErrNotFound.
+func (s *Store) PathPage(ctx context.Context, orgID, executionID, leafID string, afterDepth, limit int, entryType string) ([]Entry, bool, error) {
+	op := "path page " + leafID
+	ids, err := readIDs(op, orgID, executionID, leafID)
+	if err != nil {
+		return nil, false, err
+	}
+	limit = Page{Limit: limit}.limit()
+	// One more than the page tells whether another follows.
+	es, err := queryEntries(ctx, s.pool, pathPageSQL, ids[0], ids[1], ids[2], afterDepth, limit+1, entryType)
+	if err != nil {
+		return nil, false, wrap(op, err)
+	}
+	if len(es) > limit {
+		return es[:limit], true, nil
+	}
+	if len(es) > 0 {
+		return es, false, nil
+	}
+	var ok bool
+	err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agent_entry WHERE id = $3 AND org_id = $1 AND agent_execution_id = $2)`,
+		ids[0], ids[1], ids[2]).Scan(&ok)
+	if err != nil {
+		return nil, false, wrap(op, err)
+	}
+	if !ok {
+		return nil, false, wrap(op, ErrNotFound)
+	}
+	return nil, false, nil
+}
+
+// pathPageSQL walks branch by branch as pathSQL does, then reads at most a
+// page from each branch's share of the path (an ordered range of
+// agent_entry_branch) and keeps the first page of those.
+var pathPageSQL = `
+	WITH RECURSIVE seg (branch_id, max_depth) AS (
+		SELECT branch_id, depth FROM agent_entry WHERE id = $3 AND org_id = $1 AND agent_execution_id = $2
+		UNION ALL
+		SELECT p.branch_id, p.depth
+		FROM seg
+		JOIN agent_entry h ON h.id = seg.branch_id
+		JOIN agent_entry p ON p.id = h.parent_id
+	)
+	SELECT page.* FROM seg CROSS JOIN LATERAL (
+		SELECT ` + entryColsOf("e") + `
+		FROM agent_entry e
+		WHERE e.branch_id = seg.branch_id AND e.depth > $4 AND e.depth <= seg.max_depth AND e.org_id = $1
+		  AND ($6 = '' OR e.entry_type = $6)
+		ORDER BY e.depth LIMIT $5
+	) page
+	ORDER BY page.depth LIMIT $5`

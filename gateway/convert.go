@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -54,6 +55,14 @@ func fromStruct(s *structpb.Struct) (json.RawMessage, error) {
 		return nil, nil
 	}
 	return protojson.Marshal(s)
+}
+
+// n32 is a count for a response: every count field of the API is a 32-bit
+// integer, so JSON writes it as a number (protojson writes 64-bit integers
+// as strings). Counts past its range (no token count, output size or
+// duration in milliseconds comes near) are clamped rather than wrapped.
+func n32[T ~int | ~int64](v T) int32 {
+	return int32(max(min(int64(v), math.MaxInt32), math.MinInt32))
 }
 
 func ts(t time.Time) *timestamppb.Timestamp {
@@ -114,9 +123,9 @@ func toExecution(e entrystore.Execution) *pb.AgentExecution {
 
 func toEntry(e entrystore.Entry) *pb.Entry {
 	return &pb.Entry{
-		Id: e.ID, ExecutionId: e.ExecutionID, ParentId: e.ParentID, Seq: e.Seq, Depth: int32(e.Depth),
+		Id: e.ID, ExecutionId: e.ExecutionID, ParentId: e.ParentID, Seq: n32(e.Seq), Depth: n32(e.Depth),
 		Type: e.Type, Role: e.Role, Content: toValue(e.Content), TurnId: e.TurnID,
-		Metadata: toStruct(e.Metadata), CreatedAt: ts(e.CreatedAt),
+		Metadata: toStruct(e.Metadata), CreatedAt: ts(e.CreatedAt), StepNumber: n32(e.Step),
 	}
 }
 
@@ -133,9 +142,10 @@ func toMessage(e entrystore.Entry) (*pb.Message, bool) {
 		EntryId: e.ID, ParentId: e.ParentID, Role: string(m.Role), ToolCallId: m.ToolCallID,
 		ToolName: m.ToolName, IsError: m.IsError, Provider: m.Provider, Model: m.Model,
 		StopReason: string(m.StopReason), CreatedAt: ts(e.CreatedAt),
+		StepNumber: n32(e.Step), TurnId: e.TurnID,
 	}
 	if u := m.Usage; u != nil {
-		out.Usage = &pb.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, Cost: u.Cost}
+		out.Usage = &pb.Usage{Input: n32(u.Input), Output: n32(u.Output), CacheRead: n32(u.CacheRead), CacheWrite: n32(u.CacheWrite), Cost: u.Cost}
 	}
 	out.Content = each(m.Content, toBlock)
 	return out, true

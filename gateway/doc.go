@@ -16,7 +16,8 @@
 // 400 listing what they do serve (a queue with no live worker at all, a
 // 503). GET /api/orgs/{org}/capabilities lists them.
 //
-// It may import entrystore, the generated proto package, the adapter (for
-// its execution Client and event names), agentsdk (the execution config and
-// message types the adapter takes) and the Temporal client.
+// It may import entrystore, the generated proto package, adapter/client (the
+// execution client), agentsdk and agentsdk/event (the execution config,
+// message types and stream event names) and the Temporal client; never the
+// worker's package, adapter (internal/layout checks it).
 package gateway

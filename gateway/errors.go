@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 )
@@ -135,7 +135,7 @@ func toStatus(log *slog.Logger, op string, err error) error {
 		return status.Error(codes.NotFound, "not found")
 	case errors.Is(err, entrystore.ErrInvalid), errors.Is(err, agentsdk.ErrInvalidInput):
 		return status.Error(codes.InvalidArgument, strings.ReplaceAll(err.Error(), "entrystore: ", ""))
-	case errors.Is(err, adapter.ErrTerminal):
+	case errors.Is(err, client.ErrTerminal):
 		return status.Error(codes.FailedPrecondition, "the execution has ended")
 	case errors.Is(err, entrystore.ErrConflict):
 		return status.Error(codes.FailedPrecondition, strings.ReplaceAll(err.Error(), "entrystore: ", ""))

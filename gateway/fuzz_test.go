@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
 )
@@ -21,7 +21,7 @@ import (
 // store's own checks, and no workflow.
 type rowOnly struct{ es *entrystore.Store }
 
-func (r rowOnly) Start(ctx context.Context, req adapter.StartRequest) (entrystore.Execution, error) {
+func (r rowOnly) Start(ctx context.Context, req client.StartRequest) (entrystore.Execution, error) {
 	cfg, err := json.Marshal(req.Config)
 	if err != nil {
 		return entrystore.Execution{}, err
@@ -58,7 +58,7 @@ func FuzzDecodeCreateExecution(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	o, err := Options{Store: es, Executions: &adapter.Client{},
+	o, err := Options{Store: es, Executions: &client.Client{},
 		BodyLimit: 4 << 10, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}.validate()
 	if err != nil {
 		f.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/entrystore"
@@ -125,7 +126,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	go func() {
 		done <- gateway.Run(gctx, gateway.Options{
 			HTTPListener: ln, GRPCListener: gln, Store: gwStore, Temporal: tc, TaskQueue: queue,
-			Executions: adapter.NewClient(tc, gwStore, queue),
+			Executions: aclient.NewClient(tc, gwStore, queue),
 			BodyLimit:  testBodyLimit,
 			Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})

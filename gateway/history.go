@@ -3,8 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/agentree/agentree/entrystore"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
@@ -44,6 +48,21 @@ func (s *service) GetCheckpoint(ctx context.Context, req *pb.GetCheckpointReques
 	c, err := s.es.GetCheckpoint(ctx, orgID, req.GetExecutionId(), int(req.GetSequence()))
 	if err != nil {
 		return nil, s.notFound(err, "checkpoint", fmt.Sprintf("%s/%d", req.GetExecutionId(), req.GetSequence()))
+	}
+	return toCheckpoint(c), nil
+}
+
+func (s *service) GetLatestCheckpoint(ctx context.Context, req *pb.GetLatestCheckpointRequest) (*pb.Checkpoint, error) {
+	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.es.LatestCheckpoint(ctx, orgID, req.GetExecutionId())
+	if err != nil {
+		if errors.Is(err, entrystore.ErrNotFound) {
+			return nil, status.Errorf(codes.NotFound, "agent execution %q has no checkpoint yet", req.GetExecutionId())
+		}
+		return nil, toStatus(s.log, "get the latest checkpoint", err)
 	}
 	return toCheckpoint(c), nil
 }
@@ -154,8 +173,8 @@ func toToolCall(c entrystore.ToolCall) *pb.ToolCall {
 	return &pb.ToolCall{
 		Id: c.ID, ExecutionId: c.ExecutionID, MessageId: c.MessageID, ResultEntryId: c.ResultEntryID,
 		ToolCallId: c.ToolCallID, ToolName: c.ToolName, Status: c.Status,
-		Input: toValue(c.Input), Output: toValue(c.Output), OutputSize: c.OutputSize, Truncated: c.Truncated,
-		DurationMs: c.DurationMs, StepNumber: int32(c.StepNumber), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+		Input: toValue(c.Input), Output: toValue(c.Output), OutputSize: n32(c.OutputSize), Truncated: c.Truncated,
+		DurationMs: n32(c.DurationMs), StepNumber: n32(c.StepNumber), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
 	}
 }
 
@@ -167,6 +186,6 @@ func toTask(c entrystore.ToolCall) *pb.Task {
 	}
 	return &pb.Task{
 		Id: c.ID, ExecutionId: c.ExecutionID, Kind: c.ToolName, Status: st, ToolCallId: c.ToolCallID,
-		StepNumber: int32(c.StepNumber), DurationMs: c.DurationMs, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+		StepNumber: n32(c.StepNumber), DurationMs: n32(c.DurationMs), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
 	}
 }

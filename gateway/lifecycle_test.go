@@ -211,6 +211,17 @@ func (e *env) checkHistory(path, id, long string) {
 	require.GreaterOrEqual(t, len(cps), 2)
 	cp := e.ok(e.keyA, http.MethodGet, fmt.Sprintf("%s/checkpoints/%v", path, cps[0]["sequence"]), nil)
 	require.Equal(t, cps[0]["leafEntryId"], cp["leafEntryId"])
+	latest := e.ok(e.keyA, http.MethodGet, path+"/checkpoints/latest", nil)
+	require.Equal(t, e.all(path+"/checkpoints?pageSize=500", "checkpoints")[len(cps)-1], latest, "latest is the newest checkpoint")
+	require.Equal(t, float64(len(cps)), latest["sequence"])
+
+	// Every count is a JSON number (protojson writes 64-bit integers as
+	// strings, so none of the API's counts is one).
+	for _, en := range entries {
+		require.IsType(t, float64(0), en["seq"], "entry seq: %v", en)
+	}
+	require.IsType(t, float64(0), call["outputSize"])
+	require.IsType(t, float64(0), call["stepNumber"])
 
 	// Messages: the chat a page reload rebuilds, in pages of four.
 	msgs := e.all(path+"/messages?pageSize=4", "messages")
@@ -226,6 +237,17 @@ func (e *env) checkHistory(path, id, long string) {
 	require.Equal(t, []string{"user", "assistant", "tool_result", "assistant", "user", "assistant"}, roles)
 	require.Equal(t, []string{"Echo ping, then tell me.", "Let me check. ", "echo: ping", "The echo said ping.",
 		"Now a long answer, please.", long}, texts)
+	var steps []any
+	for _, m := range msgs {
+		steps = append(steps, m["stepNumber"])
+	}
+	// A model's answer and its tool results share its step; the prompt is
+	// step 0.
+	require.Equal(t, []any{0.0, 1.0, 1.0, 2.0, 2.0, 3.0}, steps)
+	require.NotEmpty(t, msgs[1]["turnId"])
+	require.Equal(t, msgs[1]["turnId"], msgs[2]["turnId"], "the tool result is in the turn of the call it answers")
+	usage := msgs[1]["usage"].(map[string]any)
+	require.IsType(t, float64(0), usage["input"], "usage: %v", usage)
 	toolUse := msgs[1]["content"].([]any)[1].(map[string]any)
 	require.Equal(t, "tool_call", toolUse["type"])
 	require.Equal(t, "echo", toolUse["toolCall"].(map[string]any)["name"])

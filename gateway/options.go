@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 )
@@ -44,7 +44,7 @@ type Options struct {
 	Temporal client.Client
 	// Executions, when set, is used instead of an adapter client built from
 	// Temporal, Store and TaskQueue.
-	Executions *adapter.Client
+	Executions *aclient.Client
 	// TaskQueue is the workers' task queue; default "agentree"
 	// (entrystore.DefaultQueue).
 	TaskQueue string
@@ -99,7 +99,7 @@ func (o Options) validate() (*Options, error) {
 		o.TaskQueue = entrystore.DefaultQueue
 	}
 	if o.Executions == nil {
-		o.Executions = adapter.NewClient(o.Temporal, o.Store, o.TaskQueue)
+		o.Executions = aclient.NewClient(o.Temporal, o.Store, o.TaskQueue)
 	}
 	if o.CapabilityCacheTTL == 0 {
 		o.CapabilityCacheTTL = time.Second

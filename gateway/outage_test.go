@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
 	"github.com/agentree/agentree/internal/netfault"
@@ -62,7 +62,7 @@ func TestStoreOutageIs503(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- gateway.Run(ctx, gateway.Options{
-			HTTPListener: ln, Store: store, Executions: adapter.NewClient(nil, store, "outage-test"),
+			HTTPListener: ln, Store: store, Executions: client.NewClient(nil, store, "outage-test"),
 			PruneInterval: -1, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		})
 	}()

@@ -9,15 +9,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/entrystore"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
-// executor starts, signals and cancels executions: adapter.Client, or a
+// executor starts, signals and cancels executions: client.Client, or a
 // stand-in where a test needs no Temporal.
 type executor interface {
-	Start(ctx context.Context, req adapter.StartRequest) (entrystore.Execution, error)
+	Start(ctx context.Context, req client.StartRequest) (entrystore.Execution, error)
 	Signal(ctx context.Context, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error)
 	Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error)
 }

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
@@ -36,9 +36,9 @@ func newValidator(o *Options) *validator {
 // startRequest builds an execution's frozen configuration: the definition's
 // (def may be nil), then the request's config object, then its top-level
 // fields, and validates the result.
-func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID string, req *pb.CreateAgentExecutionRequest, def *entrystore.Definition) (adapter.StartRequest, error) {
+func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID string, req *pb.CreateAgentExecutionRequest, def *entrystore.Definition) (client.StartRequest, error) {
 	if strings.TrimSpace(req.GetUserPrompt()) == "" {
-		return adapter.StartRequest{}, invalid("userPrompt is required")
+		return client.StartRequest{}, invalid("userPrompt is required")
 	}
 	var cfg agentsdk.Config
 	kind := req.GetKind()
@@ -46,11 +46,11 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 		cfg.SystemPrompt, cfg.Tools = def.SystemPrompt, slices.Clone(def.Tools)
 		if len(def.Models) > 0 {
 			if err := json.Unmarshal(def.Models, &cfg.Models); err != nil {
-				return adapter.StartRequest{}, invalid("agent definition %s: models: %v", def.ID, err)
+				return client.StartRequest{}, invalid("agent definition %s: models: %v", def.ID, err)
 			}
 		}
 		if err := decodeConfig(def.Config, &cfg, "agent definition "+def.ID+": config"); err != nil {
-			return adapter.StartRequest{}, err
+			return client.StartRequest{}, err
 		}
 		if kind == "" {
 			kind = def.Kind
@@ -58,10 +58,10 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 	}
 	over, err := fromStruct(req.GetConfig())
 	if err != nil {
-		return adapter.StartRequest{}, invalid("config: %v", err)
+		return client.StartRequest{}, invalid("config: %v", err)
 	}
 	if err := decodeConfig(over, &cfg, "config"); err != nil {
-		return adapter.StartRequest{}, err
+		return client.StartRequest{}, err
 	}
 	if p := req.GetSystemPrompt(); p != "" {
 		cfg.SystemPrompt = p
@@ -76,20 +76,20 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 		kind = entrystore.DefaultKind
 	}
 	if len(cfg.Models) == 0 {
-		return adapter.StartRequest{}, invalid("models: at least one model is required")
+		return client.StartRequest{}, invalid("models: at least one model is required")
 	}
 	if err := cfg.Validate(nil, nil); err != nil {
-		return adapter.StartRequest{}, invalid("%v", err)
+		return client.StartRequest{}, invalid("%v", err)
 	}
 	err = v.live.check(ctx, func(rows []entrystore.WorkerCapability) error { return served(rows, v.queue, kind, cfg) })
 	if err != nil {
-		return adapter.StartRequest{}, capError(log, err)
+		return client.StartRequest{}, capError(log, err)
 	}
 	meta, err := fromStruct(req.GetMetadata())
 	if err != nil {
-		return adapter.StartRequest{}, invalid("metadata: %v", err)
+		return client.StartRequest{}, invalid("metadata: %v", err)
 	}
-	return adapter.StartRequest{
+	return client.StartRequest{
 		OrgID: orgID, Kind: kind, DefinitionID: req.GetAgentDefinitionId(), ParentID: req.GetParentId(),
 		Config: cfg, UserPrompt: req.GetUserPrompt(), Metadata: meta,
 	}, nil

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
@@ -98,7 +98,7 @@ func TestStreamErrorOnStoreOutage(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- gateway.Run(ctx, gateway.Options{
-			HTTPListener: ln, Store: store, Executions: adapter.NewClient(nil, store, "outage-test"),
+			HTTPListener: ln, Store: store, Executions: aclient.NewClient(nil, store, "outage-test"),
 			PruneInterval: -1, Heartbeat: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
 	}()

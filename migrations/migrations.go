@@ -33,6 +33,23 @@ func Apply(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
+// ApplyTo brings the database behind conn up to migration version and no
+// further (tests of a migration's backfill start from the version before
+// it). It never goes down.
+func ApplyTo(ctx context.Context, conn *pgx.Conn, version int32) error {
+	m, err := migrate.NewMigrator(ctx, conn, VersionTable)
+	if err != nil {
+		return fmt.Errorf("migrations: new migrator: %w", err)
+	}
+	if err := m.LoadMigrations(files); err != nil {
+		return fmt.Errorf("migrations: load: %w", err)
+	}
+	if err := m.MigrateTo(ctx, version); err != nil {
+		return fmt.Errorf("migrations: migrate to %d: %w", version, err)
+	}
+	return nil
+}
+
 // ApplyURL opens one connection to databaseURL, applies the migrations and
 // closes it.
 func ApplyURL(ctx context.Context, databaseURL string) error {

@@ -118,6 +118,10 @@ func AppendToolResults(ctx context.Context, d Deps, in AppendResultsInput) ([]ag
 	if len(in.Keys) != len(in.ToolCallIDs) {
 		return nil, fmt.Errorf("%w: %d keys for %d tool calls", agentsdk.ErrInvalidInput, len(in.Keys), len(in.ToolCallIDs))
 	}
+	assistant, err := d.Store.GetEntry(ctx, in.OrgID, in.AssistantID)
+	if err != nil {
+		return nil, fmt.Errorf("step: append tool results: assistant entry: %w", err)
+	}
 	recs := make([]agentsdk.ToolCallRecord, len(in.ToolCallIDs))
 	entries := make([]agentsdk.Entry, len(in.ToolCallIDs))
 	for i, id := range in.ToolCallIDs {
@@ -129,7 +133,7 @@ func AppendToolResults(ctx context.Context, d Deps, in AppendResultsInput) ([]ag
 			return nil, fmt.Errorf("%w: tool call %s has not ended (%s)", agentsdk.ErrInvalidInput, id, rec.Status)
 		}
 		text, isError := recordedResult(rec)
-		r := toolRun{rec: rec, result: agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: rec.ToolCallID, Name: rec.ToolName}, text, isError)}
+		r := toolRun{rec: rec, result: agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: rec.ToolCallID, Name: rec.ToolName}, text, isError), turnID: assistant.TurnID}
 		parent := agentsdk.PrevEntry
 		if i == 0 {
 			parent = in.LeafID
@@ -159,13 +163,16 @@ type toolRun struct {
 	rec    agentsdk.ToolCallRecord
 	result agentsdk.Message
 	shown  string
+	// turnID is the turn of the answer that made the call: its result
+	// belongs to it.
+	turnID string
 }
 
 func (r toolRun) entry(executionID, parentID, key string) agentsdk.Entry {
 	content, _ := json.Marshal(r.result)
 	return agentsdk.Entry{
 		ExecutionID: executionID, ParentID: parentID, Type: agentsdk.EntryMessage,
-		Role: agentsdk.RoleToolResult, Content: content, IdempotencyKey: key,
+		Role: agentsdk.RoleToolResult, Content: content, IdempotencyKey: key, TurnID: r.turnID,
 	}
 }
 
@@ -261,7 +268,7 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 		rec.Status = agentsdk.ToolError
 	}
 	rec.Output, _ = json.Marshal(map[string]any{"text": shown, "isError": isError})
-	return toolRun{rec: rec, result: agentsdk.ToolResultMessage(*call, shown, isError), shown: shown}, nil
+	return toolRun{rec: rec, result: agentsdk.ToolResultMessage(*call, shown, isError), shown: shown, turnID: assistant.TurnID}, nil
 }
 
 // invoke validates the arguments and runs the tool. Bad arguments, an

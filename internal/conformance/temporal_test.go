@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
@@ -56,7 +57,7 @@ func runTemporal(t *testing.T, sc conformance.Scenario) conformance.Record {
 	org, err := es.CreateOrg(ctx, "conf-"+uuid.NewString()[:8], "conformance")
 	require.NoError(t, err)
 
-	var ac *adapter.Client
+	var ac *aclient.Client
 	var execID string
 	hooks := conformance.Hooks{
 		BlockStarted: func() {
@@ -83,10 +84,10 @@ func runTemporal(t *testing.T, sc conformance.Scenario) conformance.Record {
 	w := worker.New(tc, queue, worker.Options{})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	ac = adapter.NewClient(tc, es, queue)
+	ac = aclient.NewClient(tc, es, queue)
 
 	execID = uuid.NewString()
-	ex, err := ac.Start(ctx, adapter.StartRequest{ExecutionID: execID, OrgID: org.ID, Kind: sc.AgentOf().Kind(), Config: sc.ConfigOf(), UserPrompt: sc.Prompt})
+	ex, err := ac.Start(ctx, aclient.StartRequest{ExecutionID: execID, OrgID: org.ID, Kind: sc.AgentOf().Kind(), Config: sc.ConfigOf(), UserPrompt: sc.Prompt})
 	require.NoError(t, err)
 
 	waits := 1

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -97,12 +98,12 @@ func (agentree) name() string              { return nameAgentree }
 func (a agentree) temporal() client.Client { return a.b.sys.agentree }
 func (agentree) toolActivity() string      { return adapter.RunToolActivity }
 
-func (a agentree) client(queue string) *adapter.Client {
-	return adapter.NewClient(a.b.sys.agentree, a.b.store, queue)
+func (a agentree) client(queue string) *aclient.Client {
+	return aclient.NewClient(a.b.sys.agentree, a.b.store, queue)
 }
 
 func (a agentree) start(ctx context.Context, queue string, p plan, conversation int) (string, error) {
-	ex, err := a.client(queue).Start(ctx, adapter.StartRequest{
+	ex, err := a.client(queue).Start(ctx, aclient.StartRequest{
 		OrgID: a.b.org.ID, Kind: react.Kind, UserPrompt: p.prompt(conversation),
 		Config: agentsdk.Config{
 			Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: []string{ToolName},

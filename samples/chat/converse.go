@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/entrystore"
@@ -20,12 +20,12 @@ import (
 // It waits for a checkpoint later than the one before each signal, not
 // just for WAITING: right after a signal the row still says WAITING until
 // the workflow takes the message.
-func Converse(ctx context.Context, ac *adapter.Client, store *entrystore.Store, orgID string, cfg agentsdk.Config, messages []string, w io.Writer) (entrystore.Execution, error) {
+func Converse(ctx context.Context, ac *client.Client, store *entrystore.Store, orgID string, cfg agentsdk.Config, messages []string, w io.Writer) (entrystore.Execution, error) {
 	if len(messages) == 0 {
 		return entrystore.Execution{}, fmt.Errorf("chat: no messages")
 	}
 	fmt.Fprintf(w, "you: %s\n", messages[0])
-	ex, err := ac.Start(ctx, adapter.StartRequest{OrgID: orgID, Kind: react.Kind, Config: cfg, UserPrompt: messages[0]})
+	ex, err := ac.Start(ctx, client.StartRequest{OrgID: orgID, Kind: react.Kind, Config: cfg, UserPrompt: messages[0]})
 	if err != nil {
 		return ex, fmt.Errorf("chat: start: %w", err)
 	}

@@ -1,5 +1,5 @@
 // Package childworkflow shows an ordinary Temporal workflow that uses an
-// agent as one of its steps. TriageWorkflow starts a triage agent (the
+// agent as one of its steps. triage.Workflow starts a triage agent (the
 // react-agent with a customer-lookup tool) as a child workflow with
 // adapter.StartChildAgent, reads the verdict from the agent's result, and
 // decides in plain, deterministic workflow code what to do: page the

@@ -21,12 +21,14 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/temporaltest"
 	"github.com/agentree/agentree/samples/childworkflow"
+	"github.com/agentree/agentree/samples/childworkflow/triage"
 	"github.com/agentree/agentree/samples/internal/sampletest"
 )
 
@@ -36,7 +38,7 @@ const historyFile = "testdata/triage_high.json"
 
 func register(log io.Writer) func(worker.Registry) {
 	return func(r worker.Registry) {
-		r.RegisterWorkflowWithOptions(childworkflow.TriageWorkflow, workflow.RegisterOptions{Name: childworkflow.TriageWorkflowName})
+		r.RegisterWorkflowWithOptions(triage.Workflow, workflow.RegisterOptions{Name: childworkflow.TriageWorkflowName})
 		r.RegisterActivity(&childworkflow.Activities{Log: log})
 	}
 }
@@ -72,14 +74,14 @@ func TestTriageWorkflowDecides(t *testing.T) {
 			env := newTestEnv(t)
 
 			ticket := childworkflow.Ticket{ID: "T-1", Customer: "acme", Subject: "s", Body: "b"}
-			var asked adapter.StartRequest
+			var asked aclient.StartRequest
 			env.OnActivity(adapter.PrepareExecutionActivity, mock.Anything, mock.Anything).Return(
-				func(_ context.Context, in adapter.PrepareInput) (adapter.SegmentInput, error) {
+				func(_ context.Context, in adapter.PrepareInput) (aclient.SegmentInput, error) {
 					req := in.Request
 					asked = req
-					return adapter.SegmentInput{ExecutionID: req.ExecutionID, OrgID: req.OrgID, LeafID: "leaf"}, nil
+					return aclient.SegmentInput{ExecutionID: req.ExecutionID, OrgID: req.OrgID, LeafID: "leaf"}, nil
 				})
-			env.OnWorkflow(react.Kind, mock.Anything, mock.Anything).Return(adapter.Result{Status: "COMPLETED", Text: tc.answer}, nil)
+			env.OnWorkflow(react.Kind, mock.Anything, mock.Anything).Return(aclient.Result{Status: "COMPLETED", Text: tc.answer}, nil)
 
 			env.ExecuteWorkflow(childworkflow.TriageWorkflowName, childworkflow.TriageInput{OrgID: "org", Ticket: ticket})
 			require.True(t, env.IsWorkflowCompleted())
@@ -100,8 +102,8 @@ func TestTriageWorkflowDecides(t *testing.T) {
 
 func TestTriageWorkflowChildFails(t *testing.T) {
 	env := newTestEnv(t)
-	env.OnActivity(adapter.PrepareExecutionActivity, mock.Anything, mock.Anything).Return(adapter.SegmentInput{ExecutionID: "x"}, nil)
-	env.OnWorkflow(react.Kind, mock.Anything, mock.Anything).Return(adapter.Result{}, temporal.NewNonRetryableApplicationError("model refused", "AgentFailed", nil))
+	env.OnActivity(adapter.PrepareExecutionActivity, mock.Anything, mock.Anything).Return(aclient.SegmentInput{ExecutionID: "x"}, nil)
+	env.OnWorkflow(react.Kind, mock.Anything, mock.Anything).Return(aclient.Result{}, temporal.NewNonRetryableApplicationError("model refused", "AgentFailed", nil))
 
 	env.ExecuteWorkflow(childworkflow.TriageWorkflowName, childworkflow.TriageInput{OrgID: "org", Ticket: childworkflow.ExampleTickets[0]})
 	require.True(t, env.IsWorkflowCompleted())
@@ -193,6 +195,6 @@ func TestTriageEndToEnd(t *testing.T) {
 // `go test ./samples/childworkflow -run EndToEnd -update-history`.
 func TestReplayCheckedInHistory(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
-	replayer.RegisterWorkflowWithOptions(childworkflow.TriageWorkflow, workflow.RegisterOptions{Name: childworkflow.TriageWorkflowName})
+	replayer.RegisterWorkflowWithOptions(triage.Workflow, workflow.RegisterOptions{Name: childworkflow.TriageWorkflowName})
 	require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(nil, historyFile))
 }

@@ -5,5 +5,6 @@
 // an absolute path, a symlink pointing out) is refused with an error the
 // model reads and can correct.
 //
-// It imports agentsdk and its tools only; its programs import the adapter.
+// It imports agentsdk and its tools only; its worker imports the adapter, its
+// starter adapter/client.
 package coding

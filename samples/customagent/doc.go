@@ -8,5 +8,5 @@
 // data events on the live stream.
 //
 // Review drives the human side through the adapter client. The agent
-// imports agentsdk only; Review imports the adapter.
+// imports agentsdk only; Review imports adapter/client.
 package customagent

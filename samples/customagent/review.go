@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 )
@@ -28,7 +28,7 @@ func Editor(n int, _ string) (string, Decision) {
 // review about each draft the agent waits on, and sends the decision as a
 // signal, until the execution ends. It prints the stream and each
 // decision to w.
-func Review(ctx context.Context, ac *adapter.Client, store *entrystore.Store, orgID, executionID string, review Reviewer, w io.Writer) (entrystore.Execution, error) {
+func Review(ctx context.Context, ac *client.Client, store *entrystore.Store, orgID, executionID string, review Reviewer, w io.Writer) (entrystore.Execution, error) {
 	stream := sampleenv.NewStream(store, orgID, executionID, w)
 	seq := 0
 	for n := 1; ; n++ {

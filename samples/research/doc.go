@@ -6,5 +6,5 @@
 //
 // The worker (worker/main.go) runs the agent; the starter (starter/main.go)
 // starts an execution and follows its stream. It imports agentsdk only; its
-// programs import the adapter.
+// worker imports the adapter, its starter adapter/client.
 package research

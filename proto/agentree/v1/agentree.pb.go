@@ -3357,6 +3357,62 @@ func (x *GetCheckpointRequest) GetSequence() int32 {
 	return 0
 }
 
+// GetLatestCheckpointRequest names an execution whose newest checkpoint is
+// wanted.
+type GetLatestCheckpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId   string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLatestCheckpointRequest) Reset() {
+	*x = GetLatestCheckpointRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLatestCheckpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLatestCheckpointRequest) ProtoMessage() {}
+
+func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLatestCheckpointRequest.ProtoReflect.Descriptor instead.
+func (*GetLatestCheckpointRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *GetLatestCheckpointRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetLatestCheckpointRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
 // Task is a unit of work an execution spawned: a tool call.
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3373,7 +3429,7 @@ type Task struct {
 	// The agent step it belongs to.
 	StepNumber int32 `protobuf:"varint,6,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// How long it ran, in milliseconds.
-	DurationMs int64 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	DurationMs int32 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	// When it started.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When it last changed (ended, once it has).
@@ -3384,7 +3440,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3396,7 +3452,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3409,7 +3465,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Task) GetId() string {
@@ -3454,7 +3510,7 @@ func (x *Task) GetStepNumber() int32 {
 	return 0
 }
 
-func (x *Task) GetDurationMs() int64 {
+func (x *Task) GetDurationMs() int32 {
 	if x != nil {
 		return x.DurationMs
 	}
@@ -3492,7 +3548,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3504,7 +3560,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3517,7 +3573,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListTasksRequest) GetOrg() string {
@@ -3561,7 +3617,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3573,7 +3629,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3586,7 +3642,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -3613,7 +3669,7 @@ type Entry struct {
 	// The parent entry; empty for the root.
 	ParentId string `protobuf:"bytes,3,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
 	// Arrival order within the execution.
-	Seq int64 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq int32 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
 	// Distance from the root.
 	Depth int32 `protobuf:"varint,5,opt,name=depth,proto3" json:"depth,omitempty"`
 	// message, llm_call, compaction, branch_summary, agent_spawn or
@@ -3623,19 +3679,25 @@ type Entry struct {
 	Role string `protobuf:"bytes,7,opt,name=role,proto3" json:"role,omitempty"`
 	// The entry's content; for a message, the provider-agnostic message.
 	Content *structpb.Value `protobuf:"bytes,8,opt,name=content,proto3" json:"content,omitempty"`
-	// Groups the entries of one model turn.
+	// Groups the entries of one model turn: its llm_call record, the
+	// assistant message and the tool_result messages answering it.
 	TurnId string `protobuf:"bytes,9,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	// Free-form metadata.
 	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When it was written.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The agent step it belongs to: the number of assistant messages (model
+	// calls) on the path from the root to it, itself included. The first
+	// prompt is step 0; a model's answer and the tool results it asked for
+	// share its step.
+	StepNumber    int32 `protobuf:"varint,12,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3647,7 +3709,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3660,7 +3722,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Entry) GetId() string {
@@ -3684,7 +3746,7 @@ func (x *Entry) GetParentId() string {
 	return ""
 }
 
-func (x *Entry) GetSeq() int64 {
+func (x *Entry) GetSeq() int32 {
 	if x != nil {
 		return x.Seq
 	}
@@ -3740,6 +3802,13 @@ func (x *Entry) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Entry) GetStepNumber() int32 {
+	if x != nil {
+		return x.StepNumber
+	}
+	return 0
+}
+
 // ListEntriesRequest asks for a page of an execution's entries.
 type ListEntriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3757,7 +3826,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3769,7 +3838,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3782,7 +3851,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListEntriesRequest) GetOrg() string {
@@ -3826,7 +3895,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3838,7 +3907,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3851,7 +3920,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -3883,7 +3952,7 @@ type GetEntryRequest struct {
 
 func (x *GetEntryRequest) Reset() {
 	*x = GetEntryRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3895,7 +3964,7 @@ func (x *GetEntryRequest) String() string {
 func (*GetEntryRequest) ProtoMessage() {}
 
 func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3908,7 +3977,7 @@ func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetEntryRequest) GetOrg() string {
@@ -3936,13 +4005,13 @@ func (x *GetEntryRequest) GetEntryId() string {
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Input tokens.
-	Input int64 `protobuf:"varint,1,opt,name=input,proto3" json:"input,omitempty"`
+	Input int32 `protobuf:"varint,1,opt,name=input,proto3" json:"input,omitempty"`
 	// Output tokens.
-	Output int64 `protobuf:"varint,2,opt,name=output,proto3" json:"output,omitempty"`
+	Output int32 `protobuf:"varint,2,opt,name=output,proto3" json:"output,omitempty"`
 	// Input tokens read from the provider's cache.
-	CacheRead int64 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
+	CacheRead int32 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
 	// Input tokens written to the provider's cache.
-	CacheWrite int64 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
+	CacheWrite int32 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
 	// Cost in USD.
 	Cost          float64 `protobuf:"fixed64,5,opt,name=cost,proto3" json:"cost,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -3951,7 +4020,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4032,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,31 +4045,31 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
 }
 
-func (x *Usage) GetInput() int64 {
+func (x *Usage) GetInput() int32 {
 	if x != nil {
 		return x.Input
 	}
 	return 0
 }
 
-func (x *Usage) GetOutput() int64 {
+func (x *Usage) GetOutput() int32 {
 	if x != nil {
 		return x.Output
 	}
 	return 0
 }
 
-func (x *Usage) GetCacheRead() int64 {
+func (x *Usage) GetCacheRead() int32 {
 	if x != nil {
 		return x.CacheRead
 	}
 	return 0
 }
 
-func (x *Usage) GetCacheWrite() int64 {
+func (x *Usage) GetCacheWrite() int32 {
 	if x != nil {
 		return x.CacheWrite
 	}
@@ -4030,7 +4099,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4042,7 +4111,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4055,7 +4124,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ToolCallRequest) GetId() string {
@@ -4102,7 +4171,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4114,7 +4183,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4127,7 +4196,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ContentBlock) GetType() string {
@@ -4205,14 +4274,21 @@ type Message struct {
 	// For assistant messages: why the model stopped.
 	StopReason string `protobuf:"bytes,11,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
 	// When it was written.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The agent step it belongs to (see Entry.step_number): messages come
+	// in ascending step order, and a tool_result shares the step of the
+	// assistant message that asked for it.
+	StepNumber int32 `protobuf:"varint,13,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
+	// Groups the messages of one model turn: the assistant message and its
+	// tool results.
+	TurnId        string `protobuf:"bytes,14,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4224,7 +4300,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4237,7 +4313,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Message) GetEntryId() string {
@@ -4324,6 +4400,20 @@ func (x *Message) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Message) GetStepNumber() int32 {
+	if x != nil {
+		return x.StepNumber
+	}
+	return 0
+}
+
+func (x *Message) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
 // ListMessagesRequest asks for a page of the active path's messages.
 type ListMessagesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4342,7 +4432,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4354,7 +4444,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4367,7 +4457,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListMessagesRequest) GetOrg() string {
@@ -4403,7 +4493,8 @@ type ListMessagesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The messages, root first.
 	Messages []*Message `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
-	// The entry the path ends at.
+	// The entry the path ends at: the execution's newest entry when the
+	// first page was read (the cursor keeps later pages on that path).
 	LeafEntryId string `protobuf:"bytes,2,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
 	// The cursor of the next page; empty on the last.
 	NextCursor    string `protobuf:"bytes,3,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
@@ -4413,7 +4504,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4425,7 +4516,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4438,7 +4529,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -4487,11 +4578,11 @@ type ToolCall struct {
 	// model saw.
 	Output *structpb.Value `protobuf:"bytes,9,opt,name=output,proto3" json:"output,omitempty"`
 	// The output's size in bytes.
-	OutputSize int64 `protobuf:"varint,10,opt,name=output_size,json=outputSize,proto3" json:"output_size,omitempty"`
+	OutputSize int32 `protobuf:"varint,10,opt,name=output_size,json=outputSize,proto3" json:"output_size,omitempty"`
 	// Whether the model saw a cut output.
 	Truncated bool `protobuf:"varint,11,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// How long it ran, in milliseconds.
-	DurationMs int64 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	DurationMs int32 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	// The agent step it belongs to.
 	StepNumber int32 `protobuf:"varint,13,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// When it started.
@@ -4504,7 +4595,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4516,7 +4607,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4529,7 +4620,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ToolCall) GetId() string {
@@ -4595,7 +4686,7 @@ func (x *ToolCall) GetOutput() *structpb.Value {
 	return nil
 }
 
-func (x *ToolCall) GetOutputSize() int64 {
+func (x *ToolCall) GetOutputSize() int32 {
 	if x != nil {
 		return x.OutputSize
 	}
@@ -4609,7 +4700,7 @@ func (x *ToolCall) GetTruncated() bool {
 	return false
 }
 
-func (x *ToolCall) GetDurationMs() int64 {
+func (x *ToolCall) GetDurationMs() int32 {
 	if x != nil {
 		return x.DurationMs
 	}
@@ -4658,7 +4749,7 @@ type ListToolCallsRequest struct {
 
 func (x *ListToolCallsRequest) Reset() {
 	*x = ListToolCallsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4670,7 +4761,7 @@ func (x *ListToolCallsRequest) String() string {
 func (*ListToolCallsRequest) ProtoMessage() {}
 
 func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4683,7 +4774,7 @@ func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolCallsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListToolCallsRequest) GetOrg() string {
@@ -4741,7 +4832,7 @@ type ListToolCallsResponse struct {
 
 func (x *ListToolCallsResponse) Reset() {
 	*x = ListToolCallsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4753,7 +4844,7 @@ func (x *ListToolCallsResponse) String() string {
 func (*ListToolCallsResponse) ProtoMessage() {}
 
 func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4766,7 +4857,7 @@ func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolCallsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListToolCallsResponse) GetToolCalls() []*ToolCall {
@@ -4798,7 +4889,7 @@ type GetToolCallRequest struct {
 
 func (x *GetToolCallRequest) Reset() {
 	*x = GetToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4810,7 +4901,7 @@ func (x *GetToolCallRequest) String() string {
 func (*GetToolCallRequest) ProtoMessage() {}
 
 func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4823,7 +4914,7 @@ func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolCallRequest.ProtoReflect.Descriptor instead.
 func (*GetToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetToolCallRequest) GetOrg() string {
@@ -4858,7 +4949,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4870,7 +4961,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4883,7 +4974,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetCapabilitiesRequest) GetOrg() string {
@@ -4912,7 +5003,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4924,7 +5015,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4937,7 +5028,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
@@ -4992,7 +5083,7 @@ type WorkerCapabilities struct {
 
 func (x *WorkerCapabilities) Reset() {
 	*x = WorkerCapabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5004,7 +5095,7 @@ func (x *WorkerCapabilities) String() string {
 func (*WorkerCapabilities) ProtoMessage() {}
 
 func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5017,7 +5108,7 @@ func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
 func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WorkerCapabilities) GetIdentity() string {
@@ -5086,7 +5177,7 @@ type ToolCapability struct {
 
 func (x *ToolCapability) Reset() {
 	*x = ToolCapability{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5098,7 +5189,7 @@ func (x *ToolCapability) String() string {
 func (*ToolCapability) ProtoMessage() {}
 
 func (x *ToolCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5111,7 +5202,7 @@ func (x *ToolCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
 func (*ToolCapability) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ToolCapability) GetName() string {
@@ -5160,7 +5251,7 @@ type ModelEndpoint struct {
 
 func (x *ModelEndpoint) Reset() {
 	*x = ModelEndpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5172,7 +5263,7 @@ func (x *ModelEndpoint) String() string {
 func (*ModelEndpoint) ProtoMessage() {}
 
 func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5185,7 +5276,7 @@ func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
 func (*ModelEndpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ModelEndpoint) GetName() string {
@@ -5475,7 +5566,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x14GetCheckpointRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1a\n" +
-	"\bsequence\x18\x03 \x01(\x05R\bsequence\"\xbf\x02\n" +
+	"\bsequence\x18\x03 \x01(\x05R\bsequence\"Q\n" +
+	"\x1aGetLatestCheckpointRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"\xbf\x02\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
@@ -5485,7 +5579,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"toolCallId\x12\x1f\n" +
 	"\vstep_number\x18\x06 \x01(\x05R\n" +
 	"stepNumber\x12\x1f\n" +
-	"\vduration_ms\x18\a \x01(\x03R\n" +
+	"\vduration_ms\x18\a \x01(\x05R\n" +
 	"durationMs\x129\n" +
 	"\n" +
 	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
@@ -5499,12 +5593,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.agentree.v1.TaskR\x05tasks\x12\x1f\n" +
 	"\vnext_cursor\x18\x02 \x01(\tR\n" +
-	"nextCursor\"\xe2\x02\n" +
+	"nextCursor\"\x83\x03\n" +
 	"\x05Entry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
 	"\tparent_id\x18\x03 \x01(\tR\bparentId\x12\x10\n" +
-	"\x03seq\x18\x04 \x01(\x03R\x03seq\x12\x14\n" +
+	"\x03seq\x18\x04 \x01(\x05R\x03seq\x12\x14\n" +
 	"\x05depth\x18\x05 \x01(\x05R\x05depth\x12\x12\n" +
 	"\x04type\x18\x06 \x01(\tR\x04type\x12\x12\n" +
 	"\x04role\x18\a \x01(\tR\x04role\x120\n" +
@@ -5513,7 +5607,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bmetadata\x18\n" +
 	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\x129\n" +
 	"\n" +
-	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"~\n" +
+	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1f\n" +
+	"\vstep_number\x18\f \x01(\x05R\n" +
+	"stepNumber\"~\n" +
 	"\x12ListEntriesRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -5528,11 +5624,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\x89\x01\n" +
 	"\x05Usage\x12\x14\n" +
-	"\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n" +
-	"\x06output\x18\x02 \x01(\x03R\x06output\x12\x1d\n" +
+	"\x05input\x18\x01 \x01(\x05R\x05input\x12\x16\n" +
+	"\x06output\x18\x02 \x01(\x05R\x06output\x12\x1d\n" +
 	"\n" +
-	"cache_read\x18\x03 \x01(\x03R\tcacheRead\x12\x1f\n" +
-	"\vcache_write\x18\x04 \x01(\x03R\n" +
+	"cache_read\x18\x03 \x01(\x05R\tcacheRead\x12\x1f\n" +
+	"\vcache_write\x18\x04 \x01(\x05R\n" +
 	"cacheWrite\x12\x12\n" +
 	"\x04cost\x18\x05 \x01(\x01R\x04cost\"k\n" +
 	"\x0fToolCallRequest\x12\x0e\n" +
@@ -5547,7 +5643,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"media_type\x18\x04 \x01(\tR\tmediaType\x12\x12\n" +
 	"\x04data\x18\x05 \x01(\fR\x04data\x12\x10\n" +
 	"\x03url\x18\x06 \x01(\tR\x03url\x129\n" +
-	"\ttool_call\x18\a \x01(\v2\x1c.agentree.v1.ToolCallRequestR\btoolCall\"\x9c\x03\n" +
+	"\ttool_call\x18\a \x01(\v2\x1c.agentree.v1.ToolCallRequestR\btoolCall\"\xd6\x03\n" +
 	"\aMessage\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\tR\bparentId\x12\x12\n" +
@@ -5564,7 +5660,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vstop_reason\x18\v \x01(\tR\n" +
 	"stopReason\x129\n" +
 	"\n" +
-	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x7f\n" +
+	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1f\n" +
+	"\vstep_number\x18\r \x01(\x05R\n" +
+	"stepNumber\x12\x17\n" +
+	"\aturn_id\x18\x0e \x01(\tR\x06turnId\"\x7f\n" +
 	"\x13ListMessagesRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -5588,10 +5687,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x05input\x18\b \x01(\v2\x16.google.protobuf.ValueR\x05input\x12.\n" +
 	"\x06output\x18\t \x01(\v2\x16.google.protobuf.ValueR\x06output\x12\x1f\n" +
 	"\voutput_size\x18\n" +
-	" \x01(\x03R\n" +
+	" \x01(\x05R\n" +
 	"outputSize\x12\x1c\n" +
 	"\ttruncated\x18\v \x01(\bR\ttruncated\x12\x1f\n" +
-	"\vduration_ms\x18\f \x01(\x03R\n" +
+	"\vduration_ms\x18\f \x01(\x05R\n" +
 	"durationMs\x12\x1f\n" +
 	"\vstep_number\x18\r \x01(\x05R\n" +
 	"stepNumber\x129\n" +
@@ -5646,7 +5745,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06models\x18\x03 \x03(\tR\x06models\x12\x1f\n" +
 	"\vtask_queues\x18\x04 \x03(\tR\n" +
-	"taskQueues2\xa5\x0e\n" +
+	"taskQueues2\xfe\x0e\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -5660,7 +5759,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x14SignalAgentExecution\x12(.agentree.v1.SignalAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12\\\n" +
 	"\x14StreamAgentExecution\x12(.agentree.v1.StreamAgentExecutionRequest\x1a\x18.agentree.v1.StreamEvent0\x01\x12\\\n" +
 	"\x0fListCheckpoints\x12#.agentree.v1.ListCheckpointsRequest\x1a$.agentree.v1.ListCheckpointsResponse\x12K\n" +
-	"\rGetCheckpoint\x12!.agentree.v1.GetCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12J\n" +
+	"\rGetCheckpoint\x12!.agentree.v1.GetCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12W\n" +
+	"\x13GetLatestCheckpoint\x12'.agentree.v1.GetLatestCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12J\n" +
 	"\tListTasks\x12\x1d.agentree.v1.ListTasksRequest\x1a\x1e.agentree.v1.ListTasksResponse\x12P\n" +
 	"\vListEntries\x12\x1f.agentree.v1.ListEntriesRequest\x1a .agentree.v1.ListEntriesResponse\x12<\n" +
 	"\bGetEntry\x12\x1c.agentree.v1.GetEntryRequest\x1a\x12.agentree.v1.Entry\x12S\n" +
@@ -5681,7 +5781,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -5723,59 +5823,60 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ListCheckpointsRequest)(nil),        // 37: agentree.v1.ListCheckpointsRequest
 	(*ListCheckpointsResponse)(nil),       // 38: agentree.v1.ListCheckpointsResponse
 	(*GetCheckpointRequest)(nil),          // 39: agentree.v1.GetCheckpointRequest
-	(*Task)(nil),                          // 40: agentree.v1.Task
-	(*ListTasksRequest)(nil),              // 41: agentree.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 42: agentree.v1.ListTasksResponse
-	(*Entry)(nil),                         // 43: agentree.v1.Entry
-	(*ListEntriesRequest)(nil),            // 44: agentree.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),           // 45: agentree.v1.ListEntriesResponse
-	(*GetEntryRequest)(nil),               // 46: agentree.v1.GetEntryRequest
-	(*Usage)(nil),                         // 47: agentree.v1.Usage
-	(*ToolCallRequest)(nil),               // 48: agentree.v1.ToolCallRequest
-	(*ContentBlock)(nil),                  // 49: agentree.v1.ContentBlock
-	(*Message)(nil),                       // 50: agentree.v1.Message
-	(*ListMessagesRequest)(nil),           // 51: agentree.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 52: agentree.v1.ListMessagesResponse
-	(*ToolCall)(nil),                      // 53: agentree.v1.ToolCall
-	(*ListToolCallsRequest)(nil),          // 54: agentree.v1.ListToolCallsRequest
-	(*ListToolCallsResponse)(nil),         // 55: agentree.v1.ListToolCallsResponse
-	(*GetToolCallRequest)(nil),            // 56: agentree.v1.GetToolCallRequest
-	(*GetCapabilitiesRequest)(nil),        // 57: agentree.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),                  // 58: agentree.v1.Capabilities
-	(*WorkerCapabilities)(nil),            // 59: agentree.v1.WorkerCapabilities
-	(*ToolCapability)(nil),                // 60: agentree.v1.ToolCapability
-	(*ModelEndpoint)(nil),                 // 61: agentree.v1.ModelEndpoint
-	(*structpb.Struct)(nil),               // 62: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 63: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 64: google.protobuf.Value
+	(*GetLatestCheckpointRequest)(nil),    // 40: agentree.v1.GetLatestCheckpointRequest
+	(*Task)(nil),                          // 41: agentree.v1.Task
+	(*ListTasksRequest)(nil),              // 42: agentree.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 43: agentree.v1.ListTasksResponse
+	(*Entry)(nil),                         // 44: agentree.v1.Entry
+	(*ListEntriesRequest)(nil),            // 45: agentree.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),           // 46: agentree.v1.ListEntriesResponse
+	(*GetEntryRequest)(nil),               // 47: agentree.v1.GetEntryRequest
+	(*Usage)(nil),                         // 48: agentree.v1.Usage
+	(*ToolCallRequest)(nil),               // 49: agentree.v1.ToolCallRequest
+	(*ContentBlock)(nil),                  // 50: agentree.v1.ContentBlock
+	(*Message)(nil),                       // 51: agentree.v1.Message
+	(*ListMessagesRequest)(nil),           // 52: agentree.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 53: agentree.v1.ListMessagesResponse
+	(*ToolCall)(nil),                      // 54: agentree.v1.ToolCall
+	(*ListToolCallsRequest)(nil),          // 55: agentree.v1.ListToolCallsRequest
+	(*ListToolCallsResponse)(nil),         // 56: agentree.v1.ListToolCallsResponse
+	(*GetToolCallRequest)(nil),            // 57: agentree.v1.GetToolCallRequest
+	(*GetCapabilitiesRequest)(nil),        // 58: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 59: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 60: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 61: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 62: agentree.v1.ModelEndpoint
+	(*structpb.Struct)(nil),               // 63: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 64: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 65: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,  // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	62, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	62, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	63, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	63, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	63, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	63, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	64, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	64, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,  // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	62, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	62, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	63, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	63, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,  // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,  // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	62, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	62, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	62, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	62, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	62, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	62, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	63, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	63, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	63, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	63, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	63, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	63, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	63, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	63, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	63, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	63, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	64, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	64, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	64, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	64, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,  // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	62, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	62, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	63, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	63, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10, // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	64, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	63, // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	65, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	64, // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20, // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21, // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22, // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -5792,38 +5893,38 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	29, // 39: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	30, // 40: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	31, // 41: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	64, // 42: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	64, // 43: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	64, // 44: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	62, // 45: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	62, // 46: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	63, // 47: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	65, // 42: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	65, // 43: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	65, // 44: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	63, // 45: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	63, // 46: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	64, // 47: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	36, // 48: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	63, // 49: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	63, // 50: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	40, // 51: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	64, // 52: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	62, // 53: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	63, // 54: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	43, // 55: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	64, // 56: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	48, // 57: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	49, // 58: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	47, // 59: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	63, // 60: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	50, // 61: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	64, // 62: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	64, // 63: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	63, // 64: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	63, // 65: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	53, // 66: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	59, // 67: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	60, // 68: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	61, // 69: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	63, // 70: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	60, // 71: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	61, // 72: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	62, // 73: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	64, // 49: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	64, // 50: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	41, // 51: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	65, // 52: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	63, // 53: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	64, // 54: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	44, // 55: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	65, // 56: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	49, // 57: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	50, // 58: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	48, // 59: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	64, // 60: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	51, // 61: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	65, // 62: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	65, // 63: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	64, // 64: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	64, // 65: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	54, // 66: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	60, // 67: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	61, // 68: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	62, // 69: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	64, // 70: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	61, // 71: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	62, // 72: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	63, // 73: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
 	3,  // 74: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
 	4,  // 75: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
 	6,  // 76: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
@@ -5837,35 +5938,37 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	18, // 84: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
 	37, // 85: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
 	39, // 86: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	41, // 87: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	44, // 88: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	46, // 89: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	51, // 90: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	54, // 91: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	56, // 92: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	57, // 93: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	2,  // 94: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,  // 95: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,  // 96: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,  // 97: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,  // 98: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10, // 99: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13, // 100: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10, // 101: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10, // 102: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	17, // 103: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19, // 104: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	38, // 105: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	36, // 106: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42, // 107: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	45, // 108: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	43, // 109: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	52, // 110: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	55, // 111: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	53, // 112: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	58, // 113: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	94, // [94:114] is the sub-list for method output_type
-	74, // [74:94] is the sub-list for method input_type
+	40, // 87: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	42, // 88: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	45, // 89: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	47, // 90: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	52, // 91: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	55, // 92: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	57, // 93: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58, // 94: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	2,  // 95: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,  // 96: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,  // 97: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,  // 98: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,  // 99: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10, // 100: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13, // 101: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10, // 102: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10, // 103: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	17, // 104: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19, // 105: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	38, // 106: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	36, // 107: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	36, // 108: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	43, // 109: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	46, // 110: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	44, // 111: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	53, // 112: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	56, // 113: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	54, // 114: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59, // 115: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	95, // [95:116] is the sub-list for method output_type
+	74, // [74:95] is the sub-list for method input_type
 	74, // [74:74] is the sub-list for extension type_name
 	74, // [74:74] is the sub-list for extension extendee
 	0,  // [0:74] is the sub-list for field type_name
@@ -5897,7 +6000,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   62,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

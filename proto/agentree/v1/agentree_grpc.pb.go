@@ -35,6 +35,7 @@ const (
 	AgentService_StreamAgentExecution_FullMethodName  = "/agentree.v1.AgentService/StreamAgentExecution"
 	AgentService_ListCheckpoints_FullMethodName       = "/agentree.v1.AgentService/ListCheckpoints"
 	AgentService_GetCheckpoint_FullMethodName         = "/agentree.v1.AgentService/GetCheckpoint"
+	AgentService_GetLatestCheckpoint_FullMethodName   = "/agentree.v1.AgentService/GetLatestCheckpoint"
 	AgentService_ListTasks_FullMethodName             = "/agentree.v1.AgentService/ListTasks"
 	AgentService_ListEntries_FullMethodName           = "/agentree.v1.AgentService/ListEntries"
 	AgentService_GetEntry_FullMethodName              = "/agentree.v1.AgentService/GetEntry"
@@ -103,6 +104,9 @@ type AgentServiceClient interface {
 	ListCheckpoints(ctx context.Context, in *ListCheckpointsRequest, opts ...grpc.CallOption) (*ListCheckpointsResponse, error)
 	// GetCheckpoint returns one checkpoint by its sequence number.
 	GetCheckpoint(ctx context.Context, in *GetCheckpointRequest, opts ...grpc.CallOption) (*Checkpoint, error)
+	// GetLatestCheckpoint returns the execution's newest checkpoint: what a
+	// page reload resumes from (its leaf and state). 404 before the first.
+	GetLatestCheckpoint(ctx context.Context, in *GetLatestCheckpointRequest, opts ...grpc.CallOption) (*Checkpoint, error)
 	// ListTasks lists the work an execution spawned (its tool calls), by
 	// step.
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
@@ -112,7 +116,9 @@ type AgentServiceClient interface {
 	// GetEntry returns one entry with its whole content.
 	GetEntry(ctx context.Context, in *GetEntryRequest, opts ...grpc.CallOption) (*Entry, error)
 	// ListMessages lists the messages of the execution's active path, root
-	// first: what a page reload needs to rebuild the chat.
+	// first (so in ascending step order): what a page reload needs to rebuild
+	// the chat. The active path ends at the entry written last, so a fork (a
+	// regenerated answer, an edited message) moves it onto the new branch.
 	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
 	// ListToolCalls lists an execution's tool calls by step, with optional
 	// filters.
@@ -273,6 +279,16 @@ func (c *agentServiceClient) GetCheckpoint(ctx context.Context, in *GetCheckpoin
 	return out, nil
 }
 
+func (c *agentServiceClient) GetLatestCheckpoint(ctx context.Context, in *GetLatestCheckpointRequest, opts ...grpc.CallOption) (*Checkpoint, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Checkpoint)
+	err := c.cc.Invoke(ctx, AgentService_GetLatestCheckpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListTasksResponse)
@@ -402,6 +418,9 @@ type AgentServiceServer interface {
 	ListCheckpoints(context.Context, *ListCheckpointsRequest) (*ListCheckpointsResponse, error)
 	// GetCheckpoint returns one checkpoint by its sequence number.
 	GetCheckpoint(context.Context, *GetCheckpointRequest) (*Checkpoint, error)
+	// GetLatestCheckpoint returns the execution's newest checkpoint: what a
+	// page reload resumes from (its leaf and state). 404 before the first.
+	GetLatestCheckpoint(context.Context, *GetLatestCheckpointRequest) (*Checkpoint, error)
 	// ListTasks lists the work an execution spawned (its tool calls), by
 	// step.
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
@@ -411,7 +430,9 @@ type AgentServiceServer interface {
 	// GetEntry returns one entry with its whole content.
 	GetEntry(context.Context, *GetEntryRequest) (*Entry, error)
 	// ListMessages lists the messages of the execution's active path, root
-	// first: what a page reload needs to rebuild the chat.
+	// first (so in ascending step order): what a page reload needs to rebuild
+	// the chat. The active path ends at the entry written last, so a fork (a
+	// regenerated answer, an edited message) moves it onto the new branch.
 	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
 	// ListToolCalls lists an execution's tool calls by step, with optional
 	// filters.
@@ -471,6 +492,9 @@ func (UnimplementedAgentServiceServer) ListCheckpoints(context.Context, *ListChe
 }
 func (UnimplementedAgentServiceServer) GetCheckpoint(context.Context, *GetCheckpointRequest) (*Checkpoint, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCheckpoint not implemented")
+}
+func (UnimplementedAgentServiceServer) GetLatestCheckpoint(context.Context, *GetLatestCheckpointRequest) (*Checkpoint, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLatestCheckpoint not implemented")
 }
 func (UnimplementedAgentServiceServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
@@ -741,6 +765,24 @@ func _AgentService_GetCheckpoint_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetLatestCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLatestCheckpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetLatestCheckpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetLatestCheckpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetLatestCheckpoint(ctx, req.(*GetLatestCheckpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListTasksRequest)
 	if err := dec(in); err != nil {
@@ -921,6 +963,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetCheckpoint",
 			Handler:    _AgentService_GetCheckpoint_Handler,
+		},
+		{
+			MethodName: "GetLatestCheckpoint",
+			Handler:    _AgentService_GetLatestCheckpoint_Handler,
 		},
 		{
 			MethodName: "ListTasks",

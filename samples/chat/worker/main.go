@@ -10,11 +10,11 @@ import (
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/samples/chat"
-	"github.com/agentree/agentree/samples/internal/sampleenv"
+	"github.com/agentree/agentree/samples/internal/sampleworker"
 )
 
 func main() {
-	err := sampleenv.RunWorker(chat.TaskQueue, adapter.Options{
+	err := sampleworker.Run(chat.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(chat.Script())},
 	})

@@ -1,4 +1,4 @@
-// Command starter triages the example tickets: one TriageWorkflow each,
+// Command starter triages the example tickets: one triage workflow each,
 // side by side. It prints each decision and the conversation of the agent
 // that informed it.
 package main

@@ -15,16 +15,17 @@ import (
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/samples/childworkflow"
-	"github.com/agentree/agentree/samples/internal/sampleenv"
+	"github.com/agentree/agentree/samples/childworkflow/triage"
+	"github.com/agentree/agentree/samples/internal/sampleworker"
 )
 
 func main() {
-	err := sampleenv.RunWorker(childworkflow.TaskQueue, adapter.Options{
+	err := sampleworker.Run(childworkflow.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(childworkflow.TriageScript())},
 		Tools:     []*agentsdk.Tool{childworkflow.LookupCustomer()},
 	}, func(r worker.Registry) {
-		r.RegisterWorkflowWithOptions(childworkflow.TriageWorkflow, workflow.RegisterOptions{Name: childworkflow.TriageWorkflowName})
+		r.RegisterWorkflowWithOptions(triage.Workflow, workflow.RegisterOptions{Name: childworkflow.TriageWorkflowName})
 		r.RegisterActivity(&childworkflow.Activities{Log: os.Stdout})
 	})
 	if err != nil {

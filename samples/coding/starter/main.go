@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/samples/coding"
@@ -30,7 +30,7 @@ func main() {
 	}
 	defer conn.Close()
 
-	ex, err := conn.Agentree(coding.TaskQueue).Start(ctx, adapter.StartRequest{
+	ex, err := conn.Agentree(coding.TaskQueue).Start(ctx, client.StartRequest{
 		OrgID: conn.Org.ID, Kind: react.Kind, Config: coding.Config(), UserPrompt: coding.Prompt,
 	})
 	if err != nil {

@@ -11,14 +11,14 @@ import (
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/samples/coding"
-	"github.com/agentree/agentree/samples/internal/sampleenv"
+	"github.com/agentree/agentree/samples/internal/sampleworker"
 )
 
 func main() {
 	dir := flag.String("dir", coding.DefaultDir(), "the sandbox: each execution gets a workspace under it")
 	flag.Parse()
 	log.Println("workspaces under", *dir)
-	err := sampleenv.RunWorker(coding.TaskQueue, adapter.Options{
+	err := sampleworker.Run(coding.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(coding.Script())},
 		Tools:     coding.Tools(*dir),

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/samples/customagent"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
@@ -31,7 +31,7 @@ func main() {
 	defer conn.Close()
 
 	ac := conn.Agentree(customagent.TaskQueue)
-	ex, err := ac.Start(ctx, adapter.StartRequest{
+	ex, err := ac.Start(ctx, client.StartRequest{
 		OrgID: conn.Org.ID, Kind: customagent.Kind, Config: customagent.Config(customagent.Settings{}), UserPrompt: customagent.Prompt,
 	})
 	if err != nil {

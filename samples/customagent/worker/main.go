@@ -9,12 +9,12 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/samples/customagent"
-	"github.com/agentree/agentree/samples/internal/sampleenv"
+	"github.com/agentree/agentree/samples/internal/sampleworker"
 )
 
 func main() {
 	// Each agent in Agents becomes a workflow type named by its Kind.
-	err := sampleenv.RunWorker(customagent.TaskQueue, adapter.Options{
+	err := sampleworker.Run(customagent.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{customagent.New()},
 		Providers: []agentsdk.Provider{scripted.New(customagent.DraftScript())},
 	})

@@ -11,46 +11,13 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/entrystore"
 )
 
 // OrgSlug is the organization every sample's executions belong to.
 const OrgSlug = "samples"
-
-// RunWorker is every sample's worker: it connects to Postgres, builds the
-// Agentree plugin from opts (Store is set here), dials Temporal with it and
-// runs a worker on taskQueue until interrupted. The plugin registers one
-// workflow per agent kind and the model-call, tool-call and store
-// activities on every worker made from the client; register adds the
-// sample's own workflows and activities beside them.
-func RunWorker(taskQueue string, opts adapter.Options, register ...func(worker.Registry)) error {
-	store, closeStore, err := OpenStore(context.Background())
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	opts.Store = store
-	plugin, err := adapter.NewPlugin(opts)
-	if err != nil {
-		return fmt.Errorf("sampleenv: the Agentree plugin: %w", err)
-	}
-	c, err := Dial(store, plugin)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	w := worker.New(c, taskQueue, worker.Options{})
-	for _, r := range register {
-		r(w)
-	}
-	if err := w.Run(worker.InterruptCh()); err != nil {
-		return fmt.Errorf("sampleenv: worker: %w", err)
-	}
-	return nil
-}
 
 // Conn is a starter's connection: the store, a Temporal client and the
 // samples' organization.
@@ -89,13 +56,13 @@ func Connect(ctx context.Context) (*Conn, error) {
 // Close closes the Temporal client and the Postgres pool.
 func (c *Conn) Close() { c.stop(); c.close() }
 
-// Agentree is an adapter client that starts executions on taskQueue. It
+// Agentree is an execution client that starts executions on taskQueue. It
 // writes the store first, then Temporal, so nothing the workflow needs is
 // ever only in flight. When no worker polls taskQueue within a few seconds
 // the starter says so (WatchForWorker).
-func (c *Conn) Agentree(taskQueue string) *adapter.Client {
+func (c *Conn) Agentree(taskQueue string) *aclient.Client {
 	c.WatchForWorker(taskQueue)
-	return adapter.NewClient(c.Temporal, c.Store, taskQueue)
+	return aclient.NewClient(c.Temporal, c.Store, taskQueue)
 }
 
 // WatchForWorker is WatchForWorker on stderr for the connection's life,
@@ -135,7 +102,7 @@ func Dial(store *entrystore.Store, plugins ...client.Plugin) (client.Client, err
 		// samples' output is the agent's, so only warnings get through.
 		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 		ExternalStorage: converter.ExternalStorage{
-			Drivers: []converter.StorageDriver{adapter.NewStorageDriver(store)},
+			Drivers: []converter.StorageDriver{aclient.NewStorageDriver(store)},
 		},
 	})
 	if err != nil {

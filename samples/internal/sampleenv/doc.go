@@ -4,5 +4,6 @@
 // conversation. It keeps each sample's main.go down to what that sample
 // teaches.
 //
-// It may import anything public of Agentree.
+// It may import anything public of Agentree except the worker's package
+// (adapter): starters use it, and they are clients (see sampleworker).
 package sampleenv

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
@@ -29,7 +30,7 @@ type Env struct {
 	Store     *entrystore.Store
 	Org       entrystore.Org
 	Temporal  client.Client
-	Agentree  *adapter.Client
+	Agentree  *aclient.Client
 	TaskQueue string
 }
 
@@ -49,7 +50,7 @@ func New(t *testing.T, opts adapter.Options, register ...func(worker.Registry)) 
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	e := &Env{T: t, Store: store, Org: org, Temporal: tc, TaskQueue: "sample-test-" + uuid.NewString()[:8]}
-	e.Agentree = adapter.NewClient(tc, store, e.TaskQueue)
+	e.Agentree = aclient.NewClient(tc, store, e.TaskQueue)
 	w := worker.New(tc, e.TaskQueue, worker.Options{})
 	for _, r := range register {
 		r(w)
@@ -69,7 +70,7 @@ func (e *Env) Context() context.Context {
 // Start starts an execution of the kind in the test's organization.
 func (e *Env) Start(kind string, cfg agentsdk.Config, prompt string) entrystore.Execution {
 	e.T.Helper()
-	ex, err := e.Agentree.Start(e.Context(), adapter.StartRequest{OrgID: e.Org.ID, Kind: kind, Config: cfg, UserPrompt: prompt})
+	ex, err := e.Agentree.Start(e.Context(), aclient.StartRequest{OrgID: e.Org.ID, Kind: kind, Config: cfg, UserPrompt: prompt})
 	require.NoError(e.T, err)
 	return ex
 }

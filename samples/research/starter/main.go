@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
@@ -31,7 +31,7 @@ func main() {
 	// Start writes the execution row and the first user entry to Postgres,
 	// then starts the workflow: its ID is the execution ID.
 	ac := conn.Agentree(research.TaskQueue)
-	ex, err := ac.Start(ctx, adapter.StartRequest{
+	ex, err := ac.Start(ctx, client.StartRequest{
 		OrgID: conn.Org.ID, Kind: react.Kind, Config: demo.Config(), UserPrompt: *prompt,
 	})
 	if err != nil {

@@ -9,12 +9,12 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
-	"github.com/agentree/agentree/samples/internal/sampleenv"
+	"github.com/agentree/agentree/samples/internal/sampleworker"
 	"github.com/agentree/agentree/samples/research"
 )
 
 func main() {
-	err := sampleenv.RunWorker(research.TaskQueue, adapter.Options{
+	err := sampleworker.Run(research.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{demo.Model()},
 		Tools:     demo.Tools(),

@@ -1,4 +1,4 @@
-package adapter
+package client
 
 import (
 	"context"
@@ -14,7 +14,19 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/engine"
 )
+
+// The types that cross the runtime boundary: a segment's input, an
+// execution's workflow result and the one signal name.
+type (
+	SegmentInput = engine.SegmentInput
+	Result       = engine.Result
+)
+
+// SignalName is the one Temporal signal Agentree sends; it carries only an
+// agentsdk.Signal (the inbox row's ID and the signal's name).
+const SignalName = engine.SignalName
 
 // Client starts, signals and cancels executions: the store first, then
 // Temporal, so nothing the workflow needs is ever only in flight.
@@ -45,7 +57,7 @@ type StartRequest struct {
 // Start creates the execution row (PENDING, config frozen), appends the
 // first user entry and starts the workflow with ID = execution ID.
 func (c *Client) Start(ctx context.Context, req StartRequest) (entrystore.Execution, error) {
-	ex, first, err := prepare(ctx, c.es, req, c.taskQueue)
+	ex, first, err := Prepare(ctx, c.es, req, c.taskQueue)
 	if err != nil {
 		return ex, err
 	}
@@ -57,15 +69,17 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (entrystore.Execut
 	if err != nil {
 		// Temporal out of reach (or ctx ended): the execution stays
 		// PENDING and a worker's Reconciler starts it once it can.
-		return ex, fmt.Errorf("adapter: start workflow: %w", err)
+		return ex, fmt.Errorf("client: start workflow: %w", err)
 	}
 	return ex, nil
 }
 
-// prepare writes what an execution starts from: its row and first user
-// entry. With req.ExecutionID set it is repeat-safe: a retry finds the row
-// and the entry it wrote before.
-func prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue string) (entrystore.Execution, SegmentInput, error) {
+// Prepare writes what an execution starts from: its row (on queue) and
+// first user entry, and returns its first segment's input. With
+// req.ExecutionID set it is repeat-safe: a retry finds the row and the
+// entry it wrote before. Start uses it; so does a workflow that starts an
+// agent as its child (adapter.StartChildAgent).
+func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue string) (entrystore.Execution, SegmentInput, error) {
 	if strings.TrimSpace(req.UserPrompt) == "" {
 		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("%w: userPrompt is empty", agentsdk.ErrInvalidInput)
 	}
@@ -74,7 +88,7 @@ func prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 	}
 	cfg, err := json.Marshal(req.Config)
 	if err != nil {
-		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("adapter: start: %w", err)
+		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("client: start: %w", err)
 	}
 	input, _ := json.Marshal(map[string]string{"userPrompt": req.UserPrompt})
 	ex, err := es.CreateExecution(ctx, entrystore.Execution{
@@ -85,16 +99,16 @@ func prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 		ex, err = es.GetExecution(ctx, req.OrgID, req.ExecutionID)
 	}
 	if err != nil {
-		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("adapter: start: %w", err)
+		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("client: start: %w", err)
 	}
-	first, err := firstSegment(ctx, es, ex, req.UserPrompt)
+	first, err := FirstSegment(ctx, es, ex, req.UserPrompt)
 	return ex, first, err
 }
 
-// firstSegment appends an execution's first user entry — once: its key
+// FirstSegment appends an execution's first user entry — once: its key
 // makes a repeat (a retried start, the reconciler) return the same entry —
 // and returns the input of the execution's first segment.
-func firstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execution, prompt string) (SegmentInput, error) {
+func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execution, prompt string) (SegmentInput, error) {
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, prompt)
 	content, _ := json.Marshal(msg)
 	first, _, err := es.AppendEntry(ctx, entrystore.Entry{
@@ -102,7 +116,7 @@ func firstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execu
 		Content: content, IdempotencyKey: ex.ID + "/input",
 	})
 	if err != nil {
-		return SegmentInput{}, fmt.Errorf("adapter: start: first entry: %w", err)
+		return SegmentInput{}, fmt.Errorf("client: start: first entry: %w", err)
 	}
 	return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: first.ID}, nil
 }
@@ -110,16 +124,16 @@ func firstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execu
 // StartOptions are the workflow options of an execution: its ID is the
 // execution ID and it can never be started twice.
 func (c *Client) StartOptions(executionID string) client.StartWorkflowOptions {
-	return startOptions(executionID, c.taskQueue)
+	return StartOptions(executionID, c.taskQueue)
 }
 
-// startOptions make a second start of an execution harmless: a running
+// StartOptions make a second start of an execution harmless: a running
 // workflow of that ID is used as it is (the SDK returns its handle), and
 // an ended one is never started again. Its runs continue as new with the
 // same workflow task timeout: half the server's default, so a workflow
 // task held by a worker that died is handed to another within 5 s (a
 // segment's long local activities keep their task alive by heartbeat).
-func startOptions(executionID, queue string) client.StartWorkflowOptions {
+func StartOptions(executionID, queue string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                       executionID,
 		TaskQueue:                queue,
@@ -143,24 +157,24 @@ func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, va
 		return entrystore.Signal{}, err
 	}
 	if ex.Status.Terminal() || ex.Status == entrystore.StatusCancelling {
-		return entrystore.Signal{}, fmt.Errorf("adapter: signal %s: %w (%s)", executionID, ErrTerminal, ex.Status)
+		return entrystore.Signal{}, fmt.Errorf("client: signal %s: %w (%s)", executionID, ErrTerminal, ex.Status)
 	}
 	s, err := c.es.PutSignal(ctx, entrystore.Signal{OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
 	if errors.Is(err, entrystore.ErrExecutionEnded) {
 		// It ended between the check above and the store: refused before
 		// it was stored, so nothing acknowledged is dropped.
-		return s, fmt.Errorf("adapter: signal %s: %w", executionID, ErrTerminal)
+		return s, fmt.Errorf("client: signal %s: %w", executionID, ErrTerminal)
 	}
 	if err != nil {
-		return s, fmt.Errorf("adapter: signal: %w", err)
+		return s, fmt.Errorf("client: signal: %w", err)
 	}
 	err = c.tc.SignalWorkflow(ctx, executionID, "", SignalName, agentsdk.Signal{ID: s.ID, Name: name})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return s, fmt.Errorf("adapter: signal %s: %w", executionID, ErrTerminal)
+		return s, fmt.Errorf("client: signal %s: %w", executionID, ErrTerminal)
 	}
 	if err != nil {
-		return s, fmt.Errorf("adapter: signal: %w", err)
+		return s, fmt.Errorf("client: signal: %w", err)
 	}
 	return s, nil
 }
@@ -170,12 +184,12 @@ func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, va
 func (c *Client) Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error) {
 	ex, err := c.es.Transition(ctx, orgID, executionID, entrystore.Transition{To: entrystore.StatusCancelling})
 	if err != nil {
-		return ex, fmt.Errorf("adapter: cancel: %w", err)
+		return ex, fmt.Errorf("client: cancel: %w", err)
 	}
 	if err := c.tc.CancelWorkflow(ctx, executionID, ""); err != nil {
 		var nf *serviceerror.NotFound
 		if !errors.As(err, &nf) {
-			return ex, fmt.Errorf("adapter: cancel: %w", err)
+			return ex, fmt.Errorf("client: cancel: %w", err)
 		}
 	}
 	return ex, nil
