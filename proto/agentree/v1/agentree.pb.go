@@ -174,7 +174,7 @@ type AgentDefinition struct {
 	Tools []string `protobuf:"bytes,9,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Further configuration: maxTurns, maxTokens, temperature, mode
 	// (`one-shot` or `multi-turn`), thinkingBudget, loopThreshold,
-	// toolOutputLimit, agent.
+	// toolOutputLimit, maxParallelTools, agent.
 	Config *structpb.Struct `protobuf:"bytes,10,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata for the caller.
 	Metadata *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
@@ -1066,7 +1066,7 @@ type CreateAgentExecutionRequest struct {
 	Tools []string `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Configuration overrides: maxTurns, maxTokens, temperature, mode
 	// (`one-shot` or `multi-turn`), thinkingBudget, loopThreshold,
-	// toolOutputLimit, agent. An unknown key is a 400.
+	// toolOutputLimit, maxParallelTools, agent. An unknown key is a 400.
 	Config *structpb.Struct `protobuf:"bytes,8,opt,name=config,proto3" json:"config,omitempty"`
 	// The parent execution, for a sub-agent.
 	ParentId string `protobuf:"bytes,9,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
