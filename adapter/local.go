@@ -71,6 +71,25 @@ func (l localOps) AppendToolResults(ctx context.Context, in step.AppendResultsIn
 	return out, storeError(err)
 }
 
+func (l localOps) RequestApproval(ctx context.Context, in engine.ApprovalInput) error {
+	return storeError(l.ops.RequestApproval(ctx, in))
+}
+
+func (l localOps) Decisions(ctx context.Context, in engine.DecisionsInput) ([]agentsdk.DecisionRef, error) {
+	out, err := l.ops.Decisions(ctx, in)
+	return out, storeError(err)
+}
+
+func (l localOps) ApplyDecision(ctx context.Context, in engine.DecideInput) (agentsdk.EntryRef, error) {
+	out, err := l.ops.ApplyDecision(ctx, in)
+	return out, storeError(err)
+}
+
+func (l localOps) RejectCall(ctx context.Context, in engine.RejectInput) (agentsdk.ToolResult, error) {
+	out, err := l.ops.RejectCall(ctx, in)
+	return out, storeError(err)
+}
+
 // fn is the local activity function of op.
 func (l localOps) fn(op engine.Op) any {
 	switch op {
@@ -92,6 +111,14 @@ func (l localOps) fn(op engine.Op) any {
 		return l.Entry
 	case engine.OpToolResults:
 		return l.AppendToolResults
+	case engine.OpRequestApproval:
+		return l.RequestApproval
+	case engine.OpDecisions:
+		return l.Decisions
+	case engine.OpApplyDecision:
+		return l.ApplyDecision
+	case engine.OpRejectCall:
+		return l.RejectCall
 	}
 	panic("adapter: unknown store operation " + string(op))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -34,6 +35,10 @@ type Options struct {
 	Providers []agentsdk.Provider
 	// Tools models may call, by name.
 	Tools []*agentsdk.Tool
+	// ToolPolicy is the worker's tool policy: per tool name or glob, auto,
+	// ask or forbid, under an execution's config.toolPolicy and over each
+	// tool's own default (agentsdk.PolicyFor).
+	ToolPolicy agentsdk.Policies
 	// Tasks are custom activities agents run with Context.RunTask, by name.
 	Tasks map[string]any
 
@@ -193,6 +198,9 @@ func (o Options) validate() (*Options, error) {
 	if o.OutageLimit < 0 {
 		return nil, errors.New("adapter: Options.OutageLimit is negative")
 	}
+	if problems := o.ToolPolicy.Problems("ToolPolicy"); len(problems) > 0 {
+		return nil, errors.New("adapter: Options." + strings.Join(problems, "; "))
+	}
 	if o.ReconcileInterval == 0 {
 		o.ReconcileInterval = 5 * time.Second
 	}
@@ -227,7 +235,7 @@ func (o Options) validate() (*Options, error) {
 	o.locals = localOps{ops: &engine.Ops{Store: pgStore{es: o.Store}}}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
-		deps:          step.Deps{Store: pgStore{es: o.Store}, Endpoints: endpoints, Tools: tools},
+		deps:          step.Deps{Store: pgStore{es: o.Store}, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

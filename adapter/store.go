@@ -98,12 +98,20 @@ func (s pgStore) PutContent(ctx context.Context, orgID string, data []byte, medi
 }
 
 func (s pgStore) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) error {
-	_, err := s.es.RecordToolCall(ctx, entrystore.ToolCall{
+	tc := entrystore.ToolCall{
 		OrgID: r.OrgID, ExecutionID: r.ExecutionID, MessageID: r.MessageID, ResultEntryID: r.ResultEntryID,
 		ToolCallID: r.ToolCallID, ToolName: r.ToolName, Status: string(r.Status),
 		Input: r.Input, Output: r.Output, OutputSHA256: r.OutputSHA256, OutputSize: r.OutputSize,
-		Truncated: r.Truncated, DurationMs: r.DurationMs, StepNumber: r.StepNumber,
-	})
+		Truncated: r.Truncated, DurationMs: r.DurationMs, StepNumber: r.StepNumber, Policy: string(r.Policy),
+	}
+	if a := r.Approval; a != nil {
+		tc.Risk, tc.Decision, tc.DecisionReason, tc.DecidedBy, tc.DecidedAt, tc.AlwaysAllow =
+			a.Risk, a.Decision, a.Reason, a.DecidedBy, a.DecidedAt, a.Always
+		if !a.RequestedAt.IsZero() {
+			tc.ApprovalRequestedAt = &a.RequestedAt
+		}
+	}
+	_, err := s.es.RecordToolCall(ctx, tc)
 	return err
 }
 
@@ -117,7 +125,22 @@ func (s pgStore) ToolCall(ctx context.Context, orgID, executionID, messageID, to
 		ToolCallID: t.ToolCallID, ToolName: t.ToolName, Status: agentsdk.ToolCallStatus(t.Status),
 		Input: t.Input, Output: t.Output, OutputSHA256: t.OutputSHA256, OutputSize: t.OutputSize,
 		Truncated: t.Truncated, DurationMs: t.DurationMs, StepNumber: t.StepNumber,
+		Policy: agentsdk.ToolPolicy(t.Policy), Approval: approvalOf(t),
 	}, nil
+}
+
+// approvalOf is the approval part of a record, nil for a call never asked
+// about.
+func approvalOf(t entrystore.ToolCall) *agentsdk.Approval {
+	if t.ApprovalRequestedAt == nil && t.Decision == "" {
+		return nil
+	}
+	a := &agentsdk.Approval{Risk: t.Risk, Decision: t.Decision, Reason: t.DecisionReason,
+		DecidedBy: t.DecidedBy, DecidedAt: t.DecidedAt, Always: t.AlwaysAllow}
+	if t.ApprovalRequestedAt != nil {
+		a.RequestedAt = *t.ApprovalRequestedAt
+	}
+	return a
 }
 
 func (s pgStore) Publish(ctx context.Context, orgID, executionID string, ev event.Event) error {

@@ -70,6 +70,22 @@ type Context interface {
 	// SignalValue loads a pending signal's value from the inbox.
 	SignalValue(s Signal, v any) error
 
+	// RequestApproval records calls of the assistant entry assistantID as
+	// waiting for a person's decision; the agent then returns
+	// Wait(WaitApproval, SignalToolApproval), and agent.waiting lists them.
+	RequestApproval(assistantID string, calls []ToolCallRef) error
+	// Decisions are the tool-call decisions among the pending signals, in
+	// arrival order.
+	Decisions() ([]DecisionRef, error)
+	// ApplyDecision records a decision on a call of the assistant entry
+	// assistantID and consumes its signal with an approval entry (not a
+	// message: the model never sees it). With an empty assistantID, or a
+	// call the entry does not hold, the decision is recorded as ignored.
+	ApplyDecision(assistantID string, d DecisionRef) (*EntryRef, error)
+	// RejectCall answers a rejected call with its error tool_result, which
+	// tells the model the person's reason; the call never runs.
+	RejectCall(assistantID string, call ToolCallRef) (*ToolResult, error)
+
 	// StreamData publishes a data event to the execution's live stream.
 	StreamData(v any) error
 	// Cancelled reports whether cancellation was requested.
@@ -191,6 +207,12 @@ type State struct {
 	// more than one segment, and ToolsDone how many of them have results.
 	ToolsOf   string `json:"toolsOf,omitempty"`
 	ToolsDone int    `json:"toolsDone,omitempty"`
+	// AlwaysAllow are the tools a person approved for the rest of the
+	// execution.
+	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
+	// Decided are the decisions (approve, reject) applied to calls of
+	// the entry ToolsOf, by tool call ID, until their turn to run.
+	Decided map[string]string `json:"decided,omitempty"`
 	// Custom is the agent's own state; see GetCustom and SetCustom.
 	Custom json.RawMessage `json:"custom,omitempty"`
 }

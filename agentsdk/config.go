@@ -47,6 +47,11 @@ type Config struct {
 	// MaxParallelTools is how many tool calls of one answer run at once;
 	// default 4, at most 64.
 	MaxParallelTools int `json:"maxParallelTools,omitempty"`
+	// ToolPolicy sets, per tool name or glob, whether a call runs (auto),
+	// waits for a person's approval (ask) or is never run (forbid); what
+	// it does not cover, the worker's configuration and then the tool's
+	// default decide (see PolicyFor).
+	ToolPolicy Policies `json:"toolPolicy,omitempty"`
 	// Agent is the agent's own configuration.
 	Agent json.RawMessage `json:"agent,omitempty"`
 }
@@ -93,6 +98,7 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 		problems = append(problems, fmt.Sprintf("mode %q is not one-shot or multi-turn", c.Mode))
 	}
 	problems = append(problems, c.boundProblems()...)
+	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	for i, m := range c.Models {
 		if m.Provider == "" || m.ModelID == "" {
 			problems = append(problems, fmt.Sprintf("models[%d] needs provider and modelId", i))

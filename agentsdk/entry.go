@@ -13,6 +13,9 @@ const (
 	EntryBranchSummary EntryType = "branch_summary"
 	EntryAgentSpawn    EntryType = "agent_spawn"
 	EntryAgentResult   EntryType = "agent_result"
+	// EntryApproval records a person's approval of a tool call, between
+	// the call and its result.
+	EntryApproval EntryType = "approval"
 )
 
 // Entry is one node of an execution's conversation tree.
@@ -68,6 +71,9 @@ type ToolCallRef struct {
 	ID     string `json:"id"`
 	Name   string `json:"name"`
 	Digest string `json:"digest,omitempty"`
+	// Policy is the call's tool policy, resolved when the model answered
+	// (empty: auto, as for answers recorded before policies).
+	Policy ToolPolicy `json:"policy,omitempty"`
 }
 
 // PreviewBytes bounds EntryRef.Preview and other previews carried through

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/agentree/agentree/agentsdk/event"
 )
@@ -51,11 +52,17 @@ const (
 	ToolCompleted ToolCallStatus = "completed"
 	ToolError     ToolCallStatus = "error"
 	ToolCancelled ToolCallStatus = "cancelled"
+	// ToolAwaitingApproval: the call waits for a person's decision.
+	ToolAwaitingApproval ToolCallStatus = "awaiting_approval"
+	// ToolRejected: a person rejected the call; it never ran.
+	ToolRejected ToolCallStatus = "rejected"
 )
 
 // Ended reports whether a call in this state has its outcome: completed,
 // or an error result the model reads.
-func (s ToolCallStatus) Ended() bool { return s == ToolCompleted || s == ToolError }
+func (s ToolCallStatus) Ended() bool {
+	return s == ToolCompleted || s == ToolError || s == ToolRejected
+}
 
 // ToolCallRecord is the observability record of one tool call (seed 001):
 // what was asked, what came back, how long it took.
@@ -76,4 +83,69 @@ type ToolCallRecord struct {
 	Truncated    bool
 	DurationMs   int64
 	StepNumber   int
+	// Policy is the call's tool policy, when known.
+	Policy ToolPolicy
+	// Approval, for a call whose policy is ask: when it was asked for and
+	// what a person decided.
+	Approval *Approval `json:",omitempty"`
+}
+
+// Approval is the approval part of a tool-call record.
+type Approval struct {
+	Risk        string     `json:"risk,omitempty"`
+	RequestedAt time.Time  `json:"requestedAt"`
+	Decision    string     `json:"decision,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+	DecidedBy   string     `json:"decidedBy,omitempty"`
+	DecidedAt   *time.Time `json:"decidedAt,omitempty"`
+	Always      bool       `json:"always,omitempty"`
+}
+
+// Merge is the record a store keeps when r is recorded over old, the
+// rules every Store follows: an ended call never goes back to running or
+// awaiting approval; running replaces awaiting approval (the call was
+// approved); a decision, once recorded, stays; other fields keep their
+// old value where r leaves them unset.
+func (old ToolCallRecord) Merge(r ToolCallRecord) ToolCallRecord {
+	out := r
+	switch {
+	case r.Status == ToolAwaitingApproval && old.Status != "":
+		out.Status = old.Status
+	case r.Status == ToolRunning && old.Status != "" && old.Status != ToolAwaitingApproval:
+		out.Status = old.Status
+	}
+	if out.ResultEntryID == "" {
+		out.ResultEntryID = old.ResultEntryID
+	}
+	if len(out.Input) == 0 {
+		out.Input = old.Input
+	}
+	if len(out.Output) == 0 {
+		out.Output = old.Output
+	}
+	if out.OutputSHA256 == "" {
+		out.OutputSHA256 = old.OutputSHA256
+	}
+	out.OutputSize = max(out.OutputSize, old.OutputSize)
+	out.Truncated = out.Truncated || old.Truncated
+	out.DurationMs = max(out.DurationMs, old.DurationMs)
+	if old.StepNumber != 0 {
+		out.StepNumber = old.StepNumber
+	}
+	if old.Policy != "" {
+		out.Policy = old.Policy
+	}
+	switch {
+	case old.Approval == nil:
+	case out.Approval == nil:
+		out.Approval = old.Approval
+	default:
+		a := *old.Approval
+		if a.Decision == "" {
+			a.Decision, a.Reason, a.DecidedBy, a.DecidedAt, a.Always = out.Approval.Decision, out.Approval.Reason,
+				out.Approval.DecidedBy, out.Approval.DecidedAt, out.Approval.Always
+		}
+		out.Approval = &a
+	}
+	return out
 }

@@ -24,6 +24,13 @@ type Tool struct {
 	// result the model sees; wrap it with Retryable to have the runtime
 	// retry the call instead.
 	Run func(ctx context.Context, call ToolInvocation) (string, error)
+	// Policy is the tool's default policy when neither the execution nor
+	// the worker sets one; empty = auto. Tools that write or run commands
+	// default to ask.
+	Policy ToolPolicy
+	// Risk is shown with a call waiting for approval: low, medium (the
+	// default) or high.
+	Risk string
 
 	once   sync.Once
 	schema *compiler.Schema

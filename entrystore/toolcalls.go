@@ -15,6 +15,10 @@ const (
 	ToolCallCompleted = "completed"
 	ToolCallError     = "error"
 	ToolCallCancelled = "cancelled"
+	// ToolCallAwaitingApproval: the call waits for a person's decision.
+	ToolCallAwaitingApproval = "awaiting_approval"
+	// ToolCallRejected: a person rejected the call; it never ran.
+	ToolCallRejected = "rejected"
 )
 
 // ToolCall records one tool invocation: what the model asked (MessageID is
@@ -37,24 +41,41 @@ type ToolCall struct {
 	Truncated     bool            `db:"truncated"`
 	DurationMs    int64           `db:"duration_ms"`
 	StepNumber    int             `db:"step_number"`
-	CreatedAt     time.Time       `db:"created_at"`
-	UpdatedAt     time.Time       `db:"updated_at"`
+	// Policy is the call's tool policy (auto, ask or forbid), when known.
+	Policy string `db:"policy"`
+	// Approval: for a call whose policy is ask, its risk, when approval
+	// was requested and the decision once made.
+	Risk                string     `db:"risk"`
+	ApprovalRequestedAt *time.Time `db:"approval_requested_at"`
+	Decision            string     `db:"decision"`
+	DecisionReason      string     `db:"decision_reason"`
+	DecidedBy           string     `db:"decided_by"`
+	DecidedAt           *time.Time `db:"decided_at"`
+	AlwaysAllow         bool       `db:"always_allow"`
+	CreatedAt           time.Time  `db:"created_at"`
+	UpdatedAt           time.Time  `db:"updated_at"`
 }
 
 const toolCallCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::text AS execution_id,
 	coalesce(message_id::text, '') AS message_id, coalesce(result_entry_id::text, '') AS result_entry_id,
 	tool_call_id, tool_name, status, input, output, coalesce(encode(output_sha256, 'hex'), '') AS output_sha256,
-	output_size, truncated, duration_ms, step_number, created_at, updated_at`
+	output_size, truncated, duration_ms, step_number, coalesce(policy, '') AS policy, coalesce(risk, '') AS risk,
+	approval_requested_at, coalesce(decision, '') AS decision, coalesce(decision_reason, '') AS decision_reason,
+	coalesce(decided_by, '') AS decided_by, decided_at, always_allow, created_at, updated_at`
 
 func (t ToolCall) utc() ToolCall {
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
+	t.ApprovalRequestedAt, t.DecidedAt = utcPtr(t.ApprovalRequestedAt), utcPtr(t.DecidedAt)
 	return t
 }
 
 // RecordToolCall inserts the record for (execution, message, tool call ID)
 // or, when it exists, updates its outcome: status, output, result entry,
-// sizes and duration. A finished call never goes back to "running", so a
-// retried activity that records the start again cannot undo the end.
+// sizes and duration. A finished call never goes back to "running" or
+// "awaiting_approval", so a retried activity that records the start again
+// cannot undo the end; "running" replaces "awaiting_approval" (the call
+// was approved). A decision, once recorded, stays; unset fields keep their
+// value (agentsdk.ToolCallRecord.Merge states the same rules).
 func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, error) {
 	const op = "record tool call"
 	ids, err := writeIDs(op, tc.OrgID, tc.ExecutionID, tc.MessageID)
@@ -71,6 +92,9 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 	if tc.Status == "" {
 		tc.Status = ToolCallRunning
 	}
+	if tc.Decision != "" && tc.Decision != "approve" && tc.Decision != "reject" {
+		return ToolCall{}, errf(op, ErrInvalid, "decision must be approve or reject; got %q", tc.Decision)
+	}
 	var sha []byte
 	if tc.OutputSHA256 != "" {
 		if sha, err = hex.DecodeString(tc.OutputSHA256); err != nil || len(sha) != 32 {
@@ -79,13 +103,27 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 	}
 	out, err := queryOne[ToolCall](ctx, s.pool, `
 		INSERT INTO agent_tool_call AS t (org_id, agent_execution_id, message_id, result_entry_id, tool_call_id,
-			tool_name, status, input, output, output_sha256, output_size, truncated, duration_ms, step_number)
-		SELECT $1, $2, $3, $4::uuid, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
+			tool_name, status, input, output, output_sha256, output_size, truncated, duration_ms, step_number,
+			policy, risk, approval_requested_at, decision, decision_reason, decided_by, decided_at, always_allow)
+		SELECT $1, $2, $3, $4::uuid, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14,
+			$15, $16, $17, $18, $19, $20, $21, $22
 		WHERE EXISTS (SELECT 1 FROM agent_entry WHERE id = $3 AND agent_execution_id = $2 AND org_id = $1)
 		  AND ($4::uuid IS NULL OR EXISTS (
 			SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
 		ON CONFLICT (agent_execution_id, message_id, tool_call_id) DO UPDATE SET
-			status = CASE WHEN EXCLUDED.status = 'running' THEN t.status ELSE EXCLUDED.status END,
+			status = CASE
+				WHEN EXCLUDED.status = 'awaiting_approval' THEN t.status
+				WHEN EXCLUDED.status = 'running' AND t.status <> 'awaiting_approval' THEN t.status
+				ELSE EXCLUDED.status END,
+			step_number = CASE WHEN t.step_number = 0 THEN EXCLUDED.step_number ELSE t.step_number END,
+			policy = coalesce(t.policy, EXCLUDED.policy),
+			risk = coalesce(t.risk, EXCLUDED.risk),
+			approval_requested_at = coalesce(t.approval_requested_at, EXCLUDED.approval_requested_at),
+			decision = coalesce(t.decision, EXCLUDED.decision),
+			decision_reason = CASE WHEN t.decision IS NULL THEN EXCLUDED.decision_reason ELSE t.decision_reason END,
+			decided_by = CASE WHEN t.decision IS NULL THEN EXCLUDED.decided_by ELSE t.decided_by END,
+			decided_at = CASE WHEN t.decision IS NULL THEN EXCLUDED.decided_at ELSE t.decided_at END,
+			always_allow = CASE WHEN t.decision IS NULL THEN EXCLUDED.always_allow ELSE t.always_allow END,
 			result_entry_id = coalesce(EXCLUDED.result_entry_id, t.result_entry_id),
 			input = coalesce(EXCLUDED.input, t.input),
 			output = coalesce(EXCLUDED.output, t.output),
@@ -96,7 +134,9 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 			updated_at = now()
 		RETURNING `+toolCallCols,
 		ids[0], ids[1], ids[2], nullIfEmpty(result), tc.ToolCallID, tc.ToolName, tc.Status,
-		nullJSON(tc.Input), nullJSON(tc.Output), sha, tc.OutputSize, tc.Truncated, tc.DurationMs, tc.StepNumber)
+		nullJSON(tc.Input), nullJSON(tc.Output), sha, tc.OutputSize, tc.Truncated, tc.DurationMs, tc.StepNumber,
+		nullIfEmpty(tc.Policy), nullIfEmpty(tc.Risk), tc.ApprovalRequestedAt, nullIfEmpty(tc.Decision),
+		nullIfEmpty(tc.DecisionReason), nullIfEmpty(tc.DecidedBy), tc.DecidedAt, tc.AlwaysAllow)
 	if errors.Is(err, errNoRows) {
 		return ToolCall{}, errf(op, ErrInvalid, "message or result entry is not an entry of execution %s", tc.ExecutionID)
 	}
@@ -157,4 +197,20 @@ func (s *Store) ListToolCalls(ctx context.Context, orgID, executionID string, f 
 		return keyset{N: int64(t.StepNumber), T: t.CreatedAt, ID: t.ID}
 	})
 	return ts, next, nil
+}
+
+// LatestToolCall returns the newest record of the execution with the
+// model's tool call ID: the call a person decides on by that ID (a
+// provider's IDs are unique within a conversation; a scripted model's may
+// repeat across turns, and then the newest is the one waiting).
+func (s *Store) LatestToolCall(ctx context.Context, orgID, executionID, toolCallID string) (ToolCall, error) {
+	op := "get tool call " + toolCallID
+	ids, err := readIDs(op, orgID, executionID)
+	if err != nil {
+		return ToolCall{}, err
+	}
+	t, err := queryOne[ToolCall](ctx, s.pool, `SELECT `+toolCallCols+` FROM agent_tool_call
+		WHERE org_id = $1 AND agent_execution_id = $2 AND tool_call_id = $3
+		ORDER BY step_number DESC, created_at DESC LIMIT 1`, ids[0], ids[1], toolCallID)
+	return t.utc(), wrap(op, err)
 }

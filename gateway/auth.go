@@ -17,25 +17,43 @@ import (
 // key: which of them it was is no business of the caller's.
 var errUnauthenticated = status.Error(codes.Unauthenticated, "a valid organization API key is required: Authorization: Bearer <key>")
 
-// authenticatedOrg is the context key of the organization requireKey
-// authenticated.
-type authenticatedOrg struct{}
+// authenticatedOrg and authenticatedKey are the context keys of the
+// organization and the API key requireKey authenticated.
+type (
+	authenticatedOrg struct{}
+	authenticatedKey struct{}
+)
 
 // authenticate resolves an Authorization header's bearer key to its
-// organization.
-func (s *service) authenticate(ctx context.Context, header string) (entrystore.Org, error) {
+// organization and key.
+func (s *service) authenticate(ctx context.Context, header string) (entrystore.Org, entrystore.APIKey, error) {
 	secret, ok := bearer(header)
 	if !ok {
-		return entrystore.Org{}, errUnauthenticated
+		return entrystore.Org{}, entrystore.APIKey{}, errUnauthenticated
 	}
-	o, _, err := s.es.AuthenticateAPIKey(ctx, secret)
+	o, k, err := s.es.AuthenticateAPIKey(ctx, secret)
 	if errors.Is(err, entrystore.ErrNotFound) {
-		return entrystore.Org{}, errUnauthenticated
+		return entrystore.Org{}, entrystore.APIKey{}, errUnauthenticated
 	}
 	if err != nil {
-		return entrystore.Org{}, toStatus(s.log, "authenticate", err)
+		return entrystore.Org{}, entrystore.APIKey{}, toStatus(s.log, "authenticate", err)
 	}
-	return o, nil
+	return o, k, nil
+}
+
+// caller is the API key that made the request: the one requireKey
+// authenticated, else the gRPC metadata's.
+func (s *service) caller(ctx context.Context) (entrystore.APIKey, error) {
+	if k, ok := ctx.Value(authenticatedKey{}).(entrystore.APIKey); ok {
+		return k, nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	if len(vals) != 1 {
+		return entrystore.APIKey{}, errUnauthenticated
+	}
+	_, k, err := s.authenticate(ctx, vals[0])
+	return k, err
 }
 
 // requireKey authenticates every /api/ request before anything else looks
@@ -47,12 +65,13 @@ func (s *service) requireKey(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		o, err := s.authenticate(r.Context(), r.Header.Get("Authorization"))
+		o, k, err := s.authenticate(r.Context(), r.Header.Get("Authorization"))
 		if err != nil {
 			writeStatus(w, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authenticatedOrg{}, o)))
+		ctx := context.WithValue(context.WithValue(r.Context(), authenticatedOrg{}, o), authenticatedKey{}, k)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -69,7 +88,7 @@ func (s *service) authorize(ctx context.Context, org string) (entrystore.Org, er
 			return entrystore.Org{}, errUnauthenticated
 		}
 		var err error
-		if o, err = s.authenticate(ctx, vals[0]); err != nil {
+		if o, _, err = s.authenticate(ctx, vals[0]); err != nil {
 			return entrystore.Org{}, err
 		}
 	}

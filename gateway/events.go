@@ -36,7 +36,11 @@ func setPayload(out *pb.StreamEvent, ev event.Event) error {
 	case *event.Resumed:
 		out.Payload = &pb.StreamEvent_AgentResumed{AgentResumed: &pb.AgentResumedEvent{AgentExecutionId: e.AgentExecutionID, Status: e.Status}}
 	case *event.Waiting:
-		out.Payload = &pb.StreamEvent_AgentWaiting{AgentWaiting: &pb.AgentWaitingEvent{AgentExecutionId: e.AgentExecutionID, Status: e.Status, Reason: e.Reason}}
+		w := &pb.AgentWaitingEvent{AgentExecutionId: e.AgentExecutionID, Status: e.Status, Reason: e.Reason}
+		for _, c := range e.PendingToolCalls {
+			w.PendingToolCalls = append(w.PendingToolCalls, &pb.PendingToolCall{ToolCallId: c.ToolCallID, ToolName: c.ToolName, Arguments: toValue(c.Arguments), Risk: c.Risk})
+		}
+		out.Payload = &pb.StreamEvent_AgentWaiting{AgentWaiting: w}
 	case *event.Checkpoint:
 		out.Payload = &pb.StreamEvent_AgentCheckpoint{AgentCheckpoint: &pb.AgentCheckpointEvent{AgentExecutionId: e.AgentExecutionID, Sequence: int32(e.Sequence)}}
 	case *event.Completed:

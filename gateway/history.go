@@ -112,9 +112,10 @@ func (s *service) ListToolCalls(ctx context.Context, req *pb.ListToolCallsReques
 		return nil, err
 	}
 	switch req.GetStatus() {
-	case "", entrystore.ToolCallRunning, entrystore.ToolCallCompleted, entrystore.ToolCallError, entrystore.ToolCallCancelled:
+	case "", entrystore.ToolCallRunning, entrystore.ToolCallCompleted, entrystore.ToolCallError, entrystore.ToolCallCancelled,
+		entrystore.ToolCallAwaitingApproval, entrystore.ToolCallRejected:
 	default:
-		return nil, invalid("status %q is not running, completed, error or cancelled", req.GetStatus())
+		return nil, invalid("status %q is not running, completed, error, cancelled, awaiting_approval or rejected", req.GetStatus())
 	}
 	f := entrystore.ToolCallFilter{ToolName: req.GetToolName(), Status: req.GetStatus()}
 	calls, next, err := s.es.ListToolCalls(ctx, orgID, req.GetExecutionId(), f, p)
@@ -175,7 +176,23 @@ func toToolCall(c entrystore.ToolCall) *pb.ToolCall {
 		ToolCallId: c.ToolCallID, ToolName: c.ToolName, Status: c.Status,
 		Input: toValue(c.Input), Output: toValue(c.Output), OutputSize: n32(c.OutputSize), Truncated: c.Truncated,
 		DurationMs: n32(c.DurationMs), StepNumber: n32(c.StepNumber), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+		Policy: c.Policy, Approval: toApproval(c),
 	}
+}
+
+// toApproval is a call's approval part; nil for a call never asked about.
+func toApproval(c entrystore.ToolCall) *pb.ToolApproval {
+	if c.ApprovalRequestedAt == nil && c.Decision == "" {
+		return nil
+	}
+	a := &pb.ToolApproval{Risk: c.Risk, Decision: c.Decision, Reason: c.DecisionReason, DecidedBy: c.DecidedBy, Always: c.AlwaysAllow}
+	if c.ApprovalRequestedAt != nil {
+		a.RequestedAt = ts(*c.ApprovalRequestedAt)
+	}
+	if c.DecidedAt != nil {
+		a.DecidedAt = ts(*c.DecidedAt)
+	}
+	return a
 }
 
 // toTask shows a tool call as a task, with seed 000's task statuses.

@@ -94,6 +94,16 @@ func (p *memPort) Local(op engine.Op, in any, out any) error {
 		res, err = call(ctx, in, p.ops.Entry)
 	case engine.OpToolResults:
 		res, err = call(ctx, in, p.ops.AppendToolResults)
+	case engine.OpRequestApproval:
+		res, err = call(ctx, in, func(ctx context.Context, in engine.ApprovalInput) (any, error) {
+			return nil, p.ops.RequestApproval(ctx, in)
+		})
+	case engine.OpDecisions:
+		res, err = call(ctx, in, p.ops.Decisions)
+	case engine.OpApplyDecision:
+		res, err = call(ctx, in, p.ops.ApplyDecision)
+	case engine.OpRejectCall:
+		res, err = call(ctx, in, p.ops.RejectCall)
 	case engine.OpPublish:
 		res, err = call(ctx, in, func(ctx context.Context, in engine.PublishInput) (any, error) {
 			return nil, p.ops.Publish(ctx, in)

@@ -12,9 +12,11 @@ import (
 
 // Options configure an in-memory execution.
 type Options struct {
-	Agent      agentsdk.Agent
-	Providers  []agentsdk.Provider
-	Tools      []*agentsdk.Tool
+	Agent     agentsdk.Agent
+	Providers []agentsdk.Provider
+	Tools     []*agentsdk.Tool
+	// ToolPolicy is the worker's tool policy, as the plugin's.
+	ToolPolicy agentsdk.Policies
 	Config     agentsdk.Config
 	UserPrompt string
 	// Tasks are custom tasks for Context.RunTask, by name.
@@ -97,7 +99,7 @@ func Start(opts Options) (*Execution, error) {
 		opts.ExecutionID = "mem"
 	}
 	x := &Execution{opts: opts, Store: newStore(opts.Config, opts.ExecutionID), Status: StatusRunning}
-	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools}
+	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools, Policy: opts.ToolPolicy}
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, opts.UserPrompt)
 	b, _ := json.Marshal(msg)
 	es, err := x.Store.AppendEntries(context.Background(), "", []agentsdk.Entry{{

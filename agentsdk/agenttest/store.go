@@ -177,7 +177,8 @@ func (s *Store) Content(sha string) ([]byte, bool) {
 func (s *Store) RecordToolCall(_ context.Context, r agentsdk.ToolCallRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.toolCalls[r.MessageID+"/"+r.ToolCallID] = r
+	key := r.MessageID + "/" + r.ToolCallID
+	s.toolCalls[key] = s.toolCalls[key].Merge(r)
 	return nil
 }
 

@@ -50,6 +50,17 @@ type Waiting struct {
 	AgentExecutionID string `json:"agentExecutionId"`
 	Status           string `json:"status"`
 	Reason           string `json:"reason,omitempty"`
+	// PendingToolCalls, when Reason is "approval", are the calls waiting
+	// for a person's decision.
+	PendingToolCalls []PendingToolCall `json:"pendingToolCalls,omitempty"`
+}
+
+// PendingToolCall is a tool call waiting for approval.
+type PendingToolCall struct {
+	ToolCallID string          `json:"toolCallId"`
+	ToolName   string          `json:"toolName"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+	Risk       string          `json:"risk,omitempty"`
 }
 
 // Checkpoint: checkpoint Sequence was recorded.

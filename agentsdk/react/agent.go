@@ -2,6 +2,7 @@ package react
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/agentree/agentree/agentsdk"
 )
@@ -113,51 +114,59 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 	if ctx.Version(parallelTools, 1) == agentsdk.DefaultVersion {
 		return a.runToolsInTurn(ctx, cfg, assistant)
 	}
+	approvals := ctx.Version(toolApprovals, 1) != agentsdk.DefaultVersion
 	st := ctx.State()
 	calls := assistant.ToolCalls[st.ToolsDone:]
-	// Loop detection looks at the calls in order before any runs: the
-	// ones before the first repeat too many run, the rest are answered
-	// with an error.
-	digest, repeats := st.LastToolDigest, st.ToolRepeats
-	type seen struct {
-		digest  string
-		repeats int
-	}
-	after := make([]seen, 0, len(calls))
-	stop := -1
-	for i, tc := range calls {
-		if tc.Digest != "" && tc.Digest == digest {
-			repeats++
-		} else {
-			digest, repeats = tc.Digest, 1
-		}
-		if cfg.LoopThreshold > 0 && repeats >= cfg.LoopThreshold {
-			stop = i
-			break
-		}
-		after = append(after, seen{digest, repeats})
-	}
+	after, stop := loopCheck(st, cfg, calls)
 	run := calls
 	if stop >= 0 {
 		run = calls[:stop]
 	}
-	if len(run) > 0 {
-		results, err := ctx.RunTools(assistant.ID, run)
-		if err != nil {
+	if approvals {
+		if err := applyDecisions(ctx, assistant, run); err != nil {
 			return agentsdk.Outcome{}, err
 		}
-		if n := len(results); n > 0 {
-			st.Steps += n
-			st.LastToolDigest, st.ToolRepeats = after[n-1].digest, after[n-1].repeats
+	}
+	for done := 0; done < len(run); {
+		// The calls from done on that may run now: up to the first that
+		// needs a person's decision, or that one alone once approved.
+		n, out, err := a.nextCalls(ctx, assistant, run[done:], approvals)
+		if err != nil || out != nil {
+			if out != nil {
+				st.ToolsOf, st.ToolsDone = assistant.ID, st.ToolsDone+done
+			}
+			return derefOutcome(out), err
 		}
-		if len(results) < len(run) {
+		answered := n
+		if !(n == 1 && st.Decided[run[done].ID] == agentsdk.DecisionReject) {
+			results, err := ctx.RunTools(assistant.ID, run[done:done+n])
+			if err != nil {
+				return agentsdk.Outcome{}, err
+			}
+			answered = len(results)
+		} else if _, err := ctx.RejectCall(assistant.ID, run[done]); err != nil {
+			return agentsdk.Outcome{}, err
+		}
+		if answered > 0 {
+			st.Steps += answered
+			st.LastToolDigest, st.ToolRepeats = after[done+answered-1].digest, after[done+answered-1].repeats
+			for _, tc := range run[done : done+answered] {
+				delete(st.Decided, tc.ID)
+			}
+		}
+		done += answered
+		if answered < n {
 			// This run's history has no room for more: the next segment
 			// runs the rest.
-			st.ToolsOf, st.ToolsDone = assistant.ID, st.ToolsDone+len(results)
+			st.ToolsOf, st.ToolsDone = assistant.ID, st.ToolsDone+done
 			return agentsdk.Continue(), nil
 		}
 	}
-	st.ToolsOf, st.ToolsDone = "", 0
+	digest, repeats := st.LastToolDigest, st.ToolRepeats
+	if stop >= 0 {
+		digest, repeats = after[stop].digest, after[stop].repeats
+	}
+	st.ToolsOf, st.ToolsDone, st.Decided = "", 0, nil
 	if stop >= 0 {
 		st.LastToolDigest, st.ToolRepeats = digest, repeats
 		for _, skipped := range calls[stop:] {
@@ -170,6 +179,115 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 		return agentsdk.Complete(StopLoopDetected), nil
 	}
 	return agentsdk.Continue(), nil
+}
+
+// seen is loop detection's state after a call.
+type seen struct {
+	digest  string
+	repeats int
+}
+
+// loopCheck looks at the calls in order before any runs: the ones before
+// the first repeat too many run (after holds the state after each), the
+// rest (from stop; -1 for none) are answered with an error.
+func loopCheck(st *agentsdk.State, cfg agentsdk.Config, calls []agentsdk.ToolCallRef) ([]seen, int) {
+	digest, repeats := st.LastToolDigest, st.ToolRepeats
+	after := make([]seen, 0, len(calls))
+	for i, tc := range calls {
+		if tc.Digest != "" && tc.Digest == digest {
+			repeats++
+		} else {
+			digest, repeats = tc.Digest, 1
+		}
+		after = append(after, seen{digest, repeats})
+		if cfg.LoopThreshold > 0 && repeats >= cfg.LoopThreshold {
+			return after, i
+		}
+	}
+	return after, -1
+}
+
+// toolApprovals is the change that honours tool policies: a call whose
+// policy is ask waits for a person's decision.
+const toolApprovals = "react.tool-approvals"
+
+// needsDecision reports whether a call waits for a person: its policy is
+// ask, its tool is not approved for the whole execution, and it has no
+// decision yet.
+func needsDecision(st *agentsdk.State, tc agentsdk.ToolCallRef) bool {
+	return tc.Policy == agentsdk.PolicyAsk && !slices.Contains(st.AlwaysAllow, tc.Name) && st.Decided[tc.ID] == ""
+}
+
+// applyDecisions applies the pending decisions: each on a call among
+// calls that waits for one is recorded in State.Decided (and an "always"
+// approval in AlwaysAllow); any other is consumed as ignored, so it
+// cannot wake the agent again.
+func applyDecisions(ctx agentsdk.Context, assistant *agentsdk.EntryRef, calls []agentsdk.ToolCallRef) error {
+	ds, err := ctx.Decisions()
+	if err != nil || len(ds) == 0 {
+		return err
+	}
+	st := ctx.State()
+	for _, d := range ds {
+		i := slices.IndexFunc(calls, func(tc agentsdk.ToolCallRef) bool { return tc.ID == d.ToolCallID })
+		valid := d.Decision == agentsdk.DecisionApprove || d.Decision == agentsdk.DecisionReject
+		if i < 0 || !valid || !needsDecision(st, calls[i]) {
+			if _, err := ctx.ApplyDecision("", d); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := ctx.ApplyDecision(assistant.ID, d); err != nil {
+			return err
+		}
+		if st.Decided == nil {
+			st.Decided = map[string]string{}
+		}
+		st.Decided[d.ToolCallID] = d.Decision
+		if d.Always && d.Decision == agentsdk.DecisionApprove && !slices.Contains(st.AlwaysAllow, calls[i].Name) {
+			st.AlwaysAllow = append(st.AlwaysAllow, calls[i].Name)
+		}
+	}
+	return nil
+}
+
+// nextCalls is how many of calls run next: those before the first that
+// waits for a decision, or that one alone once decided. When the first
+// waits, it asks for decisions on every call that waits and returns the
+// outcome that waits for them.
+func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, calls []agentsdk.ToolCallRef, approvals bool) (int, *agentsdk.Outcome, error) {
+	st := ctx.State()
+	if !approvals {
+		return len(calls), nil, nil
+	}
+	if needsDecision(st, calls[0]) {
+		var ask []agentsdk.ToolCallRef
+		for _, tc := range calls {
+			if needsDecision(st, tc) {
+				ask = append(ask, tc)
+			}
+		}
+		if err := ctx.RequestApproval(assistant.ID, ask); err != nil {
+			return 0, nil, err
+		}
+		out := agentsdk.Wait(agentsdk.WaitApproval, agentsdk.SignalToolApproval)
+		return 0, &out, nil
+	}
+	if st.Decided[calls[0].ID] != "" {
+		return 1, nil, nil
+	}
+	n := 1
+	for n < len(calls) && !needsDecision(st, calls[n]) && st.Decided[calls[n].ID] == "" {
+		n++
+	}
+	return n, nil, nil
+}
+
+func derefOutcome(o *agentsdk.Outcome) agentsdk.Outcome {
+	if o == nil {
+		return agentsdk.Outcome{}
+	}
+	return *o
 }
 
 // runToolsInTurn is runTools before parallelTools: the calls run one

@@ -18,6 +18,8 @@ type Deps struct {
 	// Endpoints route model calls to the providers serving them.
 	Endpoints *agentsdk.Endpoints
 	Tools     agentsdk.Tools
+	// Policy is the worker's tool policy, under the execution's.
+	Policy agentsdk.Policies
 	// Now is the clock for latencies and durations; nil = time.Now.
 	Now func() time.Time
 	// Publish tunes how model calls' deltas are batched to the stream.
@@ -74,7 +76,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
-	tools, err := d.Tools.Specs(cfg.Tools)
+	tools, err := d.Tools.Specs(d.offered(cfg))
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
@@ -134,7 +136,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		{ExecutionID: in.ExecutionID, ParentID: in.LeafID, Type: agentsdk.EntryLLMCall,
 			Content: json.RawMessage(`{}`), Metadata: meta, TurnID: in.TurnID, IdempotencyKey: in.Key + "/llm"},
 		{ExecutionID: in.ExecutionID, ParentID: agentsdk.PrevEntry, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
-			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key},
+			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key, Metadata: d.callPolicies(cfg, msg)},
 	})
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: append: %w", err)
@@ -192,8 +194,9 @@ func Ref(e agentsdk.Entry) (agentsdk.EntryRef, error) {
 	ref.StopReason = m.StopReason
 	ref.IsError = m.IsError
 	ref.Preview = agentsdk.Preview(m.Text())
+	policies := answerPolicies(e.Metadata)
 	for _, tc := range m.ToolCalls() {
-		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc)})
+		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policies[tc.ID]})
 	}
 	return ref, nil
 }

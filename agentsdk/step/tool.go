@@ -238,7 +238,13 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 		event.TaskStarted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Arguments: call.Arguments})
 
 	start := d.now()
-	output, isError, err := invoke(ctx, d.Tools, cfg, *call, in, publish)
+	var output string
+	var isError bool
+	if d.policy(cfg, call.Name) == agentsdk.PolicyForbid {
+		output, isError = fmt.Sprintf("error: tool %q is forbidden by this execution's tool policy", call.Name), true
+	} else {
+		output, isError, err = invoke(ctx, d.Tools, cfg, *call, in, publish)
+	}
 	if err != nil {
 		rec.Status = agentsdk.ToolCancelled
 		if !errors.Is(err, context.Canceled) && !errors.Is(ctx.Err(), context.Canceled) {

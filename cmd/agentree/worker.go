@@ -54,7 +54,7 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	store := entrystore.New(pool)
-	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools})
+	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy})
 	if err != nil {
 		pool.Close()
 		return nil, err

@@ -39,6 +39,9 @@ type segment struct {
 	// any arrived while a segment ran.
 	received int
 	step     int
+	// approval, once the agent asked for decisions, is what the
+	// segment's waiting checkpoint lists.
+	approval *PendingApproval
 }
 
 var _ agentsdk.Context = (*segment)(nil)
@@ -100,6 +103,7 @@ func (c *segment) checkpointInput() *CheckpointInput {
 	return &CheckpointInput{
 		OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, LeafID: c.leaf.ID,
 		Sequence: c.in.Sequence + 1, State: *c.state, Steps: c.state.Steps - c.in.State.Steps,
+		Approval: c.approval,
 	}
 }
 
@@ -120,6 +124,7 @@ func (c *segment) advance() {
 	c.in = c.nextInput(false)
 	c.in.Signals = nil
 	c.step = 0
+	c.approval = nil
 }
 
 // key is the idempotency key of the segment's next append:

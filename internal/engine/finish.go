@@ -19,6 +19,8 @@ type CheckpointInput struct {
 	// Wait, when set, also marks the execution WAITING for WaitReason.
 	Wait       bool
 	WaitReason string
+	// Approval, when waiting for decisions, names the calls waiting.
+	Approval *PendingApproval `json:",omitempty"`
 }
 
 // checkpointState is a checkpoint's stored state: the agent's State plus
@@ -74,7 +76,7 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 		if err != nil {
 			return fmt.Errorf("engine: wait: %w", err)
 		}
-		o.publish(ctx, in.OrgID, in.ExecutionID, event.Waiting{AgentExecutionID: in.ExecutionID, Status: string(ex.Status), Reason: in.WaitReason})
+		o.publish(ctx, in.OrgID, in.ExecutionID, o.waitingEvent(ctx, in, ex.Status))
 	}
 	return nil
 }

@@ -67,4 +67,9 @@ const (
 	OpPublish       Op = "Publish"
 	OpEntry         Op = "Entry"
 	OpToolResults   Op = "AppendToolResults"
+	// Tool-call approvals.
+	OpRequestApproval Op = "RequestApproval"
+	OpDecisions       Op = "Decisions"
+	OpApplyDecision   Op = "ApplyDecision"
+	OpRejectCall      Op = "RejectCall"
 )

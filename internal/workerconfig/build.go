@@ -31,6 +31,8 @@ type Worker struct {
 	Agents    []agentsdk.Agent
 	Providers []agentsdk.Provider
 	Tools     []*agentsdk.Tool
+	// ToolPolicy is the worker's tool policy (Config.ToolPolicy).
+	ToolPolicy agentsdk.Policies
 
 	mcp *mcp.Clients
 }
@@ -50,7 +52,7 @@ func (w Worker) Close() error {
 // So does an MCP server that cannot be started, reached or listed within
 // its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
-	var w Worker
+	w := Worker{ToolPolicy: c.ToolPolicy}
 	for _, a := range c.Agents {
 		w.Agents = append(w.Agents, react.New(react.Options{Kind: a.Kind}))
 	}

@@ -65,6 +65,11 @@ type Config struct {
 	Agents []Agent `yaml:"agents"`
 	// Workspace is where the builtin tool set's file tools and bash work.
 	Workspace Workspace `yaml:"workspace"`
+	// ToolPolicy sets, per tool name or glob, whether a call runs (auto),
+	// waits for a person's approval (ask) or is never run (forbid), under
+	// what an execution's config.toolPolicy says; omitted: each tool's own
+	// default (the builtin set's bash, write_file and edit_file ask).
+	ToolPolicy agentsdk.Policies `yaml:"toolPolicy"`
 }
 
 // Endpoint is one named model endpoint.
@@ -271,6 +276,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	c.MCP = withMCPDefaults(c.MCP, bad)
+	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	if len(problems) > 0 {
 		return Config{}, errors.New(strings.Join(problems, "; "))
 	}

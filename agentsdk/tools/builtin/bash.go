@@ -131,9 +131,9 @@ func (b *bash) tool() *agentsdk.Tool {
 		"with timeout_seconds; on timeout every process it started is killed. Long output is cut to its head "+
 		"and tail. Prefer read_file, grep and edit_file for files.",
 		network, b.opts.Timeout, b.opts.MaxTimeout)
-	return agentsdk.NewTool(BashTool, desc, func(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs) (string, error) {
+	return withPolicy(agentsdk.NewTool(BashTool, desc, func(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs) (string, error) {
 		return b.run(ctx, call, a)
-	})
+	}), agentsdk.PolicyAsk, agentsdk.RiskHigh)
 }
 
 func (b *bash) run(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs) (string, error) {

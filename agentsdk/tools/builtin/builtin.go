@@ -56,15 +56,24 @@ func Tools(opts Options) ([]*agentsdk.Tool, error) {
 	return append(FileTools(ws), b.tool()), nil
 }
 
-// FileTools returns the file tools alone (no bash), confined to ws.
+// withPolicy sets a tool's default policy and risk.
+func withPolicy(t *agentsdk.Tool, p agentsdk.ToolPolicy, risk string) *agentsdk.Tool {
+	t.Policy, t.Risk = p, risk
+	return t
+}
+
+// FileTools returns the file tools alone (no bash), confined to ws. The
+// readers default to auto; the writers, like bash, to ask.
 func FileTools(ws workspace.Workspaces) []*agentsdk.Tool {
 	return []*agentsdk.Tool{
-		inWorkspace(ws, ListFilesTool, listFilesDescription, listFiles),
-		inWorkspace(ws, ReadFileTool, readFileDescription, readFile),
-		inWorkspace(ws, GrepTool, grepDescription, grep),
-		inWorkspace(ws, WriteFileTool, "Writes a file, replacing it if it exists and creating its directories.", writeFile),
-		inWorkspace(ws, EditFileTool, "Replaces old_text, which must occur exactly once in the file, with new_text. "+
+		withPolicy(inWorkspace(ws, ListFilesTool, listFilesDescription, listFiles), agentsdk.PolicyAuto, agentsdk.RiskLow),
+		withPolicy(inWorkspace(ws, ReadFileTool, readFileDescription, readFile), agentsdk.PolicyAuto, agentsdk.RiskLow),
+		withPolicy(inWorkspace(ws, GrepTool, grepDescription, grep), agentsdk.PolicyAuto, agentsdk.RiskLow),
+		withPolicy(inWorkspace(ws, WriteFileTool, "Writes a file, replacing it if it exists and creating its directories.", writeFile),
+			agentsdk.PolicyAsk, agentsdk.RiskMedium),
+		withPolicy(inWorkspace(ws, EditFileTool, "Replaces old_text, which must occur exactly once in the file, with new_text. "+
 			"Read the file first and copy old_text exactly, with enough surrounding lines to make it unique.", editFile),
+			agentsdk.PolicyAsk, agentsdk.RiskMedium),
 	}
 }
 

@@ -174,7 +174,8 @@ type AgentDefinition struct {
 	Tools []string `protobuf:"bytes,9,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Further configuration: maxTurns, maxTokens, temperature, mode
 	// (`one-shot` or `multi-turn`), thinkingBudget, loopThreshold,
-	// toolOutputLimit, maxParallelTools, agent.
+	// toolOutputLimit, maxParallelTools, toolPolicy (tool name or glob →
+	// `auto`, `ask` or `forbid`), agent.
 	Config *structpb.Struct `protobuf:"bytes,10,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata for the caller.
 	Metadata *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
@@ -1066,7 +1067,8 @@ type CreateAgentExecutionRequest struct {
 	Tools []string `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Configuration overrides: maxTurns, maxTokens, temperature, mode
 	// (`one-shot` or `multi-turn`), thinkingBudget, loopThreshold,
-	// toolOutputLimit, maxParallelTools, agent. An unknown key is a 400.
+	// toolOutputLimit, maxParallelTools, toolPolicy (tool name or glob →
+	// `auto`, `ask` or `forbid`), agent. An unknown key is a 400.
 	Config *structpb.Struct `protobuf:"bytes,8,opt,name=config,proto3" json:"config,omitempty"`
 	// The parent execution, for a sub-agent.
 	ParentId string `protobuf:"bytes,9,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
@@ -2081,10 +2083,14 @@ type AgentWaitingEvent struct {
 	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
 	// WAITING.
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
-	// What it waits for, such as `input`.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// What it waits for: `input` (the user's next message) or `approval`
+	// (decisions on the tool calls in pending_tool_calls).
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The tool calls waiting for a person's decision, when reason is
+	// `approval`.
+	PendingToolCalls []*PendingToolCall `protobuf:"bytes,4,rep,name=pending_tool_calls,json=pendingToolCalls,proto3" json:"pending_tool_calls,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AgentWaitingEvent) Reset() {
@@ -2138,6 +2144,86 @@ func (x *AgentWaitingEvent) GetReason() string {
 	return ""
 }
 
+func (x *AgentWaitingEvent) GetPendingToolCalls() []*PendingToolCall {
+	if x != nil {
+		return x.PendingToolCalls
+	}
+	return nil
+}
+
+// PendingToolCall is a tool call waiting for approval.
+type PendingToolCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model's ID for the call: what DecideToolCall takes.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The tool's name.
+	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The arguments.
+	Arguments *structpb.Value `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The tool's risk: low, medium or high.
+	Risk          string `protobuf:"bytes,4,opt,name=risk,proto3" json:"risk,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendingToolCall) Reset() {
+	*x = PendingToolCall{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingToolCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingToolCall) ProtoMessage() {}
+
+func (x *PendingToolCall) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingToolCall.ProtoReflect.Descriptor instead.
+func (*PendingToolCall) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *PendingToolCall) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *PendingToolCall) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *PendingToolCall) GetArguments() *structpb.Value {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *PendingToolCall) GetRisk() string {
+	if x != nil {
+		return x.Risk
+	}
+	return ""
+}
+
 // AgentCheckpointEvent (agent.checkpoint): a checkpoint was recorded; read
 // it with GetCheckpoint.
 type AgentCheckpointEvent struct {
@@ -2152,7 +2238,7 @@ type AgentCheckpointEvent struct {
 
 func (x *AgentCheckpointEvent) Reset() {
 	*x = AgentCheckpointEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2250,7 @@ func (x *AgentCheckpointEvent) String() string {
 func (*AgentCheckpointEvent) ProtoMessage() {}
 
 func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2263,7 @@ func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCheckpointEvent.ProtoReflect.Descriptor instead.
 func (*AgentCheckpointEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AgentCheckpointEvent) GetAgentExecutionId() string {
@@ -2210,7 +2296,7 @@ type AgentCompletedEvent struct {
 
 func (x *AgentCompletedEvent) Reset() {
 	*x = AgentCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2222,7 +2308,7 @@ func (x *AgentCompletedEvent) String() string {
 func (*AgentCompletedEvent) ProtoMessage() {}
 
 func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2235,7 +2321,7 @@ func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCompletedEvent.ProtoReflect.Descriptor instead.
 func (*AgentCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AgentCompletedEvent) GetAgentExecutionId() string {
@@ -2277,7 +2363,7 @@ type AgentFailedEvent struct {
 
 func (x *AgentFailedEvent) Reset() {
 	*x = AgentFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2289,7 +2375,7 @@ func (x *AgentFailedEvent) String() string {
 func (*AgentFailedEvent) ProtoMessage() {}
 
 func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2302,7 +2388,7 @@ func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFailedEvent.ProtoReflect.Descriptor instead.
 func (*AgentFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AgentFailedEvent) GetAgentExecutionId() string {
@@ -2349,7 +2435,7 @@ type AgentCancelledEvent struct {
 
 func (x *AgentCancelledEvent) Reset() {
 	*x = AgentCancelledEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2447,7 @@ func (x *AgentCancelledEvent) String() string {
 func (*AgentCancelledEvent) ProtoMessage() {}
 
 func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2460,7 @@ func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCancelledEvent.ProtoReflect.Descriptor instead.
 func (*AgentCancelledEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AgentCancelledEvent) GetAgentExecutionId() string {
@@ -2414,7 +2500,7 @@ type TokenEvent struct {
 
 func (x *TokenEvent) Reset() {
 	*x = TokenEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2512,7 @@ func (x *TokenEvent) String() string {
 func (*TokenEvent) ProtoMessage() {}
 
 func (x *TokenEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2525,7 @@ func (x *TokenEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenEvent.ProtoReflect.Descriptor instead.
 func (*TokenEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TokenEvent) GetAgentExecutionId() string {
@@ -2479,7 +2565,7 @@ type DataEvent struct {
 
 func (x *DataEvent) Reset() {
 	*x = DataEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2491,7 +2577,7 @@ func (x *DataEvent) String() string {
 func (*DataEvent) ProtoMessage() {}
 
 func (x *DataEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2504,7 +2590,7 @@ func (x *DataEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataEvent.ProtoReflect.Descriptor instead.
 func (*DataEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DataEvent) GetAgentExecutionId() string {
@@ -2558,7 +2644,7 @@ type DataPayload struct {
 
 func (x *DataPayload) Reset() {
 	*x = DataPayload{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2570,7 +2656,7 @@ func (x *DataPayload) String() string {
 func (*DataPayload) ProtoMessage() {}
 
 func (x *DataPayload) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2583,7 +2669,7 @@ func (x *DataPayload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataPayload.ProtoReflect.Descriptor instead.
 func (*DataPayload) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DataPayload) GetType() string {
@@ -2657,7 +2743,7 @@ type StreamToolCall struct {
 
 func (x *StreamToolCall) Reset() {
 	*x = StreamToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +2755,7 @@ func (x *StreamToolCall) String() string {
 func (*StreamToolCall) ProtoMessage() {}
 
 func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +2768,7 @@ func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolCall.ProtoReflect.Descriptor instead.
 func (*StreamToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StreamToolCall) GetId() string {
@@ -2722,7 +2808,7 @@ type StreamToolResult struct {
 
 func (x *StreamToolResult) Reset() {
 	*x = StreamToolResult{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2820,7 @@ func (x *StreamToolResult) String() string {
 func (*StreamToolResult) ProtoMessage() {}
 
 func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2833,7 @@ func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolResult.ProtoReflect.Descriptor instead.
 func (*StreamToolResult) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StreamToolResult) GetIsError() bool {
@@ -2789,7 +2875,7 @@ type TaskStartedEvent struct {
 
 func (x *TaskStartedEvent) Reset() {
 	*x = TaskStartedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +2887,7 @@ func (x *TaskStartedEvent) String() string {
 func (*TaskStartedEvent) ProtoMessage() {}
 
 func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +2900,7 @@ func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStartedEvent.ProtoReflect.Descriptor instead.
 func (*TaskStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TaskStartedEvent) GetAgentExecutionId() string {
@@ -2861,7 +2947,7 @@ type TaskCompletedEvent struct {
 
 func (x *TaskCompletedEvent) Reset() {
 	*x = TaskCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2873,7 +2959,7 @@ func (x *TaskCompletedEvent) String() string {
 func (*TaskCompletedEvent) ProtoMessage() {}
 
 func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2886,7 +2972,7 @@ func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskCompletedEvent.ProtoReflect.Descriptor instead.
 func (*TaskCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TaskCompletedEvent) GetAgentExecutionId() string {
@@ -2928,7 +3014,7 @@ type TaskFailedEvent struct {
 
 func (x *TaskFailedEvent) Reset() {
 	*x = TaskFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3026,7 @@ func (x *TaskFailedEvent) String() string {
 func (*TaskFailedEvent) ProtoMessage() {}
 
 func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3039,7 @@ func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskFailedEvent.ProtoReflect.Descriptor instead.
 func (*TaskFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskFailedEvent) GetAgentExecutionId() string {
@@ -3008,7 +3094,7 @@ type StreamErrorEvent struct {
 
 func (x *StreamErrorEvent) Reset() {
 	*x = StreamErrorEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3020,7 +3106,7 @@ func (x *StreamErrorEvent) String() string {
 func (*StreamErrorEvent) ProtoMessage() {}
 
 func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3033,7 +3119,7 @@ func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamErrorEvent.ProtoReflect.Descriptor instead.
 func (*StreamErrorEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StreamErrorEvent) GetCode() string {
@@ -3088,7 +3174,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3100,7 +3186,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3113,7 +3199,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -3182,7 +3268,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3280,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3293,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListCheckpointsRequest) GetOrg() string {
@@ -3251,7 +3337,7 @@ type ListCheckpointsResponse struct {
 
 func (x *ListCheckpointsResponse) Reset() {
 	*x = ListCheckpointsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3263,7 +3349,7 @@ func (x *ListCheckpointsResponse) String() string {
 func (*ListCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3276,7 +3362,7 @@ func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListCheckpointsResponse) GetCheckpoints() []*Checkpoint {
@@ -3308,7 +3394,7 @@ type GetCheckpointRequest struct {
 
 func (x *GetCheckpointRequest) Reset() {
 	*x = GetCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3320,7 +3406,7 @@ func (x *GetCheckpointRequest) String() string {
 func (*GetCheckpointRequest) ProtoMessage() {}
 
 func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3333,7 +3419,7 @@ func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetCheckpointRequest) GetOrg() string {
@@ -3371,7 +3457,7 @@ type GetLatestCheckpointRequest struct {
 
 func (x *GetLatestCheckpointRequest) Reset() {
 	*x = GetLatestCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3383,7 +3469,7 @@ func (x *GetLatestCheckpointRequest) String() string {
 func (*GetLatestCheckpointRequest) ProtoMessage() {}
 
 func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3396,7 +3482,7 @@ func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLatestCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetLatestCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetLatestCheckpointRequest) GetOrg() string {
@@ -3440,7 +3526,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3452,7 +3538,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3465,7 +3551,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Task) GetId() string {
@@ -3548,7 +3634,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3560,7 +3646,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3573,7 +3659,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListTasksRequest) GetOrg() string {
@@ -3617,7 +3703,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3629,7 +3715,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3642,7 +3728,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -3697,7 +3783,7 @@ type Entry struct {
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3709,7 +3795,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3722,7 +3808,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Entry) GetId() string {
@@ -3826,7 +3912,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3838,7 +3924,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3851,7 +3937,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListEntriesRequest) GetOrg() string {
@@ -3895,7 +3981,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3907,7 +3993,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3920,7 +4006,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -3952,7 +4038,7 @@ type GetEntryRequest struct {
 
 func (x *GetEntryRequest) Reset() {
 	*x = GetEntryRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +4050,7 @@ func (x *GetEntryRequest) String() string {
 func (*GetEntryRequest) ProtoMessage() {}
 
 func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +4063,7 @@ func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetEntryRequest) GetOrg() string {
@@ -4020,7 +4106,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4032,7 +4118,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4045,7 +4131,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Usage) GetInput() int32 {
@@ -4099,7 +4185,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4111,7 +4197,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4124,7 +4210,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ToolCallRequest) GetId() string {
@@ -4171,7 +4257,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4183,7 +4269,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4196,7 +4282,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ContentBlock) GetType() string {
@@ -4288,7 +4374,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4300,7 +4386,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4313,7 +4399,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Message) GetEntryId() string {
@@ -4432,7 +4518,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4444,7 +4530,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4457,7 +4543,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListMessagesRequest) GetOrg() string {
@@ -4504,7 +4590,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4516,7 +4602,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4529,7 +4615,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -4568,7 +4654,7 @@ type ToolCall struct {
 	ToolCallId string `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// The tool's name.
 	ToolName string `protobuf:"bytes,6,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
-	// running, completed, error or cancelled.
+	// running, completed, error, cancelled, awaiting_approval or rejected.
 	Status string `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
 	// The arguments.
 	Input *structpb.Value `protobuf:"bytes,8,opt,name=input,proto3" json:"input,omitempty"`
@@ -4588,14 +4674,19 @@ type ToolCall struct {
 	// When it started.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When it last changed.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The call's tool policy: auto, ask or forbid.
+	Policy string `protobuf:"bytes,16,opt,name=policy,proto3" json:"policy,omitempty"`
+	// For a call whose policy is ask: when approval was asked for and what a
+	// person decided.
+	Approval      *ToolApproval `protobuf:"bytes,17,opt,name=approval,proto3" json:"approval,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4607,7 +4698,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4620,7 +4711,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ToolCall) GetId() string {
@@ -4728,6 +4819,269 @@ func (x *ToolCall) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ToolCall) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *ToolCall) GetApproval() *ToolApproval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+// ToolApproval is the approval part of a tool call.
+type ToolApproval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool's risk: low, medium or high.
+	Risk string `protobuf:"bytes,1,opt,name=risk,proto3" json:"risk,omitempty"`
+	// When the call started waiting for a decision.
+	RequestedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	// approve or reject; empty while waiting.
+	Decision string `protobuf:"bytes,3,opt,name=decision,proto3" json:"decision,omitempty"`
+	// The person's reason.
+	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who decided: the ID of the API key used.
+	DecidedBy string `protobuf:"bytes,5,opt,name=decided_by,json=decidedBy,proto3" json:"decided_by,omitempty"`
+	// When.
+	DecidedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
+	// Whether the tool is approved for the rest of the execution.
+	Always        bool `protobuf:"varint,7,opt,name=always,proto3" json:"always,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolApproval) Reset() {
+	*x = ToolApproval{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolApproval) ProtoMessage() {}
+
+func (x *ToolApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolApproval.ProtoReflect.Descriptor instead.
+func (*ToolApproval) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *ToolApproval) GetRisk() string {
+	if x != nil {
+		return x.Risk
+	}
+	return ""
+}
+
+func (x *ToolApproval) GetRequestedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RequestedAt
+	}
+	return nil
+}
+
+func (x *ToolApproval) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *ToolApproval) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ToolApproval) GetDecidedBy() string {
+	if x != nil {
+		return x.DecidedBy
+	}
+	return ""
+}
+
+func (x *ToolApproval) GetDecidedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DecidedAt
+	}
+	return nil
+}
+
+func (x *ToolApproval) GetAlways() bool {
+	if x != nil {
+		return x.Always
+	}
+	return false
+}
+
+// DecideToolCallRequest approves or rejects a tool call.
+type DecideToolCallRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The model's ID for the call (agent.waiting's pendingToolCalls), or the
+	// tool-call record's ID.
+	ToolCallId string `protobuf:"bytes,3,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// approve or reject.
+	Decision string `protobuf:"bytes,4,opt,name=decision,proto3" json:"decision,omitempty"`
+	// Why; told to the model on a rejection. At most 2000 characters.
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Approve this tool for the rest of the execution (approve only).
+	Always        bool `protobuf:"varint,6,opt,name=always,proto3" json:"always,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideToolCallRequest) Reset() {
+	*x = DecideToolCallRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideToolCallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideToolCallRequest) ProtoMessage() {}
+
+func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideToolCallRequest.ProtoReflect.Descriptor instead.
+func (*DecideToolCallRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *DecideToolCallRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *DecideToolCallRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *DecideToolCallRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *DecideToolCallRequest) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *DecideToolCallRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *DecideToolCallRequest) GetAlways() bool {
+	if x != nil {
+		return x.Always
+	}
+	return false
+}
+
+// DecideToolCallResponse acknowledges a decision: it is in the inbox and
+// the agent has been woken.
+type DecideToolCallResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The decision's signal ID in the inbox.
+	SignalId string `protobuf:"bytes,1,opt,name=signal_id,json=signalId,proto3" json:"signal_id,omitempty"`
+	// The tool call as it stands (still awaiting_approval until the agent
+	// applies the decision).
+	ToolCall      *ToolCall `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideToolCallResponse) Reset() {
+	*x = DecideToolCallResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideToolCallResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideToolCallResponse) ProtoMessage() {}
+
+func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideToolCallResponse.ProtoReflect.Descriptor instead.
+func (*DecideToolCallResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *DecideToolCallResponse) GetSignalId() string {
+	if x != nil {
+		return x.SignalId
+	}
+	return ""
+}
+
+func (x *DecideToolCallResponse) GetToolCall() *ToolCall {
+	if x != nil {
+		return x.ToolCall
+	}
+	return nil
+}
+
 // ListToolCallsRequest asks for a page of an execution's tool calls.
 type ListToolCallsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4737,7 +5091,8 @@ type ListToolCallsRequest struct {
 	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
 	// Only calls of this tool.
 	ToolName string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
-	// Only calls with this status: running, completed, error or cancelled.
+	// Only calls with this status: running, completed, error, cancelled,
+	// awaiting_approval or rejected.
 	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
 	// Items per page: default 50, at most 500.
 	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
@@ -4749,7 +5104,7 @@ type ListToolCallsRequest struct {
 
 func (x *ListToolCallsRequest) Reset() {
 	*x = ListToolCallsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4761,7 +5116,7 @@ func (x *ListToolCallsRequest) String() string {
 func (*ListToolCallsRequest) ProtoMessage() {}
 
 func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4774,7 +5129,7 @@ func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolCallsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListToolCallsRequest) GetOrg() string {
@@ -4832,7 +5187,7 @@ type ListToolCallsResponse struct {
 
 func (x *ListToolCallsResponse) Reset() {
 	*x = ListToolCallsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4844,7 +5199,7 @@ func (x *ListToolCallsResponse) String() string {
 func (*ListToolCallsResponse) ProtoMessage() {}
 
 func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4857,7 +5212,7 @@ func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolCallsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListToolCallsResponse) GetToolCalls() []*ToolCall {
@@ -4889,7 +5244,7 @@ type GetToolCallRequest struct {
 
 func (x *GetToolCallRequest) Reset() {
 	*x = GetToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4901,7 +5256,7 @@ func (x *GetToolCallRequest) String() string {
 func (*GetToolCallRequest) ProtoMessage() {}
 
 func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4914,7 +5269,7 @@ func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolCallRequest.ProtoReflect.Descriptor instead.
 func (*GetToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *GetToolCallRequest) GetOrg() string {
@@ -4949,7 +5304,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4961,7 +5316,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4974,7 +5329,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetCapabilitiesRequest) GetOrg() string {
@@ -5003,7 +5358,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5015,7 +5370,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5028,7 +5383,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
@@ -5083,7 +5438,7 @@ type WorkerCapabilities struct {
 
 func (x *WorkerCapabilities) Reset() {
 	*x = WorkerCapabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5095,7 +5450,7 @@ func (x *WorkerCapabilities) String() string {
 func (*WorkerCapabilities) ProtoMessage() {}
 
 func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5108,7 +5463,7 @@ func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
 func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *WorkerCapabilities) GetIdentity() string {
@@ -5177,7 +5532,7 @@ type ToolCapability struct {
 
 func (x *ToolCapability) Reset() {
 	*x = ToolCapability{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5189,7 +5544,7 @@ func (x *ToolCapability) String() string {
 func (*ToolCapability) ProtoMessage() {}
 
 func (x *ToolCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5202,7 +5557,7 @@ func (x *ToolCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
 func (*ToolCapability) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ToolCapability) GetName() string {
@@ -5251,7 +5606,7 @@ type ModelEndpoint struct {
 
 func (x *ModelEndpoint) Reset() {
 	*x = ModelEndpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5263,7 +5618,7 @@ func (x *ModelEndpoint) String() string {
 func (*ModelEndpoint) ProtoMessage() {}
 
 func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5276,7 +5631,7 @@ func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
 func (*ModelEndpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ModelEndpoint) GetName() string {
@@ -5475,11 +5830,18 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06status\x18\x02 \x01(\tR\x06status\"Y\n" +
 	"\x11AgentResumedEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
-	"\x06status\x18\x02 \x01(\tR\x06status\"q\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"\xbd\x01\n" +
 	"\x11AgentWaitingEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"`\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12J\n" +
+	"\x12pending_tool_calls\x18\x04 \x03(\v2\x1c.agentree.v1.PendingToolCallR\x10pendingToolCalls\"\x9a\x01\n" +
+	"\x0fPendingToolCall\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x124\n" +
+	"\targuments\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\targuments\x12\x12\n" +
+	"\x04risk\x18\x04 \x01(\tR\x04risk\"`\n" +
 	"\x14AgentCheckpointEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x05R\bsequence\"|\n" +
@@ -5673,7 +6035,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bmessages\x18\x01 \x03(\v2\x14.agentree.v1.MessageR\bmessages\x12\"\n" +
 	"\rleaf_entry_id\x18\x02 \x01(\tR\vleafEntryId\x12\x1f\n" +
 	"\vnext_cursor\x18\x03 \x01(\tR\n" +
-	"nextCursor\"\xb0\x04\n" +
+	"nextCursor\"\xff\x04\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1d\n" +
@@ -5697,7 +6059,30 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xb5\x01\n" +
+	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x16\n" +
+	"\x06policy\x18\x10 \x01(\tR\x06policy\x125\n" +
+	"\bapproval\x18\x11 \x01(\v2\x19.agentree.v1.ToolApprovalR\bapproval\"\x87\x02\n" +
+	"\fToolApproval\x12\x12\n" +
+	"\x04risk\x18\x01 \x01(\tR\x04risk\x12=\n" +
+	"\frequested_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1a\n" +
+	"\bdecision\x18\x03 \x01(\tR\bdecision\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"decided_by\x18\x05 \x01(\tR\tdecidedBy\x129\n" +
+	"\n" +
+	"decided_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n" +
+	"\x06always\x18\a \x01(\bR\x06always\"\xba\x01\n" +
+	"\x15DecideToolCallRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12 \n" +
+	"\ftool_call_id\x18\x03 \x01(\tR\n" +
+	"toolCallId\x12\x1a\n" +
+	"\bdecision\x18\x04 \x01(\tR\bdecision\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06always\x18\x06 \x01(\bR\x06always\"i\n" +
+	"\x16DecideToolCallResponse\x12\x1b\n" +
+	"\tsignal_id\x18\x01 \x01(\tR\bsignalId\x122\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x15.agentree.v1.ToolCallR\btoolCall\"\xb5\x01\n" +
 	"\x14ListToolCallsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -5745,7 +6130,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06models\x18\x03 \x03(\tR\x06models\x12\x1f\n" +
 	"\vtask_queues\x18\x04 \x03(\tR\n" +
-	"taskQueues2\xfe\x0e\n" +
+	"taskQueues2\xd9\x0f\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -5766,7 +6151,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bGetEntry\x12\x1c.agentree.v1.GetEntryRequest\x1a\x12.agentree.v1.Entry\x12S\n" +
 	"\fListMessages\x12 .agentree.v1.ListMessagesRequest\x1a!.agentree.v1.ListMessagesResponse\x12V\n" +
 	"\rListToolCalls\x12!.agentree.v1.ListToolCallsRequest\x1a\".agentree.v1.ListToolCallsResponse\x12E\n" +
-	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\x12Q\n" +
+	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\x12Y\n" +
+	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\x12Q\n" +
 	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.CapabilitiesB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
@@ -5781,7 +6167,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -5806,172 +6192,184 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*AgentStartedEvent)(nil),             // 20: agentree.v1.AgentStartedEvent
 	(*AgentResumedEvent)(nil),             // 21: agentree.v1.AgentResumedEvent
 	(*AgentWaitingEvent)(nil),             // 22: agentree.v1.AgentWaitingEvent
-	(*AgentCheckpointEvent)(nil),          // 23: agentree.v1.AgentCheckpointEvent
-	(*AgentCompletedEvent)(nil),           // 24: agentree.v1.AgentCompletedEvent
-	(*AgentFailedEvent)(nil),              // 25: agentree.v1.AgentFailedEvent
-	(*AgentCancelledEvent)(nil),           // 26: agentree.v1.AgentCancelledEvent
-	(*TokenEvent)(nil),                    // 27: agentree.v1.TokenEvent
-	(*DataEvent)(nil),                     // 28: agentree.v1.DataEvent
-	(*DataPayload)(nil),                   // 29: agentree.v1.DataPayload
-	(*StreamToolCall)(nil),                // 30: agentree.v1.StreamToolCall
-	(*StreamToolResult)(nil),              // 31: agentree.v1.StreamToolResult
-	(*TaskStartedEvent)(nil),              // 32: agentree.v1.TaskStartedEvent
-	(*TaskCompletedEvent)(nil),            // 33: agentree.v1.TaskCompletedEvent
-	(*TaskFailedEvent)(nil),               // 34: agentree.v1.TaskFailedEvent
-	(*StreamErrorEvent)(nil),              // 35: agentree.v1.StreamErrorEvent
-	(*Checkpoint)(nil),                    // 36: agentree.v1.Checkpoint
-	(*ListCheckpointsRequest)(nil),        // 37: agentree.v1.ListCheckpointsRequest
-	(*ListCheckpointsResponse)(nil),       // 38: agentree.v1.ListCheckpointsResponse
-	(*GetCheckpointRequest)(nil),          // 39: agentree.v1.GetCheckpointRequest
-	(*GetLatestCheckpointRequest)(nil),    // 40: agentree.v1.GetLatestCheckpointRequest
-	(*Task)(nil),                          // 41: agentree.v1.Task
-	(*ListTasksRequest)(nil),              // 42: agentree.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 43: agentree.v1.ListTasksResponse
-	(*Entry)(nil),                         // 44: agentree.v1.Entry
-	(*ListEntriesRequest)(nil),            // 45: agentree.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),           // 46: agentree.v1.ListEntriesResponse
-	(*GetEntryRequest)(nil),               // 47: agentree.v1.GetEntryRequest
-	(*Usage)(nil),                         // 48: agentree.v1.Usage
-	(*ToolCallRequest)(nil),               // 49: agentree.v1.ToolCallRequest
-	(*ContentBlock)(nil),                  // 50: agentree.v1.ContentBlock
-	(*Message)(nil),                       // 51: agentree.v1.Message
-	(*ListMessagesRequest)(nil),           // 52: agentree.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 53: agentree.v1.ListMessagesResponse
-	(*ToolCall)(nil),                      // 54: agentree.v1.ToolCall
-	(*ListToolCallsRequest)(nil),          // 55: agentree.v1.ListToolCallsRequest
-	(*ListToolCallsResponse)(nil),         // 56: agentree.v1.ListToolCallsResponse
-	(*GetToolCallRequest)(nil),            // 57: agentree.v1.GetToolCallRequest
-	(*GetCapabilitiesRequest)(nil),        // 58: agentree.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),                  // 59: agentree.v1.Capabilities
-	(*WorkerCapabilities)(nil),            // 60: agentree.v1.WorkerCapabilities
-	(*ToolCapability)(nil),                // 61: agentree.v1.ToolCapability
-	(*ModelEndpoint)(nil),                 // 62: agentree.v1.ModelEndpoint
-	(*structpb.Struct)(nil),               // 63: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 64: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 65: google.protobuf.Value
+	(*PendingToolCall)(nil),               // 23: agentree.v1.PendingToolCall
+	(*AgentCheckpointEvent)(nil),          // 24: agentree.v1.AgentCheckpointEvent
+	(*AgentCompletedEvent)(nil),           // 25: agentree.v1.AgentCompletedEvent
+	(*AgentFailedEvent)(nil),              // 26: agentree.v1.AgentFailedEvent
+	(*AgentCancelledEvent)(nil),           // 27: agentree.v1.AgentCancelledEvent
+	(*TokenEvent)(nil),                    // 28: agentree.v1.TokenEvent
+	(*DataEvent)(nil),                     // 29: agentree.v1.DataEvent
+	(*DataPayload)(nil),                   // 30: agentree.v1.DataPayload
+	(*StreamToolCall)(nil),                // 31: agentree.v1.StreamToolCall
+	(*StreamToolResult)(nil),              // 32: agentree.v1.StreamToolResult
+	(*TaskStartedEvent)(nil),              // 33: agentree.v1.TaskStartedEvent
+	(*TaskCompletedEvent)(nil),            // 34: agentree.v1.TaskCompletedEvent
+	(*TaskFailedEvent)(nil),               // 35: agentree.v1.TaskFailedEvent
+	(*StreamErrorEvent)(nil),              // 36: agentree.v1.StreamErrorEvent
+	(*Checkpoint)(nil),                    // 37: agentree.v1.Checkpoint
+	(*ListCheckpointsRequest)(nil),        // 38: agentree.v1.ListCheckpointsRequest
+	(*ListCheckpointsResponse)(nil),       // 39: agentree.v1.ListCheckpointsResponse
+	(*GetCheckpointRequest)(nil),          // 40: agentree.v1.GetCheckpointRequest
+	(*GetLatestCheckpointRequest)(nil),    // 41: agentree.v1.GetLatestCheckpointRequest
+	(*Task)(nil),                          // 42: agentree.v1.Task
+	(*ListTasksRequest)(nil),              // 43: agentree.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 44: agentree.v1.ListTasksResponse
+	(*Entry)(nil),                         // 45: agentree.v1.Entry
+	(*ListEntriesRequest)(nil),            // 46: agentree.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),           // 47: agentree.v1.ListEntriesResponse
+	(*GetEntryRequest)(nil),               // 48: agentree.v1.GetEntryRequest
+	(*Usage)(nil),                         // 49: agentree.v1.Usage
+	(*ToolCallRequest)(nil),               // 50: agentree.v1.ToolCallRequest
+	(*ContentBlock)(nil),                  // 51: agentree.v1.ContentBlock
+	(*Message)(nil),                       // 52: agentree.v1.Message
+	(*ListMessagesRequest)(nil),           // 53: agentree.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 54: agentree.v1.ListMessagesResponse
+	(*ToolCall)(nil),                      // 55: agentree.v1.ToolCall
+	(*ToolApproval)(nil),                  // 56: agentree.v1.ToolApproval
+	(*DecideToolCallRequest)(nil),         // 57: agentree.v1.DecideToolCallRequest
+	(*DecideToolCallResponse)(nil),        // 58: agentree.v1.DecideToolCallResponse
+	(*ListToolCallsRequest)(nil),          // 59: agentree.v1.ListToolCallsRequest
+	(*ListToolCallsResponse)(nil),         // 60: agentree.v1.ListToolCallsResponse
+	(*GetToolCallRequest)(nil),            // 61: agentree.v1.GetToolCallRequest
+	(*GetCapabilitiesRequest)(nil),        // 62: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 63: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 64: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 65: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 66: agentree.v1.ModelEndpoint
+	(*structpb.Struct)(nil),               // 67: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 68: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 69: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
-	1,  // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	63, // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	63, // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	64, // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	64, // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	63, // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	63, // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	2,  // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,  // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	63, // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	63, // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	63, // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	63, // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	63, // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	63, // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	64, // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	64, // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	64, // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	64, // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	1,  // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	63, // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	63, // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	10, // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	65, // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	64, // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	20, // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	21, // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	22, // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	23, // 29: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	24, // 30: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	25, // 31: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	26, // 32: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	27, // 33: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	28, // 34: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	32, // 35: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	33, // 36: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	34, // 37: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	35, // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	29, // 39: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	30, // 40: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	31, // 41: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	65, // 42: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	65, // 43: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	65, // 44: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	63, // 45: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	63, // 46: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	64, // 47: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	36, // 48: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	64, // 49: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	64, // 50: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	41, // 51: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	65, // 52: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	63, // 53: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	64, // 54: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	44, // 55: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	65, // 56: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	49, // 57: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	50, // 58: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	48, // 59: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	64, // 60: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	51, // 61: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	65, // 62: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	65, // 63: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	64, // 64: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	64, // 65: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	54, // 66: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	60, // 67: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	61, // 68: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	62, // 69: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	64, // 70: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	61, // 71: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	62, // 72: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	63, // 73: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	3,  // 74: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,  // 75: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,  // 76: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,  // 77: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,  // 78: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11, // 79: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12, // 80: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14, // 81: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15, // 82: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	16, // 83: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18, // 84: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	37, // 85: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	39, // 86: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	40, // 87: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	42, // 88: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	45, // 89: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	47, // 90: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	52, // 91: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	55, // 92: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	57, // 93: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58, // 94: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	2,  // 95: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,  // 96: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,  // 97: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,  // 98: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,  // 99: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10, // 100: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13, // 101: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10, // 102: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10, // 103: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	17, // 104: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19, // 105: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	38, // 106: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	36, // 107: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	36, // 108: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	43, // 109: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	46, // 110: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	44, // 111: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	53, // 112: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	56, // 113: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	54, // 114: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59, // 115: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	95, // [95:116] is the sub-list for method output_type
-	74, // [74:95] is the sub-list for method input_type
-	74, // [74:74] is the sub-list for extension type_name
-	74, // [74:74] is the sub-list for extension extendee
-	0,  // [0:74] is the sub-list for field type_name
+	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
+	67,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	67,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	68,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	68,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	67,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	67,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	67,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	67,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	67,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	67,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	67,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	67,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	68,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	68,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	68,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	68,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	67,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	67,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	69,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	68,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	24,  // 29: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	25,  // 30: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	26,  // 31: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	27,  // 32: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	28,  // 33: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	29,  // 34: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	33,  // 35: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	34,  // 36: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	35,  // 37: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	36,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	23,  // 39: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	69,  // 40: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	30,  // 41: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	31,  // 42: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	32,  // 43: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	69,  // 44: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	69,  // 45: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	69,  // 46: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	67,  // 47: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	67,  // 48: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	68,  // 49: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	37,  // 50: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	68,  // 51: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	68,  // 52: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	42,  // 53: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	69,  // 54: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	67,  // 55: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	68,  // 56: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	45,  // 57: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	69,  // 58: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	50,  // 59: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	51,  // 60: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	49,  // 61: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	68,  // 62: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	52,  // 63: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	69,  // 64: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	69,  // 65: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	68,  // 66: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	68,  // 67: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	56,  // 68: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	68,  // 69: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	68,  // 70: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	55,  // 71: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	55,  // 72: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	64,  // 73: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	65,  // 74: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	66,  // 75: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	68,  // 76: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	65,  // 77: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	66,  // 78: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	67,  // 79: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	3,   // 80: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 81: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 82: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 83: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 84: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 85: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 86: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 87: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 88: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	16,  // 89: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 90: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	38,  // 91: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	40,  // 92: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	41,  // 93: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	43,  // 94: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	46,  // 95: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	48,  // 96: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	53,  // 97: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	59,  // 98: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	61,  // 99: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	57,  // 100: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	62,  // 101: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	2,   // 102: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 103: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 104: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 105: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 106: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 107: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 108: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 109: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 110: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 111: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 112: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	39,  // 113: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	37,  // 114: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	37,  // 115: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	44,  // 116: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	47,  // 117: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	45,  // 118: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	54,  // 119: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	60,  // 120: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	55,  // 121: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	58,  // 122: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	63,  // 123: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	102, // [102:124] is the sub-list for method output_type
+	80,  // [80:102] is the sub-list for method input_type
+	80,  // [80:80] is the sub-list for extension type_name
+	80,  // [80:80] is the sub-list for extension extendee
+	0,   // [0:80] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -6000,7 +6398,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   63,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,7 @@ const (
 	AgentService_ListMessages_FullMethodName          = "/agentree.v1.AgentService/ListMessages"
 	AgentService_ListToolCalls_FullMethodName         = "/agentree.v1.AgentService/ListToolCalls"
 	AgentService_GetToolCall_FullMethodName           = "/agentree.v1.AgentService/GetToolCall"
+	AgentService_DecideToolCall_FullMethodName        = "/agentree.v1.AgentService/DecideToolCall"
 	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
 )
 
@@ -125,6 +126,11 @@ type AgentServiceClient interface {
 	ListToolCalls(ctx context.Context, in *ListToolCallsRequest, opts ...grpc.CallOption) (*ListToolCallsResponse, error)
 	// GetToolCall returns one tool call with its whole input and output.
 	GetToolCall(ctx context.Context, in *GetToolCallRequest, opts ...grpc.CallOption) (*ToolCall, error)
+	// DecideToolCall approves or rejects a tool call waiting for approval
+	// (status `awaiting_approval`): the decision is stored in the
+	// execution's inbox and the agent woken. A call not waiting, or decided
+	// already, is a 409.
+	DecideToolCall(ctx context.Context, in *DecideToolCallRequest, opts ...grpc.CallOption) (*DecideToolCallResponse, error)
 	// GetCapabilities lists what the live workers serve: each worker with its
 	// task queue, agent kinds, tools (with their arguments' JSON Schemas) and
 	// model endpoints, and the union of each over all of them. Executions may
@@ -349,6 +355,16 @@ func (c *agentServiceClient) GetToolCall(ctx context.Context, in *GetToolCallReq
 	return out, nil
 }
 
+func (c *agentServiceClient) DecideToolCall(ctx context.Context, in *DecideToolCallRequest, opts ...grpc.CallOption) (*DecideToolCallResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecideToolCallResponse)
+	err := c.cc.Invoke(ctx, AgentService_DecideToolCall_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) GetCapabilities(ctx context.Context, in *GetCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Capabilities)
@@ -439,6 +455,11 @@ type AgentServiceServer interface {
 	ListToolCalls(context.Context, *ListToolCallsRequest) (*ListToolCallsResponse, error)
 	// GetToolCall returns one tool call with its whole input and output.
 	GetToolCall(context.Context, *GetToolCallRequest) (*ToolCall, error)
+	// DecideToolCall approves or rejects a tool call waiting for approval
+	// (status `awaiting_approval`): the decision is stored in the
+	// execution's inbox and the agent woken. A call not waiting, or decided
+	// already, is a 409.
+	DecideToolCall(context.Context, *DecideToolCallRequest) (*DecideToolCallResponse, error)
 	// GetCapabilities lists what the live workers serve: each worker with its
 	// task queue, agent kinds, tools (with their arguments' JSON Schemas) and
 	// model endpoints, and the union of each over all of them. Executions may
@@ -513,6 +534,9 @@ func (UnimplementedAgentServiceServer) ListToolCalls(context.Context, *ListToolC
 }
 func (UnimplementedAgentServiceServer) GetToolCall(context.Context, *GetToolCallRequest) (*ToolCall, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetToolCall not implemented")
+}
+func (UnimplementedAgentServiceServer) DecideToolCall(context.Context, *DecideToolCallRequest) (*DecideToolCallResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DecideToolCall not implemented")
 }
 func (UnimplementedAgentServiceServer) GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCapabilities not implemented")
@@ -891,6 +915,24 @@ func _AgentService_GetToolCall_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_DecideToolCall_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideToolCallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).DecideToolCall(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_DecideToolCall_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).DecideToolCall(ctx, req.(*DecideToolCallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetCapabilities_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetCapabilitiesRequest)
 	if err := dec(in); err != nil {
@@ -991,6 +1033,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetToolCall",
 			Handler:    _AgentService_GetToolCall_Handler,
+		},
+		{
+			MethodName: "DecideToolCall",
+			Handler:    _AgentService_DecideToolCall_Handler,
 		},
 		{
 			MethodName: "GetCapabilities",

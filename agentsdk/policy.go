@@ -1,0 +1,149 @@
+package agentsdk
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ToolPolicy says whether a tool call runs on its own, waits for a
+// person's approval or is never run (seed 003 §3).
+type ToolPolicy string
+
+// The policies.
+const (
+	// PolicyAuto runs the call.
+	PolicyAuto ToolPolicy = "auto"
+	// PolicyAsk checkpoints and waits, status WAITING with reason
+	// "approval", until a person approves or rejects the call.
+	PolicyAsk ToolPolicy = "ask"
+	// PolicyForbid never runs the call: the tool is not offered to the
+	// model, and a call to it anyway is answered with an error result.
+	PolicyForbid ToolPolicy = "forbid"
+)
+
+// Valid reports whether p is one of the policies.
+func (p ToolPolicy) Valid() bool {
+	return p == PolicyAuto || p == PolicyAsk || p == PolicyForbid
+}
+
+// Policies maps tool names or globs (path.Match syntax: `*`, `?`, `[…]`)
+// to policies. An exact name wins over a glob; among globs the longest
+// pattern wins, then the first in sort order.
+type Policies map[string]ToolPolicy
+
+// Lookup returns the policy p sets for the tool name, and whether it sets
+// one.
+func (p Policies) Lookup(name string) (ToolPolicy, bool) {
+	if pol, ok := p[name]; ok {
+		return pol, true
+	}
+	best := ""
+	for pattern := range p {
+		if ok, _ := path.Match(pattern, name); !ok {
+			continue
+		}
+		if best == "" || len(pattern) > len(best) || (len(pattern) == len(best) && pattern < best) {
+			best = pattern
+		}
+	}
+	if best == "" {
+		return "", false
+	}
+	return p[best], true
+}
+
+// Problems lists what is wrong with p: unknown policies and malformed
+// patterns, naming the field as field.
+func (p Policies) Problems(field string) []string {
+	var problems []string
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			problems = append(problems, fmt.Sprintf("%s has an empty tool name", field))
+			continue
+		}
+		if _, err := path.Match(k, ""); err != nil {
+			problems = append(problems, fmt.Sprintf("%s[%q] is not a valid glob: %v", field, k, err))
+		}
+		if !p[k].Valid() {
+			problems = append(problems, fmt.Sprintf("%s[%q] must be auto, ask or forbid; got %q", field, k, p[k]))
+		}
+	}
+	return problems
+}
+
+// PolicyFor is the policy of a call to tool t (nil: a tool the worker
+// does not serve) under the execution's policies, then the worker's, then
+// the tool's own default; auto when none says.
+func PolicyFor(name string, t *Tool, execution, worker Policies) ToolPolicy {
+	if pol, ok := execution.Lookup(name); ok {
+		return pol
+	}
+	if pol, ok := worker.Lookup(name); ok {
+		return pol
+	}
+	if t != nil && t.Policy != "" {
+		return t.Policy
+	}
+	return PolicyAuto
+}
+
+// Risks a tool declares, shown with a call that waits for approval.
+const (
+	RiskLow    = "low"
+	RiskMedium = "medium"
+	RiskHigh   = "high"
+)
+
+// RiskOf is the risk a call to t carries: the tool's own, else medium.
+func RiskOf(t *Tool) string {
+	if t != nil && t.Risk != "" {
+		return t.Risk
+	}
+	return RiskMedium
+}
+
+// SignalToolApproval is the signal that carries a person's decision on a
+// tool call waiting for approval; its value is a Decision.
+const SignalToolApproval = "toolApproval"
+
+// WaitApproval is the reason an execution waits for tool-call decisions.
+const WaitApproval = "approval"
+
+// The decisions.
+const (
+	DecisionApprove = "approve"
+	DecisionReject  = "reject"
+)
+
+// Decision is a person's decision on a tool call (the value of a
+// toolApproval signal).
+type Decision struct {
+	ToolCallID string `json:"toolCallId"`
+	// Decision is approve or reject.
+	Decision string `json:"decision"`
+	// Reason is the person's reason, told to the model on a rejection.
+	Reason string `json:"reason,omitempty"`
+	// Always approves this tool for the rest of the execution.
+	Always bool `json:"always,omitempty"`
+	// DecidedBy is who decided: the API key's ID.
+	DecidedBy string `json:"decidedBy,omitempty"`
+	// DecidedAt is when the decision was made.
+	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+}
+
+// DecisionRef is what workflow code learns of a decision: no reason text
+// (it stays in the inbox).
+type DecisionRef struct {
+	SignalID   string `json:"signalId"`
+	ToolCallID string `json:"toolCallId"`
+	Decision   string `json:"decision"`
+	Always     bool   `json:"always,omitempty"`
+}

@@ -1,0 +1,68 @@
+package step
+
+import (
+	"encoding/json"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// AnswerMeta is the metadata of an assistant entry that calls tools: each
+// call's policy and risk, resolved when the model answered, so workflow
+// code reads a recorded fact and a worker whose configuration changed
+// later cannot make a replay decide differently.
+type AnswerMeta struct {
+	Policies map[string]agentsdk.ToolPolicy `json:"toolPolicies,omitempty"`
+	Risks    map[string]string              `json:"toolRisks,omitempty"`
+}
+
+// policy is the policy of a call to the tool name in an execution
+// configured with cfg.
+func (d Deps) policy(cfg agentsdk.Config, name string) agentsdk.ToolPolicy {
+	t, _ := d.Tools.Get(name)
+	return agentsdk.PolicyFor(name, t, cfg.ToolPolicy, d.Policy)
+}
+
+// offered are the configured tools the model is told about: all but the
+// forbidden ones.
+func (d Deps) offered(cfg agentsdk.Config) []string {
+	names := make([]string, 0, len(cfg.Tools))
+	for _, n := range cfg.Tools {
+		if d.policy(cfg, n) != agentsdk.PolicyForbid {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// callPolicies is the metadata recording the policy and risk of each of
+// msg's tool calls (nil when it calls none).
+func (d Deps) callPolicies(cfg agentsdk.Config, msg agentsdk.Message) json.RawMessage {
+	calls := msg.ToolCalls()
+	if len(calls) == 0 {
+		return nil
+	}
+	meta := AnswerMeta{Policies: map[string]agentsdk.ToolPolicy{}, Risks: map[string]string{}}
+	for _, tc := range calls {
+		meta.Policies[tc.ID] = d.policy(cfg, tc.Name)
+		if meta.Policies[tc.ID] == agentsdk.PolicyAsk {
+			t, _ := d.Tools.Get(tc.Name)
+			meta.Risks[tc.ID] = agentsdk.RiskOf(t)
+		}
+	}
+	b, _ := json.Marshal(meta)
+	return b
+}
+
+// AnswerMetaOf is the AnswerMeta an assistant entry records (zero for
+// entries without one).
+func AnswerMetaOf(e agentsdk.Entry) AnswerMeta { return answerPolicies(e.Metadata) }
+
+// answerPolicies decodes an assistant entry's AnswerMeta (zero for
+// entries without one).
+func answerPolicies(raw json.RawMessage) AnswerMeta {
+	var m AnswerMeta
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &m)
+	}
+	return m
+}

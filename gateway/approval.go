@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// maxDecisionReason bounds a decision's reason, in characters.
+const maxDecisionReason = 2000
+
+// DecideToolCall approves or rejects a tool call waiting for approval. The
+// call is named by the model's ID (what agent.waiting lists) or by its
+// record's ID. The decision goes through the inbox as a toolApproval
+// signal; the store refuses a second one on the call while the first is
+// pending, and the record, which holds the first once applied, afterwards.
+func (s *service) DecideToolCall(ctx context.Context, req *pb.DecideToolCallRequest) (*pb.DecideToolCallResponse, error) {
+	d, err := decisionOf(req)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	if err != nil {
+		return nil, err
+	}
+	key, err := s.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := s.waitingCall(ctx, ex, req.GetToolCallId())
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	d.ToolCallID, d.DecidedBy, d.DecidedAt = tc.ToolCallID, key.ID, &now
+	value, err := json.Marshal(d)
+	if err != nil {
+		return nil, toStatus(s.log, "decide tool call", err)
+	}
+	cctx, cancel := committed(ctx)
+	defer cancel()
+	sig, err := s.ex.Signal(cctx, ex.OrgID, ex.ID, agentsdk.SignalToolApproval, value)
+	if errors.Is(err, entrystore.ErrConflict) && !errors.Is(err, entrystore.ErrExecutionEnded) {
+		return nil, status.Errorf(codes.FailedPrecondition, "tool call %q has a decision already", tc.ToolCallID)
+	}
+	if err != nil {
+		return nil, toStatus(s.log, "decide tool call", err)
+	}
+	return &pb.DecideToolCallResponse{SignalId: sig.ID, ToolCall: toToolCall(tc)}, nil
+}
+
+// decisionOf checks a decision request's own fields.
+func decisionOf(req *pb.DecideToolCallRequest) (agentsdk.Decision, error) {
+	d := agentsdk.Decision{Decision: req.GetDecision(), Reason: req.GetReason(), Always: req.GetAlways()}
+	switch {
+	case req.GetToolCallId() == "":
+		return d, invalid("toolCallId is required")
+	case d.Decision != agentsdk.DecisionApprove && d.Decision != agentsdk.DecisionReject:
+		return d, invalid("decision must be %q or %q; got %q", agentsdk.DecisionApprove, agentsdk.DecisionReject, d.Decision)
+	case d.Always && d.Decision != agentsdk.DecisionApprove:
+		return d, invalid("always applies to approvals only")
+	case utf8.RuneCountInString(d.Reason) > maxDecisionReason:
+		return d, invalid("reason is %d characters, over the %d allowed", utf8.RuneCountInString(d.Reason), maxDecisionReason)
+	}
+	return d, nil
+}
+
+// waitingCall finds the call id names (the model's ID, else the record's)
+// in the execution and checks that it waits for a decision.
+func (s *service) waitingCall(ctx context.Context, ex entrystore.Execution, id string) (entrystore.ToolCall, error) {
+	tc, err := s.es.LatestToolCall(ctx, ex.OrgID, ex.ID, id)
+	if errors.Is(err, entrystore.ErrNotFound) {
+		if tc, err = s.es.GetToolCall(ctx, ex.OrgID, id); err == nil && tc.ExecutionID != ex.ID {
+			err = entrystore.ErrNotFound
+		}
+	}
+	if err != nil {
+		return tc, s.notFound(err, "tool call", id)
+	}
+	switch {
+	case tc.Decision != "":
+		return tc, status.Errorf(codes.FailedPrecondition, "tool call %q was decided already (%s)", tc.ToolCallID, tc.Decision)
+	case tc.Status != entrystore.ToolCallAwaitingApproval:
+		return tc, status.Errorf(codes.FailedPrecondition, "tool call %q is not waiting for approval (status %s)", tc.ToolCallID, tc.Status)
+	}
+	return tc, nil
+}
