@@ -178,7 +178,30 @@ func Scenarios() []Scenario {
 			Prompt:    "paint the fence",
 			FollowUps: []Signal{{Name: "ping", Ignored: true}, {Name: signalApprove, Value: approval{By: "ana"}}},
 		},
+		{
+			// echo and block ask, big is forbidden: the first answer waits
+			// for call_a and call_c; approving call_a "always" approves
+			// call_c too, and big answers with an error unrun. The block
+			// call is rejected, so it never runs (it would block).
+			Name:   "tool approvals",
+			Prompt: "approve, forbid, reject",
+			Config: agentsdk.Config{ToolPolicy: agentsdk.Policies{"echo": agentsdk.PolicyAsk, "bl*": agentsdk.PolicyAsk, "big": agentsdk.PolicyForbid}},
+			Turns: []scripted.Turn{
+				{ToolCalls: []agentsdk.ToolCall{call("call_a", "echo", "one"), call("call_b", "big", "x"), call("call_c", "echo", "two")}},
+				{ToolCalls: []agentsdk.ToolCall{call("call_d", "block", "x")}},
+				{Text: "Done without blocking."},
+			},
+			FollowUps: []Signal{
+				decision("call_a", agentsdk.DecisionApprove, "", true),
+				decision("call_d", agentsdk.DecisionReject, "not now", false),
+			},
+		},
 	}
+}
+
+func decision(id, d, reason string, always bool) Signal {
+	return Signal{Name: agentsdk.SignalToolApproval,
+		Value: agentsdk.Decision{ToolCallID: id, Decision: d, Reason: reason, Always: always, DecidedBy: "key-1"}}
 }
 
 func userMessage(text string) Signal {

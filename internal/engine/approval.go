@@ -21,7 +21,8 @@ import (
 // any call) or, on a rejection, the call's error tool_result carrying the
 // person's reason.
 
-// ApprovalInput names calls of one assistant entry.
+// ApprovalInput names calls of one assistant entry, in the entry's order;
+// the first is the next call of the entry to be answered, at StepNumber.
 type ApprovalInput struct {
 	OrgID, ExecutionID, AssistantID string
 	ToolCallIDs                     []string
@@ -50,11 +51,17 @@ func (o *Ops) pendingCalls(ctx context.Context, in ApprovalInput, record bool) (
 	meta := step.AnswerMetaOf(assistant)
 	now := time.Now().UTC()
 	var out []event.PendingToolCall
-	for _, tc := range msg.ToolCalls() {
+	// The first call waiting is the next to be answered, step StepNumber;
+	// the ones after it take the steps of their places.
+	first := -1
+	for i, tc := range msg.ToolCalls() {
 		if !slices.Contains(in.ToolCallIDs, tc.ID) {
 			continue
 		}
-		stepNumber := in.StepNumber + len(out)
+		if first < 0 {
+			first = i
+		}
+		stepNumber := in.StepNumber + i - first
 		out = append(out, event.PendingToolCall{ToolCallID: tc.ID, ToolName: tc.Name, Arguments: tc.Arguments, Risk: meta.Risks[tc.ID]})
 		if !record {
 			continue

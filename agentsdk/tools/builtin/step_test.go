@@ -35,8 +35,9 @@ func TestBashOutputIsCappedAndKeptWhole(t *testing.T) {
 			scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "call_big", Name: builtin.BashTool, Arguments: args}}},
 			scripted.Turn{Text: "That was a lot of x."},
 		))},
-		Tools:      tools,
-		Config:     agentsdk.Config{Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: builtin.ToolNames, Mode: agentsdk.ModeOneShot},
+		Tools: tools,
+		Config: agentsdk.Config{Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: builtin.ToolNames, Mode: agentsdk.ModeOneShot,
+			ToolPolicy: agentsdk.Policies{builtin.BashTool: agentsdk.PolicyAuto}},
 		UserPrompt: "print a lot",
 	})
 	require.NoError(t, err)
