@@ -36,6 +36,8 @@ const (
 	// envBlockModel makes the first model call of turn 0, in whichever
 	// worker process gets it, write its pid to the mark and hang.
 	envBlockModel = "AGENTREE_TEST_BLOCK_MODEL"
+	// envAskSlow makes the worker's tool policy ask for the slow tool.
+	envAskSlow = "AGENTREE_TEST_ASK_SLOW"
 )
 
 func TestMain(m *testing.M) {
@@ -87,6 +89,9 @@ func runWorkerProcess() error {
 		if err := os.WriteFile(os.Getenv(envToolMark), []byte("started"), 0o644); err != nil {
 			return "", err
 		}
+		if err := appendLine(filepath.Join(filepath.Dir(os.Getenv(envCallLog)), "slow.log"), fmt.Sprint(os.Getpid())); err != nil {
+			return "", err
+		}
 		if os.Getenv(envBlockTool) == "1" {
 			<-ctx.Done() // until SIGKILL
 			return "", ctx.Err()
@@ -97,6 +102,7 @@ func runWorkerProcess() error {
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{slow, echoTool()},
 		ToolHeartbeatTimeout: 2 * time.Second, ReconcileInterval: -1,
+		ToolPolicy: map[bool]agentsdk.Policies{true: {"slow": agentsdk.PolicyAsk}}[os.Getenv(envAskSlow) == "1"],
 	})
 	if err != nil {
 		return err
@@ -108,6 +114,30 @@ func runWorkerProcess() error {
 	defer tc.Close()
 	w := worker.New(tc, os.Getenv(envQueue), worker.Options{})
 	return w.Run(worker.InterruptCh())
+}
+
+// appendLine appends a line to the file at path, durably.
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintln(f, line); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// lines are the lines of the file at path (none when it is missing).
+func lines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Fields(string(b))
 }
 
 // claimMark creates the mark file holding this process's pid and reports
@@ -227,4 +257,44 @@ func TestModelCallResumesAfterWorkerKill(t *testing.T) {
 	require.Equal(t, "COMPLETED", res.Status)
 	require.Equal(t, "resumed", res.Text)
 	require.Equal(t, "user,assistant", roleList(h.path(res.LeafID)), "one answer, from the second worker")
+}
+
+// TestApprovalSurvivesWorkerKill SIGKILLs the only worker while the
+// execution waits for approval of a call (the worker's policy asks for
+// the slow tool); the approval is sent while no worker runs; a new worker
+// applies it and runs the tool exactly once.
+func TestApprovalSurvivesWorkerKill(t *testing.T) {
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{scripted.New(crashScript())}}, true)
+	dir := t.TempDir()
+	first := startWorkerProcess(t, h, dir, false, envAskSlow+"=1")
+	ex := h.start(agentsdk.Config{Tools: []string{"slow", "echo"}}, "ask before the slow tool")
+
+	h.waitStatus(ex.ID, entrystore.StatusWaiting, time.Minute)
+	var rec entrystore.ToolCall
+	require.Eventually(t, func() bool {
+		var err error
+		rec, err = h.es.LatestToolCall(context.Background(), h.org.ID, ex.ID, "s1")
+		return err == nil && rec.Status == entrystore.ToolCallAwaitingApproval
+	}, time.Minute, 5*time.Millisecond, "the slow call never waited for approval")
+	require.Equal(t, "ask", rec.Policy)
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_, _ = first.Process.Wait()
+	require.Empty(t, lines(t, filepath.Join(dir, "slow.log")), "the slow tool ran before approval")
+
+	_, err := h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalToolApproval,
+		[]byte(`{"toolCallId":"s1","decision":"approve","decidedBy":"ana"}`))
+	require.NoError(t, err, "a decision is accepted while no worker runs")
+
+	startWorkerProcess(t, h, dir, false, envAskSlow+"=1")
+	res := h.wait(ex.ID, 2*time.Minute)
+	require.Equal(t, "COMPLETED", res.Status)
+	require.Equal(t, "survived", res.Text)
+	require.Len(t, lines(t, filepath.Join(dir, "slow.log")), 1, "the approved tool ran exactly once")
+	rec, err = h.es.LatestToolCall(context.Background(), h.org.ID, ex.ID, "s1")
+	require.NoError(t, err)
+	require.Equal(t, entrystore.ToolCallCompleted, rec.Status)
+	require.Equal(t, "approve", rec.Decision)
+	require.Equal(t, "ana", rec.DecidedBy)
+	require.NotNil(t, rec.ApprovalRequestedAt)
+	require.Equal(t, "user,assistant,tool_result,assistant,tool_result,assistant", roleList(h.path(res.LeafID)))
 }
