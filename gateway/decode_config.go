@@ -35,6 +35,9 @@ func decodeConfig(raw []byte, cfg *agentsdk.Config, field string) error {
 	if err := decodeStrict(raw, cfg); err != nil {
 		return invalid("%s", decodeProblem(err, field, cfg))
 	}
+	if problems := cfg.ToolPolicy.Problems(field + ".toolPolicy"); len(problems) > 0 {
+		return invalid("%s", strings.Join(problems, "; "))
+	}
 	return nil
 }
 

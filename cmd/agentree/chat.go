@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
 )
 
@@ -72,6 +73,18 @@ func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st st
 				return false
 			}
 			view.pause()
+			if pending := approvalsOf(ev); pending != nil && !f.json {
+				decided, err := askDecisions(ctx, c, w, st, id, pending)
+				if err != nil || !decided {
+					if err != nil && ctx.Err() == nil {
+						failure = err.Error()
+					}
+					finished = true
+					return true
+				}
+				view.resume()
+				return false
+			}
 			if ev.Event != event.NameWaiting || !chat {
 				finished = true
 				return true
@@ -125,6 +138,22 @@ func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st st
 	}
 	if leftChat && !f.json {
 		fmt.Fprintf(w, "\nleft the chat; execution %[1]s waits for input:\n  agentree send %[1]s \"MESSAGE\"    answer it\n  agentree cancel %[1]s            stop it\n", id)
+	}
+	return nil
+}
+
+// approvalsOf are the calls an agent.waiting event for approval lists;
+// nil for any other event.
+func approvalsOf(ev sseEvent) []event.PendingToolCall {
+	if ev.Event != event.NameWaiting {
+		return nil
+	}
+	e, err := event.Decode(ev.Event, ev.Data)
+	if err != nil {
+		return nil
+	}
+	if w := e.(*event.Waiting); w.Reason == agentsdk.WaitApproval && len(w.PendingToolCalls) > 0 {
+		return w.PendingToolCalls
 	}
 	return nil
 }

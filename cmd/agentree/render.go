@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
 )
 
@@ -135,6 +136,10 @@ func (v *liveView) show(ev sseEvent) (stopped bool, failure string) {
 		fmt.Fprintf(v.w, "%s %s %s\n", v.st.cyan("→"), v.st.bold(e.Kind), v.st.dim(string(e.Arguments)))
 	case *event.Waiting:
 		v.newline()
+		if e.Reason == agentsdk.WaitApproval {
+			showPending(v.w, v.st, e.PendingToolCalls)
+			return true, ""
+		}
 		fmt.Fprintln(v.w, v.st.dim("waiting for input"))
 		return true, ""
 	case *event.Completed:

@@ -277,6 +277,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.MCP = withMCPDefaults(c.MCP, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
+	if len(c.ToolPolicy) == 0 {
+		c.ToolPolicy = nil
+	}
 	if len(problems) > 0 {
 		return Config{}, errors.New(strings.Join(problems, "; "))
 	}

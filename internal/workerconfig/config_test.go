@@ -125,6 +125,8 @@ func TestBadFilesNameTheField(t *testing.T) {
 		"not a list":              {"toolSets: demo\n", "line 1: `demo` is not a list"},
 		"agents not a list":       {"agents: 3\n", "line 1: `3` is not a list"},
 		"price not a number":      {"endpoints:\n  - provider: openai\n    prices: {m: {input: cheap}}\n", "line 3: `cheap` is not a number"},
+		"unknown tool policy":     {"toolPolicy: {bash: maybe}\n", `toolPolicy["bash"] must be auto, ask or forbid; got "maybe"`},
+		"bad tool policy glob":    {"toolPolicy: {\"[x\": ask}\n", `toolPolicy["[x"] is not a valid glob`},
 	} {
 		_, err := workerconfig.Parse([]byte(c.yaml))
 		require.ErrorContains(t, err, c.want, name)

@@ -8,7 +8,6 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
-	"github.com/agentree/agentree/agentsdk/tools/workspace"
 )
 
 // TaskQueue is the coding sample's task queue.
@@ -25,26 +24,34 @@ and read a file back after changing it.`
 // maxTurns is ample for the scripted session's five turns.
 const maxTurns = 12
 
-// ToolNames are the tools the agent is given: the product's built-in file
-// tools (bash waits for per-tool approvals).
-var ToolNames = builtin.FileToolNames
+// ToolNames are the tools the agent is given: the product's built-ins.
+var ToolNames = builtin.ToolNames
+
+// Policy is the sample's tool policy: the readers run on their own; every
+// call that changes the workspace waits for a person's approval.
+var Policy = agentsdk.Policies{
+	builtin.WriteFileTool: agentsdk.PolicyAsk,
+	builtin.EditFileTool:  agentsdk.PolicyAsk,
+	builtin.BashTool:      agentsdk.PolicyAsk,
+}
 
 // Config is the coding agent's configuration: the react-agent, one-shot,
-// with the built-in file tools. With no models it uses the scripted one.
+// with the built-in tools under Policy. With no models it uses the
+// scripted one.
 func Config(models ...agentsdk.ModelRef) agentsdk.Config {
 	if len(models) == 0 {
 		models = []agentsdk.ModelRef{scripted.Model("")}
 	}
-	return agentsdk.Config{SystemPrompt: SystemPrompt, Models: models, Tools: ToolNames, Mode: agentsdk.ModeOneShot, MaxTurns: maxTurns}
+	return agentsdk.Config{SystemPrompt: SystemPrompt, Models: models, Tools: ToolNames, Mode: agentsdk.ModeOneShot,
+		MaxTurns: maxTurns, ToolPolicy: Policy}
 }
 
 // DefaultDir is where the worker and starter keep workspaces unless told
 // otherwise.
 func DefaultDir() string { return filepath.Join(os.TempDir(), "agentree-coding") }
 
-// Tools are the built-in file tools with one workspace per execution
-// under dir.
-func Tools(dir string) []*agentsdk.Tool { return builtin.FileTools(workspace.Workspaces{Root: dir}) }
+// Tools are the built-in tools with one workspace per execution under dir.
+func Tools(dir string) ([]*agentsdk.Tool, error) { return builtin.Tools(builtin.Options{Root: dir}) }
 
 // GreetPath and the texts below are what the scripted session writes.
 const (

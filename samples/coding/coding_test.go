@@ -31,21 +31,42 @@ const inMemoryExecution = "mem"
 const wantRead = "     1\tpackage greet\n     2\t\n     3\t// Hello greets name.\n     4\tfunc Hello(name string) string {\n" +
 	"     5\t\treturn \"Hello, \" + name + \"!\"\n     6\t}\n"
 
+// runInMemory runs the script, approving each call that waits for
+// approval (only the writers do).
 func runInMemory(t *testing.T, dir string, script scripted.Script) (*agenttest.Execution, []agentsdk.Message) {
 	t.Helper()
 	x, err := agenttest.Start(agenttest.Options{
 		Agent:      react.New(react.Options{}),
 		Providers:  []agentsdk.Provider{scripted.New(script)},
-		Tools:      coding.Tools(dir),
+		Tools:      tools(t, dir),
 		Config:     coding.Config(),
 		UserPrompt: coding.Prompt,
 	})
 	require.NoError(t, err)
 	require.NoError(t, x.Run(context.Background()))
+	for x.Status == agenttest.StatusWaiting {
+		var asked int
+		for _, r := range x.Store.ToolCalls() {
+			if r.Status == agentsdk.ToolAwaitingApproval {
+				asked++
+				require.Equal(t, agentsdk.PolicyAsk, coding.Policy[r.ToolName], "%s waited for approval", r.ToolName)
+				require.NoError(t, x.Signal(agentsdk.SignalToolApproval, agentsdk.Decision{ToolCallID: r.ToolCallID, Decision: agentsdk.DecisionApprove}))
+			}
+		}
+		require.NotZero(t, asked, "waiting, but for no approval: %s", x.Reason)
+		require.NoError(t, x.Run(context.Background()))
+	}
 	require.Equal(t, agenttest.StatusCompleted, x.Status, x.Reason)
 	msgs, err := x.Messages()
 	require.NoError(t, err)
 	return x, msgs
+}
+
+func tools(t *testing.T, dir string) []*agentsdk.Tool {
+	t.Helper()
+	ts, err := coding.Tools(dir)
+	require.NoError(t, err)
+	return ts
 }
 
 func toolResults(msgs []agentsdk.Message) []agentsdk.Message {
@@ -106,15 +127,36 @@ func TestCodingEndToEnd(t *testing.T) {
 	env := sampletest.New(t, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(coding.Script())},
-		Tools:     coding.Tools(dir),
+		Tools:     tools(t, dir),
 	})
-	ex, printed := env.Follow(env.Start(react.Kind, coding.Config(), coding.Prompt).ID, sampleenv.Ended)
+	id := env.Start(react.Kind, coding.Config(), coding.Prompt).ID
+	var printed strings.Builder
+	stream := sampleenv.NewStream(env.Store, env.Org.ID, id, &printed)
+	var decided []string
+	var ex entrystore.Execution
+	for seq := 0; ; seq = ex.CheckpointSeq {
+		var err error
+		ex, err = stream.Follow(env.Context(), func(ex entrystore.Execution) bool {
+			return ex.Status.Terminal() || sampleenv.WaitingAfter(seq)(ex)
+		})
+		require.NoError(t, err)
+		if ex.Status.Terminal() {
+			break
+		}
+		n, err := coding.DecidePending(env.Context(), env.Store, env.Agentree, env.Org.ID, id, func(c entrystore.ToolCall) agentsdk.Decision {
+			decided = append(decided, c.ToolName)
+			return agentsdk.Decision{Decision: agentsdk.DecisionApprove, DecidedBy: "test"}
+		})
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+	}
 	require.Equal(t, entrystore.StatusCompleted, ex.Status, ex.Error)
+	require.Equal(t, []string{builtin.WriteFileTool, builtin.EditFileTool}, decided, "the writers, and only they, waited for approval")
 	require.Equal(t, 4, ex.StepCount)
 	for _, tool := range []string{builtin.ListFilesTool, builtin.WriteFileTool, builtin.EditFileTool, builtin.ReadFileTool} {
-		require.Contains(t, printed, "  → "+tool+" ")
+		require.Contains(t, printed.String(), "  → "+tool+" ")
 	}
-	require.True(t, strings.HasSuffix(printed, coding.FinalAnswer+"\n"), printed)
+	require.True(t, strings.HasSuffix(printed.String(), coding.FinalAnswer+"\n"), printed.String())
 
 	b, err := os.ReadFile(filepath.Join(dir, ex.ID, coding.GreetPath))
 	require.NoError(t, err)

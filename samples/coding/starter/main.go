@@ -4,15 +4,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentree/agentree/adapter/client"
+	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/samples/coding"
@@ -21,6 +24,7 @@ import (
 
 func main() {
 	dir := flag.String("dir", coding.DefaultDir(), "the worker's sandbox")
+	yes := flag.Bool("yes", false, "approve every call that waits for approval, without asking")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -37,7 +41,7 @@ func main() {
 		log.Fatalln("Unable to start the execution", err)
 	}
 	fmt.Printf("execution %s\nuser: %s\n\n", ex.ID, coding.Prompt)
-	ex, err = sampleenv.Follow(ctx, conn.Store, conn.Org.ID, ex.ID, os.Stdout, sampleenv.Ended)
+	ex, err = followApproving(ctx, conn, ex.ID, *yes)
 	if err != nil {
 		log.Fatalln(err)
 	}
@@ -51,4 +55,36 @@ func main() {
 		log.Fatalln("The agent's file is not in the workspace", err)
 	}
 	fmt.Printf("\n%s:\n%s", path, b)
+}
+
+// followApproving streams the execution to its end; each time it waits
+// for approval it asks on the terminal (or, with yes, approves) every
+// call waiting.
+func followApproving(ctx context.Context, conn *sampleenv.Conn, id string, yes bool) (entrystore.Execution, error) {
+	stream := sampleenv.NewStream(conn.Store, conn.Org.ID, id, os.Stdout)
+	in := bufio.NewScanner(os.Stdin)
+	for seq := 0; ; {
+		ex, err := stream.Follow(ctx, func(ex entrystore.Execution) bool {
+			return ex.Status.Terminal() || sampleenv.WaitingAfter(seq)(ex)
+		})
+		if err != nil || ex.Status.Terminal() {
+			return ex, err
+		}
+		seq = ex.CheckpointSeq
+		_, err = coding.DecidePending(ctx, conn.Store, conn.Agentree(coding.TaskQueue), conn.Org.ID, id,
+			func(c entrystore.ToolCall) agentsdk.Decision {
+				fmt.Printf("  ? %s %s — approve? [y/N] ", c.ToolName, c.Input)
+				if yes {
+					fmt.Println("y (-yes)")
+					return agentsdk.Decision{Decision: agentsdk.DecisionApprove, DecidedBy: "starter"}
+				}
+				if in.Scan() && strings.EqualFold(strings.TrimSpace(in.Text()), "y") {
+					return agentsdk.Decision{Decision: agentsdk.DecisionApprove, DecidedBy: "starter"}
+				}
+				return agentsdk.Decision{Decision: agentsdk.DecisionReject, Reason: "the user said no", DecidedBy: "starter"}
+			})
+		if err != nil {
+			return ex, err
+		}
+	}
 }

@@ -1,5 +1,5 @@
 // Command worker runs the coding sample's agent: the react-agent with the
-// sandboxed file tools and the scripted model, on the coding task queue.
+// built-in tools in a sandbox and the scripted model, on the coding task queue.
 package main
 
 import (
@@ -18,10 +18,14 @@ func main() {
 	dir := flag.String("dir", coding.DefaultDir(), "the sandbox: each execution gets a workspace under it")
 	flag.Parse()
 	log.Println("workspaces under", *dir)
-	err := sampleworker.Run(coding.TaskQueue, adapter.Options{
+	tools, err := coding.Tools(*dir)
+	if err != nil {
+		log.Fatalln(err)
+	}
+	err = sampleworker.Run(coding.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(coding.Script())},
-		Tools:     coding.Tools(*dir),
+		Tools:     tools,
 	})
 	if err != nil {
 		log.Fatalln(err)
