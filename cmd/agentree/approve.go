@@ -55,8 +55,9 @@ reason and adapts.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\n", compactJSON(res))
 				return nil
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%sd %s (%s); follow with: agentree show %s\n",
-				strings.TrimSuffix(decision, "e"), args[1], res.GetToolCall().GetToolName(), args[0])
+			done := map[string]string{agentsdk.DecisionApprove: "approved", agentsdk.DecisionReject: "rejected"}[decision]
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s (%s); follow with: agentree show %s\n",
+				done, args[1], res.GetToolCall().GetToolName(), args[0])
 			return nil
 		},
 	}

@@ -182,6 +182,45 @@ func TestDevAndClientCommands(t *testing.T) {
 	})
 
 	t.Run("Ctrl-C at the chat prompt", func(t *testing.T) { testChatInterrupt(t, d) })
+	t.Run("approvals", func(t *testing.T) { testApprovals(t, d, c) })
+}
+
+// testApprovals: a call whose policy is ask is shown and waits; without a
+// terminal run says how to decide, and approve / reject decide; on a
+// terminal run asks, and "a" approves the tool for the rest of the run.
+func testApprovals(t *testing.T, d devInstance, c func(args ...string) (string, string, error)) {
+	out, _, err := c("run", "--demo", "--policy", "search_notes=ask")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "? search_notes {")
+	require.Contains(t, out, "waiting for approval")
+	id := uuidRE.FindString(out)
+	call := regexp.MustCompile(`agentree approve `+id+` (\S+)`).FindStringSubmatch(out)
+	require.Len(t, call, 2, "run says how to approve: %s", out)
+	require.Contains(t, out, "agentree reject "+id+" "+call[1])
+
+	_, _, err = c("approve", id, "no-such-call")
+	require.ErrorContains(t, err, `tool call "no-such-call" not found`)
+	out, _, err = c("approve", id, call[1], "--always")
+	require.NoError(t, err)
+	require.Contains(t, out, "approved "+call[1]+" (search_notes)")
+	_, _, err = c("reject", id, call[1], "--reason", "changed my mind")
+	require.ErrorContains(t, err, "(409)")
+	require.Eventually(t, func() bool {
+		out, _, err := c("show", id, "--json")
+		return err == nil && strings.Contains(out, `"status":"COMPLETED"`)
+	}, time.Minute, 20*time.Millisecond, "the approved execution never completed")
+
+	term, screen, exited := inTerminal(t, d, "[a]lways", "run", "--demo", "--policy", "search_notes=ask")
+	_, err = term.Write([]byte("a\n"))
+	require.NoError(t, err)
+	select {
+	case err := <-exited:
+		require.Equal(t, 0, exitStatus(t, err), "%q", screen.String())
+	case <-time.After(time.Minute):
+		t.Fatalf("still running a minute after the approval; the terminal showed: %q", screen.String())
+	}
+	require.Contains(t, screen.String(), "completed")
+	require.Equal(t, 1, strings.Count(screen.String(), "[a]lways"), "always: asked once")
 }
 
 // TestDemoUsesTheProviderWhoseKeyIsSet: make run's demo switches from the

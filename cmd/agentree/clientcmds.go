@@ -32,7 +32,7 @@ type runOpts struct {
 	definition, kind, system, mode string
 	maxTurns                       int
 	chat, detach, demo             bool
-	models, tools                  []string
+	models, tools, policies        []string
 }
 
 func runCmd() *cobra.Command {
@@ -50,11 +50,18 @@ model's task queue. A gateway that cannot say (no capabilities endpoint)
 gets scripted/scripted-1 with search_notes, fetch_note and word_count,
 which is what ` + "`make run`" + `'s dev worker serves.
 
+A call whose tool policy is ask (--policy TOOL=ask, the worker's
+configuration or the tool's own default) shows the call and asks on the
+terminal: y runs it, a runs it and every later call of that tool, anything
+else rejects it with the reason you type. Without a terminal, run says how to
+decide with agentree approve / reject.
+
 With --chat the execution is multi-turn: each time the agent waits, a "> "
 prompt reads your next message. Ctrl-D leaves the chat (the execution
 keeps waiting); Ctrl-C stops following and says how to come back.`,
 		Example: `  agentree run "What do my notes say about Temporal?"
   agentree run --chat "hello"
+  agentree run --demo --policy search_notes=ask
   agentree run --definition researcher "Summarise the notes"
   agentree run --model anthropic/claude-sonnet-4-5 --tool search_notes,word_count "..."`,
 		Args: cobra.ArbitraryArgs,
@@ -75,6 +82,7 @@ keeps waiting); Ctrl-C stops following and says how to come back.`,
 	fl.BoolVar(&o.demo, "demo", false, "run the research sample (its prompt, tools and the demo model)")
 	fl.StringSliceVar(&o.models, "model", nil, "provider/modelId, repeatable (first is primary; default: see above)")
 	fl.StringSliceVar(&o.tools, "tool", nil, "tool name, repeatable or comma-separated (default: see above)")
+	fl.StringSliceVar(&o.policies, "policy", nil, "TOOL=auto|ask|forbid (TOOL may be a glob), repeatable: ask waits for your approval")
 	_ = cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"one-shot", "multi-turn"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -143,6 +151,17 @@ func runRun(cmd *cobra.Command, o runOpts, prompt string) error {
 	}
 	if o.maxTurns > 0 {
 		cfg["maxTurns"] = o.maxTurns
+	}
+	if len(o.policies) > 0 {
+		policy := map[string]any{}
+		for _, p := range o.policies {
+			name, pol, ok := strings.Cut(p, "=")
+			if !ok || name == "" {
+				return fmt.Errorf("run: --policy %q is not TOOL=auto|ask|forbid", p)
+			}
+			policy[name] = pol
+		}
+		cfg["toolPolicy"] = policy
 	}
 	if len(cfg) > 0 {
 		if req.Config, err = structpb.NewStruct(cfg); err != nil {
