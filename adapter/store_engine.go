@@ -94,6 +94,11 @@ func (s pgStore) ConsumeSignal(ctx context.Context, orgID, signalID string, e ag
 	return toSDKEntry(got), nil
 }
 
+func (s pgStore) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error {
+	_, err := s.es.CancelAwaitingToolCalls(ctx, orgID, executionID)
+	return err
+}
+
 func (s pgStore) CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr engine.Transition) (engine.Execution, []agentsdk.Signal, error) {
 	ex, pending, err := s.es.CompleteUnlessSignalled(ctx, orgID, executionID, known, toStoreTransition(tr))
 	if err != nil {

@@ -214,3 +214,17 @@ func (s *Store) LatestToolCall(ctx context.Context, orgID, executionID, toolCall
 		ORDER BY step_number DESC, created_at DESC LIMIT 1`, ids[0], ids[1], toolCallID)
 	return t.utc(), wrap(op, err)
 }
+
+// CancelAwaitingToolCalls marks the execution's calls still waiting for
+// approval cancelled (it has ended; they will never run) and returns how
+// many it marked.
+func (s *Store) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) (int64, error) {
+	const op = "cancel awaiting tool calls"
+	ids, err := writeIDs(op, orgID, executionID)
+	if err != nil {
+		return 0, err
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE agent_tool_call SET status = 'cancelled', updated_at = now()
+		WHERE org_id = $1 AND agent_execution_id = $2 AND status = 'awaiting_approval'`, ids[0], ids[1])
+	return tag.RowsAffected(), wrap(op, err)
+}

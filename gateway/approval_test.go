@@ -256,3 +256,21 @@ func TestApprovalEndpointBadInput(t *testing.T) {
 	require.Equal(t, int32(1), runs.Load())
 	e.fails(e.keyA, http.MethodPost, approval("call_x"), map[string]any{"decision": "approve"}, http.StatusConflict, "conflict")
 }
+
+// TestCancelWhileAwaitingApproval: cancelling an execution that waits for
+// a decision ends its waiting calls too; a late decision is refused.
+func TestCancelWhileAwaitingApproval(t *testing.T) {
+	var runs atomic.Int32
+	model := scripted.New(func(int, agentsdk.ModelRequest) scripted.Turn {
+		return scripted.Turn{ToolCalls: echoCall("call_c", "never")}
+	})
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{model}, tools: []*agentsdk.Tool{countedEcho(&runs)}})
+	id, path := e.startApproval(map[string]string{"*": "ask"}, "one-shot")
+	e.waitStatus(id, "WAITING", time.Minute)
+	poll(t, time.Minute, func() bool { return e.toolCall(path, "call_c")["status"] == "awaiting_approval" })
+	e.ok(e.keyA, http.MethodDelete, path, nil)
+	e.waitStatus(id, "CANCELLED", time.Minute)
+	require.Equal(t, "cancelled", e.toolCall(path, "call_c")["status"])
+	e.fails(e.keyA, http.MethodPost, path+"/tool-calls/call_c/approval", map[string]any{"decision": "approve"}, http.StatusConflict, "conflict")
+	require.Zero(t, runs.Load())
+}

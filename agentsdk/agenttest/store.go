@@ -182,6 +182,19 @@ func (s *Store) RecordToolCall(_ context.Context, r agentsdk.ToolCallRecord) err
 	return nil
 }
 
+// CancelAwaitingToolCalls implements engine.Store.
+func (s *Store) CancelAwaitingToolCalls(context.Context, string, string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, r := range s.toolCalls {
+		if r.Status == agentsdk.ToolAwaitingApproval {
+			r.Status = agentsdk.ToolCancelled
+			s.toolCalls[k] = r
+		}
+	}
+	return nil
+}
+
 // ToolCall implements agentsdk.Store.
 func (s *Store) ToolCall(_ context.Context, _, _, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
 	s.mu.Lock()

@@ -146,6 +146,11 @@ func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) 
 	if err != nil {
 		return out, fmt.Errorf("engine: finish: %w", err)
 	}
+	if ex.Status.Terminal() {
+		if err := o.Store.CancelAwaitingToolCalls(ctx, in.OrgID, in.ExecutionID); err != nil {
+			return out, fmt.Errorf("engine: finish: %w", err)
+		}
+	}
 	switch st := string(ex.Status); ex.Status {
 	case StatusCompleted:
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Completed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})

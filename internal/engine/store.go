@@ -84,4 +84,7 @@ type Store interface {
 	// holds unconsumed signals of the execution other than known; then it
 	// returns them and changes nothing.
 	CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr Transition) (Execution, []agentsdk.Signal, error)
+	// CancelAwaitingToolCalls marks the execution's calls still waiting
+	// for approval cancelled: it has ended, and they will never run.
+	CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error
 }
