@@ -76,10 +76,11 @@ func TestOpenAPIDescribesEveryStreamEvent(t *testing.T) {
 	call := &event.ToolCall{ID: "c1", Name: "search_notes", Arguments: args}
 	result := &event.ToolResult{IsError: true, Preview: "p", Truncated: true}
 	payload := event.Payload{Type: "t", Text: "t", ToolCall: call, Delta: "d", Result: result, Stream: "s", Output: "o", Value: args}
+	pending := event.PendingToolCall{ToolCallID: "c1", ToolName: "bash", Arguments: args, Risk: "high"}
 	samples := map[string]any{ // oneof property -> a value with every field set
 		"agentStarted":    event.Started{AgentExecutionID: "x", Status: "s"},
 		"agentResumed":    event.Resumed{AgentExecutionID: "x", Status: "s"},
-		"agentWaiting":    event.Waiting{AgentExecutionID: "x", Status: "s", Reason: "r"},
+		"agentWaiting":    event.Waiting{AgentExecutionID: "x", Status: "s", Reason: "r", PendingToolCalls: []event.PendingToolCall{pending}},
 		"agentCheckpoint": event.Checkpoint{AgentExecutionID: "x", Sequence: 1},
 		"agentCompleted":  event.Completed{AgentExecutionID: "x", Status: "s", StopReason: "r"},
 		"agentFailed":     event.Failed{AgentExecutionID: "x", Status: "s", StopReason: "r", Error: "e"},
@@ -108,4 +109,6 @@ func TestOpenAPIDescribesEveryStreamEvent(t *testing.T) {
 	require.Equal(t, fields(payload), props(dataPayload))
 	require.Equal(t, fields(call), props(dataPayload.Properties["tool_call"].Value))
 	require.Equal(t, fields(result), props(dataPayload.Properties["result"].Value))
+	waiting := streamEvent.Properties["agentWaiting"].Value
+	require.Equal(t, fields(pending), props(waiting.Properties["pendingToolCalls"].Value.Items.Value))
 }
