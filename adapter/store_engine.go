@@ -34,7 +34,7 @@ func engineError(err error) error {
 }
 
 func toEngineExecution(ex entrystore.Execution) engine.Execution {
-	return engine.Execution{Config: ex.Config, Status: engine.Status(ex.Status), StopReason: ex.StopReason, Error: ex.Error}
+	return engine.Execution{Config: ex.Config, Status: engine.Status(ex.Status), StopReason: ex.StopReason, Error: ex.Error, StepCount: ex.StepCount}
 }
 
 func toStoreTransition(tr engine.Transition) entrystore.Transition {

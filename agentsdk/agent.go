@@ -174,6 +174,9 @@ const (
 	OutcomeComplete OutcomeKind = "complete"
 	// OutcomeFail ends the execution FAILED with Reason.
 	OutcomeFail OutcomeKind = "fail"
+	// OutcomePause ends the execution PAUSED with Reason as its stop
+	// reason: it spent its step budget; a resume continues it.
+	OutcomePause OutcomeKind = "pause"
 )
 
 // Continue checkpoints and goes on with the next segment.
@@ -190,15 +193,21 @@ func Complete(reason string) Outcome { return Outcome{Kind: OutcomeComplete, Rea
 // Fail ends the execution as failed.
 func Fail(reason string) Outcome { return Outcome{Kind: OutcomeFail, Reason: reason} }
 
+// Pause ends the execution PAUSED: its step budget is spent.
+func Pause(reason string) Outcome { return Outcome{Kind: OutcomePause, Reason: reason} }
+
 // State is an agent's small state, carried from segment to segment and saved
 // in every checkpoint. The runtime rejects a state past MaxStateBytes.
 type State struct {
 	Turn int `json:"turn"`
 	// InputTurn is Turn when the last user input was taken: a multi-turn
 	// agent's turn budget is per input.
-	InputTurn int          `json:"inputTurn,omitempty"`
-	Steps     int          `json:"steps"`
-	Usage     UsageTracker `json:"usage,omitempty"`
+	InputTurn int `json:"inputTurn,omitempty"`
+	Steps     int `json:"steps"`
+	// StepBase is Steps when the execution started: the steps of the runs
+	// it resumes. Its budget (config.maxSteps) counts from there.
+	StepBase int          `json:"stepBase,omitempty"`
+	Usage    UsageTracker `json:"usage,omitempty"`
 	// Loop detection: the digest of the last tool call and how many times
 	// in a row it was made.
 	LastToolDigest string `json:"lastToolDigest,omitempty"`

@@ -47,6 +47,12 @@ type Config struct {
 	// MaxParallelTools is how many tool calls of one answer run at once;
 	// default 4, at most 64.
 	MaxParallelTools int `json:"maxParallelTools,omitempty"`
+	// MaxSteps is the execution's step budget: after the answer whose tool
+	// calls make it reach this many steps (one step = one tool call
+	// answered, the unit of stepCount and of a tool call's stepNumber), it
+	// ends PAUSED rather than call the model again; a resume continues
+	// with a fresh budget. 0: no budget (maxTurns still bounds each input).
+	MaxSteps int `json:"maxSteps,omitempty"`
 	// ToolPolicy sets, per tool name or glob, whether a call runs (auto),
 	// waits for a person's approval (ask) or is never run (forbid); what
 	// it does not cover, the worker's configuration and then the tool's
@@ -63,6 +69,10 @@ const (
 	DefaultLoopThreshold    = 3
 	DefaultToolOutputLimit  = 16 << 10
 	DefaultMaxParallelTools = 4
+	// MaxTotalSteps is the most steps a run may take across all its
+	// resumes (seed 001's MaxTotalStepsPerRun): a resume that would pass
+	// it is refused.
+	MaxTotalSteps = 500
 )
 
 // WithDefaults returns c with every zero field set to its default.
@@ -157,6 +167,7 @@ var ConfigBounds = []IntBound{
 	{Field: "loopThreshold", Min: -1, Max: 100, Zero: "0 = the default, 3; -1 = off", get: func(c Config) int { return c.LoopThreshold }},
 	{Field: "toolOutputLimit", Min: 0, Max: 1 << 20, Zero: "0 = the default, 16384 bytes", get: func(c Config) int { return c.ToolOutputLimit }},
 	{Field: "maxParallelTools", Min: 0, Max: 64, Zero: "0 = the default, 4", get: func(c Config) int { return c.MaxParallelTools }},
+	{Field: "maxSteps", Min: 0, Max: MaxTotalSteps, Zero: "0 = no budget", get: func(c Config) int { return c.MaxSteps }},
 }
 
 // TemperatureProblem describes a temperature outside its range.

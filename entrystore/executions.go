@@ -19,11 +19,14 @@ const (
 	StatusCompleted  Status = "COMPLETED"
 	StatusFailed     Status = "FAILED"
 	StatusCancelled  Status = "CANCELLED"
+	// StatusPaused: the execution spent its step budget (config.maxSteps).
+	// Final like the others; a resume is a new execution.
+	StatusPaused Status = "PAUSED"
 )
 
 // Terminal reports whether s is final: nothing moves an execution out of it.
 func (s Status) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled || s == StatusPaused
 }
 
 // Valid reports whether s is one of the statuses above.

@@ -36,7 +36,7 @@ func (s *Store) StaleUnconsumedSignals(ctx context.Context, olderThan time.Durat
 	sgs, err := queryAll[Signal](ctx, s.pool, `SELECT `+signalCols+` FROM agent_signal sg
 		WHERE NOT consumed AND created_at < now() - make_interval(secs => $1)
 		  AND EXISTS (SELECT 1 FROM agent_execution x WHERE x.id = sg.agent_execution_id
-			AND x.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED'))
+			AND x.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED'))
 		ORDER BY agent_execution_id, seq LIMIT $2`, olderThan.Seconds(), limit)
 	return utcAll(sgs), wrap(op, err)
 }

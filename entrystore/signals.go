@@ -57,7 +57,7 @@ func (s *Store) PutSignal(ctx context.Context, sg Signal) (Signal, error) {
 		INSERT INTO agent_signal (org_id, agent_execution_id, signal_name, signal_value)
 		SELECT $1, $2, $3, $4
 		WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1
-			AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'CANCELLING') FOR SHARE)
+			AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED', 'CANCELLING') FOR SHARE)
 		RETURNING `+signalCols, ids[0], ids[1], sg.Name, nullJSON(sg.Value))
 	if errors.Is(err, errNoRows) {
 		if ex, gerr := getExecution(ctx, s.pool, ids[0], ids[1]); gerr == nil {

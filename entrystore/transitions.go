@@ -45,7 +45,7 @@ func updateStatus(ctx context.Context, q querier, op string, ids []string, expec
 			stop_reason = CASE WHEN $6 <> '' THEN $6 ELSE stop_reason END,
 			output = coalesce($7::jsonb, output),
 			started_at = CASE WHEN $4 = 'RUNNING' THEN coalesce(started_at, now()) ELSE started_at END,
-			completed_at = CASE WHEN $4 IN ('COMPLETED', 'FAILED', 'CANCELLED') THEN coalesce(completed_at, now())
+			completed_at = CASE WHEN $4 IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED') THEN coalesce(completed_at, now())
 				ELSE completed_at END,
 			version = version + 1,
 			updated_at = now()

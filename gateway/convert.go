@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -110,6 +111,14 @@ func fromModelRefs(ms []*pb.ModelRef) []agentsdk.ModelRef {
 }
 
 func toExecution(e entrystore.Execution) *pb.AgentExecution {
+	var cfg struct {
+		MaxSteps int32 `json:"maxSteps"`
+	}
+	_ = json.Unmarshal(e.Config, &cfg)
+	var out struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(e.Output, &out)
 	return &pb.AgentExecution{
 		Id: e.ID, OrgId: e.OrgID, AgentDefinitionId: e.DefinitionID, ParentId: e.ParentID,
 		ResumedFrom: e.ResumedFrom, Kind: e.Kind, Status: string(e.Status),
@@ -118,7 +127,38 @@ func toExecution(e entrystore.Execution) *pb.AgentExecution {
 		StepCount: int32(e.StepCount), Metadata: toStruct(e.Metadata),
 		CreatedAt: ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt),
 		StartedAt: tsPtr(e.StartedAt), CompletedAt: tsPtr(e.CompletedAt),
+		Summary: summary(out.Text), ErrorMessage: e.Error, MaxSteps: cfg.MaxSteps, DurationMs: durationMs(e, time.Now()),
 	}
+}
+
+// maxSummary bounds a summary, in characters.
+const maxSummary = 200
+
+// summary is an answer's first non-empty line, cut to maxSummary
+// characters.
+func summary(text string) string {
+	for line := range strings.Lines(text) {
+		if line = strings.TrimSpace(line); line != "" {
+			if r := []rune(line); len(r) > maxSummary {
+				return string(r[:maxSummary-1]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// durationMs is how long the execution ran: start to end, or to now while
+// it runs; 0 before it starts.
+func durationMs(e entrystore.Execution, now time.Time) int64 {
+	if e.StartedAt == nil {
+		return 0
+	}
+	end := now
+	if e.CompletedAt != nil {
+		end = *e.CompletedAt
+	}
+	return max(0, end.Sub(*e.StartedAt).Milliseconds())
 }
 
 func toEntry(e entrystore.Entry) *pb.Entry {

@@ -47,6 +47,8 @@ func setPayload(out *pb.StreamEvent, ev event.Event) error {
 		out.Payload = &pb.StreamEvent_AgentCompleted{AgentCompleted: &pb.AgentCompletedEvent{AgentExecutionId: e.AgentExecutionID, Status: e.Status, StopReason: e.StopReason}}
 	case *event.Failed:
 		out.Payload = &pb.StreamEvent_AgentFailed{AgentFailed: &pb.AgentFailedEvent{AgentExecutionId: e.AgentExecutionID, Status: e.Status, StopReason: e.StopReason, Error: e.Error}}
+	case *event.Paused:
+		out.Payload = &pb.StreamEvent_AgentPaused{AgentPaused: &pb.AgentPausedEvent{AgentExecutionId: e.AgentExecutionID, Status: e.Status, StopReason: e.StopReason, Steps: int32(e.Steps)}}
 	case *event.Cancelled:
 		out.Payload = &pb.StreamEvent_AgentCancelled{AgentCancelled: &pb.AgentCancelledEvent{AgentExecutionId: e.AgentExecutionID, Status: e.Status, StopReason: e.StopReason}}
 	case *event.Token:

@@ -40,6 +40,10 @@ func (rowOnly) Cancel(context.Context, string, string) (entrystore.Execution, er
 	return entrystore.Execution{}, errors.New("rowOnly: no cancel")
 }
 
+func (rowOnly) Resume(context.Context, client.ResumeRequest) (entrystore.Execution, error) {
+	return entrystore.Execution{}, errors.New("rowOnly: no resume")
+}
+
 // FuzzDecodeCreateExecution sends arbitrary bodies to the create-execution
 // endpoint through the real REST stack (auth, body limit, grpc-gateway's
 // decoding, config merge and validation, the store's checks): it never

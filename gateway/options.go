@@ -45,6 +45,10 @@ type Options struct {
 	// Executions, when set, is used instead of an adapter client built from
 	// Temporal, Store and TaskQueue.
 	Executions *aclient.Client
+	// MaxTotalSteps bounds a run's steps across all its resumes: a resume
+	// of a run that has taken them all is refused; default 500
+	// (agentsdk.MaxTotalSteps, seed 001's MaxTotalStepsPerRun).
+	MaxTotalSteps int
 	// TaskQueue is the workers' task queue; default "agentree"
 	// (entrystore.DefaultQueue).
 	TaskQueue string
@@ -100,6 +104,9 @@ func (o Options) validate() (*Options, error) {
 	}
 	if o.Executions == nil {
 		o.Executions = aclient.NewClient(o.Temporal, o.Store, o.TaskQueue)
+	}
+	if o.MaxTotalSteps <= 0 {
+		o.MaxTotalSteps = agentsdk.MaxTotalSteps
 	}
 	if o.CapabilityCacheTTL == 0 {
 		o.CapabilityCacheTTL = time.Second

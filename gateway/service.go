@@ -20,6 +20,7 @@ type executor interface {
 	Start(ctx context.Context, req client.StartRequest) (entrystore.Execution, error)
 	Signal(ctx context.Context, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error)
 	Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error)
+	Resume(ctx context.Context, req client.ResumeRequest) (entrystore.Execution, error)
 }
 
 // service implements AgentService. Every method authorizes first, so an
@@ -33,6 +34,8 @@ type service struct {
 	streams *streamer
 	// idempotency configures Idempotency-Key handling (idempotency.go).
 	idempotency idempotencyConfig
+	// maxTotalSteps bounds a run's steps across resumes.
+	maxTotalSteps int
 }
 
 // commitTimeout bounds a start, signal or cancel once it has begun.

@@ -52,6 +52,18 @@ type StartRequest struct {
 	Config       agentsdk.Config
 	UserPrompt   string
 	Metadata     json.RawMessage
+	// ResumedFrom, ResumeLeafID and StepCount make the execution a resume
+	// (see Resume): its first entry continues the tree at ResumeLeafID, an
+	// entry of ResumedFrom, and its step count starts at StepCount.
+	ResumedFrom, ResumeLeafID string
+	StepCount                 int
+}
+
+// startInput is an execution row's input: what its first entry is made
+// of, so the reconciler can write it too.
+type startInput struct {
+	UserPrompt   string `json:"userPrompt"`
+	ResumeLeafID string `json:"resumeLeafId,omitempty"`
 }
 
 // Start creates the execution row (PENDING, config frozen), appends the
@@ -90,10 +102,11 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 	if err != nil {
 		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("client: start: %w", err)
 	}
-	input, _ := json.Marshal(map[string]string{"userPrompt": req.UserPrompt})
+	input, _ := json.Marshal(startInput{UserPrompt: req.UserPrompt, ResumeLeafID: req.ResumeLeafID})
 	ex, err := es.CreateExecution(ctx, entrystore.Execution{
 		ID: req.ExecutionID, OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID,
 		ParentID: req.ParentID, Config: cfg, Input: input, Queue: queue, Metadata: req.Metadata,
+		ResumedFrom: req.ResumedFrom, StepCount: req.StepCount,
 	})
 	if errors.Is(err, entrystore.ErrConflict) && req.ExecutionID != "" {
 		ex, err = es.GetExecution(ctx, req.OrgID, req.ExecutionID)
@@ -107,18 +120,24 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 
 // FirstSegment appends an execution's first user entry — once: its key
 // makes a repeat (a retried start, the reconciler) return the same entry —
-// and returns the input of the execution's first segment.
+// and returns the input of the execution's first segment. A resume's
+// entry continues the tree at the leaf its input names.
 func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execution, prompt string) (SegmentInput, error) {
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, prompt)
 	content, _ := json.Marshal(msg)
+	var in startInput
+	_ = json.Unmarshal(ex.Input, &in)
 	first, _, err := es.AppendEntry(ctx, entrystore.Entry{
-		OrgID: ex.OrgID, ExecutionID: ex.ID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
+		OrgID: ex.OrgID, ExecutionID: ex.ID, ParentID: in.ResumeLeafID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
 		Content: content, IdempotencyKey: ex.ID + "/input",
 	})
 	if err != nil {
 		return SegmentInput{}, fmt.Errorf("client: start: first entry: %w", err)
 	}
-	return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: first.ID}, nil
+	// A resume counts its steps on from the run's total (and its budget
+	// from there).
+	st := agentsdk.State{Steps: ex.StepCount, StepBase: ex.StepCount}
+	return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: first.ID, State: st}, nil
 }
 
 // StartOptions are the workflow options of an execution: its ID is the

@@ -53,7 +53,9 @@ func (s *Store) transition(tr engine.Transition) (engine.Execution, error) {
 	if tr.StopReason != "" {
 		s.exec.StopReason = tr.StopReason
 	}
-	return s.exec, nil
+	out := s.exec
+	out.StepCount = s.steps
+	return out, nil
 }
 
 func (s *Store) AppendCheckpoint(_ context.Context, c engine.Checkpoint) error {

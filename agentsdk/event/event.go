@@ -20,6 +20,7 @@ const (
 	NameCompleted  = "agent.completed"
 	NameFailed     = "agent.failed"
 	NameCancelled  = "agent.cancelled"
+	NamePaused     = "agent.paused"
 
 	NameToken         = "token"
 	NameData          = "data"
@@ -93,6 +94,16 @@ type Cancelled struct {
 	StopReason       string `json:"stopReason,omitempty"`
 }
 
+// Paused ends the stream of an execution that spent its step budget
+// (status PAUSED, seed 001); resume it with POST …/resume.
+type Paused struct {
+	AgentExecutionID string `json:"agentExecutionId"`
+	Status           string `json:"status"`
+	StopReason       string `json:"stopReason,omitempty"`
+	// Steps is the execution's step count, across resumes.
+	Steps int `json:"steps"`
+}
+
 // Token is answer text as the model streams it. TaskExecutionID names the
 // model call; consecutive tokens of one call may arrive joined.
 type Token struct {
@@ -149,6 +160,7 @@ func (Checkpoint) Name() string    { return NameCheckpoint }
 func (Completed) Name() string     { return NameCompleted }
 func (Failed) Name() string        { return NameFailed }
 func (Cancelled) Name() string     { return NameCancelled }
+func (Paused) Name() string        { return NamePaused }
 func (Token) Name() string         { return NameToken }
 func (Data) Name() string          { return NameData }
 func (TaskStarted) Name() string   { return NameTaskStarted }
@@ -159,14 +171,14 @@ func (StreamError) Name() string   { return NameStreamError }
 // Terminal reports whether an event of that name ends its execution's
 // stream.
 func Terminal(name string) bool {
-	return name == NameCompleted || name == NameFailed || name == NameCancelled
+	return name == NameCompleted || name == NameFailed || name == NameCancelled || name == NamePaused
 }
 
 // Lifecycle reports whether an event of that name is an agent lifecycle
 // event (sent by the non-consolidated stream too).
 func Lifecycle(name string) bool {
 	switch name {
-	case NameStarted, NameResumed, NameWaiting, NameCheckpoint, NameCompleted, NameFailed, NameCancelled:
+	case NameStarted, NameResumed, NameWaiting, NameCheckpoint, NameCompleted, NameFailed, NameCancelled, NamePaused:
 		return true
 	}
 	return false
@@ -190,6 +202,8 @@ func New(name string) (Event, bool) {
 		return &Failed{}, true
 	case NameCancelled:
 		return &Cancelled{}, true
+	case NamePaused:
+		return &Paused{}, true
 	case NameToken:
 		return &Token{}, true
 	case NameData:

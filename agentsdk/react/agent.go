@@ -15,7 +15,12 @@ const (
 	StopFinalAnswer  = "end_turn"
 	StopMaxTurns     = "max_turns"
 	StopLoopDetected = "loop_detected"
+	// StopMaxSteps: the execution spent its step budget and is PAUSED.
+	StopMaxSteps = "max_steps"
 )
+
+// stepBudget is the change that pauses an execution at config.maxSteps.
+const stepBudget = "react.step-budget"
 
 // Options configure the agent; the zero value is the default agent.
 type Options struct {
@@ -167,6 +172,11 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 		digest, repeats = after[stop].digest, after[stop].repeats
 	}
 	st.ToolsOf, st.ToolsDone, st.Decided = "", 0, nil
+	if stop < 0 && cfg.MaxSteps > 0 && st.Steps-st.StepBase >= cfg.MaxSteps && ctx.Version(stepBudget, 1) != agentsdk.DefaultVersion {
+		// The budget is spent: pause before the next model call, every
+		// call of this answer answered, so a resume starts cleanly.
+		return agentsdk.Pause(StopMaxSteps), nil
+	}
 	if stop >= 0 {
 		st.LastToolDigest, st.ToolRepeats = digest, repeats
 		for _, skipped := range calls[stop:] {

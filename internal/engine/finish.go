@@ -158,6 +158,8 @@ func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) 
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Failed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason, Error: ex.Error})
 	case StatusCancelled:
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Cancelled{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
+	case StatusPaused:
+		o.publish(ctx, in.OrgID, in.ExecutionID, event.Paused{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason, Steps: ex.StepCount})
 	}
 	return out, nil
 }

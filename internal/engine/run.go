@@ -103,6 +103,8 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 			seg.advance()
 		case agentsdk.OutcomeFail:
 			return r.finish(StatusFailed, "failed", outcome.Reason)
+		case agentsdk.OutcomePause:
+			return r.finish(StatusPaused, outcome.Reason, "")
 		default:
 			return r.finish(StatusFailed, "error", fmt.Sprintf("agent %s returned unknown outcome %q", r.agent.Kind(), outcome.Kind))
 		}

@@ -21,11 +21,12 @@ const (
 	StatusCompleted  Status = "COMPLETED"
 	StatusFailed     Status = "FAILED"
 	StatusCancelled  Status = "CANCELLED"
+	StatusPaused     Status = "PAUSED"
 )
 
 // Terminal reports whether s ends the execution.
 func (s Status) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled || s == StatusPaused
 }
 
 // Execution is what the engine reads of an execution row.
@@ -34,6 +35,9 @@ type Execution struct {
 	Status     Status
 	StopReason string
 	Error      string
+	// StepCount is the execution's step count (across resumes), as
+	// Transition returns it.
+	StepCount int
 }
 
 // Transition is a status change and what comes with it. Empty Error and

@@ -853,7 +853,8 @@ type AgentExecution struct {
 	ResumedFrom string `protobuf:"bytes,5,opt,name=resumed_from,json=resumedFrom,proto3" json:"resumed_from,omitempty"`
 	// The agent kind (workflow type).
 	Kind string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
-	// PENDING, RUNNING, WAITING, CANCELLING, COMPLETED, FAILED or CANCELLED.
+	// PENDING, RUNNING, WAITING, CANCELLING, COMPLETED, FAILED, CANCELLED or
+	// PAUSED (its step budget spent; see ResumeAgentExecution).
 	Status string `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
 	// The frozen configuration (systemPrompt, models, tools, mode, ...).
 	Config *structpb.Struct `protobuf:"bytes,8,opt,name=config,proto3" json:"config,omitempty"`
@@ -878,7 +879,17 @@ type AgentExecution struct {
 	// When it first ran.
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	// When it ended.
-	CompletedAt   *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	CompletedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	// The answer's first line, shortened, once it has completed (seed 001's
+	// summary).
+	Summary string `protobuf:"bytes,20,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Why it failed, when it did (the same as error; seed 001's name).
+	ErrorMessage string `protobuf:"bytes,21,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// Its step budget (config.maxSteps; 0: none).
+	MaxSteps int32 `protobuf:"varint,22,opt,name=max_steps,json=maxSteps,proto3" json:"max_steps,omitempty"`
+	// From start to end (or to now while it runs), in milliseconds; 0
+	// before it starts.
+	DurationMs    int64 `protobuf:"varint,23,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1044,6 +1055,34 @@ func (x *AgentExecution) GetCompletedAt() *timestamppb.Timestamp {
 		return x.CompletedAt
 	}
 	return nil
+}
+
+func (x *AgentExecution) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetMaxSteps() int32 {
+	if x != nil {
+		return x.MaxSteps
+	}
+	return 0
+}
+
+func (x *AgentExecution) GetDurationMs() int64 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
 }
 
 // CreateAgentExecutionRequest starts an execution. Give
@@ -1688,6 +1727,7 @@ type StreamEvent struct {
 	//	*StreamEvent_TaskCompleted
 	//	*StreamEvent_TaskFailed
 	//	*StreamEvent_StreamError
+	//	*StreamEvent_AgentPaused
 	Payload       isStreamEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1868,6 +1908,15 @@ func (x *StreamEvent) GetStreamError() *StreamErrorEvent {
 	return nil
 }
 
+func (x *StreamEvent) GetAgentPaused() *AgentPausedEvent {
+	if x != nil {
+		if x, ok := x.Payload.(*StreamEvent_AgentPaused); ok {
+			return x.AgentPaused
+		}
+	}
+	return nil
+}
+
 type isStreamEvent_Payload interface {
 	isStreamEvent_Payload()
 }
@@ -1937,6 +1986,11 @@ type StreamEvent_StreamError struct {
 	StreamError *StreamErrorEvent `protobuf:"bytes,22,opt,name=stream_error,json=streamError,proto3,oneof"`
 }
 
+type StreamEvent_AgentPaused struct {
+	// agent.paused
+	AgentPaused *AgentPausedEvent `protobuf:"bytes,23,opt,name=agent_paused,json=agentPaused,proto3,oneof"`
+}
+
 func (*StreamEvent_AgentStarted) isStreamEvent_Payload() {}
 
 func (*StreamEvent_AgentResumed) isStreamEvent_Payload() {}
@@ -1962,6 +2016,8 @@ func (*StreamEvent_TaskCompleted) isStreamEvent_Payload() {}
 func (*StreamEvent_TaskFailed) isStreamEvent_Payload() {}
 
 func (*StreamEvent_StreamError) isStreamEvent_Payload() {}
+
+func (*StreamEvent_AgentPaused) isStreamEvent_Payload() {}
 
 // AgentStartedEvent (agent.started): the execution began running.
 type AgentStartedEvent struct {
@@ -2484,6 +2540,80 @@ func (x *AgentCancelledEvent) GetStopReason() string {
 	return ""
 }
 
+// AgentPausedEvent (agent.paused): the execution spent its step budget and
+// is PAUSED; it ends the stream. Resume it with ResumeAgentExecution.
+type AgentPausedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's ID.
+	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
+	// PAUSED.
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// Why it stopped: max_steps.
+	StopReason string `protobuf:"bytes,3,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// Its step count, across resumes.
+	Steps         int32 `protobuf:"varint,4,opt,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentPausedEvent) Reset() {
+	*x = AgentPausedEvent{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentPausedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentPausedEvent) ProtoMessage() {}
+
+func (x *AgentPausedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentPausedEvent.ProtoReflect.Descriptor instead.
+func (*AgentPausedEvent) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *AgentPausedEvent) GetAgentExecutionId() string {
+	if x != nil {
+		return x.AgentExecutionId
+	}
+	return ""
+}
+
+func (x *AgentPausedEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *AgentPausedEvent) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *AgentPausedEvent) GetSteps() int32 {
+	if x != nil {
+		return x.Steps
+	}
+	return 0
+}
+
 // TokenEvent (token) is answer text as the model streams it; the tokens of
 // a turn joined are its answer.
 type TokenEvent struct {
@@ -2500,7 +2630,7 @@ type TokenEvent struct {
 
 func (x *TokenEvent) Reset() {
 	*x = TokenEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2642,7 @@ func (x *TokenEvent) String() string {
 func (*TokenEvent) ProtoMessage() {}
 
 func (x *TokenEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2655,7 @@ func (x *TokenEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenEvent.ProtoReflect.Descriptor instead.
 func (*TokenEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TokenEvent) GetAgentExecutionId() string {
@@ -2565,7 +2695,7 @@ type DataEvent struct {
 
 func (x *DataEvent) Reset() {
 	*x = DataEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2577,7 +2707,7 @@ func (x *DataEvent) String() string {
 func (*DataEvent) ProtoMessage() {}
 
 func (x *DataEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2590,7 +2720,7 @@ func (x *DataEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataEvent.ProtoReflect.Descriptor instead.
 func (*DataEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DataEvent) GetAgentExecutionId() string {
@@ -2644,7 +2774,7 @@ type DataPayload struct {
 
 func (x *DataPayload) Reset() {
 	*x = DataPayload{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2656,7 +2786,7 @@ func (x *DataPayload) String() string {
 func (*DataPayload) ProtoMessage() {}
 
 func (x *DataPayload) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2669,7 +2799,7 @@ func (x *DataPayload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataPayload.ProtoReflect.Descriptor instead.
 func (*DataPayload) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DataPayload) GetType() string {
@@ -2743,7 +2873,7 @@ type StreamToolCall struct {
 
 func (x *StreamToolCall) Reset() {
 	*x = StreamToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2755,7 +2885,7 @@ func (x *StreamToolCall) String() string {
 func (*StreamToolCall) ProtoMessage() {}
 
 func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2768,7 +2898,7 @@ func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolCall.ProtoReflect.Descriptor instead.
 func (*StreamToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StreamToolCall) GetId() string {
@@ -2808,7 +2938,7 @@ type StreamToolResult struct {
 
 func (x *StreamToolResult) Reset() {
 	*x = StreamToolResult{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2820,7 +2950,7 @@ func (x *StreamToolResult) String() string {
 func (*StreamToolResult) ProtoMessage() {}
 
 func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2833,7 +2963,7 @@ func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolResult.ProtoReflect.Descriptor instead.
 func (*StreamToolResult) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StreamToolResult) GetIsError() bool {
@@ -2875,7 +3005,7 @@ type TaskStartedEvent struct {
 
 func (x *TaskStartedEvent) Reset() {
 	*x = TaskStartedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2887,7 +3017,7 @@ func (x *TaskStartedEvent) String() string {
 func (*TaskStartedEvent) ProtoMessage() {}
 
 func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2900,7 +3030,7 @@ func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStartedEvent.ProtoReflect.Descriptor instead.
 func (*TaskStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *TaskStartedEvent) GetAgentExecutionId() string {
@@ -2947,7 +3077,7 @@ type TaskCompletedEvent struct {
 
 func (x *TaskCompletedEvent) Reset() {
 	*x = TaskCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2959,7 +3089,7 @@ func (x *TaskCompletedEvent) String() string {
 func (*TaskCompletedEvent) ProtoMessage() {}
 
 func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2972,7 +3102,7 @@ func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskCompletedEvent.ProtoReflect.Descriptor instead.
 func (*TaskCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TaskCompletedEvent) GetAgentExecutionId() string {
@@ -3014,7 +3144,7 @@ type TaskFailedEvent struct {
 
 func (x *TaskFailedEvent) Reset() {
 	*x = TaskFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3026,7 +3156,7 @@ func (x *TaskFailedEvent) String() string {
 func (*TaskFailedEvent) ProtoMessage() {}
 
 func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3039,7 +3169,7 @@ func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskFailedEvent.ProtoReflect.Descriptor instead.
 func (*TaskFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TaskFailedEvent) GetAgentExecutionId() string {
@@ -3094,7 +3224,7 @@ type StreamErrorEvent struct {
 
 func (x *StreamErrorEvent) Reset() {
 	*x = StreamErrorEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3106,7 +3236,7 @@ func (x *StreamErrorEvent) String() string {
 func (*StreamErrorEvent) ProtoMessage() {}
 
 func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3119,7 +3249,7 @@ func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamErrorEvent.ProtoReflect.Descriptor instead.
 func (*StreamErrorEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StreamErrorEvent) GetCode() string {
@@ -3174,7 +3304,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3186,7 +3316,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3199,7 +3329,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -3268,7 +3398,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3280,7 +3410,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3293,7 +3423,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListCheckpointsRequest) GetOrg() string {
@@ -3337,7 +3467,7 @@ type ListCheckpointsResponse struct {
 
 func (x *ListCheckpointsResponse) Reset() {
 	*x = ListCheckpointsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3479,7 @@ func (x *ListCheckpointsResponse) String() string {
 func (*ListCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3492,7 @@ func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListCheckpointsResponse) GetCheckpoints() []*Checkpoint {
@@ -3394,7 +3524,7 @@ type GetCheckpointRequest struct {
 
 func (x *GetCheckpointRequest) Reset() {
 	*x = GetCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3406,7 +3536,7 @@ func (x *GetCheckpointRequest) String() string {
 func (*GetCheckpointRequest) ProtoMessage() {}
 
 func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3419,7 +3549,7 @@ func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetCheckpointRequest) GetOrg() string {
@@ -3457,7 +3587,7 @@ type GetLatestCheckpointRequest struct {
 
 func (x *GetLatestCheckpointRequest) Reset() {
 	*x = GetLatestCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3469,7 +3599,7 @@ func (x *GetLatestCheckpointRequest) String() string {
 func (*GetLatestCheckpointRequest) ProtoMessage() {}
 
 func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3482,7 +3612,7 @@ func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLatestCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetLatestCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetLatestCheckpointRequest) GetOrg() string {
@@ -3526,7 +3656,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3538,7 +3668,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3551,7 +3681,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Task) GetId() string {
@@ -3634,7 +3764,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3646,7 +3776,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3659,7 +3789,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListTasksRequest) GetOrg() string {
@@ -3703,7 +3833,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3715,7 +3845,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3728,7 +3858,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -3783,7 +3913,7 @@ type Entry struct {
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3795,7 +3925,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3808,7 +3938,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Entry) GetId() string {
@@ -3912,7 +4042,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3924,7 +4054,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3937,7 +4067,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListEntriesRequest) GetOrg() string {
@@ -3981,7 +4111,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3993,7 +4123,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4006,7 +4136,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -4038,7 +4168,7 @@ type GetEntryRequest struct {
 
 func (x *GetEntryRequest) Reset() {
 	*x = GetEntryRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4050,7 +4180,7 @@ func (x *GetEntryRequest) String() string {
 func (*GetEntryRequest) ProtoMessage() {}
 
 func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4063,7 +4193,7 @@ func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetEntryRequest) GetOrg() string {
@@ -4106,7 +4236,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4118,7 +4248,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4131,7 +4261,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Usage) GetInput() int32 {
@@ -4185,7 +4315,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4197,7 +4327,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4210,7 +4340,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ToolCallRequest) GetId() string {
@@ -4257,7 +4387,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4269,7 +4399,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4282,7 +4412,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ContentBlock) GetType() string {
@@ -4374,7 +4504,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4386,7 +4516,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4399,7 +4529,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Message) GetEntryId() string {
@@ -4518,7 +4648,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4530,7 +4660,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4543,7 +4673,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListMessagesRequest) GetOrg() string {
@@ -4590,7 +4720,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4602,7 +4732,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4615,7 +4745,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -4686,7 +4816,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4698,7 +4828,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4711,7 +4841,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ToolCall) GetId() string {
@@ -4856,7 +4986,7 @@ type ToolApproval struct {
 
 func (x *ToolApproval) Reset() {
 	*x = ToolApproval{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4868,7 +4998,7 @@ func (x *ToolApproval) String() string {
 func (*ToolApproval) ProtoMessage() {}
 
 func (x *ToolApproval) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4881,7 +5011,7 @@ func (x *ToolApproval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolApproval.ProtoReflect.Descriptor instead.
 func (*ToolApproval) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ToolApproval) GetRisk() string {
@@ -4955,7 +5085,7 @@ type DecideToolCallRequest struct {
 
 func (x *DecideToolCallRequest) Reset() {
 	*x = DecideToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4967,7 +5097,7 @@ func (x *DecideToolCallRequest) String() string {
 func (*DecideToolCallRequest) ProtoMessage() {}
 
 func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4980,7 +5110,7 @@ func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideToolCallRequest.ProtoReflect.Descriptor instead.
 func (*DecideToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *DecideToolCallRequest) GetOrg() string {
@@ -5040,7 +5170,7 @@ type DecideToolCallResponse struct {
 
 func (x *DecideToolCallResponse) Reset() {
 	*x = DecideToolCallResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5052,7 +5182,7 @@ func (x *DecideToolCallResponse) String() string {
 func (*DecideToolCallResponse) ProtoMessage() {}
 
 func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5065,7 +5195,7 @@ func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideToolCallResponse.ProtoReflect.Descriptor instead.
 func (*DecideToolCallResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *DecideToolCallResponse) GetSignalId() string {
@@ -5104,7 +5234,7 @@ type ListToolCallsRequest struct {
 
 func (x *ListToolCallsRequest) Reset() {
 	*x = ListToolCallsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5116,7 +5246,7 @@ func (x *ListToolCallsRequest) String() string {
 func (*ListToolCallsRequest) ProtoMessage() {}
 
 func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5129,7 +5259,7 @@ func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolCallsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListToolCallsRequest) GetOrg() string {
@@ -5187,7 +5317,7 @@ type ListToolCallsResponse struct {
 
 func (x *ListToolCallsResponse) Reset() {
 	*x = ListToolCallsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5199,7 +5329,7 @@ func (x *ListToolCallsResponse) String() string {
 func (*ListToolCallsResponse) ProtoMessage() {}
 
 func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5212,7 +5342,7 @@ func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolCallsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListToolCallsResponse) GetToolCalls() []*ToolCall {
@@ -5244,7 +5374,7 @@ type GetToolCallRequest struct {
 
 func (x *GetToolCallRequest) Reset() {
 	*x = GetToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5256,7 +5386,7 @@ func (x *GetToolCallRequest) String() string {
 func (*GetToolCallRequest) ProtoMessage() {}
 
 func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5269,7 +5399,7 @@ func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolCallRequest.ProtoReflect.Descriptor instead.
 func (*GetToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetToolCallRequest) GetOrg() string {
@@ -5304,7 +5434,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5316,7 +5446,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5329,7 +5459,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetCapabilitiesRequest) GetOrg() string {
@@ -5358,7 +5488,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5370,7 +5500,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5383,7 +5513,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
@@ -5438,7 +5568,7 @@ type WorkerCapabilities struct {
 
 func (x *WorkerCapabilities) Reset() {
 	*x = WorkerCapabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5450,7 +5580,7 @@ func (x *WorkerCapabilities) String() string {
 func (*WorkerCapabilities) ProtoMessage() {}
 
 func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5463,7 +5593,7 @@ func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
 func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *WorkerCapabilities) GetIdentity() string {
@@ -5532,7 +5662,7 @@ type ToolCapability struct {
 
 func (x *ToolCapability) Reset() {
 	*x = ToolCapability{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5544,7 +5674,7 @@ func (x *ToolCapability) String() string {
 func (*ToolCapability) ProtoMessage() {}
 
 func (x *ToolCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5557,7 +5687,7 @@ func (x *ToolCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
 func (*ToolCapability) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ToolCapability) GetName() string {
@@ -5606,7 +5736,7 @@ type ModelEndpoint struct {
 
 func (x *ModelEndpoint) Reset() {
 	*x = ModelEndpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5618,7 +5748,7 @@ func (x *ModelEndpoint) String() string {
 func (*ModelEndpoint) ProtoMessage() {}
 
 func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5631,7 +5761,7 @@ func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
 func (*ModelEndpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ModelEndpoint) GetName() string {
@@ -5660,6 +5790,81 @@ func (x *ModelEndpoint) GetTaskQueues() []string {
 		return x.TaskQueues
 	}
 	return nil
+}
+
+// ResumeAgentExecutionRequest resumes a paused execution.
+type ResumeAgentExecutionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The paused execution's ID.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The new session's step budget; 0 keeps the paused one's. Cut to what
+	// is left of the run's 500 steps.
+	MaxSteps int32 `protobuf:"varint,3,opt,name=max_steps,json=maxSteps,proto3" json:"max_steps,omitempty"`
+	// The user message the resume starts with; default "Continue from where
+	// you left off."
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeAgentExecutionRequest) Reset() {
+	*x = ResumeAgentExecutionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeAgentExecutionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeAgentExecutionRequest) ProtoMessage() {}
+
+func (x *ResumeAgentExecutionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeAgentExecutionRequest.ProtoReflect.Descriptor instead.
+func (*ResumeAgentExecutionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *ResumeAgentExecutionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ResumeAgentExecutionRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ResumeAgentExecutionRequest) GetMaxSteps() int32 {
+	if x != nil {
+		return x.MaxSteps
+	}
+	return 0
+}
+
+func (x *ResumeAgentExecutionRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
 }
 
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
@@ -5730,7 +5935,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\x95\x06\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\x92\a\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -5756,7 +5961,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"updated_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x129\n" +
 	"\n" +
 	"started_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12=\n" +
-	"\fcompleted_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\x81\x03\n" +
+	"\fcompleted_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\x12\x18\n" +
+	"\asummary\x18\x14 \x01(\tR\asummary\x12#\n" +
+	"\rerror_message\x18\x15 \x01(\tR\ferrorMessage\x12\x1b\n" +
+	"\tmax_steps\x18\x16 \x01(\x05R\bmaxSteps\x12\x1f\n" +
+	"\vduration_ms\x18\x17 \x01(\x03R\n" +
+	"durationMs\"\x81\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -5803,7 +6013,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\"\n" +
 	"\rlast_event_id\x18\x03 \x01(\x03R\vlastEventId\x12\"\n" +
-	"\fconsolidated\x18\x04 \x01(\bR\fconsolidated\"\xf4\a\n" +
+	"\fconsolidated\x18\x04 \x01(\bR\fconsolidated\"\xb8\b\n" +
 	"\vStreamEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
 	"\x05event\x18\x02 \x01(\tR\x05event\x129\n" +
@@ -5823,7 +6033,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x0etask_completed\x18\x14 \x01(\v2\x1f.agentree.v1.TaskCompletedEventH\x00R\rtaskCompleted\x12?\n" +
 	"\vtask_failed\x18\x15 \x01(\v2\x1c.agentree.v1.TaskFailedEventH\x00R\n" +
 	"taskFailed\x12B\n" +
-	"\fstream_error\x18\x16 \x01(\v2\x1d.agentree.v1.StreamErrorEventH\x00R\vstreamErrorB\t\n" +
+	"\fstream_error\x18\x16 \x01(\v2\x1d.agentree.v1.StreamErrorEventH\x00R\vstreamError\x12B\n" +
+	"\fagent_paused\x18\x17 \x01(\v2\x1d.agentree.v1.AgentPausedEventH\x00R\vagentPausedB\t\n" +
 	"\apayloadJ\x04\b\x03\x10\x04\"Y\n" +
 	"\x11AgentStartedEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
@@ -5860,7 +6071,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
 	"\vstop_reason\x18\x03 \x01(\tR\n" +
-	"stopReason\"z\n" +
+	"stopReason\"\x8f\x01\n" +
+	"\x10AgentPausedEvent\x12,\n" +
+	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
+	"\vstop_reason\x18\x03 \x01(\tR\n" +
+	"stopReason\x12\x14\n" +
+	"\x05steps\x18\x04 \x01(\x05R\x05steps\"z\n" +
 	"\n" +
 	"TokenEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
@@ -6130,7 +6347,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06models\x18\x03 \x03(\tR\x06models\x12\x1f\n" +
 	"\vtask_queues\x18\x04 \x03(\tR\n" +
-	"taskQueues2\xd9\x0f\n" +
+	"taskQueues\"v\n" +
+	"\x1bResumeAgentExecutionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1b\n" +
+	"\tmax_steps\x18\x03 \x01(\x05R\bmaxSteps\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage2\xb8\x10\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -6140,7 +6362,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x14CreateAgentExecution\x12(.agentree.v1.CreateAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12h\n" +
 	"\x13ListAgentExecutions\x12'.agentree.v1.ListAgentExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12W\n" +
 	"\x11GetAgentExecution\x12%.agentree.v1.GetAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12]\n" +
-	"\x14CancelAgentExecution\x12(.agentree.v1.CancelAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12k\n" +
+	"\x14CancelAgentExecution\x12(.agentree.v1.CancelAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12]\n" +
+	"\x14ResumeAgentExecution\x12(.agentree.v1.ResumeAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12k\n" +
 	"\x14SignalAgentExecution\x12(.agentree.v1.SignalAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12\\\n" +
 	"\x14StreamAgentExecution\x12(.agentree.v1.StreamAgentExecutionRequest\x1a\x18.agentree.v1.StreamEvent0\x01\x12\\\n" +
 	"\x0fListCheckpoints\x12#.agentree.v1.ListCheckpointsRequest\x1a$.agentree.v1.ListCheckpointsResponse\x12K\n" +
@@ -6167,7 +6390,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -6197,76 +6420,78 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*AgentCompletedEvent)(nil),           // 25: agentree.v1.AgentCompletedEvent
 	(*AgentFailedEvent)(nil),              // 26: agentree.v1.AgentFailedEvent
 	(*AgentCancelledEvent)(nil),           // 27: agentree.v1.AgentCancelledEvent
-	(*TokenEvent)(nil),                    // 28: agentree.v1.TokenEvent
-	(*DataEvent)(nil),                     // 29: agentree.v1.DataEvent
-	(*DataPayload)(nil),                   // 30: agentree.v1.DataPayload
-	(*StreamToolCall)(nil),                // 31: agentree.v1.StreamToolCall
-	(*StreamToolResult)(nil),              // 32: agentree.v1.StreamToolResult
-	(*TaskStartedEvent)(nil),              // 33: agentree.v1.TaskStartedEvent
-	(*TaskCompletedEvent)(nil),            // 34: agentree.v1.TaskCompletedEvent
-	(*TaskFailedEvent)(nil),               // 35: agentree.v1.TaskFailedEvent
-	(*StreamErrorEvent)(nil),              // 36: agentree.v1.StreamErrorEvent
-	(*Checkpoint)(nil),                    // 37: agentree.v1.Checkpoint
-	(*ListCheckpointsRequest)(nil),        // 38: agentree.v1.ListCheckpointsRequest
-	(*ListCheckpointsResponse)(nil),       // 39: agentree.v1.ListCheckpointsResponse
-	(*GetCheckpointRequest)(nil),          // 40: agentree.v1.GetCheckpointRequest
-	(*GetLatestCheckpointRequest)(nil),    // 41: agentree.v1.GetLatestCheckpointRequest
-	(*Task)(nil),                          // 42: agentree.v1.Task
-	(*ListTasksRequest)(nil),              // 43: agentree.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 44: agentree.v1.ListTasksResponse
-	(*Entry)(nil),                         // 45: agentree.v1.Entry
-	(*ListEntriesRequest)(nil),            // 46: agentree.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),           // 47: agentree.v1.ListEntriesResponse
-	(*GetEntryRequest)(nil),               // 48: agentree.v1.GetEntryRequest
-	(*Usage)(nil),                         // 49: agentree.v1.Usage
-	(*ToolCallRequest)(nil),               // 50: agentree.v1.ToolCallRequest
-	(*ContentBlock)(nil),                  // 51: agentree.v1.ContentBlock
-	(*Message)(nil),                       // 52: agentree.v1.Message
-	(*ListMessagesRequest)(nil),           // 53: agentree.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 54: agentree.v1.ListMessagesResponse
-	(*ToolCall)(nil),                      // 55: agentree.v1.ToolCall
-	(*ToolApproval)(nil),                  // 56: agentree.v1.ToolApproval
-	(*DecideToolCallRequest)(nil),         // 57: agentree.v1.DecideToolCallRequest
-	(*DecideToolCallResponse)(nil),        // 58: agentree.v1.DecideToolCallResponse
-	(*ListToolCallsRequest)(nil),          // 59: agentree.v1.ListToolCallsRequest
-	(*ListToolCallsResponse)(nil),         // 60: agentree.v1.ListToolCallsResponse
-	(*GetToolCallRequest)(nil),            // 61: agentree.v1.GetToolCallRequest
-	(*GetCapabilitiesRequest)(nil),        // 62: agentree.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),                  // 63: agentree.v1.Capabilities
-	(*WorkerCapabilities)(nil),            // 64: agentree.v1.WorkerCapabilities
-	(*ToolCapability)(nil),                // 65: agentree.v1.ToolCapability
-	(*ModelEndpoint)(nil),                 // 66: agentree.v1.ModelEndpoint
-	(*structpb.Struct)(nil),               // 67: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 68: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 69: google.protobuf.Value
+	(*AgentPausedEvent)(nil),              // 28: agentree.v1.AgentPausedEvent
+	(*TokenEvent)(nil),                    // 29: agentree.v1.TokenEvent
+	(*DataEvent)(nil),                     // 30: agentree.v1.DataEvent
+	(*DataPayload)(nil),                   // 31: agentree.v1.DataPayload
+	(*StreamToolCall)(nil),                // 32: agentree.v1.StreamToolCall
+	(*StreamToolResult)(nil),              // 33: agentree.v1.StreamToolResult
+	(*TaskStartedEvent)(nil),              // 34: agentree.v1.TaskStartedEvent
+	(*TaskCompletedEvent)(nil),            // 35: agentree.v1.TaskCompletedEvent
+	(*TaskFailedEvent)(nil),               // 36: agentree.v1.TaskFailedEvent
+	(*StreamErrorEvent)(nil),              // 37: agentree.v1.StreamErrorEvent
+	(*Checkpoint)(nil),                    // 38: agentree.v1.Checkpoint
+	(*ListCheckpointsRequest)(nil),        // 39: agentree.v1.ListCheckpointsRequest
+	(*ListCheckpointsResponse)(nil),       // 40: agentree.v1.ListCheckpointsResponse
+	(*GetCheckpointRequest)(nil),          // 41: agentree.v1.GetCheckpointRequest
+	(*GetLatestCheckpointRequest)(nil),    // 42: agentree.v1.GetLatestCheckpointRequest
+	(*Task)(nil),                          // 43: agentree.v1.Task
+	(*ListTasksRequest)(nil),              // 44: agentree.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 45: agentree.v1.ListTasksResponse
+	(*Entry)(nil),                         // 46: agentree.v1.Entry
+	(*ListEntriesRequest)(nil),            // 47: agentree.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),           // 48: agentree.v1.ListEntriesResponse
+	(*GetEntryRequest)(nil),               // 49: agentree.v1.GetEntryRequest
+	(*Usage)(nil),                         // 50: agentree.v1.Usage
+	(*ToolCallRequest)(nil),               // 51: agentree.v1.ToolCallRequest
+	(*ContentBlock)(nil),                  // 52: agentree.v1.ContentBlock
+	(*Message)(nil),                       // 53: agentree.v1.Message
+	(*ListMessagesRequest)(nil),           // 54: agentree.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 55: agentree.v1.ListMessagesResponse
+	(*ToolCall)(nil),                      // 56: agentree.v1.ToolCall
+	(*ToolApproval)(nil),                  // 57: agentree.v1.ToolApproval
+	(*DecideToolCallRequest)(nil),         // 58: agentree.v1.DecideToolCallRequest
+	(*DecideToolCallResponse)(nil),        // 59: agentree.v1.DecideToolCallResponse
+	(*ListToolCallsRequest)(nil),          // 60: agentree.v1.ListToolCallsRequest
+	(*ListToolCallsResponse)(nil),         // 61: agentree.v1.ListToolCallsResponse
+	(*GetToolCallRequest)(nil),            // 62: agentree.v1.GetToolCallRequest
+	(*GetCapabilitiesRequest)(nil),        // 63: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 64: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 65: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 66: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 67: agentree.v1.ModelEndpoint
+	(*ResumeAgentExecutionRequest)(nil),   // 68: agentree.v1.ResumeAgentExecutionRequest
+	(*structpb.Struct)(nil),               // 69: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 70: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 71: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	67,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	67,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	68,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	68,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	69,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	69,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	70,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	70,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	67,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	67,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	69,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	69,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	67,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	67,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	67,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	67,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	67,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	67,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	68,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	68,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	68,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	68,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	69,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	69,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	69,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	69,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	69,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	69,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	70,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	70,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	70,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	70,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	67,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	67,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	69,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	69,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	69,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	68,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	71,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	70,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -6274,102 +6499,105 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	25,  // 30: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
 	26,  // 31: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
 	27,  // 32: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	28,  // 33: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	29,  // 34: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	33,  // 35: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	34,  // 36: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	35,  // 37: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	36,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	23,  // 39: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	69,  // 40: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	30,  // 41: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	31,  // 42: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	32,  // 43: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	69,  // 44: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	69,  // 45: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	69,  // 46: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	67,  // 47: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	67,  // 48: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	68,  // 49: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	37,  // 50: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	68,  // 51: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	68,  // 52: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	42,  // 53: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	69,  // 54: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	67,  // 55: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	68,  // 56: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	45,  // 57: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	69,  // 58: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	50,  // 59: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	51,  // 60: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	49,  // 61: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	68,  // 62: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	52,  // 63: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	69,  // 64: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	69,  // 65: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	68,  // 66: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	68,  // 67: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	56,  // 68: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	68,  // 69: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	68,  // 70: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	55,  // 71: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	55,  // 72: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	64,  // 73: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	65,  // 74: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	66,  // 75: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	68,  // 76: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	65,  // 77: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	66,  // 78: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	67,  // 79: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	3,   // 80: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 81: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 82: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 83: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 84: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 85: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 86: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 87: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 88: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	16,  // 89: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 90: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	38,  // 91: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	40,  // 92: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	41,  // 93: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	43,  // 94: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	46,  // 95: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	48,  // 96: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	53,  // 97: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	59,  // 98: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	61,  // 99: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	57,  // 100: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	62,  // 101: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	2,   // 102: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 103: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 104: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 105: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 106: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 107: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 108: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 109: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 110: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 111: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 112: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	39,  // 113: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	37,  // 114: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	37,  // 115: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	44,  // 116: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	47,  // 117: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	45,  // 118: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	54,  // 119: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	60,  // 120: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	55,  // 121: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	58,  // 122: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	63,  // 123: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	102, // [102:124] is the sub-list for method output_type
-	80,  // [80:102] is the sub-list for method input_type
-	80,  // [80:80] is the sub-list for extension type_name
-	80,  // [80:80] is the sub-list for extension extendee
-	0,   // [0:80] is the sub-list for field type_name
+	29,  // 33: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	30,  // 34: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	34,  // 35: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	35,  // 36: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	36,  // 37: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	71,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	71,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	71,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	71,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	69,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	69,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	70,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	70,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	70,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	71,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	69,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	70,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	71,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	70,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	71,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	71,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	70,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	70,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	70,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	70,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	70,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	69,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	3,   // 81: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 82: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 83: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 84: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 85: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 86: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 87: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 88: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 89: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	68,  // 90: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	16,  // 91: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 92: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	39,  // 93: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	41,  // 94: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	42,  // 95: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	44,  // 96: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	47,  // 97: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	49,  // 98: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	54,  // 99: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	60,  // 100: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	62,  // 101: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58,  // 102: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	63,  // 103: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	2,   // 104: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 105: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 106: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 107: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 108: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 109: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 110: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 111: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 112: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 113: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 114: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 115: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	40,  // 116: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	38,  // 117: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	38,  // 118: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	45,  // 119: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	48,  // 120: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	46,  // 121: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	55,  // 122: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	61,  // 123: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	56,  // 124: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59,  // 125: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	64,  // 126: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	104, // [104:127] is the sub-list for method output_type
+	81,  // [81:104] is the sub-list for method input_type
+	81,  // [81:81] is the sub-list for extension type_name
+	81,  // [81:81] is the sub-list for extension extendee
+	0,   // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -6391,6 +6619,7 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_TaskCompleted)(nil),
 		(*StreamEvent_TaskFailed)(nil),
 		(*StreamEvent_StreamError)(nil),
+		(*StreamEvent_AgentPaused)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -6398,7 +6627,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   67,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,7 @@ const (
 	AgentService_ListAgentExecutions_FullMethodName   = "/agentree.v1.AgentService/ListAgentExecutions"
 	AgentService_GetAgentExecution_FullMethodName     = "/agentree.v1.AgentService/GetAgentExecution"
 	AgentService_CancelAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CancelAgentExecution"
+	AgentService_ResumeAgentExecution_FullMethodName  = "/agentree.v1.AgentService/ResumeAgentExecution"
 	AgentService_SignalAgentExecution_FullMethodName  = "/agentree.v1.AgentService/SignalAgentExecution"
 	AgentService_StreamAgentExecution_FullMethodName  = "/agentree.v1.AgentService/StreamAgentExecution"
 	AgentService_ListCheckpoints_FullMethodName       = "/agentree.v1.AgentService/ListCheckpoints"
@@ -92,6 +93,13 @@ type AgentServiceClient interface {
 	// CANCELLING, then CANCELLED once its running tool has stopped. Cancelling
 	// an ended execution is a 409.
 	CancelAgentExecution(ctx context.Context, in *CancelAgentExecutionRequest, opts ...grpc.CallOption) (*AgentExecution, error)
+	// ResumeAgentExecution continues a PAUSED execution (one that spent its
+	// step budget, config.maxSteps) as a new execution: resumedFrom set, the
+	// same conversation tree from the paused leaf (shared, not copied), the
+	// message as its next user input, a fresh budget and a step count that
+	// goes on from the paused total. An execution that is not PAUSED, was
+	// resumed already, or has taken its run's 500 steps is a 409.
+	ResumeAgentExecution(ctx context.Context, in *ResumeAgentExecutionRequest, opts ...grpc.CallOption) (*AgentExecution, error)
 	// SignalAgentExecution sends a signal, such as a follow-up user message
 	// (`userMessage` with `{"text": "..."}`). An ended execution answers 409;
 	// an unknown signal name 400.
@@ -230,6 +238,16 @@ func (c *agentServiceClient) CancelAgentExecution(ctx context.Context, in *Cance
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AgentExecution)
 	err := c.cc.Invoke(ctx, AgentService_CancelAgentExecution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ResumeAgentExecution(ctx context.Context, in *ResumeAgentExecutionRequest, opts ...grpc.CallOption) (*AgentExecution, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AgentExecution)
+	err := c.cc.Invoke(ctx, AgentService_ResumeAgentExecution_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -421,6 +439,13 @@ type AgentServiceServer interface {
 	// CANCELLING, then CANCELLED once its running tool has stopped. Cancelling
 	// an ended execution is a 409.
 	CancelAgentExecution(context.Context, *CancelAgentExecutionRequest) (*AgentExecution, error)
+	// ResumeAgentExecution continues a PAUSED execution (one that spent its
+	// step budget, config.maxSteps) as a new execution: resumedFrom set, the
+	// same conversation tree from the paused leaf (shared, not copied), the
+	// message as its next user input, a fresh budget and a step count that
+	// goes on from the paused total. An execution that is not PAUSED, was
+	// resumed already, or has taken its run's 500 steps is a 409.
+	ResumeAgentExecution(context.Context, *ResumeAgentExecutionRequest) (*AgentExecution, error)
 	// SignalAgentExecution sends a signal, such as a follow-up user message
 	// (`userMessage` with `{"text": "..."}`). An ended execution answers 409;
 	// an unknown signal name 400.
@@ -501,6 +526,9 @@ func (UnimplementedAgentServiceServer) GetAgentExecution(context.Context, *GetAg
 }
 func (UnimplementedAgentServiceServer) CancelAgentExecution(context.Context, *CancelAgentExecutionRequest) (*AgentExecution, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelAgentExecution not implemented")
+}
+func (UnimplementedAgentServiceServer) ResumeAgentExecution(context.Context, *ResumeAgentExecutionRequest) (*AgentExecution, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeAgentExecution not implemented")
 }
 func (UnimplementedAgentServiceServer) SignalAgentExecution(context.Context, *SignalAgentExecutionRequest) (*SignalAgentExecutionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SignalAgentExecution not implemented")
@@ -720,6 +748,24 @@ func _AgentService_CancelAgentExecution_Handler(srv interface{}, ctx context.Con
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AgentServiceServer).CancelAgentExecution(ctx, req.(*CancelAgentExecutionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ResumeAgentExecution_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeAgentExecutionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ResumeAgentExecution(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ResumeAgentExecution_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ResumeAgentExecution(ctx, req.(*ResumeAgentExecutionRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -993,6 +1039,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelAgentExecution",
 			Handler:    _AgentService_CancelAgentExecution_Handler,
+		},
+		{
+			MethodName: "ResumeAgentExecution",
+			Handler:    _AgentService_ResumeAgentExecution_Handler,
 		},
 		{
 			MethodName: "SignalAgentExecution",
