@@ -33,7 +33,7 @@ func Run(ctx context.Context, opts Options) error {
 		es: o.Store, ex: o.Executions, v: newValidator(o),
 		log:         slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
 		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: idempotencyLease}, maxTotalSteps: o.MaxTotalSteps,
-		streams:     &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing},
+		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing},
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {
