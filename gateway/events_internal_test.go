@@ -24,11 +24,13 @@ func TestStreamEventPayloadsMatchJSON(t *testing.T) {
 	samples := []event.Event{
 		event.Started{AgentExecutionID: "x", Status: "RUNNING"},
 		event.Resumed{AgentExecutionID: "x", Status: "RUNNING"},
-		event.Waiting{AgentExecutionID: "x", Status: "WAITING", Reason: "input"},
+		event.Waiting{AgentExecutionID: "x", Status: "WAITING", Reason: "approval", PendingToolCalls: []event.PendingToolCall{
+			{ToolCallID: "c1", ToolName: "bash", Arguments: args, Risk: "high"}}},
 		event.Checkpoint{AgentExecutionID: "x", Sequence: 3},
 		event.Completed{AgentExecutionID: "x", Status: "COMPLETED", StopReason: "end_turn"},
 		event.Failed{AgentExecutionID: "x", Status: "FAILED", StopReason: "error", Error: "boom"},
 		event.Cancelled{AgentExecutionID: "x", Status: "CANCELLED", StopReason: "cancelled"},
+		event.Paused{AgentExecutionID: "x", Status: "PAUSED", StopReason: "max_steps", Steps: 45},
 		event.Token{AgentExecutionID: "x", TaskExecutionID: "m1", Data: "Hel"},
 		event.Data{AgentExecutionID: "x", TaskExecutionID: "m1", Data: event.Payload{
 			Type: event.TypeToolResult, Text: "thinking", Delta: `{"q`, Stream: "stdout", Output: "out",

@@ -31,9 +31,10 @@ func Run(ctx context.Context, opts Options) error {
 	closing := make(chan struct{})
 	svc := &service{
 		es: o.Store, ex: o.Executions, v: newValidator(o),
-		log:         slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
-		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: idempotencyLease}, maxTotalSteps: o.MaxTotalSteps,
-		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing},
+		log:           slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
+		idempotency:   idempotencyConfig{ttl: IdempotencyTTL, lease: idempotencyLease},
+		streams:       &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing},
+		maxTotalSteps: o.MaxTotalSteps,
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {
