@@ -90,6 +90,16 @@ func (l localOps) RejectCall(ctx context.Context, in engine.RejectInput) (agents
 	return out, storeError(err)
 }
 
+func (l localOps) PlanSpawn(ctx context.Context, in engine.SpawnInput) (engine.SpawnPlan, error) {
+	out, err := l.ops.PlanSpawn(ctx, in)
+	return out, storeError(err)
+}
+
+func (l localOps) AnswerSpawn(ctx context.Context, in engine.AnswerInput) (agentsdk.ToolResult, error) {
+	out, err := l.ops.AnswerSpawn(ctx, in)
+	return out, storeError(err)
+}
+
 // fn is the local activity function of op.
 func (l localOps) fn(op engine.Op) any {
 	switch op {
@@ -119,6 +129,10 @@ func (l localOps) fn(op engine.Op) any {
 		return l.ApplyDecision
 	case engine.OpRejectCall:
 		return l.RejectCall
+	case engine.OpPlanSpawn:
+		return l.PlanSpawn
+	case engine.OpAnswerSpawn:
+		return l.AnswerSpawn
 	}
 	panic("adapter: unknown store operation " + string(op))
 }

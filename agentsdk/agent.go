@@ -86,6 +86,14 @@ type Context interface {
 	// tells the model the person's reason; the call never runs.
 	RejectCall(assistantID string, call ToolCallRef) (*ToolResult, error)
 
+	// SpawnAgents answers a spawn_agents call of the assistant entry: it
+	// starts the sub-agents it asks for as child executions, waits for
+	// them (durably: a worker kill or restart resumes the wait, and never
+	// starts a child twice) and appends the call's result — their answers
+	// — with an agent_result entry per child. Their usage is added to
+	// State().Usage.
+	SpawnAgents(assistantID string, call ToolCallRef) (*ToolResult, error)
+
 	// StreamData publishes a data event to the execution's live stream.
 	StreamData(v any) error
 	// Cancelled reports whether cancellation was requested.

@@ -51,3 +51,13 @@ func (s *service) ResumeAgentExecution(ctx context.Context, req *pb.ResumeAgentE
 	}
 	return toExecution(out), nil
 }
+
+// ListChildExecutions lists the executions whose parent is the one named.
+func (s *service) ListChildExecutions(ctx context.Context, req *pb.ListChildExecutionsRequest) (*pb.ListAgentExecutionsResponse, error) {
+	ex, err := s.execution(ctx, req.GetOrg(), req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	return s.ListAgentExecutions(ctx, &pb.ListAgentExecutionsRequest{Org: req.GetOrg(), ParentId: ex.ID,
+		PageSize: req.GetPageSize(), Cursor: req.GetCursor()})
+}

@@ -104,6 +104,10 @@ func (p *memPort) Local(op engine.Op, in any, out any) error {
 		res, err = call(ctx, in, p.ops.ApplyDecision)
 	case engine.OpRejectCall:
 		res, err = call(ctx, in, p.ops.RejectCall)
+	case engine.OpPlanSpawn:
+		res, err = call(ctx, in, p.ops.PlanSpawn)
+	case engine.OpAnswerSpawn:
+		res, err = call(ctx, in, p.ops.AnswerSpawn)
 	case engine.OpPublish:
 		res, err = call(ctx, in, func(ctx context.Context, in engine.PublishInput) (any, error) {
 			return nil, p.ops.Publish(ctx, in)
@@ -213,6 +217,12 @@ func (p *memPort) Room() (int, int) { return 1 << 30, 1 << 30 }
 
 // Version is always the newest: nothing was recorded before.
 func (p *memPort) Version(_ string, maxSupported int) int { return maxSupported }
+
+// RunChildren: the in-memory runtime runs one execution; sub-agents need
+// the Temporal plugin.
+func (p *memPort) RunChildren(string, string, []engine.ChildStart, bool) ([]engine.ChildOutcome, error) {
+	return nil, fmt.Errorf("%w: sub-agents (spawn_agents) need the Temporal runtime; agenttest runs one execution", agentsdk.ErrInvalidInput)
+}
 
 func (p *memPort) RunTask(name string, input any, output any) error {
 	fn, ok := p.x.opts.Tasks[name]

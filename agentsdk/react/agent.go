@@ -143,14 +143,21 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 			return derefOutcome(out), err
 		}
 		answered := n
-		if !(n == 1 && st.Decided[run[done].ID] == agentsdk.DecisionReject) {
+		switch {
+		case n == 1 && st.Decided[run[done].ID] == agentsdk.DecisionReject:
+			if _, err := ctx.RejectCall(assistant.ID, run[done]); err != nil {
+				return agentsdk.Outcome{}, err
+			}
+		case n == 1 && isSpawn(ctx, run[done]):
+			if _, err := ctx.SpawnAgents(assistant.ID, run[done]); err != nil {
+				return agentsdk.Outcome{}, err
+			}
+		default:
 			results, err := ctx.RunTools(assistant.ID, run[done:done+n])
 			if err != nil {
 				return agentsdk.Outcome{}, err
 			}
 			answered = len(results)
-		} else if _, err := ctx.RejectCall(assistant.ID, run[done]); err != nil {
-			return agentsdk.Outcome{}, err
 		}
 		if answered > 0 {
 			st.Steps += answered
@@ -270,6 +277,9 @@ func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, ca
 	if !approvals {
 		return len(calls), nil, nil
 	}
+	if isSpawn(ctx, calls[0]) && !needsDecision(st, calls[0]) {
+		return 1, nil, nil
+	}
 	if needsDecision(st, calls[0]) {
 		var ask []agentsdk.ToolCallRef
 		for _, tc := range calls {
@@ -287,10 +297,20 @@ func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, ca
 		return 1, nil, nil
 	}
 	n := 1
-	for n < len(calls) && !needsDecision(st, calls[n]) && st.Decided[calls[n].ID] == "" {
+	for n < len(calls) && !needsDecision(st, calls[n]) && st.Decided[calls[n].ID] == "" && calls[n].Name != agentsdk.ToolSpawnAgents {
 		n++
 	}
 	return n, nil, nil
+}
+
+// subAgents is the change that answers spawn_agents calls in the workflow
+// (Context.SpawnAgents) rather than as a tool.
+const subAgents = "react.sub-agents"
+
+// isSpawn reports whether tc is a spawn_agents call the agent answers
+// itself.
+func isSpawn(ctx agentsdk.Context, tc agentsdk.ToolCallRef) bool {
+	return tc.Name == agentsdk.ToolSpawnAgents && ctx.Version(subAgents, 1) != agentsdk.DefaultVersion
 }
 
 func derefOutcome(o *agentsdk.Outcome) agentsdk.Outcome {

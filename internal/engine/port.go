@@ -25,6 +25,11 @@ type Port interface {
 	// ExecuteTools runs tool calls at once (step.ExecuteTool each) and
 	// returns their outcomes in order; the first error, if any.
 	ExecuteTools(ins []step.ToolInput) ([]step.ToolOutcome, error)
+	// RunChildren starts the children as child executions of the
+	// execution parentID (once, whatever the replays) and waits for all of
+	// them, or with first for the first to end (the rest are cancelled);
+	// outcomes in the children's order.
+	RunChildren(orgID, parentID string, children []ChildStart, first bool) ([]ChildOutcome, error)
 	// RunTask runs a registered custom task by name.
 	RunTask(name string, input any, output any) error
 
@@ -72,4 +77,7 @@ const (
 	OpDecisions       Op = "Decisions"
 	OpApplyDecision   Op = "ApplyDecision"
 	OpRejectCall      Op = "RejectCall"
+	// Sub-agents.
+	OpPlanSpawn   Op = "PlanSpawn"
+	OpAnswerSpawn Op = "AnswerSpawn"
 )

@@ -134,7 +134,7 @@ func (r *runner) finish(status Status, stopReason, errText string) (Result, *Seg
 		return Result{}, nil, err
 	}
 	return Result{ExecutionID: seg.in.ExecutionID, Status: string(status), StopReason: stopReason, Error: errText,
-		LeafID: seg.leafID(), Text: out.Text}, nil, nil
+		LeafID: seg.leafID(), Text: out.Text, Usage: seg.state.Usage}, nil, nil
 }
 
 // complete ends the execution COMPLETED unless the inbox holds signals the
@@ -157,7 +157,7 @@ func (r *runner) complete(stopReason string) (Result, bool, error) {
 		return Result{}, false, nil
 	}
 	return Result{ExecutionID: seg.in.ExecutionID, Status: string(StatusCompleted), StopReason: stopReason,
-		LeafID: in.LeafID, Text: out.Text}, true, nil
+		LeafID: in.LeafID, Text: out.Text, Usage: seg.state.Usage}, true, nil
 }
 
 // cancelled records CANCELLED, its store operations detached from the

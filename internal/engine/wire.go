@@ -29,4 +29,7 @@ type Result struct {
 	LeafID      string `json:"leafId,omitempty"`
 	// Text is the final answer of a completed execution.
 	Text string `json:"text,omitempty"`
+	// Usage is what the run's last segment counted, by model: the whole
+	// execution's, for a parent to add to its own.
+	Usage agentsdk.UsageTracker `json:"usage,omitempty"`
 }

@@ -21,6 +21,8 @@ import (
 var toolSets = map[string]func(Config) ([]*agentsdk.Tool, error){
 	demo.ToolSet:    func(Config) ([]*agentsdk.Tool, error) { return demo.Tools(), nil },
 	builtin.ToolSet: builtinTools,
+	// subagents: spawn_agents, answered by the agent's workflow.
+	"subagents": func(Config) ([]*agentsdk.Tool, error) { return []*agentsdk.Tool{agentsdk.SpawnAgentsTool()}, nil },
 }
 
 func toolSetNames() []string { return slices.Sorted(maps.Keys(toolSets)) }

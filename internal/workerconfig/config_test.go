@@ -118,7 +118,7 @@ func TestBadFilesNameTheField(t *testing.T) {
 		"scripted with a URL":     {"endpoints:\n  - provider: scripted\n    baseUrl: http://x\n", "endpoints[0]: a scripted endpoint calls no server"},
 		"no models":               {"endpoints:\n  - provider: scripted\n    models: []\n", "endpoints[0].models: an endpoint serves at least one model"},
 		"negative price":          {"endpoints:\n  - provider: openai\n    prices:\n      m: {input: -1}\n", "endpoints[0].prices.m: a price must not be negative"},
-		"unknown tool set":        {"toolSets: [demo, shell]\n", `toolSets[1]: unknown tool set "shell" (known: builtin, demo)`},
+		"unknown tool set":        {"toolSets: [demo, shell]\n", `toolSets[1]: unknown tool set "shell" (known: builtin, demo, subagents)`},
 		"agent without kind":      {"agents:\n  - builtin: react\n", "agents[0].kind: required"},
 		"unknown builtin":         {"agents:\n  - kind: a\n    builtin: planner\n", `agents[0].builtin: "planner" is not a built-in agent`},
 		"duplicate kind":          {"agents:\n  - kind: a\n  - kind: a\n", `agents[1].kind: "a" is used by an earlier agent`},

@@ -32,6 +32,7 @@ const (
 	AgentService_GetAgentExecution_FullMethodName     = "/agentree.v1.AgentService/GetAgentExecution"
 	AgentService_CancelAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CancelAgentExecution"
 	AgentService_ResumeAgentExecution_FullMethodName  = "/agentree.v1.AgentService/ResumeAgentExecution"
+	AgentService_ListChildExecutions_FullMethodName   = "/agentree.v1.AgentService/ListChildExecutions"
 	AgentService_SignalAgentExecution_FullMethodName  = "/agentree.v1.AgentService/SignalAgentExecution"
 	AgentService_StreamAgentExecution_FullMethodName  = "/agentree.v1.AgentService/StreamAgentExecution"
 	AgentService_ListCheckpoints_FullMethodName       = "/agentree.v1.AgentService/ListCheckpoints"
@@ -100,6 +101,9 @@ type AgentServiceClient interface {
 	// goes on from the paused total. An execution that is not PAUSED, was
 	// resumed already, or has taken its run's 500 steps is a 409.
 	ResumeAgentExecution(ctx context.Context, in *ResumeAgentExecutionRequest, opts ...grpc.CallOption) (*AgentExecution, error)
+	// ListChildExecutions lists the sub-agents an execution spawned
+	// (spawn_agents), newest first: the executions whose parentId it is.
+	ListChildExecutions(ctx context.Context, in *ListChildExecutionsRequest, opts ...grpc.CallOption) (*ListAgentExecutionsResponse, error)
 	// SignalAgentExecution sends a signal, such as a follow-up user message
 	// (`userMessage` with `{"text": "..."}`). An ended execution answers 409;
 	// an unknown signal name 400.
@@ -248,6 +252,16 @@ func (c *agentServiceClient) ResumeAgentExecution(ctx context.Context, in *Resum
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AgentExecution)
 	err := c.cc.Invoke(ctx, AgentService_ResumeAgentExecution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListChildExecutions(ctx context.Context, in *ListChildExecutionsRequest, opts ...grpc.CallOption) (*ListAgentExecutionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAgentExecutionsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListChildExecutions_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -446,6 +460,9 @@ type AgentServiceServer interface {
 	// goes on from the paused total. An execution that is not PAUSED, was
 	// resumed already, or has taken its run's 500 steps is a 409.
 	ResumeAgentExecution(context.Context, *ResumeAgentExecutionRequest) (*AgentExecution, error)
+	// ListChildExecutions lists the sub-agents an execution spawned
+	// (spawn_agents), newest first: the executions whose parentId it is.
+	ListChildExecutions(context.Context, *ListChildExecutionsRequest) (*ListAgentExecutionsResponse, error)
 	// SignalAgentExecution sends a signal, such as a follow-up user message
 	// (`userMessage` with `{"text": "..."}`). An ended execution answers 409;
 	// an unknown signal name 400.
@@ -529,6 +546,9 @@ func (UnimplementedAgentServiceServer) CancelAgentExecution(context.Context, *Ca
 }
 func (UnimplementedAgentServiceServer) ResumeAgentExecution(context.Context, *ResumeAgentExecutionRequest) (*AgentExecution, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResumeAgentExecution not implemented")
+}
+func (UnimplementedAgentServiceServer) ListChildExecutions(context.Context, *ListChildExecutionsRequest) (*ListAgentExecutionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListChildExecutions not implemented")
 }
 func (UnimplementedAgentServiceServer) SignalAgentExecution(context.Context, *SignalAgentExecutionRequest) (*SignalAgentExecutionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SignalAgentExecution not implemented")
@@ -766,6 +786,24 @@ func _AgentService_ResumeAgentExecution_Handler(srv interface{}, ctx context.Con
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AgentServiceServer).ResumeAgentExecution(ctx, req.(*ResumeAgentExecutionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListChildExecutions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListChildExecutionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListChildExecutions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListChildExecutions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListChildExecutions(ctx, req.(*ListChildExecutionsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1043,6 +1081,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResumeAgentExecution",
 			Handler:    _AgentService_ResumeAgentExecution_Handler,
+		},
+		{
+			MethodName: "ListChildExecutions",
+			Handler:    _AgentService_ListChildExecutions_Handler,
 		},
 		{
 			MethodName: "SignalAgentExecution",

@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/agentsdk/step"
+)
+
+// Sub-agents (seed 001). A spawn_agents call is answered in three moves:
+// PlanSpawn (a store operation) reads the call and the parent's config and
+// says which children to start, with IDs derived from the call so a replay
+// or a retry names the same ones; the Port starts them as child
+// executions and waits for them; AnswerSpawn appends an agent_result entry
+// per child and the call's tool_result, which holds their answers.
+
+// ChildStart is one child execution to start.
+type ChildStart struct {
+	ExecutionID string
+	Name        string
+	Config      agentsdk.Config
+	Prompt      string
+}
+
+// ChildOutcome is how a child execution ended.
+type ChildOutcome struct {
+	ExecutionID string                `json:"executionId"`
+	Name        string                `json:"name,omitempty"`
+	Status      string                `json:"status"`
+	StopReason  string                `json:"stopReason,omitempty"`
+	Text        string                `json:"text,omitempty"`
+	Error       string                `json:"error,omitempty"`
+	Usage       agentsdk.UsageTracker `json:"usage,omitempty"`
+}
+
+// SpawnInput names a spawn_agents call.
+type SpawnInput struct {
+	OrgID, ExecutionID, AssistantID, ToolCallID string
+}
+
+// SpawnPlan is what a spawn_agents call asks for. Problem, when set, is
+// why it starts nothing: the call is answered with it as an error.
+type SpawnPlan struct {
+	Children  []ChildStart
+	WaitFirst bool
+	Problem   string
+}
+
+// PlanSpawn reads a spawn_agents call and the parent's configuration and
+// returns the children to start: each with the parent's models and tool
+// policy, the tools it asks for among the parent's (never spawn_agents: a
+// sub-agent does not spawn), its own step budget, one-shot.
+func (o *Ops) PlanSpawn(ctx context.Context, in SpawnInput) (SpawnPlan, error) {
+	call, _, err := o.toolCall(ctx, in.OrgID, in.AssistantID, in.ToolCallID)
+	if err != nil {
+		return SpawnPlan{}, err
+	}
+	ex, err := o.Store.Execution(ctx, in.OrgID, in.ExecutionID)
+	if err != nil {
+		return SpawnPlan{}, fmt.Errorf("engine: spawn: %w", err)
+	}
+	parent, err := DecodeConfig(ex.Config)
+	if err != nil {
+		return SpawnPlan{}, err
+	}
+	o.publish(ctx, in.OrgID, in.ExecutionID, event.TaskStarted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID,
+		Kind: call.Name, Arguments: call.Arguments})
+	var args agentsdk.SpawnArgs
+	if err := json.Unmarshal(call.Arguments, &args); err != nil {
+		return SpawnPlan{Problem: fmt.Sprintf("the arguments are not spawn_agents arguments: %v", err)}, nil
+	}
+	if problem := spawnProblem(args, parent); problem != "" {
+		return SpawnPlan{Problem: problem}, nil
+	}
+	plan := SpawnPlan{WaitFirst: args.WaitFor == "first"}
+	for i, a := range args.Agents {
+		cfg := parent
+		cfg.Mode, cfg.MaxSteps = agentsdk.ModeOneShot, a.MaxSteps
+		if cfg.MaxSteps == 0 {
+			cfg.MaxSteps = agentsdk.DefaultSubAgentSteps
+		}
+		if a.SystemPrompt != "" {
+			cfg.SystemPrompt = a.SystemPrompt
+		}
+		cfg.Tools = slices.DeleteFunc(slices.Clone(parent.Tools), func(t string) bool {
+			return t == agentsdk.ToolSpawnAgents || (len(a.Tools) > 0 && !slices.Contains(a.Tools, t))
+		})
+		name := a.Name
+		if name == "" {
+			name = fmt.Sprintf("agent-%d", i+1)
+		}
+		id := uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", in.ExecutionID, call.ID, i)).String()
+		plan.Children = append(plan.Children, ChildStart{ExecutionID: id, Name: name, Config: cfg, Prompt: a.Prompt})
+	}
+	return plan, nil
+}
+
+// spawnProblem says what is wrong with a spawn_agents call, or "".
+func spawnProblem(args agentsdk.SpawnArgs, parent agentsdk.Config) string {
+	switch {
+	case len(args.Agents) == 0:
+		return "agents is empty: give at least one sub-agent"
+	case len(args.Agents) > agentsdk.MaxSpawnAgents:
+		return fmt.Sprintf("%d sub-agents asked for; at most %d per call", len(args.Agents), agentsdk.MaxSpawnAgents)
+	case args.WaitFor != "" && args.WaitFor != "all" && args.WaitFor != "first":
+		return fmt.Sprintf("waitFor must be all or first; got %q", args.WaitFor)
+	}
+	for i, a := range args.Agents {
+		switch {
+		case strings.TrimSpace(a.Prompt) == "":
+			return fmt.Sprintf("agents[%d].prompt is empty", i)
+		case a.MaxSteps < 0 || a.MaxSteps > agentsdk.MaxTotalSteps:
+			return fmt.Sprintf("agents[%d].maxSteps must be from 0 to %d", i, agentsdk.MaxTotalSteps)
+		}
+		for _, t := range a.Tools {
+			if t == agentsdk.ToolSpawnAgents || !slices.Contains(parent.Tools, t) {
+				return fmt.Sprintf("agents[%d].tools: %q is not a tool this agent can give", i, t)
+			}
+		}
+	}
+	return ""
+}
+
+// AnswerInput answers a spawn_agents call under ParentID.
+type AnswerInput struct {
+	OrgID, ExecutionID, AssistantID, ParentID, Key, ToolCallID string
+	StepNumber                                                 int
+	Problem                                                    string
+	Outcomes                                                   []ChildOutcome
+}
+
+// AnswerSpawn appends an agent_result entry per child, then the call's
+// tool_result (their answers, or the problem), in one transaction, keyed;
+// and records the call.
+func (o *Ops) AnswerSpawn(ctx context.Context, in AnswerInput) (agentsdk.ToolResult, error) {
+	call, assistant, err := o.toolCall(ctx, in.OrgID, in.AssistantID, in.ToolCallID)
+	if err != nil {
+		return agentsdk.ToolResult{}, err
+	}
+	var entries []agentsdk.Entry
+	parent := in.ParentID
+	for i, c := range in.Outcomes {
+		b, _ := json.Marshal(c)
+		entries = append(entries, agentsdk.Entry{ExecutionID: in.ExecutionID, ParentID: parent, Type: agentsdk.EntryAgentResult,
+			Content: b, TurnID: assistant.TurnID, IdempotencyKey: fmt.Sprintf("%s/child/%d", in.Key, i)})
+		parent = agentsdk.PrevEntry
+	}
+	text, isError := spawnAnswer(in.Outcomes), false
+	if in.Problem != "" {
+		text, isError = "error: "+in.Problem, true
+	}
+	msg, _ := json.Marshal(agentsdk.ToolResultMessage(call, text, isError))
+	entries = append(entries, agentsdk.Entry{ExecutionID: in.ExecutionID, ParentID: parent, Type: agentsdk.EntryMessage,
+		Role: agentsdk.RoleToolResult, Content: msg, TurnID: assistant.TurnID, IdempotencyKey: in.Key})
+	got, err := o.Store.AppendEntries(ctx, in.OrgID, entries)
+	if err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("engine: spawn: append results: %w", err)
+	}
+	res := got[len(got)-1]
+	status := agentsdk.ToolCompleted
+	if isError {
+		status = agentsdk.ToolError
+	}
+	out, _ := json.Marshal(map[string]any{"text": text, "isError": isError})
+	err = o.Store.RecordToolCall(ctx, agentsdk.ToolCallRecord{
+		OrgID: in.OrgID, ExecutionID: in.ExecutionID, MessageID: in.AssistantID, ResultEntryID: res.ID,
+		ToolCallID: call.ID, ToolName: call.Name, Status: status, Input: call.Arguments, Output: out,
+		OutputSize: int64(len(text)), StepNumber: in.StepNumber,
+	})
+	if err != nil {
+		return agentsdk.ToolResult{}, fmt.Errorf("engine: spawn: record: %w", err)
+	}
+	var ended event.Event = event.TaskCompleted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name}
+	if isError {
+		ended = event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Error: text}
+	}
+	o.publish(ctx, in.OrgID, in.ExecutionID, ended)
+	ref, err := step.Ref(res)
+	if err != nil {
+		return agentsdk.ToolResult{}, err
+	}
+	return agentsdk.ToolResult{Entry: ref, ToolCallID: call.ID, IsError: isError, Preview: ref.Preview}, nil
+}
+
+// spawnAnswer is what the model reads of its sub-agents: each one's name,
+// how it ended and its answer.
+func spawnAnswer(outcomes []ChildOutcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d sub-agent(s) ended.\n", len(outcomes))
+	for _, c := range outcomes {
+		fmt.Fprintf(&b, "\n## %s (%s, execution %s)\n", c.Name, c.Status, c.ExecutionID)
+		switch {
+		case c.Status == string(StatusPaused):
+			b.WriteString("It spent its step budget before answering; it can be resumed.\n")
+		case c.Error != "":
+			b.WriteString("error: " + c.Error + "\n")
+		}
+		if c.Text != "" {
+			b.WriteString(c.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+// SpawnAgents implements agentsdk.Context.
+func (c *segment) SpawnAgents(assistantID string, call agentsdk.ToolCallRef) (*agentsdk.ToolResult, error) {
+	var plan SpawnPlan
+	if err := c.port.Local(OpPlanSpawn, SpawnInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID, ToolCallID: call.ID}, &plan); err != nil {
+		return nil, err
+	}
+	in := AnswerInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
+		ToolCallID: call.ID, StepNumber: c.state.Steps + 1, Problem: plan.Problem}
+	if plan.Problem == "" {
+		outcomes, err := c.port.RunChildren(c.in.OrgID, c.in.ExecutionID, plan.Children, plan.WaitFirst)
+		if err != nil {
+			return nil, err
+		}
+		in.Outcomes = outcomes
+		for _, o := range outcomes {
+			for model, u := range o.Usage {
+				if c.state.Usage == nil {
+					c.state.Usage = agentsdk.UsageTracker{}
+				}
+				c.state.Usage[model] = c.state.Usage[model].Add(u)
+			}
+		}
+	}
+	in.ParentID, in.Key = c.leafID(), c.key()
+	var res agentsdk.ToolResult
+	if err := c.port.Local(OpAnswerSpawn, in, &res); err != nil {
+		return nil, err
+	}
+	c.leaf = &res.Entry
+	return &res, nil
+}
