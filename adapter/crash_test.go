@@ -38,6 +38,9 @@ const (
 	envBlockModel = "AGENTREE_TEST_BLOCK_MODEL"
 	// envAskSlow makes the worker's tool policy ask for the slow tool.
 	envAskSlow = "AGENTREE_TEST_ASK_SLOW"
+	// envSpawn makes the model a parent that spawns two children, each of
+	// which calls the slow tool once.
+	envSpawn = "AGENTREE_TEST_SPAWN"
 )
 
 func TestMain(m *testing.M) {
@@ -81,6 +84,9 @@ func runWorkerProcess() error {
 			return scripted.Turn{Text: "resumed"}
 		})
 	}
+	if os.Getenv(envSpawn) == "1" {
+		model = scripted.New(spawnScript)
+	}
 	model.OnCall = func(turn int, _ agentsdk.ModelRequest) {
 		fmt.Fprintf(logf, "%d\n", turn)
 		_ = logf.Sync()
@@ -100,7 +106,7 @@ func runWorkerProcess() error {
 	})
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
-		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{slow, echoTool()},
+		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{slow, echoTool(), agentsdk.SpawnAgentsTool()},
 		ToolHeartbeatTimeout: 2 * time.Second, ReconcileInterval: -1,
 		ToolPolicy: map[bool]agentsdk.Policies{true: {"slow": agentsdk.PolicyAsk}}[os.Getenv(envAskSlow) == "1"],
 	})
@@ -297,4 +303,62 @@ func TestApprovalSurvivesWorkerKill(t *testing.T) {
 	require.Equal(t, "ana", rec.DecidedBy)
 	require.NotNil(t, rec.ApprovalRequestedAt)
 	require.Equal(t, "user,assistant,tool_result,assistant,tool_result,assistant", roleList(h.path(res.LeafID)))
+}
+
+// spawnScript: the parent ("spawn two") spawns children one and two; a
+// child calls slow, then answers with its prompt; the parent then ends.
+func spawnScript(_ int, req agentsdk.ModelRequest) scripted.Turn {
+	prompt := req.Messages[0].Text()
+	last := req.Messages[len(req.Messages)-1]
+	answered := last.Role == agentsdk.RoleToolResult
+	switch {
+	case prompt == "spawn two" && !answered:
+		return scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "call_spawn", Name: agentsdk.ToolSpawnAgents,
+			Arguments: []byte(`{"agents":[{"name":"one","prompt":"child one"},{"name":"two","prompt":"child two"}]}`)}}}
+	case prompt == "spawn two":
+		return scripted.Turn{Text: "parent done"}
+	case !answered:
+		return scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "s_" + prompt, Name: "slow"}}}
+	}
+	return scripted.Turn{Text: "answered " + prompt}
+}
+
+// TestSpawnSurvivesWorkerKill SIGKILLs the only worker while the children
+// of a spawn_agents call run; a new worker finishes them and the parent,
+// and no child was started twice.
+func TestSpawnSurvivesWorkerKill(t *testing.T) {
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{scripted.New(spawnScript)}}, true)
+	dir := t.TempDir()
+	first := startWorkerProcess(t, h, dir, true, envSpawn+"=1")
+	ex := h.start(agentsdk.Config{Tools: []string{"slow", agentsdk.ToolSpawnAgents}}, "spawn two")
+
+	mark := filepath.Join(dir, "tool.mark")
+	require.Eventually(t, func() bool { _, err := os.Stat(mark); return err == nil }, time.Minute, 5*time.Millisecond, "no child's tool started")
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_, _ = first.Process.Wait()
+
+	startWorkerProcess(t, h, dir, false, envSpawn+"=1")
+	res := h.wait(ex.ID, 3*time.Minute)
+	require.Equal(t, "COMPLETED", res.Status)
+	require.Equal(t, "parent done", res.Text)
+
+	children, _, err := h.es.ListExecutions(context.Background(), h.org.ID, entrystore.ExecutionFilter{ParentID: ex.ID}, entrystore.Page{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, children, 2)
+	for _, c := range children {
+		require.Equal(t, entrystore.StatusCompleted, c.Status)
+	}
+	var initiated int
+	for _, run := range h.runs(ex.ID) {
+		for _, e := range h.history(ex.ID, run.RunID).Events {
+			if e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
+				initiated++
+			}
+		}
+	}
+	require.Equal(t, 2, initiated, "each child started once, across both workers")
+	msgs := h.path(res.LeafID)
+	result := msgs[len(msgs)-2].Text()
+	require.Contains(t, result, "answered child one")
+	require.Contains(t, result, "answered child two")
 }
