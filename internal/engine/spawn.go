@@ -177,6 +177,9 @@ func (o *Ops) AnswerSpawn(ctx context.Context, in AnswerInput) (agentsdk.ToolRes
 	if err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("engine: spawn: record: %w", err)
 	}
+	o.publish(ctx, in.OrgID, in.ExecutionID, event.Data{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID,
+		Data: event.Payload{Type: event.TypeToolResult, ToolCall: &event.ToolCall{ID: call.ID, Name: call.Name},
+			Result: &event.ToolResult{IsError: isError, Preview: agentsdk.Preview(text)}}})
 	var ended event.Event = event.TaskCompleted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name}
 	if isError {
 		ended = event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Error: text}
