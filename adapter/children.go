@@ -25,6 +25,7 @@ func (p *temporalPort) RunChildren(orgID, parentID string, children []engine.Chi
 	for i, c := range children {
 		f, _, err := StartChildAgent(cctx, client.StartRequest{
 			OrgID: orgID, ExecutionID: c.ExecutionID, Kind: kind, ParentID: parentID, Config: c.Config, UserPrompt: c.Prompt,
+			ResumedFrom: c.ResumedFrom, ResumeLeafID: c.ResumeLeafID, StepCount: c.StepCount,
 		})
 		if err != nil {
 			return nil, err

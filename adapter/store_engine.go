@@ -94,6 +94,19 @@ func (s pgStore) ConsumeSignal(ctx context.Context, orgID, signalID string, e ag
 	return toSDKEntry(got), nil
 }
 
+func (s pgStore) ResumeSource(ctx context.Context, orgID, executionID string) (engine.ResumeSource, error) {
+	ex, err := s.es.GetExecution(ctx, orgID, executionID)
+	if err != nil {
+		return engine.ResumeSource{}, engineError(err)
+	}
+	by, err := s.es.ResumedBy(ctx, orgID, executionID)
+	if err != nil {
+		return engine.ResumeSource{}, engineError(err)
+	}
+	return engine.ResumeSource{Status: engine.Status(ex.Status), Config: ex.Config, ParentID: ex.ParentID,
+		LeafID: ex.LeafEntryID, StepCount: ex.StepCount, ResumedBy: by}, nil
+}
+
 func (s pgStore) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error {
 	_, err := s.es.CancelAwaitingToolCalls(ctx, orgID, executionID)
 	return err

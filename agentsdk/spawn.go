@@ -35,6 +35,7 @@ type SubAgent struct {
 	SystemPrompt string   `json:"systemPrompt,omitempty" jsonschema:"its system prompt; default this agent's"`
 	Tools        []string `json:"tools,omitempty" jsonschema:"the tools it may use, among this agent's own (spawn_agents excluded); default all of them"`
 	MaxSteps     int      `json:"maxSteps,omitempty" jsonschema:"its step budget (tool calls); default 20; a sub-agent that spends it pauses"`
+	ResumeRunID  string   `json:"resumeRunId,omitempty" jsonschema:"the execution ID of a paused sub-agent of yours to continue (its conversation goes on; prompt is then its next message, optional) instead of starting a new one"`
 }
 
 // errSpawnInWorkflow: spawn_agents is answered by the agent's workflow; a

@@ -208,3 +208,19 @@ func (s *Store) ListExecutions(ctx context.Context, orgID string, f ExecutionFil
 	es, next := cut(utcAll(es), p.limit(), func(e Execution) keyset { return keyset{T: e.CreatedAt, ID: e.ID} })
 	return es, next, nil
 }
+
+// ResumedBy returns the ID of the execution that resumed id ("" when none
+// has).
+func (s *Store) ResumedBy(ctx context.Context, orgID, id string) (string, error) {
+	op := "resumed by " + id
+	ids, err := readIDs(op, orgID, id)
+	if err != nil {
+		return "", err
+	}
+	var by string
+	err = s.pool.QueryRow(ctx, `SELECT id::text FROM agent_execution WHERE org_id = $1 AND resumed_from = $2`, ids[0], ids[1]).Scan(&by)
+	if errors.Is(err, errNoRows) {
+		return "", nil
+	}
+	return by, wrap(op, err)
+}

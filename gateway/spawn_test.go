@@ -3,7 +3,9 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -160,4 +162,56 @@ func TestSpawnBadArguments(t *testing.T) {
 	require.Contains(t, rec["output"].(map[string]any)["text"], `agents[0].tools: "bash" is not a tool this agent can give`)
 	require.Empty(t, items(t, e.ok(e.keyA, http.MethodGet, base+"/"+id+"/children", nil), "agentExecutions"))
 	e.fails(e.keyA, http.MethodGet, base+"/00000000-0000-0000-0000-000000000000/children", nil, http.StatusNotFound, "not_found")
+}
+
+// TestSpawnResumesAPausedChild: a sub-agent that spends its budget pauses
+// and says so in the parent's result; the parent resumes it with
+// spawn_agents' resumeRunId, and it finishes its work in the same tree.
+func TestSpawnResumesAPausedChild(t *testing.T) {
+	idRE := regexp.MustCompile(`PAUSED, execution ([0-9a-f-]{36})`)
+	model := scripted.New(func(_ int, req agentsdk.ModelRequest) scripted.Turn {
+		last := req.Messages[len(req.Messages)-1]
+		if firstUserText(req) == "Lead" {
+			switch {
+			case !lastIsToolResult(req):
+				return scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "call_spawn", Name: agentsdk.ToolSpawnAgents,
+					Arguments: []byte(`{"agents":[{"name":"w","prompt":"work","maxSteps":1}]}`)}}}
+			case idRE.MatchString(last.Text()):
+				id := idRE.FindStringSubmatch(last.Text())[1]
+				return scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "call_resume", Name: agentsdk.ToolSpawnAgents,
+					Arguments: []byte(`{"agents":[{"name":"w","resumeRunId":"` + id + `","maxSteps":5}]}`)}}}
+			}
+			return scripted.Turn{Text: "done: " + strings.TrimSpace(last.Text()[strings.LastIndex(last.Text(), ")")+1:])}
+		}
+		var results int
+		for _, m := range req.Messages {
+			if m.Role == agentsdk.RoleToolResult {
+				results++
+			}
+		}
+		if results < 2 {
+			return scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: fmt.Sprintf("call_w%d", results), Name: "echo", Arguments: []byte(`{"text":"w"}`)}}}
+		}
+		return scripted.Turn{Text: "worked twice"}
+	})
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{model}, tools: []*agentsdk.Tool{echoTool(), agentsdk.SpawnAgentsTool()}})
+	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
+	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
+		"kind": "react-agent", "userPrompt": "Lead", "models": scriptedModel, "tools": []string{"echo", agentsdk.ToolSpawnAgents},
+	})
+	id := ex["id"].(string)
+	done := e.waitStatus(id, "COMPLETED", 2*time.Minute)
+	require.Equal(t, "done: worked twice", done["summary"])
+
+	children := items(t, e.ok(e.keyA, http.MethodGet, base+"/"+id+"/children", nil), "agentExecutions")
+	require.Len(t, children, 2)
+	resumed, paused := children[0], children[1] // newest first
+	require.Equal(t, "PAUSED", paused["status"])
+	require.EqualValues(t, 1, paused["stepCount"])
+	require.Equal(t, "COMPLETED", resumed["status"])
+	require.Equal(t, paused["id"], resumed["resumedFrom"])
+	require.EqualValues(t, 2, resumed["stepCount"], "steps count on across the resume")
+	calls := e.all(base+"/"+resumed["id"].(string)+"/tool-calls?pageSize=50", "toolCalls")
+	require.Len(t, calls, 1)
+	require.EqualValues(t, 2, calls[0]["stepNumber"])
 }

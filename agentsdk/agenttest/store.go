@@ -182,6 +182,12 @@ func (s *Store) RecordToolCall(_ context.Context, r agentsdk.ToolCallRecord) err
 	return nil
 }
 
+// ResumeSource implements engine.Store: the in-memory store holds one
+// execution, never another to resume.
+func (s *Store) ResumeSource(_ context.Context, _, id string) (engine.ResumeSource, error) {
+	return engine.ResumeSource{}, fmt.Errorf("agenttest: execution %s: %w", id, agentsdk.ErrNotFound)
+}
+
 // CancelAwaitingToolCalls implements engine.Store.
 func (s *Store) CancelAwaitingToolCalls(context.Context, string, string) error {
 	s.mu.Lock()

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,6 +29,10 @@ type ChildStart struct {
 	Name        string
 	Config      agentsdk.Config
 	Prompt      string
+	// A resume of a paused child: the execution it resumes, its leaf and
+	// its step count (see client.Resume).
+	ResumedFrom, ResumeLeafID string
+	StepCount                 int
 }
 
 // ChildOutcome is how a child execution ended.
@@ -81,6 +87,15 @@ func (o *Ops) PlanSpawn(ctx context.Context, in SpawnInput) (SpawnPlan, error) {
 	}
 	plan := SpawnPlan{WaitFirst: args.WaitFor == "first"}
 	for i, a := range args.Agents {
+		id := uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", in.ExecutionID, call.ID, i)).String()
+		if a.ResumeRunID != "" {
+			c, problem, err := o.resumeChild(ctx, in, a, i, id)
+			if err != nil || problem != "" {
+				return SpawnPlan{Problem: problem}, err
+			}
+			plan.Children = append(plan.Children, c)
+			continue
+		}
 		cfg := parent
 		cfg.Mode, cfg.MaxSteps = agentsdk.ModeOneShot, a.MaxSteps
 		if cfg.MaxSteps == 0 {
@@ -96,7 +111,6 @@ func (o *Ops) PlanSpawn(ctx context.Context, in SpawnInput) (SpawnPlan, error) {
 		if name == "" {
 			name = fmt.Sprintf("agent-%d", i+1)
 		}
-		id := uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", in.ExecutionID, call.ID, i)).String()
 		plan.Children = append(plan.Children, ChildStart{ExecutionID: id, Name: name, Config: cfg, Prompt: a.Prompt})
 	}
 	return plan, nil
@@ -114,7 +128,7 @@ func spawnProblem(args agentsdk.SpawnArgs, parent agentsdk.Config) string {
 	}
 	for i, a := range args.Agents {
 		switch {
-		case strings.TrimSpace(a.Prompt) == "":
+		case strings.TrimSpace(a.Prompt) == "" && a.ResumeRunID == "":
 			return fmt.Sprintf("agents[%d].prompt is empty", i)
 		case a.MaxSteps < 0 || a.MaxSteps > agentsdk.MaxTotalSteps:
 			return fmt.Sprintf("agents[%d].maxSteps must be from 0 to %d", i, agentsdk.MaxTotalSteps)
@@ -127,6 +141,42 @@ func spawnProblem(args agentsdk.SpawnArgs, parent agentsdk.Config) string {
 	}
 	return ""
 }
+
+// resumeChild plans the resume of a paused sub-agent of this execution as
+// child id (client.Resume's rules: PAUSED, resumed once, a fresh budget cut
+// to what is left of MaxTotalSteps); problem says why it cannot be.
+func (o *Ops) resumeChild(ctx context.Context, in SpawnInput, a agentsdk.SubAgent, i int, id string) (ChildStart, string, error) {
+	src, err := o.Store.ResumeSource(ctx, in.OrgID, a.ResumeRunID)
+	if errors.Is(err, agentsdk.ErrNotFound) {
+		return ChildStart{}, fmt.Sprintf("agents[%d].resumeRunId: no execution %q", i, a.ResumeRunID), nil
+	}
+	if err != nil {
+		return ChildStart{}, "", fmt.Errorf("engine: spawn: %w", err)
+	}
+	switch left := agentsdk.MaxTotalSteps - src.StepCount; {
+	case src.ParentID != in.ExecutionID:
+		return ChildStart{}, fmt.Sprintf("agents[%d].resumeRunId: %s is not a sub-agent of this execution", i, a.ResumeRunID), nil
+	case src.Status != StatusPaused:
+		return ChildStart{}, fmt.Sprintf("agents[%d].resumeRunId: only paused runs can be resumed; %s is %s", i, a.ResumeRunID, src.Status), nil
+	case src.ResumedBy != "" && src.ResumedBy != id:
+		return ChildStart{}, fmt.Sprintf("agents[%d].resumeRunId: %s was resumed already, by %s", i, a.ResumeRunID, src.ResumedBy), nil
+	case left <= 0:
+		return ChildStart{}, fmt.Sprintf("agents[%d].resumeRunId: %s has taken all %d steps a run may", i, a.ResumeRunID, agentsdk.MaxTotalSteps), nil
+	default:
+		cfg, err := DecodeConfig(src.Config)
+		if err != nil {
+			return ChildStart{}, "", err
+		}
+		cfg.MaxSteps = cmp.Or(a.MaxSteps, agentsdk.DefaultSubAgentSteps)
+		cfg.MaxSteps = min(cfg.MaxSteps, left)
+		name := cmp.Or(a.Name, fmt.Sprintf("agent-%d", i+1))
+		return ChildStart{ExecutionID: id, Name: name, Config: cfg, Prompt: cmp.Or(a.Prompt, continueMessage),
+			ResumedFrom: a.ResumeRunID, ResumeLeafID: src.LeafID, StepCount: src.StepCount}, "", nil
+	}
+}
+
+// continueMessage starts a resumed sub-agent told nothing new.
+const continueMessage = "Continue from where you left off."
 
 // AnswerInput answers a spawn_agents call under ParentID.
 type AnswerInput struct {

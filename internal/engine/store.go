@@ -40,6 +40,17 @@ type Execution struct {
 	StepCount int
 }
 
+// ResumeSource is what resuming an execution needs of it.
+type ResumeSource struct {
+	Status    Status
+	Config    json.RawMessage
+	ParentID  string
+	LeafID    string
+	StepCount int
+	// ResumedBy is the execution that resumed it, if any.
+	ResumedBy string
+}
+
 // Transition is a status change and what comes with it. Empty Error and
 // StopReason and a nil Output leave the stored values alone.
 type Transition struct {
@@ -88,6 +99,9 @@ type Store interface {
 	// holds unconsumed signals of the execution other than known; then it
 	// returns them and changes nothing.
 	CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr Transition) (Execution, []agentsdk.Signal, error)
+	// ResumeSource reads what resuming an execution needs; a missing one
+	// is agentsdk.ErrNotFound.
+	ResumeSource(ctx context.Context, orgID, executionID string) (ResumeSource, error)
 	// CancelAwaitingToolCalls marks the execution's calls still waiting
 	// for approval cancelled: it has ended, and they will never run.
 	CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error
