@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 )
 
 // DefaultMediaType is what content is stored as when the caller names none.
@@ -25,13 +26,18 @@ func (s *Store) PutContent(ctx context.Context, orgID string, data []byte, media
 	if data == nil {
 		data = []byte{}
 	}
-	tag, err := s.pool.Exec(ctx, `
-		INSERT INTO content (org_id, sha256, size, media_type, data) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (org_id, sha256) DO NOTHING`, ids[0], sum[:], len(data), mediaType, data)
-	if err != nil {
+	// A repeat touches the row (at most once a minute), so the pruner's
+	// grace period counts from the last put: see Prune.
+	var created bool
+	err = s.pool.QueryRow(ctx, `
+		INSERT INTO content AS c (org_id, sha256, size, media_type, data) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (org_id, sha256) DO UPDATE SET touched_at = now()
+			WHERE c.touched_at < now() - interval '1 minute'
+		RETURNING (xmax = 0)`, ids[0], sum[:], len(data), mediaType, data).Scan(&created)
+	if err != nil && !errors.Is(err, errNoRows) {
 		return "", false, wrap(op, err)
 	}
-	return hex.EncodeToString(sum[:]), tag.RowsAffected() == 1, nil
+	return hex.EncodeToString(sum[:]), created, nil
 }
 
 // GetContent returns the bytes and media type stored under sha.
