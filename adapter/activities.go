@@ -42,6 +42,8 @@ type Activities struct {
 	modelTimeout time.Duration
 	// modelHeartbeat and toolHeartbeat are how often calls heartbeat.
 	modelHeartbeat, toolHeartbeat time.Duration
+	// retention is the prune's policy for organizations without one.
+	retention entrystore.RetentionPolicy
 }
 
 // CallModel answers the conversation at the input's leaf. See step.CallModel.

@@ -79,6 +79,15 @@ type Options struct {
 	// reconciler touches it, so it never races a live gateway's request;
 	// default 15 seconds.
 	ReconcileGrace time.Duration
+	// PruneEvery, when positive, is how often the prune schedule
+	// (agentree-prune-<queue>, a Temporal Schedule each worker ensures at
+	// start) removes ended executions past their organization's
+	// retention; zero or negative: no schedule (`agentree worker` sets its
+	// configuration's retention.every, default 24 hours).
+	PruneEvery time.Duration
+	// Retention is the policy of organizations that set none; zero is
+	// entrystore.DefaultRetention (30 days, 90 for failed executions).
+	Retention entrystore.RetentionPolicy
 	// RunEvents and RunBytes are a run's history budget: after a
 	// checkpoint, a run whose history has reached either continues as new;
 	// otherwise the next segment runs in the same run. Defaults 40 events
@@ -136,6 +145,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 		},
 		ConfigureWorker: func(_ context.Context, wo worker.PluginConfigureWorkerOptions) error {
 			o.caps.configureWorker(wo)
+			rec.setQueue(wo.WorkerInstanceKey, wo.TaskQueue)
 			return nil
 		},
 		RunContextBefore: func(ctx context.Context, ro temporal.SimplePluginRunContextBeforeOptions) error {
@@ -143,7 +153,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 			if err := o.caps.start(ctx, ro); err != nil {
 				return err
 			}
-			if !ro.WorkflowReplayer && o.ReconcileInterval > 0 {
+			if !ro.WorkflowReplayer && (o.ReconcileInterval > 0 || o.PruneEvery > 0) {
 				return rec.start(ro.InstanceKey, o)
 			}
 			return nil
@@ -240,6 +250,7 @@ func (o Options) validate() (*Options, error) {
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,
 		modelHeartbeat: o.ModelHeartbeatTimeout / 4, toolHeartbeat: o.ToolHeartbeatTimeout / 4,
+		retention: o.Retention,
 	}
 	return &o, nil
 }
@@ -268,6 +279,7 @@ func (o *Options) register(r Registry, activities bool) {
 		sr := &segmentRunner{agent: a, opts: o}
 		r.RegisterWorkflowWithOptions(sr.run, workflow.RegisterOptions{Name: a.Kind()})
 	}
+	r.RegisterWorkflowWithOptions(PruneWorkflow, workflow.RegisterOptions{Name: PruneWorkflowName})
 	if !activities {
 		return
 	}
@@ -275,6 +287,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.RunTool, activity.RegisterOptions{Name: RunToolActivity})
 	r.RegisterActivityWithOptions(o.acts.ExecuteTool, activity.RegisterOptions{Name: ExecuteToolActivity})
 	r.RegisterActivityWithOptions(o.acts.PrepareExecution, activity.RegisterOptions{Name: PrepareExecutionActivity})
+	r.RegisterActivityWithOptions(o.acts.Prune, activity.RegisterOptions{Name: PruneActivityName})
 	for name, fn := range o.Tasks {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -198,6 +198,17 @@ type reconcilers struct {
 	mu      sync.Mutex
 	options *client.Options
 	running map[string]func()
+	// queues are the workers' task queues, by instance key.
+	queues map[string]string
+}
+
+func (rs *reconcilers) setQueue(instance, queue string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.queues == nil {
+		rs.queues = map[string]string{}
+	}
+	rs.queues[instance] = queue
 }
 
 func (rs *reconcilers) setClientOptions(co client.Options) {
@@ -221,9 +232,17 @@ func (rs *reconcilers) start(instance string, o *Options) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	queue := rs.queues[instance]
 	go func() {
 		defer close(done)
-		NewReconciler(tc, o.Store, o.ReconcileGrace, rs.options.Logger).Run(ctx, o.ReconcileInterval)
+		if o.PruneEvery > 0 && queue != "" {
+			if err := ensurePruneSchedule(ctx, tc, queue, o.PruneEvery); err != nil && ctx.Err() == nil && rs.options.Logger != nil {
+				rs.options.Logger.Warn("adapter: prune schedule", "queue", queue, "error", err)
+			}
+		}
+		if o.ReconcileInterval > 0 {
+			NewReconciler(tc, o.Store, o.ReconcileGrace, rs.options.Logger).Run(ctx, o.ReconcileInterval)
+		}
 	}()
 	rs.running[instance] = func() {
 		cancel()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -54,7 +55,8 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	store := entrystore.New(pool)
-	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy})
+	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
+		PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention})
 	if err != nil {
 		pool.Close()
 		return nil, err

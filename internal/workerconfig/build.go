@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/anthropic"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 	"github.com/agentree/agentree/agentsdk/tools/mcp"
+	"github.com/agentree/agentree/entrystore"
 )
 
 // toolSets are the built-in tool sets, by the name a configuration
@@ -35,6 +37,10 @@ type Worker struct {
 	Tools     []*agentsdk.Tool
 	// ToolPolicy is the worker's tool policy (Config.ToolPolicy).
 	ToolPolicy agentsdk.Policies
+	// PruneEvery and Retention are Config.Retention as the plugin takes
+	// them.
+	PruneEvery time.Duration
+	Retention  entrystore.RetentionPolicy
 
 	mcp *mcp.Clients
 }
@@ -55,6 +61,10 @@ func (w Worker) Close() error {
 // its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
 	w := Worker{ToolPolicy: c.ToolPolicy}
+	if r := c.Retention; r.Every != nil {
+		w.PruneEvery = *r.Every
+		w.Retention = entrystore.RetentionPolicy{KeepDays: *r.KeepDays, KeepFailedDays: *r.KeepFailedDays}
+	}
 	for _, a := range c.Agents {
 		w.Agents = append(w.Agents, react.New(react.Options{Kind: a.Kind}))
 	}

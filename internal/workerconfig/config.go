@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -70,6 +71,20 @@ type Config struct {
 	// what an execution's config.toolPolicy says; omitted: each tool's own
 	// default (the builtin set's bash, write_file and edit_file ask).
 	ToolPolicy agentsdk.Policies `yaml:"toolPolicy"`
+	// Retention is how long ended executions are kept and how often the
+	// worker's prune schedule removes the rest.
+	Retention Retention `yaml:"retention"`
+}
+
+// Retention configures pruning (issue 16).
+type Retention struct {
+	// Every is the prune schedule's interval; default 24h; 0s: no schedule.
+	Every *time.Duration `yaml:"every"`
+	// KeepDays and KeepFailedDays are the policy of organizations without
+	// their own (PUT …/retention): days kept after an execution ends;
+	// defaults 30 and 90.
+	KeepDays       *int `yaml:"keepDays"`
+	KeepFailedDays *int `yaml:"keepFailedDays"`
 }
 
 // Endpoint is one named model endpoint.
@@ -277,6 +292,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.MCP = withMCPDefaults(c.MCP, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
+	c.Retention = c.Retention.withDefaults(bad)
 	if len(c.ToolPolicy) == 0 {
 		c.ToolPolicy = nil
 	}
@@ -300,4 +316,24 @@ func defaultEndpoints() []Endpoint {
 		eps = append(eps, Endpoint{Provider: ProviderOpenAI})
 	}
 	return eps
+}
+
+func (r Retention) withDefaults(bad func(string, ...any)) Retention {
+	every, keep, failed := 24*time.Hour, 30, 90
+	if r.Every == nil {
+		r.Every = &every
+	}
+	if r.KeepDays == nil {
+		r.KeepDays = &keep
+	}
+	if r.KeepFailedDays == nil {
+		r.KeepFailedDays = &failed
+	}
+	if *r.Every < 0 {
+		bad("retention.every: must not be negative (0s: no schedule)")
+	}
+	if *r.KeepDays < 0 || *r.KeepFailedDays < 0 {
+		bad("retention: keepDays and keepFailedDays must not be negative")
+	}
+	return r
 }

@@ -21,6 +21,8 @@ func noKeys(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func TestDefaultsRunTheDemo(t *testing.T) {
 	noKeys(t)
 	c := workerconfig.Default()
@@ -33,6 +35,7 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 			Timeout: 2 * time.Minute, MaxTimeout: 10 * time.Minute, OutputLimit: 16 << 20,
 			Env: []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}, Deny: builtin.DefaultDeny,
 		}},
+		Retention: workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
 	}, c)
 
 	w, err := c.Build()
@@ -125,6 +128,7 @@ func TestBadFilesNameTheField(t *testing.T) {
 		"not a list":              {"toolSets: demo\n", "line 1: `demo` is not a list"},
 		"agents not a list":       {"agents: 3\n", "line 1: `3` is not a list"},
 		"price not a number":      {"endpoints:\n  - provider: openai\n    prices: {m: {input: cheap}}\n", "line 3: `cheap` is not a number"},
+		"negative retention":      {"retention: {keepDays: -1}\n", "retention: keepDays and keepFailedDays must not be negative"},
 		"unknown tool policy":     {"toolPolicy: {bash: maybe}\n", `toolPolicy["bash"] must be auto, ask or forbid; got "maybe"`},
 		"bad tool policy glob":    {"toolPolicy: {\"[x\": ask}\n", `toolPolicy["[x"] is not a valid glob`},
 	} {
