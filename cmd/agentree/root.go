@@ -46,7 +46,7 @@ and AGENTREE_API_KEY; ` + "`make run`" + ` prints the dev key.`,
 		SilenceErrors: true,
 	}
 	root.AddGroup(&cobra.Group{ID: "server", Title: "Services:"}, &cobra.Group{ID: "client", Title: "Client commands (over REST):"})
-	for _, c := range []*cobra.Command{migrateCmd(), workerCmd(), gatewayCmd(), devCmd(), keysCmd()} {
+	for _, c := range []*cobra.Command{migrateCmd(), workerCmd(), gatewayCmd(), devCmd(), keysCmd(), pruneCmd()} {
 		c.GroupID = "server"
 		root.AddCommand(c)
 	}
