@@ -5940,6 +5940,193 @@ func (x *ListChildExecutionsRequest) GetCursor() string {
 	return ""
 }
 
+// RetentionPolicy is how long an organization's ended executions are kept:
+// then the prune schedule removes them (entries, checkpoints, tool calls,
+// signals, stream events, unshared content, Temporal histories). Live
+// executions are never removed.
+type RetentionPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Days a COMPLETED, CANCELLED or PAUSED execution is kept after it ends.
+	KeepDays int32 `protobuf:"varint,1,opt,name=keep_days,json=keepDays,proto3" json:"keep_days,omitempty"`
+	// Days a FAILED execution is kept after it ends.
+	KeepFailedDays int32 `protobuf:"varint,2,opt,name=keep_failed_days,json=keepFailedDays,proto3" json:"keep_failed_days,omitempty"`
+	// True when the organization set none: the workers' defaults apply
+	// (these are the gateway's, normally the same).
+	IsDefault bool `protobuf:"varint,3,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
+	// When it was last set.
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetentionPolicy) Reset() {
+	*x = RetentionPolicy{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetentionPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetentionPolicy) ProtoMessage() {}
+
+func (x *RetentionPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetentionPolicy.ProtoReflect.Descriptor instead.
+func (*RetentionPolicy) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *RetentionPolicy) GetKeepDays() int32 {
+	if x != nil {
+		return x.KeepDays
+	}
+	return 0
+}
+
+func (x *RetentionPolicy) GetKeepFailedDays() int32 {
+	if x != nil {
+		return x.KeepFailedDays
+	}
+	return 0
+}
+
+func (x *RetentionPolicy) GetIsDefault() bool {
+	if x != nil {
+		return x.IsDefault
+	}
+	return false
+}
+
+func (x *RetentionPolicy) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// GetRetentionPolicyRequest names an organization.
+type GetRetentionPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org           string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRetentionPolicyRequest) Reset() {
+	*x = GetRetentionPolicyRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRetentionPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRetentionPolicyRequest) ProtoMessage() {}
+
+func (x *GetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRetentionPolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetRetentionPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *GetRetentionPolicyRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+// SetRetentionPolicyRequest sets an organization's retention.
+type SetRetentionPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Days a COMPLETED, CANCELLED or PAUSED execution is kept: 0 to 36500.
+	KeepDays int32 `protobuf:"varint,2,opt,name=keep_days,json=keepDays,proto3" json:"keep_days,omitempty"`
+	// Days a FAILED execution is kept: 0 to 36500.
+	KeepFailedDays int32 `protobuf:"varint,3,opt,name=keep_failed_days,json=keepFailedDays,proto3" json:"keep_failed_days,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SetRetentionPolicyRequest) Reset() {
+	*x = SetRetentionPolicyRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetRetentionPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetRetentionPolicyRequest) ProtoMessage() {}
+
+func (x *SetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetRetentionPolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetRetentionPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *SetRetentionPolicyRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SetRetentionPolicyRequest) GetKeepDays() int32 {
+	if x != nil {
+		return x.KeepDays
+	}
+	return 0
+}
+
+func (x *SetRetentionPolicyRequest) GetKeepFailedDays() int32 {
+	if x != nil {
+		return x.KeepFailedDays
+	}
+	return 0
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -6430,7 +6617,20 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x16\n" +
-	"\x06cursor\x18\x04 \x01(\tR\x06cursor2\xa2\x11\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"\xb2\x01\n" +
+	"\x0fRetentionPolicy\x12\x1b\n" +
+	"\tkeep_days\x18\x01 \x01(\x05R\bkeepDays\x12(\n" +
+	"\x10keep_failed_days\x18\x02 \x01(\x05R\x0ekeepFailedDays\x12\x1d\n" +
+	"\n" +
+	"is_default\x18\x03 \x01(\bR\tisDefault\x129\n" +
+	"\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"-\n" +
+	"\x19GetRetentionPolicyRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\"t\n" +
+	"\x19SetRetentionPolicyRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
+	"\tkeep_days\x18\x02 \x01(\x05R\bkeepDays\x12(\n" +
+	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays2\xda\x12\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -6455,7 +6655,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\rListToolCalls\x12!.agentree.v1.ListToolCallsRequest\x1a\".agentree.v1.ListToolCallsResponse\x12E\n" +
 	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\x12Y\n" +
 	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\x12Q\n" +
-	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.CapabilitiesB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\x12Z\n" +
+	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\x12Z\n" +
+	"\x12SetRetentionPolicy\x12&.agentree.v1.SetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicyB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -6469,7 +6671,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -6541,37 +6743,40 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ModelEndpoint)(nil),                 // 67: agentree.v1.ModelEndpoint
 	(*ResumeAgentExecutionRequest)(nil),   // 68: agentree.v1.ResumeAgentExecutionRequest
 	(*ListChildExecutionsRequest)(nil),    // 69: agentree.v1.ListChildExecutionsRequest
-	(*structpb.Struct)(nil),               // 70: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 71: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 72: google.protobuf.Value
+	(*RetentionPolicy)(nil),               // 70: agentree.v1.RetentionPolicy
+	(*GetRetentionPolicyRequest)(nil),     // 71: agentree.v1.GetRetentionPolicyRequest
+	(*SetRetentionPolicyRequest)(nil),     // 72: agentree.v1.SetRetentionPolicyRequest
+	(*structpb.Struct)(nil),               // 73: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 74: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 75: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	70,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	70,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	71,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	71,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	73,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	73,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	74,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	74,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	70,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	70,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	73,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	73,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	70,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	70,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	70,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	70,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	70,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	70,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	71,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	71,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	71,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	71,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	73,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	73,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	73,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	73,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	73,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	73,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	74,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	74,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	74,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	74,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	70,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	70,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	73,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	73,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	72,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	71,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	75,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	74,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -6587,99 +6792,104 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	72,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	75,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	72,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	72,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	72,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	70,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	70,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	71,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	75,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	75,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	75,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	73,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	73,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	74,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	71,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	71,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	74,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	74,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	72,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	70,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	71,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	75,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	73,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	74,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	72,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	75,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	71,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	74,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	72,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	72,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	71,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	71,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	75,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	75,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	74,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	74,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	71,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	71,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	74,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	74,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	71,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	74,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	70,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	3,   // 81: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 82: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 83: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 84: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 85: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 86: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 87: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 88: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 89: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	68,  // 90: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	69,  // 91: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	16,  // 92: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 93: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	39,  // 94: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	41,  // 95: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	42,  // 96: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	44,  // 97: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	47,  // 98: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	49,  // 99: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	54,  // 100: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	60,  // 101: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	62,  // 102: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58,  // 103: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	63,  // 104: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	2,   // 105: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 106: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 107: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 108: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 109: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 110: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 111: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 112: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 113: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 114: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 115: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 116: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 117: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	40,  // 118: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	38,  // 119: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	38,  // 120: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	45,  // 121: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	48,  // 122: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	46,  // 123: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	55,  // 124: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	61,  // 125: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	56,  // 126: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59,  // 127: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	64,  // 128: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	105, // [105:129] is the sub-list for method output_type
-	81,  // [81:105] is the sub-list for method input_type
-	81,  // [81:81] is the sub-list for extension type_name
-	81,  // [81:81] is the sub-list for extension extendee
-	0,   // [0:81] is the sub-list for field type_name
+	73,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	74,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	3,   // 82: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 83: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 84: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 85: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 86: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 87: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 88: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 89: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 90: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	68,  // 91: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	69,  // 92: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	16,  // 93: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 94: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	39,  // 95: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	41,  // 96: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	42,  // 97: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	44,  // 98: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	47,  // 99: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	49,  // 100: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	54,  // 101: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	60,  // 102: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	62,  // 103: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58,  // 104: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	63,  // 105: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	71,  // 106: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	72,  // 107: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	2,   // 108: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 109: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 110: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 111: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 112: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 113: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 114: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 115: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 116: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 117: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 118: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 119: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 120: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	40,  // 121: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	38,  // 122: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	38,  // 123: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	45,  // 124: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	48,  // 125: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	46,  // 126: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	55,  // 127: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	61,  // 128: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	56,  // 129: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59,  // 130: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	64,  // 131: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	70,  // 132: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	70,  // 133: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	108, // [108:134] is the sub-list for method output_type
+	82,  // [82:108] is the sub-list for method input_type
+	82,  // [82:82] is the sub-list for extension type_name
+	82,  // [82:82] is the sub-list for extension extendee
+	0,   // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -6709,7 +6919,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   70,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

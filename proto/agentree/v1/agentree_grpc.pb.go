@@ -46,6 +46,8 @@ const (
 	AgentService_GetToolCall_FullMethodName           = "/agentree.v1.AgentService/GetToolCall"
 	AgentService_DecideToolCall_FullMethodName        = "/agentree.v1.AgentService/DecideToolCall"
 	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
+	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
+	AgentService_SetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/SetRetentionPolicy"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -148,6 +150,11 @@ type AgentServiceClient interface {
 	// model endpoints, and the union of each over all of them. Executions may
 	// use only these.
 	GetCapabilities(ctx context.Context, in *GetCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error)
+	// GetRetentionPolicy returns how long the organization's ended
+	// executions are kept before the prune schedule removes them.
+	GetRetentionPolicy(ctx context.Context, in *GetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error)
+	// SetRetentionPolicy sets it.
+	SetRetentionPolicy(ctx context.Context, in *SetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error)
 }
 
 type agentServiceClient struct {
@@ -407,6 +414,26 @@ func (c *agentServiceClient) GetCapabilities(ctx context.Context, in *GetCapabil
 	return out, nil
 }
 
+func (c *agentServiceClient) GetRetentionPolicy(ctx context.Context, in *GetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetentionPolicy)
+	err := c.cc.Invoke(ctx, AgentService_GetRetentionPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) SetRetentionPolicy(ctx context.Context, in *SetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetentionPolicy)
+	err := c.cc.Invoke(ctx, AgentService_SetRetentionPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -507,6 +534,11 @@ type AgentServiceServer interface {
 	// model endpoints, and the union of each over all of them. Executions may
 	// use only these.
 	GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error)
+	// GetRetentionPolicy returns how long the organization's ended
+	// executions are kept before the prune schedule removes them.
+	GetRetentionPolicy(context.Context, *GetRetentionPolicyRequest) (*RetentionPolicy, error)
+	// SetRetentionPolicy sets it.
+	SetRetentionPolicy(context.Context, *SetRetentionPolicyRequest) (*RetentionPolicy, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -588,6 +620,12 @@ func (UnimplementedAgentServiceServer) DecideToolCall(context.Context, *DecideTo
 }
 func (UnimplementedAgentServiceServer) GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCapabilities not implemented")
+}
+func (UnimplementedAgentServiceServer) GetRetentionPolicy(context.Context, *GetRetentionPolicyRequest) (*RetentionPolicy, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRetentionPolicy not implemented")
+}
+func (UnimplementedAgentServiceServer) SetRetentionPolicy(context.Context, *SetRetentionPolicyRequest) (*RetentionPolicy, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetRetentionPolicy not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1035,6 +1073,42 @@ func _AgentService_GetCapabilities_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetRetentionPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRetentionPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetRetentionPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetRetentionPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetRetentionPolicy(ctx, req.(*GetRetentionPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_SetRetentionPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetRetentionPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SetRetentionPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SetRetentionPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SetRetentionPolicy(ctx, req.(*SetRetentionPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1133,6 +1207,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetCapabilities",
 			Handler:    _AgentService_GetCapabilities_Handler,
+		},
+		{
+			MethodName: "GetRetentionPolicy",
+			Handler:    _AgentService_GetRetentionPolicy_Handler,
+		},
+		{
+			MethodName: "SetRetentionPolicy",
+			Handler:    _AgentService_SetRetentionPolicy_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
