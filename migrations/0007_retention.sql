@@ -21,3 +21,12 @@ ALTER TABLE content ADD COLUMN touched_at TIMESTAMPTZ NOT NULL DEFAULT now();
 -- content hash.
 CREATE INDEX agent_execution_ended ON agent_execution (completed_at) WHERE completed_at IS NOT NULL;
 CREATE INDEX agent_tool_call_output ON agent_tool_call (org_id, output_sha256) WHERE output_sha256 IS NOT NULL;
+
+-- Deleting entries and executions checks the rows that reference them
+-- (foreign keys without an index of their own would cost a scan of the
+-- whole table per deleted row).
+CREATE INDEX agent_tool_call_message ON agent_tool_call (message_id);
+CREATE INDEX agent_tool_call_result ON agent_tool_call (result_entry_id) WHERE result_entry_id IS NOT NULL;
+CREATE INDEX agent_checkpoint_leaf ON agent_checkpoint (leaf_entry_id);
+CREATE INDEX agent_execution_parent_id ON agent_execution (parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX agent_signal_execution ON agent_signal (agent_execution_id);
