@@ -219,7 +219,9 @@ func testApprovals(t *testing.T, d devInstance, c func(args ...string) (string, 
 	case <-time.After(time.Minute):
 		t.Fatalf("still running a minute after the approval; the terminal showed: %q", screen.String())
 	}
-	require.Contains(t, screen.String(), "completed")
+	// The pty may still hold the last lines when the process exits.
+	require.Eventually(t, func() bool { return strings.Contains(screen.String(), "completed") },
+		5*time.Second, 10*time.Millisecond, "%q", screen.String())
 	require.Equal(t, 1, strings.Count(screen.String(), "[a]lways"), "always: asked once")
 }
 

@@ -291,16 +291,7 @@ func (c *segment) RejectCall(assistantID string, call agentsdk.ToolCallRef) (*ag
 func (c *segment) ApplyDecision(assistantID string, d agentsdk.DecisionRef) (*agentsdk.EntryRef, error) {
 	in := DecideInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
 		ParentID: c.leafID(), SignalID: d.SignalID, StepNumber: c.state.Steps + 1}
-	var ref agentsdk.EntryRef
-	if err := c.port.Local(OpApplyDecision, in, &ref); err != nil {
-		return nil, err
-	}
-	c.pending = slices.DeleteFunc(c.pending, func(p agentsdk.Signal) bool { return p.ID == d.SignalID })
-	if ref.ID == "" {
-		return c.leaf, nil
-	}
-	c.leaf = &ref
-	return &ref, nil
+	return c.consume(OpApplyDecision, in, d.SignalID)
 }
 
 // waitingEvent is the agent.waiting event of a checkpoint that waits.

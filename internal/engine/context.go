@@ -238,11 +238,17 @@ func (c *segment) ConsumeSignal(s agentsdk.Signal, e agentsdk.NewEntry) (*agents
 		AppendInput: AppendInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, ParentID: c.leafID(), Key: "signal/" + s.ID, Entry: e},
 		SignalID:    s.ID,
 	}
+	return c.consume(OpConsumeSignal, in, s.ID)
+}
+
+// consume runs op, which consumes the signal signalID with an entry, and
+// moves the leaf to that entry.
+func (c *segment) consume(op Op, in any, signalID string) (*agentsdk.EntryRef, error) {
 	var ref agentsdk.EntryRef
-	if err := c.port.Local(OpConsumeSignal, in, &ref); err != nil {
+	if err := c.port.Local(op, in, &ref); err != nil {
 		return nil, err
 	}
-	c.pending = slices.DeleteFunc(c.pending, func(p agentsdk.Signal) bool { return p.ID == s.ID })
+	c.pending = slices.DeleteFunc(c.pending, func(p agentsdk.Signal) bool { return p.ID == signalID })
 	if ref.ID == "" {
 		// A redelivery of a signal consumed before: nothing appended, and
 		// the leaf stays where it is.
