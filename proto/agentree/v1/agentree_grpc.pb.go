@@ -46,6 +46,8 @@ const (
 	AgentService_GetToolCall_FullMethodName           = "/agentree.v1.AgentService/GetToolCall"
 	AgentService_DecideToolCall_FullMethodName        = "/agentree.v1.AgentService/DecideToolCall"
 	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
+	AgentService_GetExecutionUsage_FullMethodName     = "/agentree.v1.AgentService/GetExecutionUsage"
+	AgentService_GetOrgUsage_FullMethodName           = "/agentree.v1.AgentService/GetOrgUsage"
 	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
 	AgentService_SetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/SetRetentionPolicy"
 )
@@ -150,6 +152,13 @@ type AgentServiceClient interface {
 	// model endpoints, and the union of each over all of them. Executions may
 	// use only these.
 	GetCapabilities(ctx context.Context, in *GetCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error)
+	// GetExecutionUsage sums an execution's model calls by model: calls,
+	// tokens (input, output, cache) and cost. Its sub-agents are executions of
+	// their own.
+	GetExecutionUsage(ctx context.Context, in *GetExecutionUsageRequest, opts ...grpc.CallOption) (*UsageReport, error)
+	// GetOrgUsage sums the organization's model calls in a time range, by
+	// model, agent kind or definition.
+	GetOrgUsage(ctx context.Context, in *GetOrgUsageRequest, opts ...grpc.CallOption) (*UsageReport, error)
 	// GetRetentionPolicy returns how long the organization's ended
 	// executions are kept before the prune schedule removes them.
 	GetRetentionPolicy(ctx context.Context, in *GetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error)
@@ -414,6 +423,26 @@ func (c *agentServiceClient) GetCapabilities(ctx context.Context, in *GetCapabil
 	return out, nil
 }
 
+func (c *agentServiceClient) GetExecutionUsage(ctx context.Context, in *GetExecutionUsageRequest, opts ...grpc.CallOption) (*UsageReport, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UsageReport)
+	err := c.cc.Invoke(ctx, AgentService_GetExecutionUsage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetOrgUsage(ctx context.Context, in *GetOrgUsageRequest, opts ...grpc.CallOption) (*UsageReport, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UsageReport)
+	err := c.cc.Invoke(ctx, AgentService_GetOrgUsage_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) GetRetentionPolicy(ctx context.Context, in *GetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RetentionPolicy)
@@ -534,6 +563,13 @@ type AgentServiceServer interface {
 	// model endpoints, and the union of each over all of them. Executions may
 	// use only these.
 	GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error)
+	// GetExecutionUsage sums an execution's model calls by model: calls,
+	// tokens (input, output, cache) and cost. Its sub-agents are executions of
+	// their own.
+	GetExecutionUsage(context.Context, *GetExecutionUsageRequest) (*UsageReport, error)
+	// GetOrgUsage sums the organization's model calls in a time range, by
+	// model, agent kind or definition.
+	GetOrgUsage(context.Context, *GetOrgUsageRequest) (*UsageReport, error)
 	// GetRetentionPolicy returns how long the organization's ended
 	// executions are kept before the prune schedule removes them.
 	GetRetentionPolicy(context.Context, *GetRetentionPolicyRequest) (*RetentionPolicy, error)
@@ -620,6 +656,12 @@ func (UnimplementedAgentServiceServer) DecideToolCall(context.Context, *DecideTo
 }
 func (UnimplementedAgentServiceServer) GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCapabilities not implemented")
+}
+func (UnimplementedAgentServiceServer) GetExecutionUsage(context.Context, *GetExecutionUsageRequest) (*UsageReport, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetExecutionUsage not implemented")
+}
+func (UnimplementedAgentServiceServer) GetOrgUsage(context.Context, *GetOrgUsageRequest) (*UsageReport, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetOrgUsage not implemented")
 }
 func (UnimplementedAgentServiceServer) GetRetentionPolicy(context.Context, *GetRetentionPolicyRequest) (*RetentionPolicy, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRetentionPolicy not implemented")
@@ -1073,6 +1115,42 @@ func _AgentService_GetCapabilities_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetExecutionUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetExecutionUsageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetExecutionUsage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetExecutionUsage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetExecutionUsage(ctx, req.(*GetExecutionUsageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetOrgUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetOrgUsageRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetOrgUsage(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetOrgUsage_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetOrgUsage(ctx, req.(*GetOrgUsageRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetRetentionPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetRetentionPolicyRequest)
 	if err := dec(in); err != nil {
@@ -1207,6 +1285,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetCapabilities",
 			Handler:    _AgentService_GetCapabilities_Handler,
+		},
+		{
+			MethodName: "GetExecutionUsage",
+			Handler:    _AgentService_GetExecutionUsage_Handler,
+		},
+		{
+			MethodName: "GetOrgUsage",
+			Handler:    _AgentService_GetOrgUsage_Handler,
 		},
 		{
 			MethodName: "GetRetentionPolicy",
