@@ -160,7 +160,7 @@ func approvalsOf(ev sseEvent) []event.PendingToolCall {
 
 func terminalOrWaiting(ev sseEvent) (bool, string) {
 	switch ev.Event {
-	case event.NameWaiting, event.NameCompleted:
+	case event.NameWaiting, event.NameCompleted, event.NamePaused:
 		return true, ""
 	case event.NameFailed:
 		msg := "failed"

@@ -183,6 +183,18 @@ func TestDevAndClientCommands(t *testing.T) {
 
 	t.Run("Ctrl-C at the chat prompt", func(t *testing.T) { testChatInterrupt(t, d) })
 	t.Run("approvals", func(t *testing.T) { testApprovals(t, d, c) })
+	t.Run("pause and resume", func(t *testing.T) {
+		out, _, err := c("run", "--demo", "--max-steps", "1")
+		require.NoError(t, err, out)
+		id := uuidRE.FindString(out)
+		require.Contains(t, out, "paused after 1 steps (its budget); continue it with: agentree resume "+id)
+		out, _, err = c("resume", id, "--max-steps", "10", "Go on.")
+		require.NoError(t, err, out)
+		require.Contains(t, out, "resumes "+id)
+		require.Contains(t, out, "completed")
+		_, _, err = c("resume", id)
+		require.ErrorContains(t, err, "resumed already")
+	})
 }
 
 // testApprovals: a call whose policy is ask is shown and waits; without a

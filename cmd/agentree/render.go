@@ -150,6 +150,10 @@ func (v *liveView) show(ev sseEvent) (stopped bool, failure string) {
 		v.newline()
 		fmt.Fprintln(v.w, v.st.red("failed: "+e.Error))
 		return true, "failed: " + e.Error
+	case *event.Paused:
+		v.newline()
+		fmt.Fprintln(v.w, v.st.dim(fmt.Sprintf("paused after %d steps (its budget); continue it with: agentree resume %s", e.Steps, e.AgentExecutionID)))
+		return true, ""
 	case *event.Cancelled:
 		v.newline()
 		fmt.Fprintln(v.w, v.st.red("cancelled"))
