@@ -1,7 +1,7 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"os"
 
@@ -23,16 +23,11 @@ func keysCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			url := os.Getenv("DATABASE_URL")
-			if url == "" {
-				return errors.New("keys create: DATABASE_URL is not set (eval \"$(make -s env)\")")
-			}
-			pool, err := pgxpool.New(ctx, url)
+			es, closeStore, err := storeFromEnv(ctx, "keys create")
 			if err != nil {
-				return fmt.Errorf("keys create: %w", err)
+				return err
 			}
-			defer pool.Close()
-			es := entrystore.New(pool)
+			defer closeStore()
 			o, err := es.EnsureOrg(ctx, org)
 			if err != nil {
 				return fmt.Errorf("keys create: %w", err)
@@ -51,4 +46,17 @@ func keysCmd() *cobra.Command {
 	_ = create.MarkFlagRequired("org")
 	keys.AddCommand(create)
 	return keys
+}
+
+// storeFromEnv opens the store DATABASE_URL names, for the command what.
+func storeFromEnv(ctx context.Context, what string) (*entrystore.Store, func(), error) {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return nil, nil, fmt.Errorf("%s: DATABASE_URL is not set (eval \"$(make -s env)\")", what)
+	}
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return entrystore.New(pool), pool.Close, nil
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
@@ -44,16 +41,11 @@ environment configuration, as the worker does.`,
 			if err != nil {
 				return fmt.Errorf("prune: --older-than: %w", err)
 			}
-			url := os.Getenv("DATABASE_URL")
-			if url == "" {
-				return errors.New("prune: DATABASE_URL is not set (eval \"$(make -s env)\")")
-			}
-			pool, err := pgxpool.New(ctx, url)
+			es, closeStore, err := storeFromEnv(ctx, "prune")
 			if err != nil {
-				return fmt.Errorf("prune: %w", err)
+				return err
 			}
-			defer pool.Close()
-			es := entrystore.New(pool)
+			defer closeStore()
 			opts := entrystore.PruneOptions{OlderThan: age, DryRun: dryRun,
 				Defaults: entrystore.RetentionPolicy{KeepDays: keepDays, KeepFailedDays: keepFailedDays}}
 			if org != "" {
