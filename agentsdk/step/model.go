@@ -54,6 +54,28 @@ type LLMCallMeta struct {
 	LatencyMs      int64               `json:"latencyMs"`
 	StopReason     agentsdk.StopReason `json:"stopReason"`
 	FallbackReason string              `json:"fallbackReason,omitempty"`
+	// Tools are the names of the tools the model was offered.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// Request is the model request for the conversation path under cfg (with
+// its defaults), offering tools: what CallModel sends, and what the time
+// travel view (GET …/entries/{id}/context) shows, built by this one
+// function so the two cannot drift.
+func Request(cfg agentsdk.Config, model agentsdk.ModelRef, path []agentsdk.Entry, tools []agentsdk.ToolSpec) (agentsdk.ModelRequest, error) {
+	msgs, err := Messages(path)
+	if err != nil {
+		return agentsdk.ModelRequest{}, err
+	}
+	return agentsdk.ModelRequest{
+		Model:          model,
+		System:         cfg.SystemPrompt,
+		Messages:       msgs,
+		Tools:          tools,
+		MaxTokens:      cfg.MaxTokens,
+		Temperature:    cfg.Temperature,
+		ThinkingBudget: cfg.ThinkingBudget,
+	}, nil
 }
 
 // CallModel answers the conversation at in.LeafID with in.Model, streaming
@@ -76,7 +98,8 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
-	tools, err := d.Tools.Specs(d.offered(cfg))
+	offered := d.offered(cfg)
+	tools, err := d.Tools.Specs(offered)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
@@ -84,18 +107,9 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: path: %w", err)
 	}
-	msgs, err := Messages(path)
+	req, err := Request(cfg, in.Model, path, tools)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
-	}
-	req := agentsdk.ModelRequest{
-		Model:          in.Model,
-		System:         cfg.SystemPrompt,
-		Messages:       msgs,
-		Tools:          tools,
-		MaxTokens:      cfg.MaxTokens,
-		Temperature:    cfg.Temperature,
-		ThinkingBudget: cfg.ThinkingBudget,
 	}
 	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID, in.Key, d.Publish)
 	start := d.now()
@@ -126,7 +140,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: encode answer: %w", err)
 	}
 	meta, _ := json.Marshal(LLMCallMeta{
-		Model: in.Model, Usage: usage, Cost: usage.Cost,
+		Model: in.Model, Usage: usage, Cost: usage.Cost, Tools: offered,
 		LatencyMs:  d.now().Sub(start).Milliseconds(),
 		StopReason: msg.StopReason, FallbackReason: in.FallbackReason,
 	})

@@ -6408,6 +6408,253 @@ func (x *GetOrgUsageRequest) GetGroupBy() string {
 	return ""
 }
 
+// GetEntryContextRequest names an entry of an execution.
+type GetEntryContextRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// An entry on the execution's conversation (its own, or one of the run
+	// it resumes).
+	EntryId       string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEntryContextRequest) Reset() {
+	*x = GetEntryContextRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEntryContextRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEntryContextRequest) ProtoMessage() {}
+
+func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEntryContextRequest.ProtoReflect.Descriptor instead.
+func (*GetEntryContextRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *GetEntryContextRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetEntryContextRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *GetEntryContextRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+// ModelContext is a model request as the model received it.
+type ModelContext struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry it is the context of.
+	EntryId string `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// True for an llm_call entry: the request that call sent. False: what a
+	// call at the entry would send.
+	Sent bool `protobuf:"varint,2,opt,name=sent,proto3" json:"sent,omitempty"`
+	// The model.
+	Model *ModelRef `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	// The system prompt.
+	System string `protobuf:"bytes,4,opt,name=system,proto3" json:"system,omitempty"`
+	// The tools offered, with their argument schemas (as the live workers
+	// describe them; a tool no live worker serves has no schema).
+	Tools []*ContextTool `protobuf:"bytes,5,rep,name=tools,proto3" json:"tools,omitempty"`
+	// The messages, oldest first, as Agentree's message JSON ({role, content,
+	// toolCallId?, ...}).
+	Messages []*structpb.Value `protobuf:"bytes,6,rep,name=messages,proto3" json:"messages,omitempty"`
+	// max_tokens, temperature (absent: the provider's default) and the
+	// thinking budget of the request.
+	MaxTokens      int32    `protobuf:"varint,7,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	Temperature    *float64 `protobuf:"fixed64,8,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
+	ThinkingBudget int32    `protobuf:"varint,9,opt,name=thinking_budget,json=thinkingBudget,proto3" json:"thinking_budget,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ModelContext) Reset() {
+	*x = ModelContext{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelContext) ProtoMessage() {}
+
+func (x *ModelContext) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelContext.ProtoReflect.Descriptor instead.
+func (*ModelContext) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *ModelContext) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *ModelContext) GetSent() bool {
+	if x != nil {
+		return x.Sent
+	}
+	return false
+}
+
+func (x *ModelContext) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *ModelContext) GetSystem() string {
+	if x != nil {
+		return x.System
+	}
+	return ""
+}
+
+func (x *ModelContext) GetTools() []*ContextTool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ModelContext) GetMessages() []*structpb.Value {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *ModelContext) GetMaxTokens() int32 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+func (x *ModelContext) GetTemperature() float64 {
+	if x != nil && x.Temperature != nil {
+		return *x.Temperature
+	}
+	return 0
+}
+
+func (x *ModelContext) GetThinkingBudget() int32 {
+	if x != nil {
+		return x.ThinkingBudget
+	}
+	return 0
+}
+
+// ContextTool is a tool as a model request offers it.
+type ContextTool struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Name        string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// Its arguments' JSON Schema.
+	Parameters    *structpb.Value `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextTool) Reset() {
+	*x = ContextTool{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextTool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextTool) ProtoMessage() {}
+
+func (x *ContextTool) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
+func (*ContextTool) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *ContextTool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ContextTool) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ContextTool) GetParameters() *structpb.Value {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -6930,7 +7177,29 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x04from\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
 	"\x02to\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x12\x19\n" +
-	"\bgroup_by\x18\x04 \x01(\tR\agroupBy2\xfa\x13\n" +
+	"\bgroup_by\x18\x04 \x01(\tR\agroupBy\"h\n" +
+	"\x16GetEntryContextRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\xe5\x02\n" +
+	"\fModelContext\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
+	"\x04sent\x18\x02 \x01(\bR\x04sent\x12+\n" +
+	"\x05model\x18\x03 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\x12\x16\n" +
+	"\x06system\x18\x04 \x01(\tR\x06system\x12.\n" +
+	"\x05tools\x18\x05 \x03(\v2\x18.agentree.v1.ContextToolR\x05tools\x122\n" +
+	"\bmessages\x18\x06 \x03(\v2\x16.google.protobuf.ValueR\bmessages\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\a \x01(\x05R\tmaxTokens\x12%\n" +
+	"\vtemperature\x18\b \x01(\x01H\x00R\vtemperature\x88\x01\x01\x12'\n" +
+	"\x0fthinking_budget\x18\t \x01(\x05R\x0ethinkingBudgetB\x0e\n" +
+	"\f_temperature\"{\n" +
+	"\vContextTool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x126\n" +
+	"\n" +
+	"parameters\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\n" +
+	"parameters2\xcd\x14\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -6955,7 +7224,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\rListToolCalls\x12!.agentree.v1.ListToolCallsRequest\x1a\".agentree.v1.ListToolCallsResponse\x12E\n" +
 	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\x12Y\n" +
 	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\x12Q\n" +
-	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\x12T\n" +
+	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\x12Q\n" +
+	"\x0fGetEntryContext\x12#.agentree.v1.GetEntryContextRequest\x1a\x19.agentree.v1.ModelContext\x12T\n" +
 	"\x11GetExecutionUsage\x12%.agentree.v1.GetExecutionUsageRequest\x1a\x18.agentree.v1.UsageReport\x12H\n" +
 	"\vGetOrgUsage\x12\x1f.agentree.v1.GetOrgUsageRequest\x1a\x18.agentree.v1.UsageReport\x12Z\n" +
 	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\x12Z\n" +
@@ -6973,7 +7243,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -7052,37 +7322,40 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*UsageReport)(nil),                   // 74: agentree.v1.UsageReport
 	(*GetExecutionUsageRequest)(nil),      // 75: agentree.v1.GetExecutionUsageRequest
 	(*GetOrgUsageRequest)(nil),            // 76: agentree.v1.GetOrgUsageRequest
-	(*structpb.Struct)(nil),               // 77: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 78: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 79: google.protobuf.Value
+	(*GetEntryContextRequest)(nil),        // 77: agentree.v1.GetEntryContextRequest
+	(*ModelContext)(nil),                  // 78: agentree.v1.ModelContext
+	(*ContextTool)(nil),                   // 79: agentree.v1.ContextTool
+	(*structpb.Struct)(nil),               // 80: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 81: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 82: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	77,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	77,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	78,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	78,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	80,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	80,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	81,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	81,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	77,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	77,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	80,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	80,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	77,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	77,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	77,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	77,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	77,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	77,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	78,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	78,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	78,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	78,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	80,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	80,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	80,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	80,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	80,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	80,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	81,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	81,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	81,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	81,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	77,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	77,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	80,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	80,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	79,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	78,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	81,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -7098,112 +7371,118 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	79,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	82,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	79,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	79,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	79,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	77,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	77,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	78,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	82,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	82,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	80,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	80,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	81,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	78,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	78,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	81,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	81,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	79,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	77,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	78,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	80,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	81,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	79,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	82,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	78,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	81,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	79,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	79,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	78,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	78,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	82,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	82,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	81,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	81,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	78,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	78,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	81,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	81,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	78,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	81,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	77,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	78,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	80,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	81,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
 	73,  // 82: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	73,  // 83: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	78,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	78,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	3,   // 86: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 87: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 88: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 89: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 90: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 91: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 92: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 93: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 94: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	68,  // 95: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	69,  // 96: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	16,  // 97: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 98: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	39,  // 99: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	41,  // 100: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	42,  // 101: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	44,  // 102: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	47,  // 103: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	49,  // 104: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	54,  // 105: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	60,  // 106: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	62,  // 107: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58,  // 108: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	63,  // 109: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	75,  // 110: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	76,  // 111: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	71,  // 112: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	72,  // 113: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	2,   // 114: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 115: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 116: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 117: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 118: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 119: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 120: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 121: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 122: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 123: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 124: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 125: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 126: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	40,  // 127: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	38,  // 128: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	38,  // 129: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	45,  // 130: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	48,  // 131: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	46,  // 132: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	55,  // 133: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	61,  // 134: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	56,  // 135: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59,  // 136: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	64,  // 137: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	74,  // 138: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	74,  // 139: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	70,  // 140: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	70,  // 141: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	114, // [114:142] is the sub-list for method output_type
-	86,  // [86:114] is the sub-list for method input_type
-	86,  // [86:86] is the sub-list for extension type_name
-	86,  // [86:86] is the sub-list for extension extendee
-	0,   // [0:86] is the sub-list for field type_name
+	81,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	81,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 86: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	79,  // 87: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	82,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	82,  // 89: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	3,   // 90: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 91: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 92: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 93: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 94: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 95: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 96: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 97: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 98: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	68,  // 99: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	69,  // 100: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	16,  // 101: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 102: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	39,  // 103: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	41,  // 104: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	42,  // 105: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	44,  // 106: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	47,  // 107: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	49,  // 108: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	54,  // 109: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	60,  // 110: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	62,  // 111: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58,  // 112: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	63,  // 113: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	77,  // 114: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	75,  // 115: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	76,  // 116: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	71,  // 117: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	72,  // 118: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	2,   // 119: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 120: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 121: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 122: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 123: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 124: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 125: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 126: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 127: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 128: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 129: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 130: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 131: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	40,  // 132: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	38,  // 133: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	38,  // 134: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	45,  // 135: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	48,  // 136: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	46,  // 137: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	55,  // 138: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	61,  // 139: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	56,  // 140: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59,  // 141: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	64,  // 142: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	78,  // 143: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	74,  // 144: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	74,  // 145: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	70,  // 146: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	70,  // 147: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	119, // [119:148] is the sub-list for method output_type
+	90,  // [90:119] is the sub-list for method input_type
+	90,  // [90:90] is the sub-list for extension type_name
+	90,  // [90:90] is the sub-list for extension extendee
+	0,   // [0:90] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -7227,13 +7506,14 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_StreamError)(nil),
 		(*StreamEvent_AgentPaused)(nil),
 	}
+	file_agentree_v1_agentree_proto_msgTypes[78].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   77,
+			NumMessages:   80,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,7 @@ const (
 	AgentService_GetToolCall_FullMethodName           = "/agentree.v1.AgentService/GetToolCall"
 	AgentService_DecideToolCall_FullMethodName        = "/agentree.v1.AgentService/DecideToolCall"
 	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
+	AgentService_GetEntryContext_FullMethodName       = "/agentree.v1.AgentService/GetEntryContext"
 	AgentService_GetExecutionUsage_FullMethodName     = "/agentree.v1.AgentService/GetExecutionUsage"
 	AgentService_GetOrgUsage_FullMethodName           = "/agentree.v1.AgentService/GetOrgUsage"
 	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
@@ -152,6 +153,11 @@ type AgentServiceClient interface {
 	// model endpoints, and the union of each over all of them. Executions may
 	// use only these.
 	GetCapabilities(ctx context.Context, in *GetCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error)
+	// GetEntryContext is time travel: what the model saw at an entry. For an
+	// llm_call entry, the request of that call; for any other, what a model
+	// call made at that entry would send. Built by the code that builds the
+	// real request.
+	GetEntryContext(ctx context.Context, in *GetEntryContextRequest, opts ...grpc.CallOption) (*ModelContext, error)
 	// GetExecutionUsage sums an execution's model calls by model: calls,
 	// tokens (input, output, cache) and cost. Its sub-agents are executions of
 	// their own.
@@ -423,6 +429,16 @@ func (c *agentServiceClient) GetCapabilities(ctx context.Context, in *GetCapabil
 	return out, nil
 }
 
+func (c *agentServiceClient) GetEntryContext(ctx context.Context, in *GetEntryContextRequest, opts ...grpc.CallOption) (*ModelContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModelContext)
+	err := c.cc.Invoke(ctx, AgentService_GetEntryContext_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) GetExecutionUsage(ctx context.Context, in *GetExecutionUsageRequest, opts ...grpc.CallOption) (*UsageReport, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(UsageReport)
@@ -563,6 +579,11 @@ type AgentServiceServer interface {
 	// model endpoints, and the union of each over all of them. Executions may
 	// use only these.
 	GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error)
+	// GetEntryContext is time travel: what the model saw at an entry. For an
+	// llm_call entry, the request of that call; for any other, what a model
+	// call made at that entry would send. Built by the code that builds the
+	// real request.
+	GetEntryContext(context.Context, *GetEntryContextRequest) (*ModelContext, error)
 	// GetExecutionUsage sums an execution's model calls by model: calls,
 	// tokens (input, output, cache) and cost. Its sub-agents are executions of
 	// their own.
@@ -656,6 +677,9 @@ func (UnimplementedAgentServiceServer) DecideToolCall(context.Context, *DecideTo
 }
 func (UnimplementedAgentServiceServer) GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCapabilities not implemented")
+}
+func (UnimplementedAgentServiceServer) GetEntryContext(context.Context, *GetEntryContextRequest) (*ModelContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetEntryContext not implemented")
 }
 func (UnimplementedAgentServiceServer) GetExecutionUsage(context.Context, *GetExecutionUsageRequest) (*UsageReport, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetExecutionUsage not implemented")
@@ -1115,6 +1139,24 @@ func _AgentService_GetCapabilities_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetEntryContext_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetEntryContextRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetEntryContext(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetEntryContext_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetEntryContext(ctx, req.(*GetEntryContextRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetExecutionUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetExecutionUsageRequest)
 	if err := dec(in); err != nil {
@@ -1285,6 +1327,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetCapabilities",
 			Handler:    _AgentService_GetCapabilities_Handler,
+		},
+		{
+			MethodName: "GetEntryContext",
+			Handler:    _AgentService_GetEntryContext_Handler,
 		},
 		{
 			MethodName: "GetExecutionUsage",

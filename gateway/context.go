@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// GetEntryContext is time travel (seed 004): the model request at an
+// entry, built by step.Request, the function the model step uses. An
+// llm_call entry gives the request of its call: the conversation up to
+// the leaf the call answered, the model it called and the tools it
+// offered (both recorded in its metadata). Any other entry gives what a
+// call at that entry would send: the conversation up to and including it,
+// the execution's first model and the tools its configuration offers.
+func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRequest) (*pb.ModelContext, error) {
+	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
+	if err == nil && e.ExecutionID != ex.ID {
+		err = s.onPath(ctx, ex, e.ID)
+	}
+	if err != nil {
+		return nil, s.notFound(err, "entry", req.GetEntryId())
+	}
+	var cfg agentsdk.Config
+	if err := json.Unmarshal(ex.Config, &cfg); err != nil {
+		return nil, toStatus(s.log, "entry context: config", err)
+	}
+	cfg = cfg.WithDefaults()
+	out := &pb.ModelContext{EntryId: e.ID}
+	leaf, model, tools := e.ID, agentsdk.ModelRef{}, offeredTools(cfg)
+	if len(cfg.Models) > 0 {
+		model = cfg.Models[0]
+	}
+	if e.Type == string(agentsdk.EntryLLMCall) {
+		var meta step.LLMCallMeta
+		_ = json.Unmarshal(e.Metadata, &meta)
+		leaf, model, tools, out.Sent = e.ParentID, meta.Model, meta.Tools, true
+	}
+	var path []agentsdk.Entry
+	if leaf != "" {
+		stored, err := s.es.Path(ctx, ex.OrgID, leaf)
+		if err != nil {
+			return nil, toStatus(s.log, "entry context: path", err)
+		}
+		for _, p := range stored {
+			path = append(path, agentsdk.Entry{ID: p.ID, ParentID: p.ParentID, Type: agentsdk.EntryType(p.Type),
+				Role: agentsdk.Role(p.Role), Content: p.Content, Metadata: p.Metadata})
+		}
+	}
+	specs, err := s.toolSpecs(ctx, tools)
+	if err != nil {
+		return nil, err
+	}
+	r, err := step.Request(cfg, model, path, specs)
+	if err != nil {
+		return nil, toStatus(s.log, "entry context", err)
+	}
+	out.Model = &pb.ModelRef{Provider: r.Model.Provider, ModelId: r.Model.ModelID, Endpoint: r.Model.Endpoint}
+	out.System, out.MaxTokens, out.Temperature, out.ThinkingBudget = r.System, int32(r.MaxTokens), r.Temperature, int32(r.ThinkingBudget)
+	for _, t := range r.Tools {
+		out.Tools = append(out.Tools, &pb.ContextTool{Name: t.Name, Description: t.Description, Parameters: toValue(t.Parameters)})
+	}
+	for _, m := range r.Messages {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, toStatus(s.log, "entry context", err)
+		}
+		out.Messages = append(out.Messages, toValue(b))
+	}
+	return out, nil
+}
+
+// onPath is nil when the entry is on the execution's conversation (an
+// entry of the run it resumes), else ErrNotFound.
+func (s *service) onPath(ctx context.Context, ex entrystore.Execution, id string) error {
+	if ex.LeafEntryID == "" {
+		return entrystore.ErrNotFound
+	}
+	path, err := s.es.Path(ctx, ex.OrgID, ex.LeafEntryID)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(path, func(p entrystore.Entry) bool { return p.ID == id }) {
+		return entrystore.ErrNotFound
+	}
+	return nil
+}
+
+// offeredTools are the tools a configuration offers the model: its tools
+// but those its own policy forbids (a worker's policy may forbid more; an
+// llm_call entry records what was offered).
+func offeredTools(cfg agentsdk.Config) []string {
+	var out []string
+	for _, t := range cfg.Tools {
+		if p, ok := cfg.ToolPolicy.Lookup(t); !ok || p != agentsdk.PolicyForbid {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// toolSpecs describes the named tools as the live workers do; a tool no
+// live worker serves is named without a schema.
+func (s *service) toolSpecs(ctx context.Context, names []string) ([]agentsdk.ToolSpec, error) {
+	caps, err := s.es.LiveCapabilities(ctx)
+	if err != nil {
+		return nil, toStatus(s.log, "entry context: capabilities", err)
+	}
+	known := map[string]entrystore.CapabilityTool{}
+	for _, c := range caps {
+		for _, t := range c.Tools {
+			known[t.Name] = t
+		}
+	}
+	specs := make([]agentsdk.ToolSpec, len(names))
+	for i, n := range names {
+		t := known[n]
+		specs[i] = agentsdk.ToolSpec{Name: n, Description: t.Description, Parameters: t.Parameters}
+	}
+	return specs, nil
+}

@@ -1,0 +1,80 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/scripted"
+)
+
+// TestContextAtEntryIsWhatTheModelSaw: for every llm_call entry, the time
+// travel view is the request the model received — system prompt, tools,
+// messages, model — and at any other entry it is what a call there would
+// send.
+func TestContextAtEntryIsWhatTheModelSaw(t *testing.T) {
+	var reqs requests
+	model := scripted.New(func(turn int, req agentsdk.ModelRequest) scripted.Turn {
+		reqs.add(req)
+		if turn < 2 {
+			return scripted.Turn{Text: "Echoing.", ToolCalls: echoCall("call_"+string(rune('a'+turn)), "x")}
+		}
+		return scripted.Turn{Text: "Done."}
+	})
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{model}, tools: []*agentsdk.Tool{echoTool()}})
+	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
+	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
+		"kind": "react-agent", "systemPrompt": "Be terse.", "userPrompt": "Echo twice.", "models": scriptedModel,
+		"tools": []string{"echo"}, "config": map[string]any{"maxTokens": 321, "temperature": 0.5},
+	})
+	id := ex["id"].(string)
+	path := base + "/" + id
+	e.waitStatus(id, "COMPLETED", time.Minute)
+
+	entries := e.all(path+"/entries?pageSize=500", "entries")
+	var calls int
+	for _, en := range entries {
+		if en["type"] != string(agentsdk.EntryLLMCall) {
+			continue
+		}
+		got := e.ok(e.keyA, http.MethodGet, path+"/entries/"+en["id"].(string)+"/context", nil)
+		sent := reqs.turn(calls)
+		calls++
+		require.Equal(t, true, got["sent"])
+		require.Equal(t, sent.System, got["system"])
+		require.EqualValues(t, sent.MaxTokens, got["maxTokens"])
+		require.EqualValues(t, *sent.Temperature, got["temperature"])
+		require.Equal(t, map[string]any{"provider": "scripted", "modelId": "scripted-1", "endpoint": ""}, got["model"])
+		wantMsgs, err := json.Marshal(sent.Messages)
+		require.NoError(t, err)
+		gotMsgs, err := json.Marshal(got["messages"])
+		require.NoError(t, err)
+		require.JSONEq(t, string(wantMsgs), string(gotMsgs), "llm_call %d: the messages the model received", calls)
+		wantTools, err := json.Marshal(sent.Tools)
+		require.NoError(t, err)
+		gotTools, err := json.Marshal(got["tools"])
+		require.NoError(t, err)
+		require.JSONEq(t, string(wantTools), string(gotTools), "llm_call %d: the tools it was offered", calls)
+	}
+	require.Equal(t, 3, calls)
+
+	// At the last entry (the final answer): what the next call would send.
+	last := entries[len(entries)-1]
+	got := e.ok(e.keyA, http.MethodGet, path+"/entries/"+last["id"].(string)+"/context", nil)
+	require.Equal(t, false, got["sent"])
+	msgs := got["messages"].([]any)
+	require.Len(t, msgs, len(reqs.turn(2).Messages)+1, "everything the last call saw, and its answer")
+	require.Equal(t, "assistant", msgs[len(msgs)-1].(map[string]any)["role"])
+
+	other := e.ok(e.keyA, http.MethodPost, base, map[string]any{
+		"kind": "react-agent", "userPrompt": "Another.", "models": scriptedModel, "tools": []string{"echo"},
+	})
+	e.fails(e.keyA, http.MethodGet, base+"/"+other["id"].(string)+"/entries/"+last["id"].(string)+"/context", nil, http.StatusNotFound, "not_found")
+	e.fails(e.keyA, http.MethodGet, path+"/entries/00000000-0000-0000-0000-000000000000/context", nil, http.StatusNotFound, "not_found")
+	e.fails(e.keyA, http.MethodGet, path+"/entries/not-an-id/context", nil, http.StatusNotFound, "not_found")
+	e.fails(e.keyB, http.MethodGet, "/api/orgs/"+e.orgB.Slug+"/agent-executions/"+id+"/entries/"+last["id"].(string)+"/context", nil, http.StatusNotFound, "not_found")
+}
