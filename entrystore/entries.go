@@ -100,10 +100,11 @@ const insertEntrySQL = `
 	WITH byid AS MATERIALIZED (
 		SELECT depth, branch_id, step, agent_execution_id, org_id FROM agent_entry WHERE id = $4::uuid
 	), resumed AS (
-		SELECT resumed_from FROM agent_execution WHERE id = $3
+		SELECT resumed_from, forked_from FROM agent_execution WHERE id = $3
 	), parent AS (
 		SELECT depth, branch_id, step FROM byid WHERE org_id = $2 AND (agent_execution_id = $3
-			OR agent_execution_id = (SELECT resumed_from FROM resumed))
+			OR agent_execution_id = (SELECT resumed_from FROM resumed)
+			OR agent_execution_id = (SELECT forked_from FROM resumed))
 	), execution AS MATERIALIZED (
 		SELECT org_id FROM agent_execution WHERE id = $3
 	), new AS (
@@ -129,8 +130,8 @@ const insertEntrySQL = `
 // AppendEntry appends e to its execution's tree. IdempotencyKey is required:
 // a repeat of (execution, key) — sequential or concurrent — writes nothing
 // and returns the entry already stored with created=false. The parent must
-// be an entry of the same execution, or of the one it resumes (else
-// ErrInvalid); depth is computed.
+// be an entry of the same execution, or of the one it resumes or forks
+// (else ErrInvalid); depth is computed.
 // ID may be preset; a taken one is ErrConflict.
 func (s *Store) AppendEntry(ctx context.Context, e Entry) (Entry, bool, error) {
 	return appendEntry(ctx, s.pool, e)

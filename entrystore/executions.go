@@ -56,6 +56,10 @@ type Execution struct {
 	DefinitionID  string          `db:"definition_id"`
 	ParentID      string          `db:"parent_id"`
 	ResumedFrom   string          `db:"resumed_from"`
+	// ForkedFrom and ForkedFromEntry: the execution and entry a fork
+	// shares its conversation with.
+	ForkedFrom      string `db:"forked_from"`
+	ForkedFromEntry string `db:"forked_from_entry"`
 	Kind          string          `db:"kind"`
 	Status        Status          `db:"status"`
 	Config        json.RawMessage `db:"config"`
@@ -79,7 +83,8 @@ type Execution struct {
 
 const executionCols = `id::text AS id, org_id::text AS org_id,
 	coalesce(agent_definition_id::text, '') AS definition_id, coalesce(parent_id::text, '') AS parent_id,
-	coalesce(resumed_from::text, '') AS resumed_from, kind, status, config, input, output, error,
+	coalesce(resumed_from::text, '') AS resumed_from, coalesce(forked_from::text, '') AS forked_from,
+	coalesce(forked_from_entry::text, '') AS forked_from_entry, kind, status, config, input, output, error,
 	stop_reason, queue, current_checkpoint_seq, step_count, coalesce(leaf_entry_id::text, '') AS leaf_entry_id, metadata, created_at, updated_at,
 	started_at, completed_at, version`
 
@@ -102,7 +107,7 @@ func (s *Store) CreateExecution(ctx context.Context, e Execution) (Execution, er
 	if err != nil {
 		return Execution{}, err
 	}
-	refs := []string{e.ID, e.DefinitionID, e.ParentID, e.ResumedFrom}
+	refs := []string{e.ID, e.DefinitionID, e.ParentID, e.ResumedFrom, e.ForkedFrom, e.ForkedFromEntry}
 	for i, r := range refs {
 		v, ok := optID(r)
 		if !ok {
@@ -121,15 +126,16 @@ func (s *Store) CreateExecution(ctx context.Context, e Execution) (Execution, er
 	}
 	out, err := queryOne[Execution](ctx, s.pool, `
 		INSERT INTO agent_execution (id, org_id, agent_definition_id, parent_id, resumed_from, kind,
-			config, input, metadata, queue, step_count)
+			config, input, metadata, queue, step_count, forked_from, forked_from_entry)
 		SELECT coalesce(NULLIF($2, '')::uuid, gen_random_uuid()), $1, NULLIF($3, '')::uuid,
-			NULLIF($4, '')::uuid, NULLIF($5, '')::uuid, $6, $7, $8, $9, $10, $11
+			NULLIF($4, '')::uuid, NULLIF($5, '')::uuid, $6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, NULLIF($13, '')::uuid
 		WHERE ($3 = '' OR EXISTS (SELECT 1 FROM agent_definition WHERE org_id = $1 AND id = NULLIF($3, '')::uuid))
 		  AND ($4 = '' OR EXISTS (SELECT 1 FROM agent_execution WHERE org_id = $1 AND id = NULLIF($4, '')::uuid))
 		  AND ($5 = '' OR EXISTS (SELECT 1 FROM agent_execution WHERE org_id = $1 AND id = NULLIF($5, '')::uuid))
+		  AND ($12 = '' OR EXISTS (SELECT 1 FROM agent_execution WHERE org_id = $1 AND id = NULLIF($12, '')::uuid))
 		RETURNING `+executionCols,
 		ids[0], refs[0], refs[1], refs[2], refs[3], e.Kind,
-		jsonOr(e.Config, "{}"), nullJSON(e.Input), nullJSON(e.Metadata), e.Queue, e.StepCount)
+		jsonOr(e.Config, "{}"), nullJSON(e.Input), nullJSON(e.Metadata), e.Queue, e.StepCount, refs[4], refs[5])
 	if errors.Is(err, errNoRows) {
 		return Execution{}, errf(op, ErrInvalid, "definition, parent or resumed-from is not in the organization")
 	}
@@ -166,6 +172,8 @@ type ExecutionFilter struct {
 	Kind         string
 	DefinitionID string
 	ParentID     string
+	// ForkedFrom: only the forks of this execution.
+	ForkedFrom string
 }
 
 // ListExecutions pages through the organization's executions, newest first.
@@ -187,7 +195,7 @@ func (s *Store) ListExecutions(ctx context.Context, orgID string, f ExecutionFil
 	if f.Kind != "" {
 		w.and("kind = ?", f.Kind)
 	}
-	for col, ref := range map[string]string{"agent_definition_id": f.DefinitionID, "parent_id": f.ParentID} {
+	for col, ref := range map[string]string{"agent_definition_id": f.DefinitionID, "parent_id": f.ParentID, "forked_from": f.ForkedFrom} {
 		if ref == "" {
 			continue
 		}

@@ -107,8 +107,8 @@ func (p *PruneStats) add(q PruneStats) {
 
 // prunableSQL selects up to $5 ended executions due for removal: ended
 // before their organization's retention (or $4 seconds ago, when $4 > 0),
-// of organization $1 (or any), and not resumed by an execution that stays
-// (a resume shares their entries). FOR UPDATE SKIP LOCKED: two pruners
+// of organization $1 (or any), and not resumed or forked by an execution
+// that stays (a resume or a fork shares their entries). FOR UPDATE SKIP LOCKED: two pruners
 // never take the same rows, and a row being written is left for the next
 // pass.
 const prunableSQL = `
@@ -121,6 +121,7 @@ const prunableSQL = `
 		WHEN x.status = 'FAILED' THEN make_interval(days => coalesce(r.keep_failed_days, $3::int))
 		ELSE make_interval(days => coalesce(r.keep_days, $2::int)) END
 	  AND NOT EXISTS (SELECT 1 FROM agent_execution y WHERE y.resumed_from = x.id)
+	  AND NOT EXISTS (SELECT 1 FROM agent_execution y WHERE y.forked_from = x.id)
 	ORDER BY x.completed_at, x.id
 	LIMIT $5
 	FOR UPDATE OF x SKIP LOCKED`

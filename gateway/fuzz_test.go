@@ -44,6 +44,10 @@ func (rowOnly) Resume(context.Context, client.ResumeRequest) (entrystore.Executi
 	return entrystore.Execution{}, errors.New("rowOnly: no resume")
 }
 
+func (rowOnly) Fork(context.Context, client.ForkRequest) (entrystore.Execution, error) {
+	return entrystore.Execution{}, errors.New("rowOnly: no fork")
+}
+
 // FuzzDecodeCreateExecution sends arbitrary bodies to the create-execution
 // endpoint through the real REST stack (auth, body limit, grpc-gateway's
 // decoding, config merge and validation, the store's checks): it never

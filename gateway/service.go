@@ -21,6 +21,7 @@ type executor interface {
 	Signal(ctx context.Context, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error)
 	Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error)
 	Resume(ctx context.Context, req client.ResumeRequest) (entrystore.Execution, error)
+	Fork(ctx context.Context, req client.ForkRequest) (entrystore.Execution, error)
 }
 
 // service implements AgentService. Every method authorizes first, so an

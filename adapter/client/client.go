@@ -57,6 +57,9 @@ type StartRequest struct {
 	// entry of ResumedFrom, and its step count starts at StepCount.
 	ResumedFrom, ResumeLeafID string
 	StepCount                 int
+	// ForkedFrom makes the execution a fork of that one at ResumeLeafID
+	// (see Fork).
+	ForkedFrom string
 }
 
 // startInput is an execution row's input: what its first entry is made
@@ -107,6 +110,7 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 		ID: req.ExecutionID, OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID,
 		ParentID: req.ParentID, Config: cfg, Input: input, Queue: queue, Metadata: req.Metadata,
 		ResumedFrom: req.ResumedFrom, StepCount: req.StepCount,
+		ForkedFrom: req.ForkedFrom, ForkedFromEntry: map[bool]string{true: req.ResumeLeafID}[req.ForkedFrom != ""],
 	})
 	if errors.Is(err, entrystore.ErrConflict) && req.ExecutionID != "" {
 		ex, err = es.GetExecution(ctx, req.OrgID, req.ExecutionID)

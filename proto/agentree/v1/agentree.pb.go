@@ -889,9 +889,12 @@ type AgentExecution struct {
 	MaxSteps int32 `protobuf:"varint,22,opt,name=max_steps,json=maxSteps,proto3" json:"max_steps,omitempty"`
 	// From start to end (or to now while it runs), in milliseconds; 0
 	// before it starts.
-	DurationMs    int64 `protobuf:"varint,23,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DurationMs int64 `protobuf:"varint,23,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	// The execution this one forks, if any, and the entry it forks at.
+	ForkedFrom      string `protobuf:"bytes,24,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	ForkedFromEntry string `protobuf:"bytes,25,opt,name=forked_from_entry,json=forkedFromEntry,proto3" json:"forked_from_entry,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1083,6 +1086,20 @@ func (x *AgentExecution) GetDurationMs() int64 {
 		return x.DurationMs
 	}
 	return 0
+}
+
+func (x *AgentExecution) GetForkedFrom() string {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetForkedFromEntry() string {
+	if x != nil {
+		return x.ForkedFromEntry
+	}
+	return ""
 }
 
 // CreateAgentExecutionRequest starts an execution. Give
@@ -6655,6 +6672,90 @@ func (x *ContextTool) GetParameters() *structpb.Value {
 	return nil
 }
 
+// ForkAgentExecutionRequest forks an execution at an entry.
+type ForkAgentExecutionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution to fork.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The entry to fork at: on the execution's conversation, and not an
+	// answer whose tool calls it then answers (fork at the last tool result).
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The fork's first user message. Required.
+	UserPrompt string `protobuf:"bytes,4,opt,name=user_prompt,json=userPrompt,proto3" json:"user_prompt,omitempty"`
+	// Configuration keys that replace the original's for the fork (the
+	// same keys as CreateAgentExecution's config, e.g. models, tools).
+	Config        *structpb.Struct `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkAgentExecutionRequest) Reset() {
+	*x = ForkAgentExecutionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkAgentExecutionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkAgentExecutionRequest) ProtoMessage() {}
+
+func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
+func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *ForkAgentExecutionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ForkAgentExecutionRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ForkAgentExecutionRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *ForkAgentExecutionRequest) GetUserPrompt() string {
+	if x != nil {
+		return x.UserPrompt
+	}
+	return ""
+}
+
+func (x *ForkAgentExecutionRequest) GetConfig() *structpb.Struct {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -6723,7 +6824,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\x92\a\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\xdf\a\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -6754,7 +6855,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\rerror_message\x18\x15 \x01(\tR\ferrorMessage\x12\x1b\n" +
 	"\tmax_steps\x18\x16 \x01(\x05R\bmaxSteps\x12\x1f\n" +
 	"\vduration_ms\x18\x17 \x01(\x03R\n" +
-	"durationMs\"\x81\x03\n" +
+	"durationMs\x12\x1f\n" +
+	"\vforked_from\x18\x18 \x01(\tR\n" +
+	"forkedFrom\x12*\n" +
+	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\"\x81\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -7199,7 +7303,14 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x126\n" +
 	"\n" +
 	"parameters\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\n" +
-	"parameters2\xcd\x14\n" +
+	"parameters\"\xaa\x01\n" +
+	"\x19ForkAgentExecutionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1f\n" +
+	"\vuser_prompt\x18\x04 \x01(\tR\n" +
+	"userPrompt\x12/\n" +
+	"\x06config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06config2\x88\x16\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -7210,7 +7321,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x13ListAgentExecutions\x12'.agentree.v1.ListAgentExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12W\n" +
 	"\x11GetAgentExecution\x12%.agentree.v1.GetAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12]\n" +
 	"\x14CancelAgentExecution\x12(.agentree.v1.CancelAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12]\n" +
-	"\x14ResumeAgentExecution\x12(.agentree.v1.ResumeAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12h\n" +
+	"\x14ResumeAgentExecution\x12(.agentree.v1.ResumeAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12Y\n" +
+	"\x12ForkAgentExecution\x12&.agentree.v1.ForkAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12^\n" +
+	"\tListForks\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12h\n" +
 	"\x13ListChildExecutions\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12k\n" +
 	"\x14SignalAgentExecution\x12(.agentree.v1.SignalAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12\\\n" +
 	"\x14StreamAgentExecution\x12(.agentree.v1.StreamAgentExecutionRequest\x1a\x18.agentree.v1.StreamEvent0\x01\x12\\\n" +
@@ -7243,7 +7356,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -7325,37 +7438,38 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetEntryContextRequest)(nil),        // 77: agentree.v1.GetEntryContextRequest
 	(*ModelContext)(nil),                  // 78: agentree.v1.ModelContext
 	(*ContextTool)(nil),                   // 79: agentree.v1.ContextTool
-	(*structpb.Struct)(nil),               // 80: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 81: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 82: google.protobuf.Value
+	(*ForkAgentExecutionRequest)(nil),     // 80: agentree.v1.ForkAgentExecutionRequest
+	(*structpb.Struct)(nil),               // 81: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 82: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 83: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	80,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	80,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	81,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	81,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	81,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	81,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	82,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	80,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	80,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	81,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	81,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	80,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	80,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	80,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	80,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	80,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	80,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	81,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	81,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	81,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	81,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	81,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	81,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	81,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	81,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	81,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	81,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	82,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	82,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	82,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	80,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	80,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	81,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	81,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	82,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	81,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	83,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	82,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -7371,118 +7485,123 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	82,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	83,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	82,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	82,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	82,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	80,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	80,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	81,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	83,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	83,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	83,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	81,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	81,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	82,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	81,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	81,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	82,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	82,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	80,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	81,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	83,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	81,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	82,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	82,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	83,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	81,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	82,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	82,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	81,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	81,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	83,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	83,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	82,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	81,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	81,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	82,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	82,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	81,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	82,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	80,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	81,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	81,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	82,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
 	73,  // 82: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	73,  // 83: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	81,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	81,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	82,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	82,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
 	1,   // 86: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
 	79,  // 87: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	82,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	82,  // 89: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	3,   // 90: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 91: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 92: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 93: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 94: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 95: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 96: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 97: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 98: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	68,  // 99: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	69,  // 100: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	16,  // 101: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 102: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	39,  // 103: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	41,  // 104: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	42,  // 105: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	44,  // 106: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	47,  // 107: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	49,  // 108: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	54,  // 109: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	60,  // 110: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	62,  // 111: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58,  // 112: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	63,  // 113: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	77,  // 114: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	75,  // 115: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	76,  // 116: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	71,  // 117: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	72,  // 118: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	2,   // 119: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 120: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 121: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 122: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 123: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 124: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 125: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 126: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 127: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 128: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 129: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 130: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 131: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	40,  // 132: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	38,  // 133: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	38,  // 134: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	45,  // 135: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	48,  // 136: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	46,  // 137: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	55,  // 138: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	61,  // 139: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	56,  // 140: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59,  // 141: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	64,  // 142: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	78,  // 143: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	74,  // 144: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	74,  // 145: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	70,  // 146: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	70,  // 147: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	119, // [119:148] is the sub-list for method output_type
-	90,  // [90:119] is the sub-list for method input_type
-	90,  // [90:90] is the sub-list for extension type_name
-	90,  // [90:90] is the sub-list for extension extendee
-	0,   // [0:90] is the sub-list for field type_name
+	83,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	83,  // 89: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	81,  // 90: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	3,   // 91: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 92: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 93: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 94: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 95: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 96: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 97: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 98: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 99: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	68,  // 100: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	80,  // 101: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	69,  // 102: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	69,  // 103: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	16,  // 104: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 105: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	39,  // 106: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	41,  // 107: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	42,  // 108: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	44,  // 109: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	47,  // 110: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	49,  // 111: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	54,  // 112: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	60,  // 113: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	62,  // 114: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58,  // 115: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	63,  // 116: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	77,  // 117: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	75,  // 118: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	76,  // 119: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	71,  // 120: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	72,  // 121: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	2,   // 122: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 123: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 124: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 125: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 126: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 127: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 128: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 129: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 130: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 131: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 132: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 133: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	13,  // 134: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 135: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 136: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	40,  // 137: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	38,  // 138: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	38,  // 139: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	45,  // 140: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	48,  // 141: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	46,  // 142: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	55,  // 143: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	61,  // 144: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	56,  // 145: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59,  // 146: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	64,  // 147: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	78,  // 148: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	74,  // 149: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	74,  // 150: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	70,  // 151: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	70,  // 152: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	122, // [122:153] is the sub-list for method output_type
+	91,  // [91:122] is the sub-list for method input_type
+	91,  // [91:91] is the sub-list for extension type_name
+	91,  // [91:91] is the sub-list for extension extendee
+	0,   // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -7513,7 +7632,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   80,
+			NumMessages:   81,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

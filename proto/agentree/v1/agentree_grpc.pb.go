@@ -32,6 +32,8 @@ const (
 	AgentService_GetAgentExecution_FullMethodName     = "/agentree.v1.AgentService/GetAgentExecution"
 	AgentService_CancelAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CancelAgentExecution"
 	AgentService_ResumeAgentExecution_FullMethodName  = "/agentree.v1.AgentService/ResumeAgentExecution"
+	AgentService_ForkAgentExecution_FullMethodName    = "/agentree.v1.AgentService/ForkAgentExecution"
+	AgentService_ListForks_FullMethodName             = "/agentree.v1.AgentService/ListForks"
 	AgentService_ListChildExecutions_FullMethodName   = "/agentree.v1.AgentService/ListChildExecutions"
 	AgentService_SignalAgentExecution_FullMethodName  = "/agentree.v1.AgentService/SignalAgentExecution"
 	AgentService_StreamAgentExecution_FullMethodName  = "/agentree.v1.AgentService/StreamAgentExecution"
@@ -106,6 +108,13 @@ type AgentServiceClient interface {
 	// goes on from the paused total. An execution that is not PAUSED, was
 	// resumed already, or has taken its run's 500 steps is a 409.
 	ResumeAgentExecution(ctx context.Context, in *ResumeAgentExecutionRequest, opts ...grpc.CallOption) (*AgentExecution, error)
+	// ForkAgentExecution starts a new execution that shares this one's
+	// conversation up to an entry, by reference, and goes on from there with
+	// a new user prompt (and, optionally, another configuration); the
+	// original is untouched. The fork records forkedFrom and forkedFromEntry.
+	ForkAgentExecution(ctx context.Context, in *ForkAgentExecutionRequest, opts ...grpc.CallOption) (*AgentExecution, error)
+	// ListForks lists an execution's forks, newest first.
+	ListForks(ctx context.Context, in *ListChildExecutionsRequest, opts ...grpc.CallOption) (*ListAgentExecutionsResponse, error)
 	// ListChildExecutions lists the sub-agents an execution spawned
 	// (spawn_agents), newest first: the executions whose parentId it is.
 	ListChildExecutions(ctx context.Context, in *ListChildExecutionsRequest, opts ...grpc.CallOption) (*ListAgentExecutionsResponse, error)
@@ -274,6 +283,26 @@ func (c *agentServiceClient) ResumeAgentExecution(ctx context.Context, in *Resum
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AgentExecution)
 	err := c.cc.Invoke(ctx, AgentService_ResumeAgentExecution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ForkAgentExecution(ctx context.Context, in *ForkAgentExecutionRequest, opts ...grpc.CallOption) (*AgentExecution, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AgentExecution)
+	err := c.cc.Invoke(ctx, AgentService_ForkAgentExecution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListForks(ctx context.Context, in *ListChildExecutionsRequest, opts ...grpc.CallOption) (*ListAgentExecutionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAgentExecutionsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListForks_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -532,6 +561,13 @@ type AgentServiceServer interface {
 	// goes on from the paused total. An execution that is not PAUSED, was
 	// resumed already, or has taken its run's 500 steps is a 409.
 	ResumeAgentExecution(context.Context, *ResumeAgentExecutionRequest) (*AgentExecution, error)
+	// ForkAgentExecution starts a new execution that shares this one's
+	// conversation up to an entry, by reference, and goes on from there with
+	// a new user prompt (and, optionally, another configuration); the
+	// original is untouched. The fork records forkedFrom and forkedFromEntry.
+	ForkAgentExecution(context.Context, *ForkAgentExecutionRequest) (*AgentExecution, error)
+	// ListForks lists an execution's forks, newest first.
+	ListForks(context.Context, *ListChildExecutionsRequest) (*ListAgentExecutionsResponse, error)
 	// ListChildExecutions lists the sub-agents an execution spawned
 	// (spawn_agents), newest first: the executions whose parentId it is.
 	ListChildExecutions(context.Context, *ListChildExecutionsRequest) (*ListAgentExecutionsResponse, error)
@@ -635,6 +671,12 @@ func (UnimplementedAgentServiceServer) CancelAgentExecution(context.Context, *Ca
 }
 func (UnimplementedAgentServiceServer) ResumeAgentExecution(context.Context, *ResumeAgentExecutionRequest) (*AgentExecution, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResumeAgentExecution not implemented")
+}
+func (UnimplementedAgentServiceServer) ForkAgentExecution(context.Context, *ForkAgentExecutionRequest) (*AgentExecution, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForkAgentExecution not implemented")
+}
+func (UnimplementedAgentServiceServer) ListForks(context.Context, *ListChildExecutionsRequest) (*ListAgentExecutionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListForks not implemented")
 }
 func (UnimplementedAgentServiceServer) ListChildExecutions(context.Context, *ListChildExecutionsRequest) (*ListAgentExecutionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListChildExecutions not implemented")
@@ -890,6 +932,42 @@ func _AgentService_ResumeAgentExecution_Handler(srv interface{}, ctx context.Con
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AgentServiceServer).ResumeAgentExecution(ctx, req.(*ResumeAgentExecutionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ForkAgentExecution_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ForkAgentExecutionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ForkAgentExecution(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ForkAgentExecution_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ForkAgentExecution(ctx, req.(*ForkAgentExecutionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListForks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListChildExecutionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListForks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListForks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListForks(ctx, req.(*ListChildExecutionsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1275,6 +1353,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResumeAgentExecution",
 			Handler:    _AgentService_ResumeAgentExecution_Handler,
+		},
+		{
+			MethodName: "ForkAgentExecution",
+			Handler:    _AgentService_ForkAgentExecution_Handler,
+		},
+		{
+			MethodName: "ListForks",
+			Handler:    _AgentService_ListForks_Handler,
 		},
 		{
 			MethodName: "ListChildExecutions",
