@@ -6756,6 +6756,226 @@ func (x *ForkAgentExecutionRequest) GetConfig() *structpb.Struct {
 	return nil
 }
 
+// GetTokenTimelineRequest names an execution.
+type GetTokenTimelineRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId   string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTokenTimelineRequest) Reset() {
+	*x = GetTokenTimelineRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTokenTimelineRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTokenTimelineRequest) ProtoMessage() {}
+
+func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
+func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *GetTokenTimelineRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetTokenTimelineRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+// TokenTimeline is an execution's context size, entry by entry.
+type TokenTimeline struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One point per entry of the conversation, root first.
+	Points []*TimelinePoint `protobuf:"bytes,1,rep,name=points,proto3" json:"points,omitempty"`
+	// The context window of the execution's model, in tokens.
+	Limit         int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TokenTimeline) Reset() {
+	*x = TokenTimeline{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TokenTimeline) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TokenTimeline) ProtoMessage() {}
+
+func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
+func (*TokenTimeline) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *TokenTimeline) GetPoints() []*TimelinePoint {
+	if x != nil {
+		return x.Points
+	}
+	return nil
+}
+
+func (x *TokenTimeline) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// TimelinePoint is the context after one entry.
+type TimelinePoint struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	EntryId string                 `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// message, llm_call, approval, agent_result, compaction, …
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// user, assistant, tool_result (message entries).
+	Role string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
+	// The tokens the entry added (at an llm_call: the correction the
+	// provider's count makes to the estimates before it).
+	TokensAdded int64 `protobuf:"varint,4,opt,name=tokens_added,json=tokensAdded,proto3" json:"tokens_added,omitempty"`
+	// The context's size after the entry.
+	ContextTokens int64 `protobuf:"varint,5,opt,name=context_tokens,json=contextTokens,proto3" json:"context_tokens,omitempty"`
+	// context_tokens / limit.
+	Ratio float64 `protobuf:"fixed64,6,opt,name=ratio,proto3" json:"ratio,omitempty"`
+	// True where the size is an estimate (4 bytes a token); false at an
+	// llm_call, where it is the provider's count of what it read.
+	Estimated bool `protobuf:"varint,7,opt,name=estimated,proto3" json:"estimated,omitempty"`
+	// A compaction entry: the context shrank here.
+	Compaction    bool `protobuf:"varint,8,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TimelinePoint) Reset() {
+	*x = TimelinePoint{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimelinePoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimelinePoint) ProtoMessage() {}
+
+func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
+func (*TimelinePoint) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *TimelinePoint) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *TimelinePoint) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *TimelinePoint) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *TimelinePoint) GetTokensAdded() int64 {
+	if x != nil {
+		return x.TokensAdded
+	}
+	return 0
+}
+
+func (x *TimelinePoint) GetContextTokens() int64 {
+	if x != nil {
+		return x.ContextTokens
+	}
+	return 0
+}
+
+func (x *TimelinePoint) GetRatio() float64 {
+	if x != nil {
+		return x.Ratio
+	}
+	return 0
+}
+
+func (x *TimelinePoint) GetEstimated() bool {
+	if x != nil {
+		return x.Estimated
+	}
+	return false
+}
+
+func (x *TimelinePoint) GetCompaction() bool {
+	if x != nil {
+		return x.Compaction
+	}
+	return false
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -7310,7 +7530,24 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1f\n" +
 	"\vuser_prompt\x18\x04 \x01(\tR\n" +
 	"userPrompt\x12/\n" +
-	"\x06config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06config2\x88\x16\n" +
+	"\x06config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06config\"N\n" +
+	"\x17GetTokenTimelineRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"Y\n" +
+	"\rTokenTimeline\x122\n" +
+	"\x06points\x18\x01 \x03(\v2\x1a.agentree.v1.TimelinePointR\x06points\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\"\xf0\x01\n" +
+	"\rTimelinePoint\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\x12!\n" +
+	"\ftokens_added\x18\x04 \x01(\x03R\vtokensAdded\x12%\n" +
+	"\x0econtext_tokens\x18\x05 \x01(\x03R\rcontextTokens\x12\x14\n" +
+	"\x05ratio\x18\x06 \x01(\x01R\x05ratio\x12\x1c\n" +
+	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
+	"\n" +
+	"compaction\x18\b \x01(\bR\n" +
+	"compaction2\xde\x16\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -7339,6 +7576,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\x12Q\n" +
 	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\x12Q\n" +
 	"\x0fGetEntryContext\x12#.agentree.v1.GetEntryContextRequest\x1a\x19.agentree.v1.ModelContext\x12T\n" +
+	"\x10GetTokenTimeline\x12$.agentree.v1.GetTokenTimelineRequest\x1a\x1a.agentree.v1.TokenTimeline\x12T\n" +
 	"\x11GetExecutionUsage\x12%.agentree.v1.GetExecutionUsageRequest\x1a\x18.agentree.v1.UsageReport\x12H\n" +
 	"\vGetOrgUsage\x12\x1f.agentree.v1.GetOrgUsageRequest\x1a\x18.agentree.v1.UsageReport\x12Z\n" +
 	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\x12Z\n" +
@@ -7356,7 +7594,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -7439,37 +7677,40 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ModelContext)(nil),                  // 78: agentree.v1.ModelContext
 	(*ContextTool)(nil),                   // 79: agentree.v1.ContextTool
 	(*ForkAgentExecutionRequest)(nil),     // 80: agentree.v1.ForkAgentExecutionRequest
-	(*structpb.Struct)(nil),               // 81: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 82: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 83: google.protobuf.Value
+	(*GetTokenTimelineRequest)(nil),       // 81: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 82: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 83: agentree.v1.TimelinePoint
+	(*structpb.Struct)(nil),               // 84: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 85: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 86: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	81,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	81,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	82,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	82,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	84,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	84,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	85,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	85,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	81,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	81,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	84,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	84,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	81,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	81,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	81,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	81,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	81,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	81,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	82,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	82,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	82,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	82,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	84,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	84,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	84,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	84,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	84,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	84,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	85,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	85,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	85,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	85,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	81,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	81,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	84,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	84,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	83,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	82,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	86,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	85,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -7485,123 +7726,126 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	83,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	86,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	83,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	83,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	83,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	81,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	81,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	82,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	86,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	86,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	86,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	84,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	84,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	85,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	82,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	82,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	85,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	85,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	83,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	81,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	82,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	86,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	84,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	85,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	83,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	86,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	82,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	85,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	83,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	83,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	82,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	82,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	86,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	86,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	85,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	85,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	82,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	82,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	85,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	85,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	82,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	85,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	81,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	82,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	84,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	85,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
 	73,  // 82: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	73,  // 83: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	82,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	82,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	85,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	85,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
 	1,   // 86: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
 	79,  // 87: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	83,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	83,  // 89: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	81,  // 90: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	3,   // 91: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 92: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 93: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 94: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 95: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 96: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 97: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 98: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 99: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	68,  // 100: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	80,  // 101: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	69,  // 102: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	69,  // 103: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	16,  // 104: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 105: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	39,  // 106: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	41,  // 107: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	42,  // 108: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	44,  // 109: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	47,  // 110: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	49,  // 111: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	54,  // 112: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	60,  // 113: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	62,  // 114: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58,  // 115: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	63,  // 116: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	77,  // 117: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	75,  // 118: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	76,  // 119: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	71,  // 120: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	72,  // 121: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	2,   // 122: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 123: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 124: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 125: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 126: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 127: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 128: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 129: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 130: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 131: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 132: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 133: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	13,  // 134: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 135: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 136: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	40,  // 137: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	38,  // 138: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	38,  // 139: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	45,  // 140: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	48,  // 141: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	46,  // 142: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	55,  // 143: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	61,  // 144: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	56,  // 145: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59,  // 146: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	64,  // 147: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	78,  // 148: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	74,  // 149: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	74,  // 150: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	70,  // 151: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	70,  // 152: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	122, // [122:153] is the sub-list for method output_type
-	91,  // [91:122] is the sub-list for method input_type
-	91,  // [91:91] is the sub-list for extension type_name
-	91,  // [91:91] is the sub-list for extension extendee
-	0,   // [0:91] is the sub-list for field type_name
+	86,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	86,  // 89: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	84,  // 90: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	83,  // 91: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	3,   // 92: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 93: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 94: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 95: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 96: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 97: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 98: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 99: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 100: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	68,  // 101: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	80,  // 102: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	69,  // 103: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	69,  // 104: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	16,  // 105: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 106: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	39,  // 107: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	41,  // 108: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	42,  // 109: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	44,  // 110: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	47,  // 111: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	49,  // 112: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	54,  // 113: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	60,  // 114: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	62,  // 115: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58,  // 116: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	63,  // 117: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	77,  // 118: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	81,  // 119: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	75,  // 120: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	76,  // 121: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	71,  // 122: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	72,  // 123: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	2,   // 124: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 125: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 126: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 127: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 128: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 129: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 130: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 131: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 132: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 133: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 134: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 135: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	13,  // 136: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 137: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 138: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	40,  // 139: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	38,  // 140: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	38,  // 141: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	45,  // 142: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	48,  // 143: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	46,  // 144: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	55,  // 145: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	61,  // 146: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	56,  // 147: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59,  // 148: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	64,  // 149: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	78,  // 150: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	82,  // 151: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	74,  // 152: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	74,  // 153: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	70,  // 154: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	70,  // 155: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	124, // [124:156] is the sub-list for method output_type
+	92,  // [92:124] is the sub-list for method input_type
+	92,  // [92:92] is the sub-list for extension type_name
+	92,  // [92:92] is the sub-list for extension extendee
+	0,   // [0:92] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -7632,7 +7876,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   81,
+			NumMessages:   84,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

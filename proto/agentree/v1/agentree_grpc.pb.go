@@ -49,6 +49,7 @@ const (
 	AgentService_DecideToolCall_FullMethodName        = "/agentree.v1.AgentService/DecideToolCall"
 	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
 	AgentService_GetEntryContext_FullMethodName       = "/agentree.v1.AgentService/GetEntryContext"
+	AgentService_GetTokenTimeline_FullMethodName      = "/agentree.v1.AgentService/GetTokenTimeline"
 	AgentService_GetExecutionUsage_FullMethodName     = "/agentree.v1.AgentService/GetExecutionUsage"
 	AgentService_GetOrgUsage_FullMethodName           = "/agentree.v1.AgentService/GetOrgUsage"
 	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
@@ -167,6 +168,10 @@ type AgentServiceClient interface {
 	// call made at that entry would send. Built by the code that builds the
 	// real request.
 	GetEntryContext(ctx context.Context, in *GetEntryContextRequest, opts ...grpc.CallOption) (*ModelContext, error)
+	// GetTokenTimeline is the execution's context size along its
+	// conversation (seed 004 §6): per entry, the tokens it added and the
+	// running total, against the model's context window.
+	GetTokenTimeline(ctx context.Context, in *GetTokenTimelineRequest, opts ...grpc.CallOption) (*TokenTimeline, error)
 	// GetExecutionUsage sums an execution's model calls by model: calls,
 	// tokens (input, output, cache) and cost. Its sub-agents are executions of
 	// their own.
@@ -468,6 +473,16 @@ func (c *agentServiceClient) GetEntryContext(ctx context.Context, in *GetEntryCo
 	return out, nil
 }
 
+func (c *agentServiceClient) GetTokenTimeline(ctx context.Context, in *GetTokenTimelineRequest, opts ...grpc.CallOption) (*TokenTimeline, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TokenTimeline)
+	err := c.cc.Invoke(ctx, AgentService_GetTokenTimeline_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) GetExecutionUsage(ctx context.Context, in *GetExecutionUsageRequest, opts ...grpc.CallOption) (*UsageReport, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(UsageReport)
@@ -620,6 +635,10 @@ type AgentServiceServer interface {
 	// call made at that entry would send. Built by the code that builds the
 	// real request.
 	GetEntryContext(context.Context, *GetEntryContextRequest) (*ModelContext, error)
+	// GetTokenTimeline is the execution's context size along its
+	// conversation (seed 004 §6): per entry, the tokens it added and the
+	// running total, against the model's context window.
+	GetTokenTimeline(context.Context, *GetTokenTimelineRequest) (*TokenTimeline, error)
 	// GetExecutionUsage sums an execution's model calls by model: calls,
 	// tokens (input, output, cache) and cost. Its sub-agents are executions of
 	// their own.
@@ -722,6 +741,9 @@ func (UnimplementedAgentServiceServer) GetCapabilities(context.Context, *GetCapa
 }
 func (UnimplementedAgentServiceServer) GetEntryContext(context.Context, *GetEntryContextRequest) (*ModelContext, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetEntryContext not implemented")
+}
+func (UnimplementedAgentServiceServer) GetTokenTimeline(context.Context, *GetTokenTimelineRequest) (*TokenTimeline, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTokenTimeline not implemented")
 }
 func (UnimplementedAgentServiceServer) GetExecutionUsage(context.Context, *GetExecutionUsageRequest) (*UsageReport, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetExecutionUsage not implemented")
@@ -1235,6 +1257,24 @@ func _AgentService_GetEntryContext_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetTokenTimeline_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTokenTimelineRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetTokenTimeline(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetTokenTimeline_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetTokenTimeline(ctx, req.(*GetTokenTimelineRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetExecutionUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetExecutionUsageRequest)
 	if err := dec(in); err != nil {
@@ -1417,6 +1457,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetEntryContext",
 			Handler:    _AgentService_GetEntryContext_Handler,
+		},
+		{
+			MethodName: "GetTokenTimeline",
+			Handler:    _AgentService_GetTokenTimeline_Handler,
 		},
 		{
 			MethodName: "GetExecutionUsage",

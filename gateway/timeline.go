@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/step"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// GetTokenTimeline walks the execution's conversation and says how large
+// its context is after each entry: estimated from the entries' bytes,
+// and set to the provider's own count at each llm_call (the input, cache
+// reads and writes of that call), against the model's context window.
+func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimelineRequest) (*pb.TokenTimeline, error) {
+	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	if err != nil {
+		return nil, err
+	}
+	var cfg agentsdk.Config
+	_ = json.Unmarshal(ex.Config, &cfg)
+	model := agentsdk.ModelRef{}
+	if len(cfg.Models) > 0 {
+		model = cfg.Models[0]
+	}
+	out := &pb.TokenTimeline{Limit: int32(agentsdk.ContextWindow(model))}
+	if ex.LeafEntryID == "" {
+		return out, nil
+	}
+	path, err := s.es.Path(ctx, ex.OrgID, ex.LeafEntryID)
+	if err != nil {
+		return nil, toStatus(s.log, "token timeline", err)
+	}
+	var running int64
+	for _, e := range path {
+		p := &pb.TimelinePoint{EntryId: e.ID, Type: e.Type, Role: e.Role, Estimated: true,
+			Compaction: e.Type == string(agentsdk.EntryCompaction)}
+		switch e.Type {
+		case string(agentsdk.EntryMessage):
+			p.TokensAdded = int64(agentsdk.EstimateTokens(e.Content))
+			running += p.TokensAdded
+		case string(agentsdk.EntryLLMCall):
+			var meta step.LLMCallMeta
+			_ = json.Unmarshal(e.Metadata, &meta)
+			if read := meta.Usage.Input + meta.Usage.CacheRead + meta.Usage.CacheWrite; read > 0 {
+				p.TokensAdded, running, p.Estimated = read-running, read, false
+			}
+		}
+		p.ContextTokens = running
+		p.Ratio = float64(running) / float64(out.Limit)
+		out.Points = append(out.Points, p)
+	}
+	return out, nil
+}
