@@ -51,25 +51,25 @@ func allowedFrom(to Status) []string {
 
 // Execution is one agent run: one Temporal workflow ID and its segments.
 type Execution struct {
-	ID            string          `db:"id"`
-	OrgID         string          `db:"org_id"`
-	DefinitionID  string          `db:"definition_id"`
-	ParentID      string          `db:"parent_id"`
-	ResumedFrom   string          `db:"resumed_from"`
+	ID           string `db:"id"`
+	OrgID        string `db:"org_id"`
+	DefinitionID string `db:"definition_id"`
+	ParentID     string `db:"parent_id"`
+	ResumedFrom  string `db:"resumed_from"`
 	// ForkedFrom and ForkedFromEntry: the execution and entry a fork
 	// shares its conversation with.
-	ForkedFrom      string `db:"forked_from"`
-	ForkedFromEntry string `db:"forked_from_entry"`
-	Kind          string          `db:"kind"`
-	Status        Status          `db:"status"`
-	Config        json.RawMessage `db:"config"`
-	Input         json.RawMessage `db:"input"`
-	Output        json.RawMessage `db:"output"`
-	Error         string          `db:"error"`
-	StopReason    string          `db:"stop_reason"`
-	Queue         string          `db:"queue"`
-	CheckpointSeq int             `db:"current_checkpoint_seq"`
-	StepCount     int             `db:"step_count"`
+	ForkedFrom      string          `db:"forked_from"`
+	ForkedFromEntry string          `db:"forked_from_entry"`
+	Kind            string          `db:"kind"`
+	Status          Status          `db:"status"`
+	Config          json.RawMessage `db:"config"`
+	Input           json.RawMessage `db:"input"`
+	Output          json.RawMessage `db:"output"`
+	Error           string          `db:"error"`
+	StopReason      string          `db:"stop_reason"`
+	Queue           string          `db:"queue"`
+	CheckpointSeq   int             `db:"current_checkpoint_seq"`
+	StepCount       int             `db:"step_count"`
 	// LeafEntryID is the entry appended last: the end of the active path
 	// ("" before the first entry). Every append moves it.
 	LeafEntryID string          `db:"leaf_entry_id"`

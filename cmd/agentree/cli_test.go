@@ -206,7 +206,7 @@ func testApprovals(t *testing.T, d devInstance, c func(args ...string) (string, 
 	require.Contains(t, out, "? search_notes {")
 	require.Contains(t, out, "waiting for approval")
 	id := uuidRE.FindString(out)
-	call := regexp.MustCompile(`agentree approve `+id+` (\S+)`).FindStringSubmatch(out)
+	call := regexp.MustCompile(`agentree approve ` + id + ` (\S+)`).FindStringSubmatch(out)
 	require.Len(t, call, 2, "run says how to approve: %s", out)
 	require.Contains(t, out, "agentree reject "+id+" "+call[1])
 
