@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -183,6 +184,45 @@ func TestDevAndClientCommands(t *testing.T) {
 
 	t.Run("Ctrl-C at the chat prompt", func(t *testing.T) { testChatInterrupt(t, d) })
 	t.Run("approvals", func(t *testing.T) { testApprovals(t, d, c) })
+	t.Run("time travel, timeline, fork", func(t *testing.T) {
+		out, _, err := c("run", "--demo")
+		require.NoError(t, err, out)
+		id := uuidRE.FindString(out)
+		req, err := http.NewRequest("GET", d.base+"/api/orgs/dev/agent-executions/"+id+"/entries?pageSize=500", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+d.key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var list struct {
+			Entries []struct{ ID, Type, Role string }
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+		resp.Body.Close()
+		var llmCall, user string
+		for _, e := range list.Entries {
+			if e.Type == "llm_call" && llmCall == "" {
+				llmCall = e.ID
+			}
+			if e.Role == "user" && user == "" {
+				user = e.ID
+			}
+		}
+		out, _, err = c("show", id, "--context", llmCall)
+		require.NoError(t, err)
+		require.Contains(t, out, "the request this model call sent")
+		require.Contains(t, out, "model scripted/scripted-1")
+		require.Contains(t, out, "user: How does Agentree")
+		out, _, err = c("timeline", id)
+		require.NoError(t, err)
+		require.Contains(t, out, "window 32768 tokens")
+		require.Contains(t, out, "llm_call")
+		out, _, err = c("fork", id, "--at", user, "a", "different", "question")
+		require.NoError(t, err, out)
+		require.Contains(t, out, "forks "+id+" at "+user)
+		require.Contains(t, out, "completed")
+		_, _, err = c("fork", id, "the prompt")
+		require.ErrorContains(t, err, "--at ENTRY_ID is required")
+	})
 	t.Run("pause and resume", func(t *testing.T) {
 		out, _, err := c("run", "--demo", "--max-steps", "1")
 		require.NoError(t, err, out)

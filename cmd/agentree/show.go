@@ -138,14 +138,18 @@ func allMessages(ctx context.Context, c *apiClient, id string) ([]*agentreev1.Me
 func showCmd() *cobra.Command {
 	var f clientFlags
 	var wait bool
+	var contextAt string
 	cmd := &cobra.Command{
 		Use:               "show [flags] EXECUTION_ID",
 		Short:             "Show an execution and its conversation",
 		Long:              "Show an execution and its conversation; with --wait, once it waits for input or has ended.",
-		Example:           "  agentree show 0b6f…-…\n  agentree show 0b6f…-… --json | jq .execution.status",
+		Example:           "  agentree show 0b6f…-…\n  agentree show 0b6f…-… --json | jq .execution.status\n  agentree show 0b6f…-… --context 7c1d…-…   # what the model saw there",
 		Args:              exactlyOneID("show"),
 		ValidArgsFunction: completeExecutionIDs(&f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if contextAt != "" {
+				return showContext(cmd, f, args[0], contextAt)
+			}
 			if wait {
 				if err := waitSettled(cmd.Context(), f, args[0]); err != nil {
 					return fmt.Errorf("show: %w", err)
@@ -156,6 +160,7 @@ func showCmd() *cobra.Command {
 	}
 	addClientFlags(cmd, &f)
 	cmd.Flags().BoolVar(&wait, "wait", false, "first wait until it waits for input or has ended")
+	cmd.Flags().StringVar(&contextAt, "context", "", "show what the model saw at this entry (time travel) instead")
 	return cmd
 }
 
