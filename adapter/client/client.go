@@ -106,11 +106,15 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("client: start: %w", err)
 	}
 	input, _ := json.Marshal(startInput{UserPrompt: req.UserPrompt, ResumeLeafID: req.ResumeLeafID})
+	forkedFromEntry := ""
+	if req.ForkedFrom != "" {
+		forkedFromEntry = req.ResumeLeafID
+	}
 	ex, err := es.CreateExecution(ctx, entrystore.Execution{
 		ID: req.ExecutionID, OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID,
 		ParentID: req.ParentID, Config: cfg, Input: input, Queue: queue, Metadata: req.Metadata,
 		ResumedFrom: req.ResumedFrom, StepCount: req.StepCount,
-		ForkedFrom: req.ForkedFrom, ForkedFromEntry: map[bool]string{true: req.ResumeLeafID}[req.ForkedFrom != ""],
+		ForkedFrom: req.ForkedFrom, ForkedFromEntry: forkedFromEntry,
 	})
 	if errors.Is(err, entrystore.ErrConflict) && req.ExecutionID != "" {
 		ex, err = es.GetExecution(ctx, req.OrgID, req.ExecutionID)

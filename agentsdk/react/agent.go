@@ -135,12 +135,13 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 	for done := 0; done < len(run); {
 		// The calls from done on that may run now: up to the first that
 		// needs a person's decision, or that one alone once approved.
-		n, out, err := a.nextCalls(ctx, assistant, run[done:], approvals)
-		if err != nil || out != nil {
-			if out != nil {
-				st.ToolsOf, st.ToolsDone = assistant.ID, st.ToolsDone+done
-			}
-			return derefOutcome(out), err
+		n, wait, err := a.nextCalls(ctx, assistant, run[done:], approvals)
+		if err != nil {
+			return agentsdk.Outcome{}, err
+		}
+		if wait {
+			st.ToolsOf, st.ToolsDone = assistant.ID, st.ToolsDone+done
+			return agentsdk.Wait(agentsdk.WaitApproval, agentsdk.SignalToolApproval), nil
 		}
 		answered := n
 		switch {
@@ -269,16 +270,16 @@ func applyDecisions(ctx agentsdk.Context, assistant *agentsdk.EntryRef, calls []
 }
 
 // nextCalls is how many of calls run next: those before the first that
-// waits for a decision, or that one alone once decided. When the first
-// waits, it asks for decisions on every call that waits and returns the
-// outcome that waits for them.
-func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, calls []agentsdk.ToolCallRef, approvals bool) (int, *agentsdk.Outcome, error) {
+// waits for a decision, or that one alone once decided (a spawn_agents
+// call, too, runs alone). When the first waits, it asks for decisions on
+// every call that waits and reports wait: the agent then waits for them.
+func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, calls []agentsdk.ToolCallRef, approvals bool) (n int, wait bool, err error) {
 	st := ctx.State()
 	if !approvals {
-		return len(calls), nil, nil
+		return len(calls), false, nil
 	}
 	if isSpawn(ctx, calls[0]) && !needsDecision(st, calls[0]) {
-		return 1, nil, nil
+		return 1, false, nil
 	}
 	if needsDecision(st, calls[0]) {
 		var ask []agentsdk.ToolCallRef
@@ -287,20 +288,16 @@ func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, ca
 				ask = append(ask, tc)
 			}
 		}
-		if err := ctx.RequestApproval(assistant.ID, ask); err != nil {
-			return 0, nil, err
-		}
-		out := agentsdk.Wait(agentsdk.WaitApproval, agentsdk.SignalToolApproval)
-		return 0, &out, nil
+		return 0, true, ctx.RequestApproval(assistant.ID, ask)
 	}
 	if st.Decided[calls[0].ID] != "" {
-		return 1, nil, nil
+		return 1, false, nil
 	}
-	n := 1
+	n = 1
 	for n < len(calls) && !needsDecision(st, calls[n]) && st.Decided[calls[n].ID] == "" && calls[n].Name != agentsdk.ToolSpawnAgents {
 		n++
 	}
-	return n, nil, nil
+	return n, false, nil
 }
 
 // subAgents is the change that answers spawn_agents calls in the workflow
@@ -311,13 +308,6 @@ const subAgents = "react.sub-agents"
 // itself.
 func isSpawn(ctx agentsdk.Context, tc agentsdk.ToolCallRef) bool {
 	return tc.Name == agentsdk.ToolSpawnAgents && ctx.Version(subAgents, 1) != agentsdk.DefaultVersion
-}
-
-func derefOutcome(o *agentsdk.Outcome) agentsdk.Outcome {
-	if o == nil {
-		return agentsdk.Outcome{}
-	}
-	return *o
 }
 
 // runToolsInTurn is runTools before parallelTools: the calls run one

@@ -208,7 +208,7 @@ func Ref(e agentsdk.Entry) (agentsdk.EntryRef, error) {
 	ref.StopReason = m.StopReason
 	ref.IsError = m.IsError
 	ref.Preview = agentsdk.Preview(m.Text())
-	policies := answerPolicies(e.Metadata)
+	policies := AnswerMetaOf(e)
 	for _, tc := range m.ToolCalls() {
 		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policies[tc.ID]})
 	}

@@ -55,14 +55,10 @@ func (d Deps) callPolicies(cfg agentsdk.Config, msg agentsdk.Message) json.RawMe
 
 // AnswerMetaOf is the AnswerMeta an assistant entry records (zero for
 // entries without one).
-func AnswerMetaOf(e agentsdk.Entry) AnswerMeta { return answerPolicies(e.Metadata) }
-
-// answerPolicies decodes an assistant entry's AnswerMeta (zero for
-// entries without one).
-func answerPolicies(raw json.RawMessage) AnswerMeta {
+func AnswerMetaOf(e agentsdk.Entry) AnswerMeta {
 	var m AnswerMeta
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &m)
+	if len(e.Metadata) > 0 {
+		_ = json.Unmarshal(e.Metadata, &m)
 	}
 	return m
 }

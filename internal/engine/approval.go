@@ -124,13 +124,14 @@ func (o *Ops) ApplyDecision(ctx context.Context, in DecideInput) (agentsdk.Entry
 		return agentsdk.EntryRef{}, fmt.Errorf("engine: decision: %w", err)
 	}
 	var d agentsdk.Decision
+	decoded := json.Unmarshal(raw, &d) == nil
 	content := approvalContent{Ignored: "not a decision"}
-	if json.Unmarshal(raw, &d) == nil {
+	if decoded {
 		content = approvalContent{ToolCallID: d.ToolCallID, Decision: d.Decision, DecidedBy: d.DecidedBy, Always: d.Always,
 			Ignored: "no tool call waits for approval with this ID"}
 	}
 	turn := ""
-	if in.AssistantID != "" && content.Ignored != "not a decision" {
+	if in.AssistantID != "" && decoded {
 		call, assistant, err := o.toolCall(ctx, in.OrgID, in.AssistantID, d.ToolCallID)
 		if err != nil && !errors.Is(err, agentsdk.ErrInvalidInput) {
 			return agentsdk.EntryRef{}, err
