@@ -66,6 +66,20 @@ func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsd
 	return res, a.counted(ctx, failures, f, ErrTypeModel, ErrTypeModelExhausted, err)
 }
 
+// Compact writes a manual compaction for the workflow to append (the
+// built-in task agentsdk.TaskCompact). See step.Compact.
+func (a *Activities) Compact(ctx context.Context, in agentsdk.CompactInput) (agentsdk.Compacted, error) {
+	stop := startHeartbeat(ctx, a.modelHeartbeat, previousFailures(ctx))
+	defer stop()
+	mctx, cancel := context.WithTimeout(ctx, a.modelTimeout)
+	defer cancel()
+	out, err := step.Compact(mctx, a.deps, in)
+	if _, ok := agentsdk.AsModelError(err); err != nil && !ok {
+		return out, storeError(err)
+	}
+	return out, err
+}
+
 // counted turns a counted failure's verdict into the error Temporal's
 // retry policy acts on, recording the count in the heartbeat details for
 // the next attempt.

@@ -39,6 +39,10 @@ type Options struct {
 	// ask or forbid, under an execution's config.toolPolicy and over each
 	// tool's own default (agentsdk.PolicyFor).
 	ToolPolicy agentsdk.Policies
+	// ContextWindows extends the built-in table of models' context
+	// windows, which compaction measures contexts against (for models
+	// the table does not know, or knows wrongly).
+	ContextWindows agentsdk.ContextWindows
 	// Tasks are custom activities agents run with Context.RunTask, by name.
 	Tasks map[string]any
 
@@ -245,7 +249,7 @@ func (o Options) validate() (*Options, error) {
 	o.locals = localOps{ops: &engine.Ops{Store: pgStore{es: o.Store}}}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
-		deps:          step.Deps{Store: pgStore{es: o.Store}, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy},
+		deps:          step.Deps{Store: pgStore{es: o.Store}, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy, Windows: o.ContextWindows},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,
@@ -288,6 +292,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.ExecuteTool, activity.RegisterOptions{Name: ExecuteToolActivity})
 	r.RegisterActivityWithOptions(o.acts.PrepareExecution, activity.RegisterOptions{Name: PrepareExecutionActivity})
 	r.RegisterActivityWithOptions(o.acts.Prune, activity.RegisterOptions{Name: PruneActivityName})
+	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.TaskCompact})
 	for name, fn := range o.Tasks {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -37,6 +37,7 @@ func toSDKEntry(e entrystore.Entry) agentsdk.Entry {
 		ID: e.ID, ParentID: e.ParentID, ExecutionID: e.ExecutionID,
 		Type: agentsdk.EntryType(e.Type), Role: agentsdk.Role(e.Role),
 		Content: e.Content, TurnID: e.TurnID, Metadata: e.Metadata, IdempotencyKey: e.IdempotencyKey,
+		Depth: e.Depth,
 	}
 }
 
@@ -50,6 +51,18 @@ func toStoreEntry(orgID string, e agentsdk.Entry) entrystore.Entry {
 
 func (s pgStore) Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
 	es, err := s.es.Path(ctx, orgID, leafID)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	out := make([]agentsdk.Entry, len(es))
+	for i, e := range es {
+		out[i] = toSDKEntry(e)
+	}
+	return out, nil
+}
+
+func (s pgStore) ContextPath(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
+	es, err := s.es.ContextPath(ctx, orgID, leafID)
 	if err != nil {
 		return nil, notFound(err)
 	}

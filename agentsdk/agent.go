@@ -123,6 +123,9 @@ type Signal struct {
 // SignalUserMessage is the signal that carries a user's message.
 const SignalUserMessage = "userMessage"
 
+// SignalCompact asks an agent to compact its context now (POST …/compact).
+const SignalCompact = "compact"
+
 // UserMessage is the value of a userMessage signal.
 type UserMessage struct {
 	Text string `json:"text"`

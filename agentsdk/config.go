@@ -58,6 +58,9 @@ type Config struct {
 	// it does not cover, the worker's configuration and then the tool's
 	// default decide (see PolicyFor).
 	ToolPolicy Policies `json:"toolPolicy,omitempty"`
+	// Compaction keeps the context under the model's window; nil = on,
+	// with its defaults.
+	Compaction *Compaction `json:"compaction,omitempty"`
 	// Agent is the agent's own configuration.
 	Agent json.RawMessage `json:"agent,omitempty"`
 }
@@ -109,6 +112,7 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 	}
 	problems = append(problems, c.boundProblems()...)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
+	problems = append(problems, c.Compaction.Problems("compaction")...)
 	for i, m := range c.Models {
 		if m.Provider == "" || m.ModelID == "" {
 			problems = append(problems, fmt.Sprintf("models[%d] needs provider and modelId", i))

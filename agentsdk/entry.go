@@ -31,6 +31,9 @@ type Entry struct {
 	// IdempotencyKey makes an append repeat-safe: appending a key that
 	// exists returns the existing entry and writes nothing.
 	IdempotencyKey string `json:"-"`
+	// Depth is the entry's distance from the root: its index in any path
+	// through it. Set by the store.
+	Depth int `json:"-"`
 }
 
 // Message decodes a message entry's content.

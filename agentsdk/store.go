@@ -16,6 +16,11 @@ type Store interface {
 	ExecutionConfig(ctx context.Context, orgID, executionID string) (Config, error)
 	// Path returns the entries from the root to leafID, root first.
 	Path(ctx context.Context, orgID, leafID string) ([]Entry, error)
+	// ContextPath returns the part of the path to leafID a model's context
+	// needs, root-most first: from the first entry the latest compaction
+	// on it kept (the whole path if none). Returning more is correct, only
+	// slower. Entries carry their Depth.
+	ContextPath(ctx context.Context, orgID, leafID string) ([]Entry, error)
 	GetEntry(ctx context.Context, orgID, id string) (Entry, error)
 	// EntryByKey finds an entry by its idempotency key; ErrNotFound if none.
 	EntryByKey(ctx context.Context, orgID, executionID, key string) (Entry, error)

@@ -20,34 +20,52 @@ import (
 // checked on append to share the leaf's execution, so scoping the leaf to
 // the organization scopes the path.
 func (s *Store) Path(ctx context.Context, orgID, leafID string) ([]Entry, error) {
-	op := "path " + leafID
+	return s.readPath(ctx, "path "+leafID, pathSQL, orgID, leafID)
+}
+
+// ContextPath returns the part of the path to leafID a model's context
+// needs: from the first entry the latest compaction on the path kept down
+// to leafID (the whole path when there is none), root first. However long
+// the conversation, a model call then reads only what it sends. The
+// latest compaction is found through the partial index
+// agent_entry_compaction, one probe per branch of the path.
+func (s *Store) ContextPath(ctx context.Context, orgID, leafID string) ([]Entry, error) {
+	return s.readPath(ctx, "context path "+leafID, contextPathSQL, orgID, leafID)
+}
+
+// readPath runs query, a path query whose rows start with the leaf's
+// depth and the depth the path is read from, and places its rows by depth.
+func (s *Store) readPath(ctx context.Context, op, query, orgID, leafID string) ([]Entry, error) {
 	ids, err := readIDs(op, orgID, leafID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, pathSQL, ids[0], ids[1])
+	rows, err := s.pool.Query(ctx, query, ids[0], ids[1])
 	if err != nil {
 		return nil, wrap(op, err)
 	}
 	defer rows.Close()
 	var path []Entry
-	var leafDepth int
+	var leafDepth, from int
 	var executionID string
 	var execution, id, parent pgtype.UUID
 	var role, turn pgtype.Text
 	for rows.Next() {
 		var e Entry
-		err := rows.Scan(&leafDepth, &execution, &id, &parent, &e.Seq, &e.Depth, &e.Step, &e.Type, &role,
+		err := rows.Scan(&leafDepth, &from, &execution, &id, &parent, &e.Seq, &e.Depth, &e.Step, &e.Type, &role,
 			(*[]byte)(&e.Content), &turn, &e.IdempotencyKey, (*[]byte)(&e.Metadata), &e.CreatedAt)
 		if err != nil {
 			return nil, wrap(op, err)
 		}
 		if path == nil {
-			path = make([]Entry, leafDepth+1)
+			if from < 0 || from > leafDepth {
+				return nil, errf(op, ErrInvalid, "path read from depth %d of %d", from, leafDepth+1)
+			}
+			path = make([]Entry, leafDepth+1-from)
 			executionID = uuid.UUID(execution.Bytes).String()
 		}
-		// Depths on a path are exactly 0..leafDepth, so each row has its slot.
-		if e.Depth < 0 || e.Depth > leafDepth || path[e.Depth].ID != "" {
+		// Depths on a path are exactly from..leafDepth, so each row has its slot.
+		if e.Depth < from || e.Depth > leafDepth || path[e.Depth-from].ID != "" {
 			return nil, errf(op, ErrInvalid, "entry at depth %d does not fit a path of %d", e.Depth, leafDepth+1)
 		}
 		e.ID = uuid.UUID(id.Bytes).String()
@@ -56,7 +74,7 @@ func (s *Store) Path(ctx context.Context, orgID, leafID string) ([]Entry, error)
 		}
 		e.OrgID, e.ExecutionID, e.Role, e.TurnID = ids[0], executionID, role.String, turn.String
 		e.CreatedAt = e.CreatedAt.UTC()
-		path[e.Depth] = e
+		path[e.Depth-from] = e
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap(op, err)
@@ -87,10 +105,40 @@ var pathSQL = `
 		JOIN agent_entry h ON h.id = seg.branch_id
 		JOIN agent_entry p ON p.id = h.parent_id
 	)
-	SELECT (SELECT max(max_depth) FROM seg), e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.step, e.entry_type, e.role,
+	SELECT (SELECT max(max_depth) FROM seg), 0, e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.step, e.entry_type, e.role,
 		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at
 	FROM seg JOIN agent_entry e ON e.branch_id = seg.branch_id AND e.depth <= seg.max_depth
 	WHERE e.org_id = $1`
+
+// contextPathSQL is pathSQL from the latest compaction's first kept
+// entry: the compaction is the deepest compaction entry of the path's
+// branches (each an index probe of agent_entry_compaction), and the
+// branches are then read from its firstKeptDepth only.
+var contextPathSQL = `
+	WITH RECURSIVE seg (branch_id, max_depth) AS (
+		SELECT branch_id, depth FROM agent_entry WHERE id = $2 AND org_id = $1
+		UNION ALL
+		SELECT p.branch_id, p.depth
+		FROM seg
+		JOIN agent_entry h ON h.id = seg.branch_id
+		JOIN agent_entry p ON p.id = h.parent_id
+	),
+	kept (depth) AS (
+		SELECT coalesce((
+			SELECT (c.content->>'firstKeptDepth')::int
+			FROM seg CROSS JOIN LATERAL (
+				SELECT content, depth FROM agent_entry
+				WHERE branch_id = seg.branch_id AND depth <= seg.max_depth AND entry_type = 'compaction'
+					AND NOT content ? 'skipped'
+				ORDER BY depth DESC LIMIT 1
+			) c
+			ORDER BY c.depth DESC LIMIT 1
+		), 0)
+	)
+	SELECT (SELECT max(max_depth) FROM seg), kept.depth, e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.step, e.entry_type, e.role,
+		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at
+	FROM kept, seg JOIN agent_entry e ON e.branch_id = seg.branch_id AND e.depth <= seg.max_depth
+	WHERE e.org_id = $1 AND e.depth >= kept.depth`
 
 // PathPage returns one page of the path from the root to leafID: the
 // entries of type entryType ("" for any) deeper than afterDepth, root

@@ -40,8 +40,8 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	if len(cfg.Models) > 0 {
 		model = cfg.Models[0]
 	}
+	var meta step.LLMCallMeta
 	if e.Type == string(agentsdk.EntryLLMCall) {
-		var meta step.LLMCallMeta
 		_ = json.Unmarshal(e.Metadata, &meta)
 		leaf, model, tools, out.Sent = e.ParentID, meta.Model, meta.Tools, true
 	}
@@ -52,15 +52,28 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 			return nil, toStatus(s.log, "entry context: path", err)
 		}
 		for _, p := range stored {
-			path = append(path, agentsdk.Entry{ID: p.ID, ParentID: p.ParentID, Type: agentsdk.EntryType(p.Type),
-				Role: agentsdk.Role(p.Role), Content: p.Content, Metadata: p.Metadata})
+			path = append(path, sdkEntry(p))
 		}
 	}
 	specs, err := s.toolSpecs(ctx, tools)
 	if err != nil {
 		return nil, err
 	}
-	r, err := step.Request(cfg, model, path, specs)
+	view, err := step.ViewOf(path)
+	if err != nil {
+		return nil, toStatus(s.log, "entry context", err)
+	}
+	var r agentsdk.ModelRequest
+	if meta.Purpose == step.PurposeCompaction {
+		// The call that wrote a compaction's summary: what it read.
+		r, err = step.CompactionRequest(cfg, model, path, meta.FirstKeptDepth)
+	} else {
+		r, err = step.Request(cfg, model, path, specs)
+		out.Tokens = n32(view.Tokens(r.System, r.Tools))
+		if view.Compaction != nil {
+			out.CompactionEntryId = view.Compaction.ID
+		}
+	}
 	if err != nil {
 		return nil, toStatus(s.log, "entry context", err)
 	}

@@ -167,6 +167,7 @@ func toEntry(e entrystore.Entry) *pb.Entry {
 		Id: e.ID, ExecutionId: e.ExecutionID, ParentId: e.ParentID, Seq: n32(e.Seq), Depth: n32(e.Depth),
 		Type: e.Type, Role: e.Role, Content: toValue(e.Content), TurnId: e.TurnID,
 		Metadata: toStruct(e.Metadata), CreatedAt: ts(e.CreatedAt), StepNumber: n32(e.Step),
+		Tokens: n32(entryTokens(e)),
 	}
 }
 

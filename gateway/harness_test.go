@@ -65,6 +65,8 @@ type envOptions struct {
 	noTemporal bool
 	// workerTracer, when set, sees every statement of the worker's pool.
 	workerTracer pgx.QueryTracer
+	// windows extends the worker's and the gateway's context windows.
+	windows agentsdk.ContextWindows
 }
 
 func newPool(t testing.TB, url string) *pgxpool.Pool {
@@ -129,6 +131,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 			Executions: aclient.NewClient(tc, gwStore, queue),
 			BodyLimit:  testBodyLimit,
 			Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			ContextWindows: o.windows,
 		})
 	}()
 	var stopOnce sync.Once
@@ -160,7 +163,7 @@ func (e *env) startWorker(queue string, o envOptions) {
 	e.t.Cleanup(pool.Close)
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
-		Providers: o.providers, Tools: o.tools,
+		Providers: o.providers, Tools: o.tools, ContextWindows: o.windows,
 	})
 	require.NoError(e.t, err)
 	wc, err := client.Dial(client.Options{HostPort: temporaltest.Address(e.t), Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})

@@ -61,6 +61,10 @@ type Options struct {
 	// default 1 second. A request the snapshot would refuse is checked
 	// again against a fresh one.
 	CapabilityCacheTTL time.Duration
+	// ContextWindows extend the built-in table of models' context
+	// windows the token timeline measures against (the workers' table:
+	// give both the same configuration).
+	ContextWindows agentsdk.ContextWindows
 	// Signals are the signal names executions accept; default
 	// ["userMessage"]. Another name is a 400.
 	Signals []string

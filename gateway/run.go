@@ -35,6 +35,7 @@ func Run(ctx context.Context, opts Options) error {
 		idempotency:   idempotencyConfig{ttl: IdempotencyTTL, lease: idempotencyLease},
 		streams:       &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing},
 		maxTotalSteps: o.MaxTotalSteps,
+		windows:       o.ContextWindows,
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {

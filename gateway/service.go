@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agentree/agentree/adapter/client"
+	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
@@ -37,6 +38,8 @@ type service struct {
 	idempotency idempotencyConfig
 	// maxTotalSteps bounds a run's steps across resumes.
 	maxTotalSteps int
+	// windows extends the table of models' context windows.
+	windows agentsdk.ContextWindows
 }
 
 // commitTimeout bounds a start, signal or cancel once it has begun.

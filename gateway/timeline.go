@@ -24,7 +24,7 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	if len(cfg.Models) > 0 {
 		model = cfg.Models[0]
 	}
-	out := &pb.TokenTimeline{Limit: int32(agentsdk.ContextWindow(model))}
+	out := &pb.TokenTimeline{Limit: n32(s.windows.Of(model))}
 	if ex.LeafEntryID == "" {
 		return out, nil
 	}
@@ -38,11 +38,21 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 			Compaction: e.Type == string(agentsdk.EntryCompaction)}
 		switch e.Type {
 		case string(agentsdk.EntryMessage):
-			p.TokensAdded = int64(agentsdk.EstimateTokens(e.Content))
+			p.TokensAdded = int64(entryTokens(e))
 			running += p.TokensAdded
+		case string(agentsdk.EntryCompaction):
+			// The context drops to the summary and the entries kept.
+			var rec agentsdk.CompactionRecord
+			if json.Unmarshal(e.Content, &rec) == nil && rec.TokensAfter > 0 {
+				p.TokensAdded, running = int64(rec.TokensAfter)-running, int64(rec.TokensAfter)
+			}
 		case string(agentsdk.EntryLLMCall):
 			var meta step.LLMCallMeta
 			_ = json.Unmarshal(e.Metadata, &meta)
+			if meta.Purpose == step.PurposeCompaction {
+				// The summary call read a transcript, not the context.
+				break
+			}
 			if read := meta.Usage.Input + meta.Usage.CacheRead + meta.Usage.CacheWrite; read > 0 {
 				p.TokensAdded, running, p.Estimated = read-running, read, false
 			}

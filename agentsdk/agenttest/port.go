@@ -226,6 +226,9 @@ func (p *memPort) RunChildren(string, string, []engine.ChildStart, bool) ([]engi
 
 func (p *memPort) RunTask(name string, input any, output any) error {
 	fn, ok := p.x.opts.Tasks[name]
+	if name == agentsdk.TaskCompact {
+		fn, ok = p.compact, true
+	}
 	if !ok {
 		return fmt.Errorf("%w: unknown task %q", agentsdk.ErrInvalidInput, name)
 	}
@@ -279,4 +282,13 @@ func (p *memPort) Await() (agentsdk.Signal, bool) {
 		p.idle <- struct{}{}
 		<-p.wake
 	}
+}
+
+// compact is the built-in task agentsdk.TaskCompact.
+func (p *memPort) compact(ctx context.Context, input json.RawMessage) (any, error) {
+	var in agentsdk.CompactInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, err
+	}
+	return step.Compact(ctx, p.x.deps, in)
 }

@@ -86,7 +86,16 @@ func (s *Store) Path(_ context.Context, _ string, leafID string) ([]agentsdk.Ent
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
+	for i := range rev {
+		rev[i].Depth = i
+	}
 	return rev, nil
+}
+
+// ContextPath implements agentsdk.Store: the whole path, which holds the
+// part a model's context needs.
+func (s *Store) ContextPath(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
+	return s.Path(ctx, orgID, leafID)
 }
 
 // GetEntry implements agentsdk.Store.

@@ -61,12 +61,18 @@ func (a *Agent) RunSegment(ctx agentsdk.Context) (agentsdk.Outcome, error) {
 		}
 		return a.runTools(ctx, cfg, assistant)
 	}
+	// The leaf before a manual compaction decides what comes next: the
+	// compaction entry itself asks for nothing.
+	leaf := ctx.Leaf()
+	if err := compactOnRequest(ctx, cfg); err != nil {
+		return agentsdk.Outcome{}, err
+	}
 	if took, err := takeUserMessages(ctx); err != nil {
 		return agentsdk.Outcome{}, err
 	} else if took {
 		ctx.State().InputTurn = ctx.State().Turn
+		leaf = ctx.Leaf()
 	}
-	leaf := ctx.Leaf()
 	if leaf == nil {
 		return agentsdk.Fail("the execution has no input"), nil
 	}
@@ -103,6 +109,9 @@ func (a *Agent) answered(ctx agentsdk.Context, cfg agentsdk.Config) agentsdk.Out
 		return agentsdk.Continue()
 	}
 	if cfg.Mode == agentsdk.ModeMultiTurn {
+		if ctx.Version(manualCompaction, 1) != agentsdk.DefaultVersion {
+			return agentsdk.Wait("input", agentsdk.SignalUserMessage, agentsdk.SignalCompact)
+		}
 		return agentsdk.Wait("input", agentsdk.SignalUserMessage)
 	}
 	return agentsdk.Complete(StopFinalAnswer)

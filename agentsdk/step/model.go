@@ -24,6 +24,9 @@ type Deps struct {
 	Now func() time.Time
 	// Publish tunes how model calls' deltas are batched to the stream.
 	Publish PublishOptions
+	// Windows extends the built-in table of models' context windows,
+	// which compaction measures the context against.
+	Windows agentsdk.ContextWindows
 }
 
 func (d Deps) now() time.Time {
@@ -56,14 +59,30 @@ type LLMCallMeta struct {
 	FallbackReason string              `json:"fallbackReason,omitempty"`
 	// Tools are the names of the tools the model was offered.
 	Tools []string `json:"tools,omitempty"`
+	// Purpose is "compaction" for a call that wrote a compaction's
+	// summary, whose request summarised the entries before
+	// FirstKeptDepth on its path; "" for a call that answered.
+	Purpose        string `json:"purpose,omitempty"`
+	FirstKeptDepth int    `json:"firstKeptDepth,omitempty"`
 }
 
 // Request is the model request for the conversation path under cfg (with
 // its defaults), offering tools: what CallModel sends, and what the time
 // travel view (GET …/entries/{id}/context) shows, built by this one
 // function so the two cannot drift.
+//
+// Past a compaction on the path the model sees its summary and the entries
+// from its boundary on (ViewOf).
 func Request(cfg agentsdk.Config, model agentsdk.ModelRef, path []agentsdk.Entry, tools []agentsdk.ToolSpec) (agentsdk.ModelRequest, error) {
-	msgs, err := Messages(path)
+	v, err := ViewOf(path)
+	if err != nil {
+		return agentsdk.ModelRequest{}, err
+	}
+	return requestOf(cfg, model, v, tools)
+}
+
+func requestOf(cfg agentsdk.Config, model agentsdk.ModelRef, v View, tools []agentsdk.ToolSpec) (agentsdk.ModelRequest, error) {
+	msgs, err := v.Messages()
 	if err != nil {
 		return agentsdk.ModelRequest{}, err
 	}
@@ -103,11 +122,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
-	path, err := d.Store.Path(ctx, in.OrgID, in.LeafID)
-	if err != nil {
-		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: path: %w", err)
-	}
-	req, err := Request(cfg, in.Model, path, tools)
+	parent, req, err := d.prepare(ctx, cfg, in, tools)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
@@ -147,7 +162,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	// The llm_call entry goes on the path just before its answer, so the
 	// conversation stays one linear chain (message lists skip it).
 	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{
-		{ExecutionID: in.ExecutionID, ParentID: in.LeafID, Type: agentsdk.EntryLLMCall,
+		{ExecutionID: in.ExecutionID, ParentID: parent, Type: agentsdk.EntryLLMCall,
 			Content: json.RawMessage(`{}`), Metadata: meta, TurnID: in.TurnID, IdempotencyKey: in.Key + "/llm"},
 		{ExecutionID: in.ExecutionID, ParentID: agentsdk.PrevEntry, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
 			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key, Metadata: d.callPolicies(cfg, msg)},

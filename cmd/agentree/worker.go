@@ -56,7 +56,7 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 	}
 	store := entrystore.New(pool)
 	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
-		PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention})
+		ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention})
 	if err != nil {
 		pool.Close()
 		return nil, err

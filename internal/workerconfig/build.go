@@ -37,6 +37,8 @@ type Worker struct {
 	Tools     []*agentsdk.Tool
 	// ToolPolicy is the worker's tool policy (Config.ToolPolicy).
 	ToolPolicy agentsdk.Policies
+	// ContextWindows is Config.ContextWindows.
+	ContextWindows agentsdk.ContextWindows
 	// PruneEvery and Retention are Config.Retention as the plugin takes
 	// them.
 	PruneEvery time.Duration
@@ -60,7 +62,7 @@ func (w Worker) Close() error {
 // So does an MCP server that cannot be started, reached or listed within
 // its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
-	w := Worker{ToolPolicy: c.ToolPolicy}
+	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows}
 	if r := c.Retention; r.Every != nil {
 		w.PruneEvery = *r.Every
 		w.Retention = entrystore.RetentionPolicy{KeepDays: *r.KeepDays, KeepFailedDays: *r.KeepFailedDays}

@@ -71,6 +71,11 @@ type Config struct {
 	// what an execution's config.toolPolicy says; omitted: each tool's own
 	// default (the builtin set's bash, write_file and edit_file ask).
 	ToolPolicy agentsdk.Policies `yaml:"toolPolicy"`
+	// ContextWindows are models' context windows in tokens by model ID
+	// prefix (or "provider/prefix"), over the built-in table: what
+	// compaction measures a context against. Omitted: the built-in table
+	// (128,000 for a model it does not know).
+	ContextWindows agentsdk.ContextWindows `yaml:"contextWindows"`
 	// Retention is how long ended executions are kept and how often the
 	// worker's prune schedule removes the rest.
 	Retention Retention `yaml:"retention"`
@@ -292,6 +297,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.MCP = withMCPDefaults(c.MCP, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
+	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
 	c.Retention = c.Retention.withDefaults(bad)
 	if len(c.ToolPolicy) == 0 {
 		c.ToolPolicy = nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,7 +174,7 @@ func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation
 
 	// Expected state: waiting (a one-shot: completed) with the last
 	// acknowledged message answered at the end of the chain.
-	last, want := lastAcked(cv), "WAITING"
+	last, want := lastAcked(cv, entries), "WAITING"
 	if cv.OneShot {
 		want = "COMPLETED"
 	}
@@ -246,10 +247,17 @@ func descendants(leaf string, entries []*entry) int {
 	return n
 }
 
-func lastAcked(cv *conversation) string {
+// lastAcked is the last message taken. A message whose send was cut off unanswered (the gateway killed
+// mid-request, then a 409 saying so) may still have been taken: it
+// counts when it is a user entry, as the client would see by listing the
+// messages.
+func lastAcked(cv *conversation, entries []*entry) string {
 	for i := len(cv.Messages) - 1; i >= 0; i-- {
-		if cv.Messages[i].Acked {
-			return cv.Messages[i].Tag
+		m := cv.Messages[i]
+		if m.Acked || slices.ContainsFunc(entries, func(e *entry) bool {
+			return e.Role == "user" && strings.Contains(e.Content, "["+m.Tag+"]")
+		}) {
+			return m.Tag
 		}
 	}
 	return ""

@@ -3923,7 +3923,11 @@ type Entry struct {
 	// calls) on the path from the root to it, itself included. The first
 	// prompt is step 0; a model's answer and the tool results it asked for
 	// share its step.
-	StepNumber    int32 `protobuf:"varint,12,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
+	StepNumber int32 `protobuf:"varint,12,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
+	// The entry's size in a model's context, in tokens: an answer's output
+	// tokens as its provider counted them, else estimated from its bytes (4
+	// bytes a token); a compaction's is its summary's.
+	Tokens        int32 `protobuf:"varint,13,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4038,6 +4042,13 @@ func (x *Entry) GetCreatedAt() *timestamppb.Timestamp {
 func (x *Entry) GetStepNumber() int32 {
 	if x != nil {
 		return x.StepNumber
+	}
+	return 0
+}
+
+func (x *Entry) GetTokens() int32 {
+	if x != nil {
+		return x.Tokens
 	}
 	return 0
 }
@@ -6513,8 +6524,13 @@ type ModelContext struct {
 	MaxTokens      int32    `protobuf:"varint,7,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
 	Temperature    *float64 `protobuf:"fixed64,8,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
 	ThinkingBudget int32    `protobuf:"varint,9,opt,name=thinking_budget,json=thinkingBudget,proto3" json:"thinking_budget,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The request's size in tokens (system prompt, tools and messages; the
+	// estimate compaction measures against the window).
+	Tokens int32 `protobuf:"varint,10,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// The compaction whose summary the messages start with, if any.
+	CompactionEntryId string `protobuf:"bytes,11,opt,name=compaction_entry_id,json=compactionEntryId,proto3" json:"compaction_entry_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ModelContext) Reset() {
@@ -6610,6 +6626,352 @@ func (x *ModelContext) GetThinkingBudget() int32 {
 	return 0
 }
 
+func (x *ModelContext) GetTokens() int32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *ModelContext) GetCompactionEntryId() string {
+	if x != nil {
+		return x.CompactionEntryId
+	}
+	return ""
+}
+
+// CompactAgentExecutionRequest asks for a compaction now.
+type CompactAgentExecutionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactAgentExecutionRequest) Reset() {
+	*x = CompactAgentExecutionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactAgentExecutionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactAgentExecutionRequest) ProtoMessage() {}
+
+func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactAgentExecutionRequest.ProtoReflect.Descriptor instead.
+func (*CompactAgentExecutionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *CompactAgentExecutionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CompactAgentExecutionRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetCompactionRequest names a compaction entry.
+type GetCompactionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// A compaction entry on the execution's conversation.
+	EntryId       string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCompactionRequest) Reset() {
+	*x = GetCompactionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCompactionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCompactionRequest) ProtoMessage() {}
+
+func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCompactionRequest.ProtoReflect.Descriptor instead.
+func (*GetCompactionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *GetCompactionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetCompactionRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *GetCompactionRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+// CompactionAudit is what one compaction did.
+type CompactionAudit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The compaction entry.
+	EntryId string `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// auto (the context passed the threshold) or manual (asked over REST).
+	Trigger string `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	// The model that wrote the summary.
+	Model *ModelRef `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
+	// The summary, and its size in tokens.
+	Summary       string `protobuf:"bytes,4,opt,name=summary,proto3" json:"summary,omitempty"`
+	SummaryTokens int32  `protobuf:"varint,5,opt,name=summary_tokens,json=summaryTokens,proto3" json:"summary_tokens,omitempty"`
+	// The context's size just before and just after, and the window.
+	TokensBefore int32 `protobuf:"varint,6,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	TokensAfter  int32 `protobuf:"varint,7,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	Limit        int32 `protobuf:"varint,8,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The first entry kept verbatim after the summary.
+	FirstKeptEntryId string `protobuf:"bytes,9,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
+	// The compaction whose summary this one folded in, if any.
+	PreviousCompactionId string `protobuf:"bytes,10,opt,name=previous_compaction_id,json=previousCompactionId,proto3" json:"previous_compaction_id,omitempty"`
+	// The entries summarised (messages, oldest first) and their tokens,
+	// with the previous summary's.
+	CompactedEntries []*CompactedEntry `protobuf:"bytes,11,rep,name=compacted_entries,json=compactedEntries,proto3" json:"compacted_entries,omitempty"`
+	CompactedTokens  int32             `protobuf:"varint,12,opt,name=compacted_tokens,json=compactedTokens,proto3" json:"compacted_tokens,omitempty"`
+	// When it was made.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactionAudit) Reset() {
+	*x = CompactionAudit{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionAudit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionAudit) ProtoMessage() {}
+
+func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionAudit.ProtoReflect.Descriptor instead.
+func (*CompactionAudit) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *CompactionAudit) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *CompactionAudit) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *CompactionAudit) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *CompactionAudit) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *CompactionAudit) GetSummaryTokens() int32 {
+	if x != nil {
+		return x.SummaryTokens
+	}
+	return 0
+}
+
+func (x *CompactionAudit) GetTokensBefore() int32 {
+	if x != nil {
+		return x.TokensBefore
+	}
+	return 0
+}
+
+func (x *CompactionAudit) GetTokensAfter() int32 {
+	if x != nil {
+		return x.TokensAfter
+	}
+	return 0
+}
+
+func (x *CompactionAudit) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *CompactionAudit) GetFirstKeptEntryId() string {
+	if x != nil {
+		return x.FirstKeptEntryId
+	}
+	return ""
+}
+
+func (x *CompactionAudit) GetPreviousCompactionId() string {
+	if x != nil {
+		return x.PreviousCompactionId
+	}
+	return ""
+}
+
+func (x *CompactionAudit) GetCompactedEntries() []*CompactedEntry {
+	if x != nil {
+		return x.CompactedEntries
+	}
+	return nil
+}
+
+func (x *CompactionAudit) GetCompactedTokens() int32 {
+	if x != nil {
+		return x.CompactedTokens
+	}
+	return 0
+}
+
+func (x *CompactionAudit) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// CompactedEntry is one message a compaction summarised.
+type CompactedEntry struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	EntryId string                 `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// user, assistant or tool_result.
+	Role          string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	Tokens        int32  `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactedEntry) Reset() {
+	*x = CompactedEntry{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactedEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactedEntry) ProtoMessage() {}
+
+func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactedEntry.ProtoReflect.Descriptor instead.
+func (*CompactedEntry) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *CompactedEntry) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *CompactedEntry) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *CompactedEntry) GetTokens() int32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
 // ContextTool is a tool as a model request offers it.
 type ContextTool struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -6623,7 +6985,7 @@ type ContextTool struct {
 
 func (x *ContextTool) Reset() {
 	*x = ContextTool{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6635,7 +6997,7 @@ func (x *ContextTool) String() string {
 func (*ContextTool) ProtoMessage() {}
 
 func (x *ContextTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6648,7 +7010,7 @@ func (x *ContextTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
 func (*ContextTool) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ContextTool) GetName() string {
@@ -6693,7 +7055,7 @@ type ForkAgentExecutionRequest struct {
 
 func (x *ForkAgentExecutionRequest) Reset() {
 	*x = ForkAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6705,7 +7067,7 @@ func (x *ForkAgentExecutionRequest) String() string {
 func (*ForkAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6718,7 +7080,7 @@ func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *ForkAgentExecutionRequest) GetOrg() string {
@@ -6769,7 +7131,7 @@ type GetTokenTimelineRequest struct {
 
 func (x *GetTokenTimelineRequest) Reset() {
 	*x = GetTokenTimelineRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6781,7 +7143,7 @@ func (x *GetTokenTimelineRequest) String() string {
 func (*GetTokenTimelineRequest) ProtoMessage() {}
 
 func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6794,7 +7156,7 @@ func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
 func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetTokenTimelineRequest) GetOrg() string {
@@ -6824,7 +7186,7 @@ type TokenTimeline struct {
 
 func (x *TokenTimeline) Reset() {
 	*x = TokenTimeline{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6836,7 +7198,7 @@ func (x *TokenTimeline) String() string {
 func (*TokenTimeline) ProtoMessage() {}
 
 func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6849,7 +7211,7 @@ func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
 func (*TokenTimeline) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *TokenTimeline) GetPoints() []*TimelinePoint {
@@ -6892,7 +7254,7 @@ type TimelinePoint struct {
 
 func (x *TimelinePoint) Reset() {
 	*x = TimelinePoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6904,7 +7266,7 @@ func (x *TimelinePoint) String() string {
 func (*TimelinePoint) ProtoMessage() {}
 
 func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6917,7 +7279,7 @@ func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
 func (*TimelinePoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *TimelinePoint) GetEntryId() string {
@@ -7284,7 +7646,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.agentree.v1.TaskR\x05tasks\x12\x1f\n" +
 	"\vnext_cursor\x18\x02 \x01(\tR\n" +
-	"nextCursor\"\x83\x03\n" +
+	"nextCursor\"\x9b\x03\n" +
 	"\x05Entry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -7300,7 +7662,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1f\n" +
 	"\vstep_number\x18\f \x01(\x05R\n" +
-	"stepNumber\"~\n" +
+	"stepNumber\x12\x16\n" +
+	"\x06tokens\x18\r \x01(\x05R\x06tokens\"~\n" +
 	"\x12ListEntriesRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -7505,7 +7868,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x16GetEntryContextRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
-	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\xe5\x02\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\xad\x03\n" +
 	"\fModelContext\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\bR\x04sent\x12+\n" +
@@ -7516,8 +7879,38 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
 	"max_tokens\x18\a \x01(\x05R\tmaxTokens\x12%\n" +
 	"\vtemperature\x18\b \x01(\x01H\x00R\vtemperature\x88\x01\x01\x12'\n" +
-	"\x0fthinking_budget\x18\t \x01(\x05R\x0ethinkingBudgetB\x0e\n" +
-	"\f_temperature\"{\n" +
+	"\x0fthinking_budget\x18\t \x01(\x05R\x0ethinkingBudget\x12\x16\n" +
+	"\x06tokens\x18\n" +
+	" \x01(\x05R\x06tokens\x12.\n" +
+	"\x13compaction_entry_id\x18\v \x01(\tR\x11compactionEntryIdB\x0e\n" +
+	"\f_temperature\"@\n" +
+	"\x1cCompactAgentExecutionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"f\n" +
+	"\x14GetCompactionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\xa7\x04\n" +
+	"\x0fCompactionAudit\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x18\n" +
+	"\atrigger\x18\x02 \x01(\tR\atrigger\x12+\n" +
+	"\x05model\x18\x03 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\x12\x18\n" +
+	"\asummary\x18\x04 \x01(\tR\asummary\x12%\n" +
+	"\x0esummary_tokens\x18\x05 \x01(\x05R\rsummaryTokens\x12#\n" +
+	"\rtokens_before\x18\x06 \x01(\x05R\ftokensBefore\x12!\n" +
+	"\ftokens_after\x18\a \x01(\x05R\vtokensAfter\x12\x14\n" +
+	"\x05limit\x18\b \x01(\x05R\x05limit\x12-\n" +
+	"\x13first_kept_entry_id\x18\t \x01(\tR\x10firstKeptEntryId\x124\n" +
+	"\x16previous_compaction_id\x18\n" +
+	" \x01(\tR\x14previousCompactionId\x12H\n" +
+	"\x11compacted_entries\x18\v \x03(\v2\x1b.agentree.v1.CompactedEntryR\x10compactedEntries\x12)\n" +
+	"\x10compacted_tokens\x18\f \x01(\x05R\x0fcompactedTokens\x129\n" +
+	"\n" +
+	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"W\n" +
+	"\x0eCompactedEntry\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x16\n" +
+	"\x06tokens\x18\x03 \x01(\x05R\x06tokens\"{\n" +
 	"\vContextTool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x126\n" +
@@ -7547,7 +7940,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\xde\x16\n" +
+	"compaction2\x9f\x18\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -7576,7 +7969,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\x12Q\n" +
 	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\x12Q\n" +
 	"\x0fGetEntryContext\x12#.agentree.v1.GetEntryContextRequest\x1a\x19.agentree.v1.ModelContext\x12T\n" +
-	"\x10GetTokenTimeline\x12$.agentree.v1.GetTokenTimelineRequest\x1a\x1a.agentree.v1.TokenTimeline\x12T\n" +
+	"\x10GetTokenTimeline\x12$.agentree.v1.GetTokenTimelineRequest\x1a\x1a.agentree.v1.TokenTimeline\x12m\n" +
+	"\x15CompactAgentExecution\x12).agentree.v1.CompactAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12P\n" +
+	"\rGetCompaction\x12!.agentree.v1.GetCompactionRequest\x1a\x1c.agentree.v1.CompactionAudit\x12T\n" +
 	"\x11GetExecutionUsage\x12%.agentree.v1.GetExecutionUsageRequest\x1a\x18.agentree.v1.UsageReport\x12H\n" +
 	"\vGetOrgUsage\x12\x1f.agentree.v1.GetOrgUsageRequest\x1a\x18.agentree.v1.UsageReport\x12Z\n" +
 	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\x12Z\n" +
@@ -7594,7 +7989,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 84)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -7675,42 +8070,46 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetOrgUsageRequest)(nil),            // 76: agentree.v1.GetOrgUsageRequest
 	(*GetEntryContextRequest)(nil),        // 77: agentree.v1.GetEntryContextRequest
 	(*ModelContext)(nil),                  // 78: agentree.v1.ModelContext
-	(*ContextTool)(nil),                   // 79: agentree.v1.ContextTool
-	(*ForkAgentExecutionRequest)(nil),     // 80: agentree.v1.ForkAgentExecutionRequest
-	(*GetTokenTimelineRequest)(nil),       // 81: agentree.v1.GetTokenTimelineRequest
-	(*TokenTimeline)(nil),                 // 82: agentree.v1.TokenTimeline
-	(*TimelinePoint)(nil),                 // 83: agentree.v1.TimelinePoint
-	(*structpb.Struct)(nil),               // 84: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 85: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 86: google.protobuf.Value
+	(*CompactAgentExecutionRequest)(nil),  // 79: agentree.v1.CompactAgentExecutionRequest
+	(*GetCompactionRequest)(nil),          // 80: agentree.v1.GetCompactionRequest
+	(*CompactionAudit)(nil),               // 81: agentree.v1.CompactionAudit
+	(*CompactedEntry)(nil),                // 82: agentree.v1.CompactedEntry
+	(*ContextTool)(nil),                   // 83: agentree.v1.ContextTool
+	(*ForkAgentExecutionRequest)(nil),     // 84: agentree.v1.ForkAgentExecutionRequest
+	(*GetTokenTimelineRequest)(nil),       // 85: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 86: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 87: agentree.v1.TimelinePoint
+	(*structpb.Struct)(nil),               // 88: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 89: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 90: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	84,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	84,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	85,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	85,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	88,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	88,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	89,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	89,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	84,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	84,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	88,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	88,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	84,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	84,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	84,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	84,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	84,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	84,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	85,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	85,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	85,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	85,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	88,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	88,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	88,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	88,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	88,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	88,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	89,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	89,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	89,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	89,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	84,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	84,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	88,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	88,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	86,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	85,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	90,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	89,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -7726,126 +8125,133 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	86,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	90,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	86,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	86,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	86,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	84,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	84,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	85,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	90,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	90,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	90,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	88,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	88,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	89,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	85,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	85,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	89,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	89,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	86,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	84,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	85,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	90,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	88,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	89,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	86,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	90,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	85,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	89,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	86,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	86,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	85,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	85,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	90,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	90,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	89,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	89,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	85,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	85,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	89,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	89,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	85,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	89,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	84,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	85,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	88,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	89,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
 	73,  // 82: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	73,  // 83: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	85,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	85,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	89,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	89,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
 	1,   // 86: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	79,  // 87: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	86,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	86,  // 89: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	84,  // 90: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	83,  // 91: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	3,   // 92: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 93: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 94: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 95: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 96: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 97: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 98: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 99: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 100: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	68,  // 101: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	80,  // 102: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	69,  // 103: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	69,  // 104: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	16,  // 105: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 106: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	39,  // 107: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	41,  // 108: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	42,  // 109: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	44,  // 110: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	47,  // 111: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	49,  // 112: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	54,  // 113: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	60,  // 114: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	62,  // 115: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58,  // 116: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	63,  // 117: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	77,  // 118: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	81,  // 119: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	75,  // 120: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	76,  // 121: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	71,  // 122: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	72,  // 123: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	2,   // 124: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 125: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 126: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 127: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 128: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 129: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 130: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 131: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 132: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 133: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 134: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 135: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	13,  // 136: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 137: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 138: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	40,  // 139: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	38,  // 140: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	38,  // 141: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	45,  // 142: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	48,  // 143: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	46,  // 144: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	55,  // 145: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	61,  // 146: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	56,  // 147: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59,  // 148: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	64,  // 149: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	78,  // 150: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	82,  // 151: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	74,  // 152: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	74,  // 153: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	70,  // 154: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	70,  // 155: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	124, // [124:156] is the sub-list for method output_type
-	92,  // [92:124] is the sub-list for method input_type
-	92,  // [92:92] is the sub-list for extension type_name
-	92,  // [92:92] is the sub-list for extension extendee
-	0,   // [0:92] is the sub-list for field type_name
+	83,  // 87: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	90,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 89: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	82,  // 90: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	89,  // 91: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	90,  // 92: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	88,  // 93: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	87,  // 94: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	3,   // 95: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 96: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 97: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 98: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 99: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 100: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 101: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 102: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 103: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	68,  // 104: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	84,  // 105: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	69,  // 106: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	69,  // 107: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	16,  // 108: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 109: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	39,  // 110: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	41,  // 111: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	42,  // 112: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	44,  // 113: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	47,  // 114: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	49,  // 115: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	54,  // 116: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	60,  // 117: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	62,  // 118: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58,  // 119: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	63,  // 120: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	77,  // 121: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	85,  // 122: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	79,  // 123: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	80,  // 124: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	75,  // 125: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	76,  // 126: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	71,  // 127: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	72,  // 128: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	2,   // 129: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 130: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 131: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 132: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 133: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 134: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 135: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 136: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 137: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 138: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 139: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 140: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	13,  // 141: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 142: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 143: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	40,  // 144: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	38,  // 145: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	38,  // 146: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	45,  // 147: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	48,  // 148: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	46,  // 149: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	55,  // 150: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	61,  // 151: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	56,  // 152: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59,  // 153: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	64,  // 154: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	78,  // 155: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	86,  // 156: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	17,  // 157: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	81,  // 158: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	74,  // 159: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	74,  // 160: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	70,  // 161: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	70,  // 162: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	129, // [129:163] is the sub-list for method output_type
+	95,  // [95:129] is the sub-list for method input_type
+	95,  // [95:95] is the sub-list for extension type_name
+	95,  // [95:95] is the sub-list for extension extendee
+	0,   // [0:95] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -7876,7 +8282,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   84,
+			NumMessages:   88,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -50,6 +50,8 @@ const (
 	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
 	AgentService_GetEntryContext_FullMethodName       = "/agentree.v1.AgentService/GetEntryContext"
 	AgentService_GetTokenTimeline_FullMethodName      = "/agentree.v1.AgentService/GetTokenTimeline"
+	AgentService_CompactAgentExecution_FullMethodName = "/agentree.v1.AgentService/CompactAgentExecution"
+	AgentService_GetCompaction_FullMethodName         = "/agentree.v1.AgentService/GetCompaction"
 	AgentService_GetExecutionUsage_FullMethodName     = "/agentree.v1.AgentService/GetExecutionUsage"
 	AgentService_GetOrgUsage_FullMethodName           = "/agentree.v1.AgentService/GetOrgUsage"
 	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
@@ -172,6 +174,15 @@ type AgentServiceClient interface {
 	// conversation (seed 004 §6): per entry, the tokens it added and the
 	// running total, against the model's context window.
 	GetTokenTimeline(ctx context.Context, in *GetTokenTimelineRequest, opts ...grpc.CallOption) (*TokenTimeline, error)
+	// CompactAgentExecution asks a running or waiting execution to compact
+	// its context now, whatever its size (seed 003): the older part of the
+	// conversation is summarised, the recent part kept. It goes through the
+	// inbox as a `compact` signal; an `agent.data` event announces the
+	// compaction when it is made. An ended execution answers 409.
+	CompactAgentExecution(ctx context.Context, in *CompactAgentExecutionRequest, opts ...grpc.CallOption) (*SignalAgentExecutionResponse, error)
+	// GetCompaction is the compaction audit (seed 004 §5): what a compaction
+	// entry summarised — the entries and their tokens — and its summary.
+	GetCompaction(ctx context.Context, in *GetCompactionRequest, opts ...grpc.CallOption) (*CompactionAudit, error)
 	// GetExecutionUsage sums an execution's model calls by model: calls,
 	// tokens (input, output, cache) and cost. Its sub-agents are executions of
 	// their own.
@@ -483,6 +494,26 @@ func (c *agentServiceClient) GetTokenTimeline(ctx context.Context, in *GetTokenT
 	return out, nil
 }
 
+func (c *agentServiceClient) CompactAgentExecution(ctx context.Context, in *CompactAgentExecutionRequest, opts ...grpc.CallOption) (*SignalAgentExecutionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignalAgentExecutionResponse)
+	err := c.cc.Invoke(ctx, AgentService_CompactAgentExecution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetCompaction(ctx context.Context, in *GetCompactionRequest, opts ...grpc.CallOption) (*CompactionAudit, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompactionAudit)
+	err := c.cc.Invoke(ctx, AgentService_GetCompaction_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) GetExecutionUsage(ctx context.Context, in *GetExecutionUsageRequest, opts ...grpc.CallOption) (*UsageReport, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(UsageReport)
@@ -639,6 +670,15 @@ type AgentServiceServer interface {
 	// conversation (seed 004 §6): per entry, the tokens it added and the
 	// running total, against the model's context window.
 	GetTokenTimeline(context.Context, *GetTokenTimelineRequest) (*TokenTimeline, error)
+	// CompactAgentExecution asks a running or waiting execution to compact
+	// its context now, whatever its size (seed 003): the older part of the
+	// conversation is summarised, the recent part kept. It goes through the
+	// inbox as a `compact` signal; an `agent.data` event announces the
+	// compaction when it is made. An ended execution answers 409.
+	CompactAgentExecution(context.Context, *CompactAgentExecutionRequest) (*SignalAgentExecutionResponse, error)
+	// GetCompaction is the compaction audit (seed 004 §5): what a compaction
+	// entry summarised — the entries and their tokens — and its summary.
+	GetCompaction(context.Context, *GetCompactionRequest) (*CompactionAudit, error)
 	// GetExecutionUsage sums an execution's model calls by model: calls,
 	// tokens (input, output, cache) and cost. Its sub-agents are executions of
 	// their own.
@@ -744,6 +784,12 @@ func (UnimplementedAgentServiceServer) GetEntryContext(context.Context, *GetEntr
 }
 func (UnimplementedAgentServiceServer) GetTokenTimeline(context.Context, *GetTokenTimelineRequest) (*TokenTimeline, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTokenTimeline not implemented")
+}
+func (UnimplementedAgentServiceServer) CompactAgentExecution(context.Context, *CompactAgentExecutionRequest) (*SignalAgentExecutionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CompactAgentExecution not implemented")
+}
+func (UnimplementedAgentServiceServer) GetCompaction(context.Context, *GetCompactionRequest) (*CompactionAudit, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCompaction not implemented")
 }
 func (UnimplementedAgentServiceServer) GetExecutionUsage(context.Context, *GetExecutionUsageRequest) (*UsageReport, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetExecutionUsage not implemented")
@@ -1275,6 +1321,42 @@ func _AgentService_GetTokenTimeline_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CompactAgentExecution_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompactAgentExecutionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CompactAgentExecution(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CompactAgentExecution_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CompactAgentExecution(ctx, req.(*CompactAgentExecutionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetCompaction_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCompactionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetCompaction(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetCompaction_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetCompaction(ctx, req.(*GetCompactionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_GetExecutionUsage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetExecutionUsageRequest)
 	if err := dec(in); err != nil {
@@ -1461,6 +1543,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTokenTimeline",
 			Handler:    _AgentService_GetTokenTimeline_Handler,
+		},
+		{
+			MethodName: "CompactAgentExecution",
+			Handler:    _AgentService_CompactAgentExecution_Handler,
+		},
+		{
+			MethodName: "GetCompaction",
+			Handler:    _AgentService_GetCompaction_Handler,
 		},
 		{
 			MethodName: "GetExecutionUsage",

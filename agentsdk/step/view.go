@@ -1,0 +1,99 @@
+package step
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// View is what a model sees of a conversation path: the latest
+// compaction's summary, if any, and the message entries from its
+// boundary on. Entries before the boundary stay in the tree; they are
+// just not sent.
+type View struct {
+	// Compaction is the latest compaction entry on the path (nil if none)
+	// and Record its content.
+	Compaction *agentsdk.Entry
+	Record     agentsdk.CompactionRecord
+	// Entries are the message entries sent verbatim, root-most first.
+	Entries []agentsdk.Entry
+}
+
+// ViewOf is the view of path (root-most first; it may start anywhere at
+// or above the latest compaction's boundary, as Store.ContextPath's does).
+func ViewOf(path []agentsdk.Entry) (View, error) {
+	var v View
+	from := 0
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type != agentsdk.EntryCompaction {
+			continue
+		}
+		rec, err := path[i].Compaction()
+		if err != nil {
+			return v, fmt.Errorf("step: compaction entry %s: %w", path[i].ID, err)
+		}
+		if rec.Skipped != "" {
+			continue
+		}
+		v.Compaction, v.Record, from = &path[i], rec, rec.FirstKeptDepth
+		break
+	}
+	for _, e := range path {
+		if e.Type == agentsdk.EntryMessage && e.Depth >= from {
+			v.Entries = append(v.Entries, e)
+		}
+	}
+	return v, nil
+}
+
+// Messages are the view's messages as sent: the summary first, as a user
+// message, then the kept entries.
+func (v View) Messages() ([]agentsdk.Message, error) {
+	msgs := make([]agentsdk.Message, 0, len(v.Entries)+1)
+	if v.Compaction != nil {
+		msgs = append(msgs, SummaryMessage(v.Record.Summary))
+	}
+	for _, e := range v.Entries {
+		m, err := e.Message()
+		if err != nil {
+			return nil, fmt.Errorf("step: entry %s: %w", e.ID, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+// Tokens is the view's size in the model's context, with the request's
+// system prompt and tools: what the compaction threshold is compared to.
+func (v View) Tokens(system string, tools []agentsdk.ToolSpec) int {
+	n := fixedTokens(system, tools)
+	if v.Compaction != nil {
+		n += v.Compaction.Tokens()
+	}
+	for _, e := range v.Entries {
+		n += e.Tokens()
+	}
+	return n
+}
+
+// fixedTokens is the size of what every request carries: the system
+// prompt and the tools' specs.
+func fixedTokens(system string, tools []agentsdk.ToolSpec) int {
+	n := agentsdk.EstimateTokens([]byte(system))
+	if len(tools) > 0 {
+		b, _ := json.Marshal(tools)
+		n += agentsdk.EstimateTokens(b)
+	}
+	return n
+}
+
+// summaryPreamble introduces a compaction's summary to the model.
+const summaryPreamble = "The conversation before this point was compacted to save context. Its summary:\n\n"
+
+// SummaryMessage is how a compaction's summary is sent: a user message
+// ahead of the kept entries, which every provider accepts before either
+// role (consecutive user messages are joined by providers that need it).
+func SummaryMessage(summary string) agentsdk.Message {
+	return agentsdk.TextMessage(agentsdk.RoleUser, summaryPreamble+summary)
+}

@@ -1,0 +1,84 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
+)
+
+// CompactAgentExecution sends the execution a compact signal: the agent
+// compacts its context at its next step (at once, if it waits for input).
+func (s *service) CompactAgentExecution(ctx context.Context, req *pb.CompactAgentExecutionRequest) (*pb.SignalAgentExecutionResponse, error) {
+	ex, err := s.execution(ctx, req.GetOrg(), req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	if ex.LeafEntryID == "" {
+		return nil, status.Errorf(codes.FailedPrecondition, "execution %q has no conversation to compact yet", ex.ID)
+	}
+	cctx, cancel := committed(ctx)
+	defer cancel()
+	sig, err := s.ex.Signal(cctx, ex.OrgID, ex.ID, agentsdk.SignalCompact, nil)
+	if err != nil {
+		return nil, toStatus(s.log, "compact agent execution", err)
+	}
+	return &pb.SignalAgentExecutionResponse{SignalId: sig.ID, ExecutionId: ex.ID, SignalName: agentsdk.SignalCompact}, nil
+}
+
+// GetCompaction is the compaction audit of one compaction entry: its
+// record, and the messages it summarised, read from the path to it.
+func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionRequest) (*pb.CompactionAudit, error) {
+	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
+	if err == nil && e.ExecutionID != ex.ID {
+		err = s.onPath(ctx, ex, e.ID)
+	}
+	if err != nil {
+		return nil, s.notFound(err, "entry", req.GetEntryId())
+	}
+	if e.Type != string(agentsdk.EntryCompaction) {
+		return nil, status.Errorf(codes.NotFound, "entry %q is a %s entry, not a compaction", e.ID, e.Type)
+	}
+	var rec agentsdk.CompactionRecord
+	if err := json.Unmarshal(e.Content, &rec); err != nil {
+		return nil, toStatus(s.log, "get compaction", err)
+	}
+	path, err := s.es.Path(ctx, ex.OrgID, e.ID)
+	if err != nil {
+		return nil, toStatus(s.log, "get compaction: path", err)
+	}
+	out := &pb.CompactionAudit{
+		EntryId: e.ID, Trigger: rec.Trigger, Summary: rec.Summary, SummaryTokens: n32(rec.SummaryTokens),
+		TokensBefore: n32(rec.TokensBefore), TokensAfter: n32(rec.TokensAfter), Limit: n32(rec.Limit),
+		FirstKeptEntryId: rec.FirstKeptEntryID, PreviousCompactionId: rec.PreviousCompactionID,
+		CompactedTokens: n32(rec.CompactedTokens), CreatedAt: ts(e.CreatedAt),
+		Model: &pb.ModelRef{Provider: rec.Model.Provider, ModelId: rec.Model.ModelID, Endpoint: rec.Model.Endpoint},
+	}
+	for _, p := range path {
+		if p.Type != string(agentsdk.EntryMessage) || p.Depth < rec.FromDepth || p.Depth >= rec.FirstKeptDepth {
+			continue
+		}
+		out.CompactedEntries = append(out.CompactedEntries, &pb.CompactedEntry{EntryId: p.ID, Role: p.Role, Tokens: n32(entryTokens(p))})
+	}
+	return out, nil
+}
+
+// entryTokens is a stored entry's size in a model's context.
+func entryTokens(e entrystore.Entry) int {
+	return sdkEntry(e).Tokens()
+}
+
+// sdkEntry is e as the agent SDK's steps see it.
+func sdkEntry(e entrystore.Entry) agentsdk.Entry {
+	return agentsdk.Entry{ID: e.ID, ParentID: e.ParentID, ExecutionID: e.ExecutionID, Type: agentsdk.EntryType(e.Type),
+		Role: agentsdk.Role(e.Role), Content: e.Content, TurnID: e.TurnID, Metadata: e.Metadata, Depth: e.Depth}
+}
