@@ -123,7 +123,7 @@ var contextPathSQL = `
 		JOIN agent_entry h ON h.id = seg.branch_id
 		JOIN agent_entry p ON p.id = h.parent_id
 	),
-	kept (depth) AS (
+	kept (depth) AS MATERIALIZED (
 		SELECT coalesce((
 			SELECT (c.content->>'firstKeptDepth')::int
 			FROM seg CROSS JOIN LATERAL (
@@ -137,8 +137,11 @@ var contextPathSQL = `
 	)
 	SELECT (SELECT max(max_depth) FROM seg), kept.depth, e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.step, e.entry_type, e.role,
 		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at
-	FROM kept, seg JOIN agent_entry e ON e.branch_id = seg.branch_id AND e.depth <= seg.max_depth
-	WHERE e.org_id = $1 AND e.depth >= kept.depth`
+	FROM kept, seg CROSS JOIN LATERAL (
+		SELECT * FROM agent_entry
+		WHERE branch_id = seg.branch_id AND depth BETWEEN kept.depth AND seg.max_depth AND org_id = $1
+		OFFSET 0
+	) e`
 
 // PathPage returns one page of the path from the root to leafID: the
 // entries of type entryType ("" for any) deeper than afterDepth, root
