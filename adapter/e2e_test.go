@@ -146,7 +146,11 @@ func TestHistoryStaysSmall(t *testing.T) {
 		return scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: fmt.Sprintf("d%d", turn), Name: "dump", Arguments: []byte(fmt.Sprintf(`{"n":%d}`, turn))}}}
 	})
 	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{big}}, false)
-	ex := h.start(agentsdk.Config{Tools: []string{"dump"}, MaxTurns: turns + 1, LoopThreshold: -1}, "dump a lot")
+	// 200 outputs cut to 16 KiB each pass any window: compaction is off,
+	// so the model sees — and the store holds — the whole conversation.
+	off := false
+	ex := h.start(agentsdk.Config{Tools: []string{"dump"}, MaxTurns: turns + 1, LoopThreshold: -1,
+		Compaction: &agentsdk.Compaction{Enabled: &off}}, "dump a lot")
 	res := h.wait(ex.ID, 10*time.Minute)
 	require.Equal(t, "COMPLETED", res.Status)
 

@@ -139,7 +139,7 @@ func TestLongConversationCompacts(t *testing.T) {
 	require.Len(t, msgs, messages*(1+2*(roundsPerMessage-1)+1))
 	require.Equal(t, "Done with m30.", msgs[len(msgs)-1]["content"].([]any)[0].(map[string]any)["text"])
 	var answers, summaries, largest int
-	for i, req := range reqs.got {
+	for i, req := range reqs.all() {
 		n := requestTokens(req)
 		require.Less(t, n, smallWindow, "request %d is %d tokens: past the window", i, n)
 		largest = max(largest, n)
@@ -178,7 +178,7 @@ func TestLongConversationCompacts(t *testing.T) {
 			require.Positive(t, en["tokens"], "every entry has a token count")
 		}
 	}
-	require.Equal(t, len(reqs.got), calls)
+	require.Equal(t, reqs.count(), calls)
 	require.Len(t, compactions, summaries)
 
 	// The timeline is a sawtooth: it climbs, drops at each compaction,
@@ -225,7 +225,7 @@ func TestLongConversationCompacts(t *testing.T) {
 
 	// Usage counts every model call, the summaries' too.
 	usage := e.ok(e.keyA, http.MethodGet, path+"/usage", nil)
-	require.Equal(t, int64(len(reqs.got)), int64Field(t, usage["total"].(map[string]any), "calls"))
+	require.Equal(t, int64(reqs.count()), int64Field(t, usage["total"].(map[string]any), "calls"))
 }
 
 // TestManualCompaction: POST …/compact compacts a waiting execution at
@@ -248,7 +248,7 @@ func TestManualCompaction(t *testing.T) {
 		return len(msgs) == 2*(1+2*(roundsPerMessage-1)+1)
 	}, "the second answer never came")
 	e.waitStatus(id, "WAITING", time.Minute)
-	require.Equal(t, 2*roundsPerMessage, len(reqs.got), "no compaction below the threshold")
+	require.Equal(t, 2*roundsPerMessage, reqs.count(), "no compaction below the threshold")
 
 	sig := e.ok(e.keyA, http.MethodPost, path+"/compact", map[string]any{})
 	require.Equal(t, "compact", sig["signalName"])
@@ -265,11 +265,11 @@ func TestManualCompaction(t *testing.T) {
 	audit := e.ok(e.keyA, http.MethodGet, path+"/compactions/"+comp["id"].(string), nil)
 	require.Equal(t, "manual", audit["trigger"])
 	require.NotEmpty(t, audit["compactedEntries"])
-	require.Len(t, reqs.got, 2*roundsPerMessage+1, "the summary's call")
+	require.Equal(t, 2*roundsPerMessage+1, reqs.count(), "the summary's call")
 
 	// The next call sends the summary first, then the kept messages.
 	e.ok(e.keyA, http.MethodPost, path+"/signal", map[string]any{"signalName": "userMessage", "signalValue": map[string]any{"text": "[m3] Echo this."}})
-	poll(t, time.Minute, func() bool { return len(reqs.got) > 2*roundsPerMessage+1 }, "no call after the compaction")
+	poll(t, time.Minute, func() bool { return reqs.count() > 2*roundsPerMessage+1 }, "no call after the compaction")
 	next := reqs.turn(2*roundsPerMessage + 1)
 	require.True(t, strings.HasPrefix(next.Messages[0].Text(), "The conversation before this point was compacted"), next.Messages[0].Text())
 	require.Contains(t, next.Messages[0].Text(), "summary 1")
@@ -304,4 +304,18 @@ func int64Field(t *testing.T, obj map[string]any, name string) int64 {
 	n, err := strconv.ParseInt(v.(string), 10, 64)
 	require.NoError(t, err)
 	return n
+}
+
+// count is how many requests were recorded.
+func (r *requests) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
+// all is a copy of the requests recorded.
+func (r *requests) all() []agentsdk.ModelRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]agentsdk.ModelRequest(nil), r.got...)
 }

@@ -302,6 +302,9 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.ToolPolicy) == 0 {
 		c.ToolPolicy = nil
 	}
+	if len(c.ContextWindows) == 0 {
+		c.ContextWindows = nil
+	}
 	if len(problems) > 0 {
 		return Config{}, errors.New(strings.Join(problems, "; "))
 	}
