@@ -24,6 +24,7 @@ build:
 ## test: the whole suite, with the race detector, against real services.
 test: up
 	@$(SERVICES) temporal-bin >/dev/null
+	@$(SERVICES) chromium
 	@echo "test: compiling, then each package's result as it finishes (the first build takes minutes)" >&2
 	@eval "$$($(SERVICES) env)" && $(SERVICES) progress "testing" $(GO) test -race -count=1 -timeout 45m ./...
 

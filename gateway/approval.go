@@ -18,6 +18,21 @@ import (
 // maxDecisionReason bounds a decision's reason, in characters.
 const maxDecisionReason = 2000
 
+// findToolCall finds the execution's tool call by the model's call ID
+// (its latest record) or by the record's own ID; a 404 otherwise.
+func (s *service) findToolCall(ctx context.Context, orgID, executionID, id string) (entrystore.ToolCall, error) {
+	tc, err := s.es.LatestToolCall(ctx, orgID, executionID, id)
+	if errors.Is(err, entrystore.ErrNotFound) {
+		if tc, err = s.es.GetToolCall(ctx, orgID, id); err == nil && tc.ExecutionID != executionID {
+			err = entrystore.ErrNotFound
+		}
+	}
+	if err != nil {
+		return tc, s.notFound(err, "tool call", id)
+	}
+	return tc, nil
+}
+
 // DecideToolCall approves or rejects a tool call waiting for approval. The
 // call is named by the model's ID (what agent.waiting lists) or by its
 // record's ID. The decision goes through the inbox as a toolApproval
@@ -77,14 +92,9 @@ func decisionOf(req *pb.DecideToolCallRequest) (agentsdk.Decision, error) {
 // waitingCall finds the call id names (the model's ID, else the record's)
 // in the execution and checks that it waits for a decision.
 func (s *service) waitingCall(ctx context.Context, ex entrystore.Execution, id string) (entrystore.ToolCall, error) {
-	tc, err := s.es.LatestToolCall(ctx, ex.OrgID, ex.ID, id)
-	if errors.Is(err, entrystore.ErrNotFound) {
-		if tc, err = s.es.GetToolCall(ctx, ex.OrgID, id); err == nil && tc.ExecutionID != ex.ID {
-			err = entrystore.ErrNotFound
-		}
-	}
+	tc, err := s.findToolCall(ctx, ex.OrgID, ex.ID, id)
 	if err != nil {
-		return tc, s.notFound(err, "tool call", id)
+		return tc, err
 	}
 	switch {
 	case tc.Decision != "":

@@ -186,6 +186,9 @@ func toMessage(e entrystore.Entry) (*pb.Message, bool) {
 		StopReason: string(m.StopReason), CreatedAt: ts(e.CreatedAt),
 		StepNumber: n32(e.Step), TurnId: e.TurnID,
 	}
+	if m.Role == agentsdk.RoleAssistant {
+		out.TaskExecutionId = e.IdempotencyKey
+	}
 	if u := m.Usage; u != nil {
 		out.Usage = &pb.Usage{Input: n32(u.Input), Output: n32(u.Output), CacheRead: n32(u.CacheRead), CacheWrite: n32(u.CacheWrite), Cost: u.Cost}
 	}

@@ -130,12 +130,9 @@ func (s *service) GetToolCall(ctx context.Context, req *pb.GetToolCallRequest) (
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.es.GetToolCall(ctx, orgID, req.GetToolCallId())
-	if err == nil && c.ExecutionID != req.GetExecutionId() {
-		err = entrystore.ErrNotFound
-	}
+	c, err := s.findToolCall(ctx, orgID, req.GetExecutionId(), req.GetToolCallId())
 	if err != nil {
-		return nil, s.notFound(err, "tool call", req.GetToolCallId())
+		return nil, err
 	}
 	if c.Truncated && c.OutputSHA256 != "" {
 		c.Output = s.wholeOutput(ctx, orgID, c)

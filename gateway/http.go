@@ -14,6 +14,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agentree/agentree/gateway/ui"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -43,6 +44,9 @@ func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream", svc.serveStream(false))
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream/consolidated", svc.serveStream(true))
 	mux.HandleFunc("GET /healthz", svc.health)
+	page := ui.Handler()
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /ui/", page)
 	mux.HandleFunc("GET /openapi.json", serveDocument(pb.OpenAPI))
 	mux.HandleFunc("GET /swagger.json", serveDocument(pb.Swagger))
 	return svc.requireKey(limitBody(bodyLimit, requireJSON(svc.idempotent(mux)))), nil

@@ -96,6 +96,21 @@ pg_install() {
 	exit 1
 }
 
+# chromium_install makes sure the browser the UI's tests drive is there:
+# Debian's chromium package, installed when missing (as root, with apt-get).
+chromium_install() {
+	if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then return; fi
+	if is_debian && [ "$(id -u)" = 0 ]; then
+		log "Chromium not found (the web UI's browser tests need it); installing it: apt-get install -y chromium"
+		DEBIAN_FRONTEND=noninteractive "$apt_get" update -q >&2 &&
+			DEBIAN_FRONTEND=noninteractive "$apt_get" install -y -q chromium >&2 ||
+			{ log "apt-get install chromium failed (see above)"; exit 1; }
+		return
+	fi
+	log "Chromium not found: the web UI's browser tests need it (Debian: sudo apt-get install -y chromium)"
+	exit 1
+}
+
 as_pg() {
 	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
@@ -261,6 +276,7 @@ env)
 	[ -n "${TEMPORAL_ADDRESS:-}" ] || echo "export AGENTREE_TEMPORAL_UI='$(temporal_ui)'";;
 temporal-bin) temporal_build; echo "$temporal_bin";;
 pg-bin) pg_install; command -v initdb;;
+chromium) chromium_install;;
 progress) shift; progress "$@";;
-*) echo "usage: $0 up|down|env|temporal-bin|pg-bin|progress WHAT CMD..." >&2; exit 2;;
+*) echo "usage: $0 up|down|env|temporal-bin|pg-bin|chromium|progress WHAT CMD..." >&2; exit 2;;
 esac

@@ -4525,9 +4525,14 @@ type Message struct {
 	StepNumber int32 `protobuf:"varint,13,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// Groups the messages of one model turn: the assistant message and its
 	// tool results.
-	TurnId        string `protobuf:"bytes,14,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TurnId string `protobuf:"bytes,14,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// For an assistant message, the model call that wrote it: the
+	// taskExecutionId of that call's token and data events. A client that
+	// loads the messages and then replays the stream skips the deltas of the
+	// calls whose messages it holds.
+	TaskExecutionId string `protobuf:"bytes,15,opt,name=task_execution_id,json=taskExecutionId,proto3" json:"task_execution_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
@@ -4654,6 +4659,13 @@ func (x *Message) GetStepNumber() int32 {
 func (x *Message) GetTurnId() string {
 	if x != nil {
 		return x.TurnId
+	}
+	return ""
+}
+
+func (x *Message) GetTaskExecutionId() string {
+	if x != nil {
+		return x.TaskExecutionId
 	}
 	return ""
 }
@@ -7697,7 +7709,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"media_type\x18\x04 \x01(\tR\tmediaType\x12\x12\n" +
 	"\x04data\x18\x05 \x01(\fR\x04data\x12\x10\n" +
 	"\x03url\x18\x06 \x01(\tR\x03url\x129\n" +
-	"\ttool_call\x18\a \x01(\v2\x1c.agentree.v1.ToolCallRequestR\btoolCall\"\xd6\x03\n" +
+	"\ttool_call\x18\a \x01(\v2\x1c.agentree.v1.ToolCallRequestR\btoolCall\"\x82\x04\n" +
 	"\aMessage\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x1b\n" +
 	"\tparent_id\x18\x02 \x01(\tR\bparentId\x12\x12\n" +
@@ -7717,7 +7729,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1f\n" +
 	"\vstep_number\x18\r \x01(\x05R\n" +
 	"stepNumber\x12\x17\n" +
-	"\aturn_id\x18\x0e \x01(\tR\x06turnId\"\x7f\n" +
+	"\aturn_id\x18\x0e \x01(\tR\x06turnId\x12*\n" +
+	"\x11task_execution_id\x18\x0f \x01(\tR\x0ftaskExecutionId\"\x7f\n" +
 	"\x13ListMessagesRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +

@@ -153,7 +153,8 @@ type AgentServiceClient interface {
 	// ListToolCalls lists an execution's tool calls by step, with optional
 	// filters.
 	ListToolCalls(ctx context.Context, in *ListToolCallsRequest, opts ...grpc.CallOption) (*ListToolCallsResponse, error)
-	// GetToolCall returns one tool call with its whole input and output.
+	// GetToolCall returns one tool call with its whole input and output,
+	// named by the model's tool call ID (its latest record) or the record's ID.
 	GetToolCall(ctx context.Context, in *GetToolCallRequest, opts ...grpc.CallOption) (*ToolCall, error)
 	// DecideToolCall approves or rejects a tool call waiting for approval
 	// (status `awaiting_approval`): the decision is stored in the
@@ -649,7 +650,8 @@ type AgentServiceServer interface {
 	// ListToolCalls lists an execution's tool calls by step, with optional
 	// filters.
 	ListToolCalls(context.Context, *ListToolCallsRequest) (*ListToolCallsResponse, error)
-	// GetToolCall returns one tool call with its whole input and output.
+	// GetToolCall returns one tool call with its whole input and output,
+	// named by the model's tool call ID (its latest record) or the record's ID.
 	GetToolCall(context.Context, *GetToolCallRequest) (*ToolCall, error)
 	// DecideToolCall approves or rejects a tool call waiting for approval
 	// (status `awaiting_approval`): the decision is stored in the
