@@ -198,7 +198,9 @@ func TestUIExecutionLifecycle(t *testing.T) {
 
 	// The list shows it, with its live status.
 	require.NoError(t, chromedp.Run(ctx, chromedp.Navigate(e.base+"/#/executions")))
-	waitText(t, ctx, "#executions", func(s string) bool { return strings.Contains(s, "CANCELLED") && strings.Contains(s, "Tell me a long story.") }, "the list shows the execution")
+	waitText(t, ctx, "#executions", func(s string) bool {
+		return strings.Contains(s, "CANCELLED") && strings.Contains(s, "Tell me a long story.")
+	}, "the list shows the execution")
 	screenshot(t, ctx, "executions")
 
 	// Readable on a phone: nothing wider than the screen.
