@@ -141,6 +141,13 @@ func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) 
 				return out, err
 			}
 		}
+		if tr.To.Terminal() {
+			// Before the status: whoever sees the execution ended sees
+			// no call still waiting for a decision (seed 002's rule).
+			if err := o.Store.CancelAwaitingToolCalls(ctx, in.OrgID, in.ExecutionID); err != nil {
+				return out, fmt.Errorf("engine: finish: %w", err)
+			}
+		}
 		ex, err = o.Store.Transition(ctx, in.OrgID, in.ExecutionID, tr)
 	}
 	if err != nil {
