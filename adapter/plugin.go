@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentree/agentree/adapter/localstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
@@ -45,6 +46,19 @@ type Options struct {
 	ContextWindows agentsdk.ContextWindows
 	// Tasks are custom activities agents run with Context.RunTask, by name.
 	Tasks map[string]any
+
+	// LocalStore, when set, is this worker's store for executions in
+	// persistenceMode local, and LocalName its name (required with it):
+	// such an execution's conversation lives in the store of the first
+	// worker that runs it, whose workflow then runs on that worker's own
+	// task queue, LocalQueue(taskQueue, LocalName) — run a second worker
+	// on it (the CLI's worker does). Keep the name across restarts: a
+	// worker that comes back with it takes its executions up again.
+	LocalStore *localstore.Store
+	LocalName  string
+	// LocalGrace is how long a local execution's worker may be gone
+	// before the reconciler fails the execution; default 5 minutes.
+	LocalGrace time.Duration
 
 	// ModelAttempts is how many times one model is tried on retryable model
 	// errors before falling back to the next; default 4. Only the model's
@@ -246,10 +260,20 @@ func (o Options) validate() (*Options, error) {
 		o.Version = moduleVersion()
 	}
 	o.tools, o.endpoints = tools, endpoints
-	o.locals = localOps{ops: &engine.Ops{Store: pgStore{es: o.Store}}}
+	var store engine.Store = pgStore{es: o.Store}
+	if o.LocalStore != nil {
+		if o.LocalName == "" {
+			return nil, errors.New("adapter: LocalStore needs LocalName, the worker's name")
+		}
+		store = newLocalAware(pgStore{es: o.Store}, o.LocalStore)
+	}
+	if o.LocalGrace == 0 {
+		o.LocalGrace = 5 * time.Minute
+	}
+	o.locals = localOps{ops: &engine.Ops{Store: store}}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
-		deps:          step.Deps{Store: pgStore{es: o.Store}, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy, Windows: o.ContextWindows},
+		deps:          step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy, Windows: o.ContextWindows},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

@@ -38,6 +38,9 @@ type Reconciler struct {
 	es     *entrystore.Store
 	grace  time.Duration
 	logger log.Logger
+	// localGrace is how long a local execution's worker may be gone
+	// before it fails (0: never).
+	localGrace time.Duration
 
 	mu sync.Mutex
 	// sent is when this process last sent each signal, so a signal the
@@ -64,6 +67,9 @@ type ReconcileReport struct {
 	Ran       bool
 	Started   int
 	Signalled int
+	// LocalFailed counts local executions failed because the worker
+	// holding their store was gone past the grace period.
+	LocalFailed int
 }
 
 // Run reconciles every interval until ctx ends; a failed pass is logged
@@ -122,7 +128,9 @@ func (r *Reconciler) Once(ctx context.Context) (ReconcileReport, error) {
 				rep.Signalled++
 			}
 		}
-		return errors.Join(errs...)
+		lost, err := r.failLostLocal(ctx)
+		rep.LocalFailed = lost
+		return errors.Join(append(errs, err)...)
 	})
 	rep.Ran = ran
 	if err != nil {
@@ -241,7 +249,9 @@ func (rs *reconcilers) start(instance string, o *Options) error {
 			}
 		}
 		if o.ReconcileInterval > 0 {
-			NewReconciler(tc, o.Store, o.ReconcileGrace, rs.options.Logger).Run(ctx, o.ReconcileInterval)
+			r := NewReconciler(tc, o.Store, o.ReconcileGrace, rs.options.Logger)
+			r.localGrace = o.LocalGrace
+			r.Run(ctx, o.ReconcileInterval)
 		}
 	}()
 	rs.running[instance] = func() {

@@ -105,7 +105,7 @@ func (s pgStore) AppendEntries(ctx context.Context, orgID string, entries []agen
 	return res, nil
 }
 
-func (s pgStore) PutContent(ctx context.Context, orgID string, data []byte, mediaType string) (string, error) {
+func (s pgStore) PutContent(ctx context.Context, orgID, _ string, data []byte, mediaType string) (string, error) {
 	sha, _, err := s.es.PutContent(ctx, orgID, data, mediaType)
 	return sha, err
 }

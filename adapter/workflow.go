@@ -38,6 +38,15 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 	if err := enc.Get(&p.budget); err != nil {
 		return Result{}, err
 	}
+	if in.Local {
+		queue, err := r.toLocalQueue(ctx, &in)
+		if err != nil {
+			return Result{}, err
+		}
+		if queue != "" {
+			return Result{}, workflow.NewContinueAsNewError(workflow.WithWorkflowTaskQueue(ctx, queue), r.agent.Kind(), in)
+		}
+	}
 	res, next, err := engine.Run(p, r.agent, in)
 	switch {
 	case err != nil:

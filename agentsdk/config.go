@@ -58,12 +58,31 @@ type Config struct {
 	// it does not cover, the worker's configuration and then the tool's
 	// default decide (see PolicyFor).
 	ToolPolicy Policies `json:"toolPolicy,omitempty"`
+	// PersistenceMode is where the conversation is kept: "remote" (the
+	// default) in the shared Postgres, or "local" in a store on the worker
+	// that first runs the execution, which alone can then run it
+	// (PersistenceLocal).
+	PersistenceMode string `json:"persistenceMode,omitempty"`
 	// Compaction keeps the context under the model's window; nil = on,
 	// with its defaults.
 	Compaction *Compaction `json:"compaction,omitempty"`
 	// Agent is the agent's own configuration.
 	Agent json.RawMessage `json:"agent,omitempty"`
 }
+
+// The persistence modes.
+const (
+	// PersistenceRemote keeps the conversation in the shared Postgres.
+	PersistenceRemote = "remote"
+	// PersistenceLocal keeps entries, content, checkpoints and tool-call
+	// records in the local store of the worker that first runs the
+	// execution; the execution row, status, signals and stream stay in
+	// Postgres. Only that worker can run it.
+	PersistenceLocal = "local"
+)
+
+// Local reports whether the execution keeps its conversation on a worker.
+func (c Config) Local() bool { return c.PersistenceMode == PersistenceLocal }
 
 // Defaults for Config's zero fields.
 const (
@@ -113,6 +132,11 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 	problems = append(problems, c.boundProblems()...)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	problems = append(problems, c.Compaction.Problems("compaction")...)
+	switch c.PersistenceMode {
+	case "", PersistenceRemote, PersistenceLocal:
+	default:
+		problems = append(problems, fmt.Sprintf("persistenceMode %q is not remote or local", c.PersistenceMode))
+	}
 	for i, m := range c.Models {
 		if m.Provider == "" || m.ModelID == "" {
 			problems = append(problems, fmt.Sprintf("models[%d] needs provider and modelId", i))

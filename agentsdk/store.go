@@ -28,8 +28,8 @@ type Store interface {
 	// ParentID is PrevEntry takes the ID of the entry before it. A repeated
 	// idempotency key returns the existing entry.
 	AppendEntries(ctx context.Context, orgID string, entries []Entry) ([]Entry, error)
-	// PutContent stores data by its sha256 (hex), once.
-	PutContent(ctx context.Context, orgID string, data []byte, mediaType string) (string, error)
+	// PutContent stores data of the execution's by its sha256 (hex), once.
+	PutContent(ctx context.Context, orgID, executionID string, data []byte, mediaType string) (string, error)
 	// RecordToolCall upserts a tool call's record.
 	RecordToolCall(ctx context.Context, rec ToolCallRecord) error
 	// ToolCall returns the record of tool call toolCallID of the

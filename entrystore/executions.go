@@ -60,6 +60,9 @@ type Execution struct {
 	// shares its conversation with.
 	ForkedFrom      string          `db:"forked_from"`
 	ForkedFromEntry string          `db:"forked_from_entry"`
+	// LocalWorker names the worker whose local store holds the
+	// execution's conversation (persistenceMode local), once it ran.
+	LocalWorker string `db:"local_worker"`
 	Kind            string          `db:"kind"`
 	Status          Status          `db:"status"`
 	Config          json.RawMessage `db:"config"`
@@ -86,7 +89,7 @@ const executionCols = `id::text AS id, org_id::text AS org_id,
 	coalesce(resumed_from::text, '') AS resumed_from, coalesce(forked_from::text, '') AS forked_from,
 	coalesce(forked_from_entry::text, '') AS forked_from_entry, kind, status, config, input, output, error,
 	stop_reason, queue, current_checkpoint_seq, step_count, coalesce(leaf_entry_id::text, '') AS leaf_entry_id, metadata, created_at, updated_at,
-	started_at, completed_at, version`
+	started_at, completed_at, version, coalesce(local_worker, '') AS local_worker`
 
 func (e Execution) utc() Execution {
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()

@@ -34,7 +34,7 @@ func (s *service) CompactAgentExecution(ctx context.Context, req *pb.CompactAgen
 // GetCompaction is the compaction audit of one compaction entry: its
 // record, and the messages it summarised, read from the path to it.
 func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionRequest) (*pb.CompactionAudit, error) {
-	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 // call at that entry would send: the conversation up to and including it,
 // the execution's first model and the tools its configuration offers.
 func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRequest) (*pb.ModelContext, error) {
-	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}

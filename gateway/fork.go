@@ -22,7 +22,7 @@ func (s *service) ForkAgentExecution(ctx context.Context, req *pb.ForkAgentExecu
 	if req.GetEntryId() == "" {
 		return nil, invalid("entryId is required: the entry to fork at")
 	}
-	ex, err := s.execution(ctx, req.GetOrg(), req.GetId())
+	ex, err := s.conversation(ctx, req.GetOrg(), req.GetId())
 	if err != nil {
 		return nil, err
 	}

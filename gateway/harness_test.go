@@ -40,6 +40,7 @@ const testBodyLimit = 64 << 10
 // plugin) and a gateway (its own pool and client) on a real listener.
 type env struct {
 	t      testing.TB
+	queue  string // the workers' shared task queue
 	es     *entrystore.Store // the test's own view of the database
 	base   string            // the gateway's URL
 	orgA   entrystore.Org
@@ -57,6 +58,8 @@ type env struct {
 
 type envOptions struct {
 	providers []agentsdk.Provider // nil: no worker
+	// noWorker starts none even with providers (the test starts its own).
+	noWorker bool
 	tools     []*agentsdk.Tool
 	heartbeat time.Duration
 	grpc      bool
@@ -92,9 +95,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 	require.NoError(t, err)
 
 	queue := "gateway-test-" + uuid.NewString()[:8]
+	e.queue = queue
 	// The worker records its capabilities as it starts; the gateway
 	// validates creates against them.
-	if o.providers != nil {
+	if o.providers != nil && !o.noWorker {
 		e.startWorker(queue, o)
 	}
 

@@ -20,7 +20,7 @@ import (
 
 // scoped authorizes a request about one execution and checks its paging.
 func (s *service) scoped(ctx context.Context, org, execID string, size int32, cursor string) (string, entrystore.Page, error) {
-	ex, err := s.execution(ctx, org, execID)
+	ex, err := s.conversation(ctx, org, execID)
 	if err != nil {
 		return "", entrystore.Page{}, err
 	}

@@ -43,7 +43,7 @@ func decodeMessagesCursor(s string) (messagesCursor, error) {
 // leaf (every append moves it), and each page is read from the store as
 // one keyset range of the path, never the whole path.
 func (s *service) ListMessages(ctx context.Context, req *pb.ListMessagesRequest) (*pb.ListMessagesResponse, error) {
-	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 // and set to the provider's own count at each llm_call (the input, cache
 // reads and writes of that call), against the model's context window.
 func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimelineRequest) (*pb.TokenTimeline, error) {
-	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ const defaultUsageRange = 30 * 24 * time.Hour
 
 // GetExecutionUsage sums the execution's llm_call entries by model.
 func (s *service) GetExecutionUsage(ctx context.Context, req *pb.GetExecutionUsageRequest) (*pb.UsageReport, error) {
-	ex, err := s.execution(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}

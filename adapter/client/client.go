@@ -131,6 +131,13 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 // and returns the input of the execution's first segment. A resume's
 // entry continues the tree at the leaf its input names.
 func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execution, prompt string) (SegmentInput, error) {
+	var cfg agentsdk.Config
+	_ = json.Unmarshal(ex.Config, &cfg)
+	if cfg.Local() {
+		// Its conversation lives on a worker: the worker that takes it
+		// appends the first entry (from the row's input) to its store.
+		return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, Local: true}, nil
+	}
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, prompt)
 	content, _ := json.Marshal(msg)
 	var in startInput

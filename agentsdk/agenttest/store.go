@@ -163,7 +163,7 @@ func (s *Store) AppendEntries(_ context.Context, _ string, es []agentsdk.Entry) 
 }
 
 // PutContent implements agentsdk.Store.
-func (s *Store) PutContent(_ context.Context, _ string, data []byte, _ string) (string, error) {
+func (s *Store) PutContent(_ context.Context, _, _ string, data []byte, _ string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sum := sha256.Sum256(data)

@@ -263,7 +263,7 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	rec.OutputSize = int64(len(output))
 	rec.Truncated = truncated
 	if truncated {
-		sha, err := d.Store.PutContent(ctx, in.OrgID, []byte(output), "text/plain; charset=utf-8")
+		sha, err := d.Store.PutContent(ctx, in.OrgID, in.ExecutionID, []byte(output), "text/plain; charset=utf-8")
 		if err != nil {
 			return toolRun{}, fmt.Errorf("step: tool call: keep full output: %w", err)
 		}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
@@ -48,11 +47,11 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("dev: gateway address: %w", err)
 	}
-	w := worker.New(s.tc, cfg.TaskQueue, worker.Options{})
-	if err := w.Start(); err != nil {
+	stop, err := s.startWorkers(cfg.TaskQueue)
+	if err != nil {
 		return fmt.Errorf("dev: worker: %w", err)
 	}
-	defer w.Stop()
+	defer stop()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(os.Stderr, "agentree dev: worker on task queue %q; gateway on %s\n", cfg.TaskQueue, base)
 	fmt.Fprintf(os.Stderr, "  REST API     %s/api/orgs/%s/agent-executions\n  OpenAPI      %s/openapi.json\n  Temporal UI  %s\n  API key      %s (in %s)\n",

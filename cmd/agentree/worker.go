@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/localstore"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/workerconfig"
 	"github.com/agentree/agentree/migrations"
@@ -26,6 +27,8 @@ type services struct {
 	store  *entrystore.Store
 	tc     client.Client
 	worker workerconfig.Worker
+	// local is the worker's local store, if it has one.
+	local *localstore.Store
 }
 
 func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
@@ -55,8 +58,16 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	store := entrystore.New(pool)
+	var local *localstore.Store
+	if w.LocalStore.Dir != "" {
+		if local, err = localstore.Open(w.LocalStore.Dir, w.LocalStore.Name); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
-		ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention})
+		ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
+		LocalStore: local, LocalName: w.LocalStore.Name, LocalGrace: w.LocalStore.Grace})
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -69,7 +80,32 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 		return nil, fmt.Errorf("temporal at %s: %w", topts.HostPort, err)
 	}
 	connected = true
-	return &services{pool: pool, store: store, tc: tc, worker: w}, nil
+	return &services{pool: pool, store: store, tc: tc, worker: w, local: local}, nil
+}
+
+// startWorkers starts the worker on queue and, when it has a local store,
+// a second one on its own queue (adapter.LocalQueue), where its local
+// executions run. stop stops them all.
+func (s *services) startWorkers(queue string) (stop func(), err error) {
+	queues := []string{queue}
+	if s.local != nil {
+		queues = append(queues, adapter.LocalQueue(queue, s.worker.LocalStore.Name))
+	}
+	var started []worker.Worker
+	stop = func() {
+		for i := len(started) - 1; i >= 0; i-- {
+			started[i].Stop()
+		}
+	}
+	for _, q := range queues {
+		w := worker.New(s.tc, q, worker.Options{})
+		if err := w.Start(); err != nil {
+			stop()
+			return nil, err
+		}
+		started = append(started, w)
+	}
+	return stop, nil
 }
 
 // close runs after the worker stopped: no tool runs any more, so the MCP
@@ -78,6 +114,9 @@ func (s *services) close() {
 	_ = s.worker.Close()
 	s.tc.Close()
 	s.pool.Close()
+	if s.local != nil {
+		_ = s.local.Close()
+	}
 }
 
 // runWorker runs a Temporal worker with the Agentree plugin until
@@ -99,11 +138,11 @@ func runWorker(ctx context.Context, args []string) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	defer s.close()
-	w := worker.New(s.tc, cfg.TaskQueue, worker.Options{})
-	if err := w.Start(); err != nil {
+	stop, err := s.startWorkers(cfg.TaskQueue)
+	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	defer w.Stop()
+	defer stop()
 	_, providers, tools := names(s.worker)
 	slog.Info("worker running", "taskQueue", cfg.TaskQueue, "providers", providers, "tools", tools)
 	<-ctx.Done()

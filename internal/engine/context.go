@@ -94,7 +94,7 @@ func (c *segment) hasAny(names []string) bool {
 func (c *segment) nextInput(resumed bool) SegmentInput {
 	return SegmentInput{
 		ExecutionID: c.in.ExecutionID, OrgID: c.in.OrgID, Sequence: c.in.Sequence + 1,
-		LeafID: c.leafID(), State: *c.state, Signals: c.pending, Resumed: resumed,
+		LeafID: c.leafID(), State: *c.state, Signals: c.pending, Resumed: resumed, Local: c.in.Local,
 	}
 }
 

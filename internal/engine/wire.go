@@ -18,6 +18,10 @@ type SegmentInput struct {
 	Signals []agentsdk.Signal `json:"signals,omitempty"`
 	// Resumed is set on the segment that follows a wait.
 	Resumed bool `json:"resumed,omitempty"`
+	// Local: the execution keeps its conversation on the worker that
+	// first ran it (persistenceMode local), and its runs go to that
+	// worker's queue.
+	Local bool `json:"local,omitempty"`
 }
 
 // Result is an execution's workflow result.

@@ -39,6 +39,8 @@ type Worker struct {
 	ToolPolicy agentsdk.Policies
 	// ContextWindows is Config.ContextWindows.
 	ContextWindows agentsdk.ContextWindows
+	// LocalStore is Config.LocalStore.
+	LocalStore LocalStore
 	// PruneEvery and Retention are Config.Retention as the plugin takes
 	// them.
 	PruneEvery time.Duration
@@ -62,7 +64,7 @@ func (w Worker) Close() error {
 // So does an MCP server that cannot be started, reached or listed within
 // its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
-	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows}
+	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, LocalStore: c.LocalStore}
 	if r := c.Retention; r.Every != nil {
 		w.PruneEvery = *r.Every
 		w.Retention = entrystore.RetentionPolicy{KeepDays: *r.KeepDays, KeepFailedDays: *r.KeepFailedDays}

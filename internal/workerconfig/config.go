@@ -79,6 +79,25 @@ type Config struct {
 	// Retention is how long ended executions are kept and how often the
 	// worker's prune schedule removes the rest.
 	Retention Retention `yaml:"retention"`
+	// LocalStore, with a dir, gives the worker a store for executions in
+	// persistenceMode local; omitted: the worker takes none (a local
+	// execution that reaches it first fails, saying so).
+	LocalStore LocalStore `yaml:"localStore"`
+}
+
+// localName is what a worker's name may hold: it names a task queue.
+var localName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+
+// LocalStore configures the worker-local store (issue 16).
+type LocalStore struct {
+	// Dir is where the store's SQLite file lives.
+	Dir string `yaml:"dir"`
+	// Name is the worker's name, which its local executions are bound
+	// to: keep it across restarts; default the host name.
+	Name string `yaml:"name"`
+	// Grace is how long the worker may be gone before its local
+	// executions fail; default 5m.
+	Grace time.Duration `yaml:"grace"`
 }
 
 // Retention configures pruning (issue 16).
@@ -299,6 +318,17 @@ func (c Config) withDefaults() (Config, error) {
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
 	c.Retention = c.Retention.withDefaults(bad)
+	if c.LocalStore.Dir != "" && c.LocalStore.Name == "" {
+		c.LocalStore.Name, _ = os.Hostname()
+	}
+	if c.LocalStore.Grace < 0 {
+		bad("localStore.grace must not be negative")
+	} else if c.LocalStore.Grace == 0 {
+		c.LocalStore.Grace = 5 * time.Minute
+	}
+	if n := c.LocalStore.Name; n != "" && !localName.MatchString(n) {
+		bad("localStore.name %q must be letters, digits, dots, dashes or underscores", n)
+	}
 	if len(c.ToolPolicy) == 0 {
 		c.ToolPolicy = nil
 	}

@@ -35,7 +35,8 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 			Timeout: 2 * time.Minute, MaxTimeout: 10 * time.Minute, OutputLimit: 16 << 20,
 			Env: []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}, Deny: builtin.DefaultDeny,
 		}},
-		Retention: workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
+		Retention:  workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
+		LocalStore: workerconfig.LocalStore{Grace: 5 * time.Minute},
 	}, c)
 
 	w, err := c.Build()
@@ -173,4 +174,17 @@ func TestBuildNeedsTheKeysOfOfficialAPIs(t *testing.T) {
 	w, err := cfg.Build()
 	require.NoError(t, err)
 	require.Equal(t, agentsdk.EndpointInfo{Name: "openai", Provider: "openai", Models: []string{"qwen3"}}, agentsdk.Describe(w.Providers[0]))
+}
+
+func TestLocalStoreConfig(t *testing.T) {
+	c, err := workerconfig.Parse([]byte("localStore: {dir: /tmp/x, name: laptop-1, grace: 30s}\n"))
+	require.NoError(t, err)
+	require.Equal(t, workerconfig.LocalStore{Dir: "/tmp/x", Name: "laptop-1", Grace: 30 * time.Second}, c.LocalStore)
+	c, err = workerconfig.Parse([]byte("localStore: {dir: /tmp/x}\n"))
+	require.NoError(t, err)
+	require.NotEmpty(t, c.LocalStore.Name, "the host name by default")
+	_, err = workerconfig.Parse([]byte("localStore: {dir: /tmp/x, name: 'a b/c'}\n"))
+	require.ErrorContains(t, err, `localStore.name "a b/c" must be letters, digits, dots, dashes or underscores`)
+	_, err = workerconfig.Parse([]byte("localStore: {dir: /tmp/x, grace: -1s}\n"))
+	require.ErrorContains(t, err, "localStore.grace must not be negative")
 }

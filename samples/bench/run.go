@@ -20,6 +20,9 @@ import (
 const (
 	nameAgentree = "agentree"
 	nameNaive    = "naive"
+	// nameLocal is Agentree with persistenceMode local: the conversation
+	// in the worker's SQLite file instead of Postgres.
+	nameLocal = "agentree_local"
 )
 
 // system is one of the two systems under test, as the scenarios drive it.
@@ -103,14 +106,32 @@ func (a agentree) client(queue string) *aclient.Client {
 }
 
 func (a agentree) start(ctx context.Context, queue string, p plan, conversation int) (string, error) {
+	return a.startIn(ctx, queue, p, conversation, "")
+}
+
+func (a agentree) startIn(ctx context.Context, queue string, p plan, conversation int, mode string) (string, error) {
 	ex, err := a.client(queue).Start(ctx, aclient.StartRequest{
 		OrgID: a.b.org.ID, Kind: react.Kind, UserPrompt: p.prompt(conversation),
 		Config: agentsdk.Config{
 			Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: []string{ToolName},
-			MaxTurns: p.Calls, LoopThreshold: -1,
+			MaxTurns: p.Calls, LoopThreshold: -1, PersistenceMode: mode,
 		},
 	})
 	return ex.ID, err
+}
+
+// agentreeLocal is Agentree with persistenceMode local.
+type agentreeLocal struct{ agentree }
+
+func (agentreeLocal) name() string { return nameLocal }
+
+func (a agentreeLocal) start(ctx context.Context, queue string, p plan, conversation int) (string, error) {
+	return a.startIn(ctx, queue, p, conversation, agentsdk.PersistenceLocal)
+}
+
+// calls counts the llm_call entries in the worker's local store.
+func (a agentreeLocal) calls(ctx context.Context, id string) (int, error) {
+	return a.b.sys.local.CountType(ctx, id, string(agentsdk.EntryLLMCall))
 }
 
 func (a agentree) wait(ctx context.Context, id string) (string, string, error) {

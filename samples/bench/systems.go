@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/adapter/localstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/entrystore"
@@ -53,23 +55,39 @@ type systemOptions struct {
 type systems struct {
 	agentree, naive client.Client
 	workers         []worker.Worker
+	// local is the Agentree worker's local store, where executions in
+	// persistenceMode local keep their conversations (the short
+	// scenario's third column).
+	local *localstore.Store
 }
+
+// benchWorkerName names the Agentree worker's local store and queue.
+const benchWorkerName = "bench"
 
 // dialSystems connects both clients and makes (but does not start) their
 // workers. The naive worker also runs the floor workflow.
 func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	model := newModel(o.ModelDelay, o.Record)
 	tool := newTool(o.Block)
+	dir, err := os.MkdirTemp("", "agentree-bench-local-")
+	if err != nil {
+		return nil, err
+	}
+	local, err := localstore.Open(dir, benchWorkerName)
+	if err != nil {
+		return nil, err
+	}
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{tool},
 		ToolHeartbeatTimeout: o.ToolHeartbeat,
+		LocalStore:           local, LocalName: benchWorkerName,
 	})
 	if err != nil {
 		return nil, err
 	}
 	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	s := &systems{}
+	s := &systems{local: local}
 	s.agentree, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Plugins: []client.Plugin{plugin}, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
@@ -92,7 +110,8 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	wn.RegisterActivityWithOptions(naive.RunTool, activity.RegisterOptions{Name: NaiveToolActivity})
 	wn.RegisterWorkflowWithOptions(FloorWorkflow, workflow.RegisterOptions{Name: FloorWorkflowName})
 	wn.RegisterActivityWithOptions(floor.Noop, activity.RegisterOptions{Name: NoopActivity})
-	s.workers = []worker.Worker{worker.New(s.agentree, o.Queues.Agentree, workerOptions()), wn}
+	s.workers = []worker.Worker{worker.New(s.agentree, o.Queues.Agentree, workerOptions()),
+		worker.New(s.agentree, adapter.LocalQueue(o.Queues.Agentree, benchWorkerName), workerOptions()), wn}
 	return s, nil
 }
 
@@ -113,4 +132,8 @@ func (s *systems) close() {
 	}
 	s.naive.Close()
 	s.agentree.Close()
+	if s.local != nil {
+		_ = s.local.Close()
+		_ = os.RemoveAll(filepath.Dir(s.local.File()))
+	}
 }

@@ -893,8 +893,11 @@ type AgentExecution struct {
 	// The execution this one forks, if any, and the entry it forks at.
 	ForkedFrom      string `protobuf:"bytes,24,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
 	ForkedFromEntry string `protobuf:"bytes,25,opt,name=forked_from_entry,json=forkedFromEntry,proto3" json:"forked_from_entry,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// For an execution in persistenceMode local: the worker whose local
+	// store holds its conversation, once one has taken it.
+	LocalWorker   string `protobuf:"bytes,26,opt,name=local_worker,json=localWorker,proto3" json:"local_worker,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1098,6 +1101,13 @@ func (x *AgentExecution) GetForkedFrom() string {
 func (x *AgentExecution) GetForkedFromEntry() string {
 	if x != nil {
 		return x.ForkedFromEntry
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetLocalWorker() string {
+	if x != nil {
+		return x.LocalWorker
 	}
 	return ""
 }
@@ -7418,7 +7428,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\xdf\a\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\x82\b\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -7452,7 +7462,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"durationMs\x12\x1f\n" +
 	"\vforked_from\x18\x18 \x01(\tR\n" +
 	"forkedFrom\x12*\n" +
-	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\"\x81\x03\n" +
+	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
+	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\"\x81\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +

@@ -1,0 +1,10 @@
+// Package localstore is the worker-local side store of executions in
+// persistenceMode "local" (seed 000, "Execution Modes"): their entries,
+// content, checkpoints and tool-call records live in one SQLite file on
+// the worker (pure Go, modernc.org/sqlite), so a coding agent's gigabytes
+// never reach the shared Postgres. The execution row, its status, signals
+// and live stream stay in Postgres. The adapter routes a local
+// execution's work to the worker that holds its file.
+//
+// It imports agentsdk and the SQLite driver only.
+package localstore

@@ -1,0 +1,220 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/internal/engine"
+)
+
+// localAware is the store of a worker with a local store: an execution in
+// persistenceMode local keeps its entries, content, checkpoints and
+// tool-call records in the worker's file; its row, status, signals and
+// stream, and everything of other executions, are pgStore's.
+type localAware struct {
+	pgStore
+	file *localstore.Store
+
+	mu    sync.Mutex
+	modes map[string]bool // execution → kept locally
+}
+
+var _ engine.Store = (*localAware)(nil)
+
+func newLocalAware(pg pgStore, file *localstore.Store) *localAware {
+	return &localAware{pgStore: pg, file: file, modes: map[string]bool{}}
+}
+
+// isLocal reports whether the execution keeps its conversation here. Its
+// mode is frozen in its configuration, so it is read once.
+func (s *localAware) isLocal(ctx context.Context, orgID, executionID string) (bool, error) {
+	s.mu.Lock()
+	v, ok := s.modes[executionID]
+	s.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	cfg, err := s.pgStore.ExecutionConfig(ctx, orgID, executionID)
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	s.modes[executionID] = cfg.Local()
+	s.mu.Unlock()
+	return cfg.Local(), nil
+}
+
+// here reports whether the entry is in the local file.
+func (s *localAware) here(ctx context.Context, id string) (bool, error) {
+	return s.file.Has(ctx, id)
+}
+
+func (s *localAware) Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
+	if ok, err := s.here(ctx, leafID); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		return s.file.Path(ctx, orgID, leafID)
+	}
+	return s.pgStore.Path(ctx, orgID, leafID)
+}
+
+func (s *localAware) ContextPath(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
+	if ok, err := s.here(ctx, leafID); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		return s.file.Path(ctx, orgID, leafID)
+	}
+	return s.pgStore.ContextPath(ctx, orgID, leafID)
+}
+
+func (s *localAware) GetEntry(ctx context.Context, orgID, id string) (agentsdk.Entry, error) {
+	if ok, err := s.here(ctx, id); err != nil || ok {
+		if err != nil {
+			return agentsdk.Entry{}, err
+		}
+		return s.file.GetEntry(ctx, orgID, id)
+	}
+	return s.pgStore.GetEntry(ctx, orgID, id)
+}
+
+func (s *localAware) EntryByKey(ctx context.Context, orgID, executionID, key string) (agentsdk.Entry, error) {
+	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+		if err != nil {
+			return agentsdk.Entry{}, err
+		}
+		return s.file.EntryByKey(ctx, orgID, executionID, key)
+	}
+	return s.pgStore.EntryByKey(ctx, orgID, executionID, key)
+}
+
+func (s *localAware) AppendEntries(ctx context.Context, orgID string, entries []agentsdk.Entry) ([]agentsdk.Entry, error) {
+	if len(entries) > 0 {
+		if ok, err := s.isLocal(ctx, orgID, entries[0].ExecutionID); err != nil || ok {
+			if err != nil {
+				return nil, err
+			}
+			return s.file.AppendEntries(ctx, orgID, entries)
+		}
+	}
+	return s.pgStore.AppendEntries(ctx, orgID, entries)
+}
+
+func (s *localAware) PutContent(ctx context.Context, orgID, executionID string, data []byte, mediaType string) (string, error) {
+	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+		if err != nil {
+			return "", err
+		}
+		return s.file.PutContent(ctx, orgID, data, mediaType)
+	}
+	return s.pgStore.PutContent(ctx, orgID, executionID, data, mediaType)
+}
+
+func (s *localAware) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) error {
+	if ok, err := s.isLocal(ctx, r.OrgID, r.ExecutionID); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return s.file.RecordToolCall(ctx, r)
+	}
+	return s.pgStore.RecordToolCall(ctx, r)
+}
+
+func (s *localAware) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
+	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+		if err != nil {
+			return agentsdk.ToolCallRecord{}, err
+		}
+		return s.file.ToolCall(ctx, orgID, executionID, messageID, toolCallID)
+	}
+	return s.pgStore.ToolCall(ctx, orgID, executionID, messageID, toolCallID)
+}
+
+// AppendCheckpoint keeps a local execution's checkpoint here, and its
+// sequence and state (without the leaf, an entry Postgres does not hold)
+// in Postgres, whose sequence rule decides conflicts as for any execution.
+func (s *localAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) error {
+	ok, err := s.isLocal(ctx, c.OrgID, c.ExecutionID)
+	if err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		return s.pgStore.AppendCheckpoint(ctx, c)
+	}
+	leaf := c.LeafID
+	c.LeafID = ""
+	pgErr := s.pgStore.AppendCheckpoint(ctx, c)
+	if pgErr != nil && !errors.Is(pgErr, engine.ErrConflict) {
+		return pgErr
+	}
+	err = s.file.AppendCheckpoint(ctx, localstore.Checkpoint{OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
+		LeafID: leaf, State: c.State, Metadata: c.Metadata})
+	if errors.Is(err, localstore.ErrConflict) {
+		return fmt.Errorf("%w: %w", engine.ErrConflict, err)
+	}
+	if err != nil {
+		return err
+	}
+	return pgErr
+}
+
+func (s *localAware) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (engine.Checkpoint, error) {
+	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+		if err != nil {
+			return engine.Checkpoint{}, err
+		}
+		c, err := s.file.GetCheckpoint(ctx, orgID, executionID, seq)
+		return engine.Checkpoint{OrgID: orgID, ExecutionID: executionID, Sequence: seq, LeafID: c.LeafID, State: c.State, Metadata: c.Metadata}, err
+	}
+	return s.pgStore.GetCheckpoint(ctx, orgID, executionID, seq)
+}
+
+// ConsumeSignal appends a local execution's entry here, then marks the
+// signal consumed in Postgres: a crash between the two leaves the entry
+// and an unconsumed signal, and the retry finds the entry by its key and
+// marks the signal.
+func (s *localAware) ConsumeSignal(ctx context.Context, orgID, signalID string, e agentsdk.Entry) (agentsdk.Entry, error) {
+	executionID, consumed, err := s.es.SignalState(ctx, orgID, signalID)
+	if err != nil {
+		return agentsdk.Entry{}, engineError(err)
+	}
+	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || !ok {
+		if err != nil {
+			return agentsdk.Entry{}, err
+		}
+		return s.pgStore.ConsumeSignal(ctx, orgID, signalID, e)
+	}
+	e.ExecutionID = executionID
+	if e.IdempotencyKey == "" {
+		e.IdempotencyKey = "signal/" + signalID
+	}
+	prev, err := s.file.EntryByKey(ctx, orgID, executionID, e.IdempotencyKey)
+	switch {
+	case err == nil && prev.ParentID == e.ParentID:
+		return prev, engineError(s.es.MarkSignalConsumed(ctx, orgID, signalID))
+	case err == nil || consumed:
+		return agentsdk.Entry{}, engine.ErrSignalConsumed
+	case !errors.Is(err, agentsdk.ErrNotFound):
+		return agentsdk.Entry{}, err
+	}
+	got, err := s.file.AppendEntries(ctx, orgID, []agentsdk.Entry{e})
+	if err != nil {
+		return agentsdk.Entry{}, err
+	}
+	return got[0], engineError(s.es.MarkSignalConsumed(ctx, orgID, signalID))
+}
+
+func (s *localAware) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error {
+	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return s.file.CancelAwaitingToolCalls(ctx, executionID)
+	}
+	return s.pgStore.CancelAwaitingToolCalls(ctx, orgID, executionID)
+}
