@@ -58,21 +58,21 @@ type Execution struct {
 	ResumedFrom  string `db:"resumed_from"`
 	// ForkedFrom and ForkedFromEntry: the execution and entry a fork
 	// shares its conversation with.
-	ForkedFrom      string          `db:"forked_from"`
-	ForkedFromEntry string          `db:"forked_from_entry"`
+	ForkedFrom      string `db:"forked_from"`
+	ForkedFromEntry string `db:"forked_from_entry"`
 	// LocalWorker names the worker whose local store holds the
 	// execution's conversation (persistenceMode local), once it ran.
-	LocalWorker string `db:"local_worker"`
-	Kind            string          `db:"kind"`
-	Status          Status          `db:"status"`
-	Config          json.RawMessage `db:"config"`
-	Input           json.RawMessage `db:"input"`
-	Output          json.RawMessage `db:"output"`
-	Error           string          `db:"error"`
-	StopReason      string          `db:"stop_reason"`
-	Queue           string          `db:"queue"`
-	CheckpointSeq   int             `db:"current_checkpoint_seq"`
-	StepCount       int             `db:"step_count"`
+	LocalWorker   string          `db:"local_worker"`
+	Kind          string          `db:"kind"`
+	Status        Status          `db:"status"`
+	Config        json.RawMessage `db:"config"`
+	Input         json.RawMessage `db:"input"`
+	Output        json.RawMessage `db:"output"`
+	Error         string          `db:"error"`
+	StopReason    string          `db:"stop_reason"`
+	Queue         string          `db:"queue"`
+	CheckpointSeq int             `db:"current_checkpoint_seq"`
+	StepCount     int             `db:"step_count"`
 	// LeafEntryID is the entry appended last: the end of the active path
 	// ("" before the first entry). Every append moves it.
 	LeafEntryID string          `db:"leaf_entry_id"`

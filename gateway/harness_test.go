@@ -40,7 +40,7 @@ const testBodyLimit = 64 << 10
 // plugin) and a gateway (its own pool and client) on a real listener.
 type env struct {
 	t      testing.TB
-	queue  string // the workers' shared task queue
+	queue  string            // the workers' shared task queue
 	es     *entrystore.Store // the test's own view of the database
 	base   string            // the gateway's URL
 	orgA   entrystore.Org
@@ -59,7 +59,7 @@ type env struct {
 type envOptions struct {
 	providers []agentsdk.Provider // nil: no worker
 	// noWorker starts none even with providers (the test starts its own).
-	noWorker bool
+	noWorker  bool
 	tools     []*agentsdk.Tool
 	heartbeat time.Duration
 	grpc      bool

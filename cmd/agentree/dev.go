@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
 	"github.com/agentree/agentree/internal/workerconfig"

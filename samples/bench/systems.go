@@ -1,11 +1,11 @@
 package main
 
 import (
-	"path/filepath"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/activity"
