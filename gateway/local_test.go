@@ -138,7 +138,9 @@ func TestLocalModeKeepsEntriesOnTheWorker(t *testing.T) {
 	tc, err := client.Dial(client.Options{HostPort: temporaltest.Address(t), Logger: temporaltest.Logger{}})
 	require.NoError(t, err)
 	defer tc.Close()
-	desc, err := tc.DescribeWorkflowExecution(ctx, id, "")
-	require.NoError(t, err)
-	require.Equal(t, "Terminated", desc.WorkflowExecutionInfo.GetStatus().String(), "Temporal shows the same end")
+	poll(t, 30*time.Second, func() bool {
+		desc, err := tc.DescribeWorkflowExecution(ctx, id, "")
+		require.NoError(t, err)
+		return desc.WorkflowExecutionInfo.GetStatus().String() == "Terminated"
+	}, "Temporal shows the same end")
 }

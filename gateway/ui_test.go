@@ -177,8 +177,19 @@ func TestUIExecutionLifecycle(t *testing.T) {
 	require.Contains(t, card, "echo")
 	require.Contains(t, card, "completed")
 	require.Contains(t, card, "echo: hi from the UI")
-	require.NoError(t, chromedp.Run(ctx, chromedp.Click(".tool button.link", chromedp.ByQuery)))
-	full := waitText(t, ctx, ".tool .full", func(s string) bool { return s != "" }, "the full output on demand")
+	// The transcript re-renders as lifecycle events land; a click on a
+	// card replaced meanwhile is lost, so the button is pressed until the
+	// output shows (it is kept across re-renders once fetched).
+	var full string
+	poll(t, time.Minute, func() bool {
+		full = eval[string](t, ctx, `(document.querySelector(".tool .full") || {}).innerText || ""`)
+		if full == "" {
+			// A click on a node replaced meanwhile fails; the next tick
+			// clicks the new one.
+			_ = chromedp.Run(ctx, chromedp.Click(".tool button.link", chromedp.ByQuery))
+		}
+		return full != ""
+	}, "the full output on demand")
 	require.Contains(t, full, "echo: hi from the UI")
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Click(".panel summary", chromedp.ByQuery), // usage and cost
