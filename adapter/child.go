@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter/client"
+	"github.com/agentree/agentree/entrystore"
 )
 
 // PrepareExecutionActivity writes an execution's row and first entry for a
@@ -52,6 +53,9 @@ func StartChildAgent(ctx workflow.Context, req client.StartRequest) (workflow.Ch
 		WorkflowID:            req.ExecutionID,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		TypedSearchAttributes: client.SearchAttributes(entrystore.Execution{
+			OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID, Status: entrystore.StatusPending,
+		}),
 	})
 	return workflow.ExecuteChildWorkflow(cctx, req.Kind, first), req.ExecutionID, nil
 }

@@ -62,11 +62,22 @@ type temporalPort struct {
 	opts   *Options
 	sigCh  workflow.ReceiveChannel
 	budget runBudget
+	// searchVersion is searchAttributesChange's version in this run, once
+	// searchVersionKnown.
+	searchVersion      workflow.Version
+	searchVersionKnown bool
 }
 
 func (p *temporalPort) Local(op engine.Op, in any, out any) error {
 	f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localOptions()), p.opts.locals.fn(op), in)
-	return f.Get(p.ctx, out)
+	if err := f.Get(p.ctx, out); err != nil {
+		return err
+	}
+	if orgID, status, ok := statusAfter(in, out); ok {
+		p.countStatus(in, status)
+		return p.upsertStatus(orgID, status)
+	}
+	return nil
 }
 
 func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
