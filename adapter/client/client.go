@@ -193,7 +193,7 @@ func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, va
 	if err != nil {
 		return s, fmt.Errorf("client: signal: %w", err)
 	}
-	err = c.tc.SignalWorkflow(ctx, executionID, "", SignalName, agentsdk.Signal{ID: s.ID, Name: name})
+	err = c.tc.SignalWorkflow(inExecutionTrace(ctx, ex), executionID, "", SignalName, agentsdk.Signal{ID: s.ID, Name: name})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return s, fmt.Errorf("client: signal %s: %w", executionID, ErrTerminal)
@@ -211,7 +211,7 @@ func (c *Client) Cancel(ctx context.Context, orgID, executionID string) (entryst
 	if err != nil {
 		return ex, fmt.Errorf("client: cancel: %w", err)
 	}
-	if err := c.tc.CancelWorkflow(ctx, executionID, ""); err != nil {
+	if err := c.tc.CancelWorkflow(inExecutionTrace(ctx, ex), executionID, ""); err != nil {
 		var nf *serviceerror.NotFound
 		if !errors.As(err, &nf) {
 			return ex, fmt.Errorf("client: cancel: %w", err)
