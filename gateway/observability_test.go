@@ -2,12 +2,16 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -16,6 +20,8 @@ import (
 	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/telemetry"
 )
 
@@ -171,4 +177,119 @@ func attrOf(s sdktrace.ReadOnlySpan, key string) string {
 		}
 	}
 	return ""
+}
+
+// TestMetricsEndpoint scrapes the gateway's /metrics after a conversation
+// (the worker shares the test's meter provider): the token, cost and tool
+// counters equal what the execution's llm_call entries and tool-call
+// records say, executions are counted by kind and status, and the
+// Temporal SDK's own metrics are there.
+func TestMetricsEndpoint(t *testing.T) {
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Metrics: true})
+	require.NoError(t, err)
+	e, id := runTracedConversation(t, tel)
+	ctx := context.Background()
+
+	var want agentsdk.Usage
+	calls := 0
+	entries, _, err := e.es.ListEntries(ctx, e.orgA.ID, id, entrystore.Page{Limit: 100})
+	require.NoError(t, err)
+	for _, en := range entries {
+		if en.Type != string(agentsdk.EntryLLMCall) {
+			continue
+		}
+		var meta step.LLMCallMeta
+		require.NoError(t, json.Unmarshal(en.Metadata, &meta))
+		want = want.Add(meta.Usage)
+		calls++
+	}
+	require.Equal(t, 3, calls)
+	tools, _, err := e.es.ListToolCalls(ctx, e.orgA.ID, id, entrystore.ToolCallFilter{}, entrystore.Page{})
+	require.NoError(t, err)
+	require.Len(t, tools, 1)
+
+	m := scrape(t, e.base+"/metrics")
+	model := map[string]string{"provider": scripted.Name, "model": "scripted-1"}
+	require.Equal(t, float64(calls), m.sum("agentree_model_calls_total", model))
+	for typ, n := range map[string]int64{"input": want.Input, "output": want.Output, "cache_read": want.CacheRead, "cache_write": want.CacheWrite} {
+		require.Equal(t, float64(n), m.sum("agentree_model_tokens_total", with(model, "type", typ)), typ)
+	}
+	require.InDelta(t, want.Cost, m.sum("agentree_model_cost_total", model), 1e-9)
+	require.Equal(t, float64(len(tools)), m.sum("agentree_tool_calls_total", map[string]string{"tool": tools[0].ToolName, "status": tools[0].Status}))
+	require.Zero(t, m.sum("agentree_tool_errors_total", nil))
+	require.Equal(t, float64(1), m.sum("agentree_tool_duration_seconds_count", map[string]string{"tool": "echo"}))
+	require.Equal(t, float64(calls), m.sum("agentree_model_duration_seconds_count", model))
+	require.Equal(t, float64(calls), m.sum("agentree_model_time_to_first_token_seconds_count", model))
+	require.Equal(t, float64(1), m.sum("agentree_executions_started", map[string]string{"kind": "react-agent", "status": "RUNNING"}))
+	require.Positive(t, m.sum("temporal_workflow_continue_as_new", map[string]string{"workflow_type": "react-agent"}), "the Temporal SDK's metrics")
+}
+
+// metrics are scraped metric families by name.
+type metrics map[string]*dto.MetricFamily
+
+// scrape reads a Prometheus text endpoint.
+func scrape(t *testing.T, url string) metrics {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	return fams
+}
+
+// sum adds the values of name's series whose labels include labels
+// (counters, gauges, and a histogram's _count and _sum).
+func (m metrics) sum(name string, labels map[string]string) float64 {
+	base, part := name, ""
+	for _, suffix := range []string{"_count", "_sum"} {
+		if f, ok := m[strings.TrimSuffix(name, suffix)]; ok && strings.HasSuffix(name, suffix) && f.GetType() == dto.MetricType_HISTOGRAM {
+			base, part = strings.TrimSuffix(name, suffix), suffix
+		}
+	}
+	var total float64
+	f, ok := m[base]
+	if !ok {
+		return 0
+	}
+	for _, s := range f.GetMetric() {
+		if !hasLabels(s, labels) {
+			continue
+		}
+		switch {
+		case part == "_count":
+			total += float64(s.GetHistogram().GetSampleCount())
+		case part == "_sum":
+			total += s.GetHistogram().GetSampleSum()
+		case s.Counter != nil:
+			total += s.GetCounter().GetValue()
+		case s.Gauge != nil:
+			total += s.GetGauge().GetValue()
+		}
+	}
+	return total
+}
+
+func hasLabels(s *dto.Metric, labels map[string]string) bool {
+	have := map[string]string{}
+	for _, l := range s.GetLabel() {
+		have[l.GetName()] = l.GetValue()
+	}
+	for k, v := range labels {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// with is labels plus one more.
+func with(labels map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for lk, lv := range labels {
+		out[lk] = lv
+	}
+	return out
 }
