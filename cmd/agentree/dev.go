@@ -28,6 +28,7 @@ func runDev(ctx context.Context, args []string) error {
 	org := fs.String("org", "dev", "the organization to create a key for")
 	keyFile := fs.String("key-file", ".data/dev-key", "where the dev API key is kept")
 	uiAddr := fs.String("temporal-ui", temporalUIDefault(), "the Temporal UI's address, to print ($AGENTREE_TEMPORAL_UI, else port $AGENTREE_TEMPORAL_UI_PORT)")
+	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at the gateway's /metrics")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -35,7 +36,12 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
-	s, err := connect(ctx, cfg)
+	tel, stop, err := startTelemetry(ctx, "agentree", *metrics, cfg.Observability.LogFormat)
+	if err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
+	defer stop()
+	s, err := connect(ctx, cfg, tel)
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
@@ -61,6 +67,8 @@ func runDev(ctx context.Context, args []string) error {
 	// validates requests against.
 	return gateway.Run(ctx, gateway.Options{
 		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
+		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, Propagator: tel.Propagator,
+		MetricsHandler: tel.MetricsHandler(),
 	})
 }
 

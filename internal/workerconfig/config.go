@@ -74,6 +74,19 @@ type Config struct {
 	// Retention is how long ended executions are kept and how often the
 	// worker's prune schedule removes the rest.
 	Retention Retention `yaml:"retention"`
+	// Observability configures metrics and logs; traces and metrics are
+	// exported by the standard OTEL_* environment variables
+	// (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, …) whatever it says.
+	Observability Observability `yaml:"observability"`
+}
+
+// Observability configures the worker's metrics endpoint and logs.
+type Observability struct {
+	// MetricsAddr, when set, serves Prometheus metrics at
+	// http://<MetricsAddr>/metrics; omitted: no endpoint.
+	MetricsAddr string `yaml:"metricsAddr"`
+	// LogFormat is "text" (the default) or "json".
+	LogFormat string `yaml:"logFormat"`
 }
 
 // Retention configures pruning (issue 16).
@@ -293,6 +306,13 @@ func (c Config) withDefaults() (Config, error) {
 	c.MCP = withMCPDefaults(c.MCP, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	c.Retention = c.Retention.withDefaults(bad)
+	switch c.Observability.LogFormat {
+	case "":
+		c.Observability.LogFormat = "text"
+	case "text", "json":
+	default:
+		bad("observability.logFormat: %q is not a log format (known: text, json)", c.Observability.LogFormat)
+	}
 	if len(c.ToolPolicy) == 0 {
 		c.ToolPolicy = nil
 	}

@@ -35,7 +35,8 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 			Timeout: 2 * time.Minute, MaxTimeout: 10 * time.Minute, OutputLimit: 16 << 20,
 			Env: []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}, Deny: builtin.DefaultDeny,
 		}},
-		Retention: workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
+		Retention:     workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
+		Observability: workerconfig.Observability{LogFormat: "text"},
 	}, c)
 
 	w, err := c.Build()
@@ -173,4 +174,13 @@ func TestBuildNeedsTheKeysOfOfficialAPIs(t *testing.T) {
 	w, err := cfg.Build()
 	require.NoError(t, err)
 	require.Equal(t, agentsdk.EndpointInfo{Name: "openai", Provider: "openai", Models: []string{"qwen3"}}, agentsdk.Describe(w.Providers[0]))
+}
+
+func TestObservability(t *testing.T) {
+	noKeys(t)
+	c, err := workerconfig.Parse([]byte("observability:\n  metricsAddr: 127.0.0.1:9464\n  logFormat: json\n"))
+	require.NoError(t, err)
+	require.Equal(t, workerconfig.Observability{MetricsAddr: "127.0.0.1:9464", LogFormat: "json"}, c.Observability)
+	_, err = workerconfig.Parse([]byte("observability:\n  logFormat: xml\n"))
+	require.ErrorContains(t, err, "observability.logFormat")
 }
