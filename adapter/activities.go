@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -44,6 +45,7 @@ type Activities struct {
 	modelHeartbeat, toolHeartbeat time.Duration
 	// retention is the prune's policy for organizations without one.
 	retention entrystore.RetentionPolicy
+	obs       *observer
 }
 
 // CallModel answers the conversation at the input's leaf. See step.CallModel.
@@ -97,11 +99,13 @@ func (a *Activities) counted(ctx context.Context, failures *atomic.Int32, f engi
 }
 
 // RunTool runs one tool call. See step.RunTool.
-func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (agentsdk.ToolResult, error) {
+func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (res agentsdk.ToolResult, err error) {
 	failures := previousFailures(ctx)
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
-	res, err := step.RunTool(ctx, a.deps, in)
+	ctx, span := a.obs.toolSpan(ctx, in.ToolCallID)
+	defer func() { a.observeTool(ctx, span, in, res.IsError, err) }()
+	res, err = step.RunTool(ctx, a.deps, in)
 	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
 		return res, storeError(err)
 	}
@@ -110,16 +114,30 @@ func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (agentsdk.T
 }
 
 // ExecuteTool runs one tool call of a parallel batch. See step.ExecuteTool.
-func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (step.ToolOutcome, error) {
+func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (res step.ToolOutcome, err error) {
 	failures := previousFailures(ctx)
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
-	res, err := step.ExecuteTool(ctx, a.deps, in)
+	ctx, span := a.obs.toolSpan(ctx, in.ToolCallID)
+	defer func() { a.observeTool(ctx, span, in, res.IsError, err) }()
+	res, err = step.ExecuteTool(ctx, a.deps, in)
 	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
 		return res, storeError(err)
 	}
 	f := engine.ClassifyTool(ctx, err, in.ToolCallID, failures.Load(), a.toolAttempts)
 	return res, a.counted(ctx, failures, f, ErrTypeTool, ErrTypeTool, err)
+}
+
+// observeTool ends a tool call's span and counts it from its record: the
+// tool-call record is what the API reports, so the metrics agree with it.
+// A record the store cannot give leaves the span unnamed, not the call
+// failed.
+func (a *Activities) observeTool(ctx context.Context, span trace.Span, in step.ToolInput, isError bool, err error) {
+	rec, rerr := a.deps.Store.ToolCall(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID, in.AssistantID, in.ToolCallID)
+	if rerr != nil {
+		rec = agentsdk.ToolCallRecord{}
+	}
+	a.obs.endTool(ctx, span, rec, isError, err)
 }
 
 // previousFailures is the count of model or tool failures earlier attempts

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter/client"
+	"github.com/agentree/agentree/entrystore"
 )
 
 // PrepareExecutionActivity writes an execution's row and first entry for a
@@ -48,10 +49,18 @@ func StartChildAgent(ctx workflow.Context, req client.StartRequest) (workflow.Ch
 	if err := workflow.ExecuteActivity(actx, PrepareExecutionActivity, in).Get(ctx, &first); err != nil {
 		return nil, req.ExecutionID, fmt.Errorf("adapter: start child agent: %w", err)
 	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+	copts := workflow.ChildWorkflowOptions{
 		WorkflowID:            req.ExecutionID,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-	})
+	}
+	// The child carries the search attributes when its parent does: a
+	// cluster that refused them for the parent refuses them for it too.
+	if workflow.GetTypedSearchAttributes(ctx).ContainsKey(client.SearchOrg) {
+		copts.TypedSearchAttributes = client.SearchAttributes(entrystore.Execution{
+			OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID, Status: entrystore.StatusPending,
+		})
+	}
+	cctx := workflow.WithChildOptions(ctx, copts)
 	return workflow.ExecuteChildWorkflow(cctx, req.Kind, first), req.ExecutionID, nil
 }

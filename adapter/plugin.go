@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -135,6 +137,15 @@ type Options struct {
 	// default the main module's version from the build info.
 	Version string
 
+	// TracerProvider and MeterProvider record a span per model call
+	// (OpenTelemetry GenAI conventions) and per tool call, and the model
+	// and tool metrics; nil ones are OpenTelemetry's globals (no-ops
+	// unless set). Temporal's own spans and metrics come from the client:
+	// give it the SDK's tracing interceptor and metrics handler
+	// (go.temporal.io/sdk/contrib/opentelemetry).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+
 	locals    localOps
 	acts      *Activities
 	tools     agentsdk.Tools
@@ -201,7 +212,8 @@ func (o Options) validate() (*Options, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter: %w", err)
 	}
-	endpoints, err := agentsdk.NewEndpoints(o.Providers...)
+	obs := newObserver(o.TracerProvider, o.MeterProvider)
+	endpoints, err := agentsdk.NewEndpoints(obs.providers(o.Providers)...)
 	if err != nil {
 		return nil, fmt.Errorf("adapter: %w", err)
 	}
@@ -279,6 +291,7 @@ func (o Options) validate() (*Options, error) {
 		modelTimeout:   o.ModelTimeout,
 		modelHeartbeat: o.ModelHeartbeatTimeout / 4, toolHeartbeat: o.ToolHeartbeatTimeout / 4,
 		retention: o.Retention,
+		obs:       obs,
 	}
 	return &o, nil
 }

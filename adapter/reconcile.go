@@ -164,7 +164,9 @@ func (r *Reconciler) start(ctx context.Context, ex entrystore.Execution) (bool, 
 	}
 	// A gateway starting it at the same moment is harmless: see
 	// client.StartOptions.
-	if _, err := r.tc.ExecuteWorkflow(ctx, aclient.StartOptions(ex.ID, ex.Queue), ex.Kind, first); err != nil {
+	// The start continues the trace of the request that created the
+	// execution.
+	if _, err := aclient.ExecuteWorkflow(aclient.WithTraceparent(ctx, ex.Traceparent), r.tc, aclient.StartOptions(ex), ex.Kind, first); err != nil {
 		return false, fmt.Errorf("start execution %s: %w", ex.ID, err)
 	}
 	return true, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -31,7 +32,7 @@ type segmentRunner struct {
 
 // run is the workflow function registered under the agent's kind.
 func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, error) {
-	p := &temporalPort{ctx: ctx, opts: r.opts, sigCh: workflow.GetSignalChannel(ctx, SignalName)}
+	p := &temporalPort{ctx: ctx, opts: r.opts, sigCh: workflow.GetSignalChannel(ctx, SignalName), orgID: in.OrgID}
 	// The run's history budget is recorded once per run, so a worker
 	// restarted with another budget still replays this run as it ran.
 	enc := workflow.SideEffect(ctx, func(workflow.Context) any { return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes} })
@@ -71,11 +72,23 @@ type temporalPort struct {
 	opts   *Options
 	sigCh  workflow.ReceiveChannel
 	budget runBudget
+	orgID  string
+	// searchVersion is searchAttributesChange's version in this run, once
+	// searchVersionKnown.
+	searchVersion      workflow.Version
+	searchVersionKnown bool
 }
 
 func (p *temporalPort) Local(op engine.Op, in any, out any) error {
 	f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localOptions()), p.opts.locals.fn(op), in)
-	return f.Get(p.ctx, out)
+	if err := f.Get(p.ctx, out); err != nil {
+		return err
+	}
+	if orgID, status, ok := statusAfter(in, out); ok {
+		p.countStatus(in, status)
+		return p.upsertStatus(orgID, status)
+	}
+	return nil
 }
 
 func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
@@ -132,9 +145,15 @@ func (p *temporalPort) RunTask(name string, input any, output any) error {
 	return workflow.ExecuteActivity(actx, name, input).Get(p.ctx, output)
 }
 
-func (p *temporalPort) Now() time.Time          { return workflow.Now(p.ctx) }
-func (p *temporalPort) Logger() agentsdk.Logger { return workflow.GetLogger(p.ctx) }
-func (p *temporalPort) Cancelled() bool         { return p.ctx.Err() != nil }
+func (p *temporalPort) Now() time.Time { return workflow.Now(p.ctx) }
+
+// Logger is the workflow's logger — its lines carry the workflow (the
+// execution) and run IDs, and the trace and span IDs when the client has
+// the tracing interceptor — with the execution's organization.
+func (p *temporalPort) Logger() agentsdk.Logger {
+	return log.With(workflow.GetLogger(p.ctx), "ExecutionID", workflow.GetInfo(p.ctx).WorkflowExecution.ID, "OrgID", p.orgID)
+}
+func (p *temporalPort) Cancelled() bool { return p.ctx.Err() != nil }
 
 func (p *temporalPort) Detach() {
 	p.ctx, _ = workflow.NewDisconnectedContext(p.ctx)

@@ -82,6 +82,10 @@ type Execution struct {
 	StartedAt   *time.Time      `db:"started_at"`
 	CompletedAt *time.Time      `db:"completed_at"`
 	Version     int             `db:"version"`
+	// Traceparent is the W3C trace context of the request that created
+	// the execution ("" when it carried none): its runs continue that
+	// trace.
+	Traceparent string `db:"traceparent"`
 }
 
 const executionCols = `id::text AS id, org_id::text AS org_id,
@@ -89,7 +93,7 @@ const executionCols = `id::text AS id, org_id::text AS org_id,
 	coalesce(resumed_from::text, '') AS resumed_from, coalesce(forked_from::text, '') AS forked_from,
 	coalesce(forked_from_entry::text, '') AS forked_from_entry, kind, status, config, input, output, error,
 	stop_reason, queue, current_checkpoint_seq, step_count, coalesce(leaf_entry_id::text, '') AS leaf_entry_id, metadata, created_at, updated_at,
-	started_at, completed_at, version, coalesce(local_worker, '') AS local_worker`
+	started_at, completed_at, version, coalesce(local_worker, '') AS local_worker, traceparent`
 
 func (e Execution) utc() Execution {
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
@@ -129,16 +133,16 @@ func (s *Store) CreateExecution(ctx context.Context, e Execution) (Execution, er
 	}
 	out, err := queryOne[Execution](ctx, s.pool, `
 		INSERT INTO agent_execution (id, org_id, agent_definition_id, parent_id, resumed_from, kind,
-			config, input, metadata, queue, step_count, forked_from, forked_from_entry)
+			config, input, metadata, queue, step_count, forked_from, forked_from_entry, traceparent)
 		SELECT coalesce(NULLIF($2, '')::uuid, gen_random_uuid()), $1, NULLIF($3, '')::uuid,
-			NULLIF($4, '')::uuid, NULLIF($5, '')::uuid, $6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, NULLIF($13, '')::uuid
+			NULLIF($4, '')::uuid, NULLIF($5, '')::uuid, $6, $7, $8, $9, $10, $11, NULLIF($12, '')::uuid, NULLIF($13, '')::uuid, $14
 		WHERE ($3 = '' OR EXISTS (SELECT 1 FROM agent_definition WHERE org_id = $1 AND id = NULLIF($3, '')::uuid))
 		  AND ($4 = '' OR EXISTS (SELECT 1 FROM agent_execution WHERE org_id = $1 AND id = NULLIF($4, '')::uuid))
 		  AND ($5 = '' OR EXISTS (SELECT 1 FROM agent_execution WHERE org_id = $1 AND id = NULLIF($5, '')::uuid))
 		  AND ($12 = '' OR EXISTS (SELECT 1 FROM agent_execution WHERE org_id = $1 AND id = NULLIF($12, '')::uuid))
 		RETURNING `+executionCols,
 		ids[0], refs[0], refs[1], refs[2], refs[3], e.Kind,
-		jsonOr(e.Config, "{}"), nullJSON(e.Input), nullJSON(e.Metadata), e.Queue, e.StepCount, refs[4], refs[5])
+		jsonOr(e.Config, "{}"), nullJSON(e.Input), nullJSON(e.Metadata), e.Queue, e.StepCount, refs[4], refs[5], e.Traceparent)
 	if errors.Is(err, errNoRows) {
 		return Execution{}, errf(op, ErrInvalid, "definition, parent or resumed-from is not in the organization")
 	}

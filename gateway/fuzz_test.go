@@ -82,7 +82,7 @@ func FuzzDecodeCreateExecution(f *testing.F) {
 		f.Fatal(err)
 	}
 	svc := &service{es: es, ex: rowOnly{es}, v: newValidator(o), log: o.Logger}
-	h, err := newHTTPHandler(svc, o.BodyLimit)
+	h, err := newHTTPHandler(svc, o.BodyLimit, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
 	"github.com/agentree/agentree/internal/pgtest"
+	"github.com/agentree/agentree/internal/telemetry"
 	"github.com/agentree/agentree/internal/temporaltest"
 )
 
@@ -70,6 +71,33 @@ type envOptions struct {
 	workerTracer pgx.QueryTracer
 	// windows extends the worker's and the gateway's context windows.
 	windows agentsdk.ContextWindows
+	// tel, when set, traces and measures the worker and the gateway: their
+	// Temporal clients, pools, requests, model and tool calls; the gateway
+	// serves its metrics at /metrics.
+	tel *telemetry.Telemetry
+	// runEvents is the worker's adapter.Options.RunEvents.
+	runEvents int
+}
+
+// instrumentClient adds tel's Temporal interceptor and metrics handler.
+func instrumentClient(t testing.TB, tel *telemetry.Telemetry, co *client.Options) {
+	if tel != nil {
+		require.NoError(t, tel.Instrument(co))
+	}
+}
+
+// newPoolWith is newPool whose statements tel traces, when set.
+func newPoolWith(t testing.TB, url string, tel *telemetry.Telemetry) *pgxpool.Pool {
+	if tel == nil {
+		return newPool(t, url)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	require.NoError(t, err)
+	tel.InstrumentPool(cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 func newPool(t testing.TB, url string) *pgxpool.Pool {
@@ -110,11 +138,13 @@ func newEnv(t testing.TB, o envOptions) *env {
 	q := gwURL.Query()
 	q.Set("application_name", e.gwApp)
 	gwURL.RawQuery = q.Encode()
-	e.gwPool = newPool(t, gwURL.String())
+	e.gwPool = newPoolWith(t, gwURL.String(), o.tel)
 	gwStore := entrystore.New(e.gwPool)
 	var tc client.Client
 	if !o.noTemporal {
-		tc, err = client.Dial(client.Options{HostPort: temporaltest.Address(t), Logger: temporaltest.Logger{}})
+		co := client.Options{HostPort: temporaltest.Address(t), Logger: temporaltest.Logger{}}
+		instrumentClient(t, o.tel, &co)
+		tc, err = client.Dial(co)
 		require.NoError(t, err)
 		t.Cleanup(tc.Close)
 	}
@@ -129,15 +159,18 @@ func newEnv(t testing.TB, o envOptions) *env {
 	}
 	gctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() {
-		done <- gateway.Run(gctx, gateway.Options{
-			HTTPListener: ln, GRPCListener: gln, Store: gwStore, Temporal: tc, TaskQueue: queue,
-			Executions: aclient.NewClient(tc, gwStore, queue),
-			BodyLimit:  testBodyLimit,
-			Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			ContextWindows: o.windows,
-		})
-	}()
+	gopts := gateway.Options{
+		HTTPListener: ln, GRPCListener: gln, Store: gwStore, Temporal: tc, TaskQueue: queue,
+		Executions: aclient.NewClient(tc, gwStore, queue),
+		BodyLimit:  testBodyLimit,
+		Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ContextWindows: o.windows,
+	}
+	if o.tel != nil {
+		gopts.TracerProvider, gopts.MeterProvider, gopts.Propagator = o.tel.TracerProvider, o.tel.MeterProvider, o.tel.Propagator
+		gopts.MetricsHandler = o.tel.MetricsHandler()
+	}
+	go func() { done <- gateway.Run(gctx, gopts) }()
 	var stopOnce sync.Once
 	e.stopGateway = func() {
 		stopOnce.Do(func() {
@@ -161,16 +194,26 @@ func newEnv(t testing.TB, o envOptions) *env {
 func (e *env) startWorker(queue string, o envOptions) {
 	cfg, err := pgxpool.ParseConfig(e.dbURL)
 	require.NoError(e.t, err)
-	cfg.ConnConfig.Tracer = o.workerTracer
+	if o.workerTracer != nil {
+		cfg.ConnConfig.Tracer = o.workerTracer
+	} else if o.tel != nil {
+		o.tel.InstrumentPool(cfg)
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(e.t, err)
 	e.t.Cleanup(pool.Close)
-	plugin, err := adapter.NewPlugin(adapter.Options{
+	opts := adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
-		Providers: o.providers, Tools: o.tools, ContextWindows: o.windows,
-	})
+		Providers: o.providers, Tools: o.tools, RunEvents: o.runEvents, ContextWindows: o.windows,
+	}
+	if o.tel != nil {
+		opts.TracerProvider, opts.MeterProvider = o.tel.TracerProvider, o.tel.MeterProvider
+	}
+	plugin, err := adapter.NewPlugin(opts)
 	require.NoError(e.t, err)
-	wc, err := client.Dial(client.Options{HostPort: temporaltest.Address(e.t), Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
+	co := client.Options{HostPort: temporaltest.Address(e.t), Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}}
+	instrumentClient(e.t, o.tel, &co)
+	wc, err := client.Dial(co)
 	require.NoError(e.t, err)
 	e.t.Cleanup(wc.Close)
 	w := worker.New(wc, queue, worker.Options{})

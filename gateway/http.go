@@ -19,9 +19,9 @@ import (
 )
 
 // newHTTPHandler serves REST (grpc-gateway, in process), the SSE streams,
-// /healthz, /openapi.json (OpenAPI 3) and /swagger.json (the same in
-// Swagger 2.0).
-func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
+// /healthz, /openapi.json (OpenAPI 3), /swagger.json (the same in
+// Swagger 2.0) and, when metrics is set, /metrics.
+func newHTTPHandler(svc *service, bodyLimit int64, metrics http.Handler) (http.Handler, error) {
 	gw := runtime.NewServeMux(
 		runtime.WithErrorHandler(errorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
@@ -49,6 +49,9 @@ func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	mux.Handle("GET /ui/", page)
 	mux.HandleFunc("GET /openapi.json", serveDocument(pb.OpenAPI))
 	mux.HandleFunc("GET /swagger.json", serveDocument(pb.Swagger))
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	return svc.requireKey(limitBody(bodyLimit, requireJSON(svc.idempotent(mux)))), nil
 }
 

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 
 	aclient "github.com/agentree/agentree/adapter/client"
@@ -87,6 +91,18 @@ type Options struct {
 	// Logger receives errors the client does not see; default
 	// slog.Default().
 	Logger *slog.Logger
+
+	// TracerProvider, MeterProvider and Propagator trace every HTTP and
+	// gRPC request (otelhttp, otelgrpc) and record the gateway's metrics;
+	// nil ones are OpenTelemetry's globals (no-ops unless set). An
+	// execution created in a traced request records its trace context,
+	// and its workflow continues that trace when Temporal's client has
+	// the SDK's tracing interceptor.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	Propagator     propagation.TextMapPropagator
+	// MetricsHandler, when set, is served at GET /metrics (Prometheus).
+	MetricsHandler http.Handler
 }
 
 // validate checks opts and fills in the defaults.
@@ -133,5 +149,6 @@ func (o Options) validate() (*Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.telemetryDefaults()
 	return &o, nil
 }

@@ -31,13 +31,14 @@ func Run(ctx context.Context, opts Options) error {
 	closing := make(chan struct{})
 	svc := &service{
 		es: o.Store, ex: o.Executions, v: newValidator(o),
-		log:           slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
-		idempotency:   idempotencyConfig{ttl: IdempotencyTTL, lease: idempotencyLease},
-		streams:       &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing},
+		log:         slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
+		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: idempotencyLease},
+		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing,
+			subscribers: o.subscribers()},
 		maxTotalSteps: o.MaxTotalSteps,
 		windows:       o.ContextWindows,
 	}
-	handler, err := newHTTPHandler(svc, o.BodyLimit)
+	handler, err := newHTTPHandler(svc, o.BodyLimit, o.MetricsHandler)
 	if err != nil {
 		return err
 	}
@@ -52,14 +53,14 @@ func Run(ctx context.Context, opts Options) error {
 	go func() { defer close(pruneDone); prune(hubCtx, o) }()
 	errc := make(chan error, 2)
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           o.traced(handler),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 	}
 	go func() { errc <- srv.Serve(httpLn) }()
 	var gs *grpc.Server
 	if grpcLn != nil {
-		gs = grpc.NewServer(grpc.MaxRecvMsgSize(int(o.BodyLimit)))
+		gs = grpc.NewServer(grpc.MaxRecvMsgSize(int(o.BodyLimit)), o.grpcTelemetry())
 		pb.RegisterAgentServiceServer(gs, svc)
 		go func() { errc <- gs.Serve(grpcLn) }()
 	}

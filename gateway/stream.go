@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
 )
@@ -24,6 +26,8 @@ type streamer struct {
 	window    time.Duration
 	// closing ends every stream when the gateway shuts down.
 	closing <-chan struct{}
+	// subscribers counts the open streams; nil: not counted.
+	subscribers metric.Int64UpDownCounter
 }
 
 // terminalEvent reports whether an event ends its execution's stream.
@@ -87,6 +91,10 @@ func (s *streamer) follow(ctx context.Context, req followRequest) error {
 
 	sub := s.hub.subscribe(req.Org, req.Execution)
 	defer s.hub.unsubscribe(req.Execution, sub)
+	if s.subscribers != nil {
+		s.subscribers.Add(ctx, 1)
+		defer s.subscribers.Add(context.WithoutCancel(ctx), -1)
+	}
 	f := &follower{s: s, req: req, last: req.After}
 	err := s.run(ctx, f, sub)
 	if se, ok := f.streamError(ctx, err); ok {

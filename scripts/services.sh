@@ -213,6 +213,8 @@ temporal_up() {
 	# delays the first task of a run continued-as-new within
 	# workflowIdReuseMinimalInterval (1 s) of its predecessor's start; with
 	# fast scripted models that throttle, not Agentree, would set the pace.
+	# The search attributes are the ones every agent workflow carries
+	# (adapter/client/search.go).
 	nohup "$temporal_bin" server start-dev \
 		--ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
 		--db-filename "$data/temporal.db" --log-level warn \
@@ -220,6 +222,8 @@ temporal_up() {
 		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
 		--dynamic-config-value matching.numTaskqueueWritePartitions=1 \
 		--dynamic-config-value history.workflowIdReuseMinimalInterval='"0s"' \
+		--search-attribute AgentreeOrg=Keyword --search-attribute AgentreeKind=Keyword \
+		--search-attribute AgentreeStatus=Keyword --search-attribute AgentreeDefinition=Keyword \
 		>"$data/temporal.log" 2>&1 </dev/null &
 	echo $! >"$data/temporal.pid"
 	echo "$TEMPORAL_UI_PORT" >"$data/temporal-ui-port"

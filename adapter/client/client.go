@@ -76,7 +76,7 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (entrystore.Execut
 	if err != nil {
 		return ex, err
 	}
-	_, err = c.tc.ExecuteWorkflow(ctx, c.StartOptions(ex.ID), req.Kind, first)
+	_, err = ExecuteWorkflow(ctx, c.tc, StartOptions(ex), req.Kind, first)
 	var invalid *serviceerror.InvalidArgument
 	if errors.As(err, &invalid) {
 		_, _ = c.es.Transition(context.WithoutCancel(ctx), req.OrgID, ex.ID, entrystore.Transition{To: entrystore.StatusFailed, Error: "start workflow: " + err.Error()})
@@ -115,6 +115,7 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 		ParentID: req.ParentID, Config: cfg, Input: input, Queue: queue, Metadata: req.Metadata,
 		ResumedFrom: req.ResumedFrom, StepCount: req.StepCount,
 		ForkedFrom: req.ForkedFrom, ForkedFromEntry: forkedFromEntry,
+		Traceparent: traceparent(ctx),
 	})
 	if errors.Is(err, entrystore.ErrConflict) && req.ExecutionID != "" {
 		ex, err = es.GetExecution(ctx, req.OrgID, req.ExecutionID)
@@ -156,21 +157,18 @@ func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execu
 }
 
 // StartOptions are the workflow options of an execution: its ID is the
-// execution ID and it can never be started twice.
-func (c *Client) StartOptions(executionID string) client.StartWorkflowOptions {
-	return StartOptions(executionID, c.taskQueue)
-}
-
-// StartOptions make a second start of an execution harmless: a running
-// workflow of that ID is used as it is (the SDK returns its handle), and
-// an ended one is never started again. Its runs continue as new with the
-// same workflow task timeout: half the server's default, so a workflow
-// task held by a worker that died is handed to another within 5 s (a
-// segment's long local activities keep their task alive by heartbeat).
-func StartOptions(executionID, queue string) client.StartWorkflowOptions {
+// execution ID, its task queue the row's, and it carries the execution's
+// search attributes. They make a second start of an execution harmless: a
+// running workflow of that ID is used as it is (the SDK returns its
+// handle), and an ended one is never started again. Its runs continue as
+// new with the same workflow task timeout: half the server's default, so a
+// workflow task held by a worker that died is handed to another within 5 s
+// (a segment's long local activities keep their task alive by heartbeat).
+func StartOptions(ex entrystore.Execution) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
-		ID:                       executionID,
-		TaskQueue:                queue,
+		ID:                       ex.ID,
+		TaskQueue:                ex.Queue,
+		TypedSearchAttributes:    SearchAttributes(ex),
 		WorkflowTaskTimeout:      WorkflowTaskTimeout,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
@@ -202,7 +200,7 @@ func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, va
 	if err != nil {
 		return s, fmt.Errorf("client: signal: %w", err)
 	}
-	err = c.tc.SignalWorkflow(ctx, executionID, "", SignalName, agentsdk.Signal{ID: s.ID, Name: name})
+	err = c.tc.SignalWorkflow(inExecutionTrace(ctx, ex), executionID, "", SignalName, agentsdk.Signal{ID: s.ID, Name: name})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return s, fmt.Errorf("client: signal %s: %w", executionID, ErrTerminal)
@@ -220,7 +218,7 @@ func (c *Client) Cancel(ctx context.Context, orgID, executionID string) (entryst
 	if err != nil {
 		return ex, fmt.Errorf("client: cancel: %w", err)
 	}
-	if err := c.tc.CancelWorkflow(ctx, executionID, ""); err != nil {
+	if err := c.tc.CancelWorkflow(inExecutionTrace(ctx, ex), executionID, ""); err != nil {
 		var nf *serviceerror.NotFound
 		if !errors.As(err, &nf) {
 			return ex, fmt.Errorf("client: cancel: %w", err)

@@ -26,6 +26,7 @@ func runDev(ctx context.Context, args []string) error {
 	org := fs.String("org", "dev", "the organization to create a key for")
 	keyFile := fs.String("key-file", ".data/dev-key", "where the dev API key is kept")
 	uiAddr := fs.String("temporal-ui", temporalUIDefault(), "the Temporal UI's address, to print ($AGENTREE_TEMPORAL_UI, else port $AGENTREE_TEMPORAL_UI_PORT)")
+	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at the gateway's /metrics")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -33,7 +34,12 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
-	s, err := connect(ctx, cfg)
+	tel, stop, err := startTelemetry(ctx, "agentree", *metrics, cfg.Observability.LogFormat)
+	if err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
+	defer stop()
+	s, err := connect(ctx, cfg, tel)
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
@@ -46,11 +52,11 @@ func runDev(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("dev: gateway address: %w", err)
 	}
-	stop, err := s.startWorkers(cfg.TaskQueue)
+	stopWorkers, err := s.startWorkers(cfg.TaskQueue)
 	if err != nil {
 		return fmt.Errorf("dev: worker: %w", err)
 	}
-	defer stop()
+	defer stopWorkers()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(os.Stderr, "agentree dev: worker on task queue %q; gateway on %s\n", cfg.TaskQueue, base)
 	fmt.Fprintf(os.Stderr, "  REST API     %s/api/orgs/%s/agent-executions\n  OpenAPI      %s/openapi.json\n  Temporal UI  %s\n  API key      %s (in %s)\n",
@@ -59,6 +65,8 @@ func runDev(ctx context.Context, args []string) error {
 	// validates requests against.
 	return gateway.Run(ctx, gateway.Options{
 		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
+		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, Propagator: tel.Propagator,
+		MetricsHandler: tel.MetricsHandler(),
 	})
 }
 

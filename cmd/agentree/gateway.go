@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
@@ -28,6 +27,8 @@ func runGateway(ctx context.Context, args []string) error {
 	bodyLimit := fs.Int64("body-limit", gateway.DefaultBodyLimit, "largest request body in bytes (larger: 413)")
 	heartbeat := fs.Duration("heartbeat", gateway.DefaultHeartbeat, "SSE heartbeat interval")
 	window := fs.Duration("replay-window", gateway.DefaultReplayWindow, "how old an event a stream still replays")
+	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: agentree gateway [flags]   (env DATABASE_URL, TEMPORAL_ADDRESS)")
 		fs.PrintDefaults()
@@ -43,13 +44,21 @@ func runGateway(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
+	tel, stop, err := startTelemetry(ctx, "agentree-gateway", *metrics, *logFormat)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	defer stop()
+	pool, err := newPool(ctx, dbURL, tel)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	defer pool.Close()
 	logger := slog.Default()
 	topts.Logger = tlog.NewStructuredLogger(logger)
+	if err := tel.Instrument(&topts); err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
 	tc, err := client.Dial(topts)
 	if err != nil {
 		return fmt.Errorf("gateway: temporal: %w", err)
@@ -59,5 +68,7 @@ func runGateway(ctx context.Context, args []string) error {
 		HTTPAddr: *addr, GRPCAddr: *grpcAddr, Store: entrystore.New(pool), Temporal: tc, TaskQueue: *queue,
 		Namespace: *namespace, // requests are validated against the live workers of this namespace
 		BodyLimit: *bodyLimit, Heartbeat: *heartbeat, ReplayWindow: *window, Logger: logger,
+		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, Propagator: tel.Propagator,
+		MetricsHandler: tel.MetricsHandler(),
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/adapter/localstore"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/telemetry"
 	"github.com/agentree/agentree/internal/workerconfig"
 	"github.com/agentree/agentree/migrations"
 )
@@ -31,7 +32,7 @@ type services struct {
 	local *localstore.Store
 }
 
-func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
+func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Telemetry) (*services, error) {
 	dbURL := os.Getenv("DATABASE_URL")
 	if dbURL == "" {
 		return nil, errors.New("DATABASE_URL must be set (make up; eval \"$(make -s env)\")")
@@ -53,9 +54,9 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 	if err := migrations.ApplyURL(ctx, dbURL); err != nil {
 		return nil, err
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, err := newPool(ctx, dbURL, tel)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, err
 	}
 	store := entrystore.New(pool)
 	var local *localstore.Store
@@ -67,13 +68,23 @@ func connect(ctx context.Context, cfg workerconfig.Config) (*services, error) {
 	}
 	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
 		ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
-		LocalStore: local, LocalName: w.LocalStore.Name, LocalGrace: w.LocalStore.Grace})
+		LocalStore: local, LocalName: w.LocalStore.Name, LocalGrace: w.LocalStore.Grace,
+		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider})
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	topts.Plugins = append(topts.Plugins, plugin)
-	topts.Logger = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err := tel.Instrument(&topts); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	sdkLog, err := telemetry.NewLogger(os.Stderr, cfg.Observability.LogFormat, slog.LevelWarn)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	topts.Logger = tlog.NewStructuredLogger(sdkLog)
 	tc, err := client.Dial(topts)
 	if err != nil {
 		pool.Close()
@@ -133,18 +144,42 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	s, err := connect(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("worker: %w", err)
-	}
-	defer s.close()
-	stop, err := s.startWorkers(cfg.TaskQueue)
+	tel, stop, err := startTelemetry(ctx, "agentree-worker", cfg.Observability.MetricsAddr != "", cfg.Observability.LogFormat)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	defer stop()
+	if cfg.Observability.MetricsAddr != "" {
+		if err := serveMetrics(ctx, tel, cfg.Observability.MetricsAddr); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+	}
+	s, err := connect(ctx, cfg, tel)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer s.close()
+	stopWorkers, err := s.startWorkers(cfg.TaskQueue)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer stopWorkers()
 	_, providers, tools := names(s.worker)
 	slog.Info("worker running", "taskQueue", cfg.TaskQueue, "providers", providers, "tools", tools)
 	<-ctx.Done()
 	return nil
+}
+
+// newPool connects to Postgres with every statement traced by tel.
+func newPool(ctx context.Context, dbURL string, tel *telemetry.Telemetry) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	tel.InstrumentPool(cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return pool, nil
 }

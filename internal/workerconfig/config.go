@@ -83,6 +83,10 @@ type Config struct {
 	// persistenceMode local; omitted: the worker takes none (a local
 	// execution that reaches it first fails, saying so).
 	LocalStore LocalStore `yaml:"localStore"`
+	// Observability configures metrics and logs; traces and metrics are
+	// exported by the standard OTEL_* environment variables
+	// (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, …) whatever it says.
+	Observability Observability `yaml:"observability"`
 }
 
 // localName is what a worker's name may hold: it names a task queue.
@@ -98,6 +102,15 @@ type LocalStore struct {
 	// Grace is how long the worker may be gone before its local
 	// executions fail; default 5m.
 	Grace time.Duration `yaml:"grace"`
+}
+
+// Observability configures the worker's metrics endpoint and logs.
+type Observability struct {
+	// MetricsAddr, when set, serves Prometheus metrics at
+	// http://<MetricsAddr>/metrics; omitted: no endpoint.
+	MetricsAddr string `yaml:"metricsAddr"`
+	// LogFormat is "text" (the default) or "json".
+	LogFormat string `yaml:"logFormat"`
 }
 
 // Retention configures pruning (issue 16).
@@ -328,6 +341,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if n := c.LocalStore.Name; n != "" && !localName.MatchString(n) {
 		bad("localStore.name %q must be letters, digits, dots, dashes or underscores", n)
+	}
+	switch c.Observability.LogFormat {
+	case "":
+		c.Observability.LogFormat = "text"
+	case "text", "json":
+	default:
+		bad("observability.logFormat: %q is not a log format (known: text, json)", c.Observability.LogFormat)
 	}
 	if len(c.ToolPolicy) == 0 {
 		c.ToolPolicy = nil

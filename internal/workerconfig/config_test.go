@@ -35,8 +35,9 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 			Timeout: 2 * time.Minute, MaxTimeout: 10 * time.Minute, OutputLimit: 16 << 20,
 			Env: []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}, Deny: builtin.DefaultDeny,
 		}},
-		Retention:  workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
-		LocalStore: workerconfig.LocalStore{Grace: 5 * time.Minute},
+		Retention:     workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
+		LocalStore:    workerconfig.LocalStore{Grace: 5 * time.Minute},
+		Observability: workerconfig.Observability{LogFormat: "text"},
 	}, c)
 
 	w, err := c.Build()
@@ -187,4 +188,13 @@ func TestLocalStoreConfig(t *testing.T) {
 	require.ErrorContains(t, err, `localStore.name "a b/c" must be letters, digits, dots, dashes or underscores`)
 	_, err = workerconfig.Parse([]byte("localStore: {dir: /tmp/x, grace: -1s}\n"))
 	require.ErrorContains(t, err, "localStore.grace must not be negative")
+}
+
+func TestObservability(t *testing.T) {
+	noKeys(t)
+	c, err := workerconfig.Parse([]byte("observability:\n  metricsAddr: 127.0.0.1:9464\n  logFormat: json\n"))
+	require.NoError(t, err)
+	require.Equal(t, workerconfig.Observability{MetricsAddr: "127.0.0.1:9464", LogFormat: "json"}, c.Observability)
+	_, err = workerconfig.Parse([]byte("observability:\n  logFormat: xml\n"))
+	require.ErrorContains(t, err, "observability.logFormat")
 }

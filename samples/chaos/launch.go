@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	research "github.com/agentree/agentree/agentsdk/tools/demo"
 )
@@ -51,7 +52,7 @@ func (c *cluster) gatewayProc() *proc {
 func (c *cluster) temporalProc(port, uiPort, httpPort int) *proc {
 	return &proc{
 		name: "temporal", path: c.cfg.TemporalBin,
-		args: []string{"server", "start-dev",
+		args: append([]string{"server", "start-dev",
 			"--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--ui-port", strconv.Itoa(uiPort),
 			"--http-port", strconv.Itoa(httpPort), "--headless",
 			"--db-filename", filepath.Join(c.dir, "temporal.db"), "--log-level", "warn",
@@ -59,12 +60,22 @@ func (c *cluster) temporalProc(port, uiPort, httpPort int) *proc {
 			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
 			"--dynamic-config-value", `history.workflowIdReuseMinimalInterval="0s"`,
-		},
+		}, searchAttributeFlags()...),
 		logPath: filepath.Join(c.dir, "temporal.log"),
 		// A killed dev server stays down this long before its supervisor
 		// starts it again.
 		restartDelay: c.cfg.TemporalDown,
 	}
+}
+
+// searchAttributeFlags register the search attributes every agent
+// workflow carries as the dev server starts.
+func searchAttributeFlags() []string {
+	var flags []string
+	for _, name := range aclient.SearchAttributeNames {
+		flags = append(flags, "--search-attribute", name+"=Keyword")
+	}
+	return flags
 }
 
 // postgresConf is appended to the private cluster's postgresql.conf.
