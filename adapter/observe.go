@@ -32,6 +32,7 @@ type observer struct {
 	toolErrors   metric.Int64Counter
 	toolLatency  metric.Float64Histogram
 	approvalWait metric.Float64Histogram
+	compactions  metric.Int64Counter
 }
 
 // newObserver makes the instruments on the providers; nil ones are
@@ -55,6 +56,7 @@ func newObserver(tp trace.TracerProvider, mp metric.MeterProvider) *observer {
 	o.toolCalls, _ = m.Int64Counter("agentree.tool.calls", metric.WithDescription("Tool calls that ended, by tool and status."))
 	o.toolErrors, _ = m.Int64Counter("agentree.tool.errors", metric.WithDescription("Tool calls that ended in an error, by tool."))
 	o.toolLatency, _ = m.Float64Histogram("agentree.tool.duration", metric.WithUnit("s"), metric.WithDescription("Tool call duration."))
+	o.compactions, _ = m.Int64Counter("agentree.compactions", metric.WithDescription("Compactions of an execution's context, by trigger (auto, manual) and outcome."))
 	o.approvalWait, _ = m.Float64Histogram("agentree.tool.approval_wait", metric.WithUnit("s"), metric.WithDescription("Time a tool call waited for a person's approval."))
 	return o
 }
@@ -178,5 +180,34 @@ func (o *observer) endTool(ctx context.Context, span trace.Span, rec agentsdk.To
 	if rec.Status == agentsdk.ToolError || isError {
 		span.SetStatus(codes.Error, "the tool returned an error")
 		o.toolErrors.Add(ctx, 1, metric.WithAttributes(tool))
+	}
+}
+
+// compacting is step.Deps.Compacting: a "compaction" span around each
+// compaction (the summary's model call is its child), and a count by
+// trigger and outcome.
+func (o *observer) compacting(ctx context.Context, trigger string) (context.Context, func(agentsdk.CompactionRecord, error)) {
+	ctx, span := o.tracer.Start(ctx, "compaction", trace.WithAttributes(attribute.String("agentree.compaction.trigger", trigger)))
+	return ctx, func(rec agentsdk.CompactionRecord, err error) {
+		outcome := "compacted"
+		switch {
+		case err != nil:
+			outcome = "error"
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		case rec.Summary == "":
+			outcome = "nothing_to_compact"
+		default:
+			span.SetAttributes(
+				attribute.Int("agentree.compaction.tokens_before", rec.TokensBefore),
+				attribute.Int("agentree.compaction.tokens_after", rec.TokensAfter),
+				attribute.Int("agentree.compaction.compacted_messages", rec.CompactedMessages),
+				attribute.Int("agentree.compaction.summary_tokens", rec.SummaryTokens),
+				attribute.Int("agentree.compaction.limit", rec.Limit),
+				attribute.String("gen_ai.request.model", rec.Model.ModelID))
+		}
+		span.SetAttributes(attribute.String("agentree.compaction.outcome", outcome))
+		o.compactions.Add(context.WithoutCancel(ctx), 1, metric.WithAttributes(attribute.String("trigger", trigger), attribute.String("outcome", outcome)))
+		span.End()
 	}
 }

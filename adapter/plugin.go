@@ -285,7 +285,8 @@ func (o Options) validate() (*Options, error) {
 	o.locals = localOps{ops: &engine.Ops{Store: store}}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
-		deps:          step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy, Windows: o.ContextWindows},
+		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy, Windows: o.ContextWindows,
+			Compacting: obs.compacting},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

@@ -293,3 +293,56 @@ func with(labels map[string]string, k, v string) map[string]string {
 	}
 	return out
 }
+
+// TestCompactionIsASpan: a compaction is a "compaction" span with its
+// figures, the summary's model call a chat span under it, in the
+// execution's trace.
+func TestCompactionIsASpan(t *testing.T) {
+	spans := tracetest.NewInMemoryExporter()
+	tel, err := telemetry.New(context.Background(), telemetry.Config{SpanExporter: spans})
+	require.NoError(t, err)
+	var reqs requests
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{compactingModel(&reqs)}, tools: []*agentsdk.Tool{echoTool()}, tel: tel,
+		windows: agentsdk.ContextWindows{"scripted-small": smallWindow}})
+	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
+	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
+		"kind": "react-agent", "userPrompt": "[m1] Echo this.", "models": smallModel,
+		"tools": []string{"echo"}, "config": map[string]any{"mode": "multi-turn", "loopThreshold": -1},
+	})
+	id := ex["id"].(string)
+	for i := 2; ; i++ {
+		e.waitStatus(id, "WAITING", time.Minute)
+		var found bool
+		for _, s := range spans.GetSpans().Snapshots() {
+			found = found || s.Name() == "compaction"
+		}
+		if found {
+			break
+		}
+		require.Less(t, i, 20, "no compaction in 20 messages")
+		seq := e.ok(e.keyA, http.MethodGet, base+"/"+id, nil)["currentCheckpointSeq"].(float64)
+		e.ok(e.keyA, http.MethodPost, base+"/"+id+"/signal", map[string]any{"signalName": "userMessage",
+			"signalValue": map[string]any{"text": fmt.Sprintf("[m%d] Echo this.", i)}})
+		poll(t, time.Minute, func() bool {
+			return e.ok(e.keyA, http.MethodGet, base+"/"+id, nil)["currentCheckpointSeq"].(float64) > seq
+		}, "the turn never ended")
+	}
+	var comp sdktrace.ReadOnlySpan
+	for _, s := range spans.GetSpans().Snapshots() {
+		if s.Name() == "compaction" {
+			comp = s
+		}
+	}
+	require.Equal(t, "auto", attrOf(comp, "agentree.compaction.trigger"))
+	require.Equal(t, "compacted", attrOf(comp, "agentree.compaction.outcome"))
+	require.NotEmpty(t, attrOf(comp, "agentree.compaction.tokens_before"))
+	require.Equal(t, fmt.Sprint(smallWindow), attrOf(comp, "agentree.compaction.limit"))
+	var summary sdktrace.ReadOnlySpan
+	for _, s := range spans.GetSpans().Snapshots() {
+		if s.Parent().SpanID() == comp.SpanContext().SpanID() && strings.HasPrefix(s.Name(), "chat ") {
+			summary = s
+		}
+	}
+	require.NotNil(t, summary, "the summary's model call is a chat span under the compaction")
+	require.Equal(t, comp.SpanContext().TraceID(), summary.SpanContext().TraceID())
+}

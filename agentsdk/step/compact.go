@@ -105,7 +105,18 @@ func (d Deps) compact(ctx context.Context, c compaction, path []agentsdk.Entry) 
 }
 
 // summarise writes the compaction of the context at path's leaf.
-func (d Deps) summarise(ctx context.Context, c compaction, path []agentsdk.Entry) (agentsdk.Compacted, error) {
+func (d Deps) summarise(ctx context.Context, c compaction, path []agentsdk.Entry) (out agentsdk.Compacted, err error) {
+	if d.Compacting != nil {
+		var end func(agentsdk.CompactionRecord, error)
+		ctx, end = d.Compacting(ctx, c.trigger)
+		defer func() {
+			var rec agentsdk.CompactionRecord
+			if out.Content != nil {
+				_ = json.Unmarshal(out.Content, &rec)
+			}
+			end(rec, err)
+		}()
+	}
 	v, err := ViewOf(path)
 	if err != nil {
 		return agentsdk.Compacted{}, err
@@ -159,7 +170,6 @@ func (d Deps) summarise(ctx context.Context, c compaction, path []agentsdk.Entry
 	for _, e := range v.Entries[boundary:] {
 		rec.TokensAfter += e.Tokens()
 	}
-	var out agentsdk.Compacted
 	if out.Content, err = json.Marshal(rec); err != nil {
 		return agentsdk.Compacted{}, fmt.Errorf("step: compact: encode: %w", err)
 	}

@@ -27,6 +27,12 @@ type Deps struct {
 	// Windows extends the built-in table of models' context windows,
 	// which compaction measures the context against.
 	Windows agentsdk.ContextWindows
+	// Compacting, when set, observes each compaction: it is called as one
+	// starts (trigger "auto" or "manual") and returns the context the
+	// compaction runs in — its summary call's included — and a function
+	// called with the record written (zero when nothing was summarised)
+	// or the error. The worker makes each a span and counts them.
+	Compacting func(ctx context.Context, trigger string) (context.Context, func(agentsdk.CompactionRecord, error))
 }
 
 func (d Deps) now() time.Time {

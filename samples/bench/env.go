@@ -76,7 +76,7 @@ func openBench(ctx context.Context, cfg config) (b *bench, close func(), err err
 	}
 	undo = append(undo, pool.Close)
 	b = &bench{cfg: cfg, dbURL: scoped, temporal: addr, suffix: suffix, store: entrystore.New(pool), calls: newCallLog(),
-		queues: queues{Agentree: "bench-agentree-" + suffix, Naive: "bench-naive-" + suffix}}
+		queues: queues{Agentree: "bench-agentree-" + suffix, Naive: "bench-naive-" + suffix, Traced: "bench-traced-" + suffix}}
 	if b.org, err = b.store.CreateOrg(ctx, "bench", "benchmark"); err != nil {
 		return nil, nil, err
 	}

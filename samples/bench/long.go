@@ -13,7 +13,7 @@ func (b *bench) long(ctx context.Context, r *report, trace io.Writer) error {
 		c.LongCalls, formatBytes(int64(c.LongConversation)), formatBytes(int64(c.LongToolOutput))),
 		"system", "calls", "status", "runs", "largest run", "total history", "wall")
 	outs := map[string]outcome{}
-	for _, s := range []system{agentree{b}, naive{b, agentreeToolHeartbeat}} {
+	for _, s := range []system{agentree{b: b}, naive{b, agentreeToolHeartbeat}} {
 		o, err := b.converse(ctx, s, c.LongCalls, int(c.LongConversation), int(c.LongToolOutput))
 		if err != nil {
 			return fmt.Errorf("bench: long, %s: %w", s.name(), err)

@@ -25,7 +25,7 @@ func (b *bench) resume(ctx context.Context, r *report, trace io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	systems := []system{agentree{b}}
+	systems := []system{agentree{b: b}}
 	if c.ResumeNaive {
 		systems = append(systems, naive{b, c.ResumeHeartbeat})
 	}

@@ -23,6 +23,8 @@ const (
 	// nameLocal is Agentree with persistenceMode local: the conversation
 	// in the worker's SQLite file instead of Postgres.
 	nameLocal = "agentree_local"
+	// nameTraced is Agentree with tracing on.
+	nameTraced = "agentree_traced"
 )
 
 // system is one of the two systems under test, as the scenarios drive it.
@@ -95,14 +97,30 @@ func (b *bench) converse(ctx context.Context, s system, calls, conversation, too
 }
 
 // agentree drives Agentree's react agent through the adapter's client.
-type agentree struct{ b *bench }
+// traced is the same worker setup with tracing on (every span recorded
+// and handed to an exporter that drops it): what tracing costs.
+type agentree struct {
+	b      *bench
+	traced bool
+}
 
-func (agentree) name() string              { return nameAgentree }
-func (a agentree) temporal() client.Client { return a.b.sys.agentree }
-func (agentree) toolActivity() string      { return adapter.RunToolActivity }
+func (a agentree) name() string {
+	if a.traced {
+		return nameTraced
+	}
+	return nameAgentree
+}
+
+func (a agentree) temporal() client.Client {
+	if a.traced {
+		return a.b.sys.traced
+	}
+	return a.b.sys.agentree
+}
+func (agentree) toolActivity() string { return adapter.RunToolActivity }
 
 func (a agentree) client(queue string) *aclient.Client {
-	return aclient.NewClient(a.b.sys.agentree, a.b.store, queue)
+	return aclient.NewClient(a.temporal(), a.b.store, queue)
 }
 
 func (a agentree) start(ctx context.Context, queue string, p plan, conversation int) (string, error) {

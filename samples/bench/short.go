@@ -17,7 +17,7 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 	var floor []time.Duration
 	times := map[string][]time.Duration{}
 	last := map[string]outcome{}
-	order := []system{agentree{b}, naive{b, agentreeToolHeartbeat}, agentreeLocal{agentree{b}}}
+	order := []system{agentree{b: b}, naive{b, agentreeToolHeartbeat}, agentreeLocal{agentree{b: b}}, agentree{b: b, traced: true}}
 	for range c.ShortRepeat {
 		f, err := b.floor(ctx, c.FloorCalls, trace)
 		if err != nil {
@@ -47,7 +47,7 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 	t := r.table(fmt.Sprintf("short: %d model calls, %s initial conversation, %s per tool output; conversations per system: %d",
 		c.ShortCalls, formatBytes(int64(c.ShortConversation)), formatBytes(int64(c.ShortToolOutput)), c.ShortRepeat),
 		"", "per-call p50", "per-call p95", "intervals", "total history")
-	for _, name := range []string{nameAgentree, nameLocal, nameNaive} {
+	for _, name := range []string{nameAgentree, nameLocal, nameTraced, nameNaive} {
 		ts := times[name]
 		_, bytes := last[name].total()
 		r.add("short_"+name+"_call_p50_ms", percentile(ts, .5))
@@ -69,6 +69,9 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 	l := percentile(times[nameLocal], .5)
 	r.add("short_local_ratio_p50", ratio(l, a))
 	t.row("agentree local / remote", fmt.Sprintf("%.2f", ratio(l, a)), "", "", "")
+	tr := percentile(times[nameTraced], .5)
+	r.add("short_tracing_ratio_p50", ratio(tr, a))
+	t.row("agentree tracing on / off", fmt.Sprintf("%.2f", ratio(tr, a)), "", "", "")
 
 	r.target("short: Agentree's p50 <= 0.5 x naive's", ratio(a, n) <= 0.5, fmt.Sprintf("%s vs %s = %.2f", fmtMs(a), fmtMs(n), ratio(a, n)))
 	r.target("short: Agentree's overhead over the model <= 2 x floor", ratio(overhead, f) <= 2,

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentree/agentree/internal/telemetry"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,12 +24,15 @@ import (
 )
 
 // queues are the task queues of the two systems under test.
-type queues struct{ Agentree, Naive string }
+type queues struct{ Agentree, Naive, Traced string }
 
 // of is the named system's queue.
 func (q queues) of(system string) string {
-	if system == nameNaive {
+	switch system {
+	case nameNaive:
 		return q.Naive
+	case nameTraced:
+		return q.Traced
 	}
 	return q.Agentree
 }
@@ -54,7 +59,10 @@ type systemOptions struct {
 // has a worker on a task queue of its own, with the same settings.
 type systems struct {
 	agentree, naive client.Client
-	workers         []worker.Worker
+	// traced is Agentree's client with tracing on (its worker polls
+	// Queues.Traced).
+	traced  client.Client
+	workers []worker.Worker
 	// local is the Agentree worker's local store, where executions in
 	// persistenceMode local keep their conversations (the short
 	// scenario's third column).
@@ -112,7 +120,40 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	wn.RegisterActivityWithOptions(floor.Noop, activity.RegisterOptions{Name: NoopActivity})
 	s.workers = []worker.Worker{worker.New(s.agentree, o.Queues.Agentree, workerOptions()),
 		worker.New(s.agentree, adapter.LocalQueue(o.Queues.Agentree, benchWorkerName), workerOptions()), wn}
+	if o.Queues.Traced != "" {
+		if err := s.dialTraced(store, o, model, tool, logger); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// dialTraced adds Agentree with tracing on: its own plugin and client,
+// every span recorded by the SDK's tracer provider (Temporal's interceptor
+// included) and exported, synchronously, to an exporter that drops it.
+func (s *systems) dialTraced(store *entrystore.Store, o systemOptions, model agentsdk.Provider, tool *agentsdk.Tool, logger tlog.Logger) error {
+	tel, err := telemetry.New(context.Background(), telemetry.Config{SpanExporter: tracetest.NewNoopExporter(), Metrics: true})
+	if err != nil {
+		return err
+	}
+	plugin, err := adapter.NewPlugin(adapter.Options{
+		Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
+		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{tool},
+		ToolHeartbeatTimeout: o.ToolHeartbeat, TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider,
+	})
+	if err != nil {
+		return err
+	}
+	co := client.Options{HostPort: o.TemporalAddress, Plugins: []client.Plugin{plugin}, Logger: logger}
+	if err := tel.Instrument(&co); err != nil {
+		return err
+	}
+	if s.traced, err = client.Dial(co); err != nil {
+		return fmt.Errorf("bench: connect to Temporal: %w", err)
+	}
+	s.workers = append(s.workers, worker.New(s.traced, o.Queues.Traced, workerOptions()))
+	return nil
 }
 
 // start starts every worker.
@@ -132,6 +173,9 @@ func (s *systems) close() {
 	}
 	s.naive.Close()
 	s.agentree.Close()
+	if s.traced != nil {
+		s.traced.Close()
+	}
 	if s.local != nil {
 		_ = s.local.Close()
 		_ = os.RemoveAll(filepath.Dir(s.local.File()))
