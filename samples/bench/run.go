@@ -133,10 +133,17 @@ func (a agentree) startIn(ctx context.Context, queue string, p plan, conversatio
 		Config: agentsdk.Config{
 			Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: []string{ToolName},
 			MaxTurns: p.Calls, LoopThreshold: -1, PersistenceMode: mode,
+			// The naive pattern sends the whole conversation every call, and
+			// the scripted model reads its plan from the first prompt: a
+			// compaction would change both what is compared and the script.
+			Compaction: &agentsdk.Compaction{Enabled: &compactionOff},
 		},
 	})
 	return ex.ID, err
 }
+
+// compactionOff turns compaction off in the benchmark's executions.
+var compactionOff = false
 
 // agentreeLocal is Agentree with persistenceMode local.
 type agentreeLocal struct{ agentree }
