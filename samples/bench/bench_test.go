@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,6 +54,7 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"short_agentree_call_p50_ms", "short_naive_call_p50_ms", "short_ratio_p50", "floor_activity_ms",
 		"resume_small_ms", "resume_large_ms", "resume_ratio",
 		"resume_naive_small_ms", "resume_naive_large_ms", "resume_naive_ratio",
+		"short_local_ratio_p50", "short_tracing_ratio_p50", "actions_per_turn_agentree", "actions_per_turn_naive",
 	} {
 		require.Contains(t, figures, name)
 		require.NotEmpty(t, figures[name], name)
@@ -61,6 +63,13 @@ func TestEveryScenarioTiny(t *testing.T) {
 	require.Equal(t, "COMPLETED", figures["long_agentree_status"])
 	require.Equal(t, "5", figures["long_naive_calls"], "the tiny naive conversation fits in history")
 	require.Equal(t, "COMPLETED", figures["long_naive_status"])
+	// A naive turn is at least its model and tool activities; Agentree's
+	// adds its store's local activities.
+	for _, name := range []string{"actions_per_turn_agentree", "actions_per_turn_naive"} {
+		v, err := strconv.ParseFloat(figures[name], 64)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, v, 1.0, name)
+	}
 }
 
 func TestPlanRidesInThePrompt(t *testing.T) {

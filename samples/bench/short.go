@@ -73,6 +73,9 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 	r.add("short_tracing_ratio_p50", ratio(tr, a))
 	t.row("agentree tracing on / off", fmt.Sprintf("%.2f", ratio(tr, a)), "", "", "")
 
+	if err := b.reportActions(ctx, r, []system{agentree{b: b}, naive{b, agentreeToolHeartbeat}}, last); err != nil {
+		return err
+	}
 	r.target("short: Agentree's p50 <= 0.5 x naive's", ratio(a, n) <= 0.5, fmt.Sprintf("%s vs %s = %.2f", fmtMs(a), fmtMs(n), ratio(a, n)))
 	r.target("short: Agentree's overhead over the model <= 2 x floor", ratio(overhead, f) <= 2,
 		fmt.Sprintf("%s vs floor %s = %.2f x", fmtMs(overhead), fmtMs(f), ratio(overhead, f)))
