@@ -51,6 +51,9 @@ type Activities struct {
 // CallModel answers the conversation at the input's leaf. See step.CallModel.
 func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsdk.ModelResult, error) {
 	failures := previousFailures(ctx)
+	if failures.Load() == 0 {
+		failures.Store(in.Failures)
+	}
 	stop := startHeartbeat(ctx, a.modelHeartbeat, failures)
 	defer stop()
 	// The model's own deadline makes a hung model a model error, counted
@@ -159,7 +162,13 @@ func startHeartbeat(ctx context.Context, period time.Duration, failures *atomic.
 	if period <= 0 {
 		period = time.Second
 	}
-	activity.RecordHeartbeat(ctx, failures.Load())
+	// The first heartbeat goes out at once and waits for the server: a
+	// round trip per call. A count of failures is worth it (the next
+	// attempt must read it back); a first attempt's zero is not — its
+	// first tick is well inside the heartbeat timeout.
+	if n := failures.Load(); n > 0 {
+		activity.RecordHeartbeat(ctx, n)
+	}
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(period)

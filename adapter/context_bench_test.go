@@ -65,7 +65,7 @@ func BenchmarkContextAtTurn(b *testing.B) {
 
 // compactedConversation writes, with COPY, an execution of turns turns
 // compacted every compactEvery turns, and returns its leaf's ID.
-func compactedConversation(b *testing.B, es *entrystore.Store, orgID string, turns int) string {
+func compactedConversation(b testing.TB, es *entrystore.Store, orgID string, turns int) string {
 	ctx := context.Background()
 	ex, err := es.CreateExecution(ctx, entrystore.Execution{OrgID: orgID, Kind: entrystore.DefaultKind})
 	require.NoError(b, err)

@@ -74,6 +74,16 @@ type Options struct {
 	// retried elsewhere; default 5 seconds. Model calls heartbeat on a
 	// timer while they run (every quarter of this), streaming or not.
 	ModelHeartbeatTimeout time.Duration
+	// RemoteModelCalls runs every model call as an activity. By default a
+	// call's first attempt is a local activity, in the workflow task that
+	// asks for it: no task-queue round trip, and an answer with tool calls
+	// goes on to them in the same task. The trade-offs: a cancellation
+	// reaches a running call at the task's next heartbeat (every 4 s,
+	// 80% of its 5 s timeout) rather than the activity's (every quarter
+	// of ModelHeartbeatTimeout), and each of those heartbeats adds three
+	// events to the run's history (which the run's budget counts). Failed
+	// attempts are retried as activities either way.
+	RemoteModelCalls bool
 	// ToolTimeout bounds one tool call; default 10 minutes.
 	ToolTimeout time.Duration
 	// ToolHeartbeatTimeout is how soon a tool call on a dead worker is
@@ -115,6 +125,11 @@ type Options struct {
 	// turns of up to ~15 tool calls; 1 continues as new at every checkpoint.
 	RunEvents int
 	RunBytes  int
+	// ContextCacheBytes is the size of the worker's cache of executions'
+	// configurations and contexts (step.Cache), which lets a model call
+	// read only the entries new since the execution's last call on this
+	// worker; default step.DefaultCacheBytes (64 MiB), -1 turns it off.
+	ContextCacheBytes int64
 	// PayloadThreshold is the payload size past which Temporal payloads
 	// go to the Postgres content store instead of history; default 16 KiB
 	// (well under Temporal's 2 MB blob limit). -1 disables it.
@@ -283,10 +298,14 @@ func (o Options) validate() (*Options, error) {
 		o.LocalGrace = 5 * time.Minute
 	}
 	o.locals = localOps{ops: &engine.Ops{Store: store}}
+	var cache *step.Cache
+	if o.ContextCacheBytes >= 0 {
+		cache = step.NewCache(o.ContextCacheBytes)
+	}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
 		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy, Windows: o.ContextWindows,
-			Compacting: obs.compacting},
+			Compacting: obs.compacting, Cache: cache},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/engine"
 )
@@ -72,6 +73,23 @@ func (s pgStore) ContextPath(ctx context.Context, orgID, leafID string) ([]agent
 	}
 	return out, nil
 }
+
+// PathAfter reads the path's entries below afterDepth as one page of
+// PathPage: a model call's new entries are a handful, so a page that is
+// not the last means the caller reads the whole path instead.
+func (s pgStore) PathAfter(ctx context.Context, orgID, executionID, leafID string, afterDepth int) ([]agentsdk.Entry, bool, error) {
+	es, more, err := s.es.PathPage(ctx, orgID, executionID, leafID, afterDepth, entrystore.MaxPageLimit, "")
+	if err != nil || more {
+		return nil, false, notFound(err)
+	}
+	out := make([]agentsdk.Entry, len(es))
+	for i, e := range es {
+		out[i] = toSDKEntry(e)
+	}
+	return out, true, nil
+}
+
+var _ step.PathAfterer = pgStore{}
 
 func (s pgStore) GetEntry(ctx context.Context, orgID, id string) (agentsdk.Entry, error) {
 	e, err := s.es.GetEntry(ctx, orgID, id)

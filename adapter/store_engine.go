@@ -65,6 +65,14 @@ func (s pgStore) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) erro
 	return engineError(err)
 }
 
+func (s pgStore) ReplaceCheckpoint(ctx context.Context, c engine.Checkpoint) error {
+	_, err := s.es.ReplaceCheckpoint(ctx, entrystore.Checkpoint{
+		OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
+		LeafEntryID: c.LeafID, State: c.State, Metadata: c.Metadata,
+	})
+	return engineError(err)
+}
+
 func (s pgStore) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (engine.Checkpoint, error) {
 	c, err := s.es.GetCheckpoint(ctx, orgID, executionID, seq)
 	if err != nil {
@@ -104,7 +112,7 @@ func (s pgStore) ResumeSource(ctx context.Context, orgID, executionID string) (e
 		return engine.ResumeSource{}, engineError(err)
 	}
 	return engine.ResumeSource{Status: engine.Status(ex.Status), Config: ex.Config, ParentID: ex.ParentID,
-		LeafID: ex.LeafEntryID, StepCount: ex.StepCount, ResumedBy: by}, nil
+		LeafID: ex.LeafEntryID, StepCount: ex.StepCount, ResumedBy: by, CheckpointSeq: ex.CheckpointSeq}, nil
 }
 
 func (s pgStore) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error {

@@ -73,6 +73,15 @@ func (s *localAware) ContextPath(ctx context.Context, orgID, leafID string) ([]a
 	return s.pgStore.ContextPath(ctx, orgID, leafID)
 }
 
+// PathAfter is pgStore's for executions in Postgres; a local execution's
+// path is read whole from the file (complete false).
+func (s *localAware) PathAfter(ctx context.Context, orgID, executionID, leafID string, afterDepth int) ([]agentsdk.Entry, bool, error) {
+	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+		return nil, false, err
+	}
+	return s.pgStore.PathAfter(ctx, orgID, executionID, leafID, afterDepth)
+}
+
 func (s *localAware) GetEntry(ctx context.Context, orgID, id string) (agentsdk.Entry, error) {
 	if ok, err := s.here(ctx, id); err != nil || ok {
 		if err != nil {
@@ -161,6 +170,18 @@ func (s *localAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) 
 		return err
 	}
 	return pgErr
+}
+
+// ReplaceCheckpoint is pgStore's for executions in Postgres; a local
+// execution's checkpoints are not rewritten.
+func (s *localAware) ReplaceCheckpoint(ctx context.Context, c engine.Checkpoint) error {
+	if ok, err := s.isLocal(ctx, c.OrgID, c.ExecutionID); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: a local execution's checkpoint is not rewritten", engine.ErrConflict)
+	}
+	return s.pgStore.ReplaceCheckpoint(ctx, c)
 }
 
 func (s *localAware) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (engine.Checkpoint, error) {

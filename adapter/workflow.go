@@ -35,7 +35,9 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 	p := &temporalPort{ctx: ctx, opts: r.opts, sigCh: workflow.GetSignalChannel(ctx, SignalName), orgID: in.OrgID}
 	// The run's history budget is recorded once per run, so a worker
 	// restarted with another budget still replays this run as it ran.
-	enc := workflow.SideEffect(ctx, func(workflow.Context) any { return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes} })
+	enc := workflow.SideEffect(ctx, func(workflow.Context) any {
+		return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes, LocalModels: !r.opts.RemoteModelCalls, Markers: true}
+	})
 	if err := enc.Get(&p.budget); err != nil {
 		return Result{}, err
 	}
@@ -77,11 +79,15 @@ type temporalPort struct {
 	// searchVersionKnown.
 	searchVersion      workflow.Version
 	searchVersionKnown bool
+	// pending are the markers of the workflow task in progress.
+	pending pendingMarkers
 }
 
 func (p *temporalPort) Local(op engine.Op, in any, out any) error {
 	f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localOptions()), p.opts.locals.fn(op), in)
-	if err := f.Get(p.ctx, out); err != nil {
+	err := f.Get(p.ctx, out)
+	p.noteMarker(out)
+	if err != nil {
 		return err
 	}
 	if orgID, status, ok := statusAfter(in, out); ok {
@@ -92,6 +98,14 @@ func (p *temporalPort) Local(op engine.Op, in any, out any) error {
 }
 
 func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
+	if p.budget.LocalModels {
+		if res, done, err := p.callModelLocal(&in); done {
+			if isErrType(err, ErrTypeModelExhausted) {
+				err = engine.MarkExhausted(err)
+			}
+			return res, err
+		}
+	}
 	var res agentsdk.ModelResult
 	actx := workflow.WithActivityOptions(p.ctx, p.opts.modelActivityOptions())
 	err := workflow.ExecuteActivity(actx, CallModelActivity, in).Get(p.ctx, &res)
@@ -132,8 +146,8 @@ const (
 )
 
 func (p *temporalPort) Room() (int, int) {
-	info := workflow.GetInfo(p.ctx)
-	return maxRunEvents - info.GetCurrentHistoryLength(), maxRunBytes - info.GetCurrentHistorySize()
+	events, bytes := p.historyNow()
+	return maxRunEvents - events, maxRunBytes - bytes
 }
 
 func (p *temporalPort) Version(changeID string, maxSupported int) int {
@@ -196,12 +210,22 @@ func (p *temporalPort) RoomForAnother() bool {
 	if p.budget.Events <= 1 {
 		return false
 	}
-	info := workflow.GetInfo(p.ctx)
-	return info.GetCurrentHistoryLength() < p.budget.Events && info.GetCurrentHistorySize() < p.budget.Bytes
+	events, bytes := p.historyNow()
+	return events < p.budget.Events && bytes < p.budget.Bytes
 }
 
-// runBudget is a run's history budget (Options.RunEvents, RunBytes).
-type runBudget struct{ Events, Bytes int }
+// runBudget is a run's history budget (Options.RunEvents, RunBytes) and
+// how the run's code runs, recorded once per run: runs recorded before a
+// field existed replay with its zero value, as they ran.
+type runBudget struct {
+	Events, Bytes int
+	// LocalModels runs model calls' first attempts as local activities
+	// (Options.RemoteModelCalls off).
+	LocalModels bool `json:",omitempty"`
+	// Markers counts the markers of the workflow task in progress in the
+	// history the budget is measured against.
+	Markers bool `json:",omitempty"`
+}
 
 // storeWriteTimeout bounds one attempt of a store write.
 const storeWriteTimeout = 30 * time.Second
@@ -225,5 +249,14 @@ func (o *Options) localOptions() workflow.LocalActivityOptions {
 		StartToCloseTimeout:    storeWriteTimeout,
 		ScheduleToCloseTimeout: limit,
 		RetryPolicy:            infraRetry(),
+	}
+}
+
+// localModelOptions are a model call's first attempt as a local activity:
+// one attempt; the activity's retries take over from a failed one.
+func (o *Options) localModelOptions() workflow.LocalActivityOptions {
+	return workflow.LocalActivityOptions{
+		StartToCloseTimeout: o.ModelTimeout + time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	}
 }

@@ -136,3 +136,34 @@ func (s *Store) ListCheckpoints(ctx context.Context, orgID, executionID string, 
 	cs, next := cut(utcAll(cs), p.limit(), func(c Checkpoint) keyset { return keyset{N: int64(c.Sequence)} })
 	return cs, next, nil
 }
+
+// ReplaceCheckpoint rewrites the execution's latest checkpoint, which must
+// have c's sequence, with c's leaf, state and metadata: a segment run
+// again after the workflow task that first ran it was lost, which took
+// another way to the same sequence (a signal it now sees earlier). The
+// engine checks the new leaf extends the old. ErrNotFound when the
+// latest checkpoint has another sequence or the leaf is not the
+// execution's.
+func (s *Store) ReplaceCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, error) {
+	const op = "replace checkpoint"
+	ids, err := writeIDs(op, c.OrgID, c.ExecutionID)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	leaf, ok := optID(c.LeafEntryID)
+	if !ok {
+		return Checkpoint{}, errf(op, ErrInvalid, "malformed leaf id %q", c.LeafEntryID)
+	}
+	out, err := queryOne[Checkpoint](ctx, s.pool, `
+		UPDATE agent_checkpoint SET leaf_entry_id = $4::uuid, state = $5, metadata = $6
+		WHERE org_id = $1 AND agent_execution_id = $2 AND sequence = $3
+		  AND sequence = (SELECT max(sequence) FROM agent_checkpoint WHERE agent_execution_id = $2)
+		  AND ($4::uuid IS NULL OR EXISTS (
+			SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
+		RETURNING `+checkpointCols,
+		ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata))
+	if errors.Is(err, errNoRows) {
+		return Checkpoint{}, errf(op, ErrNotFound, "checkpoint %d is not the latest of %s", c.Sequence, c.ExecutionID)
+	}
+	return out.utc(), wrap(op, err)
+}

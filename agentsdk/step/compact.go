@@ -34,11 +34,7 @@ const resultPreview = 2000
 // call's entries go under (the leaf, or the compaction entry) and the
 // request to send.
 func (d Deps) prepare(ctx context.Context, cfg agentsdk.Config, in ModelInput, tools []agentsdk.ToolSpec) (string, agentsdk.ModelRequest, error) {
-	path, err := d.Store.ContextPath(ctx, in.OrgID, in.LeafID)
-	if err != nil {
-		return "", agentsdk.ModelRequest{}, fmt.Errorf("step: model call: path: %w", err)
-	}
-	v, err := ViewOf(path)
+	v, path, err := d.contextView(ctx, in.OrgID, in.ExecutionID, in.LeafID)
 	if err != nil {
 		return "", agentsdk.ModelRequest{}, err
 	}

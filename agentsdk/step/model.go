@@ -33,6 +33,31 @@ type Deps struct {
 	// called with the record written (zero when nothing was summarised)
 	// or the error. The worker makes each a span and counts them.
 	Compacting func(ctx context.Context, trigger string) (context.Context, func(agentsdk.CompactionRecord, error))
+	// Cache, when set, keeps each execution's configuration and context
+	// between its model calls, so a call reads only what is new (see
+	// Cache); nil reads both whole on every call.
+	Cache *Cache
+}
+
+// config is the execution's configuration, from the cache if it has it.
+func (d Deps) config(ctx context.Context, orgID, executionID string) (agentsdk.Config, error) {
+	if d.Cache != nil {
+		return d.Cache.config(ctx, d.Store, orgID, executionID)
+	}
+	return d.Store.ExecutionConfig(ctx, orgID, executionID)
+}
+
+// contextView is the view of the context path to leafID, and that path.
+func (d Deps) contextView(ctx context.Context, orgID, executionID, leafID string) (View, []agentsdk.Entry, error) {
+	if d.Cache != nil {
+		return d.Cache.View(ctx, d.Store, orgID, executionID, leafID)
+	}
+	path, err := d.Store.ContextPath(ctx, orgID, leafID)
+	if err != nil {
+		return View{}, nil, fmt.Errorf("step: model call: path: %w", err)
+	}
+	v, err := ViewOf(path)
+	return v, path, err
 }
 
 func (d Deps) now() time.Time {
@@ -53,6 +78,10 @@ type ModelInput struct {
 	TurnID string `json:"turnId,omitempty"`
 	// FallbackReason says why earlier models did not answer, if any.
 	FallbackReason string `json:"fallbackReason,omitempty"`
+	// Failures are the model's failures in attempts made before this
+	// input's (a first attempt run as a local activity), counted against
+	// its attempts.
+	Failures int32 `json:"failures,omitempty"`
 }
 
 // LLMCallMeta is the metadata of an llm_call entry (seed 000).
@@ -114,7 +143,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	} else if !errors.Is(err, agentsdk.ErrNotFound) {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: find %s: %w", in.Key, err)
 	}
-	cfg, err := d.Store.ExecutionConfig(ctx, in.OrgID, in.ExecutionID)
+	cfg, err := d.config(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: config: %w", err)
 	}

@@ -18,11 +18,17 @@ type View struct {
 	Record     agentsdk.CompactionRecord
 	// Entries are the message entries sent verbatim, root-most first.
 	Entries []agentsdk.Entry
+	// info, when set, is Entries' messages and tokens worked out before
+	// (a Cache's), index by index.
+	info []entryInfo
 }
 
 // ViewOf is the view of path (root-most first; it may start anywhere at
 // or above the latest compaction's boundary, as Store.ContextPath's does).
-func ViewOf(path []agentsdk.Entry) (View, error) {
+func ViewOf(path []agentsdk.Entry) (View, error) { return viewWith(path, nil) }
+
+// viewWith is ViewOf with path's entries' info, index by index, if known.
+func viewWith(path []agentsdk.Entry, info []entryInfo) (View, error) {
 	var v View
 	from := 0
 	for i := len(path) - 1; i >= 0; i-- {
@@ -39,9 +45,12 @@ func ViewOf(path []agentsdk.Entry) (View, error) {
 		v.Compaction, v.Record, from = &path[i], rec, rec.FirstKeptDepth
 		break
 	}
-	for _, e := range path {
+	for i, e := range path {
 		if e.Type == agentsdk.EntryMessage && e.Depth >= from {
 			v.Entries = append(v.Entries, e)
+			if info != nil {
+				v.info = append(v.info, info[i])
+			}
 		}
 	}
 	return v, nil
@@ -54,7 +63,11 @@ func (v View) Messages() ([]agentsdk.Message, error) {
 	if v.Compaction != nil {
 		msgs = append(msgs, SummaryMessage(v.Record.Summary))
 	}
-	for _, e := range v.Entries {
+	for i, e := range v.Entries {
+		if v.info != nil {
+			msgs = append(msgs, v.info[i].msg)
+			continue
+		}
 		m, err := e.Message()
 		if err != nil {
 			return nil, fmt.Errorf("step: entry %s: %w", e.ID, err)
@@ -71,8 +84,12 @@ func (v View) Tokens(system string, tools []agentsdk.ToolSpec) int {
 	if v.Compaction != nil {
 		n += v.Compaction.Tokens()
 	}
-	for _, e := range v.Entries {
-		n += e.Tokens()
+	for i, e := range v.Entries {
+		if v.info != nil {
+			n += v.info[i].tokens
+		} else {
+			n += e.Tokens()
+		}
 	}
 	return n
 }

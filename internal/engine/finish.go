@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
@@ -32,6 +33,35 @@ type checkpointState struct {
 	TurnIndex    int                   `json:"turnIndex"`
 }
 
+// CheckpointReplacer is a Store that can rewrite its latest checkpoint
+// (see Ops.Checkpoint); ErrNotFound when the latest has another sequence.
+type CheckpointReplacer interface {
+	ReplaceCheckpoint(ctx context.Context, c Checkpoint) error
+}
+
+// replaceOrphan rewrites checkpoint prev, found at in's sequence with
+// another leaf, when in's leaf extends prev's. That is a segment run
+// again after the workflow task that first ran it was lost: Temporal
+// never recorded prev, and this run took another way to the same
+// sequence — most often a signal (an approval, a message) that had
+// arrived by then and is now seen earlier. A leaf that does not extend
+// prev's (a stale segment moving the execution back) stays refused.
+func (o *Ops) replaceOrphan(ctx context.Context, in CheckpointInput, prev Checkpoint, state, meta json.RawMessage) error {
+	r, ok := o.Store.(CheckpointReplacer)
+	if !ok || prev.LeafID == "" || in.LeafID == "" {
+		return errors.New("not an extension of the recorded checkpoint")
+	}
+	path, err := o.Store.Path(ctx, in.OrgID, in.LeafID)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(path, func(e agentsdk.Entry) bool { return e.ID == prev.LeafID }) {
+		return errors.New("not an extension of the recorded checkpoint")
+	}
+	return r.ReplaceCheckpoint(ctx, Checkpoint{OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
+		LeafID: in.LeafID, State: state, Metadata: meta})
+}
+
 // Checkpoint inserts the checkpoint row (a retry that finds its own row is
 // fine) and publishes agent.checkpoint, and agent.waiting when waiting.
 func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
@@ -55,7 +85,9 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 			return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, gerr)
 		}
 		if prev.LeafID != in.LeafID {
-			return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, err)
+			if rerr := o.replaceOrphan(ctx, in, prev, state, meta); rerr != nil {
+				return fmt.Errorf("engine: checkpoint %d: %w (%w)", in.Sequence, err, rerr)
+			}
 		}
 		// Our own row from an earlier attempt — most often a local
 		// activity run again because the workflow task that ran it was

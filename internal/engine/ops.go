@@ -32,6 +32,44 @@ type BeginOutput struct {
 	Config agentsdk.Config
 	Leaf   *agentsdk.EntryRef
 	Status Status
+	// Ended, for an execution found ended, is its result as the segment
+	// that ended it returned it: a segment run again after that one's
+	// workflow task was lost (a signal arrived as it completed, a worker
+	// died) returns the same.
+	Ended *Result `json:",omitempty"`
+}
+
+// ended is the result of the ended execution ex: its status, stop reason
+// and error, its leaf and, completed, the leaf's text (as Finish
+// computed it).
+func (o *Ops) ended(ctx context.Context, in BeginInput, ex Execution) (*Result, error) {
+	res := &Result{ExecutionID: in.ExecutionID, Status: string(ex.Status), StopReason: ex.StopReason, Error: ex.Error}
+	src, err := o.Store.ResumeSource(ctx, in.OrgID, in.ExecutionID)
+	if errors.Is(err, agentsdk.ErrNotFound) {
+		return res, nil // a store that keeps no more of it
+	} else if err != nil {
+		return nil, err
+	}
+	res.LeafID = src.LeafID
+	// The usage is the final checkpoint's: a parent adds a child's.
+	if c, err := o.Store.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, src.CheckpointSeq); err == nil {
+		var st checkpointState
+		if json.Unmarshal(c.State, &st) == nil {
+			res.Usage = st.UsageByModel
+		}
+	} else if !errors.Is(err, agentsdk.ErrNotFound) {
+		return nil, err
+	}
+	if ex.Status == StatusCompleted && src.LeafID != "" {
+		e, err := o.Store.GetEntry(ctx, in.OrgID, src.LeafID)
+		if err != nil {
+			return nil, err
+		}
+		if m, err := e.Message(); err == nil {
+			res.Text = m.Text()
+		}
+	}
+	return res, nil
 }
 
 // Begin loads the config and the leaf and, when announced, marks the
@@ -49,6 +87,11 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 	// segment code keeps it out of workflow history.
 	cfg.SystemPrompt = ""
 	out := BeginOutput{Config: cfg, Status: ex.Status}
+	if ex.Status.Terminal() {
+		if out.Ended, err = o.ended(ctx, in, ex); err != nil {
+			return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
+		}
+	}
 	if in.LeafID != "" {
 		e, err := o.Store.GetEntry(ctx, in.OrgID, in.LeafID)
 		if err != nil {

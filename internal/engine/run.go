@@ -45,6 +45,9 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 				return Result{}, nil, err
 			}
 			if begin.Status.Terminal() {
+				if begin.Ended != nil {
+					return *begin.Ended, nil, nil
+				}
 				return Result{ExecutionID: in.ExecutionID, Status: string(begin.Status)}, nil, nil
 			}
 			if begin.Status == StatusCancelling {

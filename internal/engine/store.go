@@ -49,6 +49,8 @@ type ResumeSource struct {
 	StepCount int
 	// ResumedBy is the execution that resumed it, if any.
 	ResumedBy string
+	// CheckpointSeq is its latest checkpoint's sequence.
+	CheckpointSeq int
 }
 
 // Transition is a status change and what comes with it. Empty Error and

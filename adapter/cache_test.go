@@ -1,0 +1,129 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/pgtest"
+)
+
+// countingStore is pgStore counting its path reads and the entries they
+// return.
+type countingStore struct {
+	pgStore
+	whole, after, rows atomic.Int64
+}
+
+func (s *countingStore) ContextPath(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
+	s.whole.Add(1)
+	es, err := s.pgStore.ContextPath(ctx, orgID, leafID)
+	s.rows.Add(int64(len(es)))
+	return es, err
+}
+
+func (s *countingStore) PathAfter(ctx context.Context, orgID, executionID, leafID string, afterDepth int) ([]agentsdk.Entry, bool, error) {
+	s.after.Add(1)
+	es, ok, err := s.pgStore.PathAfter(ctx, orgID, executionID, leafID, afterDepth)
+	s.rows.Add(int64(len(es)))
+	return es, ok, err
+}
+
+// TestContextCacheReadsOnlyWhatIsNew walks a 40-turn conversation that
+// compacts every 10 turns the way model calls do — each call's leaf a few
+// entries below the last — and checks that after the first call each
+// reads only the new entries, and that every request is the one a fresh
+// read of the context makes: across compactions, on a fork, and for
+// another organization, which gets nothing.
+func TestContextCacheReadsOnlyWhatIsNew(t *testing.T) {
+	ctx := context.Background()
+	es := entrystore.New(pgtest.New(t))
+	org, err := es.CreateOrg(ctx, "cache", "Cache")
+	require.NoError(t, err)
+	leaf := compactedConversation(t, es, org.ID, 40)
+	full, err := es.Path(ctx, org.ID, leaf)
+	require.NoError(t, err)
+	execution := full[0].ExecutionID
+	model := agentsdk.ModelRef{Provider: "scripted", ModelID: "scripted-1"}
+	cfg := agentsdk.Config{}.WithDefaults()
+
+	s := &countingStore{pgStore: pgStore{es: es}}
+	cache := step.NewCache(0)
+	// want is the request a model call at leaf sends, read fresh.
+	want := func(leaf string) []agentsdk.Message {
+		path, err := pgStore{es: es}.ContextPath(ctx, org.ID, leaf)
+		require.NoError(t, err)
+		req, err := step.Request(cfg, model, path, nil)
+		require.NoError(t, err)
+		return req.Messages
+	}
+	check := func(leaf string) {
+		t.Helper()
+		v, _, err := cache.View(ctx, s, org.ID, execution, leaf)
+		require.NoError(t, err)
+		got, err := v.Messages()
+		require.NoError(t, err)
+		require.Equal(t, want(leaf), got)
+	}
+
+	// Calls from depth 20 on, three entries apart (a tool call's answer,
+	// its result, the next answer): 50 calls, over three compactions.
+	calls, last := 0, ""
+	for d := 20; d < len(full); d += 3 {
+		last = full[d].ID
+		check(last)
+		calls++
+	}
+	require.EqualValues(t, 1, s.whole.Load(), "only the first call reads the context whole")
+	require.EqualValues(t, calls-1, s.after.Load())
+	require.LessOrEqual(t, s.rows.Load(), int64(len(full)), "each entry is read about once")
+
+	// The same leaf again (a retried call) reads nothing.
+	rows := s.rows.Load()
+	check(last)
+	require.Equal(t, rows, s.rows.Load())
+
+	// A fork: a user message edited ten entries up. Its leaf does not
+	// extend the cached one, so the context is read whole.
+	forked, _, err := es.AppendEntry(ctx, entrystore.Entry{OrgID: org.ID, ExecutionID: execution, ParentID: full[len(full)-10].ID,
+		Type: "message", Role: "user", Content: mustJSON(t, agentsdk.TextMessage(agentsdk.RoleUser, "Actually, something else.")), IdempotencyKey: "fork"})
+	require.NoError(t, err)
+	whole := s.whole.Load()
+	check(forked.ID)
+	require.Equal(t, whole+1, s.whole.Load())
+
+	// Another organization naming the execution gets not found, not the
+	// cached context.
+	other, err := es.CreateOrg(ctx, "other", "Other")
+	require.NoError(t, err)
+	_, _, err = cache.View(ctx, s, other.ID, execution, forked.ID)
+	require.ErrorIs(t, err, agentsdk.ErrNotFound)
+
+	// A cache too small for two executions evicts the older: its next
+	// call reads whole again.
+	small := step.NewCache(1)
+	second := compactedConversation(t, es, org.ID, 3)
+	s.whole.Store(0)
+	_, _, err = small.View(ctx, s, org.ID, execution, forked.ID)
+	require.NoError(t, err)
+	secondPath, err := es.Path(ctx, org.ID, second)
+	require.NoError(t, err)
+	_, _, err = small.View(ctx, s, org.ID, secondPath[0].ExecutionID, second)
+	require.NoError(t, err)
+	_, _, err = small.View(ctx, s, org.ID, execution, forked.ID)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, s.whole.Load())
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}

@@ -1,0 +1,84 @@
+package adapter
+
+import (
+	"encoding/json"
+	"errors"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/step"
+)
+
+// callModelLocal makes a model call's first attempt as a local activity:
+// it runs in the workflow task that asked for it, with no task-queue round
+// trip before or after, and the next step follows in the same task. The
+// call is keyed (step.CallModel finds an answer already written), so a
+// worker that dies mid-call costs its replacement no second answer; the
+// task's timeout (5 s) is then how soon another worker retries it, as the
+// activity's heartbeat timeout would.
+//
+// done is false when the activity's attempts should take over: after a
+// retryable model failure (counted in in.Failures, past its delay) or a
+// store or worker failure. A final error, a cancellation or an answer is
+// done.
+func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelResult, done bool, err error) {
+	lctx := workflow.WithLocalActivityOptions(p.ctx, p.opts.localModelOptions())
+	err = workflow.ExecuteLocalActivity(lctx, p.opts.acts.CallModel, *in).Get(p.ctx, &res)
+	p.noteMarker(res)
+	if err == nil || p.ctx.Err() != nil {
+		return res, true, err
+	}
+	var ae *temporal.ApplicationError
+	switch {
+	case !errors.As(err, &ae):
+		// A timeout or a panic: the activity tries again.
+		return res, false, nil
+	case ae.NonRetryable():
+		return res, true, err
+	case ae.Type() == ErrTypeModel:
+		in.Failures = 1
+		if d := ae.NextRetryDelay(); d > 0 {
+			if err := workflow.Sleep(p.ctx, d); err != nil {
+				return res, true, err
+			}
+		}
+	}
+	return res, false, nil
+}
+
+// markerOverhead is about what a local activity's marker event holds
+// besides its result: its type, IDs and times.
+const markerOverhead = 300
+
+// pendingMarkers are the markers of the workflow task in progress: local
+// activities, recorded when the task completes. The history length and
+// size the workflow sees are those of the task's start, so a task that
+// runs many of them (a model call and its tool calls, all local) would
+// otherwise overrun the budget unseen.
+type pendingMarkers struct{ at, events, bytes int }
+
+// noteMarker counts a local activity's marker, its result out.
+func (p *temporalPort) noteMarker(out any) {
+	if !p.budget.Markers {
+		return
+	}
+	if n := workflow.GetInfo(p.ctx).GetCurrentHistoryLength(); n != p.pending.at {
+		p.pending = pendingMarkers{at: n}
+	}
+	b, _ := json.Marshal(out)
+	p.pending.events++
+	p.pending.bytes += len(b) + markerOverhead
+}
+
+// historyNow is the run's history length and size, with the markers of
+// the task in progress when the run counts them.
+func (p *temporalPort) historyNow() (events, bytes int) {
+	info := workflow.GetInfo(p.ctx)
+	events, bytes = info.GetCurrentHistoryLength(), info.GetCurrentHistorySize()
+	if p.budget.Markers && p.pending.at == events {
+		events, bytes = events+p.pending.events, bytes+p.pending.bytes
+	}
+	return events, bytes
+}

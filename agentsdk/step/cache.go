@@ -1,0 +1,259 @@
+package step
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/agentree/agentree/agentsdk"
+)
+
+// PathAfterer is a Store that can read the part of a path below a depth:
+// what a Cache loads for a call whose leaf extends the one it holds.
+type PathAfterer interface {
+	// PathAfter returns the entries on the path to leafID, an entry of
+	// executionID, deeper than afterDepth, root-most first. complete is
+	// false when it did not read all of them: the caller reads the path
+	// whole instead.
+	PathAfter(ctx context.Context, orgID, executionID, leafID string, afterDepth int) (entries []agentsdk.Entry, complete bool, err error)
+}
+
+// DefaultCacheBytes is a Cache's default size: about this many bytes of
+// entry content, held decoded and raw.
+const DefaultCacheBytes = 64 << 20
+
+// Cache keeps, per execution, what each of its model calls reads and
+// nothing changes: the frozen configuration, and the context path to the
+// leaf the last call read, with its entries' messages decoded and tokens
+// counted. Entries are immutable, so the next call — whose leaf extends
+// that one by the answer, the tool results, a user message — loads only
+// the entries after it (PathAfterer: one index range, however long the
+// conversation) and decodes only those. Without the cache every call
+// loaded and decoded the whole context: at call 900 of a conversation
+// that was 45-70 ms of the call, against ~15 ms at call 9. A worker that
+// has not seen the execution (a restart, another machine, an eviction)
+// reads the path whole, once. Executions are evicted least recently used
+// first when the cache holds more than its size.
+//
+// A Cache is safe for concurrent use.
+type Cache struct {
+	max int64
+
+	mu   sync.Mutex
+	size int64
+	lru  *list.List // of *cached, most recently used in front
+	byID map[string]*list.Element
+}
+
+// cached is one execution's record.
+type cached struct {
+	org, execution string
+	cfg            *agentsdk.Config
+	// path is the context path to its last entry, the leaf last read, and
+	// info its entries' decoded forms, index by index.
+	path []agentsdk.Entry
+	info []entryInfo
+	size int64
+}
+
+// entryInfo is what a view needs of an entry, worked out once.
+type entryInfo struct {
+	msg    agentsdk.Message // for message entries
+	tokens int
+}
+
+// NewCache returns a cache holding about maxBytes of entries; <= 0 is
+// DefaultCacheBytes.
+func NewCache(maxBytes int64) *Cache {
+	if maxBytes <= 0 {
+		maxBytes = DefaultCacheBytes
+	}
+	return &Cache{max: maxBytes, lru: list.New(), byID: map[string]*list.Element{}}
+}
+
+// record returns the execution's record, made most recently used; nil if
+// there is none (or it is another organization's: IDs are the caller's
+// word until a store read checks them).
+func (c *Cache) record(org, execution string) *cached {
+	el, ok := c.byID[execution]
+	if !ok {
+		return nil
+	}
+	rec := el.Value.(*cached)
+	if rec.org != org {
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return rec
+}
+
+// put makes rec the execution's record and evicts past the size.
+func (c *Cache) put(rec *cached) {
+	if el, ok := c.byID[rec.execution]; ok {
+		c.size -= el.Value.(*cached).size
+		el.Value = rec
+		c.lru.MoveToFront(el)
+	} else {
+		c.byID[rec.execution] = c.lru.PushFront(rec)
+	}
+	c.size += rec.size
+	for c.size > c.max && c.lru.Len() > 1 {
+		el := c.lru.Back()
+		old := el.Value.(*cached)
+		c.lru.Remove(el)
+		delete(c.byID, old.execution)
+		c.size -= old.size
+	}
+}
+
+// config returns the execution's configuration, read once.
+func (c *Cache) config(ctx context.Context, s agentsdk.Store, org, execution string) (agentsdk.Config, error) {
+	c.mu.Lock()
+	if rec := c.record(org, execution); rec != nil && rec.cfg != nil {
+		cfg := *rec.cfg
+		c.mu.Unlock()
+		return cfg, nil
+	}
+	c.mu.Unlock()
+	cfg, err := s.ExecutionConfig(ctx, org, execution)
+	if err != nil {
+		return cfg, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := c.record(org, execution)
+	if rec == nil {
+		rec = &cached{org: org, execution: execution}
+		c.put(rec)
+	}
+	rec.cfg = &cfg
+	return cfg, nil
+}
+
+// View returns the view of the context path to leaf, an entry of the
+// execution, and that path (from the latest compaction's boundary),
+// loading only what the cache does not hold: what a model call of the
+// execution at leaf sends.
+func (c *Cache) View(ctx context.Context, s agentsdk.Store, org, execution, leaf string) (View, []agentsdk.Entry, error) {
+	c.mu.Lock()
+	var base []agentsdk.Entry
+	var baseInfo []entryInfo
+	if rec := c.record(org, execution); rec != nil {
+		base, baseInfo = rec.path, rec.info
+	}
+	c.mu.Unlock()
+	if n := len(base); n > 0 && base[n-1].ID == leaf {
+		v, err := viewWith(base, baseInfo)
+		return v, slices.Clip(base), err
+	}
+	more, fresh, err := c.load(ctx, s, org, execution, leaf, base)
+	if err != nil {
+		return View{}, nil, err
+	}
+	if fresh {
+		base, baseInfo = nil, nil
+	}
+	info, err := infoOf(more)
+	if err != nil {
+		return View{}, nil, err
+	}
+	path, pathInfo := append(slices.Clip(base), more...), append(slices.Clip(baseInfo), info...)
+	v, err := viewWith(path, pathInfo)
+	if err != nil {
+		return View{}, nil, err
+	}
+	// Past the latest compaction's boundary nothing before it is sent
+	// again: the record keeps the path from there.
+	if from := boundary(v, path); from > 0 {
+		path, pathInfo = path[from:], pathInfo[from:]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := c.record(org, execution)
+	var cfg *agentsdk.Config
+	if rec != nil {
+		cfg = rec.cfg
+	}
+	c.put(&cached{org: org, execution: execution, cfg: cfg, path: path, info: pathInfo, size: sizeOf(path)})
+	return v, slices.Clip(path), nil
+}
+
+// load reads the entries after base on the path to leaf when leaf
+// extends it; else (fresh) the whole context path.
+func (c *Cache) load(ctx context.Context, s agentsdk.Store, org, execution, leaf string, base []agentsdk.Entry) (more []agentsdk.Entry, fresh bool, err error) {
+	if pa, ok := s.(PathAfterer); ok && len(base) > 0 {
+		last := base[len(base)-1]
+		more, complete, err := pa.PathAfter(ctx, org, execution, leaf, last.Depth)
+		if err != nil {
+			return nil, false, fmt.Errorf("step: model call: path: %w", err)
+		}
+		if complete && extends(last, more) {
+			return more, false, nil
+		}
+	}
+	path, err := s.ContextPath(ctx, org, leaf)
+	if err != nil {
+		return nil, true, fmt.Errorf("step: model call: path: %w", err)
+	}
+	return path, true, nil
+}
+
+// extends reports whether more continues the path at last: its entries
+// are last's child, grandchild and so on. A leaf on another branch (a
+// fork above last) fails it.
+func extends(last agentsdk.Entry, more []agentsdk.Entry) bool {
+	if len(more) == 0 {
+		return false
+	}
+	prev := last
+	for _, e := range more {
+		if e.ParentID != prev.ID || e.Depth != prev.Depth+1 {
+			return false
+		}
+		prev = e
+	}
+	return true
+}
+
+// boundary is the index in path of the view's first kept entry: where a
+// compaction on path cut the context (0 when none did).
+func boundary(v View, path []agentsdk.Entry) int {
+	if v.Compaction == nil {
+		return 0
+	}
+	for i, e := range path {
+		if e.Depth >= v.Record.FirstKeptDepth {
+			return i
+		}
+	}
+	return 0
+}
+
+// infoOf decodes entries' messages and counts their tokens.
+func infoOf(entries []agentsdk.Entry) ([]entryInfo, error) {
+	info := make([]entryInfo, len(entries))
+	for i, e := range entries {
+		info[i].tokens = e.Tokens()
+		if e.Type != agentsdk.EntryMessage {
+			continue
+		}
+		m, err := e.Message()
+		if err != nil {
+			return nil, fmt.Errorf("step: entry %s: %w", e.ID, err)
+		}
+		info[i].msg = m
+	}
+	return info, nil
+}
+
+// sizeOf estimates what a record of path holds: each entry's bytes, raw
+// and decoded, and their headers.
+func sizeOf(path []agentsdk.Entry) int64 {
+	var n int64
+	for _, e := range path {
+		n += 2*int64(len(e.Content)) + int64(len(e.Metadata)) + 512
+	}
+	return n
+}
