@@ -192,7 +192,8 @@ func TestCancelledModelCallStoresItsStreamedTokens(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	model := &watchedProvider{Provider: anthropicAt(t, srv.URL), after: len(tokens), reached: make(chan struct{})}
-	// A long Every: nothing is written before the cancel but by close.
+	// A long Every: nothing but the first delta (written at once) is
+	// written before the cancel but by close.
 	d := c.deps(t, model, step.PublishOptions{Every: time.Hour, Size: 1000})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -206,7 +207,7 @@ func TestCancelledModelCallStoresItsStreamedTokens(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the model's tokens never reached the step")
 	}
-	require.Empty(t, c.events(t), "nothing written yet: the batch waits for Every")
+	require.LessOrEqual(t, len(c.events(t)), 1, "only the first delta written yet: the batch waits for Every")
 	cancel()
 	err := <-done
 	require.ErrorIs(t, err, context.Canceled)

@@ -179,6 +179,10 @@ func (p *publisher) run(ctx context.Context) {
 	timer := time.NewTimer(p.opts.Every)
 	timer.Stop()
 	defer timer.Stop()
+	// The call's first delta is written the moment it arrives: the time
+	// to the first token is what a person watching feels, and batching it
+	// added up to Every to it. Later deltas batch.
+	first := true
 	for {
 		p.mu.Lock()
 		n, since, closing := len(p.pending), p.since, p.closing
@@ -187,7 +191,8 @@ func (p *publisher) run(ctx context.Context) {
 			return
 		}
 		due := since.Add(p.opts.Every)
-		if n > 0 && (closing || n >= p.opts.Size || !time.Now().Before(due)) {
+		if n > 0 && (first || closing || n >= p.opts.Size || !time.Now().Before(due)) {
+			first = false
 			p.write(ctx)
 			continue
 		}
