@@ -459,3 +459,45 @@ func TestNotifyChannelPerSchema(t *testing.T) {
 	require.LessOrEqual(t, len(channel), 63)
 	require.Regexp(t, `^agentree_stream\.[0-9a-f]{32}$`, channel)
 }
+
+// ReplaceCheckpoint rewrites only the latest checkpoint, at its own
+// sequence, with a leaf of the execution; the execution's current
+// checkpoint stays that sequence.
+func TestReplaceCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	a := f.append(t, "", "a")
+	b := f.append(t, a.ID, "b")
+	for seq := range 2 {
+		_, err := f.store.AppendCheckpoint(ctx, entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: f.exec.ID, Sequence: seq, LeafEntryID: a.ID})
+		require.NoError(t, err)
+	}
+	replace := func(seq int, leaf string) (entrystore.Checkpoint, error) {
+		return f.store.ReplaceCheckpoint(ctx, entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+			Sequence: seq, LeafEntryID: leaf, State: []byte(`{"turn":9}`), Metadata: []byte(`{"reason":"turn"}`)})
+	}
+	_, err := replace(0, b.ID)
+	require.ErrorIs(t, err, entrystore.ErrNotFound, "not the latest")
+	other, err := f.store.CreateExecution(ctx, entrystore.Execution{OrgID: f.org.ID, Kind: "k"})
+	require.NoError(t, err)
+	foreign, _, err := f.store.AppendEntry(ctx, entrystore.Entry{OrgID: f.org.ID, ExecutionID: other.ID, Type: "message", Role: "user",
+		Content: []byte(`{"text":"x"}`), IdempotencyKey: "x"})
+	require.NoError(t, err)
+	_, err = replace(1, foreign.ID)
+	require.ErrorIs(t, err, entrystore.ErrNotFound, "a leaf of another execution")
+
+	c, err := replace(1, b.ID)
+	require.NoError(t, err)
+	require.Equal(t, b.ID, c.LeafEntryID)
+	latest, err := f.store.LatestCheckpoint(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, latest.Sequence)
+	require.Equal(t, b.ID, latest.LeafEntryID)
+	require.JSONEq(t, `{"turn":9}`, string(latest.State))
+	zero, err := f.store.GetCheckpoint(ctx, f.org.ID, f.exec.ID, 0)
+	require.NoError(t, err)
+	require.Equal(t, a.ID, zero.LeafEntryID, "earlier checkpoints stay")
+	e, err := f.store.GetExecution(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, e.CheckpointSeq)
+}
