@@ -501,3 +501,44 @@ func TestReplaceCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, e.CheckpointSeq)
 }
+
+// A record linked to its result entry keeps no copy of the result's text:
+// the column is empty and every read gives the entry's text and error
+// flag, as the record had them. Until the link, the record holds them
+// (parallel calls' outcomes wait there to be appended).
+func TestLinkedToolCallOutputIsReadFromItsEntry(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	asst := f.append(t, "", "assistant")
+	text := strings.Repeat("a large tool output ", 50)
+	result, _, err := f.store.AppendEntry(ctx, entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, ParentID: asst.ID,
+		Type: "message", Role: "tool_result", IdempotencyKey: "result",
+		Content: []byte(`{"role":"tool_result","content":[{"type":"text","text":"` + text + `"}],"toolCallId":"call_1","isError":true}`)})
+	require.NoError(t, err)
+	output := []byte(`{"text":"` + text + `","isError":true}`)
+	ended, err := f.store.RecordToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+		MessageID: asst.ID, ToolCallID: "call_1", ToolName: "search", Status: entrystore.ToolCallError, Output: output})
+	require.NoError(t, err)
+	require.JSONEq(t, string(output), string(ended.Output), "unlinked: the record holds it")
+
+	linked, err := f.store.RecordToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+		MessageID: asst.ID, ToolCallID: "call_1", ToolName: "search", Status: entrystore.ToolCallError, Output: output, ResultEntryID: result.ID})
+	require.NoError(t, err)
+	require.JSONEq(t, string(output), string(linked.Output))
+	var stored *string
+	require.NoError(t, f.store.Pool().QueryRow(ctx, `SELECT output::text FROM agent_tool_call WHERE id = $1`, linked.ID).Scan(&stored))
+	require.Nil(t, stored, "no second copy")
+	got, err := f.store.GetToolCall(ctx, f.org.ID, linked.ID)
+	require.NoError(t, err)
+	require.JSONEq(t, string(output), string(got.Output))
+	list, _, err := f.store.ListToolCalls(ctx, f.org.ID, f.exec.ID, entrystore.ToolCallFilter{}, entrystore.Page{})
+	require.NoError(t, err)
+	require.JSONEq(t, string(output), string(list[0].Output))
+
+	// An error record without a text (a cancelled call) keeps its own.
+	cancelled, err := f.store.RecordToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID,
+		MessageID: asst.ID, ToolCallID: "call_2", ToolName: "search", Status: entrystore.ToolCallCancelled,
+		Output: []byte(`{"error":"context canceled"}`), ResultEntryID: result.ID})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"error":"context canceled"}`, string(cancelled.Output))
+}
