@@ -107,8 +107,9 @@ func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (res agents
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
 	ctx, span := a.obs.toolSpan(ctx, in.ToolCallID)
-	defer func() { a.observeTool(ctx, span, in, res.IsError, err) }()
-	res, err = step.RunTool(ctx, a.deps, in)
+	d, ended := a.recording()
+	defer func() { a.observeTool(ctx, span, in, *ended, res.IsError, err) }()
+	res, err = step.RunTool(ctx, d, in)
 	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
 		return res, storeError(err)
 	}
@@ -122,8 +123,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (res st
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
 	ctx, span := a.obs.toolSpan(ctx, in.ToolCallID)
-	defer func() { a.observeTool(ctx, span, in, res.IsError, err) }()
-	res, err = step.ExecuteTool(ctx, a.deps, in)
+	d, ended := a.recording()
+	defer func() { a.observeTool(ctx, span, in, *ended, res.IsError, err) }()
+	res, err = step.ExecuteTool(ctx, d, in)
 	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
 		return res, storeError(err)
 	}
@@ -131,14 +133,29 @@ func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (res st
 	return res, a.counted(ctx, failures, f, ErrTypeTool, ErrTypeTool, err)
 }
 
+// recording is the steps' dependencies with a hook that keeps the record
+// a tool call ends with.
+func (a *Activities) recording() (step.Deps, *agentsdk.ToolCallRecord) {
+	ended := &agentsdk.ToolCallRecord{}
+	d := a.deps
+	d.ToolRecorded = func(rec agentsdk.ToolCallRecord) { *ended = rec }
+	return d, ended
+}
+
 // observeTool ends a tool call's span and counts it from its record: the
 // tool-call record is what the API reports, so the metrics agree with it.
-// A record the store cannot give leaves the span unnamed, not the call
-// failed.
-func (a *Activities) observeTool(ctx context.Context, span trace.Span, in step.ToolInput, isError bool, err error) {
-	rec, rerr := a.deps.Store.ToolCall(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID, in.AssistantID, in.ToolCallID)
-	if rerr != nil {
-		rec = agentsdk.ToolCallRecord{}
+// The record the call ended with is it, unless the call waited for an
+// approval, whose times and decision only the stored record has (and a
+// call that did not end has none): then it is read. A record the store
+// cannot give leaves the span unnamed, not the call failed.
+func (a *Activities) observeTool(ctx context.Context, span trace.Span, in step.ToolInput, ended agentsdk.ToolCallRecord, isError bool, err error) {
+	rec := ended
+	if rec.ToolName == "" || rec.Policy == agentsdk.PolicyAsk {
+		var rerr error
+		rec, rerr = a.deps.Store.ToolCall(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID, in.AssistantID, in.ToolCallID)
+		if rerr != nil {
+			rec = agentsdk.ToolCallRecord{}
+		}
 	}
 	a.obs.endTool(ctx, span, rec, isError, err)
 }

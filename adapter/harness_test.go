@@ -45,14 +45,14 @@ func newHarness(t testing.TB, opts adapter.Options, noWorker bool) *harness {
 // newHarnessVia is newHarness whose worker reaches Postgres at the URL
 // workerURL makes of the test's database URL (through a fault proxy, say);
 // the test's own store, the client's, connects directly.
-func newHarnessVia(t testing.TB, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
+func newHarnessVia(t testing.TB, opts adapter.Options, noWorker bool, workerURL func(string) string, tune ...func(*pgxpool.Config)) *harness {
 	t.Helper()
-	return newHarnessAt(t, pgtest.URL(t), opts, noWorker, workerURL)
+	return newHarnessAt(t, pgtest.URL(t), opts, noWorker, workerURL, tune...)
 }
 
 // newHarnessAt is newHarnessVia on a database the test has set up itself
 // (migrated by another build, say).
-func newHarnessAt(t testing.TB, dbURL string, opts adapter.Options, noWorker bool, workerURL func(string) string) *harness {
+func newHarnessAt(t testing.TB, dbURL string, opts adapter.Options, noWorker bool, workerURL func(string) string, tune ...func(*pgxpool.Config)) *harness {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	require.NoError(t, err)
@@ -62,7 +62,12 @@ func newHarnessAt(t testing.TB, dbURL string, opts adapter.Options, noWorker boo
 	require.NoError(t, err)
 	opts.Store = es
 	if workerURL != nil {
-		wpool, err := pgxpool.New(context.Background(), workerURL(dbURL))
+		wcfg, err := pgxpool.ParseConfig(workerURL(dbURL))
+		require.NoError(t, err)
+		for _, f := range tune {
+			f(wcfg)
+		}
+		wpool, err := pgxpool.NewWithConfig(context.Background(), wcfg)
 		require.NoError(t, err)
 		t.Cleanup(wpool.Close)
 		opts.Store = entrystore.New(wpool)

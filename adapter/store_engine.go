@@ -60,7 +60,7 @@ func (s pgStore) Transition(ctx context.Context, orgID, executionID string, tr e
 func (s pgStore) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) error {
 	_, err := s.es.AppendCheckpoint(ctx, entrystore.Checkpoint{
 		OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
-		LeafEntryID: c.LeafID, State: c.State, Metadata: c.Metadata,
+		LeafEntryID: c.LeafID, State: c.State, Metadata: c.Metadata, Steps: c.Steps,
 	})
 	return engineError(err)
 }
@@ -80,10 +80,6 @@ func (s pgStore) GetCheckpoint(ctx context.Context, orgID, executionID string, s
 	}
 	return engine.Checkpoint{OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
 		LeafID: c.LeafEntryID, State: c.State, Metadata: c.Metadata}, nil
-}
-
-func (s pgStore) AddSteps(ctx context.Context, orgID, executionID string, n int) error {
-	return engineError(s.es.AddSteps(ctx, orgID, executionID, n))
 }
 
 func (s pgStore) SignalValue(ctx context.Context, orgID, signalID string) (json.RawMessage, error) {

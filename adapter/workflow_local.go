@@ -3,6 +3,7 @@ package adapter
 import (
 	"encoding/json"
 	"errors"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -27,6 +28,9 @@ func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelRe
 	lctx := workflow.WithLocalActivityOptions(p.ctx, p.opts.localModelOptions())
 	err = workflow.ExecuteLocalActivity(lctx, p.opts.acts.CallModel, *in).Get(p.ctx, &res)
 	p.noteMarker(res)
+	if err == nil && len(res.Entry.ToolCalls) == 0 {
+		p.commit()
+	}
 	if err == nil || p.ctx.Err() != nil {
 		return res, true, err
 	}
@@ -46,6 +50,23 @@ func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelRe
 		}
 	}
 	return res, false, nil
+}
+
+// commit ends the workflow task after an answer without tool calls, so
+// Temporal records the call before the turn ends on it. What follows such
+// an answer — completing the execution, or waiting — depends on the
+// signals delivered so far; had the task that ran the call been lost (a
+// worker killed, a signal arriving as it completed, which makes the
+// server refuse a completion), its re-run would see other signals than
+// the first run did and could end the turn differently from the store
+// writes the first run made. After the boundary a lost task re-runs only
+// the turn's end, as with a model-call activity. An answer with tool
+// calls goes straight on: its tool calls do not depend on signals. The
+// boundary is a one-millisecond timer: two events and one workflow task
+// per turn, not per call.
+func (p *temporalPort) commit() {
+	// A cancellation during the timer is the engine's to see.
+	_ = workflow.Sleep(p.ctx, time.Millisecond)
 }
 
 // markerOverhead is about what a local activity's marker event holds

@@ -20,6 +20,9 @@ type Checkpoint struct {
 	State       json.RawMessage `db:"state"`
 	Metadata    json.RawMessage `db:"metadata"`
 	CreatedAt   time.Time       `db:"created_at"`
+	// Steps, on append, are added to the execution's step count in the
+	// same transaction.
+	Steps int `db:"-"`
 }
 
 const checkpointCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::text AS execution_id,
@@ -64,11 +67,11 @@ func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint,
 					SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
 				RETURNING *
 			), upd AS (
-				UPDATE agent_execution SET current_checkpoint_seq = ins.sequence, updated_at = now()
+				UPDATE agent_execution SET current_checkpoint_seq = ins.sequence, step_count = step_count + $7, updated_at = now()
 				FROM ins WHERE agent_execution.id = ins.agent_execution_id
 			)
 			SELECT `+checkpointCols+` FROM ins`,
-			ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata))
+			ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata), c.Steps)
 		if errors.Is(err, errNoRows) {
 			return checkpointRefused(ctx, tx, ids[1], leaf, c.Sequence)
 		}

@@ -68,6 +68,7 @@ func (s *Store) AppendCheckpoint(_ context.Context, c engine.Checkpoint) error {
 		return fmt.Errorf("%w: leaf %s is not an entry", agentsdk.ErrInvalidInput, c.LeafID)
 	}
 	s.checkpoints[c.Sequence] = c
+	s.steps += c.Steps
 	return nil
 }
 
@@ -99,13 +100,6 @@ func (s *Store) checkpointLeaves() []string {
 		out = append(out, c.LeafID)
 	}
 	return out
-}
-
-func (s *Store) AddSteps(_ context.Context, _ string, _ string, n int) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.steps += n
-	return nil
 }
 
 func (s *Store) putSignal(name string, value json.RawMessage) string {

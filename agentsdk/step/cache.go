@@ -257,3 +257,42 @@ func sizeOf(path []agentsdk.Entry) int64 {
 	}
 	return n
 }
+
+// appended adds entries a step just appended under the execution's cached
+// leaf (the answer under the context it read, a tool's result under the
+// answer) to its record, so the next step finds them without a read.
+// Entries under anything else are left to the next read.
+func (c *Cache) appended(org, execution string, entries []agentsdk.Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	info, err := infoOf(entries)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := c.record(org, execution)
+	if rec == nil || len(rec.path) == 0 || !extends(rec.path[len(rec.path)-1], entries) {
+		return
+	}
+	path := append(slices.Clip(rec.path), entries...)
+	c.put(&cached{org: org, execution: execution, cfg: rec.cfg, path: path,
+		info: append(slices.Clip(rec.info), info...), size: rec.size + sizeOf(entries)})
+}
+
+// entry returns the execution's entry id if its cached path holds it.
+func (c *Cache) entry(org, execution, id string) (agentsdk.Entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rec := c.record(org, execution)
+	if rec == nil {
+		return agentsdk.Entry{}, false
+	}
+	for i := len(rec.path) - 1; i >= 0; i-- {
+		if rec.path[i].ID == id {
+			return rec.path[i], true
+		}
+	}
+	return agentsdk.Entry{}, false
+}

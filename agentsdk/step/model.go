@@ -33,6 +33,9 @@ type Deps struct {
 	// called with the record written (zero when nothing was summarised)
 	// or the error. The worker makes each a span and counts them.
 	Compacting func(ctx context.Context, trigger string) (context.Context, func(agentsdk.CompactionRecord, error))
+	// ToolRecorded, when set, is called with a tool call's record as it
+	// is written at the call's end (RunTool, ExecuteTool).
+	ToolRecorded func(agentsdk.ToolCallRecord)
 	// Cache, when set, keeps each execution's configuration and context
 	// between its model calls, so a call reads only what is new (see
 	// Cache); nil reads both whole on every call.
@@ -45,6 +48,25 @@ func (d Deps) config(ctx context.Context, orgID, executionID string) (agentsdk.C
 		return d.Cache.config(ctx, d.Store, orgID, executionID)
 	}
 	return d.Store.ExecutionConfig(ctx, orgID, executionID)
+}
+
+// entry is the execution's entry id, from the cache if it holds it.
+func (d Deps) entry(ctx context.Context, orgID, executionID, id string) (agentsdk.Entry, error) {
+	if d.Cache != nil {
+		if e, ok := d.Cache.entry(orgID, executionID, id); ok {
+			return e, nil
+		}
+	}
+	return d.Store.GetEntry(ctx, orgID, id)
+}
+
+// appendEntries appends entries and tells the cache of them.
+func (d Deps) appendEntries(ctx context.Context, orgID, executionID string, entries []agentsdk.Entry) ([]agentsdk.Entry, error) {
+	out, err := d.Store.AppendEntries(ctx, orgID, entries)
+	if err == nil && d.Cache != nil {
+		d.Cache.appended(orgID, executionID, out)
+	}
+	return out, err
 }
 
 // contextView is the view of the context path to leafID, and that path.
@@ -196,7 +218,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	})
 	// The llm_call entry goes on the path just before its answer, so the
 	// conversation stays one linear chain (message lists skip it).
-	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{
+	entries, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, []agentsdk.Entry{
 		{ExecutionID: in.ExecutionID, ParentID: parent, Type: agentsdk.EntryLLMCall,
 			Content: json.RawMessage(`{}`), Metadata: meta, TurnID: in.TurnID, IdempotencyKey: in.Key + "/llm"},
 		{ExecutionID: in.ExecutionID, ParentID: agentsdk.PrevEntry, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,

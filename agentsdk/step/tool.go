@@ -41,7 +41,7 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	if err != nil {
 		return agentsdk.ToolResult{}, err
 	}
-	entries, err := d.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{run.entry(in.ExecutionID, in.LeafID, in.Key)})
+	entries, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, []agentsdk.Entry{run.entry(in.ExecutionID, in.LeafID, in.Key)})
 	if err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)
 	}
@@ -49,8 +49,15 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	if err := d.Store.RecordToolCall(ctx, run.rec); err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record end: %w", err)
 	}
+	d.toolRecorded(run.rec)
 	run.announce(ctx, d, in)
 	return toolResultFromEntry(entries[0], run.rec.Truncated)
+}
+
+func (d Deps) toolRecorded(rec agentsdk.ToolCallRecord) {
+	if d.ToolRecorded != nil {
+		d.ToolRecorded(rec)
+	}
 }
 
 // ToolOutcome is what ExecuteTool returns: a tool call that ran, its
@@ -80,6 +87,7 @@ func ExecuteTool(ctx context.Context, d Deps, in ToolInput) (ToolOutcome, error)
 	if err := d.Store.RecordToolCall(ctx, run.rec); err != nil {
 		return ToolOutcome{}, fmt.Errorf("step: tool call: record end: %w", err)
 	}
+	d.toolRecorded(run.rec)
 	run.announce(ctx, d, in)
 	return outcomeOf(run.rec), nil
 }
@@ -140,7 +148,7 @@ func AppendToolResults(ctx context.Context, d Deps, in AppendResultsInput) ([]ag
 		}
 		recs[i], entries[i] = rec, r.entry(in.ExecutionID, parent, in.Keys[i])
 	}
-	got, err := d.Store.AppendEntries(ctx, in.OrgID, entries)
+	got, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, entries)
 	if err != nil {
 		return nil, fmt.Errorf("step: append tool results: %w", err)
 	}
@@ -194,7 +202,7 @@ func (r toolRun) announce(ctx context.Context, d Deps, in ToolInput) {
 // runTool finds the call, records it running, runs it and returns its
 // ended record (without a result entry yet) and result message.
 func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
-	assistant, err := d.Store.GetEntry(ctx, in.OrgID, in.AssistantID)
+	assistant, err := d.entry(ctx, in.OrgID, in.ExecutionID, in.AssistantID)
 	if err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: assistant entry: %w", err)
 	}

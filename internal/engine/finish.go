@@ -76,7 +76,7 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	meta, _ := json.Marshal(map[string]any{"reason": map[bool]string{true: "wait", false: "turn"}[in.Wait]})
 	err = o.Store.AppendCheckpoint(ctx, Checkpoint{
 		OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
-		LeafID: in.LeafID, State: state, Metadata: meta,
+		LeafID: in.LeafID, State: state, Metadata: meta, Steps: in.Steps,
 	})
 	switch {
 	case errors.Is(err, ErrConflict):
@@ -96,11 +96,6 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	case err != nil:
 		return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, err)
 	default:
-		if in.Steps > 0 {
-			if err := o.Store.AddSteps(ctx, in.OrgID, in.ExecutionID, in.Steps); err != nil {
-				return fmt.Errorf("engine: checkpoint steps: %w", err)
-			}
-		}
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence})
 	}
 	if in.Wait {

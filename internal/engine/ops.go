@@ -216,10 +216,29 @@ func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.Entr
 	}
 	got, err := o.Store.ConsumeSignal(ctx, in.OrgID, in.SignalID, e)
 	if errors.Is(err, ErrSignalConsumed) {
-		return agentsdk.EntryRef{}, nil
+		return o.consumedHere(ctx, in, e)
 	}
 	if err != nil {
 		return agentsdk.EntryRef{}, fmt.Errorf("engine: consume signal: %w", err)
+	}
+	return step.Ref(got)
+}
+
+// consumedHere is the entry that consumed the signal when it hangs under
+// in's leaf: this consumption ran before, in a workflow task that was
+// lost (a worker died, a signal arrived as it completed), and its re-run
+// must move the leaf as the first did, or what follows would go under the
+// old leaf and fork the conversation. A signal consumed elsewhere on the
+// path (a redelivery) leaves the leaf where it is: the zero ref.
+func (o *Ops) consumedHere(ctx context.Context, in ConsumeInput, e agentsdk.Entry) (agentsdk.EntryRef, error) {
+	got, err := o.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, e.IdempotencyKey)
+	switch {
+	case errors.Is(err, agentsdk.ErrNotFound):
+		return agentsdk.EntryRef{}, nil
+	case err != nil:
+		return agentsdk.EntryRef{}, fmt.Errorf("engine: consume signal: %w", err)
+	case got.ParentID != in.ParentID:
+		return agentsdk.EntryRef{}, nil
 	}
 	return step.Ref(got)
 }

@@ -69,6 +69,9 @@ type Checkpoint struct {
 	LeafID             string
 	State              json.RawMessage
 	Metadata           json.RawMessage
+	// Steps are added to the execution's step count with the checkpoint,
+	// in its transaction.
+	Steps int
 }
 
 // ErrConflict is a store's "that was done already, differently".
@@ -90,8 +93,6 @@ type Store interface {
 	// AppendCheckpoint records c; ErrConflict when its sequence exists.
 	AppendCheckpoint(ctx context.Context, c Checkpoint) error
 	GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (Checkpoint, error)
-	// AddSteps adds n to the execution's step count.
-	AddSteps(ctx context.Context, orgID, executionID string, n int) error
 	// SignalValue is an inbox row's value.
 	SignalValue(ctx context.Context, orgID, signalID string) (json.RawMessage, error)
 	// ConsumeSignal appends e and marks the signal consumed, atomically;

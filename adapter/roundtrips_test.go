@@ -1,0 +1,51 @@
+package adapter_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/scripted"
+)
+
+// statementCounter is a pgx tracer counting the statements a pool sends.
+type statementCounter struct{ n atomic.Int64 }
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestStoreStatementsPerModelCall counts the statements the worker sends
+// Postgres for a conversation of model calls that each ask for a tool
+// call: the store's share of a model turn, which docs/capacity.md scales
+// up. The bound catches a change that adds round trips to every call.
+func TestStoreStatementsPerModelCall(t *testing.T) {
+	const calls = 30
+	model := scripted.New(func(turn int, _ agentsdk.ModelRequest) scripted.Turn {
+		if turn < calls-1 {
+			return scripted.Turn{Text: "Looking.", ToolCalls: []agentsdk.ToolCall{echoCall(fmt.Sprintf("c%d", turn), "x")}}
+		}
+		return scripted.Turn{Text: "Done."}
+	})
+	counter := &statementCounter{}
+	h := newHarnessVia(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()}, ReconcileInterval: -1,
+		CapabilityInterval: time.Hour}, false, func(url string) string { return url },
+		func(c *pgxpool.Config) { c.ConnConfig.Tracer = counter })
+	ex := h.start(agentsdk.Config{Tools: []string{"echo"}, MaxTurns: calls + 1, LoopThreshold: -1}, "go")
+	res := h.wait(ex.ID, time.Minute)
+	require.Equal(t, "COMPLETED", res.Status)
+	require.Equal(t, calls, model.Calls())
+	per := float64(counter.n.Load()) / calls
+	t.Logf("%d statements for %d model calls (each with a tool call): %.1f per call", counter.n.Load(), calls, per)
+	require.Less(t, per, 25.0, "statements per model call")
+}
