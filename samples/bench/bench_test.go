@@ -34,7 +34,7 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"-long-calls=5", "-long-conversation=4KB", "-long-tool-output=512B",
 		"-short-calls=4", "-short-conversation=1KB", "-short-tool-output=256B", "-short-repeat=1", "-floor-calls=3",
 		"-resume-small-calls=3", "-resume-small-kill=2", "-resume-large-calls=6", "-resume-large-kill=4",
-		"-resume-repeat=1", "-resume-heartbeat=500ms", "-timeout=5m",
+		"-resume-repeat=1", "-resume-heartbeat=500ms", "-timeout=10m", "-repeat=1",
 	})
 	require.NoError(t, err)
 	var out, log bytes.Buffer

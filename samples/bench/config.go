@@ -3,6 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,10 +34,21 @@ type config struct {
 	ResumeHeartbeat                   time.Duration
 	ResumeNaive                       bool
 
+	// Repeat is how many times every scenario runs; each figure is the
+	// median of its repetitions.
+	Repeat int
+	// DefaultServer also runs every scenario on a dev server the bench
+	// starts with Temporal's default dynamic config (TemporalBin).
+	DefaultServer bool
+	TemporalBin   string
+
 	Trace      bool
 	CPUProfile string
 	Timeout    time.Duration
 }
+
+// scenarioNames are the scenarios -scenarios may name, in the order they run.
+var scenarioNames = []string{"long", "short", "resume"}
 
 // parseConfig reads the flags of args (without the program name).
 func parseConfig(args []string) (config, error) {
@@ -44,14 +58,17 @@ func parseConfig(args []string) (config, error) {
 		ResumeConversation: 10 << 10, ResumeToolOutput: 1 << 10,
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.StringVar(&c.Scenarios, "scenarios", "long,short,resume", "scenarios to run, comma-separated")
+	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
+	fs.IntVar(&c.Repeat, "repeat", 3, "runs of every scenario; each figure is their median, each table cell the median (lowest–highest)")
+	fs.BoolVar(&c.DefaultServer, "default-server", true, "also run every scenario on a Temporal dev server with the default dynamic config, started by the bench (figures end in _default)")
+	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI that starts that server ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.IntVar(&c.LongCalls, "long-calls", 100, "long: model calls in the one user turn")
 	fs.Var(&c.LongConversation, "long-conversation", "long: initial conversation size (KB = 1024 bytes)")
 	fs.Var(&c.LongToolOutput, "long-tool-output", "long: size of each tool output")
 	fs.IntVar(&c.ShortCalls, "short-calls", 100, "short: model calls in the one user turn")
 	fs.Var(&c.ShortConversation, "short-conversation", "short: initial conversation size")
 	fs.Var(&c.ShortToolOutput, "short-tool-output", "short: size of each tool output")
-	fs.IntVar(&c.ShortRepeat, "short-repeat", 3, "short: conversations per system (and floors), interleaved; intervals are pooled")
+	fs.IntVar(&c.ShortRepeat, "short-repeat", 1, "short: conversations per system (and floors) in each repetition, interleaved; intervals are pooled")
 	fs.IntVar(&c.FloorCalls, "floor-calls", 100, "short: no-op activities per floor workflow")
 	fs.DurationVar(&c.ModelDelay, "model-delay", 0, "the scripted model's time per call")
 	fs.IntVar(&c.ResumeSmallCalls, "resume-small-calls", 10, "resume: calls of the small conversation")
@@ -60,12 +77,12 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ResumeLargeKill, "resume-large-kill", 90, "resume: the worker dies during the tool call of this model call of the large conversation")
 	fs.Var(&c.ResumeConversation, "resume-conversation", "resume: initial conversation size")
 	fs.Var(&c.ResumeToolOutput, "resume-tool-output", "resume: size of each tool output")
-	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 3, "resume: kills per conversation size; the median is reported")
+	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 1, "resume: kills per conversation size in each repetition; their median is the repetition's")
 	fs.DurationVar(&c.ResumeHeartbeat, "resume-heartbeat", 2*time.Second, "resume: tool heartbeat timeout, how soon the dead worker's tool call is retried")
 	fs.BoolVar(&c.ResumeNaive, "resume-naive", true, "resume: measure the naive pattern too")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
-	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "the whole benchmark's time limit")
+	fs.DurationVar(&c.Timeout, "timeout", 4*time.Hour, "the whole benchmark's time limit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -74,15 +91,15 @@ func parseConfig(args []string) (config, error) {
 
 func (c config) validate() error {
 	switch {
-	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1:
+	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
 		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:
 		return fmt.Errorf("bench: a resume kill must be at a call with a tool call: 1 <= kill < calls")
 	}
 	for _, s := range strings.Split(c.Scenarios, ",") {
-		if s != "long" && s != "short" && s != "resume" {
-			return fmt.Errorf("bench: unknown scenario %q (long, short, resume)", s)
+		if !slices.Contains(scenarioNames, s) {
+			return fmt.Errorf("bench: unknown scenario %q (%s)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return nil
@@ -132,5 +149,22 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	default:
 		return fmt.Sprintf("%d B", n)
+	}
+}
+
+// defaultTemporalBin is $AGENTREE_TEMPORAL_BIN, else bin/temporal at the
+// module root (make up builds it there).
+func defaultTemporalBin() string {
+	if p := os.Getenv("AGENTREE_TEMPORAL_BIN"); p != "" {
+		return p
+	}
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "bin", "temporal")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(dir, "bin", "temporal")
+		}
 	}
 }

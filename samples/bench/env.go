@@ -41,8 +41,8 @@ type bench struct {
 
 // openBench creates the schema, migrates it and starts the workers. close
 // stops them and drops the schema.
-func openBench(ctx context.Context, cfg config) (b *bench, close func(), err error) {
-	base, addr := os.Getenv("DATABASE_URL"), os.Getenv("TEMPORAL_ADDRESS")
+func openBench(ctx context.Context, cfg config, addr string) (b *bench, close func(), err error) {
+	base := os.Getenv("DATABASE_URL")
 	if base == "" || addr == "" {
 		return nil, nil, errors.New(`bench: DATABASE_URL and TEMPORAL_ADDRESS must be set: run "make up" and eval "$(make -s env)"`)
 	}

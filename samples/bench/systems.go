@@ -94,7 +94,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	if err != nil {
 		return nil, err
 	}
-	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	logger := quietLogger()
 	s := &systems{local: local}
 	s.agentree, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Plugins: []client.Plugin{plugin}, Logger: logger})
 	if err != nil {
@@ -154,6 +154,11 @@ func (s *systems) dialTraced(store *entrystore.Store, o systemOptions, model age
 	}
 	s.workers = append(s.workers, worker.New(s.traced, o.Queues.Traced, workerOptions()))
 	return nil
+}
+
+// quietLogger is the Temporal clients' logger: errors only, to stderr.
+func quietLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 }
 
 // start starts every worker.
