@@ -34,6 +34,12 @@ type config struct {
 	ResumeHeartbeat                   time.Duration
 	ResumeNaive                       bool
 
+	ScalePoints       intList
+	ScaleWindow       int
+	ScaleConversation byteSize
+	ScaleToolOutput   byteSize
+	ScaleNaiveCalls   int
+
 	// Repeat is how many times every scenario runs; each figure is the
 	// median of its repetitions.
 	Repeat int
@@ -48,7 +54,7 @@ type config struct {
 }
 
 // scenarioNames are the scenarios -scenarios may name, in the order they run.
-var scenarioNames = []string{"long", "short", "resume"}
+var scenarioNames = []string{"long", "short", "resume", "scale_n"}
 
 // parseConfig reads the flags of args (without the program name).
 func parseConfig(args []string) (config, error) {
@@ -56,6 +62,7 @@ func parseConfig(args []string) (config, error) {
 		LongConversation: 800 << 10, LongToolOutput: 5 << 10,
 		ShortConversation: 10 << 10, ShortToolOutput: 1 << 10,
 		ResumeConversation: 10 << 10, ResumeToolOutput: 1 << 10,
+		ScalePoints: intList{10, 100, 1000}, ScaleConversation: 1 << 10, ScaleToolOutput: 256,
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
@@ -80,6 +87,11 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 1, "resume: kills per conversation size in each repetition; their median is the repetition's")
 	fs.DurationVar(&c.ResumeHeartbeat, "resume-heartbeat", 2*time.Second, "resume: tool heartbeat timeout, how soon the dead worker's tool call is retried")
 	fs.BoolVar(&c.ResumeNaive, "resume-naive", true, "resume: measure the naive pattern too")
+	fs.Var(&c.ScalePoints, "scale-points", "scale_n: the calls to time, ascending; the conversation is as long as the last (at most 1000, Agentree's maxTurns)")
+	fs.IntVar(&c.ScaleWindow, "scale-window", 5, "scale_n: intervals around each call whose median is taken")
+	fs.Var(&c.ScaleConversation, "scale-conversation", "scale_n: initial conversation size")
+	fs.Var(&c.ScaleToolOutput, "scale-tool-output", "scale_n: size of each tool output")
+	fs.IntVar(&c.ScaleNaiveCalls, "scale-naive-calls", 100, "scale_n: the naive pattern's conversation, capped (its history grows with the square); 0 = none")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
 	fs.DurationVar(&c.Timeout, "timeout", 4*time.Hour, "the whole benchmark's time limit")
@@ -91,13 +103,15 @@ func parseConfig(args []string) (config, error) {
 
 func (c config) validate() error {
 	switch {
+	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
+		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
 	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
 		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:
 		return fmt.Errorf("bench: a resume kill must be at a call with a tool call: 1 <= kill < calls")
 	}
-	for _, s := range strings.Split(c.Scenarios, ",") {
+	for _, s := range splitComma(c.Scenarios) {
 		if !slices.Contains(scenarioNames, s) {
 			return fmt.Errorf("bench: unknown scenario %q (%s)", s, strings.Join(scenarioNames, ", "))
 		}
@@ -105,13 +119,17 @@ func (c config) validate() error {
 	return nil
 }
 
-func (c config) runs(scenario string) bool {
-	for _, s := range strings.Split(c.Scenarios, ",") {
-		if s == scenario {
-			return true
+func (c config) runs(scenario string) bool { return slices.Contains(splitComma(c.Scenarios), scenario) }
+
+// splitComma splits a comma-separated list, trimming spaces.
+func splitComma(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
 		}
 	}
-	return false
+	return out
 }
 
 // byteSize is a size flag: 512, 512B, 10KB, 1MB (KB = 1024 bytes).
