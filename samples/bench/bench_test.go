@@ -36,7 +36,8 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"-short-calls=4", "-short-conversation=1KB", "-short-tool-output=256B", "-short-repeat=1", "-floor-calls=3",
 		"-resume-small-calls=3", "-resume-small-kill=2", "-resume-large-calls=6", "-resume-large-kill=4",
 		"-resume-repeat=1", "-resume-heartbeat=500ms",
-		"-scale-points=3,6", "-scale-window=2", "-scale-naive-calls=6", "-timeout=10m", "-repeat=1",
+		"-scale-points=3,6", "-scale-window=2", "-scale-naive-calls=6",
+		"-storage-calls=3", "-storage-conversation=1KB", "-storage-tool-output=512B", "-storage-tokens=3", "-timeout=10m", "-repeat=1",
 	})
 	require.NoError(t, err)
 	var out, log bytes.Buffer
@@ -58,6 +59,7 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"resume_naive_small_ms", "resume_naive_large_ms", "resume_naive_ratio",
 		"short_local_ratio_p50", "short_tracing_ratio_p50", "actions_per_turn_agentree", "actions_per_turn_naive",
 		"scale_n_call3_ms", "scale_n_call6_ms", "scale_n_ratio", "scale_n_naive_call3_ms", "scale_n_naive_call6_ms",
+		"storage_ratio", "storage_durable_ratio", "storage_disk_ratio", "storage_bytes_agent_entry",
 	} {
 		require.Contains(t, figures, name)
 		require.NotEmpty(t, figures[name], name)
@@ -66,6 +68,12 @@ func TestEveryScenarioTiny(t *testing.T) {
 	require.Equal(t, "COMPLETED", figures["long_agentree_status"])
 	require.Equal(t, "5", figures["long_naive_calls"], "the tiny naive conversation fits in history")
 	require.Equal(t, "COMPLETED", figures["long_naive_status"])
+	// The messages are in the store's rows: there is at least a byte of
+	// rows per byte of conversation.
+	storage, err := strconv.ParseFloat(figures["storage_ratio"], 64)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, storage, 1.0)
+	require.Equal(t, "6", figures["storage_messages"], "the first message, 3 answers, 2 tool results")
 	// A naive turn is at least its model and tool activities; Agentree's
 	// adds its store's local activities.
 	for _, name := range []string{"actions_per_turn_agentree", "actions_per_turn_naive"} {

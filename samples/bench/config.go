@@ -40,6 +40,11 @@ type config struct {
 	ScaleToolOutput   byteSize
 	ScaleNaiveCalls   int
 
+	StorageCalls        int
+	StorageConversation byteSize
+	StorageToolOutput   byteSize
+	StorageTokens       int
+
 	// Repeat is how many times every scenario runs; each figure is the
 	// median of its repetitions.
 	Repeat int
@@ -54,7 +59,7 @@ type config struct {
 }
 
 // scenarioNames are the scenarios -scenarios may name, in the order they run.
-var scenarioNames = []string{"long", "short", "resume", "scale_n"}
+var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage"}
 
 // parseConfig reads the flags of args (without the program name).
 func parseConfig(args []string) (config, error) {
@@ -63,6 +68,7 @@ func parseConfig(args []string) (config, error) {
 		ShortConversation: 10 << 10, ShortToolOutput: 1 << 10,
 		ResumeConversation: 10 << 10, ResumeToolOutput: 1 << 10,
 		ScalePoints: intList{10, 100, 1000}, ScaleConversation: 1 << 10, ScaleToolOutput: 256,
+		StorageConversation: 10 << 10, StorageToolOutput: 2 << 10,
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
@@ -92,6 +98,10 @@ func parseConfig(args []string) (config, error) {
 	fs.Var(&c.ScaleConversation, "scale-conversation", "scale_n: initial conversation size")
 	fs.Var(&c.ScaleToolOutput, "scale-tool-output", "scale_n: size of each tool output")
 	fs.IntVar(&c.ScaleNaiveCalls, "scale-naive-calls", 100, "scale_n: the naive pattern's conversation, capped (its history grows with the square); 0 = none")
+	fs.IntVar(&c.StorageCalls, "storage-calls", 50, "storage: model calls of the conversation")
+	fs.Var(&c.StorageConversation, "storage-conversation", "storage: first message size")
+	fs.Var(&c.StorageToolOutput, "storage-tool-output", "storage: size of each tool output")
+	fs.IntVar(&c.StorageTokens, "storage-tokens", 20, "storage: words of text in each answer (streamed as tokens)")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
 	fs.DurationVar(&c.Timeout, "timeout", 4*time.Hour, "the whole benchmark's time limit")
@@ -105,7 +115,7 @@ func (c config) validate() error {
 	switch {
 	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
 		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
-	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1:
+	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
 		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:
