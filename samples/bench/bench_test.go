@@ -37,7 +37,8 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"-resume-small-calls=3", "-resume-small-kill=2", "-resume-large-calls=6", "-resume-large-kill=4",
 		"-resume-repeat=1", "-resume-heartbeat=500ms",
 		"-scale-points=3,6", "-scale-window=2", "-scale-naive-calls=6",
-		"-storage-calls=3", "-storage-conversation=1KB", "-storage-tool-output=512B", "-storage-tokens=3", "-timeout=10m", "-repeat=1",
+		"-storage-calls=3", "-storage-conversation=1KB", "-storage-tool-output=512B", "-storage-tokens=3",
+		"-ttft-turns=2", "-stream-model-time=20ms", "-stream-tokens=3", "-stream-token-delay=1ms", "-timeout=10m", "-repeat=1",
 	})
 	require.NoError(t, err)
 	var out, log bytes.Buffer
@@ -60,6 +61,7 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"short_local_ratio_p50", "short_tracing_ratio_p50", "actions_per_turn_agentree", "actions_per_turn_naive",
 		"scale_n_call3_ms", "scale_n_call6_ms", "scale_n_ratio", "scale_n_naive_call3_ms", "scale_n_naive_call6_ms",
 		"storage_ratio", "storage_durable_ratio", "storage_disk_ratio", "storage_bytes_agent_entry",
+		"ttft_added_p50_ms", "ttft_added_p99_ms",
 	} {
 		require.Contains(t, figures, name)
 		require.NotEmpty(t, figures[name], name)

@@ -45,6 +45,14 @@ type config struct {
 	StorageToolOutput   byteSize
 	StorageTokens       int
 
+	TTFTTurns int
+	// The streaming model of ttft and concurrent: each call takes
+	// StreamModelTime, the last StreamTokens x StreamTokenDelay of it
+	// streaming that many tokens.
+	StreamModelTime  time.Duration
+	StreamTokens     int
+	StreamTokenDelay time.Duration
+
 	// Repeat is how many times every scenario runs; each figure is the
 	// median of its repetitions.
 	Repeat int
@@ -59,7 +67,7 @@ type config struct {
 }
 
 // scenarioNames are the scenarios -scenarios may name, in the order they run.
-var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage"}
+var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft"}
 
 // parseConfig reads the flags of args (without the program name).
 func parseConfig(args []string) (config, error) {
@@ -102,6 +110,10 @@ func parseConfig(args []string) (config, error) {
 	fs.Var(&c.StorageConversation, "storage-conversation", "storage: first message size")
 	fs.Var(&c.StorageToolOutput, "storage-tool-output", "storage: size of each tool output")
 	fs.IntVar(&c.StorageTokens, "storage-tokens", 20, "storage: words of text in each answer (streamed as tokens)")
+	fs.IntVar(&c.TTFTTurns, "ttft-turns", 30, "ttft: user messages timed")
+	fs.DurationVar(&c.StreamModelTime, "stream-model-time", 200*time.Millisecond, "ttft, concurrent: the streaming model's time per call, its tokens included")
+	fs.IntVar(&c.StreamTokens, "stream-tokens", 20, "ttft, concurrent: tokens the streaming model streams per answer")
+	fs.DurationVar(&c.StreamTokenDelay, "stream-token-delay", 2*time.Millisecond, "ttft, concurrent: time between the streaming model's tokens")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
 	fs.DurationVar(&c.Timeout, "timeout", 4*time.Hour, "the whole benchmark's time limit")
@@ -115,7 +127,7 @@ func (c config) validate() error {
 	switch {
 	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
 		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
-	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1:
+	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
 		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:

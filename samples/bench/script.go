@@ -242,6 +242,14 @@ func (l *callLog) record(planID string, step int, at time.Time) {
 	}
 }
 
+// at is when step of a plan began, if it did.
+func (l *callLog) at(planID string, step int) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, ok := l.calls[planID][step]
+	return t, ok
+}
+
 // intervals are the times between the starts of consecutive model calls of
 // a plan: one model call and the tool call it asked for, plus whatever the
 // system does in between.
