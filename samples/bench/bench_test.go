@@ -38,7 +38,8 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"-resume-repeat=1", "-resume-heartbeat=500ms",
 		"-scale-points=3,6", "-scale-window=2", "-scale-naive-calls=6",
 		"-storage-calls=3", "-storage-conversation=1KB", "-storage-tool-output=512B", "-storage-tokens=3",
-		"-ttft-turns=2", "-stream-model-time=20ms", "-stream-tokens=3", "-stream-token-delay=1ms", "-timeout=10m", "-repeat=1",
+		"-ttft-turns=2", "-stream-model-time=20ms", "-stream-tokens=3", "-stream-token-delay=1ms",
+		"-concurrent-conversations=3", "-concurrent-turns=2", "-concurrent-tool-delay=5ms", "-timeout=10m", "-repeat=1",
 	})
 	require.NoError(t, err)
 	var out, log bytes.Buffer
@@ -62,6 +63,10 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"scale_n_call3_ms", "scale_n_call6_ms", "scale_n_ratio", "scale_n_naive_call3_ms", "scale_n_naive_call6_ms",
 		"storage_ratio", "storage_durable_ratio", "storage_disk_ratio", "storage_bytes_agent_entry",
 		"ttft_added_p50_ms", "ttft_added_p99_ms",
+		"concurrent_agentree_throughput", "concurrent_agentree_p50_overhead_ms", "concurrent_agentree_p99_overhead_ms",
+		"concurrent_agentree_cpu_s_per_call", "concurrent_agentree_rss_mb", "concurrent_naive_throughput",
+		"concurrent_naive_p50_overhead_ms", "concurrent_naive_p99_overhead_ms", "concurrent_naive_cpu_s_per_call",
+		"concurrent_naive_rss_mb", "concurrent_pg_connections_max", "concurrent_throughput_ratio",
 	} {
 		require.Contains(t, figures, name)
 		require.NotEmpty(t, figures[name], name)
@@ -76,6 +81,13 @@ func TestEveryScenarioTiny(t *testing.T) {
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, storage, 1.0)
 	require.Equal(t, "6", figures["storage_messages"], "the first message, 3 answers, 2 tool results")
+	// Each system's worker process ran and used memory; Agentree's held
+	// a Postgres connection.
+	for _, name := range []string{"concurrent_agentree_rss_mb", "concurrent_naive_rss_mb", "concurrent_pg_connections_max"} {
+		v, err := strconv.ParseFloat(figures[name], 64)
+		require.NoError(t, err)
+		require.Positive(t, v, name)
+	}
 	// A naive turn is at least its model and tool activities; Agentree's
 	// adds its store's local activities.
 	for _, name := range []string{"actions_per_turn_agentree", "actions_per_turn_naive"} {

@@ -53,6 +53,9 @@ type config struct {
 	StreamTokens     int
 	StreamTokenDelay time.Duration
 
+	ConcConversations, ConcTurns, ConcTools int
+	ConcToolDelay                           time.Duration
+
 	// Repeat is how many times every scenario runs; each figure is the
 	// median of its repetitions.
 	Repeat int
@@ -67,7 +70,7 @@ type config struct {
 }
 
 // scenarioNames are the scenarios -scenarios may name, in the order they run.
-var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft"}
+var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft", "concurrent"}
 
 // parseConfig reads the flags of args (without the program name).
 func parseConfig(args []string) (config, error) {
@@ -114,6 +117,10 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.StreamModelTime, "stream-model-time", 200*time.Millisecond, "ttft, concurrent: the streaming model's time per call, its tokens included")
 	fs.IntVar(&c.StreamTokens, "stream-tokens", 20, "ttft, concurrent: tokens the streaming model streams per answer")
 	fs.DurationVar(&c.StreamTokenDelay, "stream-token-delay", 2*time.Millisecond, "ttft, concurrent: time between the streaming model's tokens")
+	fs.IntVar(&c.ConcConversations, "concurrent-conversations", 200, "concurrent: conversations at once, per system")
+	fs.IntVar(&c.ConcTurns, "concurrent-turns", 10, "concurrent: user turns of each conversation")
+	fs.IntVar(&c.ConcTools, "concurrent-tools", 2, "concurrent: tool calls each turn's first answer asks for (they run at once)")
+	fs.DurationVar(&c.ConcToolDelay, "concurrent-tool-delay", 50*time.Millisecond, "concurrent: each tool call's time")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
 	fs.DurationVar(&c.Timeout, "timeout", 4*time.Hour, "the whole benchmark's time limit")
@@ -127,7 +134,8 @@ func (c config) validate() error {
 	switch {
 	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
 		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
-	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1:
+	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1,
+		c.ConcConversations < 1, c.ConcTurns < 1, c.ConcTools < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
 		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:

@@ -195,6 +195,8 @@ type value struct {
 	kind valueKind
 	num  float64
 	str  string
+	// prec is a float's decimals when not 2.
+	prec int
 }
 
 func valueOf(v any) value {
@@ -219,6 +221,9 @@ func valueOf(v any) value {
 // bytesOf is a byte count: a figure prints it as is, a table as 1.2 MB.
 func bytesOf(n int64) value { return value{kind: kindBytes, num: float64(n)} }
 
+// floatOf is a number printed with prec decimals.
+func floatOf(v float64, prec int) value { return value{kind: kindFloat, num: v, prec: prec} }
+
 // msOf is milliseconds given as a number.
 func msOf(v float64) value { return value{kind: kindMs, num: v} }
 
@@ -228,6 +233,9 @@ func (v value) figure() string {
 	case kindMs:
 		return fmt.Sprintf("%.1f", v.num)
 	case kindFloat:
+		if v.prec > 0 {
+			return fmt.Sprintf("%.*f", v.prec, v.num)
+		}
 		return fmt.Sprintf("%.2f", v.num)
 	case kindInt, kindBytes:
 		return fmt.Sprintf("%d", int64(math.Round(v.num)))

@@ -240,7 +240,9 @@ func (n naive) start(ctx context.Context, queue string, p plan, conversation int
 	if err != nil {
 		return "", fmt.Errorf("bench: start the naive agent: %w", err)
 	}
+	n.b.mu.Lock()
 	n.b.naiveIDs = append(n.b.naiveIDs, run.GetID())
+	n.b.mu.Unlock()
 	return run.GetID(), nil
 }
 
