@@ -15,6 +15,19 @@
 //   - resume: a worker process killed (SIGKILL) during the tool call of call 9
 //     of a 10-call conversation and of call 90 of a 1,000-call one; the time
 //     from its replacement's start to the next model call.
+//   - scale_n: the model-call overhead at calls 10, 100 and 1,000 of one
+//     Agentree conversation.
+//   - storage: the bytes of an Agentree conversation's rows in Postgres per
+//     byte of its messages.
+//   - ttft: what Agentree adds to the model's time to first token, from a
+//     user message's POST to the REST gateway to the first SSE token.
+//   - concurrent: many multi-turn conversations at once per system, each
+//     system's worker in a process of its own: throughput, per-call
+//     overhead, CPU and memory per worker, Postgres connections.
+//
+// Every scenario runs -repeat times (figures are medians) and, with
+// -default-server, again on a dev server of Temporal's default dynamic
+// config that the bench starts (figures suffixed _default).
 //
 // It prints a table, then one name=value line per figure. Run it with
 // `make bench`; see README.md for what each figure means and how it is taken.
