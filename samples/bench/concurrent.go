@@ -116,6 +116,9 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 	q := queues{Agentree: b.queues.Agentree + "-concurrent", Naive: b.queues.Naive + "-concurrent"}
 	app := "agentree-bench-" + b.suffix + "-" + sys
 	dbURL, err := withParam(b.dbURL, "application_name", app)
+	if err == nil && c.ConcPoolConns > 0 {
+		dbURL, err = withParam(dbURL, "pool_max_conns", fmt.Sprint(c.ConcPoolConns))
+	}
 	if err != nil {
 		return res, err
 	}
