@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -68,7 +67,7 @@ func (b *bench) reportActions(ctx context.Context, r *report, systems []system, 
 		if err != nil {
 			return err
 		}
-		per := func(n int) string { return fmt.Sprintf("%.2f", float64(n)/float64(o.Calls)) }
+		per := func(n int) float64 { return float64(n) / float64(o.Calls) }
 		r.add("actions_per_turn_"+s.name(), float64(a.total())/float64(o.Calls))
 		t.row(s.name(), per(a.total()), per(a.Starts), per(a.Activities), per(a.LocalActivities), per(a.Signals), per(a.WorkflowTasks))
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -34,7 +35,11 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"-long-calls=5", "-long-conversation=4KB", "-long-tool-output=512B",
 		"-short-calls=4", "-short-conversation=1KB", "-short-tool-output=256B", "-short-repeat=1", "-floor-calls=3",
 		"-resume-small-calls=3", "-resume-small-kill=2", "-resume-large-calls=6", "-resume-large-kill=4",
-		"-resume-repeat=1", "-resume-heartbeat=500ms", "-timeout=5m",
+		"-resume-repeat=1", "-resume-heartbeat=500ms",
+		"-scale-points=3,6", "-scale-window=2", "-scale-naive-calls=6",
+		"-storage-calls=3", "-storage-conversation=1KB", "-storage-tool-output=512B", "-storage-tokens=3",
+		"-ttft-turns=2", "-stream-model-time=20ms", "-stream-tokens=3", "-stream-token-delay=1ms",
+		"-concurrent-conversations=3", "-concurrent-turns=2", "-concurrent-tool-delay=5ms", "-timeout=10m", "-repeat=1", "-default-server=true",
 	})
 	require.NoError(t, err)
 	var out, log bytes.Buffer
@@ -55,14 +60,39 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"resume_small_ms", "resume_large_ms", "resume_ratio",
 		"resume_naive_small_ms", "resume_naive_large_ms", "resume_naive_ratio",
 		"short_local_ratio_p50", "short_tracing_ratio_p50", "actions_per_turn_agentree", "actions_per_turn_naive",
+		"scale_n_call3_ms", "scale_n_call6_ms", "scale_n_ratio", "scale_n_naive_call3_ms", "scale_n_naive_call6_ms",
+		"storage_ratio", "storage_durable_ratio", "storage_disk_ratio", "storage_bytes_agent_entry",
+		"ttft_added_p50_ms", "ttft_added_p99_ms",
+		"concurrent_agentree_throughput", "concurrent_agentree_p50_overhead_ms", "concurrent_agentree_p99_overhead_ms",
+		"concurrent_agentree_cpu_s_per_call", "concurrent_agentree_rss_mb", "concurrent_naive_throughput",
+		"concurrent_naive_p50_overhead_ms", "concurrent_naive_p99_overhead_ms", "concurrent_naive_cpu_s_per_call",
+		"concurrent_naive_rss_mb", "concurrent_pg_connections_max", "concurrent_throughput_ratio",
 	} {
-		require.Contains(t, figures, name)
-		require.NotEmpty(t, figures[name], name)
+		// Every figure is taken on the make-up server and on the dev
+		// server of default dynamic config the bench starts.
+		for _, name := range []string{name, name + defaultSuffix} {
+			require.Contains(t, figures, name)
+			require.NotEmpty(t, figures[name], name)
+		}
 	}
+	require.Equal(t, "COMPLETED", figures["long_agentree_status"+defaultSuffix])
 	require.Equal(t, "5", figures["long_agentree_calls"])
 	require.Equal(t, "COMPLETED", figures["long_agentree_status"])
 	require.Equal(t, "5", figures["long_naive_calls"], "the tiny naive conversation fits in history")
 	require.Equal(t, "COMPLETED", figures["long_naive_status"])
+	// The messages are in the store's rows: there is at least a byte of
+	// rows per byte of conversation.
+	storage, err := strconv.ParseFloat(figures["storage_ratio"], 64)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, storage, 1.0)
+	require.Equal(t, "6", figures["storage_messages"], "the first message, 3 answers, 2 tool results")
+	// Each system's worker process ran and used memory; Agentree's held
+	// a Postgres connection.
+	for _, name := range []string{"concurrent_agentree_rss_mb", "concurrent_naive_rss_mb", "concurrent_pg_connections_max"} {
+		v, err := strconv.ParseFloat(figures[name], 64)
+		require.NoError(t, err)
+		require.Positive(t, v, name)
+	}
 	// A naive turn is at least its model and tool activities; Agentree's
 	// adds its store's local activities.
 	for _, name := range []string{"actions_per_turn_agentree", "actions_per_turn_naive"} {
@@ -72,13 +102,69 @@ func TestEveryScenarioTiny(t *testing.T) {
 	}
 }
 
+// TestEveryScenarioIsNamed: -scenarios accepts each scenario the bench runs.
+func TestEveryScenarioIsNamed(t *testing.T) {
+	var names []string
+	for _, s := range (&bench{}).scenarios() {
+		names = append(names, s.name)
+	}
+	require.Equal(t, scenarioNames, names)
+}
+
+func TestOverheadAtIsTheMedianAroundACall(t *testing.T) {
+	var iv []time.Duration
+	for i := range 20 {
+		iv = append(iv, time.Duration(i)*time.Millisecond)
+	}
+	require.Equal(t, 9*time.Millisecond, overheadAt(iv, 10, 5))  // intervals 7..11
+	require.Equal(t, 17*time.Millisecond, overheadAt(iv, 20, 5)) // shifted: 15..19
+	require.Equal(t, 2*time.Millisecond, overheadAt(iv, 1, 5))   // shifted: 0..4
+}
+
 func TestPlanRidesInThePrompt(t *testing.T) {
-	p := plan{ID: "long-ab12-3", Calls: 100, ToolBytes: 5 << 10}
-	prompt := p.prompt(800 << 10)
-	require.Len(t, prompt, 800<<10)
-	got, err := readPlan([]agentsdk.Message{agentsdk.TextMessage(agentsdk.RoleUser, prompt)})
-	require.NoError(t, err)
-	require.Equal(t, p, got)
+	for _, p := range []plan{
+		{ID: "long-ab12-3", Calls: 100, ToolBytes: 5 << 10},
+		{ID: "c-1", Calls: 2, ToolBytes: 64, Turns: 10, Tools: 2, ModelMs: 200, Tokens: 20, TokenMs: 2, ToolMs: 50, Random: true},
+	} {
+		prompt := p.prompt(800 << 10)
+		require.Len(t, prompt, 800<<10)
+		got, err := readPlan([]agentsdk.Message{agentsdk.TextMessage(agentsdk.RoleUser, prompt)})
+		require.NoError(t, err)
+		require.Equal(t, p, got)
+	}
+	_, err := readPlan([]agentsdk.Message{agentsdk.TextMessage(agentsdk.RoleUser, planPrefix+" id=x calls=2 colour=red\n")})
+	require.Error(t, err)
+}
+
+// TestMultiTurnPlan: each user turn asks for its tools, then answers; the
+// model's time is split into a wait and its tokens.
+func TestMultiTurnPlan(t *testing.T) {
+	p := plan{ID: "c", Calls: 2, Turns: 3, Tools: 2, ModelMs: 200, Tokens: 20, TokenMs: 2, ToolMs: 50}
+	for step := range 6 {
+		turn := p.turn(step, 0)
+		require.Len(t, strings.Fields(turn.Text), 20, step)
+		require.Equal(t, 160*time.Millisecond, turn.Delay)
+		if step%2 == 0 {
+			require.Len(t, turn.ToolCalls, 2, step)
+			require.NotEqual(t, turn.ToolCalls[0].ID, turn.ToolCalls[1].ID)
+		} else {
+			require.Empty(t, turn.ToolCalls, step)
+		}
+	}
+	require.Equal(t, 200*time.Millisecond, p.modelTime(0))
+	require.Equal(t, 162*time.Millisecond, p.firstToken(0))
+	one := plan{ID: "s", Calls: 3}
+	require.Len(t, one.turn(1, 0).ToolCalls, 1)
+	require.Empty(t, one.turn(2, 0).ToolCalls)
+	require.Equal(t, "Done after 3 model calls.", one.turn(2, 0).Text)
+}
+
+func TestRandomWords(t *testing.T) {
+	a := randomWords(1000, 7)
+	require.Len(t, a, 1000)
+	require.Equal(t, a, randomWords(1000, 7))
+	require.NotEqual(t, a, randomWords(1000, 8))
+	require.Len(t, strings.Fields(randomWordsN(20, 3)), 20)
 }
 
 func TestSizes(t *testing.T) {

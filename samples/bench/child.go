@@ -35,9 +35,13 @@ type workerSpec struct {
 	BlockAt int
 	// Log is where the process appends what it does, a line each:
 	// "<event> <plan ID or -> <step> <unix nanoseconds>", where event is
-	// start (its workers begin polling), call (a model call begins) or
-	// block (the tool call of step BlockAt began and holds).
-	Log string
+	// start (its workers begin polling), call (a model call begins),
+	// end (a model call's answer is complete; with LogEnds) or block (the
+	// tool call of step BlockAt began and holds).
+	Log     string
+	LogEnds bool
+	// Only, when set, runs that system's workers alone.
+	Only string
 }
 
 // runWorkerProcess is a worker process's main: both systems' workers, run
@@ -72,6 +76,10 @@ func runWorkerProcess(raw string) error {
 	opts := systemOptions{
 		TemporalAddress: spec.TemporalAddress, Queues: spec.Queues, ToolHeartbeat: spec.ToolHeartbeat,
 		Record: func(planID string, step int, at time.Time) { write("call", planID, step, at) },
+		Only:   spec.Only,
+	}
+	if spec.LogEnds {
+		opts.RecordEnd = func(planID string, step int, at time.Time) { write("end", planID, step, at) }
 	}
 	if spec.BlockAt >= 0 {
 		opts.Block = func(ctx context.Context, step int) {
@@ -103,15 +111,20 @@ type child struct {
 
 // startChild re-runs this binary as a worker process on the resume queues.
 func (b *bench) startChild(dir, name string, blockAt int) (*child, error) {
-	spec, _ := json.Marshal(workerSpec{
+	return startWorkerProcess(workerSpec{
 		DatabaseURL: b.dbURL, TemporalAddress: b.temporal, Queues: b.resumeQueues(),
 		ToolHeartbeat: b.cfg.ResumeHeartbeat, BlockAt: blockAt, Log: filepath.Join(dir, name+".log"),
 	})
+}
+
+// startWorkerProcess re-runs this binary as a worker process of spec.
+func startWorkerProcess(s workerSpec) (*child, error) {
+	spec, _ := json.Marshal(s)
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	c := &child{cmd: exec.Command(exe), log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
+	c := &child{cmd: exec.Command(exe), log: s.Log, done: make(chan struct{})}
 	c.cmd.Env = append(os.Environ(), workerEnv+"="+string(spec))
 	c.cmd.Stdout, c.cmd.Stderr = os.Stderr, os.Stderr
 	if err := c.cmd.Start(); err != nil {

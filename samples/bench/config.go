@@ -3,6 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,10 +34,44 @@ type config struct {
 	ResumeHeartbeat                   time.Duration
 	ResumeNaive                       bool
 
+	ScalePoints       intList
+	ScaleWindow       int
+	ScaleConversation byteSize
+	ScaleToolOutput   byteSize
+	ScaleNaiveCalls   int
+
+	StorageCalls        int
+	StorageConversation byteSize
+	StorageToolOutput   byteSize
+	StorageTokens       int
+
+	TTFTTurns int
+	// The streaming model of ttft and concurrent: each call takes
+	// StreamModelTime, the last StreamTokens x StreamTokenDelay of it
+	// streaming that many tokens.
+	StreamModelTime  time.Duration
+	StreamTokens     int
+	StreamTokenDelay time.Duration
+
+	ConcConversations, ConcTurns, ConcTools int
+	ConcToolDelay                           time.Duration
+	ConcPoolConns                           int
+
+	// Repeat is how many times every scenario runs; each figure is the
+	// median of its repetitions.
+	Repeat int
+	// DefaultServer also runs every scenario on a dev server the bench
+	// starts with Temporal's default dynamic config (TemporalBin).
+	DefaultServer bool
+	TemporalBin   string
+
 	Trace      bool
 	CPUProfile string
 	Timeout    time.Duration
 }
+
+// scenarioNames are the scenarios -scenarios may name, in the order they run.
+var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft", "concurrent"}
 
 // parseConfig reads the flags of args (without the program name).
 func parseConfig(args []string) (config, error) {
@@ -42,16 +79,21 @@ func parseConfig(args []string) (config, error) {
 		LongConversation: 800 << 10, LongToolOutput: 5 << 10,
 		ShortConversation: 10 << 10, ShortToolOutput: 1 << 10,
 		ResumeConversation: 10 << 10, ResumeToolOutput: 1 << 10,
+		ScalePoints: intList{10, 100, 1000}, ScaleConversation: 1 << 10, ScaleToolOutput: 256,
+		StorageConversation: 10 << 10, StorageToolOutput: 2 << 10,
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.StringVar(&c.Scenarios, "scenarios", "long,short,resume", "scenarios to run, comma-separated")
+	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
+	fs.IntVar(&c.Repeat, "repeat", 3, "runs of every scenario; each figure is their median, each table cell the median (lowest–highest)")
+	fs.BoolVar(&c.DefaultServer, "default-server", true, "also run every scenario on a Temporal dev server with the default dynamic config, started by the bench (figures end in _default)")
+	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI that starts that server ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.IntVar(&c.LongCalls, "long-calls", 100, "long: model calls in the one user turn")
 	fs.Var(&c.LongConversation, "long-conversation", "long: initial conversation size (KB = 1024 bytes)")
 	fs.Var(&c.LongToolOutput, "long-tool-output", "long: size of each tool output")
 	fs.IntVar(&c.ShortCalls, "short-calls", 100, "short: model calls in the one user turn")
 	fs.Var(&c.ShortConversation, "short-conversation", "short: initial conversation size")
 	fs.Var(&c.ShortToolOutput, "short-tool-output", "short: size of each tool output")
-	fs.IntVar(&c.ShortRepeat, "short-repeat", 3, "short: conversations per system (and floors), interleaved; intervals are pooled")
+	fs.IntVar(&c.ShortRepeat, "short-repeat", 1, "short: conversations per system (and floors) in each repetition, interleaved; intervals are pooled")
 	fs.IntVar(&c.FloorCalls, "floor-calls", 100, "short: no-op activities per floor workflow")
 	fs.DurationVar(&c.ModelDelay, "model-delay", 0, "the scripted model's time per call")
 	fs.IntVar(&c.ResumeSmallCalls, "resume-small-calls", 10, "resume: calls of the small conversation")
@@ -60,12 +102,30 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ResumeLargeKill, "resume-large-kill", 90, "resume: the worker dies during the tool call of this model call of the large conversation")
 	fs.Var(&c.ResumeConversation, "resume-conversation", "resume: initial conversation size")
 	fs.Var(&c.ResumeToolOutput, "resume-tool-output", "resume: size of each tool output")
-	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 3, "resume: kills per conversation size; the median is reported")
+	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 1, "resume: kills per conversation size in each repetition; their median is the repetition's")
 	fs.DurationVar(&c.ResumeHeartbeat, "resume-heartbeat", 2*time.Second, "resume: tool heartbeat timeout, how soon the dead worker's tool call is retried")
 	fs.BoolVar(&c.ResumeNaive, "resume-naive", true, "resume: measure the naive pattern too")
+	fs.Var(&c.ScalePoints, "scale-points", "scale_n: the calls to time, ascending; the conversation is as long as the last (at most 1000, Agentree's maxTurns)")
+	fs.IntVar(&c.ScaleWindow, "scale-window", 5, "scale_n: intervals around each call whose median is taken")
+	fs.Var(&c.ScaleConversation, "scale-conversation", "scale_n: initial conversation size")
+	fs.Var(&c.ScaleToolOutput, "scale-tool-output", "scale_n: size of each tool output")
+	fs.IntVar(&c.ScaleNaiveCalls, "scale-naive-calls", 100, "scale_n: the naive pattern's conversation, capped (its history grows with the square); 0 = none")
+	fs.IntVar(&c.StorageCalls, "storage-calls", 50, "storage: model calls of the conversation")
+	fs.Var(&c.StorageConversation, "storage-conversation", "storage: first message size")
+	fs.Var(&c.StorageToolOutput, "storage-tool-output", "storage: size of each tool output")
+	fs.IntVar(&c.StorageTokens, "storage-tokens", 20, "storage: words of text in each answer (streamed as tokens)")
+	fs.IntVar(&c.TTFTTurns, "ttft-turns", 30, "ttft: user messages timed")
+	fs.DurationVar(&c.StreamModelTime, "stream-model-time", 200*time.Millisecond, "ttft, concurrent: the streaming model's time per call, its tokens included")
+	fs.IntVar(&c.StreamTokens, "stream-tokens", 20, "ttft, concurrent: tokens the streaming model streams per answer")
+	fs.DurationVar(&c.StreamTokenDelay, "stream-token-delay", 2*time.Millisecond, "ttft, concurrent: time between the streaming model's tokens")
+	fs.IntVar(&c.ConcConversations, "concurrent-conversations", 200, "concurrent: conversations at once, per system")
+	fs.IntVar(&c.ConcTurns, "concurrent-turns", 10, "concurrent: user turns of each conversation")
+	fs.IntVar(&c.ConcTools, "concurrent-tools", 2, "concurrent: tool calls each turn's first answer asks for (they run at once)")
+	fs.DurationVar(&c.ConcToolDelay, "concurrent-tool-delay", 50*time.Millisecond, "concurrent: each tool call's time")
+	fs.IntVar(&c.ConcPoolConns, "concurrent-pool-conns", 0, "concurrent: the Agentree worker's Postgres pool size (0: pgxpool's default, max(4, CPUs))")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
-	fs.DurationVar(&c.Timeout, "timeout", 30*time.Minute, "the whole benchmark's time limit")
+	fs.DurationVar(&c.Timeout, "timeout", 4*time.Hour, "the whole benchmark's time limit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -74,27 +134,34 @@ func parseConfig(args []string) (config, error) {
 
 func (c config) validate() error {
 	switch {
-	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1:
+	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
+		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
+	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1,
+		c.ConcConversations < 1, c.ConcTurns < 1, c.ConcTools < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
 		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:
 		return fmt.Errorf("bench: a resume kill must be at a call with a tool call: 1 <= kill < calls")
 	}
-	for _, s := range strings.Split(c.Scenarios, ",") {
-		if s != "long" && s != "short" && s != "resume" {
-			return fmt.Errorf("bench: unknown scenario %q (long, short, resume)", s)
+	for _, s := range splitComma(c.Scenarios) {
+		if !slices.Contains(scenarioNames, s) {
+			return fmt.Errorf("bench: unknown scenario %q (%s)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return nil
 }
 
-func (c config) runs(scenario string) bool {
-	for _, s := range strings.Split(c.Scenarios, ",") {
-		if s == scenario {
-			return true
+func (c config) runs(scenario string) bool { return slices.Contains(splitComma(c.Scenarios), scenario) }
+
+// splitComma splits a comma-separated list, trimming spaces.
+func splitComma(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
 		}
 	}
-	return false
+	return out
 }
 
 // byteSize is a size flag: 512, 512B, 10KB, 1MB (KB = 1024 bytes).
@@ -132,5 +199,22 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	default:
 		return fmt.Sprintf("%d B", n)
+	}
+}
+
+// defaultTemporalBin is $AGENTREE_TEMPORAL_BIN, else bin/temporal at the
+// module root (make up builds it there).
+func defaultTemporalBin() string {
+	if p := os.Getenv("AGENTREE_TEMPORAL_BIN"); p != "" {
+		return p
+	}
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "bin", "temporal")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(dir, "bin", "temporal")
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,13 +37,15 @@ type bench struct {
 	ids      int
 	// naiveIDs are the naive agents started: the bench deletes them when it
 	// ends, for their histories (one of 50 MB) would stay on the server.
+	// mu guards it.
 	naiveIDs []string
+	mu       sync.Mutex
 }
 
 // openBench creates the schema, migrates it and starts the workers. close
 // stops them and drops the schema.
-func openBench(ctx context.Context, cfg config) (b *bench, close func(), err error) {
-	base, addr := os.Getenv("DATABASE_URL"), os.Getenv("TEMPORAL_ADDRESS")
+func openBench(ctx context.Context, cfg config, addr string) (b *bench, close func(), err error) {
+	base := os.Getenv("DATABASE_URL")
 	if base == "" || addr == "" {
 		return nil, nil, errors.New(`bench: DATABASE_URL and TEMPORAL_ADDRESS must be set: run "make up" and eval "$(make -s env)"`)
 	}
@@ -122,15 +125,20 @@ func execSQL(ctx context.Context, databaseURL, sql string) error {
 // withSearchPath scopes a connection string to schema: pgx passes
 // parameters it does not know to the server as runtime parameters.
 func withSearchPath(databaseURL, schema string) (string, error) {
+	return withParam(databaseURL, "search_path", schema)
+}
+
+// withParam sets a connection parameter in a URL or key=value string.
+func withParam(databaseURL, key, value string) (string, error) {
 	if !strings.HasPrefix(databaseURL, "postgres://") && !strings.HasPrefix(databaseURL, "postgresql://") {
-		return databaseURL + " search_path=" + schema, nil
+		return databaseURL + " " + key + "=" + value, nil
 	}
 	u, err := url.Parse(databaseURL)
 	if err != nil {
 		return "", fmt.Errorf("bench: DATABASE_URL: %w", err)
 	}
 	q := u.Query()
-	q.Set("search_path", schema)
+	q.Set(key, value)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -11,7 +11,7 @@ func (b *bench) long(ctx context.Context, r *report, trace io.Writer) error {
 	c := b.cfg
 	t := r.table(fmt.Sprintf("long: %d model calls, %s initial conversation, %s per tool output",
 		c.LongCalls, formatBytes(int64(c.LongConversation)), formatBytes(int64(c.LongToolOutput))),
-		"system", "calls", "status", "runs", "largest run", "total history", "wall")
+		"system", fmt.Sprintf("calls (of %d)", c.LongCalls), "status", "runs", "largest run", "events", "total history", "events", "wall")
 	outs := map[string]outcome{}
 	for _, s := range []system{agentree{b: b}, naive{b, agentreeToolHeartbeat}} {
 		o, err := b.converse(ctx, s, c.LongCalls, int(c.LongConversation), int(c.LongToolOutput))
@@ -28,28 +28,31 @@ func (b *bench) long(ctx context.Context, r *report, trace io.Writer) error {
 		r.add(n+"_calls", o.Calls)
 		r.add(n+"_status", o.Status)
 		r.add(n+"_runs", len(o.Runs))
-		r.add(n+"_max_run_history_bytes", big.Bytes)
+		r.add(n+"_max_run_history_bytes", bytesOf(big.Bytes))
 		r.add(n+"_max_run_history_events", big.Events)
-		r.add(n+"_total_history_bytes", bytes)
+		r.add(n+"_total_history_bytes", bytesOf(bytes))
 		r.add(n+"_wall_ms", o.Wall)
 		status := o.Status
 		if o.Reason != "" {
 			status += ": " + o.Reason
 		}
-		t.row(s.name(), fmt.Sprintf("%d/%d", o.Calls, c.LongCalls), status, fmt.Sprint(len(o.Runs)),
-			fmt.Sprintf("%s (%d events)", formatBytes(big.Bytes), big.Events),
-			fmt.Sprintf("%s (%d events)", formatBytes(bytes), events), fmtMs(o.Wall))
+		t.row(s.name(), o.Calls, status, len(o.Runs), bytesOf(big.Bytes), big.Events, bytesOf(bytes), events, o.Wall)
 	}
-	a, n := outs[nameAgentree], outs[nameNaive]
-	_, aBytes := a.total()
-	_, nBytes := n.total()
-	smaller := ratio(nBytes, aBytes)
-	r.add("long_history_ratio", smaller)
+	_, aBytes := outs[nameAgentree].total()
+	_, nBytes := outs[nameNaive].total()
+	r.add("long_history_ratio", ratio(nBytes, aBytes))
 
-	r.target("long: Agentree completes every call", a.Status == "COMPLETED" && a.Calls == c.LongCalls,
-		fmt.Sprintf("%d/%d %s", a.Calls, c.LongCalls, a.Status))
-	r.target("long: Agentree's largest run <= 64 KiB", a.largest().Bytes <= 64<<10, formatBytes(a.largest().Bytes))
-	r.target("long: naive terminated by the server, or Agentree's total >= 25x smaller",
-		n.Status == "TERMINATED" || smaller >= 25, fmt.Sprintf("naive %s, %.1fx smaller", n.Status, smaller))
+	r.target("long: Agentree completes every call", func(f figures) (bool, string) {
+		return f.text("long_agentree_status") == "COMPLETED" && int(f.num("long_agentree_calls")) == c.LongCalls,
+			fmt.Sprintf("%s/%d %s", f.text("long_agentree_calls"), c.LongCalls, f.text("long_agentree_status"))
+	})
+	r.target("long: Agentree's largest run <= 64 KiB", func(f figures) (bool, string) {
+		b := f["long_agentree_max_run_history_bytes"]
+		return b.num <= 64<<10, b.cell()
+	})
+	r.target("long: naive terminated by the server, or Agentree's total >= 25x smaller", func(f figures) (bool, string) {
+		st, smaller := f.text("long_naive_status"), f.num("long_history_ratio")
+		return st == "TERMINATED" || smaller >= 25, fmt.Sprintf("naive %s, %.1fx smaller", st, smaller)
+	})
 	return nil
 }

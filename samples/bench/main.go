@@ -15,6 +15,19 @@
 //   - resume: a worker process killed (SIGKILL) during the tool call of call 9
 //     of a 10-call conversation and of call 90 of a 1,000-call one; the time
 //     from its replacement's start to the next model call.
+//   - scale_n: the model-call overhead at calls 10, 100 and 1,000 of one
+//     Agentree conversation.
+//   - storage: the bytes of an Agentree conversation's rows in Postgres per
+//     byte of its messages.
+//   - ttft: what Agentree adds to the model's time to first token, from a
+//     user message's POST to the REST gateway to the first SSE token.
+//   - concurrent: many multi-turn conversations at once per system, each
+//     system's worker in a process of its own: throughput, per-call
+//     overhead, CPU and memory per worker, Postgres connections.
+//
+// Every scenario runs -repeat times (figures are medians) and, with
+// -default-server, again on a dev server of Temporal's default dynamic
+// config that the bench starts (figures suffixed _default).
 //
 // It prints a table, then one name=value line per figure. Run it with
 // `make bench`; see README.md for what each figure means and how it is taken.
@@ -29,6 +42,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 )
 
@@ -56,8 +70,10 @@ func main() {
 	}
 }
 
-// run runs the scenarios cfg names and prints the report to out; progress,
-// and traces when asked for, go to log.
+// run runs the scenarios cfg names, -repeat times each, on the server
+// TEMPORAL_ADDRESS names and, with -default-server, on a dev server of
+// Temporal's default dynamic config it starts; it prints the report to
+// out. Progress, and traces when asked for, go to log.
 func run(ctx context.Context, cfg config, out, log io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -72,29 +88,86 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	b, closeBench, err := openBench(ctx, cfg)
-	if err != nil {
-		return err
+	servers := []server{{addr: os.Getenv("TEMPORAL_ADDRESS")}}
+	if cfg.DefaultServer {
+		fmt.Fprintln(log, "bench: starting a Temporal dev server with the default dynamic config...")
+		dev, err := startDevServer(ctx, cfg.TemporalBin)
+		if err != nil {
+			return err
+		}
+		defer dev.stop()
+		servers = append(servers, server{addr: dev.addr, suffix: defaultSuffix})
 	}
-	defer closeBench()
 	var trace io.Writer
 	if cfg.Trace {
 		trace = log
 	}
-	r := &report{}
-	scenarios := []struct {
-		name string
-		run  func(context.Context, *report, io.Writer) error
-	}{{"long", b.long}, {"short", b.short}, {"resume", b.resume}}
-	for _, s := range scenarios {
-		if cfg.runs(s.name) {
-			fmt.Fprintf(log, "bench: %s...\n", s.name)
-			if err := s.run(ctx, r, trace); err != nil {
-				return err
+	results := make([]*report, len(servers))
+	for i, srv := range servers {
+		var err error
+		if results[i], err = runOn(ctx, cfg, srv, log, trace); err != nil {
+			return err
+		}
+		trace = nil
+	}
+
+	fmt.Fprintf(out, "Agentree vs the naive pattern: Temporal at %s, the same worker settings, scripted model; "+
+		"each figure the median of %d repetitions (lowest–highest)\n", servers[0].addr, cfg.Repeat)
+	results[0].printTables(out, "")
+	if len(results) > 1 {
+		fmt.Fprintf(out, "\n== the same on a Temporal dev server with its default dynamic config (%s): "+
+			"no eager activities, the default workflowIdReuseMinimalInterval; its figures end in %s ==\n", servers[1].addr, defaultSuffix)
+		results[1].printTables(out, " ["+strings.TrimPrefix(defaultSuffix, "_")+" config]")
+	}
+	results[0].printTargets(out)
+	fmt.Fprintln(out)
+	for i, r := range results {
+		r.printFigures(out, servers[i].suffix)
+	}
+	return nil
+}
+
+// server is a Temporal server the scenarios run on; suffix ends its
+// figures' names.
+type server struct{ addr, suffix string }
+
+// defaultSuffix ends the names of the figures taken on the dev server of
+// default dynamic config.
+const defaultSuffix = "_default"
+
+// runOn runs every scenario cfg names on one server, cfg.Repeat times,
+// and returns the repetitions merged.
+func runOn(ctx context.Context, cfg config, srv server, log, trace io.Writer) (*report, error) {
+	b, closeBench, err := openBench(ctx, cfg, srv.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBench()
+	reps := make([]*report, cfg.Repeat)
+	for i := range reps {
+		reps[i] = &report{}
+		for _, s := range b.scenarios() {
+			if !cfg.runs(s.name) {
+				continue
+			}
+			fmt.Fprintf(log, "bench: %s%s, repetition %d of %d...\n", s.name, srv.suffix, i+1, cfg.Repeat)
+			if err := s.run(ctx, reps[i], trace); err != nil {
+				return nil, fmt.Errorf("%s (%s): %w", s.name, srv.addr, err)
 			}
 		}
+		trace = nil
 	}
-	fmt.Fprintf(out, "Agentree vs the naive pattern: Temporal at %s, the same worker settings, scripted model\n", b.temporal)
-	r.print(out)
-	return nil
+	return merge(reps), nil
+}
+
+// scenario is one scenario: it adds its tables, figures and targets to a
+// repetition's report.
+type scenario struct {
+	name string
+	run  func(context.Context, *report, io.Writer) error
+}
+
+// scenarios are every scenario, in the order they run.
+func (b *bench) scenarios() []scenario {
+	return []scenario{{"long", b.long}, {"short", b.short}, {"resume", b.resume}, {"scale_n", b.scaleN}, {"storage", b.storage}, {"ttft", b.ttft}, {"concurrent", b.concurrent}}
 }

@@ -54,31 +54,48 @@ type NaiveToolOutput struct {
 // and every tool output comes back into it, so history grows with the
 // square of the number of calls.
 func NaiveAgent(ctx workflow.Context, in NaiveInput) (NaiveResult, error) {
+	_, answer, calls, err := naiveTurn(ctx, in, in.Messages)
+	if err != nil {
+		return NaiveResult{}, err
+	}
+	return NaiveResult{Calls: calls, Text: answer.Text()}, nil
+}
+
+// naiveTurn answers the last user message of msgs: model calls, each
+// given the whole conversation, and the tool calls each asks for (those
+// of one answer at once, as the react agent runs them), until an answer
+// asks for none or in.MaxCalls calls were made. It returns the
+// conversation with everything appended, the last answer and the calls.
+func naiveTurn(ctx workflow.Context, in NaiveInput, msgs []agentsdk.Message) ([]agentsdk.Message, agentsdk.Message, int, error) {
 	retry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 4}
 	mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Minute, RetryPolicy: retry})
 	tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: in.ToolHeartbeat, RetryPolicy: retry,
 	})
-	msgs := in.Messages
+	var answer agentsdk.Message
 	for calls := 1; calls <= in.MaxCalls; calls++ {
-		var answer agentsdk.Message
+		answer = agentsdk.Message{}
 		err := workflow.ExecuteActivity(mctx, NaiveModelActivity, NaiveModelInput{Model: in.Model, Tools: in.Tools, Messages: msgs}).Get(ctx, &answer)
 		if err != nil {
-			return NaiveResult{}, err
+			return msgs, answer, calls, err
 		}
 		msgs = append(msgs, answer)
 		if len(answer.ToolCalls()) == 0 {
-			return NaiveResult{Calls: calls, Text: answer.Text()}, nil
+			return msgs, answer, calls, nil
 		}
+		var runs []workflow.Future
 		for _, tc := range answer.ToolCalls() {
+			runs = append(runs, workflow.ExecuteActivity(tctx, NaiveToolActivity, tc))
+		}
+		for i, tc := range answer.ToolCalls() {
 			var out NaiveToolOutput
-			if err := workflow.ExecuteActivity(tctx, NaiveToolActivity, tc).Get(ctx, &out); err != nil {
-				return NaiveResult{}, err
+			if err := runs[i].Get(ctx, &out); err != nil {
+				return msgs, answer, calls, err
 			}
 			msgs = append(msgs, agentsdk.ToolResultMessage(tc, out.Text, out.IsError))
 		}
 	}
-	return NaiveResult{Calls: in.MaxCalls}, nil
+	return msgs, answer, in.MaxCalls, nil
 }
 
 // NaiveActivities are the naive pattern's model and tool calls.

@@ -54,10 +54,12 @@ func (b *bench) resume(ctx context.Context, r *report, trace io.Writer) error {
 		r.add(name+"small_ms", sm)
 		r.add(name+"large_ms", lg)
 		r.add(name+"ratio", ratio(lg, sm))
-		t.row(s.name(), fmtMs(sm), fmtMs(lg), fmt.Sprintf("%.2f", ratio(lg, sm)), samples(small)+"; "+samples(large))
+		t.row(s.name(), sm, lg, ratio(lg, sm), samples(small)+"; "+samples(large))
 		if s.name() == nameAgentree {
-			r.target("resume: Agentree's large / small <= 1.2", ratio(lg, sm) <= 1.2,
-				fmt.Sprintf("%s / %s = %.2f", fmtMs(lg), fmtMs(sm), ratio(lg, sm)))
+			r.target("resume: Agentree's large / small <= 1.2", func(f figures) (bool, string) {
+				return f.num("resume_ratio") <= 1.2, fmt.Sprintf("%s / %s = %s",
+					f.ms("resume_large_ms"), f.ms("resume_small_ms"), f.text("resume_ratio"))
+			})
 		}
 	}
 	return nil

@@ -102,6 +102,20 @@ func (b *bench) converse(ctx context.Context, s system, calls, conversation, too
 type agentree struct {
 	b      *bench
 	traced bool
+	// org, when set, is the organization its executions run in (the
+	// bench's own otherwise).
+	org string
+	// multiTurn starts executions in multi-turn mode: after each answer
+	// they wait for the next user message.
+	multiTurn bool
+}
+
+// orgID is the organization the executions run in.
+func (a agentree) orgID() string {
+	if a.org != "" {
+		return a.org
+	}
+	return a.b.org.ID
 }
 
 func (a agentree) name() string {
@@ -127,12 +141,16 @@ func (a agentree) start(ctx context.Context, queue string, p plan, conversation 
 	return a.startIn(ctx, queue, p, conversation, "")
 }
 
-func (a agentree) startIn(ctx context.Context, queue string, p plan, conversation int, mode string) (string, error) {
+func (a agentree) startIn(ctx context.Context, queue string, p plan, conversation int, persistence string) (string, error) {
+	mode := agentsdk.ModeOneShot
+	if a.multiTurn {
+		mode = agentsdk.ModeMultiTurn
+	}
 	ex, err := a.client(queue).Start(ctx, aclient.StartRequest{
-		OrgID: a.b.org.ID, Kind: react.Kind, UserPrompt: p.prompt(conversation),
+		OrgID: a.orgID(), Kind: react.Kind, UserPrompt: p.prompt(conversation),
 		Config: agentsdk.Config{
-			Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: []string{ToolName},
-			MaxTurns: p.Calls, LoopThreshold: -1, PersistenceMode: mode,
+			Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: []string{ToolName}, Mode: mode,
+			MaxTurns: p.Calls, LoopThreshold: -1, PersistenceMode: persistence,
 			// The naive pattern sends the whole conversation every call, and
 			// the scripted model reads its plan from the first prompt: a
 			// compaction would change both what is compared and the script.
@@ -163,12 +181,12 @@ func (a agentree) wait(ctx context.Context, id string) (string, string, error) {
 	if _, err := a.client("").Wait(ctx, id); ctx.Err() != nil {
 		return "", "", fmt.Errorf("bench: wait for %s: %w", id, err)
 	}
-	ex, err := a.b.store.GetExecution(ctx, a.b.org.ID, id)
+	ex, err := a.b.store.GetExecution(ctx, a.orgID(), id)
 	return string(ex.Status), ex.Error, err
 }
 
 func (a agentree) stop(ctx context.Context, id string) error {
-	if _, err := a.client("").Cancel(ctx, a.b.org.ID, id); err != nil {
+	if _, err := a.client("").Cancel(ctx, a.orgID(), id); err != nil {
 		return err
 	}
 	_, _, err := a.wait(ctx, id)
@@ -222,7 +240,9 @@ func (n naive) start(ctx context.Context, queue string, p plan, conversation int
 	if err != nil {
 		return "", fmt.Errorf("bench: start the naive agent: %w", err)
 	}
+	n.b.mu.Lock()
 	n.b.naiveIDs = append(n.b.naiveIDs, run.GetID())
+	n.b.mu.Unlock()
 	return run.GetID(), nil
 }
 

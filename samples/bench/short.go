@@ -52,10 +52,10 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 		_, bytes := last[name].total()
 		r.add("short_"+name+"_call_p50_ms", percentile(ts, .5))
 		r.add("short_"+name+"_call_p95_ms", percentile(ts, .95))
-		r.add("short_"+name+"_total_history_bytes", bytes)
-		t.row(name, fmtMs(percentile(ts, .5)), fmtMs(percentile(ts, .95)), fmt.Sprint(len(ts)), formatBytes(bytes))
+		r.add("short_"+name+"_total_history_bytes", bytesOf(bytes))
+		t.row(name, percentile(ts, .5), percentile(ts, .95), len(ts), bytesOf(bytes))
 	}
-	t.row("floor: no-op activity", fmtMs(percentile(floor, .5)), fmtMs(percentile(floor, .95)), fmt.Sprint(len(floor)), "")
+	t.row("floor: no-op activity", percentile(floor, .5), percentile(floor, .95), len(floor), "")
 
 	a, n, f := percentile(times[nameAgentree], .5), percentile(times[nameNaive], .5), percentile(floor, .5)
 	overhead := a - c.ModelDelay
@@ -65,20 +65,25 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 	r.add("floor_activity_p95_ms", percentile(floor, .95))
 	r.add("short_agentree_overhead_ms", overhead)
 	r.add("short_overhead_floor_ratio", ratio(overhead, f))
-	t.row("agentree / naive", fmt.Sprintf("%.2f", ratio(a, n)), "", "", "")
+	t.row("agentree / naive", ratio(a, n), "", "", "")
 	l := percentile(times[nameLocal], .5)
 	r.add("short_local_ratio_p50", ratio(l, a))
-	t.row("agentree local / remote", fmt.Sprintf("%.2f", ratio(l, a)), "", "", "")
+	t.row("agentree local / remote", ratio(l, a), "", "", "")
 	tr := percentile(times[nameTraced], .5)
 	r.add("short_tracing_ratio_p50", ratio(tr, a))
-	t.row("agentree tracing on / off", fmt.Sprintf("%.2f", ratio(tr, a)), "", "", "")
+	t.row("agentree tracing on / off", ratio(tr, a), "", "", "")
 
 	if err := b.reportActions(ctx, r, []system{agentree{b: b}, naive{b, agentreeToolHeartbeat}}, last); err != nil {
 		return err
 	}
-	r.target("short: Agentree's p50 <= 0.5 x naive's", ratio(a, n) <= 0.5, fmt.Sprintf("%s vs %s = %.2f", fmtMs(a), fmtMs(n), ratio(a, n)))
-	r.target("short: Agentree's overhead over the model <= 2 x floor", ratio(overhead, f) <= 2,
-		fmt.Sprintf("%s vs floor %s = %.2f x", fmtMs(overhead), fmtMs(f), ratio(overhead, f)))
+	r.target("short: Agentree's p50 <= 0.5 x naive's", func(f figures) (bool, string) {
+		return f.num("short_ratio_p50") <= 0.5, fmt.Sprintf("%s vs %s = %s",
+			f.ms("short_agentree_call_p50_ms"), f.ms("short_naive_call_p50_ms"), f.text("short_ratio_p50"))
+	})
+	r.target("short: Agentree's overhead over the model <= 2 x floor", func(f figures) (bool, string) {
+		return f.num("short_overhead_floor_ratio") <= 2, fmt.Sprintf("%s vs floor %s = %s x",
+			f.ms("short_agentree_overhead_ms"), f.ms("floor_activity_ms"), f.text("short_overhead_floor_ratio"))
+	})
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/agentree/agentree/adapter/localstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -51,6 +52,11 @@ type systemOptions struct {
 	Record        recorder
 	// Block, if set, may hold a tool call until its process dies.
 	Block func(ctx context.Context, step int)
+	// RecordEnd, if set, learns when each model call's answer is complete.
+	RecordEnd recorder
+	// Only, when set (nameAgentree or nameNaive), makes that system's
+	// client and workers alone.
+	Only string
 }
 
 // systems are both systems' Temporal clients and workers on one server:
@@ -73,60 +79,99 @@ type systems struct {
 const benchWorkerName = "bench"
 
 // dialSystems connects both clients and makes (but does not start) their
-// workers. The naive worker also runs the floor workflow.
+// workers. The naive worker also runs the floor workflow. With o.Only set,
+// only that system's client and workers.
 func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	model := newModel(o.ModelDelay, o.Record)
+	var provider agentsdk.Provider = model
+	if o.RecordEnd != nil {
+		provider = endRecorder{model, o.RecordEnd}
+	}
 	tool := newTool(o.Block)
-	dir, err := os.MkdirTemp("", "agentree-bench-local-")
-	if err != nil {
-		return nil, err
+	logger := quietLogger()
+	s := &systems{}
+	if o.Only == "" || o.Only == nameAgentree {
+		dir, err := os.MkdirTemp("", "agentree-bench-local-")
+		if err != nil {
+			return nil, err
+		}
+		if s.local, err = localstore.Open(dir, benchWorkerName); err != nil {
+			return nil, err
+		}
+		plugin, err := adapter.NewPlugin(adapter.Options{
+			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
+			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{tool},
+			ToolHeartbeatTimeout: o.ToolHeartbeat,
+			LocalStore:           s.local, LocalName: benchWorkerName,
+		})
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		if s.agentree, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Plugins: []client.Plugin{plugin}, Logger: logger}); err != nil {
+			s.close()
+			return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
+		}
+		s.workers = append(s.workers, worker.New(s.agentree, o.Queues.Agentree, workerOptions()),
+			worker.New(s.agentree, adapter.LocalQueue(o.Queues.Agentree, benchWorkerName), workerOptions()))
 	}
-	local, err := localstore.Open(dir, benchWorkerName)
-	if err != nil {
-		return nil, err
+	if o.Only == "" || o.Only == nameNaive {
+		var err error
+		if s.naive, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Logger: logger}); err != nil {
+			s.close()
+			return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
+		}
+		tools, err := agentsdk.NewTools(tool)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		naive := &NaiveActivities{Model: provider, Tools: tools}
+		floor := &floorActivities{rec: o.Record}
+		wn := worker.New(s.naive, o.Queues.Naive, workerOptions())
+		wn.RegisterWorkflowWithOptions(NaiveAgent, workflow.RegisterOptions{Name: NaiveWorkflowName})
+		wn.RegisterWorkflowWithOptions(NaiveChat, workflow.RegisterOptions{Name: NaiveChatWorkflowName})
+		wn.RegisterActivityWithOptions(naive.CallModel, activity.RegisterOptions{Name: NaiveModelActivity})
+		wn.RegisterActivityWithOptions(naive.RunTool, activity.RegisterOptions{Name: NaiveToolActivity})
+		wn.RegisterWorkflowWithOptions(FloorWorkflow, workflow.RegisterOptions{Name: FloorWorkflowName})
+		wn.RegisterActivityWithOptions(floor.Noop, activity.RegisterOptions{Name: NoopActivity})
+		s.workers = append(s.workers, wn)
 	}
-	plugin, err := adapter.NewPlugin(adapter.Options{
-		Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
-		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{tool},
-		ToolHeartbeatTimeout: o.ToolHeartbeat,
-		LocalStore:           local, LocalName: benchWorkerName,
-	})
-	if err != nil {
-		return nil, err
-	}
-	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	s := &systems{local: local}
-	s.agentree, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Plugins: []client.Plugin{plugin}, Logger: logger})
-	if err != nil {
-		return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
-	}
-	s.naive, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Logger: logger})
-	if err != nil {
-		s.agentree.Close()
-		return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
-	}
-	tools, err := agentsdk.NewTools(tool)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	naive := &NaiveActivities{Model: model, Tools: tools}
-	floor := &floorActivities{rec: o.Record}
-	wn := worker.New(s.naive, o.Queues.Naive, workerOptions())
-	wn.RegisterWorkflowWithOptions(NaiveAgent, workflow.RegisterOptions{Name: NaiveWorkflowName})
-	wn.RegisterActivityWithOptions(naive.CallModel, activity.RegisterOptions{Name: NaiveModelActivity})
-	wn.RegisterActivityWithOptions(naive.RunTool, activity.RegisterOptions{Name: NaiveToolActivity})
-	wn.RegisterWorkflowWithOptions(FloorWorkflow, workflow.RegisterOptions{Name: FloorWorkflowName})
-	wn.RegisterActivityWithOptions(floor.Noop, activity.RegisterOptions{Name: NoopActivity})
-	s.workers = []worker.Worker{worker.New(s.agentree, o.Queues.Agentree, workerOptions()),
-		worker.New(s.agentree, adapter.LocalQueue(o.Queues.Agentree, benchWorkerName), workerOptions()), wn}
-	if o.Queues.Traced != "" {
-		if err := s.dialTraced(store, o, model, tool, logger); err != nil {
+	if o.Queues.Traced != "" && o.Only == "" {
+		if err := s.dialTraced(store, o, provider, tool, logger); err != nil {
 			s.close()
 			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// endRecorder is a provider that records when each call's answer is
+// complete, as a worker process tells the bench (event "end").
+type endRecorder struct {
+	*scripted.Provider
+	rec recorder
+}
+
+// Stream implements agentsdk.Provider.
+func (p endRecorder) Stream(ctx context.Context, req agentsdk.ModelRequest, on agentsdk.StreamFunc) (agentsdk.ModelResponse, error) {
+	resp, err := p.Provider.Stream(ctx, req, on)
+	if pl, perr := readPlan(req.Messages); err == nil && perr == nil {
+		p.rec(pl.ID, assistantMessages(req.Messages), time.Now())
+	}
+	return resp, err
+}
+
+// assistantMessages counts a conversation's answers: the step of the model
+// call it is the request of.
+func assistantMessages(msgs []agentsdk.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == agentsdk.RoleAssistant {
+			n++
+		}
+	}
+	return n
 }
 
 // dialTraced adds Agentree with tracing on: its own plugin and client,
@@ -156,6 +201,11 @@ func (s *systems) dialTraced(store *entrystore.Store, o systemOptions, model age
 	return nil
 }
 
+// quietLogger is the Temporal clients' logger: errors only, to stderr.
+func quietLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+}
+
 // start starts every worker.
 func (s *systems) start() error {
 	for _, w := range s.workers {
@@ -171,8 +221,12 @@ func (s *systems) close() {
 	for _, w := range s.workers {
 		w.Stop()
 	}
-	s.naive.Close()
-	s.agentree.Close()
+	if s.naive != nil {
+		s.naive.Close()
+	}
+	if s.agentree != nil {
+		s.agentree.Close()
+	}
 	if s.traced != nil {
 		s.traced.Close()
 	}

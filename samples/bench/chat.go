@@ -1,0 +1,228 @@
+package main
+
+// The concurrent scenario's conversations: a driver per system starts
+// them, sends each next user message and tells when a turn is answered.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	aclient "github.com/agentree/agentree/adapter/client"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/scripted"
+)
+
+// chatDriver drives one system's multi-turn conversations.
+type chatDriver interface {
+	start(ctx context.Context, p plan) (string, error)
+	// awaitTurn returns once the conversation answered its turn (0-based)
+	// and is ready for the next message.
+	awaitTurn(ctx context.Context, id string, p plan, turn int) error
+	send(ctx context.Context, id, text string) error
+	// finish ends the conversations once measured.
+	finish(ctx context.Context, ids []string) error
+}
+
+// converseTurns runs one conversation's turns to the end of the last.
+func converseTurns(ctx context.Context, d chatDriver, p plan) (string, error) {
+	id, err := d.start(ctx, p)
+	if err != nil {
+		return id, err
+	}
+	for turn := range p.Turns {
+		if turn > 0 {
+			if err := d.send(ctx, id, fmt.Sprintf("Turn %d: go on.", turn+1)); err != nil {
+				return id, err
+			}
+		}
+		if err := d.awaitTurn(ctx, id, p, turn); err != nil {
+			return id, fmt.Errorf("%s, turn %d: %w", id, turn+1, err)
+		}
+	}
+	return id, nil
+}
+
+// agentreeChat drives multi-turn Agentree executions.
+type agentreeChat struct {
+	b     *bench
+	queue string
+	poll  *waitPoller
+	mu    sync.Mutex
+	seq   map[string]int // each execution's checkpoint when last waiting
+}
+
+func (a *agentreeChat) start(ctx context.Context, p plan) (string, error) {
+	return agentree{b: a.b, multiTurn: true}.start(ctx, a.queue, p, 1<<10)
+}
+
+func (a *agentreeChat) awaitTurn(ctx context.Context, id string, _ plan, _ int) error {
+	a.mu.Lock()
+	after := a.seq[id]
+	a.mu.Unlock()
+	seq, err := a.poll.await(ctx, id, after)
+	a.mu.Lock()
+	a.seq[id] = seq
+	a.mu.Unlock()
+	return err
+}
+
+func (a *agentreeChat) send(ctx context.Context, id, text string) error {
+	v, _ := json.Marshal(agentsdk.UserMessage{Text: text})
+	_, err := aclient.NewClient(a.b.sys.agentree, a.b.store, a.queue).Signal(ctx, a.b.org.ID, id, agentsdk.SignalUserMessage, v)
+	return err
+}
+
+func (a *agentreeChat) finish(ctx context.Context, ids []string) error {
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = agentree{b: a.b}.stop(ctx, id)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// naiveChat drives NaiveChat workflows.
+type naiveChat struct {
+	b     *bench
+	queue string
+	log   *workerLog
+}
+
+func (n naiveChat) start(ctx context.Context, p plan) (string, error) {
+	in := NaiveChatInput{Turns: p.Turns, NaiveInput: NaiveInput{
+		Model: scripted.Model(""), Tools: []agentsdk.ToolSpec{newTool(nil).Spec()}, MaxCalls: p.Calls,
+		Messages: []agentsdk.Message{agentsdk.TextMessage(agentsdk.RoleUser, p.prompt(1<<10))}, ToolHeartbeat: agentreeToolHeartbeat,
+	}}
+	run, err := n.b.sys.naive.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: p.ID, TaskQueue: n.queue}, NaiveChatWorkflowName, in)
+	if err != nil {
+		return "", fmt.Errorf("bench: start the naive chat: %w", err)
+	}
+	n.b.mu.Lock()
+	n.b.naiveIDs = append(n.b.naiveIDs, run.GetID())
+	n.b.mu.Unlock()
+	return run.GetID(), nil
+}
+
+// awaitTurn waits for the turn's answer to be complete in the worker.
+func (n naiveChat) awaitTurn(ctx context.Context, _ string, p plan, turn int) error {
+	_, err := n.log.await(ctx, "end", p.ID, (turn+1)*p.Calls-1)
+	return err
+}
+
+func (n naiveChat) send(ctx context.Context, id, text string) error {
+	return n.b.sys.naive.SignalWorkflow(ctx, id, "", agentsdk.SignalUserMessage, text)
+}
+
+// finish waits for the workflows, which end after their last turn.
+func (n naiveChat) finish(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		if err := n.b.sys.naive.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+			return fmt.Errorf("bench: naive chat %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// waitPoller watches Agentree executions for WAITING with a checkpoint
+// past a given one: every execution awaited, in one query every 10 ms.
+type waitPoller struct {
+	b       *bench
+	mu      sync.Mutex
+	after   map[string]int   // awaited: the checkpoint to pass
+	got     map[string]int   // reached: the checkpoint
+	failed  map[string]error // ended instead
+	changed chan struct{}
+}
+
+func newWaitPoller(b *bench) *waitPoller {
+	return &waitPoller{b: b, after: map[string]int{}, got: map[string]int{}, failed: map[string]error{}, changed: make(chan struct{})}
+}
+
+func (w *waitPoller) run(ctx context.Context) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		w.mu.Lock()
+		ids := make([]string, 0, len(w.after))
+		for id := range w.after {
+			ids = append(ids, id)
+		}
+		w.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		rows, err := w.b.store.Pool().Query(ctx,
+			`SELECT id::text, status, current_checkpoint_seq FROM agent_execution WHERE id = ANY($1::uuid[])`, ids)
+		if err != nil {
+			continue // ctx ended, or a blip: the next tick asks again
+		}
+		var id, status string
+		var seq int
+		w.mu.Lock()
+		for rows.Next() {
+			if rows.Scan(&id, &status, &seq) != nil {
+				continue
+			}
+			after, awaited := w.after[id]
+			switch {
+			case !awaited:
+			case status == "WAITING" && seq > after:
+				w.got[id] = seq
+				delete(w.after, id)
+			case status == "COMPLETED" || status == "FAILED" || status == "CANCELLED" || status == "PAUSED":
+				w.failed[id] = fmt.Errorf("the execution ended %s", status)
+				delete(w.after, id)
+			}
+		}
+		rows.Close()
+		close(w.changed)
+		w.changed = make(chan struct{})
+		w.mu.Unlock()
+	}
+}
+
+// await returns the checkpoint of id's next wait after checkpoint after.
+func (w *waitPoller) await(ctx context.Context, id string, after int) (int, error) {
+	w.mu.Lock()
+	delete(w.got, id)
+	w.after[id] = after
+	w.mu.Unlock()
+	for {
+		w.mu.Lock()
+		seq, ok := w.got[id]
+		err := w.failed[id]
+		changed := w.changed
+		w.mu.Unlock()
+		switch {
+		case ok:
+			return seq, nil
+		case err != nil:
+			return after, err
+		}
+		select {
+		case <-ctx.Done():
+			return after, fmt.Errorf("waiting for WAITING: %w", ctx.Err())
+		case <-changed:
+		}
+	}
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// concurrent runs many multi-turn conversations at once on each system:
+// -concurrent-conversations executions of -concurrent-turns user turns,
+// each turn a streaming model call that asks for -concurrent-tools tool
+// calls of -concurrent-tool-delay, then the answer. Each system's worker
+// runs alone in a process of its own (as resume's do), so its CPU time
+// and memory can be read from /proc.
+//
+// The next user message is sent as soon as the system is ready for it:
+// Agentree's execution reads WAITING with a new checkpoint (all
+// executions polled in one query every 10 ms); the naive workflow's
+// answer is complete in its worker (after which the workflow only blocks
+// on its signal channel; a signal sent earlier waits there). That favours
+// the naive pattern by a workflow task.
+//
+// Per system: throughput (model calls over the wall time, first start to
+// last answer); the overhead of each model call inside a turn (the
+// interval from its start to the next call's, minus the model's time as
+// the worker measured it, from the call's start to its answer, and one
+// tool's time: the tools of an answer run at once in both); the worker process's CPU time
+// per model call and peak resident memory; and, for Agentree, the most
+// Postgres connections its worker held (by application_name) and the
+// database's (every client's) at once, sampled every 100 ms.
+func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) error {
+	c := b.cfg
+	dir, err := os.MkdirTemp("", "agentree-bench-concurrent-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	t := r.table(fmt.Sprintf("concurrent: %d conversations at once, %d turns each; a turn: a %s streaming model call (%d tokens) asking for %d tool calls of %s, then the answer",
+		c.ConcConversations, c.ConcTurns, c.StreamModelTime, c.StreamTokens, c.ConcTools, c.ConcToolDelay),
+		"", "calls/s", "overhead p50", "overhead p99", "CPU s / call", "peak RSS MB", "model calls", "wall")
+	res := map[string]concResult{}
+	for _, sys := range []string{nameAgentree, nameNaive} {
+		cr, err := b.concurrentRun(ctx, dir, sys)
+		if err != nil {
+			return fmt.Errorf("bench: concurrent, %s: %w", sys, err)
+		}
+		res[sys] = cr
+		n := "concurrent_" + sys + "_"
+		tput := float64(cr.calls) / cr.wall.Seconds()
+		p50, p99 := percentile(cr.overheads, .5), percentile(cr.overheads, .99)
+		cpu := floatOf(cr.cpu.Seconds()/float64(cr.calls), 5)
+		rss := floatOf(float64(cr.rss)/(1<<20), 1)
+		r.add(n+"throughput", tput)
+		r.add(n+"p50_overhead_ms", p50)
+		r.add(n+"p99_overhead_ms", p99)
+		r.add(n+"cpu_s_per_call", cpu)
+		r.add(n+"rss_mb", rss)
+		t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall)
+	}
+	a, nv := res[nameAgentree], res[nameNaive]
+	tr := (float64(a.calls) / a.wall.Seconds()) / (float64(nv.calls) / nv.wall.Seconds())
+	r.add("concurrent_throughput_ratio", tr)
+	r.add("concurrent_pg_connections_max", a.pgMax)
+	r.add("concurrent_pg_connections_db_max", a.pgDBMax)
+	t.row("agentree / naive", tr, "", "", "", "", "", "")
+	t.row("Postgres connections, most at once: Agentree's worker; the database", a.pgMax, a.pgDBMax, "", "", "", "", "")
+	r.target("concurrent: Agentree's throughput >= naive's", func(f figures) (bool, string) {
+		return f.num("concurrent_throughput_ratio") >= 1, fmt.Sprintf("%s vs %s calls/s = %s",
+			f.text("concurrent_agentree_throughput"), f.text("concurrent_naive_throughput"), f.text("concurrent_throughput_ratio"))
+	})
+	r.target("concurrent: Agentree's p99 overhead per model call <= 250 ms", func(f figures) (bool, string) {
+		return f.num("concurrent_agentree_p99_overhead_ms") <= 250, f.ms("concurrent_agentree_p99_overhead_ms")
+	})
+	return nil
+}
+
+// concResult is what one system's concurrent run measured.
+type concResult struct {
+	calls     int
+	wall      time.Duration
+	overheads []time.Duration
+	cpu       time.Duration
+	rss       int64
+	// pgMax is the most connections the worker held at once; pgDBMax the
+	// database's, every client's.
+	pgMax, pgDBMax int
+}
+
+// concurrentRun runs every conversation at once on one system's worker
+// process.
+func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult, error) {
+	c := b.cfg
+	var res concResult
+	q := queues{Agentree: b.queues.Agentree + "-concurrent", Naive: b.queues.Naive + "-concurrent"}
+	app := "agentree-bench-" + b.suffix + "-" + sys
+	dbURL, err := withParam(b.dbURL, "application_name", app)
+	if err == nil && c.ConcPoolConns > 0 {
+		dbURL, err = withParam(dbURL, "pool_max_conns", fmt.Sprint(c.ConcPoolConns))
+	}
+	if err != nil {
+		return res, err
+	}
+	logPath := filepath.Join(dir, fmt.Sprintf("%s-%s.log", sys, randomHex(4)))
+	ch, err := startWorkerProcess(workerSpec{DatabaseURL: dbURL, TemporalAddress: b.temporal, Queues: q,
+		BlockAt: -1, Log: logPath, LogEnds: true, Only: sys})
+	if err != nil {
+		return res, err
+	}
+	defer ch.stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-ch.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	wl := newWorkerLog(logPath)
+	go wl.follow(ctx, 5*time.Millisecond)
+	if _, err := wl.await(ctx, "start", "-", -1); err != nil {
+		return res, err
+	}
+	pid := ch.cmd.Process.Pid
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return res, err
+	}
+
+	var d chatDriver
+	sctx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	samples := make(chan [2]int, 1)
+	if sys == nameAgentree {
+		poll := newWaitPoller(b)
+		go poll.run(ctx)
+		d = &agentreeChat{b: b, queue: q.Agentree, poll: poll, seq: map[string]int{}}
+		go func() { samples <- b.samplePgConnections(sctx, app) }()
+	} else {
+		samples <- [2]int{}
+		d = naiveChat{b: b, queue: q.Naive, log: wl}
+	}
+
+	plans := make([]plan, c.ConcConversations)
+	ids := make([]string, len(plans))
+	errs := make([]error, len(plans))
+	began := time.Now()
+	var wg sync.WaitGroup
+	for i := range plans {
+		plans[i] = plan{ID: b.newPlanID("concurrent-" + sys), Calls: 2, Turns: c.ConcTurns, Tools: c.ConcTools, ToolBytes: 256,
+			ModelMs: int(c.StreamModelTime / time.Millisecond), Tokens: c.StreamTokens, TokenMs: int(c.StreamTokenDelay / time.Millisecond),
+			ToolMs: int(c.ConcToolDelay / time.Millisecond)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i], errs[i] = converseTurns(ctx, d, plans[i])
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	res.wall = time.Since(began)
+	stopSampling()
+	pg := <-samples
+	res.pgMax, res.pgDBMax = pg[0], pg[1]
+	for _, err := range errs {
+		if err != nil {
+			return res, err
+		}
+	}
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return res, err
+	}
+	res.cpu = cpu1 - cpu0
+	if res.rss, err = procPeakRSS(pid); err != nil {
+		return res, err
+	}
+	for _, p := range plans {
+		starts, ends := wl.times("call", p.ID), wl.times("end", p.ID)
+		res.calls += len(starts)
+		for step := range p.Calls * p.Turns {
+			next, ok1 := starts[step+1]
+			end, ok2 := ends[step]
+			if ok1 && ok2 && step%p.Calls != p.Calls-1 {
+				res.overheads = append(res.overheads, next.Sub(end)-c.ConcToolDelay)
+			}
+		}
+	}
+	if want := c.ConcConversations * c.ConcTurns * 2; res.calls != want {
+		return res, fmt.Errorf("%d model calls, not %d", res.calls, want)
+	}
+	return res, d.finish(ctx, ids)
+}
+
+// samplePgConnections counts Postgres connections every 100 ms until ctx
+// ends, and returns the most at once: those named app, and the
+// database's.
+func (b *bench) samplePgConnections(ctx context.Context, app string) [2]int {
+	var most [2]int
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var mine, all int
+		err := b.store.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE application_name = $1), count(*)
+			FROM pg_stat_activity WHERE datname = current_database()`, app).Scan(&mine, &all)
+		if err == nil {
+			most[0], most[1] = max(most[0], mine), max(most[1], all)
+		}
+		select {
+		case <-ctx.Done():
+			return most
+		case <-tick.C:
+		}
+	}
+}
