@@ -2,8 +2,10 @@ package entrystore
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -45,6 +47,9 @@ func (s *Store) readPath(ctx context.Context, op, query, orgID, leafID string) (
 		return nil, wrap(op, err)
 	}
 	defer rows.Close()
+	if binaryPath(rows.FieldDescriptions()) {
+		return decodePath(op, rows, ids[0])
+	}
 	var path []Entry
 	var leafDepth, from int
 	var executionID string
@@ -201,3 +206,50 @@ var pathPageSQL = `
 		ORDER BY e.depth LIMIT $5
 	) page
 	ORDER BY page.depth LIMIT $5`
+
+// decodedPaths counts the paths decodePath read (its tests check the
+// binary path is the one taken).
+var decodedPaths atomic.Int64
+
+// decodePath is readPath's loop over rows in binary (pathDecoder).
+func decodePath(op string, rows pgx.Rows, orgID string) ([]Entry, error) {
+	decodedPaths.Add(1)
+	var path []Entry
+	var d *pathDecoder
+	var from int
+	var executionID string
+	for rows.Next() {
+		vals := rows.RawValues()
+		if path == nil {
+			leafDepth := int4(vals[0])
+			from = int4(vals[1])
+			if from < 0 || from > leafDepth {
+				return nil, errf(op, ErrInvalid, "path read from depth %d of %d", from, leafDepth+1)
+			}
+			path = make([]Entry, leafDepth+1-from)
+			d = newPathDecoder(len(path))
+			var ex [16]byte
+			copy(ex[:], vals[2])
+			var b [36]byte
+			formatUUID(b[:], ex)
+			executionID = string(b[:])
+		}
+		if _, err := d.row(vals, path, from); err != nil {
+			return nil, wrap(op, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(op, err)
+	}
+	if path == nil {
+		return nil, wrap(op, ErrNotFound)
+	}
+	if err := d.finish(path, from); err != nil {
+		return nil, wrap(op, err)
+	}
+	for i := range path {
+		path[i].OrgID, path[i].ExecutionID = orgID, executionID
+		path[i].CreatedAt = path[i].CreatedAt.UTC()
+	}
+	return path, nil
+}
