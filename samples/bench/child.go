@@ -76,7 +76,7 @@ func runWorkerProcess(raw string) error {
 	opts := systemOptions{
 		TemporalAddress: spec.TemporalAddress, Queues: spec.Queues, ToolHeartbeat: spec.ToolHeartbeat,
 		Record: func(planID string, step int, at time.Time) { write("call", planID, step, at) },
-		Only:   spec.Only,
+		Only:   spec.Only, TempDir: filepath.Dir(spec.Log),
 	}
 	if spec.LogEnds {
 		opts.RecordEnd = func(planID string, step int, at time.Time) { write("end", planID, step, at) }

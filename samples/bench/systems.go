@@ -57,6 +57,10 @@ type systemOptions struct {
 	// Only, when set (nameAgentree or nameNaive), makes that system's
 	// client and workers alone.
 	Only string
+	// TempDir holds the local store's directory; "" is the system's. A
+	// worker process that may be killed puts it in the bench's directory,
+	// which the bench removes.
+	TempDir string
 }
 
 // systems are both systems' Temporal clients and workers on one server:
@@ -91,7 +95,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	logger := quietLogger()
 	s := &systems{}
 	if o.Only == "" || o.Only == nameAgentree {
-		dir, err := os.MkdirTemp("", "agentree-bench-local-")
+		dir, err := os.MkdirTemp(o.TempDir, "agentree-bench-local-")
 		if err != nil {
 			return nil, err
 		}
