@@ -74,16 +74,20 @@ type Options struct {
 	// retried elsewhere; default 5 seconds. Model calls heartbeat on a
 	// timer while they run (every quarter of this), streaming or not.
 	ModelHeartbeatTimeout time.Duration
-	// RemoteModelCalls runs every model call as an activity. By default a
-	// call's first attempt is a local activity, in the workflow task that
-	// asks for it: no task-queue round trip, and an answer with tool calls
-	// goes on to them in the same task. The trade-offs: a cancellation
-	// reaches a running call at the task's next heartbeat (every 4 s,
-	// 80% of its 5 s timeout) rather than the activity's (every quarter
-	// of ModelHeartbeatTimeout), and each of those heartbeats adds three
-	// events to the run's history (which the run's budget counts). Failed
-	// attempts are retried as activities either way.
-	RemoteModelCalls bool
+	// LocalModelCalls makes each model call's first attempt a local
+	// activity, in the workflow task that asks for it: no task-queue round
+	// trip, and an answer with tool calls goes on to them in the same task
+	// (make bench's short scenario: a model and tool step in 52 ms rather
+	// than ~100). The trade-offs: a cancellation reaches a running call at
+	// the task's next heartbeat (every 4 s, 80% of its 5 s timeout) rather
+	// than the activity's (every quarter of ModelHeartbeatTimeout); each
+	// of those heartbeats adds three events to the run's history (which
+	// the run's budget counts); and under many concurrent executions on a
+	// small machine it was slower (make bench's concurrent scenario:
+	// per-call overhead p50 3.7 s against 0.66 s as activities, 50
+	// conversations on 2 cores). Off by default; failed attempts are
+	// retried as activities either way.
+	LocalModelCalls bool
 	// ToolTimeout bounds one tool call; default 10 minutes.
 	ToolTimeout time.Duration
 	// ToolHeartbeatTimeout is how soon a tool call on a dead worker is

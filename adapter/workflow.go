@@ -36,7 +36,7 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 	// The run's history budget is recorded once per run, so a worker
 	// restarted with another budget still replays this run as it ran.
 	enc := workflow.SideEffect(ctx, func(workflow.Context) any {
-		return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes, LocalModels: !r.opts.RemoteModelCalls, Markers: true}
+		return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes, LocalModels: r.opts.LocalModelCalls, Markers: true}
 	})
 	if err := enc.Get(&p.budget); err != nil {
 		return Result{}, err
@@ -220,7 +220,7 @@ func (p *temporalPort) RoomForAnother() bool {
 type runBudget struct {
 	Events, Bytes int
 	// LocalModels runs model calls' first attempts as local activities
-	// (Options.RemoteModelCalls off).
+	// (Options.LocalModelCalls).
 	LocalModels bool `json:",omitempty"`
 	// Markers counts the markers of the workflow task in progress in the
 	// history the budget is measured against.

@@ -40,6 +40,8 @@ type workerSpec struct {
 	// tool call of step BlockAt began and holds).
 	Log     string
 	LogEnds bool
+	// LocalModelCalls is Agentree's Options.LocalModelCalls.
+	LocalModelCalls bool
 	// Only, when set, runs that system's workers alone.
 	Only string
 }
@@ -76,7 +78,7 @@ func runWorkerProcess(raw string) error {
 	opts := systemOptions{
 		TemporalAddress: spec.TemporalAddress, Queues: spec.Queues, ToolHeartbeat: spec.ToolHeartbeat,
 		Record: func(planID string, step int, at time.Time) { write("call", planID, step, at) },
-		Only:   spec.Only, TempDir: filepath.Dir(spec.Log),
+		Only:   spec.Only, TempDir: filepath.Dir(spec.Log), LocalModelCalls: spec.LocalModelCalls,
 	}
 	if spec.LogEnds {
 		opts.RecordEnd = func(planID string, step int, at time.Time) { write("end", planID, step, at) }
@@ -114,6 +116,7 @@ func (b *bench) startChild(dir, name string, blockAt int) (*child, error) {
 	return startWorkerProcess(workerSpec{
 		DatabaseURL: b.dbURL, TemporalAddress: b.temporal, Queues: b.resumeQueues(),
 		ToolHeartbeat: b.cfg.ResumeHeartbeat, BlockAt: blockAt, Log: filepath.Join(dir, name+".log"),
+		LocalModelCalls: b.cfg.LocalModelCalls,
 	})
 }
 

@@ -34,6 +34,10 @@ type config struct {
 	ResumeHeartbeat                   time.Duration
 	ResumeNaive                       bool
 
+	// LocalModelCalls runs Agentree with adapter.Options.LocalModelCalls:
+	// each model call's first attempt a local activity.
+	LocalModelCalls bool
+
 	ScalePoints       intList
 	ScaleWindow       int
 	ScaleConversation byteSize
@@ -105,6 +109,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 1, "resume: kills per conversation size in each repetition; their median is the repetition's")
 	fs.DurationVar(&c.ResumeHeartbeat, "resume-heartbeat", 2*time.Second, "resume: tool heartbeat timeout, how soon the dead worker's tool call is retried")
 	fs.BoolVar(&c.ResumeNaive, "resume-naive", true, "resume: measure the naive pattern too")
+	fs.BoolVar(&c.LocalModelCalls, "local-model-calls", true, "run Agentree with adapter.Options.LocalModelCalls (model calls' first attempts as local activities); false: its default, activities")
 	fs.Var(&c.ScalePoints, "scale-points", "scale_n: the calls to time, ascending; the conversation is as long as the last (at most 1000, Agentree's maxTurns)")
 	fs.IntVar(&c.ScaleWindow, "scale-window", 5, "scale_n: intervals around each call whose median is taken")
 	fs.Var(&c.ScaleConversation, "scale-conversation", "scale_n: initial conversation size")

@@ -83,7 +83,8 @@ func openBench(ctx context.Context, cfg config, addr string) (b *bench, close fu
 	if b.org, err = b.store.CreateOrg(ctx, "bench", "benchmark"); err != nil {
 		return nil, nil, err
 	}
-	b.sys, err = dialSystems(b.store, systemOptions{TemporalAddress: addr, Queues: b.queues, ModelDelay: cfg.ModelDelay, Record: b.calls.record})
+	b.sys, err = dialSystems(b.store, systemOptions{TemporalAddress: addr, Queues: b.queues, ModelDelay: cfg.ModelDelay, Record: b.calls.record,
+		LocalModelCalls: cfg.LocalModelCalls})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -111,8 +111,12 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 		trace = nil
 	}
 
+	calls := "activities (its default)"
+	if cfg.LocalModelCalls {
+		calls = "local activities (adapter.Options.LocalModelCalls; -local-model-calls=false for its default)"
+	}
 	fmt.Fprintf(out, "Agentree vs the naive pattern: Temporal at %s, the same worker settings, scripted model; "+
-		"each figure the median of %d repetitions (lowest–highest)\n", servers[0].addr, cfg.Repeat)
+		"each figure the median of %d repetitions (lowest–highest); Agentree's model calls as %s\n", servers[0].addr, cfg.Repeat, calls)
 	results[0].printTables(out, "")
 	if len(results) > 1 {
 		fmt.Fprintf(out, "\n== the same on a Temporal dev server with its default dynamic config (%s): "+

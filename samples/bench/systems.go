@@ -61,6 +61,8 @@ type systemOptions struct {
 	// worker process that may be killed puts it in the bench's directory,
 	// which the bench removes.
 	TempDir string
+	// LocalModelCalls is Agentree's Options.LocalModelCalls.
+	LocalModelCalls bool
 }
 
 // systems are both systems' Temporal clients and workers on one server:
@@ -105,8 +107,8 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		plugin, err := adapter.NewPlugin(adapter.Options{
 			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{tool},
-			ToolHeartbeatTimeout: o.ToolHeartbeat,
-			LocalStore:           s.local, LocalName: benchWorkerName,
+			ToolHeartbeatTimeout: o.ToolHeartbeat, LocalModelCalls: o.LocalModelCalls,
+			LocalStore: s.local, LocalName: benchWorkerName,
 		})
 		if err != nil {
 			s.close()
@@ -189,7 +191,8 @@ func (s *systems) dialTraced(store *entrystore.Store, o systemOptions, model age
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{tool},
-		ToolHeartbeatTimeout: o.ToolHeartbeat, TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider,
+		ToolHeartbeatTimeout: o.ToolHeartbeat, LocalModelCalls: o.LocalModelCalls,
+		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider,
 	})
 	if err != nil {
 		return err
