@@ -50,8 +50,8 @@ type LocalClaim struct {
 // one holding its store it returns that worker's queue, to continue as
 // new there; on the holder it returns "" and, for the first run, sets the
 // first user entry (appended to the holder's store) as the leaf.
-func (r *segmentRunner) toLocalQueue(ctx workflow.Context, in *SegmentInput) (string, error) {
-	if workflow.GetVersion(ctx, localMode, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+func (r *segmentRunner) toLocalQueue(ctx workflow.Context, changes map[string]int, in *SegmentInput) (string, error) {
+	if version(ctx, changes, localMode, 1) == workflow.DefaultVersion {
 		return "", nil
 	}
 	var claim LocalClaim

@@ -122,11 +122,13 @@ type Options struct {
 	// Retention is the policy of organizations that set none; zero is
 	// entrystore.DefaultRetention (30 days, 90 for failed executions).
 	Retention entrystore.RetentionPolicy
-	// RunEvents and RunBytes are a run's history budget: after a
-	// checkpoint, a run whose history has reached either continues as new;
-	// otherwise the next segment runs in the same run. Defaults 40 events
-	// and 32 KiB, which keep every run under 100 events and 64 KiB for
-	// turns of up to ~15 tool calls; 1 continues as new at every checkpoint.
+	// RunEvents and RunBytes are a run's history budget: a run whose
+	// history has reached either continues as new when its execution
+	// begins to wait for input, and the next run waits. Within a turn a
+	// run goes on while its history leaves a segment room under the hard
+	// limits (100 events, 64 KiB), so turns of any length stay under them.
+	// Defaults 60 events and 32 KiB: a run holds two or three turns of a
+	// couple of tool calls. 1 continues as new at every checkpoint.
 	RunEvents int
 	RunBytes  int
 	// ContextCacheBytes is the size of the worker's cache of executions'
@@ -267,7 +269,7 @@ func (o Options) validate() (*Options, error) {
 		o.ReconcileGrace = 15 * time.Second
 	}
 	if o.RunEvents == 0 {
-		o.RunEvents = 40
+		o.RunEvents = 60
 	}
 	if o.RunBytes == 0 {
 		o.RunBytes = 32 << 10

@@ -42,7 +42,7 @@ func statusAfter(in, out any) (orgID string, status engine.Status, ok bool) {
 // retried, when the cluster does not have the attributes registered.
 func (p *temporalPort) upsertStatus(orgID string, status engine.Status) error {
 	if !p.searchVersionKnown {
-		p.searchVersion = workflow.GetVersion(p.ctx, searchAttributesChange, workflow.DefaultVersion, 1)
+		p.searchVersion = version(p.ctx, p.budget.Changes, searchAttributesChange, 1)
 		p.searchVersionKnown = true
 	}
 	if p.searchVersion == workflow.DefaultVersion {

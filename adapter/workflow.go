@@ -36,13 +36,14 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 	// The run's history budget is recorded once per run, so a worker
 	// restarted with another budget still replays this run as it ran.
 	enc := workflow.SideEffect(ctx, func(workflow.Context) any {
-		return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes, LocalModels: r.opts.LocalModelCalls, Markers: true}
+		return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes, LocalModels: r.opts.LocalModelCalls, Markers: true,
+			AtWaits: true, Changes: r.changes()}
 	})
 	if err := enc.Get(&p.budget); err != nil {
 		return Result{}, err
 	}
 	if in.Local {
-		queue, err := r.toLocalQueue(ctx, &in)
+		queue, err := r.toLocalQueue(ctx, p.budget.Changes, &in)
 		if err != nil {
 			return Result{}, err
 		}
@@ -151,7 +152,7 @@ func (p *temporalPort) Room() (int, int) {
 }
 
 func (p *temporalPort) Version(changeID string, maxSupported int) int {
-	return int(workflow.GetVersion(p.ctx, changeID, workflow.DefaultVersion, workflow.Version(maxSupported)))
+	return int(version(p.ctx, p.budget.Changes, changeID, maxSupported))
 }
 
 func (p *temporalPort) RunTask(name string, input any, output any) error {
@@ -201,18 +202,41 @@ func (p *temporalPort) Await() (agentsdk.Signal, bool) {
 }
 
 // RoomForAnother reports whether this run's history leaves room for
-// another segment within the budget; if not, the run continues as new.
-// Continuing as new at every checkpoint would keep runs smallest, but
-// servers delay the first task of a run that follows one younger than
-// history.workflowIdReuseMinimalInterval (1 s by default) — a second per
-// model turn — so a run holds as many segments as its budget allows.
-func (p *temporalPort) RoomForAnother() bool {
+// another segment; if not, the run continues as new. Continuing as new at
+// every checkpoint would keep runs smallest, but a run costs the server
+// more than any other step of a turn, its first workflow task waits on
+// the task queue's shared (not sticky) poll — which a worker starves
+// while its sticky queue has a backlog — and servers delay the first task
+// of a run that follows one younger than
+// history.workflowIdReuseMinimalInterval (1 s by default). So a run holds
+// as many segments as it can, and ends where nobody waits on the next:
+// at a wait for input once past its budget (the next run starts while
+// the user reads), and within a turn only when the hard limits leave no
+// room for a segment.
+func (p *temporalPort) RoomForAnother(idle bool) bool {
 	if p.budget.Events <= 1 {
 		return false
 	}
 	events, bytes := p.historyNow()
-	return events < p.budget.Events && bytes < p.budget.Bytes
+	under := events < p.budget.Events && bytes < p.budget.Bytes
+	switch {
+	case !p.budget.AtWaits:
+		// Recorded before runs ended at waits: after the wait, by budget.
+		return idle || under
+	case idle:
+		return under
+	}
+	return maxRunEvents-events >= segmentEvents && maxRunBytes-bytes >= segmentBytes
 }
+
+// What a segment may add to a run's history besides its tools, which it
+// fits to the room it finds (at least one): a model call's activity and
+// the workflow task after it, its markers, one tool call, and the
+// reserve of the end of a segment.
+const (
+	segmentEvents = 24
+	segmentBytes  = 16 << 10
+)
 
 // runBudget is a run's history budget (Options.RunEvents, RunBytes) and
 // how the run's code runs, recorded once per run: runs recorded before a
@@ -225,6 +249,12 @@ type runBudget struct {
 	// Markers counts the markers of the workflow task in progress in the
 	// history the budget is measured against.
 	Markers bool `json:",omitempty"`
+	// AtWaits ends the run at a wait for input once past the budget, and
+	// within a turn only at the hard limits (RoomForAnother).
+	AtWaits bool `json:",omitempty"`
+	// Changes are the versions of the workflow's changes this run runs
+	// (see version): recorded here, they cost no history events.
+	Changes map[string]int `json:",omitempty"`
 }
 
 // storeWriteTimeout bounds one attempt of a store write.

@@ -104,6 +104,18 @@ type Context interface {
 // a change.
 const DefaultVersion = -1
 
+// Versioned is an Agent that declares the changes its segment code guards
+// with Context.Version, each with the highest version it supports. A
+// runtime records the declared versions once when a run starts (Temporal:
+// in the run's one side effect), and Version answers from that record:
+// a declared change costs a run's history nothing, where an undeclared one
+// costs a marker and a search-attribute update in every run that reaches
+// it. Declare a change in the same release that adds its Version call.
+type Versioned interface {
+	Agent
+	Changes() map[string]int
+}
+
 // Logger is the structured logger a segment may use (replay-safe in the
 // Temporal runtime).
 type Logger interface {

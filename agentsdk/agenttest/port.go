@@ -215,8 +215,19 @@ func (p *memPort) executeTool(in step.ToolInput) (step.ToolOutcome, error) {
 // Room is unlimited: there is no history in memory.
 func (p *memPort) Room() (int, int) { return 1 << 30, 1 << 30 }
 
-// Version is always the newest: nothing was recorded before.
-func (p *memPort) Version(_ string, maxSupported int) int { return maxSupported }
+// Version is always the newest: nothing was recorded before. An agent
+// that declares its changes (agentsdk.Versioned) must declare every change
+// it asks for, at the version it asks with: one it left out would cost
+// every Temporal run a marker. The segment fails with that error.
+func (p *memPort) Version(changeID string, maxSupported int) int {
+	if v, ok := p.x.opts.Agent.(agentsdk.Versioned); ok {
+		if declared, ok := v.Changes()[changeID]; !ok || declared != maxSupported {
+			panic(fmt.Sprintf("agenttest: agent %s asks for change %q at version %d but declares %v in Changes",
+				v.Kind(), changeID, maxSupported, v.Changes()))
+		}
+	}
+	return maxSupported
+}
 
 // RunChildren: the in-memory runtime runs one execution; sub-agents need
 // the Temporal plugin.
@@ -247,11 +258,11 @@ func (p *memPort) RunTask(name string, input any, output any) error {
 	return json.Unmarshal(b, output)
 }
 
-func (p *memPort) Now() time.Time          { return time.Now() }
-func (p *memPort) Logger() agentsdk.Logger { return slog.Default() }
-func (p *memPort) Cancelled() bool         { return p.cancelled.Load() }
-func (p *memPort) Detach()                 {}
-func (p *memPort) RoomForAnother() bool    { return true }
+func (p *memPort) Now() time.Time           { return time.Now() }
+func (p *memPort) Logger() agentsdk.Logger  { return slog.Default() }
+func (p *memPort) Cancelled() bool          { return p.cancelled.Load() }
+func (p *memPort) Detach()                  {}
+func (p *memPort) RoomForAnother(bool) bool { return true }
 
 func (p *memPort) Received() []agentsdk.Signal {
 	p.mu.Lock()

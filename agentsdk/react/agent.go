@@ -41,6 +41,12 @@ type Agent struct{ opts Options }
 // New returns a react agent.
 func New(opts Options) *Agent { return &Agent{opts: opts} }
 
+// Changes implements agentsdk.Versioned: every change the agent's segment
+// code guards with Context.Version, at its highest version.
+func (a *Agent) Changes() map[string]int {
+	return map[string]int{manualCompaction: 1, parallelTools: 1, toolApprovals: 1, stepBudget: 1, subAgents: 1}
+}
+
 // Kind implements agentsdk.Agent.
 func (a *Agent) Kind() string {
 	if a.opts.Kind != "" {

@@ -54,8 +54,10 @@ type Port interface {
 	Version(changeID string, maxSupported int) int
 	// RoomForAnother reports whether this run may hold another segment;
 	// when not, the engine hands back the next segment's input (continue
-	// as new).
-	RoomForAnother() bool
+	// as new). idle: the execution is about to wait for input, and a run
+	// that ends there hands its successor the wait (SegmentInput.WaitFor),
+	// so the new run starts while nobody waits on it.
+	RoomForAnother(idle bool) bool
 }
 
 // Op names a store operation of Ops.

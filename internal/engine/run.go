@@ -32,6 +32,20 @@ type runner struct {
 func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 	seg := r.seg
 	seg.drain()
+	if in.Waiting != nil {
+		// The run before this one checkpointed and ended as the execution
+		// began to wait: mark it WAITING (its checkpoint, recorded
+		// already, is not announced again) and wait, then resume as that
+		// run would have.
+		if !seg.hasAny(in.WaitFor) {
+			if err := r.port.Local(OpCheckpoint, *in.Waiting, nil); err != nil {
+				return Result{}, nil, err
+			}
+			if !r.await(in.WaitFor) {
+				return r.cancelled()
+			}
+		}
+	}
 	announce := ""
 	if in.Sequence == 0 && in.LeafID != "" && !in.Resumed {
 		announce = event.NameStarted
@@ -84,22 +98,36 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 		}
 		switch outcome.Kind {
 		case agentsdk.OutcomeContinue, agentsdk.OutcomeWait:
+			// A signal that came during the segment's last step may end
+			// its wait before it begins.
+			seg.drain()
 			wait := outcome.Kind == agentsdk.OutcomeWait && !seg.hasAny(outcome.WaitFor)
+			if wait && !r.port.RoomForAnother(true) {
+				// The run ends here, and the next one marks the execution
+				// WAITING and waits: a client that answers at once cannot
+				// race the run's end, and the new run starts while
+				// nobody waits on it.
+				if err := r.checkpoint(false, ""); err != nil {
+					return Result{}, nil, err
+				}
+				seg.drain()
+				next := seg.nextInput(true)
+				next.Waiting = r.seg.checkpointInput()
+				next.Waiting.Wait, next.Waiting.WaitReason, next.Waiting.Steps = true, outcome.Reason, 0
+				next.WaitFor = outcome.WaitFor
+				return Result{}, &next, nil
+			}
 			if err := r.checkpoint(wait, outcome.Reason); err != nil {
 				return Result{}, nil, err
 			}
 			if wait {
-				for !seg.hasAny(outcome.WaitFor) {
-					s, ok := r.port.Await()
-					if !ok {
-						return r.cancelled()
-					}
-					seg.addSignal(s)
+				if !r.await(outcome.WaitFor) {
+					return r.cancelled()
 				}
-				seg.drain()
 				announce = event.NameResumed
 			}
-			if !r.port.RoomForAnother() {
+			if !r.port.RoomForAnother(false) {
+				seg.drain()
 				next := seg.nextInput(wait)
 				return Result{}, &next, nil
 			}
@@ -112,6 +140,21 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 			return r.finish(StatusFailed, "error", fmt.Sprintf("agent %s returned unknown outcome %q", r.agent.Kind(), outcome.Kind))
 		}
 	}
+}
+
+// await waits until a signal named in names (any, when empty) is held,
+// and reports false when the execution was cancelled instead.
+func (r *runner) await(names []string) bool {
+	seg := r.seg
+	for !seg.hasAny(names) {
+		s, ok := r.port.Await()
+		if !ok {
+			return false
+		}
+		seg.addSignal(s)
+	}
+	seg.drain()
+	return true
 }
 
 // checkpoint records the checkpoint that ends a segment; with wait it also

@@ -18,6 +18,12 @@ type SegmentInput struct {
 	Signals []agentsdk.Signal `json:"signals,omitempty"`
 	// Resumed is set on the segment that follows a wait.
 	Resumed bool `json:"resumed,omitempty"`
+	// Waiting: the run that handed over this input checkpointed and ended
+	// as its execution began to wait; this run records Waiting (the same
+	// checkpoint, which marks the execution WAITING) and waits for one of
+	// WaitFor (any signal when empty) before its segment.
+	Waiting *CheckpointInput `json:"waiting,omitempty"`
+	WaitFor []string         `json:"waitFor,omitempty"`
 	// Local: the execution keeps its conversation on the worker that
 	// first ran it (persistenceMode local), and its runs go to that
 	// worker's queue.
