@@ -31,7 +31,12 @@ import (
 // tool's time: the tools of an answer run at once in both); the worker process's CPU time
 // per model call and peak resident memory; and, for Agentree, the most
 // Postgres connections its worker held (by application_name) and the
-// database's (every client's) at once, sampled every 100 ms.
+// database's (every client's) at once, sampled every 100 ms. When the
+// Temporal server and Postgres run on this machine, the CPU time each
+// used per model call (serverMeter): with the model and tools scripted,
+// the Temporal server is where a small machine runs out first. Agentree's
+// Postgres figure includes the bench's own reads of its executions'
+// status (waitPoller) and connection counts.
 func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) error {
 	c := b.cfg
 	dir, err := os.MkdirTemp("", "agentree-bench-concurrent-")
@@ -41,7 +46,8 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 	defer os.RemoveAll(dir)
 	t := r.table(fmt.Sprintf("concurrent: %d conversations at once, %d turns each; a turn: a %s streaming model call (%d tokens) asking for %d tool calls of %s, then the answer",
 		c.ConcConversations, c.ConcTurns, c.StreamModelTime, c.StreamTokens, c.ConcTools, c.ConcToolDelay),
-		"", "calls/s", "overhead p50", "overhead p99", "CPU s / call", "peak RSS MB", "model calls", "wall", "PG conns: worker", "database")
+		"", "calls/s", "overhead p50", "overhead p99", "CPU s / call", "peak RSS MB", "model calls", "wall", "PG conns: worker", "database",
+		"Temporal CPU s / call", "Postgres CPU s / call")
 	res := map[string]concResult{}
 	for _, sys := range []string{nameAgentree, nameNaive} {
 		cr, err := b.concurrentRun(ctx, dir, sys)
@@ -59,10 +65,23 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 		r.add(n+"p99_overhead_ms", p99)
 		r.add(n+"cpu_s_per_call", cpu)
 		r.add(n+"rss_mb", rss)
+		perCall := func(d time.Duration) any {
+			if d < 0 {
+				return "" // not on this machine
+			}
+			return floatOf(d.Seconds()/float64(cr.calls), 5)
+		}
+		tcpu, pcpu := perCall(cr.serverCPU), perCall(cr.pgCPU)
+		if cr.serverCPU >= 0 {
+			r.add(n+"temporal_cpu_s_per_call", tcpu)
+		}
+		if cr.pgCPU >= 0 {
+			r.add(n+"postgres_cpu_s_per_call", pcpu)
+		}
 		if sys == nameAgentree {
-			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, cr.pgMax, cr.pgDBMax)
+			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, cr.pgMax, cr.pgDBMax, tcpu, pcpu)
 		} else {
-			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, "", "")
+			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, "", "", tcpu, pcpu)
 		}
 	}
 	a, nv := res[nameAgentree], res[nameNaive]
@@ -70,7 +89,7 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 	r.add("concurrent_throughput_ratio", tr)
 	r.add("concurrent_pg_connections_max", a.pgMax)
 	r.add("concurrent_pg_connections_db_max", a.pgDBMax)
-	t.row("agentree / naive", tr, "", "", "", "", "", "", "", "")
+	t.row("agentree / naive", tr, "", "", "", "", "", "", "", "", "", "")
 	r.target("concurrent: Agentree's throughput >= naive's", func(f figures) (bool, string) {
 		return f.num("concurrent_throughput_ratio") >= 1, fmt.Sprintf("%s vs %s calls/s = %s",
 			f.text("concurrent_agentree_throughput"), f.text("concurrent_naive_throughput"), f.text("concurrent_throughput_ratio"))
@@ -88,6 +107,10 @@ type concResult struct {
 	overheads []time.Duration
 	cpu       time.Duration
 	rss       int64
+	// serverCPU and pgCPU are the CPU time the Temporal server and
+	// Postgres used over the run, when they run on this machine (-1 when
+	// not).
+	serverCPU, pgCPU time.Duration
 	// pgMax is the most connections the worker held at once; pgDBMax the
 	// database's, every client's.
 	pgMax, pgDBMax int
@@ -133,6 +156,7 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 	if err != nil {
 		return res, err
 	}
+	servers := newServerMeter(b.temporal, b.dbURL)
 
 	var d chatDriver
 	sctx, stopSampling := context.WithCancel(ctx)
@@ -181,6 +205,7 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 		return res, err
 	}
 	res.cpu = cpu1 - cpu0
+	res.serverCPU, res.pgCPU = servers.used()
 	if res.rss, err = procPeakRSS(pid); err != nil {
 		return res, err
 	}

@@ -15,26 +15,8 @@ const clockTicks = 100
 // procCPU is the CPU time (user and system) a process has used, from
 // /proc/<pid>/stat (Linux).
 func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, fmt.Errorf("bench: CPU time of %d: %w", pid, err)
-	}
-	// The command name, in parentheses, may hold spaces: fields count
-	// from after it. utime and stime are fields 14 and 15 of the line.
-	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 13 {
-		return 0, fmt.Errorf("bench: /proc/%d/stat: %q", pid, b)
-	}
-	var ticks int64
-	for _, s := range f[11:13] {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("bench: /proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	t, err := procTimes(pid)
+	return t.self, err
 }
 
 // procPeakRSS is the most resident memory a process has had, in bytes:
