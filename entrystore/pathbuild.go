@@ -50,18 +50,19 @@ func (d *pathDecoder) finish(orgID string, leaf [16]byte) ([]Entry, error) {
 	// values into one buffer.
 	var ids strings.Builder
 	ids.Grow(36 * n)
-	var b [36]byte
 	for _, k := range d.order {
-		formatUUID(b[:], d.rows[k].id)
-		ids.Write(b[:])
+		ids.Write(d.text[36*k : 36*k+36])
 	}
 	allIDs, keys, json := ids.String(), string(d.keys), slices.Clone(d.json)
 
 	path := make([]Entry, n)
 	for i, k := range d.order {
 		r := &d.rows[k]
-		e := &path[i]
-		e.ID, e.OrgID, e.ExecutionID = allIDs[36*i:36*(i+1)], orgID, leafExecution
+		e := Entry{ID: allIDs[36*i : 36*(i+1)], OrgID: orgID, ExecutionID: leafExecution,
+			Seq: r.seq, Depth: int(r.depth), Step: int(r.step),
+			Type: d.str(r.typ), Role: d.str(r.role), TurnID: d.str(r.turn),
+			Content: r.content.of(json), Metadata: r.metadata.of(json), IdempotencyKey: keys[r.key.start:r.key.end],
+			CreatedAt: pgEpoch.Add(time.Duration(r.createdAt) * time.Microsecond).UTC()}
 		if r.execution >= 0 {
 			e.ExecutionID = execution(r.execution)
 		}
@@ -70,17 +71,13 @@ func (d *pathDecoder) finish(orgID string, leaf [16]byte) ([]Entry, error) {
 			if r.parent >= 0 && d.parents[r.parent] != d.rows[d.order[i-1]].id {
 				return nil, errf("path", ErrInvalid, "entry at depth %d is not its predecessor's child", r.depth)
 			}
-			e.ParentID = path[i-1].ID
+			e.ParentID = allIDs[36*(i-1) : 36*i]
 		case r.parent >= 0 && r.depth > 0:
 			e.ParentID = uuidString(d.parents[r.parent])
 		case r.parent >= 0 || r.depth > 0:
 			return nil, errf("path", ErrInvalid, "the path's first entry (depth %d) does not start it", r.depth)
 		}
-		e.Seq, e.Depth, e.Step = r.seq, int(r.depth), int(r.step)
-		e.Type, e.Role, e.TurnID = d.str(r.typ), d.str(r.role), d.str(r.turn)
-		e.Content, e.Metadata = r.content.of(json), r.metadata.of(json)
-		e.IdempotencyKey = keys[r.key.start:r.key.end]
-		e.CreatedAt = pgEpoch.Add(time.Duration(r.createdAt) * time.Microsecond).UTC()
+		path[i] = e
 	}
 	return path, nil
 }

@@ -3,6 +3,7 @@ package entrystore
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"slices"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
@@ -68,7 +69,8 @@ func binaryPath(fds []pgconn.FieldDescription) bool {
 // distinct types, roles, turns and executions are shared strings.
 type pathDecoder struct {
 	rows     []pathRow
-	keys     []byte     // the rows' idempotency keys, back to back
+	text     []byte     // the rows' IDs as text, 36 bytes each
+	keys     []byte     // their idempotency keys, back to back
 	json     []byte     // their contents and metadata, back to back
 	execs    [][16]byte // the distinct executions sent, by index
 	execIdx  map[[16]byte]int32
@@ -120,10 +122,10 @@ func newPathDecoder() *pathDecoder {
 // enough are kept. A decoder holds no pointer into what its read
 // returned (the strings it interned are cleared).
 func (d *pathDecoder) release() {
-	if cap(d.rows)*int(unsafe.Sizeof(pathRow{}))+cap(d.keys)+cap(d.json)+4*cap(d.order) > maxIdleDecoder {
+	if cap(d.rows)*int(unsafe.Sizeof(pathRow{}))+cap(d.text)+cap(d.keys)+cap(d.json)+4*cap(d.order) > maxIdleDecoder {
 		return
 	}
-	d.rows, d.keys, d.json, d.order = d.rows[:0], d.keys[:0], d.json[:0], d.order[:0]
+	d.rows, d.text, d.keys, d.json, d.order = d.rows[:0], d.text[:0], d.keys[:0], d.json[:0], d.order[:0]
 	d.execs, d.parents = d.execs[:0], d.parents[:0]
 	clear(d.strs)
 	d.strs = d.strs[:0]
@@ -203,6 +205,9 @@ func bigint(v []byte) int64 { return int64(binary.BigEndian.Uint64(v)) }
 func (d *pathDecoder) row(vals [][]byte) {
 	var r pathRow
 	copy(r.id[:], vals[colID])
+	n := len(d.text)
+	d.text = slices.Grow(d.text, 36)[:n+36]
+	formatUUID(d.text[n:], r.id)
 	r.seq = bigint(vals[colSeq])
 	r.depth = int4(vals[colDepth])
 	r.step = int4(vals[colStep])
