@@ -76,16 +76,21 @@ func (s *Store) readPath(ctx context.Context, op, query, orgID, leafID string) (
 // row sends costs the server a conversion, so what the caller can derive
 // is NULL (sent as a length alone): the execution on entries of the
 // leaf's, and the parent on entries inside a branch, which continue the
-// entry before them (the first entry read's parent is sent).
+// entry before them (the first entry read's parent is sent). The rows
+// that send a parent also send the path's length, so the decoder
+// allocates the result while rows still stream in (the first row is
+// usually one of them).
 func pathCols(from string) string {
-	first := "e.id = e.branch_id"
+	first, size := "e.id = e.branch_id", "(SELECT max(max_depth) FROM seg) + 1"
 	if from != "" {
 		first += " OR e.depth = " + from
+		size += " - " + from
 	}
 	return `CASE WHEN e.id = $2 OR e.agent_execution_id <> (SELECT agent_execution_id FROM agent_entry WHERE id = $2)
 			THEN e.agent_execution_id END,
 		e.id, CASE WHEN ` + first + ` THEN e.parent_id END, e.seq, e.depth, e.step, e.entry_type, e.role,
-		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at`
+		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at,
+		CASE WHEN ` + first + ` THEN ` + size + ` END`
 }
 
 // pathSQL walks branch by branch and reads each branch's share as an index

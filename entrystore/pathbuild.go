@@ -55,7 +55,10 @@ func (d *pathDecoder) finish(orgID string, leaf [16]byte) ([]Entry, error) {
 	}
 	allIDs, keys, json := ids.String(), string(d.keys), slices.Clone(d.json)
 
-	path := make([]Entry, n)
+	path := d.path
+	if len(path) != n {
+		path = make([]Entry, n)
+	}
 	for i, k := range d.order {
 		r := &d.rows[k]
 		e := Entry{ID: allIDs[36*i : 36*(i+1)], OrgID: orgID, ExecutionID: leafExecution,

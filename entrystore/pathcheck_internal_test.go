@@ -57,6 +57,15 @@ func TestPathDecoderChecksTheRowsAreAPath(t *testing.T) {
 	require.Equal(t, "00000000-0000-0000-0000-000000000008", path[0].ExecutionID, "sent: its own")
 	require.Equal(t, "00000000-0000-0000-0000-000000000009", path[1].ExecutionID, "not sent: the leaf's")
 
+	// A row may tell the path's length early; a wrong one changes nothing.
+	for _, size := range []uint32{1, 2, 3, 4, 1 << 30} {
+		root := pathVals(1, 0, other, 0)
+		root[colSize] = binary.BigEndian.AppendUint32(nil, size)
+		sized, err := decode(pathVals(3, 2, ex, 0), root, pathVals(2, 1, 0, 1))
+		require.NoError(t, err)
+		require.Equal(t, path, sized, "size %d", size)
+	}
+
 	from, err := decode(pathVals(2, 1, 0, 1), pathVals(3, 2, ex, 0))
 	require.NoError(t, err)
 	require.Equal(t, "00000000-0000-0000-0000-000000000001", from[0].ParentID, "a path read from depth 1")

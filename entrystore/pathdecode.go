@@ -31,13 +31,14 @@ const (
 	colKey
 	colMetadata
 	colCreatedAt
+	colSize
 )
 
 // pathColumns are the binary types pathDecoder reads the columns as.
 var pathColumns = []uint32{
 	pgtype.UUIDOID, pgtype.UUIDOID, pgtype.UUIDOID, pgtype.Int8OID, pgtype.Int4OID, pgtype.Int4OID,
 	pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID, pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID,
-	pgtype.TimestamptzOID,
+	pgtype.TimestamptzOID, pgtype.Int4OID,
 }
 
 // binaryPath reports whether a path query's rows came in the binary
@@ -80,6 +81,9 @@ type pathDecoder struct {
 	strIdx   map[string]int32
 	minDepth int32
 	maxDepth int32
+	// path is the result, allocated as soon as a row tells its length
+	// (colSize) so that this happens while rows still stream in.
+	path []Entry
 }
 
 // pathRow is one row staged: texts are indexes into strs (-1 for NULL),
@@ -126,7 +130,7 @@ func (d *pathDecoder) release() {
 		return
 	}
 	d.rows, d.text, d.keys, d.json, d.order = d.rows[:0], d.text[:0], d.keys[:0], d.json[:0], d.order[:0]
-	d.execs, d.parents = d.execs[:0], d.parents[:0]
+	d.execs, d.parents, d.path = d.execs[:0], d.parents[:0], nil
 	clear(d.strs)
 	d.strs = d.strs[:0]
 	clear(d.strIdx)
@@ -232,7 +236,16 @@ func (d *pathDecoder) row(vals [][]byte) {
 	}
 	d.maxDepth = max(d.maxDepth, r.depth)
 	d.rows = append(d.rows, r)
+	if d.path == nil && vals[colSize] != nil {
+		if n := int4(vals[colSize]); n > 0 && n <= maxPathHint {
+			d.path = make([]Entry, n)
+		}
+	}
 }
+
+// maxPathHint bounds the length a row may make the decoder allocate
+// before the rows are counted.
+const maxPathHint = 1 << 22
 
 // formatUUID writes id's canonical text form into b (36 bytes).
 func formatUUID(b []byte, id [16]byte) {

@@ -18,8 +18,9 @@ func scanPathRow(rows pgx.Rows) ([][]byte, error) {
 	var typ, role, turn, key pgtype.Text
 	var content, metadata []byte
 	var createdAt time.Time
+	var size pgtype.Int4
 	if err := rows.Scan(&execution, &id, &parent, &seq, &depth, &step, &typ, &role, &content, &turn, &key,
-		&metadata, &createdAt); err != nil {
+		&metadata, &createdAt, &size); err != nil {
 		return nil, err
 	}
 	vals := make([][]byte, len(pathColumns))
@@ -30,6 +31,9 @@ func scanPathRow(rows pgx.Rows) ([][]byte, error) {
 	vals[colType], vals[colRole], vals[colTurn], vals[colKey] = textValue(typ), textValue(role), textValue(turn), textValue(key)
 	vals[colContent], vals[colMetadata] = content, metadata
 	vals[colCreatedAt] = binary.BigEndian.AppendUint64(nil, uint64(createdAt.UnixMicro()-pgEpoch.UnixMicro()))
+	if size.Valid {
+		vals[colSize] = binary.BigEndian.AppendUint32(nil, uint32(size.Int32))
+	}
 	return vals, nil
 }
 
