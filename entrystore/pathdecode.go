@@ -16,7 +16,9 @@ import (
 // the organization is the caller's; the execution only where it is not the
 // leaf's (and on the leaf's row); the parent only on a branch's first
 // entry and on the entry the path is read from — every other entry's
-// parent is the entry before it on the path, as a branch is linear.
+// parent is the entry before it on the path, as a branch is linear. The
+// rows that send a parent also send the path's length (colSize), which
+// lets the decoder allocate the path before the last row is in.
 const (
 	colExecution = iota
 	colID
