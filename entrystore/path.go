@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Path returns the entries from the root down to leafID — the conversation a
@@ -19,8 +17,9 @@ import (
 // fork on the way up, through the covering index
 // agent_entry_walk); each branch's share of the path is then one range of
 // agent_entry_branch: depth up to where the path leaves it. Parents are
-// checked on append to share the leaf's execution, so scoping the leaf to
-// the organization scopes the path.
+// checked on append to be of the entry's execution or the one it resumes
+// or forks, all of one organization, so scoping the leaf to the
+// organization scopes the path; each entry keeps its own execution.
 func (s *Store) Path(ctx context.Context, orgID, leafID string) ([]Entry, error) {
 	return s.readPath(ctx, "path "+leafID, pathSQL, orgID, leafID)
 }
@@ -35,8 +34,8 @@ func (s *Store) ContextPath(ctx context.Context, orgID, leafID string) ([]Entry,
 	return s.readPath(ctx, "context path "+leafID, contextPathSQL, orgID, leafID)
 }
 
-// readPath runs query, a path query whose rows start with the leaf's
-// depth and the depth the path is read from, and places its rows by depth.
+// readPath runs query, a path query with pathColumns, and builds the path
+// from its rows (pathDecoder).
 func (s *Store) readPath(ctx context.Context, op, query, orgID, leafID string) ([]Entry, error) {
 	ids, err := readIDs(op, orgID, leafID)
 	if err != nil {
@@ -47,60 +46,56 @@ func (s *Store) readPath(ctx context.Context, op, query, orgID, leafID string) (
 		return nil, wrap(op, err)
 	}
 	defer rows.Close()
+	d := newPathDecoder()
+	defer d.release()
 	if binaryPath(rows.FieldDescriptions()) {
-		return decodePath(op, rows, ids[0])
-	}
-	var path []Entry
-	var leafDepth, from int
-	var executionID string
-	var execution, id, parent pgtype.UUID
-	var role, turn pgtype.Text
-	for rows.Next() {
-		var e Entry
-		err := rows.Scan(&leafDepth, &from, &execution, &id, &parent, &e.Seq, &e.Depth, &e.Step, &e.Type, &role,
-			(*[]byte)(&e.Content), &turn, &e.IdempotencyKey, (*[]byte)(&e.Metadata), &e.CreatedAt)
-		if err != nil {
-			return nil, wrap(op, err)
+		decodedPaths.Add(1)
+		for rows.Next() {
+			d.row(rows.RawValues())
 		}
-		if path == nil {
-			if from < 0 || from > leafDepth {
-				return nil, errf(op, ErrInvalid, "path read from depth %d of %d", from, leafDepth+1)
+	} else {
+		for rows.Next() {
+			vals, err := scanPathRow(rows)
+			if err != nil {
+				return nil, wrap(op, err)
 			}
-			path = make([]Entry, leafDepth+1-from)
-			executionID = uuid.UUID(execution.Bytes).String()
+			d.row(vals)
 		}
-		// Depths on a path are exactly from..leafDepth, so each row has its slot.
-		if e.Depth < from || e.Depth > leafDepth || path[e.Depth-from].ID != "" {
-			return nil, errf(op, ErrInvalid, "entry at depth %d does not fit a path of %d", e.Depth, leafDepth+1)
-		}
-		e.ID = uuid.UUID(id.Bytes).String()
-		if parent.Valid {
-			e.ParentID = uuid.UUID(parent.Bytes).String()
-		}
-		e.OrgID, e.ExecutionID, e.Role, e.TurnID = ids[0], executionID, role.String, turn.String
-		e.CreatedAt = e.CreatedAt.UTC()
-		path[e.Depth-from] = e
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap(op, err)
 	}
-	if path == nil {
-		return nil, wrap(op, ErrNotFound)
+	path, err := d.finish(ids[0], uuid.MustParse(ids[1]))
+	return path, wrap(op, err)
+}
+
+// pathCols is the select list of a path query (pathColumns) over the
+// agent_entry rows e of the path of leaf $2, read from depth from (an SQL
+// expression; "" for the root). Columns go out in binary and uncast: text
+// conversion of 10,000 rows cost as much as reading them. Each column a
+// row sends costs the server a conversion, so what the caller can derive
+// is NULL (sent as a length alone): the execution on entries of the
+// leaf's, and the parent on entries inside a branch, which continue the
+// entry before them (the first entry read's parent is sent). The rows
+// that send a parent also send the path's length, so the decoder
+// allocates the result while rows still stream in (the first row is
+// usually one of them).
+func pathCols(from string) string {
+	first, size := "e.id = e.branch_id", "(SELECT max(max_depth) FROM seg) + 1"
+	if from != "" {
+		first += " OR e.depth = " + from
+		size += " - " + from
 	}
-	for _, e := range path {
-		if e.ID == "" {
-			return nil, errf(op, ErrInvalid, "path to %s has a gap", leafID)
-		}
-	}
-	return path, nil
+	return `CASE WHEN e.id = $2 OR e.agent_execution_id <> (SELECT agent_execution_id FROM agent_entry WHERE id = $2)
+			THEN e.agent_execution_id END,
+		e.id, CASE WHEN ` + first + ` THEN e.parent_id END, e.seq, e.depth, e.step, e.entry_type, e.role,
+		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at,
+		CASE WHEN ` + first + ` THEN ` + size + ` END`
 }
 
 // pathSQL walks branch by branch and reads each branch's share as an index
 // range. It has no ORDER BY: sorting 10,000 wide rows spilled past work_mem
-// and tripled the query's time, and Path places rows by depth anyway. The
-// leaf's depth comes first on every row so Path can size its slice once.
-// Columns go out in binary and uncast (the org, the caller's, not at all):
-// text conversion of 10,000 rows cost as much as reading them.
+// and tripled the query's time, and Path places rows by depth anyway.
 var pathSQL = `
 	WITH RECURSIVE seg (branch_id, max_depth) AS (
 		SELECT branch_id, depth FROM agent_entry WHERE id = $2 AND org_id = $1
@@ -110,8 +105,7 @@ var pathSQL = `
 		JOIN agent_entry h ON h.id = seg.branch_id
 		JOIN agent_entry p ON p.id = h.parent_id
 	)
-	SELECT (SELECT max(max_depth) FROM seg), 0, e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.step, e.entry_type, e.role,
-		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at
+	SELECT ` + pathCols("") + `
 	FROM seg JOIN agent_entry e ON e.branch_id = seg.branch_id AND e.depth <= seg.max_depth
 	WHERE e.org_id = $1`
 
@@ -140,8 +134,7 @@ var contextPathSQL = `
 			ORDER BY c.depth DESC LIMIT 1
 		), 0)
 	)
-	SELECT (SELECT max(max_depth) FROM seg), kept.depth, e.agent_execution_id, e.id, e.parent_id, e.seq, e.depth, e.step, e.entry_type, e.role,
-		e.content, e.turn_id, e.idempotency_key, e.metadata, e.created_at
+	SELECT ` + pathCols("kept.depth") + `
 	FROM kept, seg CROSS JOIN LATERAL (
 		SELECT * FROM agent_entry
 		WHERE branch_id = seg.branch_id AND depth BETWEEN kept.depth AND seg.max_depth AND org_id = $1
@@ -207,49 +200,6 @@ var pathPageSQL = `
 	) page
 	ORDER BY page.depth LIMIT $5`
 
-// decodedPaths counts the paths decodePath read (its tests check the
-// binary path is the one taken).
+// decodedPaths counts the paths read from binary rows (its tests check
+// the binary path is the one taken).
 var decodedPaths atomic.Int64
-
-// decodePath is readPath's loop over rows in binary (pathDecoder).
-func decodePath(op string, rows pgx.Rows, orgID string) ([]Entry, error) {
-	decodedPaths.Add(1)
-	var path []Entry
-	var d *pathDecoder
-	var from int
-	var executionID string
-	for rows.Next() {
-		vals := rows.RawValues()
-		if path == nil {
-			leafDepth := int4(vals[0])
-			from = int4(vals[1])
-			if from < 0 || from > leafDepth {
-				return nil, errf(op, ErrInvalid, "path read from depth %d of %d", from, leafDepth+1)
-			}
-			path = make([]Entry, leafDepth+1-from)
-			d = newPathDecoder(len(path))
-			var ex [16]byte
-			copy(ex[:], vals[2])
-			var b [36]byte
-			formatUUID(b[:], ex)
-			executionID = string(b[:])
-		}
-		if _, err := d.row(vals, path, from); err != nil {
-			return nil, wrap(op, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(op, err)
-	}
-	if path == nil {
-		return nil, wrap(op, ErrNotFound)
-	}
-	if err := d.finish(path, from); err != nil {
-		return nil, wrap(op, err)
-	}
-	for i := range path {
-		path[i].OrgID, path[i].ExecutionID = orgID, executionID
-		path[i].CreatedAt = path[i].CreatedAt.UTC()
-	}
-	return path, nil
-}

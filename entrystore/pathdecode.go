@@ -3,23 +3,48 @@ package entrystore
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"time"
+	"slices"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// pathColumns are the columns of a path query's rows, in order (pathSQL,
-// contextPathSQL), and the binary types pathDecoder reads them as.
+// The columns of a path query's rows (pathSQL, contextPathSQL), in order.
+// What the caller can derive is left out or sent only where it cannot be:
+// the organization is the caller's; the execution only where it is not the
+// leaf's (and on the leaf's row); the parent only on a branch's first
+// entry and on the entry the path is read from — every other entry's
+// parent is the entry before it on the path, as a branch is linear. The
+// rows that send a parent also send the path's length (colSize), which
+// lets the decoder allocate the path before the last row is in.
+const (
+	colExecution = iota
+	colID
+	colParent
+	colSeq
+	colDepth
+	colStep
+	colType
+	colRole
+	colContent
+	colTurn
+	colKey
+	colMetadata
+	colCreatedAt
+	colSize
+)
+
+// pathColumns are the binary types pathDecoder reads the columns as.
 var pathColumns = []uint32{
-	pgtype.Int4OID, pgtype.Int4OID, pgtype.UUIDOID, pgtype.UUIDOID, pgtype.UUIDOID, pgtype.Int8OID, pgtype.Int4OID,
-	pgtype.Int4OID, pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID, pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID,
-	pgtype.TimestamptzOID,
+	pgtype.UUIDOID, pgtype.UUIDOID, pgtype.UUIDOID, pgtype.Int8OID, pgtype.Int4OID, pgtype.Int4OID,
+	pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID, pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID,
+	pgtype.TimestamptzOID, pgtype.Int4OID,
 }
 
 // binaryPath reports whether a path query's rows came in the binary
-// formats pathDecoder reads; else readPath scans them.
+// formats pathDecoder reads; else readPath scans them (scanPathRow).
 func binaryPath(fds []pgconn.FieldDescription) bool {
 	if len(fds) != len(pathColumns) {
 		return false
@@ -38,125 +63,191 @@ func binaryPath(fds []pgconn.FieldDescription) bool {
 // pathDecoder decodes a path's rows from their binary columns. Scanning
 // them one value at a time cost a string per ID, a copy per JSON value
 // and a reflective call per column: a third of loading a 10,000-entry
-// path. It keeps the raw IDs and writes each as text once, into one
-// string for the whole path (its IDs are substrings of it); an entry's
-// parent is the entry before it, which the path's shape guarantees and
-// the decoder checks; contents and metadata go into one buffer; the few
-// distinct types, roles and turns are shared strings.
+// path. Rows come in no particular order and without the path's length,
+// so each is staged first as a pathRow, which holds no pointers, its
+// key and JSON values in shared buffers (all reused from read to read);
+// finish then places them by depth and writes every ID as text once into
+// one string for the whole path, the keys into another and the JSON
+// values into one buffer (the entries' are parts of them). The few
+// distinct types, roles, turns and executions are shared strings.
 type pathDecoder struct {
-	ids     [][16]byte // by slot: the entry's ID
-	parents [][16]byte // by slot: its parent's, zero for none
-	hasPar  []bool
-	arena   []byte
-	spans   []span // by slot: content, then metadata
-	strs    map[string]string
+	rows     []pathRow
+	text     []byte     // the rows' IDs as text, 36 bytes each
+	keys     []byte     // their idempotency keys, back to back
+	json     []byte     // their contents and metadata, back to back
+	execs    [][16]byte // the distinct executions sent, by index
+	execIdx  map[[16]byte]int32
+	parents  [][16]byte // the parents sent
+	order    []int32    // by slot: the row there (finish)
+	strs     []string   // interned texts, by index
+	strIdx   map[string]int32
+	minDepth int32
+	maxDepth int32
+	// path is the result, allocated as soon as a row tells its length
+	// (colSize) so that this happens while rows still stream in.
+	path []Entry
 }
 
-type span struct{ content, contentEnd, meta, metaEnd int }
-
-func newPathDecoder(n int) *pathDecoder {
-	return &pathDecoder{ids: make([][16]byte, n), parents: make([][16]byte, n), hasPar: make([]bool, n),
-		spans: make([]span, n), strs: map[string]string{}}
+// pathRow is one row staged: texts are indexes into strs (-1 for NULL),
+// the execution and parent indexes into execs and parents (-1 for not
+// sent), JSON values spans of json (start -1 for NULL) and the key a
+// span of keys.
+type pathRow struct {
+	id                     [16]byte
+	seq, createdAt         int64
+	depth, step            int32
+	typ, role, turn        int32
+	execution, parent      int32
+	key, content, metadata span
 }
 
-// intern shares the string of b among equal values.
-func (d *pathDecoder) intern(b []byte) string {
-	if s, ok := d.strs[string(b)]; ok {
-		return s
+// span is a value's place in a decoder buffer.
+type span struct{ start, end int32 }
+
+// idleDecoders keeps a few decoders' buffers between reads. Not a
+// sync.Pool: a 10,000-entry read allocates enough to start a collection,
+// which empties a sync.Pool, so its buffers were allocated afresh each
+// time (a third of what a read allocated).
+var idleDecoders = make(chan *pathDecoder, 4)
+
+// maxIdleDecoder is the most buffer space an idle decoder keeps.
+const maxIdleDecoder = 4 << 20
+
+func newPathDecoder() *pathDecoder {
+	var d *pathDecoder
+	select {
+	case d = <-idleDecoders:
+	default:
+		d = &pathDecoder{strIdx: map[string]int32{}, execIdx: map[[16]byte]int32{}}
+	}
+	d.minDepth, d.maxDepth = -1, -1
+	return d
+}
+
+// release keeps d's buffers for another read, unless they are large or
+// enough are kept. A decoder holds no pointer into what its read
+// returned (the strings it interned are cleared).
+func (d *pathDecoder) release() {
+	if cap(d.rows)*int(unsafe.Sizeof(pathRow{}))+cap(d.text)+cap(d.keys)+cap(d.json)+4*cap(d.order) > maxIdleDecoder {
+		return
+	}
+	d.rows, d.text, d.keys, d.json, d.order = d.rows[:0], d.text[:0], d.keys[:0], d.json[:0], d.order[:0]
+	d.execs, d.parents, d.path = d.execs[:0], d.parents[:0], nil
+	clear(d.strs)
+	d.strs = d.strs[:0]
+	clear(d.strIdx)
+	clear(d.execIdx)
+	select {
+	case idleDecoders <- d:
+	default:
+	}
+}
+
+// intern returns the index of the string of b, NULL (nil) -1.
+func (d *pathDecoder) intern(b []byte, last int32) int32 {
+	if b == nil {
+		return -1
+	}
+	if last >= 0 && d.strs[last] == string(b) {
+		return last
+	}
+	if i, ok := d.strIdx[string(b)]; ok {
+		return i
 	}
 	s := string(b)
-	d.strs[s] = s
-	return s
+	d.strs = append(d.strs, s)
+	d.strIdx[s] = int32(len(d.strs) - 1)
+	return int32(len(d.strs) - 1)
 }
 
-// jsonOf keeps a jsonb value in the arena and returns its span. In
-// binary a version byte (1) leads the text; JSON text never starts so.
-func (d *pathDecoder) jsonOf(v []byte) (int, int) {
+// execution returns the index of a sent execution in execs, -1 for NULL.
+func (d *pathDecoder) execution(b []byte, last int32) int32 {
+	if b == nil {
+		return -1
+	}
+	var u [16]byte
+	copy(u[:], b)
+	if last >= 0 && d.execs[last] == u {
+		return last
+	}
+	if i, ok := d.execIdx[u]; ok {
+		return i
+	}
+	d.execs = append(d.execs, u)
+	d.execIdx[u] = int32(len(d.execs) - 1)
+	return int32(len(d.execs) - 1)
+}
+
+// parent keeps a sent parent in parents and returns its index, -1 for NULL.
+func (d *pathDecoder) parent(b []byte) int32 {
+	if b == nil {
+		return -1
+	}
+	var u [16]byte
+	copy(u[:], b)
+	d.parents = append(d.parents, u)
+	return int32(len(d.parents) - 1)
+}
+
+// jsonOf keeps a jsonb value in json and returns its span. In binary a
+// version byte (1) leads the text; JSON text never starts so.
+func (d *pathDecoder) jsonOf(v []byte) span {
 	if v == nil {
-		return -1, -1
+		return span{start: -1}
 	}
 	if len(v) > 0 && v[0] == 1 {
 		v = v[1:]
 	}
-	start := len(d.arena)
-	d.arena = append(d.arena, v...)
-	return start, len(d.arena)
+	start := len(d.json)
+	d.json = append(d.json, v...)
+	return span{int32(start), int32(len(d.json))}
 }
 
-func int4(v []byte) int { return int(int32(binary.BigEndian.Uint32(v))) }
+func int4(v []byte) int32 { return int32(binary.BigEndian.Uint32(v)) }
 
-// pgEpoch is where Postgres counts timestamps from.
-var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+func bigint(v []byte) int64 { return int64(binary.BigEndian.Uint64(v)) }
 
-// row decodes one row's values into slot e of the path, whose first slot
-// is depth from.
-func (d *pathDecoder) row(vals [][]byte, path []Entry, from int) (int, error) {
-	depth := int4(vals[6])
-	slot := depth - from
-	if slot < 0 || slot >= len(path) || path[slot].Depth == -1 {
-		return slot, errf("path", ErrInvalid, "entry at depth %d does not fit a path of %d", depth, len(path)+from)
+// row stages one row's values.
+func (d *pathDecoder) row(vals [][]byte) {
+	var r pathRow
+	copy(r.id[:], vals[colID])
+	n := len(d.text)
+	d.text = slices.Grow(d.text, 36)[:n+36]
+	formatUUID(d.text[n:], r.id)
+	r.seq = bigint(vals[colSeq])
+	r.depth = int4(vals[colDepth])
+	r.step = int4(vals[colStep])
+	var lastType, lastRole, lastTurn, lastExec int32 = -1, -1, -1, -1
+	if n := len(d.rows); n > 0 {
+		p := &d.rows[n-1]
+		lastType, lastRole, lastTurn, lastExec = p.typ, p.role, p.turn, p.execution
 	}
-	e := &path[slot]
-	e.Depth = -1 // placed; set for real in finish
-	copy(d.ids[slot][:], vals[3])
-	if vals[4] != nil {
-		copy(d.parents[slot][:], vals[4])
-		d.hasPar[slot] = true
+	r.typ = d.intern(vals[colType], lastType)
+	r.role = d.intern(vals[colRole], lastRole)
+	r.turn = d.intern(vals[colTurn], lastTurn)
+	r.execution = d.execution(vals[colExecution], lastExec)
+	r.parent = d.parent(vals[colParent])
+	r.content = d.jsonOf(vals[colContent])
+	r.metadata = d.jsonOf(vals[colMetadata])
+	r.key.start = int32(len(d.keys))
+	d.keys = append(d.keys, vals[colKey]...)
+	r.key.end = int32(len(d.keys))
+	r.createdAt = bigint(vals[colCreatedAt])
+	if d.minDepth < 0 || r.depth < d.minDepth {
+		d.minDepth = r.depth
 	}
-	e.Seq = int64(binary.BigEndian.Uint64(vals[5]))
-	e.Step = int4(vals[7])
-	e.Type = d.intern(vals[8])
-	if vals[9] != nil {
-		e.Role = d.intern(vals[9])
+	d.maxDepth = max(d.maxDepth, r.depth)
+	d.rows = append(d.rows, r)
+	if d.path == nil && vals[colSize] != nil {
+		if n := int4(vals[colSize]); n > 0 && n <= maxPathHint {
+			d.path = make([]Entry, n)
+		}
 	}
-	var sp span
-	sp.content, sp.contentEnd = d.jsonOf(vals[10])
-	if vals[11] != nil {
-		e.TurnID = d.intern(vals[11])
-	}
-	e.IdempotencyKey = string(vals[12])
-	sp.meta, sp.metaEnd = d.jsonOf(vals[13])
-	d.spans[slot] = sp
-	e.CreatedAt = pgEpoch.Add(time.Duration(int64(binary.BigEndian.Uint64(vals[14]))) * time.Microsecond)
-	return slot, nil
 }
 
-// finish writes every ID as text into one string and points the entries
-// at their parts of it and of the arena.
-func (d *pathDecoder) finish(path []Entry, from int) error {
-	text := make([]byte, 36*len(path))
-	for i := range path {
-		formatUUID(text[36*i:], d.ids[i])
-	}
-	all := string(text)
-	arena := d.arena
-	for i := range path {
-		e := &path[i]
-		if e.Depth != -1 {
-			return errf("path", ErrInvalid, "the path has a gap at depth %d", from+i)
-		}
-		e.ID, e.Depth = all[36*i:36*(i+1)], from+i
-		switch {
-		case !d.hasPar[i]:
-		case i > 0 && d.parents[i] == d.ids[i-1]:
-			e.ParentID = path[i-1].ID
-		case i == 0:
-			var b [36]byte
-			formatUUID(b[:], d.parents[i])
-			e.ParentID = string(b[:])
-		default:
-			return errf("path", ErrInvalid, "entry at depth %d is not its predecessor's child", e.Depth)
-		}
-		sp := d.spans[i]
-		if sp.content >= 0 {
-			e.Content = arena[sp.content:sp.contentEnd:sp.contentEnd]
-		}
-		if sp.meta >= 0 {
-			e.Metadata = arena[sp.meta:sp.metaEnd:sp.metaEnd]
-		}
-	}
-	return nil
-}
+// maxPathHint bounds the length a row may make the decoder allocate
+// before the rows are counted.
+const maxPathHint = 1 << 22
 
 // formatUUID writes id's canonical text form into b (36 bytes).
 func formatUUID(b []byte, id [16]byte) {
@@ -169,4 +260,11 @@ func formatUUID(b []byte, id [16]byte) {
 	hex.Encode(b[19:23], id[8:10])
 	b[23] = '-'
 	hex.Encode(b[24:], id[10:16])
+}
+
+// uuidString is id's canonical text form.
+func uuidString(id [16]byte) string {
+	var b [36]byte
+	formatUUID(b[:], id)
+	return string(b[:])
 }
