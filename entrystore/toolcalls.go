@@ -58,7 +58,7 @@ type ToolCall struct {
 
 const toolCallCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::text AS execution_id,
 	coalesce(message_id::text, '') AS message_id, coalesce(result_entry_id::text, '') AS result_entry_id,
-	tool_call_id, tool_name, status, input, ` + linkedOutput + ` AS output, coalesce(encode(output_sha256, 'hex'), '') AS output_sha256,
+	tool_call_id, tool_name, status, coalesce(input, ` + askedInput + `) AS input, ` + linkedOutput + ` AS output, coalesce(encode(output_sha256, 'hex'), '') AS output_sha256,
 	output_size, truncated, duration_ms, step_number, coalesce(policy, '') AS policy, coalesce(risk, '') AS risk,
 	approval_requested_at, coalesce(decision, '') AS decision, coalesce(decision_reason, '') AS decision_reason,
 	coalesce(decided_by, '') AS decided_by, decided_at, always_allow, created_at, updated_at`
@@ -72,6 +72,17 @@ const linkedOutput = `coalesce(output, (SELECT jsonb_build_object(
 		'text', (SELECT coalesce(string_agg(b->>'text', ''), '') FROM jsonb_array_elements(e.content->'content') b WHERE b->>'type' = 'text'),
 		'isError', coalesce((e.content->>'isError')::boolean, false))
 	FROM agent_entry e WHERE e.id = result_entry_id))`
+
+// askedInput is the arguments of tool call tool_call_id in the record's
+// assistant entry (message_id): what the model asked for. A record whose
+// input is exactly that keeps no copy of it (RecordToolCall drops it, as
+// it drops a linked output) and is read from the entry.
+const askedInput = `(SELECT b->'toolCall'->'arguments' FROM agent_entry m CROSS JOIN LATERAL jsonb_array_elements(m.content->'content') b
+	WHERE m.id = message_id AND b->>'type' = 'tool_call' AND b->'toolCall'->>'id' = tool_call_id LIMIT 1)`
+
+// askedInputOf is askedInput for parameters: message $3, tool call $5.
+const askedInputOf = `(SELECT b->'toolCall'->'arguments' FROM agent_entry m CROSS JOIN LATERAL jsonb_array_elements(m.content->'content') b
+	WHERE m.id = $3 AND b->>'type' = 'tool_call' AND b->'toolCall'->>'id' = $5 LIMIT 1)`
 
 func (t ToolCall) utc() ToolCall {
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
@@ -115,7 +126,7 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 		INSERT INTO agent_tool_call AS t (org_id, agent_execution_id, message_id, result_entry_id, tool_call_id,
 			tool_name, status, input, output, output_sha256, output_size, truncated, duration_ms, step_number,
 			policy, risk, approval_requested_at, decision, decision_reason, decided_by, decided_at, always_allow)
-		SELECT $1, $2, $3, $4::uuid, $5, $6, $7, $8, CASE WHEN $4::uuid IS NULL OR NOT $9::jsonb ? 'text' THEN $9::jsonb END, $10, $11, $12, $13, $14,
+		SELECT $1, $2, $3, $4::uuid, $5, $6, $7, CASE WHEN $8::jsonb = `+askedInputOf+` THEN NULL ELSE $8::jsonb END, CASE WHEN $4::uuid IS NULL OR NOT $9::jsonb ? 'text' THEN $9::jsonb END, $10, $11, $12, $13, $14,
 			$15, $16, $17, $18, $19, $20, $21, $22
 		WHERE EXISTS (SELECT 1 FROM agent_entry WHERE id = $3 AND agent_execution_id = $2 AND org_id = $1)
 		  AND ($4::uuid IS NULL OR EXISTS (
@@ -135,7 +146,7 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 			decided_at = CASE WHEN t.decision IS NULL THEN EXCLUDED.decided_at ELSE t.decided_at END,
 			always_allow = CASE WHEN t.decision IS NULL THEN EXCLUDED.always_allow ELSE t.always_allow END,
 			result_entry_id = coalesce(EXCLUDED.result_entry_id, t.result_entry_id),
-			input = coalesce(EXCLUDED.input, t.input),
+			input = CASE WHEN EXCLUDED.input IS NULL AND $8::jsonb IS NOT NULL THEN NULL ELSE coalesce(EXCLUDED.input, t.input) END,
 			output = CASE WHEN coalesce(EXCLUDED.result_entry_id, t.result_entry_id) IS NOT NULL
 				AND coalesce(EXCLUDED.output, t.output) ? 'text' THEN NULL
 				ELSE coalesce(EXCLUDED.output, t.output) END,

@@ -163,7 +163,7 @@ func (s *service) wholeOutput(ctx context.Context, orgID string, c entrystore.To
 func toCheckpoint(c entrystore.Checkpoint) *pb.Checkpoint {
 	return &pb.Checkpoint{
 		Id: c.ID, ExecutionId: c.ExecutionID, Sequence: int32(c.Sequence), LeafEntryId: c.LeafEntryID,
-		State: toStruct(c.State), Metadata: toStruct(c.Metadata), CreatedAt: ts(c.CreatedAt),
+		State: toStruct(checkpointState(c.State)), Metadata: toStruct(c.Metadata), CreatedAt: ts(c.CreatedAt),
 	}
 }
 

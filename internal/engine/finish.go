@@ -24,15 +24,6 @@ type CheckpointInput struct {
 	Approval *PendingApproval `json:",omitempty"`
 }
 
-// checkpointState is a checkpoint's stored state: the agent's State plus
-// the fields seed 000 names (totalUsage, usageByModel, turnIndex).
-type checkpointState struct {
-	agentsdk.State
-	TotalUsage   agentsdk.Usage        `json:"totalUsage"`
-	UsageByModel agentsdk.UsageTracker `json:"usageByModel"`
-	TurnIndex    int                   `json:"turnIndex"`
-}
-
 // CheckpointReplacer is a Store that can rewrite its latest checkpoint
 // (see Ops.Checkpoint); ErrNotFound when the latest has another sequence.
 type CheckpointReplacer interface {
@@ -65,11 +56,10 @@ func (o *Ops) replaceOrphan(ctx context.Context, in CheckpointInput, prev Checkp
 // Checkpoint inserts the checkpoint row (a retry that finds its own row is
 // fine) and publishes agent.checkpoint, and agent.waiting when waiting.
 func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
-	byModel := in.State.Usage
-	if byModel == nil {
-		byModel = agentsdk.UsageTracker{}
-	}
-	state, err := json.Marshal(checkpointState{State: in.State, TotalUsage: byModel.Total(), UsageByModel: byModel, TurnIndex: in.State.Turn})
+	// The agent's State alone: the fields seed 000 also names
+	// (usageByModel, totalUsage, turnIndex) repeat its usage and turn, and
+	// the gateway derives them when it serves a checkpoint.
+	state, err := json.Marshal(in.State)
 	if err != nil {
 		return fmt.Errorf("engine: checkpoint: %w", err)
 	}

@@ -53,9 +53,9 @@ func (o *Ops) ended(ctx context.Context, in BeginInput, ex Execution) (*Result, 
 	res.LeafID = src.LeafID
 	// The usage is the final checkpoint's: a parent adds a child's.
 	if c, err := o.Store.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, src.CheckpointSeq); err == nil {
-		var st checkpointState
+		var st agentsdk.State
 		if json.Unmarshal(c.State, &st) == nil {
-			res.Usage = st.UsageByModel
+			res.Usage = st.Usage
 		}
 	} else if !errors.Is(err, agentsdk.ErrNotFound) {
 		return nil, err
