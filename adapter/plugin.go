@@ -124,11 +124,13 @@ type Options struct {
 	Retention entrystore.RetentionPolicy
 	// RunEvents and RunBytes are a run's history budget: a run whose
 	// history has reached either continues as new when its execution
-	// begins to wait for input, and the next run waits. Within a turn a
-	// run goes on while its history leaves a segment room under the hard
-	// limits (100 events, 64 KiB), so turns of any length stay under them.
-	// Defaults 60 events and 32 KiB: a run holds two or three turns of a
-	// couple of tool calls. 1 continues as new at every checkpoint.
+	// begins to wait for input (as it does when a turn as large as its
+	// largest would not fit under the hard limits), and the next run
+	// waits. Within a turn a run goes on while its history leaves a
+	// segment room under the hard limits (100 events, 64 KiB), so turns
+	// of any length stay under them. Defaults 60 events and 32 KiB: a run
+	// holds two or three turns of a couple of tool calls. 1 continues as
+	// new at every checkpoint.
 	RunEvents int
 	RunBytes  int
 	// ContextCacheBytes is the size of the worker's cache of executions'

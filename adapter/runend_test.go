@@ -22,6 +22,16 @@ import (
 // TemporalChangeVersion update (the versions ride in the run's one side
 // effect).
 func TestRunsEndAtWaits(t *testing.T) {
+	// A budget of 10 events: every turn passes it long before its end. A
+	// budget of 95: the second turn would fit it, but not the hard limit
+	// of 100 events (with a segment's reserve), so the first run ends at
+	// its first wait as well.
+	for _, budget := range []int{10, 95} {
+		t.Run(fmt.Sprintf("budget %d", budget), func(t *testing.T) { runsEndAtWaits(t, budget) })
+	}
+}
+
+func runsEndAtWaits(t *testing.T, budget int) {
 	const turns, tools = 3, 3
 	model := scripted.New(func(turn int, req agentsdk.ModelRequest) scripted.Turn {
 		// Each user turn: three tool calls one after another, then an answer.
@@ -31,8 +41,7 @@ func TestRunsEndAtWaits(t *testing.T) {
 		}
 		return scripted.Turn{Text: fmt.Sprintf("answer %d", turn/(tools+1)+1)}
 	})
-	// A budget of 10 events: every turn passes it long before its end.
-	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()}, RunEvents: 10}, false)
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()}, RunEvents: budget}, false)
 	ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn, Tools: []string{"echo"}}, "message 1")
 	for i := 2; i <= turns; i++ {
 		h.waitStatus(ex.ID, entrystore.StatusWaiting, time.Minute)

@@ -82,6 +82,23 @@ type temporalPort struct {
 	searchVersionKnown bool
 	// pending are the markers of the workflow task in progress.
 	pending pendingMarkers
+	// turns: the history at the last wait this run checked for, and the
+	// most a turn has added since the run began (RoomForAnother).
+	turns turnSizes
+}
+
+// turnSizes are what a run's turns (from one wait for input to the next,
+// the wait included) added to its history.
+type turnSizes struct {
+	lastEvents, lastBytes int // the history at the last wait
+	maxEvents, maxBytes   int // the most a turn added
+}
+
+// add notes a turn that ended with the history at events and bytes.
+func (t *turnSizes) add(events, bytes int) {
+	t.maxEvents = max(t.maxEvents, events-t.lastEvents)
+	t.maxBytes = max(t.maxBytes, bytes-t.lastBytes)
+	t.lastEvents, t.lastBytes = events, bytes
 }
 
 func (p *temporalPort) Local(op engine.Op, in any, out any) error {
@@ -210,9 +227,10 @@ func (p *temporalPort) Await() (agentsdk.Signal, bool) {
 // of a run that follows one younger than
 // history.workflowIdReuseMinimalInterval (1 s by default). So a run holds
 // as many segments as it can, and ends where nobody waits on the next:
-// at a wait for input once past its budget (the next run starts while
-// the user reads), and within a turn only when the hard limits leave no
-// room for a segment.
+// at a wait for input once past its budget, or when a turn as large as
+// its largest would not fit under the hard limits (the next run starts
+// while the user reads), and within a turn only when the hard limits
+// leave no room for a segment.
 func (p *temporalPort) RoomForAnother(idle bool) bool {
 	if p.budget.Events <= 1 {
 		return false
@@ -224,7 +242,13 @@ func (p *temporalPort) RoomForAnother(idle bool) bool {
 		// Recorded before runs ended at waits: after the wait, by budget.
 		return idle || under
 	case idle:
-		return under
+		// Under the budget, and room under the hard limits for a turn
+		// as large as the largest this run has had: a run that would
+		// fill up within the next turn ends here, where nobody waits.
+		p.turns.add(events, bytes)
+		return under &&
+			events+p.turns.maxEvents <= maxRunEvents-segmentEvents &&
+			bytes+p.turns.maxBytes <= maxRunBytes-segmentBytes
 	}
 	return maxRunEvents-events >= segmentEvents && maxRunBytes-bytes >= segmentBytes
 }
