@@ -98,6 +98,13 @@ func (c *segment) nextInput(resumed bool) SegmentInput {
 	}
 }
 
+// handOff is the next run's input: the signals received by now travel
+// with it (DESIGN: none is lost to continue-as-new).
+func (c *segment) handOff(resumed bool) SegmentInput {
+	c.drain()
+	return c.nextInput(resumed)
+}
+
 // checkpointInput is the checkpoint that ends this segment at its leaf.
 func (c *segment) checkpointInput() *CheckpointInput {
 	return &CheckpointInput{

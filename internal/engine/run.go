@@ -32,18 +32,16 @@ type runner struct {
 func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 	seg := r.seg
 	seg.drain()
-	if in.Waiting != nil {
+	if in.Waiting != nil && !seg.hasAny(in.WaitFor) {
 		// The run before this one checkpointed and ended as the execution
 		// began to wait: mark it WAITING (its checkpoint, recorded
 		// already, is not announced again) and wait, then resume as that
 		// run would have.
-		if !seg.hasAny(in.WaitFor) {
-			if err := r.port.Local(OpCheckpoint, *in.Waiting, nil); err != nil {
-				return Result{}, nil, err
-			}
-			if !r.await(in.WaitFor) {
-				return r.cancelled()
-			}
+		if err := r.port.Local(OpCheckpoint, *in.Waiting, nil); err != nil {
+			return Result{}, nil, err
+		}
+		if !r.await(in.WaitFor) {
+			return r.cancelled()
 		}
 	}
 	announce := ""
@@ -110,10 +108,9 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 				if err := r.checkpoint(false, ""); err != nil {
 					return Result{}, nil, err
 				}
-				seg.drain()
-				next := seg.nextInput(true)
-				next.Waiting = r.seg.checkpointInput()
-				next.Waiting.Wait, next.Waiting.WaitReason, next.Waiting.Steps = true, outcome.Reason, 0
+				next := seg.handOff(true)
+				next.Waiting = r.checkpointInput(true, outcome.Reason)
+				next.Waiting.Steps = 0 // counted by the checkpoint just recorded
 				next.WaitFor = outcome.WaitFor
 				return Result{}, &next, nil
 			}
@@ -127,8 +124,7 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 				announce = event.NameResumed
 			}
 			if !r.port.RoomForAnother(false) {
-				seg.drain()
-				next := seg.nextInput(wait)
+				next := seg.handOff(wait)
 				return Result{}, &next, nil
 			}
 			seg.advance()
@@ -163,9 +159,15 @@ func (r *runner) checkpoint(wait bool, reason string) error {
 	if r.seg.leaf == nil {
 		return ErrNothingToCheckpoint
 	}
+	return r.port.Local(OpCheckpoint, *r.checkpointInput(wait, reason), nil)
+}
+
+// checkpointInput is the checkpoint that ends the segment; with wait it
+// marks the execution WAITING for reason.
+func (r *runner) checkpointInput(wait bool, reason string) *CheckpointInput {
 	in := r.seg.checkpointInput()
 	in.Wait, in.WaitReason = wait, reason
-	return r.port.Local(OpCheckpoint, *in, nil)
+	return in
 }
 
 // finish ends the execution with a terminal status.
