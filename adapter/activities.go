@@ -50,10 +50,7 @@ type Activities struct {
 
 // CallModel answers the conversation at the input's leaf. See step.CallModel.
 func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsdk.ModelResult, error) {
-	failures := previousFailures(ctx)
-	if failures.Load() == 0 {
-		failures.Store(in.Failures)
-	}
+	failures := previousFailures(ctx, in.Failures)
 	stop := startHeartbeat(ctx, a.modelHeartbeat, failures)
 	defer stop()
 	// The model's own deadline makes a hung model a model error, counted
@@ -74,7 +71,7 @@ func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsd
 // Compact writes a manual compaction for the workflow to append (the
 // built-in task agentsdk.TaskCompact). See step.Compact.
 func (a *Activities) Compact(ctx context.Context, in agentsdk.CompactInput) (agentsdk.Compacted, error) {
-	stop := startHeartbeat(ctx, a.modelHeartbeat, previousFailures(ctx))
+	stop := startHeartbeat(ctx, a.modelHeartbeat, previousFailures(ctx, 0))
 	defer stop()
 	mctx, cancel := context.WithTimeout(ctx, a.modelTimeout)
 	defer cancel()
@@ -103,7 +100,7 @@ func (a *Activities) counted(ctx context.Context, failures *atomic.Int32, f engi
 
 // RunTool runs one tool call. See step.RunTool.
 func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (res agentsdk.ToolResult, err error) {
-	failures := previousFailures(ctx)
+	failures := previousFailures(ctx, in.Failures)
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
 	ctx, span := a.obs.toolSpan(ctx, in.ToolCallID)
@@ -119,7 +116,7 @@ func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (res agents
 
 // ExecuteTool runs one tool call of a parallel batch. See step.ExecuteTool.
 func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (res step.ToolOutcome, err error) {
-	failures := previousFailures(ctx)
+	failures := previousFailures(ctx, in.Failures)
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
 	ctx, span := a.obs.toolSpan(ctx, in.ToolCallID)
@@ -161,11 +158,13 @@ func (a *Activities) observeTool(ctx context.Context, span trace.Span, in step.T
 }
 
 // previousFailures is the count of model or tool failures earlier attempts
-// recorded in their heartbeat details (0 on the first attempt).
-func previousFailures(ctx context.Context) *atomic.Int32 {
+// recorded in their heartbeat details; on the first attempt, first: the
+// failures of a first try run as a local activity (0 without one).
+func previousFailures(ctx context.Context, first int32) *atomic.Int32 {
 	var n atomic.Int32
+	n.Store(first)
 	var prev int32
-	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &prev) == nil {
+	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &prev) == nil && prev > 0 {
 		n.Store(prev)
 	}
 	return &n

@@ -135,21 +135,19 @@ func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, erro
 
 func (p *temporalPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {
 	var res agentsdk.ToolResult
-	actx := workflow.WithActivityOptions(p.ctx, p.opts.toolActivityOptions())
-	err := workflow.ExecuteActivity(actx, RunToolActivity, in).Get(p.ctx, &res)
-	return res, err
+	f := p.startTool(RunToolActivity, p.opts.acts.RunTool, in)
+	return res, p.toolResult(f, RunToolActivity, in, &res)
 }
 
 func (p *temporalPort) ExecuteTools(ins []step.ToolInput) ([]step.ToolOutcome, error) {
-	actx := workflow.WithActivityOptions(p.ctx, p.opts.toolActivityOptions())
 	futures := make([]workflow.Future, len(ins))
 	for i, in := range ins {
-		futures[i] = workflow.ExecuteActivity(actx, ExecuteToolActivity, in)
+		futures[i] = p.startTool(ExecuteToolActivity, p.opts.acts.ExecuteTool, in)
 	}
 	outs := make([]step.ToolOutcome, len(ins))
 	var first error
 	for i, f := range futures {
-		if err := f.Get(p.ctx, &outs[i]); err != nil && first == nil {
+		if err := p.toolResult(f, ExecuteToolActivity, ins[i], &outs[i]); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -303,6 +301,16 @@ func (o *Options) localOptions() workflow.LocalActivityOptions {
 		StartToCloseTimeout:    storeWriteTimeout,
 		ScheduleToCloseTimeout: limit,
 		RetryPolicy:            infraRetry(),
+	}
+}
+
+// localToolOptions are a tool call's first attempt as a local activity
+// (agentsdk.Tool.LocalActivity): one attempt; the activity's retries take
+// over from a failed one.
+func (o *Options) localToolOptions() workflow.LocalActivityOptions {
+	return workflow.LocalActivityOptions{
+		StartToCloseTimeout: o.ToolTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	}
 }
 

@@ -20,10 +20,8 @@ import (
 // task's timeout (5 s) is then how soon another worker retries it, as the
 // activity's heartbeat timeout would.
 //
-// done is false when the activity's attempts should take over: after a
-// retryable model failure (counted in in.Failures, past its delay) or a
-// store or worker failure. A final error, a cancellation or an answer is
-// done.
+// done is false when the activity's attempts should take over (see
+// settleLocal); an answer, a final error or a cancellation is done.
 func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelResult, done bool, err error) {
 	lctx := workflow.WithLocalActivityOptions(p.ctx, p.opts.localModelOptions())
 	err = workflow.ExecuteLocalActivity(lctx, p.opts.acts.CallModel, *in).Get(p.ctx, &res)
@@ -31,25 +29,62 @@ func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelRe
 	if err == nil && len(res.Entry.ToolCalls) == 0 {
 		p.commit()
 	}
+	done, err = p.settleLocal(err, ErrTypeModel, &in.Failures)
+	return res, done, err
+}
+
+// settleLocal decides what follows a first attempt run as a local
+// activity that ended with err. done is false when the activity's attempts
+// should take over: after a retryable failure of the call itself (of
+// errType: counted in *failures, past its delay), or a store or worker
+// failure (a timeout, a panic). No error, a final error or a cancellation
+// is done.
+func (p *temporalPort) settleLocal(err error, errType string, failures *int32) (done bool, _ error) {
 	if err == nil || p.ctx.Err() != nil {
-		return res, true, err
+		return true, err
 	}
 	var ae *temporal.ApplicationError
 	switch {
 	case !errors.As(err, &ae):
 		// A timeout or a panic: the activity tries again.
-		return res, false, nil
+		return false, nil
 	case ae.NonRetryable():
-		return res, true, err
-	case ae.Type() == ErrTypeModel:
-		in.Failures = 1
+		return true, err
+	case ae.Type() == errType:
+		*failures = 1
 		if d := ae.NextRetryDelay(); d > 0 {
 			if err := workflow.Sleep(p.ctx, d); err != nil {
-				return res, true, err
+				return true, err
 			}
 		}
 	}
-	return res, false, nil
+	return false, nil
+}
+
+// startTool starts a tool call: as a local activity when its tool runs
+// locally (step.ToolInput.Local), otherwise as the activity act.
+func (p *temporalPort) startTool(act string, local any, in step.ToolInput) workflow.Future {
+	if in.Local {
+		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localToolOptions()), local, in)
+	}
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(p.ctx, p.opts.toolActivityOptions()), act, in)
+}
+
+// toolResult waits for a tool call startTool started, into out. A local
+// first attempt that did not settle the call (settleLocal) is retried as
+// the activity act.
+func (p *temporalPort) toolResult(f workflow.Future, act string, in step.ToolInput, out any) error {
+	err := f.Get(p.ctx, out)
+	if !in.Local {
+		return err
+	}
+	p.noteMarker(out)
+	done, err := p.settleLocal(err, ErrTypeTool, &in.Failures)
+	if done {
+		return err
+	}
+	in.Local = false
+	return p.startTool(act, nil, in).Get(p.ctx, out)
 }
 
 // commit ends the workflow task after an answer without tool calls, so
@@ -61,13 +96,33 @@ func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelRe
 // the first run did and could end the turn differently from the store
 // writes the first run made. After the boundary a lost task re-runs only
 // the turn's end, as with a model-call activity. An answer with tool
-// calls goes straight on: its tool calls do not depend on signals. The
-// boundary is a one-millisecond timer: two events and one workflow task
-// per turn, not per call.
+// calls goes straight on: its tool calls do not depend on signals.
+//
+// The boundary is a signal the workflow sends itself: Temporal refuses
+// it at once (a workflow cannot signal itself), and the failure wakes a
+// new workflow task: two events and one workflow task per turn, not per
+// call. It was a one-millisecond timer, but Temporal fires a timer no
+// sooner than history.timerProcessorMaxTimeShift (1 s by default) after
+// the timer queue last looked, so each turn's end waited about a second
+// (commitChange); a refused signal goes through the transfer queue, at
+// once. Should a server ever deliver it, the signal's channel is never
+// read: it only wakes the task, as its refusal does.
 func (p *temporalPort) commit() {
-	// A cancellation during the timer is the engine's to see.
-	_ = workflow.Sleep(p.ctx, time.Millisecond)
+	// A cancellation during either is the engine's to see.
+	if version(p.ctx, p.budget.Changes, commitChange, 1) == workflow.DefaultVersion {
+		_ = workflow.Sleep(p.ctx, time.Millisecond)
+		return
+	}
+	self := workflow.GetInfo(p.ctx).WorkflowExecution.ID
+	_ = workflow.SignalExternalWorkflow(p.ctx, self, "", commitSignal, nil).Get(p.ctx, nil)
 }
+
+// commitChange is the change that ends a workflow task with a refused
+// signal to itself rather than a timer (commit).
+const commitChange = "agentree-commit-signal"
+
+// commitSignal is the name of the signal commit sends.
+const commitSignal = "agentree.commit"
 
 // markerOverhead is about what a local activity's marker event holds
 // besides its result: its type, IDs and times.

@@ -77,6 +77,9 @@ type ToolCallRef struct {
 	// Policy is the call's tool policy, resolved when the model answered
 	// (empty: auto, as for answers recorded before policies).
 	Policy ToolPolicy `json:"policy,omitempty"`
+	// Local runs the call as a local activity (its tool's LocalActivity
+	// when the model answered).
+	Local bool `json:"local,omitempty"`
 }
 
 // PreviewBytes bounds EntryRef.Preview and other previews carried through

@@ -31,6 +31,20 @@ type Tool struct {
 	// Risk is shown with a call waiting for approval: low, medium (the
 	// default) or high.
 	Risk string
+	// LocalActivity runs the tool's calls as Temporal local activities, in
+	// the workflow task of the answer that asked for them: no task-queue
+	// round trip before or after a call, so an answer, its tool calls and
+	// the next model call (with Options.LocalModelCalls) can all run in
+	// one workflow task. For tools that finish in a few seconds and are
+	// safe to repeat — a lookup, a calculation, a short read — not for
+	// long or heartbeating work: a call runs to its end (cancellation
+	// reaches it at the workflow task's next heartbeat, every 4 s), and a
+	// worker lost mid-call is noticed when the workflow task times out
+	// (5 s), whereupon the call runs again. A first attempt that fails
+	// other than with the tool's own final error is retried as an
+	// activity. Resolved when the model answers, so a replay runs a call
+	// as its first run did whatever the worker's tools say now.
+	LocalActivity bool
 
 	once   sync.Once
 	schema *compiler.Schema

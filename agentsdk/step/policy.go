@@ -13,6 +13,8 @@ import (
 type AnswerMeta struct {
 	Policies map[string]agentsdk.ToolPolicy `json:"toolPolicies,omitempty"`
 	Risks    map[string]string              `json:"toolRisks,omitempty"`
+	// Local are the calls whose tool runs as a local activity.
+	Local map[string]bool `json:"toolLocal,omitempty"`
 }
 
 // policy is the policy of a call to the tool name in an execution
@@ -44,9 +46,15 @@ func (d Deps) callPolicies(cfg agentsdk.Config, msg agentsdk.Message) json.RawMe
 	meta := AnswerMeta{Policies: map[string]agentsdk.ToolPolicy{}, Risks: map[string]string{}}
 	for _, tc := range calls {
 		meta.Policies[tc.ID] = d.policy(cfg, tc.Name)
+		t, _ := d.Tools.Get(tc.Name)
 		if meta.Policies[tc.ID] == agentsdk.PolicyAsk {
-			t, _ := d.Tools.Get(tc.Name)
 			meta.Risks[tc.ID] = agentsdk.RiskOf(t)
+		}
+		if t != nil && t.LocalActivity {
+			if meta.Local == nil {
+				meta.Local = map[string]bool{}
+			}
+			meta.Local[tc.ID] = true
 		}
 	}
 	b, _ := json.Marshal(meta)

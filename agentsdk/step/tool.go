@@ -21,6 +21,12 @@ type ToolInput struct {
 	ToolCallID  string `json:"toolCallId"`
 	Key         string `json:"key"`
 	StepNumber  int    `json:"stepNumber"`
+	// Local runs the call as a local activity first (ToolCallRef.Local).
+	Local bool `json:"local,omitempty"`
+	// Failures are the tool's failures in attempts made before this
+	// input's (a first attempt run as a local activity), counted against
+	// its attempts.
+	Failures int32 `json:"failures,omitempty"`
 }
 
 // RunTool runs one tool call and appends its tool_result entry. The entry

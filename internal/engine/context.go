@@ -223,7 +223,7 @@ func (c *segment) RunTool(assistantID string, call agentsdk.ToolCallRef) (*agent
 func (c *segment) runTool(assistantID string, call agentsdk.ToolCallRef, stepNumber int) (*agentsdk.ToolResult, error) {
 	res, err := c.port.RunTool(step.ToolInput{
 		OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
-		LeafID: c.leafID(), ToolCallID: call.ID, Key: c.key(), StepNumber: stepNumber,
+		LeafID: c.leafID(), ToolCallID: call.ID, Key: c.key(), StepNumber: stepNumber, Local: call.Local,
 	})
 	if err != nil {
 		return nil, err

@@ -47,7 +47,7 @@ func (c *segment) RunTools(assistantID string, calls []agentsdk.ToolCallRef) ([]
 			key := c.key()
 			ins[i] = step.ToolInput{
 				OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
-				ToolCallID: tc.ID, Key: key, StepNumber: c.state.Steps + len(results) + i + 1,
+				ToolCallID: tc.ID, Key: key, StepNumber: c.state.Steps + len(results) + i + 1, Local: tc.Local,
 			}
 			app.ToolCallIDs, app.Keys = append(app.ToolCallIDs, tc.ID), append(app.Keys, key)
 		}

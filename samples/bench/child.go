@@ -42,6 +42,8 @@ type workerSpec struct {
 	LogEnds bool
 	// LocalModelCalls is Agentree's Options.LocalModelCalls.
 	LocalModelCalls bool
+	// LocalTools is the scripted tool's LocalActivity, for Agentree.
+	LocalTools bool
 	// Only, when set, runs that system's workers alone.
 	Only string
 }
@@ -79,6 +81,7 @@ func runWorkerProcess(raw string) error {
 		TemporalAddress: spec.TemporalAddress, Queues: spec.Queues, ToolHeartbeat: spec.ToolHeartbeat,
 		Record: func(planID string, step int, at time.Time) { write("call", planID, step, at) },
 		Only:   spec.Only, TempDir: filepath.Dir(spec.Log), LocalModelCalls: spec.LocalModelCalls,
+		LocalTools: spec.LocalTools,
 	}
 	if spec.LogEnds {
 		opts.RecordEnd = func(planID string, step int, at time.Time) { write("end", planID, step, at) }

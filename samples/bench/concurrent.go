@@ -132,7 +132,7 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 	}
 	logPath := filepath.Join(dir, fmt.Sprintf("%s-%s.log", sys, randomHex(4)))
 	ch, err := startWorkerProcess(workerSpec{DatabaseURL: dbURL, TemporalAddress: b.temporal, Queues: q,
-		BlockAt: -1, Log: logPath, LogEnds: true, Only: sys, LocalModelCalls: c.LocalModelCalls})
+		BlockAt: -1, Log: logPath, LogEnds: true, Only: sys, LocalModelCalls: c.LocalModelCalls, LocalTools: c.LocalTools})
 	if err != nil {
 		return res, err
 	}

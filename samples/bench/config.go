@@ -37,6 +37,10 @@ type config struct {
 	// LocalModelCalls runs Agentree with adapter.Options.LocalModelCalls:
 	// each model call's first attempt a local activity.
 	LocalModelCalls bool
+	// LocalTools marks the scripted tool agentsdk.Tool.LocalActivity for
+	// Agentree: its calls run as local activities (not in resume, whose
+	// worker dies mid-call: its tool stands for the long kind).
+	LocalTools bool
 
 	ScalePoints       intList
 	ScaleWindow       int
@@ -109,6 +113,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 1, "resume: kills per conversation size in each repetition; their median is the repetition's")
 	fs.DurationVar(&c.ResumeHeartbeat, "resume-heartbeat", 2*time.Second, "resume: tool heartbeat timeout, how soon the dead worker's tool call is retried")
 	fs.BoolVar(&c.ResumeNaive, "resume-naive", true, "resume: measure the naive pattern too")
+	fs.BoolVar(&c.LocalTools, "local-tools", true, "mark the scripted tool agentsdk.Tool.LocalActivity for Agentree (its calls as local activities; not in resume); false: activities, as the naive pattern's")
 	fs.BoolVar(&c.LocalModelCalls, "local-model-calls", true, "run Agentree with adapter.Options.LocalModelCalls (model calls' first attempts as local activities); false: its default, activities")
 	fs.Var(&c.ScalePoints, "scale-points", "scale_n: the calls to time, ascending; the conversation is as long as the last (at most 1000, Agentree's maxTurns)")
 	fs.IntVar(&c.ScaleWindow, "scale-window", 5, "scale_n: intervals around each call whose median is taken")

@@ -84,7 +84,7 @@ func openBench(ctx context.Context, cfg config, addr string) (b *bench, close fu
 		return nil, nil, err
 	}
 	b.sys, err = dialSystems(b.store, systemOptions{TemporalAddress: addr, Queues: b.queues, ModelDelay: cfg.ModelDelay, Record: b.calls.record,
-		LocalModelCalls: cfg.LocalModelCalls})
+		LocalModelCalls: cfg.LocalModelCalls, LocalTools: cfg.LocalTools})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -115,8 +115,13 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 	if cfg.LocalModelCalls {
 		calls = "local activities (adapter.Options.LocalModelCalls; -local-model-calls=false for its default)"
 	}
+	tools := "activities, as the naive pattern's (-local-tools=false)"
+	if cfg.LocalTools {
+		tools = "local activities (agentsdk.Tool.LocalActivity; resume's excepted; -local-tools=false for activities)"
+	}
 	fmt.Fprintf(out, "Agentree vs the naive pattern: Temporal at %s, the same worker settings, scripted model; "+
-		"each figure the median of %d repetitions (lowest–highest); Agentree's model calls as %s\n", servers[0].addr, cfg.Repeat, calls)
+		"each figure the median of %d repetitions (lowest–highest); Agentree's model calls as %s; its tool calls as %s\n",
+		servers[0].addr, cfg.Repeat, calls, tools)
 	results[0].printTables(out, "")
 	if len(results) > 1 {
 		fmt.Fprintf(out, "\n== the same on a Temporal dev server with its default dynamic config (%s): "+

@@ -63,6 +63,8 @@ type systemOptions struct {
 	TempDir string
 	// LocalModelCalls is Agentree's Options.LocalModelCalls.
 	LocalModelCalls bool
+	// LocalTools is the scripted tool's LocalActivity, for Agentree.
+	LocalTools bool
 }
 
 // systems are both systems' Temporal clients and workers on one server:
@@ -94,6 +96,9 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		provider = endRecorder{model, o.RecordEnd}
 	}
 	tool := newTool(o.Block)
+	// Agentree's own copy of the tool, which may run as a local activity.
+	atool := newTool(o.Block)
+	atool.LocalActivity = o.LocalTools
 	logger := quietLogger()
 	s := &systems{}
 	if o.Only == "" || o.Only == nameAgentree {
@@ -106,7 +111,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		}
 		plugin, err := adapter.NewPlugin(adapter.Options{
 			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
-			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{tool},
+			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{atool},
 			ToolHeartbeatTimeout: o.ToolHeartbeat, LocalModelCalls: o.LocalModelCalls,
 			LocalStore: s.local, LocalName: benchWorkerName,
 		})
@@ -144,7 +149,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		s.workers = append(s.workers, wn)
 	}
 	if o.Queues.Traced != "" && o.Only == "" {
-		if err := s.dialTraced(store, o, provider, tool, logger); err != nil {
+		if err := s.dialTraced(store, o, provider, atool, logger); err != nil {
 			s.close()
 			return nil, err
 		}

@@ -1,0 +1,152 @@
+package adapter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/entrystore"
+)
+
+// countingTool is a tool named name that answers "<name>: <text>" and
+// counts its runs; LocalActivity as local says.
+func countingTool(name string, local bool, runs *atomic.Int32) *agentsdk.Tool {
+	t := agentsdk.NewTool(name, "Answers with its text.",
+		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
+			runs.Add(1)
+			return name + ": " + a.Text, nil
+		})
+	t.LocalActivity = local
+	return t
+}
+
+// toolActivities counts the tool-call activities an execution's runs
+// scheduled, by activity type, and fails the test on a workflow task that
+// failed or timed out.
+func toolActivities(t *testing.T, h *harness, id string) map[string]int {
+	n := map[string]int{}
+	for _, run := range h.runs(id) {
+		for _, e := range h.history(id, run.RunID).Events {
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				name := e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+				if name == adapter.RunToolActivity || name == adapter.ExecuteToolActivity {
+					n[name]++
+				}
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+				t.Fatalf("a workflow task failed: %v", e)
+			}
+		}
+	}
+	return n
+}
+
+// TestLocalActivityTools: calls of a tool marked LocalActivity run as
+// local activities — alone (RunTool) and beside an activity tool in one
+// answer (ExecuteTools) — and schedule no activity; the other tool's calls
+// still do. Every call runs once and its result is on the path in the
+// model's order, with model calls as activities and as local activities.
+func TestLocalActivityTools(t *testing.T) {
+	for _, localModels := range []bool{false, true} {
+		t.Run(fmt.Sprintf("localModelCalls=%v", localModels), func(t *testing.T) {
+			var quickRuns, slowRuns atomic.Int32
+			quick, slow := countingTool("quick", true, &quickRuns), countingTool("slow", false, &slowRuns)
+			call := func(id, tool, text string) agentsdk.ToolCall {
+				return agentsdk.ToolCall{ID: id, Name: tool, Arguments: []byte(`{"text":"` + text + `"}`)}
+			}
+			model := scripted.New(scripted.Turns(
+				scripted.Turn{ToolCalls: []agentsdk.ToolCall{call("q1", "quick", "1")}},
+				scripted.Turn{ToolCalls: []agentsdk.ToolCall{call("q2", "quick", "2"), call("s3", "slow", "3"), call("q4", "quick", "4")}},
+				scripted.Turn{Text: "All four done."},
+			))
+			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{quick, slow},
+				LocalModelCalls: localModels, ReconcileInterval: -1}, false)
+			ex := h.start(agentsdk.Config{Tools: []string{"quick", "slow"}}, "four tools")
+			res := h.wait(ex.ID, time.Minute)
+			require.Equal(t, "COMPLETED", res.Status, res.Error)
+			require.Equal(t, "All four done.", res.Text)
+
+			var results []string
+			for _, m := range h.path(res.LeafID) {
+				if m.Role == agentsdk.RoleToolResult {
+					results = append(results, m.ToolCallID+"="+m.Text())
+				}
+			}
+			require.Equal(t, []string{"q1=quick: 1", "q2=quick: 2", "s3=slow: 3", "q4=quick: 4"}, results)
+			require.Equal(t, int32(3), quickRuns.Load(), "each local call ran once")
+			require.Equal(t, int32(1), slowRuns.Load())
+			require.Equal(t, map[string]int{adapter.ExecuteToolActivity: 1}, toolActivities(t, h, ex.ID),
+				"only the activity tool's call was an activity")
+			if localModels {
+				// The final answer's local call ends its workflow task with
+				// a signal to itself that Temporal refuses at once, not a
+				// timer that fires up to a second late.
+				n := map[enumspb.EventType]int{}
+				for _, run := range h.runs(ex.ID) {
+					hist := h.history(ex.ID, run.RunID)
+					for _, typ := range []enumspb.EventType{enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED,
+						enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED, enumspb.EVENT_TYPE_TIMER_STARTED,
+						enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED} {
+						if c := countEvents(hist, typ); c > 0 {
+							n[typ] += c
+						}
+					}
+				}
+				require.Equal(t, map[enumspb.EventType]int{
+					enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: 1,
+					enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED:    1,
+				}, n)
+			}
+		})
+	}
+}
+
+// TestLocalActivityToolRetriedAsActivity: a local call that fails with a
+// Retryable error is retried as an activity, its failure counted: a tool
+// that fails once answers from the activity; with ToolAttempts 2, one that
+// always fails runs twice in all (once locally, once as the activity) and
+// fails the execution with both failures counted.
+func TestLocalActivityToolRetriedAsActivity(t *testing.T) {
+	for _, failures := range []int32{1, 10} {
+		t.Run(fmt.Sprintf("failures=%d", failures), func(t *testing.T) {
+			var runs atomic.Int32
+			flaky := agentsdk.NewTool("flaky", "Fails at first.",
+				func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
+					if runs.Add(1) <= failures {
+						return "", agentsdk.Retryable(errors.New("busy"))
+					}
+					return "flaky: " + a.Text, nil
+				})
+			flaky.LocalActivity = true
+			model := scripted.New(scripted.Turns(
+				scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "f1", Name: "flaky", Arguments: []byte(`{"text":"ok"}`)}}},
+				scripted.Turn{Text: "Tried."},
+			))
+			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{flaky},
+				ToolAttempts: 2, ReconcileInterval: -1}, false)
+			ex := h.start(agentsdk.Config{Tools: []string{"flaky"}}, "try it")
+			if failures > 1 {
+				got := h.waitStatus(ex.ID, entrystore.StatusFailed, time.Minute)
+				require.Contains(t, got.Error, "tool call f1 failed 2 times")
+				require.Equal(t, int32(2), runs.Load(), "one local attempt, one activity attempt")
+				require.Equal(t, map[string]int{adapter.RunToolActivity: 1}, toolActivities(t, h, ex.ID))
+				return
+			}
+			res := h.wait(ex.ID, time.Minute)
+			require.Equal(t, "COMPLETED", res.Status, res.Error)
+			require.Equal(t, int32(2), runs.Load(), "one local attempt, one activity attempt")
+			require.Equal(t, map[string]int{adapter.RunToolActivity: 1}, toolActivities(t, h, ex.ID))
+			msgs := h.path(res.LeafID)
+			require.Equal(t, "flaky: ok", msgs[len(msgs)-2].Text(), "the activity's result is on the path")
+		})
+	}
+}
