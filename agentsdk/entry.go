@@ -77,8 +77,9 @@ type ToolCallRef struct {
 	// Policy is the call's tool policy, resolved when the model answered
 	// (empty: auto, as for answers recorded before policies).
 	Policy ToolPolicy `json:"policy,omitempty"`
-	// Local runs the call as a local activity (its tool's LocalActivity
-	// when the model answered).
+	// Local runs the call as a local activity: its tool's LocalActivity
+	// when the model answered (not stored with the answer: an answer read
+	// back from the store runs its calls as activities).
 	Local bool `json:"local,omitempty"`
 }
 

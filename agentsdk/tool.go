@@ -42,8 +42,9 @@ type Tool struct {
 	// worker lost mid-call is noticed when the workflow task times out
 	// (5 s), whereupon the call runs again. A first attempt that fails
 	// other than with the tool's own final error is retried as an
-	// activity. Resolved when the model answers, so a replay runs a call
-	// as its first run did whatever the worker's tools say now.
+	// activity. Resolved when the model answers (the model call's result,
+	// recorded in the workflow's history, says it), so a replay runs a
+	// call as its first run did whatever the worker's tools say now.
 	LocalActivity bool
 
 	once   sync.Once

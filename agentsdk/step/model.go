@@ -161,7 +161,9 @@ func requestOf(cfg agentsdk.Config, model agentsdk.ModelRef, v View, tools []age
 // was written — it is returned and the model is not called.
 func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult, error) {
 	if e, err := d.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key); err == nil {
-		return resultFromEntry(e)
+		res, err := resultFromEntry(e)
+		d.markLocal(&res)
+		return res, err
 	} else if !errors.Is(err, agentsdk.ErrNotFound) {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: find %s: %w", in.Key, err)
 	}
@@ -233,6 +235,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	}
 	res.LLMCallID = entries[0].ID
 	res.FallbackReason = in.FallbackReason
+	d.markLocal(&res)
 	return res, nil
 }
 
@@ -282,8 +285,7 @@ func Ref(e agentsdk.Entry) (agentsdk.EntryRef, error) {
 	ref.Preview = agentsdk.Preview(m.Text())
 	policies := AnswerMetaOf(e)
 	for _, tc := range m.ToolCalls() {
-		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc),
-			Policy: policies.Policies[tc.ID], Local: policies.Local[tc.ID]})
+		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policies[tc.ID]})
 	}
 	return ref, nil
 }

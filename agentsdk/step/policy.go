@@ -13,8 +13,6 @@ import (
 type AnswerMeta struct {
 	Policies map[string]agentsdk.ToolPolicy `json:"toolPolicies,omitempty"`
 	Risks    map[string]string              `json:"toolRisks,omitempty"`
-	// Local are the calls whose tool runs as a local activity.
-	Local map[string]bool `json:"toolLocal,omitempty"`
 }
 
 // policy is the policy of a call to the tool name in an execution
@@ -46,19 +44,27 @@ func (d Deps) callPolicies(cfg agentsdk.Config, msg agentsdk.Message) json.RawMe
 	meta := AnswerMeta{Policies: map[string]agentsdk.ToolPolicy{}, Risks: map[string]string{}}
 	for _, tc := range calls {
 		meta.Policies[tc.ID] = d.policy(cfg, tc.Name)
-		t, _ := d.Tools.Get(tc.Name)
 		if meta.Policies[tc.ID] == agentsdk.PolicyAsk {
+			t, _ := d.Tools.Get(tc.Name)
 			meta.Risks[tc.ID] = agentsdk.RiskOf(t)
-		}
-		if t != nil && t.LocalActivity {
-			if meta.Local == nil {
-				meta.Local = map[string]bool{}
-			}
-			meta.Local[tc.ID] = true
 		}
 	}
 	b, _ := json.Marshal(meta)
 	return b
+}
+
+// markLocal marks the tool calls of res whose tool runs as a local
+// activity (agentsdk.Tool.LocalActivity). It is not stored with the
+// answer: the workflow reads it from the model call's result, recorded in
+// its history, so a replay runs each call as its first run did. An
+// answer read back from the store later (a segment that takes up an
+// earlier one's calls) runs its calls as activities.
+func (d Deps) markLocal(res *agentsdk.ModelResult) {
+	for i, tc := range res.Entry.ToolCalls {
+		if t, err := d.Tools.Get(tc.Name); err == nil && t.LocalActivity {
+			res.Entry.ToolCalls[i].Local = true
+		}
+	}
 }
 
 // AnswerMetaOf is the AnswerMeta an assistant entry records (zero for

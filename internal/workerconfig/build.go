@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -41,6 +42,9 @@ type Worker struct {
 	ContextWindows agentsdk.ContextWindows
 	// LocalStore is Config.LocalStore.
 	LocalStore LocalStore
+	// LocalModelCalls is Config.LocalActivities.ModelCalls; the tools
+	// Config.LocalActivities.Tools names have LocalActivity set.
+	LocalModelCalls bool
 	// PruneEvery and Retention are Config.Retention as the plugin takes
 	// them.
 	PruneEvery time.Duration
@@ -64,7 +68,8 @@ func (w Worker) Close() error {
 // So does an MCP server that cannot be started, reached or listed within
 // its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
-	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, LocalStore: c.LocalStore}
+	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, LocalStore: c.LocalStore,
+		LocalModelCalls: c.LocalActivities.ModelCalls}
 	if r := c.Retention; r.Every != nil {
 		w.PruneEvery = *r.Every
 		w.Retention = entrystore.RetentionPolicy{KeepDays: *r.KeepDays, KeepFailedDays: *r.KeepFailedDays}
@@ -99,7 +104,28 @@ func (c Config) Build() (Worker, error) {
 		}
 		w.Tools = append(w.Tools, w.mcp.Tools()...)
 	}
+	if err := markLocal(w.Tools, c.LocalActivities.Tools); err != nil {
+		_ = w.Close()
+		return Worker{}, err
+	}
 	return w, nil
+}
+
+// markLocal sets LocalActivity on the tools names names, each of which
+// must be one of tools.
+func markLocal(tools []*agentsdk.Tool, names []string) error {
+	for i, n := range names {
+		j := slices.IndexFunc(tools, func(t *agentsdk.Tool) bool { return t.Name == n })
+		if j < 0 {
+			known := make([]string, len(tools))
+			for k, t := range tools {
+				known[k] = t.Name
+			}
+			return fmt.Errorf("worker config: localActivities.tools[%d]: the worker has no tool %q (it has: %s)", i, n, strings.Join(known, ", "))
+		}
+		tools[j].LocalActivity = true
+	}
+	return nil
 }
 
 // provider builds e's provider.

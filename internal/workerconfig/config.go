@@ -87,6 +87,20 @@ type Config struct {
 	// exported by the standard OTEL_* environment variables
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, …) whatever it says.
 	Observability Observability `yaml:"observability"`
+	// LocalActivities runs model calls' and chosen tools' first attempts
+	// as Temporal local activities; omitted: all are activities.
+	LocalActivities LocalActivities `yaml:"localActivities"`
+}
+
+// LocalActivities chooses which calls run as local activities, in the
+// workflow task that asks for them (README "Architecture").
+type LocalActivities struct {
+	// ModelCalls is adapter.Options.LocalModelCalls.
+	ModelCalls bool `yaml:"modelCalls"`
+	// Tools are the names of the tools whose calls run as local activities
+	// (agentsdk.Tool.LocalActivity): quick ones, safe to repeat. A name no
+	// tool of the worker has stops it at start.
+	Tools []string `yaml:"tools"`
 }
 
 // localName is what a worker's name may hold: it names a task queue.
@@ -209,7 +223,7 @@ func Parse(data []byte) (Config, error) {
 var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
 
 var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent",
-	"Workspace": "workspace", "Bash": "workspace.bash", "MCPServer": "an MCP server"}
+	"Workspace": "workspace", "Bash": "workspace.bash", "MCPServer": "an MCP server", "LocalActivities": "localActivities"}
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
 // wording names the Go type it was decoded into.
@@ -331,6 +345,9 @@ func (c Config) withDefaults() (Config, error) {
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
 	c.Retention = c.Retention.withDefaults(bad)
+	if len(c.LocalActivities.Tools) == 0 {
+		c.LocalActivities.Tools = nil
+	}
 	if c.LocalStore.Dir != "" && c.LocalStore.Name == "" {
 		c.LocalStore.Name, _ = os.Hostname()
 	}

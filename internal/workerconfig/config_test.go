@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
+	"github.com/agentree/agentree/agentsdk/tools/demo"
 	"github.com/agentree/agentree/agentsdk/tools/workspace"
 	"github.com/agentree/agentree/internal/workerconfig"
 )
@@ -197,4 +198,29 @@ func TestObservability(t *testing.T) {
 	require.Equal(t, workerconfig.Observability{MetricsAddr: "127.0.0.1:9464", LogFormat: "json"}, c.Observability)
 	_, err = workerconfig.Parse([]byte("observability:\n  logFormat: xml\n"))
 	require.ErrorContains(t, err, "observability.logFormat")
+}
+
+// localActivities chooses local model calls and marks the tools it names;
+// a name the worker has no tool of, or an unknown field, is an error
+// naming it.
+func TestLocalActivities(t *testing.T) {
+	noKeys(t)
+	c, err := workerconfig.Parse([]byte("localActivities:\n  modelCalls: true\n  tools: [" + demo.WordCountTool + "]\n"))
+	require.NoError(t, err)
+	w, err := c.Build()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	require.True(t, w.LocalModelCalls)
+	require.NotEmpty(t, w.Tools)
+	for _, tool := range w.Tools {
+		require.Equal(t, tool.Name == demo.WordCountTool, tool.LocalActivity, tool.Name)
+	}
+
+	c, err = workerconfig.Parse([]byte("localActivities:\n  tools: [nope]\n"))
+	require.NoError(t, err)
+	_, err = c.Build()
+	require.ErrorContains(t, err, `localActivities.tools[0]: the worker has no tool "nope" (it has: `)
+
+	_, err = workerconfig.Parse([]byte("localActivities:\n  model: true\n"))
+	require.ErrorContains(t, err, `unknown field "model" in localActivities`)
 }

@@ -81,6 +81,11 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, err
 	}
 	c.logf("chaos: built %s", c.bin)
+	if cfg.LocalActivities {
+		if err = c.writeWorkerConfig(); err != nil {
+			return c, err
+		}
+	}
 	if err = c.startPostgres(ctx); err != nil {
 		return c, err
 	}

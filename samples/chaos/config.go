@@ -42,6 +42,11 @@ type config struct {
 	// finish; Timeout bounds the whole run.
 	Settle, Timeout time.Duration
 
+	// LocalActivities runs the workers with their model calls and the
+	// research tools' calls as local activities (the worker configuration's
+	// localActivities).
+	LocalActivities bool
+
 	TemporalBin string
 	Bin         string
 	Keep        bool
@@ -77,6 +82,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "the whole run's limit")
 	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.StringVar(&c.Bin, "bin", "", "an agentree binary to run (default: build ./cmd/agentree)")
+	fs.BoolVar(&c.LocalActivities, "local-activities", false, "run the workers' model calls and research tools' calls as local activities (localActivities in their configuration)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (logs, Postgres, Temporal database)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -31,10 +32,29 @@ func (c *cluster) workerProc(i int) *proc {
 		scripted.EnvCallLog+"="+c.callLog(),
 		research.EnvToolDelay+"="+c.cfg.ToolDelay.String(),
 	)
+	args := []string{"worker", "--task-queue", c.queue}
+	if c.cfg.LocalActivities {
+		args = append(args, "--config", c.workerConfig())
+	}
 	return &proc{
-		name: name, path: c.bin, args: []string{"worker", "--task-queue", c.queue},
+		name: name, path: c.bin, args: args,
 		env: env, logPath: filepath.Join(c.dir, name+".log"), restartDelay: c.cfg.RestartDelay,
 	}
+}
+
+// workerConfig is the workers' configuration file with -local-activities
+// (writeWorkerConfig writes it).
+func (c *cluster) workerConfig() string { return filepath.Join(c.dir, "worker.yaml") }
+
+// writeWorkerConfig writes workerConfig: the defaults, with model calls and
+// every research tool's calls as local activities.
+func (c *cluster) writeWorkerConfig() error {
+	yaml := fmt.Sprintf("localActivities:\n  modelCalls: true\n  tools: [%s, %s, %s]\n",
+		research.SearchNotesTool, research.FetchNoteTool, research.WordCountTool)
+	if err := os.WriteFile(c.workerConfig(), []byte(yaml), 0o644); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	return nil
 }
 
 // gatewayProc is `agentree gateway` on the cluster's HTTP port.
