@@ -38,7 +38,7 @@ func (l localOps) Append(ctx context.Context, in engine.AppendInput) (agentsdk.E
 	return out, storeError(err)
 }
 
-func (l localOps) ConsumeSignal(ctx context.Context, in engine.ConsumeInput) (agentsdk.EntryRef, error) {
+func (l localOps) ConsumeSignal(ctx context.Context, in engine.ConsumeInput) (engine.ConsumeOutput, error) {
 	out, err := l.ops.ConsumeSignal(ctx, in)
 	return out, storeError(err)
 }

@@ -77,16 +77,19 @@ type Options struct {
 	// LocalModelCalls makes each model call's first attempt a local
 	// activity, in the workflow task that asks for it: no task-queue round
 	// trip, and an answer with tool calls goes on to them in the same task
-	// (make bench's short scenario: a model and tool step in 52 ms rather
-	// than ~100). The trade-offs: a cancellation reaches a running call at
-	// the task's next heartbeat (every 4 s, 80% of its 5 s timeout) rather
-	// than the activity's (every quarter of ModelHeartbeatTimeout); each
-	// of those heartbeats adds three events to the run's history (which
-	// the run's budget counts); and under many concurrent executions on a
-	// small machine it was slower (make bench's concurrent scenario:
-	// per-call overhead p50 3.7 s against 0.66 s as activities, 50
-	// conversations on 2 cores). Off by default; failed attempts are
-	// retried as activities either way.
+	// — with tools marked agentsdk.Tool.LocalActivity, a whole model →
+	// tools → model step runs in one task (make bench's short scenario: a
+	// model and tool step in 3.7 ms of overhead against the naive
+	// pattern's 100 ms; its concurrent scenario, 200 conversations on 2
+	// cores: per-call overhead p99 213 ms against 698 ms). The trade-offs:
+	// a cancellation reaches a running call at the task's next heartbeat
+	// (every 4 s, 80% of its 5 s timeout) rather than the activity's
+	// (every quarter of ModelHeartbeatTimeout); each of those heartbeats
+	// adds three events to the run's history (which the run's budget
+	// counts); a dead worker's call is taken up after the task's timeout
+	// (make chaos -local-activities: about 11 s from the kill, against 6 s
+	// for activities). Off by default; failed attempts are retried as
+	// activities either way.
 	LocalModelCalls bool
 	// ToolTimeout bounds one tool call; default 10 minutes.
 	ToolTimeout time.Duration

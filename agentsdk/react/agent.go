@@ -367,7 +367,9 @@ func takeUserMessages(ctx agentsdk.Context) (bool, error) {
 		if _, err := ctx.ConsumeSignal(s, agentsdk.NewEntry{}); err != nil {
 			return took, err
 		}
-		took = true
+		// A message the runtime leaves pending waits for the next step
+		// (a lost workflow task's re-run goes the lost task's way).
+		took = took || !slices.ContainsFunc(ctx.Signals(), func(p agentsdk.Signal) bool { return p.ID == s.ID })
 	}
 	return took, nil
 }

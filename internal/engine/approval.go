@@ -149,7 +149,7 @@ func (o *Ops) ApplyDecision(ctx context.Context, in DecideInput) (agentsdk.Entry
 		}
 	}
 	b, _ := json.Marshal(content)
-	return o.ConsumeSignal(ctx, ConsumeInput{
+	return o.consumeSignal(ctx, ConsumeInput{
 		AppendInput: AppendInput{OrgID: in.OrgID, ExecutionID: in.ExecutionID, ParentID: in.ParentID, Key: "signal/" + in.SignalID,
 			Entry: agentsdk.NewEntry{Type: agentsdk.EntryApproval, Content: b, TurnID: turn}},
 		SignalID: in.SignalID,

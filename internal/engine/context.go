@@ -138,7 +138,14 @@ func (c *segment) advance() {
 // {execution}/{sequence}/{step}.
 func (c *segment) key() string {
 	c.step++
-	return fmt.Sprintf("%s/%d/%d", c.in.ExecutionID, c.in.Sequence, c.step)
+	return c.stepKey(c.step)
+}
+
+// peekKey is the key the next key() returns.
+func (c *segment) peekKey() string { return c.stepKey(c.step + 1) }
+
+func (c *segment) stepKey(step int) string {
+	return fmt.Sprintf("%s/%d/%d", c.in.ExecutionID, c.in.Sequence, step)
 }
 
 func (c *segment) leafID() string {
@@ -245,16 +252,25 @@ func (c *segment) ConsumeSignal(s agentsdk.Signal, e agentsdk.NewEntry) (*agents
 		AppendInput: AppendInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, ParentID: c.leafID(), Key: "signal/" + s.ID, Entry: e},
 		SignalID:    s.ID,
 	}
+	if s.Name == agentsdk.SignalUserMessage {
+		// A user message may wait for the next step (ConsumeOutput.Deferred).
+		in.NextKey = c.peekKey()
+	}
 	return c.consume(OpConsumeSignal, in, s.ID)
 }
 
 // consume runs op, which consumes the signal signalID with an entry, and
 // moves the leaf to that entry.
 func (c *segment) consume(op Op, in any, signalID string) (*agentsdk.EntryRef, error) {
-	var ref agentsdk.EntryRef
-	if err := c.port.Local(op, in, &ref); err != nil {
+	var out ConsumeOutput
+	if err := c.port.Local(op, in, &out); err != nil {
 		return nil, err
 	}
+	if out.Deferred {
+		// The signal stays pending, the leaf where it is.
+		return c.leaf, nil
+	}
+	ref := out.EntryRef
 	c.pending = slices.DeleteFunc(c.pending, func(p agentsdk.Signal) bool { return p.ID == signalID })
 	if ref.ID == "" {
 		// A redelivery of a signal consumed before: nothing appended, and

@@ -192,12 +192,64 @@ func (o *Ops) Append(ctx context.Context, in AppendInput) (agentsdk.EntryRef, er
 type ConsumeInput struct {
 	AppendInput
 	SignalID string
+	// NextKey, when set, is the key of the segment's next keyed step (see
+	// ConsumeOutput.Deferred).
+	NextKey string `json:",omitempty"`
+}
+
+// ConsumeOutput is what ConsumeSignal did: the entry it appended (the zero
+// ref for a signal consumed before, which the caller ignores), or nothing,
+// Deferred.
+//
+// Deferred: an entry already holds in.NextKey and the signal was not
+// consumed under this leaf. A workflow task that ran local activities (a
+// model call run locally) and was lost — a worker died — went past this
+// point without this signal, which arrived later; its re-run sees the
+// signal from its start. Consumed now, the signal's entry would go under
+// the leaf beside the answer the lost task wrote, off the path, and the
+// re-run would take up that answer (its key finds it) as if it answered
+// the signal; taken for a redelivery (a lost task consumed it further
+// on), it would be dropped. Deferred, the signal stays pending: the
+// re-run goes the lost tasks' way, and takes the signal where the next
+// step looks, or where a lost task took it (make chaos
+// -local-activities found both).
+type ConsumeOutput struct {
+	agentsdk.EntryRef
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // ConsumeSignal appends the signal's entry and marks it consumed in one
-// transaction. A zero entry takes the signal's value as a UserMessage. A
-// signal consumed before returns the zero ref: the caller ignores it.
-func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.EntryRef, error) {
+// transaction. A zero entry takes the signal's value as a UserMessage.
+func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (ConsumeOutput, error) {
+	if in.NextKey != "" {
+		if d, err := o.deferred(ctx, in); err != nil || d {
+			return ConsumeOutput{Deferred: d}, err
+		}
+	}
+	ref, err := o.consumeSignal(ctx, in)
+	return ConsumeOutput{EntryRef: ref}, err
+}
+
+// deferred reports whether the signal's consumption is Deferred (see
+// ConsumeOutput): not consumed under this leaf, with an entry holding
+// in.NextKey.
+func (o *Ops) deferred(ctx context.Context, in ConsumeInput) (bool, error) {
+	if e, err := o.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key); err == nil && e.ParentID == in.ParentID {
+		return false, nil
+	} else if err != nil && !errors.Is(err, agentsdk.ErrNotFound) {
+		return false, fmt.Errorf("engine: consume signal: %w", err)
+	}
+	_, err := o.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.NextKey)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, agentsdk.ErrNotFound):
+		return false, nil
+	}
+	return false, fmt.Errorf("engine: consume signal: %w", err)
+}
+
+func (o *Ops) consumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.EntryRef, error) {
 	if in.Entry.Message == nil && noContent(in.Entry.Content) {
 		raw, err := o.Store.SignalValue(ctx, in.OrgID, in.SignalID)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 // from its runs' histories by Temporal Cloud's billing rules: what a
 // Temporal Cloud user pays for. Workflow starts (continue-as-new
 // included); each activity attempt; all the local activities of one
-// workflow task together as one; timers; signals; search-attribute
+// workflow task together as one; timers; signals received and sent; search-attribute
 // upserts other than the SDK's own for TemporalChangeVersion. Version and
 // side-effect markers are free.
 type actions struct {
@@ -41,7 +41,9 @@ func (a *actions) add(evs []*historypb.HistoryEvent) {
 			a.Activities += max(1, int(e.GetActivityTaskStartedEventAttributes().GetAttempt()))
 		case enumspb.EVENT_TYPE_TIMER_STARTED:
 			a.Timers++
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+			// A signal received, or one sent (Agentree's commit sends one
+			// to itself, which Temporal refuses: billed all the same).
 			a.Signals++
 		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
 			fields := e.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes().GetIndexedFields()

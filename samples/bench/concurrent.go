@@ -47,7 +47,7 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 	t := r.table(fmt.Sprintf("concurrent: %d conversations at once, %d turns each; a turn: a %s streaming model call (%d tokens) asking for %d tool calls of %s, then the answer",
 		c.ConcConversations, c.ConcTurns, c.StreamModelTime, c.StreamTokens, c.ConcTools, c.ConcToolDelay),
 		"", "calls/s", "overhead p50", "overhead p99", "CPU s / call", "peak RSS MB", "model calls", "wall", "PG conns: worker", "database",
-		"Temporal CPU s / call", "Postgres CPU s / call")
+		"Temporal CPU s / call", "Postgres CPU s / call", "actions / call")
 	res := map[string]concResult{}
 	for _, sys := range []string{nameAgentree, nameNaive} {
 		cr, err := b.concurrentRun(ctx, dir, sys)
@@ -65,6 +65,7 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 		r.add(n+"p99_overhead_ms", p99)
 		r.add(n+"cpu_s_per_call", cpu)
 		r.add(n+"rss_mb", rss)
+		r.add(n+"actions_per_call", floatOf(cr.actionsPerCall, 2))
 		perCall := func(d time.Duration) any {
 			if d < 0 {
 				return "" // not on this machine
@@ -79,9 +80,9 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 			r.add(n+"postgres_cpu_s_per_call", pcpu)
 		}
 		if sys == nameAgentree {
-			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, cr.pgMax, cr.pgDBMax, tcpu, pcpu)
+			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, cr.pgMax, cr.pgDBMax, tcpu, pcpu, floatOf(cr.actionsPerCall, 2))
 		} else {
-			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, "", "", tcpu, pcpu)
+			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, "", "", tcpu, pcpu, floatOf(cr.actionsPerCall, 2))
 		}
 	}
 	a, nv := res[nameAgentree], res[nameNaive]
@@ -89,7 +90,7 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 	r.add("concurrent_throughput_ratio", tr)
 	r.add("concurrent_pg_connections_max", a.pgMax)
 	r.add("concurrent_pg_connections_db_max", a.pgDBMax)
-	t.row("agentree / naive", tr, "", "", "", "", "", "", "", "", "", "")
+	t.row("agentree / naive", tr, "", "", "", "", "", "", "", "", "", "", "")
 	r.target("concurrent: Agentree's throughput >= naive's", func(f figures) (bool, string) {
 		return f.num("concurrent_throughput_ratio") >= 1, fmt.Sprintf("%s vs %s calls/s = %s",
 			f.text("concurrent_agentree_throughput"), f.text("concurrent_naive_throughput"), f.text("concurrent_throughput_ratio"))
@@ -114,6 +115,9 @@ type concResult struct {
 	// pgMax is the most connections the worker held at once; pgDBMax the
 	// database's, every client's.
 	pgMax, pgDBMax int
+	// actionsPerCall are the Temporal Cloud actions per model call of a
+	// sample of the conversations (multiTurnActions).
+	actionsPerCall float64
 }
 
 // concurrentRun runs every conversation at once on one system's worker
@@ -223,7 +227,42 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 	if want := c.ConcConversations * c.ConcTurns * 2; res.calls != want {
 		return res, fmt.Errorf("%d model calls, not %d", res.calls, want)
 	}
-	return res, d.finish(ctx, ids)
+	if err := d.finish(ctx, ids); err != nil {
+		return res, err
+	}
+	res.actionsPerCall, err = b.multiTurnActions(ctx, sys, ids[:min(len(ids), actionSample)], c.ConcTurns*2)
+	return res, err
+}
+
+// actionSample is how many of the concurrent conversations' histories
+// multiTurnActions reads.
+const actionSample = 10
+
+// multiTurnActions is the Temporal Cloud actions per model call of the
+// conversations ids (every run of each, its end included), each of calls
+// model calls: what a multi-turn conversation costs, its signals, status
+// upserts and continue-as-new included, where actions counts one user
+// turn.
+func (b *bench) multiTurnActions(ctx context.Context, sys string, ids []string, calls int) (float64, error) {
+	tc := b.sys.agentree
+	if sys == nameNaive {
+		tc = b.sys.naive
+	}
+	var a actions
+	for _, id := range ids {
+		runs, err := runChain(ctx, tc, id)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range runs {
+			evs, err := historyOf(ctx, tc, id, r.RunID)
+			if err != nil {
+				return 0, err
+			}
+			a.add(evs)
+		}
+	}
+	return float64(a.total()) / float64(len(ids)*calls), nil
 }
 
 // samplePgConnections counts Postgres connections every 100 ms until ctx

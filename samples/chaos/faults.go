@@ -79,8 +79,14 @@ func (in *injector) run(ctx context.Context, kinds []string) []*fault {
 	return out
 }
 
-// inFlight is a started activity: the execution and the worker running it.
+// inFlight is a started activity, or with -local-activities a workflow task
+// busy with local ones: the execution and the worker running it ("" when
+// Temporal does not say).
 type inFlight struct{ exec, worker string }
+
+// localTaskBusy is how long a workflow task has run when it is taken to be
+// running local activities (a task without them takes milliseconds).
+const localTaskBusy = 100 * time.Millisecond
 
 // awaitInFlight polls Temporal until some execution has a model or tool
 // call started (for a worker kill, on a worker still running), or
@@ -127,6 +133,13 @@ func (in *injector) started(ctx context.Context) []inFlight {
 				out = append(out, inFlight{exec: id, worker: a.GetLastWorkerIdentity()})
 			}
 		}
+		// With -local-activities, calls run inside workflow tasks: one
+		// started a while ago is running them. Temporal does not say on
+		// which worker, so a worker kill picks one at random.
+		if wt := d.GetPendingWorkflowTask(); in.cfg.LocalActivities && wt.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_STARTED &&
+			time.Since(wt.GetStartedTime().AsTime()) > localTaskBusy {
+			out = append(out, inFlight{exec: id})
+		}
 	}
 	return out
 }
@@ -142,6 +155,14 @@ func (in *injector) fire(ctx context.Context, f *fault, calls []inFlight) error 
 			if pid != 0 && strings.HasPrefix(cl.worker, strconv.Itoa(pid)+"@") {
 				f.Gated = true
 				f.InFlight = append(f.InFlight, cl.exec)
+			}
+		}
+		if !f.Gated && in.cfg.LocalActivities {
+			// Local calls name no worker in Temporal: the model-call log
+			// does. The kill lands on a worker with a call open; which
+			// executions it holds is not known, so none is timed.
+			if v := in.openCallWorker(); v != nil {
+				w, f.Gated = v, true
 			}
 		}
 		f.At = time.Now()
@@ -187,6 +208,30 @@ func (in *injector) fire(ctx context.Context, f *fault, calls []inFlight) error 
 		return nil
 	}
 	return fmt.Errorf("unknown fault %q", f.Kind)
+}
+
+// openCallWorker is a running worker with a model call started and not
+// ended in the model-call log (nil for none).
+func (in *injector) openCallWorker() *proc {
+	recs, err := readCallLog(in.c.callLog())
+	if err != nil {
+		return nil
+	}
+	open := map[int]int{}
+	for _, r := range recs {
+		switch r.Phase {
+		case "start":
+			open[r.PID]++
+		case "end":
+			open[r.PID]--
+		}
+	}
+	for _, w := range in.c.workers {
+		if pid := w.pid(); pid != 0 && open[pid] > 0 {
+			return w
+		}
+	}
+	return nil
 }
 
 // victim is the worker running the most started calls; with none, a
