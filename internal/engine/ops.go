@@ -222,31 +222,34 @@ type ConsumeOutput struct {
 // transaction. A zero entry takes the signal's value as a UserMessage.
 func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (ConsumeOutput, error) {
 	if in.NextKey != "" {
-		if d, err := o.deferred(ctx, in); err != nil || d {
-			return ConsumeOutput{Deferred: d}, err
+		if out, decided, err := o.afterLostTask(ctx, in); decided || err != nil {
+			return out, err
 		}
 	}
 	ref, err := o.consumeSignal(ctx, in)
 	return ConsumeOutput{EntryRef: ref}, err
 }
 
-// deferred reports whether the signal's consumption is Deferred (see
-// ConsumeOutput): not consumed under this leaf, with an entry holding
-// in.NextKey.
-func (o *Ops) deferred(ctx context.Context, in ConsumeInput) (bool, error) {
-	if e, err := o.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key); err == nil && e.ParentID == in.ParentID {
-		return false, nil
-	} else if err != nil && !errors.Is(err, agentsdk.ErrNotFound) {
-		return false, fmt.Errorf("engine: consume signal: %w", err)
+// afterLostTask decides a consumption when an entry already holds
+// in.NextKey (a lost task went past this point): the signal's entry when
+// that task consumed it under this leaf, else Deferred. Without such an
+// entry — one read, the common case — it decides nothing, and the
+// consumption goes on as usual.
+func (o *Ops) afterLostTask(ctx context.Context, in ConsumeInput) (out ConsumeOutput, decided bool, err error) {
+	if _, err := o.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.NextKey); errors.Is(err, agentsdk.ErrNotFound) {
+		return out, false, nil
+	} else if err != nil {
+		return out, false, fmt.Errorf("engine: consume signal: %w", err)
 	}
-	_, err := o.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.NextKey)
+	e, err := o.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key)
 	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, agentsdk.ErrNotFound):
-		return false, nil
+	case err == nil && e.ParentID == in.ParentID:
+		out.EntryRef, err = step.Ref(e)
+		return out, true, err
+	case err == nil || errors.Is(err, agentsdk.ErrNotFound):
+		return ConsumeOutput{Deferred: true}, true, nil
 	}
-	return false, fmt.Errorf("engine: consume signal: %w", err)
+	return out, false, fmt.Errorf("engine: consume signal: %w", err)
 }
 
 func (o *Ops) consumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.EntryRef, error) {

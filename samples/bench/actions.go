@@ -5,6 +5,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 )
 
 // actions are the Temporal actions of a conversation, by kind, counted
@@ -65,14 +66,19 @@ func (a *actions) add(evs []*historypb.HistoryEvent) {
 // actionsOf counts the actions of an outcome's runs.
 func actionsOf(ctx context.Context, s system, o outcome) (actions, error) {
 	var a actions
-	for _, r := range o.Runs {
-		evs, err := historyOf(ctx, s.temporal(), o.ID, r.RunID)
+	return a, a.addRuns(ctx, s.temporal(), o.ID, o.Runs)
+}
+
+// addRuns counts the actions of runs, runs of workflow id.
+func (a *actions) addRuns(ctx context.Context, tc client.Client, id string, runs []runStat) error {
+	for _, r := range runs {
+		evs, err := historyOf(ctx, tc, id, r.RunID)
 		if err != nil {
-			return a, err
+			return err
 		}
 		a.add(evs)
 	}
-	return a, nil
+	return nil
 }
 
 // reportActions adds the actions per model turn of each system's last

@@ -251,15 +251,11 @@ func (b *bench) multiTurnActions(ctx context.Context, sys string, ids []string, 
 	var a actions
 	for _, id := range ids {
 		runs, err := runChain(ctx, tc, id)
+		if err == nil {
+			err = a.addRuns(ctx, tc, id, runs)
+		}
 		if err != nil {
 			return 0, err
-		}
-		for _, r := range runs {
-			evs, err := historyOf(ctx, tc, id, r.RunID)
-			if err != nil {
-				return 0, err
-			}
-			a.add(evs)
 		}
 	}
 	return float64(a.total()) / float64(len(ids)*calls), nil
