@@ -92,6 +92,10 @@ func queryEntry(ctx context.Context, q querier, sql string, args ...any) (Entry,
 // holds and a taken ID all insert nothing (and move no leaf); appendEntry
 // tells them apart afterwards, off the common path.
 //
+// The execution's input entry (key '{execution}/input') holds its first
+// prompt, so the same UPDATE drops the prompt from the row's input, which
+// reads put back from the entry (execution_input, migration 0014).
+//
 // The parent and the execution are looked up by id alone (behind MATERIALIZED
 // fences) and their org checked afterwards: with the execution in the same WHERE, generic plans
 // picked agent_entry_list and read every entry of the execution, making each
@@ -122,7 +126,9 @@ const insertEntrySQL = `
 		ON CONFLICT DO NOTHING
 		RETURNING *
 	), leaf AS (
-		UPDATE agent_execution x SET leaf_entry_id = ins.id, leaf_seq = ins.seq
+		UPDATE agent_execution x SET leaf_entry_id = ins.id, leaf_seq = ins.seq,
+			input = CASE WHEN ins.idempotency_key = x.id::text || '/input'
+				AND x.input->>'userPrompt' = ins.content->'content'->0->>'text' THEN x.input - 'userPrompt' ELSE x.input END
 		FROM ins WHERE x.id = ins.agent_execution_id AND (x.leaf_seq IS NULL OR x.leaf_seq < ins.seq)
 	)
 	SELECT `
@@ -162,12 +168,11 @@ func appendEntry(ctx context.Context, q querier, e Entry) (Entry, bool, error) {
 		if out.Content == nil {
 			out.Content = json.RawMessage("{}")
 		}
-		// Only what the database decides comes back (jsonb normalises the
-		// documents); the rest is e.
-		err := q.QueryRow(ctx, insertEntrySQL+"e.created_at, e.id::text, e.seq, e.depth, e.step, e.content, e.metadata FROM ins e",
+		// Only what the database decides comes back: the documents are
+		// stored as sent (json), so the rest is e.
+		err := q.QueryRow(ctx, insertEntrySQL+"e.created_at, e.id::text, e.seq, e.depth, e.step FROM ins e",
 			nullIfEmpty(id), ids[0], ids[1], nullIfEmpty(parent), e.Type, nullIfEmpty(e.Role), string(out.Content), nullIfEmpty(e.TurnID),
-			e.IdempotencyKey, nullJSON(e.Metadata), fork).Scan(&out.CreatedAt, &out.ID, &out.Seq, &out.Depth, &out.Step,
-			(*[]byte)(&out.Content), (*[]byte)(&out.Metadata))
+			e.IdempotencyKey, nullJSON(e.Metadata), fork).Scan(&out.CreatedAt, &out.ID, &out.Seq, &out.Depth, &out.Step)
 		if err == nil {
 			out.CreatedAt = out.CreatedAt.UTC()
 			return out, true, nil

@@ -91,7 +91,7 @@ type Execution struct {
 const executionCols = `id::text AS id, org_id::text AS org_id,
 	coalesce(agent_definition_id::text, '') AS definition_id, coalesce(parent_id::text, '') AS parent_id,
 	coalesce(resumed_from::text, '') AS resumed_from, coalesce(forked_from::text, '') AS forked_from,
-	coalesce(forked_from_entry::text, '') AS forked_from_entry, kind, status, config, input, output, error,
+	coalesce(forked_from_entry::text, '') AS forked_from_entry, kind, status, config, execution_input(input, id) AS input, output, error,
 	stop_reason, queue, current_checkpoint_seq, step_count, coalesce(leaf_entry_id::text, '') AS leaf_entry_id, metadata, created_at, updated_at,
 	started_at, completed_at, version, coalesce(local_worker, '') AS local_worker, traceparent`
 

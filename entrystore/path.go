@@ -128,7 +128,7 @@ var contextPathSQL = `
 			FROM seg CROSS JOIN LATERAL (
 				SELECT content, depth FROM agent_entry
 				WHERE branch_id = seg.branch_id AND depth <= seg.max_depth AND entry_type = 'compaction'
-					AND NOT content ? 'skipped'
+					AND content->'skipped' IS NULL
 				ORDER BY depth DESC LIMIT 1
 			) c
 			ORDER BY c.depth DESC LIMIT 1

@@ -23,7 +23,7 @@ func pathVals(id byte, depth int32, execution, parent byte) [][]byte {
 	vals[colSeq] = binary.BigEndian.AppendUint64(nil, uint64(id))
 	vals[colDepth] = binary.BigEndian.AppendUint32(nil, uint32(depth))
 	vals[colStep] = binary.BigEndian.AppendUint32(nil, 0)
-	vals[colType], vals[colContent], vals[colKey] = []byte("message"), []byte("\x01{}"), []byte{'k', id}
+	vals[colType], vals[colContent], vals[colKey] = []byte("message"), []byte("{}"), []byte{'k', id}
 	vals[colCreatedAt] = binary.BigEndian.AppendUint64(nil, 0)
 	return vals
 }

@@ -39,7 +39,7 @@ const (
 // pathColumns are the binary types pathDecoder reads the columns as.
 var pathColumns = []uint32{
 	pgtype.UUIDOID, pgtype.UUIDOID, pgtype.UUIDOID, pgtype.Int8OID, pgtype.Int4OID, pgtype.Int4OID,
-	pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID, pgtype.TextOID, pgtype.TextOID, pgtype.JSONBOID,
+	pgtype.TextOID, pgtype.TextOID, pgtype.JSONOID, pgtype.TextOID, pgtype.TextOID, pgtype.JSONOID,
 	pgtype.TimestamptzOID, pgtype.Int4OID,
 }
 
@@ -50,9 +50,9 @@ func binaryPath(fds []pgconn.FieldDescription) bool {
 		return false
 	}
 	for i, fd := range fds {
-		// Text and jsonb may come as text: their bytes are the value (a
-		// binary jsonb's lead with a version byte, which jsonOf drops).
-		textual := fd.DataTypeOID == pgtype.TextOID || fd.DataTypeOID == pgtype.JSONBOID
+		// Text and json may come as text: their bytes are the value, as
+		// in binary.
+		textual := fd.DataTypeOID == pgtype.TextOID || fd.DataTypeOID == pgtype.JSONOID
 		if fd.DataTypeOID != pathColumns[i] || (fd.Format != pgx.BinaryFormatCode && !textual) {
 			return false
 		}
@@ -189,14 +189,11 @@ func (d *pathDecoder) parent(b []byte) int32 {
 	return int32(len(d.parents) - 1)
 }
 
-// jsonOf keeps a jsonb value in json and returns its span. In binary a
-// version byte (1) leads the text; JSON text never starts so.
+// jsonOf keeps a json value in json and returns its span: a json
+// column's value is its text, in binary as in text format.
 func (d *pathDecoder) jsonOf(v []byte) span {
 	if v == nil {
 		return span{start: -1}
-	}
-	if len(v) > 0 && v[0] == 1 {
-		v = v[1:]
 	}
 	start := len(d.json)
 	d.json = append(d.json, v...)

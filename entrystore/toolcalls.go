@@ -69,7 +69,7 @@ const toolCallCols = `id::text AS id, org_id::text AS org_id, agent_execution_id
 // text the model sees. A tool's output was stored twice otherwise, its
 // largest payload.
 const linkedOutput = `coalesce(output, (SELECT jsonb_build_object(
-		'text', (SELECT coalesce(string_agg(b->>'text', ''), '') FROM jsonb_array_elements(e.content->'content') b WHERE b->>'type' = 'text'),
+		'text', (SELECT coalesce(string_agg(b->>'text', ''), '') FROM json_array_elements(e.content->'content') b WHERE b->>'type' = 'text'),
 		'isError', coalesce((e.content->>'isError')::boolean, false))
 	FROM agent_entry e WHERE e.id = result_entry_id))`
 
@@ -77,11 +77,11 @@ const linkedOutput = `coalesce(output, (SELECT jsonb_build_object(
 // assistant entry (message_id): what the model asked for. A record whose
 // input is exactly that keeps no copy of it (RecordToolCall drops it, as
 // it drops a linked output) and is read from the entry.
-const askedInput = `(SELECT b->'toolCall'->'arguments' FROM agent_entry m CROSS JOIN LATERAL jsonb_array_elements(m.content->'content') b
+const askedInput = `(SELECT (b->'toolCall'->'arguments')::jsonb FROM agent_entry m CROSS JOIN LATERAL json_array_elements(m.content->'content') b
 	WHERE m.id = message_id AND b->>'type' = 'tool_call' AND b->'toolCall'->>'id' = tool_call_id LIMIT 1)`
 
 // askedInputOf is askedInput for parameters: message $3, tool call $5.
-const askedInputOf = `(SELECT b->'toolCall'->'arguments' FROM agent_entry m CROSS JOIN LATERAL jsonb_array_elements(m.content->'content') b
+const askedInputOf = `(SELECT (b->'toolCall'->'arguments')::jsonb FROM agent_entry m CROSS JOIN LATERAL json_array_elements(m.content->'content') b
 	WHERE m.id = $3 AND b->>'type' = 'tool_call' AND b->'toolCall'->>'id' = $5 LIMIT 1)`
 
 func (t ToolCall) utc() ToolCall {

@@ -285,7 +285,7 @@ func Ref(e agentsdk.Entry) (agentsdk.EntryRef, error) {
 	ref.Preview = agentsdk.Preview(m.Text())
 	policies := AnswerMetaOf(e)
 	for _, tc := range m.ToolCalls() {
-		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policies[tc.ID]})
+		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policy(tc.ID)})
 	}
 	return ref, nil
 }

@@ -9,10 +9,19 @@ import (
 // AnswerMeta is the metadata of an assistant entry that calls tools: each
 // call's policy and risk, resolved when the model answered, so workflow
 // code reads a recorded fact and a worker whose configuration changed
-// later cannot make a replay decide differently.
+// later cannot make a replay decide differently. A call it does not name
+// is auto, the default: most answers record nothing.
 type AnswerMeta struct {
 	Policies map[string]agentsdk.ToolPolicy `json:"toolPolicies,omitempty"`
 	Risks    map[string]string              `json:"toolRisks,omitempty"`
+}
+
+// Policy is the recorded policy of tool call id.
+func (m AnswerMeta) Policy(id string) agentsdk.ToolPolicy {
+	if p, ok := m.Policies[id]; ok && p != "" {
+		return p
+	}
+	return agentsdk.PolicyAuto
 }
 
 // policy is the policy of a call to the tool name in an execution
@@ -35,19 +44,25 @@ func (d Deps) offered(cfg agentsdk.Config) []string {
 }
 
 // callPolicies is the metadata recording the policy and risk of each of
-// msg's tool calls (nil when it calls none).
+// msg's tool calls that is not auto (nil when there is none).
 func (d Deps) callPolicies(cfg agentsdk.Config, msg agentsdk.Message) json.RawMessage {
-	calls := msg.ToolCalls()
-	if len(calls) == 0 {
-		return nil
-	}
-	meta := AnswerMeta{Policies: map[string]agentsdk.ToolPolicy{}, Risks: map[string]string{}}
-	for _, tc := range calls {
-		meta.Policies[tc.ID] = d.policy(cfg, tc.Name)
-		if meta.Policies[tc.ID] == agentsdk.PolicyAsk {
+	var meta AnswerMeta
+	for _, tc := range msg.ToolCalls() {
+		p := d.policy(cfg, tc.Name)
+		if p == agentsdk.PolicyAuto {
+			continue
+		}
+		if meta.Policies == nil {
+			meta.Policies, meta.Risks = map[string]agentsdk.ToolPolicy{}, map[string]string{}
+		}
+		meta.Policies[tc.ID] = p
+		if p == agentsdk.PolicyAsk {
 			t, _ := d.Tools.Get(tc.Name)
 			meta.Risks[tc.ID] = agentsdk.RiskOf(t)
 		}
+	}
+	if meta.Policies == nil {
+		return nil
 	}
 	b, _ := json.Marshal(meta)
 	return b

@@ -21,7 +21,8 @@ func digestOf(t *testing.T, name, args string) string {
 	ref, err := step.Ref(agentsdk.Entry{ID: "e1", Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant, Content: content})
 	require.NoError(t, err)
 	require.Len(t, ref.ToolCalls, 1)
-	require.Equal(t, agentsdk.ToolCallRef{ID: "c1", Name: name, Digest: ref.ToolCalls[0].Digest}, ref.ToolCalls[0])
+	// A call its entry records no policy for is auto.
+	require.Equal(t, agentsdk.ToolCallRef{ID: "c1", Name: name, Digest: ref.ToolCalls[0].Digest, Policy: agentsdk.PolicyAuto}, ref.ToolCalls[0])
 	return ref.ToolCalls[0].Digest
 }
 

@@ -234,7 +234,7 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	rec := agentsdk.ToolCallRecord{
 		OrgID: in.OrgID, ExecutionID: in.ExecutionID, MessageID: in.AssistantID,
 		ToolCallID: call.ID, ToolName: call.Name, Status: agentsdk.ToolRunning,
-		Input: call.Arguments, StepNumber: in.StepNumber, Policy: AnswerMetaOf(assistant).Policies[call.ID],
+		Input: call.Arguments, StepNumber: in.StepNumber, Policy: AnswerMetaOf(assistant).Policy(call.ID),
 	}
 	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: record start: %w", err)
