@@ -72,7 +72,7 @@ func TestReconcilerStartsOrphanedExecutions(t *testing.T) {
 		require.JSONEq(t, `{"text":"answer to `+c.prompt+`","entryId":"`+res.LeafID+`"}`, string(row.Output))
 		entries, _, err := h.es.ListEntries(context.Background(), h.org.ID, c.ex.ID, entrystore.Page{Limit: 100})
 		require.NoError(t, err)
-		require.Len(t, entries, 3, "one user entry, one llm_call, one answer")
+		require.Len(t, entries, 2, "one user entry, one answer")
 		require.Len(t, h.runs(c.ex.ID), 1, "started once")
 	}
 	require.Equal(t, 2, model.Calls())
@@ -112,6 +112,6 @@ func TestReconcilerDeliversUnsignalledInboxRows(t *testing.T) {
 	require.Equal(t, []string{"m1", "answer to m1", "m2", "answer to m2"}, texts)
 	entries, _, err := h.es.ListEntries(context.Background(), h.org.ID, ex.ID, entrystore.Page{Limit: 100})
 	require.NoError(t, err)
-	require.Len(t, entries, 6, "4 messages and 2 llm_call entries: answered once")
+	require.Len(t, entries, 4, "4 messages: answered once")
 	require.Equal(t, 2, model.Calls())
 }

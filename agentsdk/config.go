@@ -84,6 +84,20 @@ const (
 // Local reports whether the execution keeps its conversation on a worker.
 func (c Config) Local() bool { return c.PersistenceMode == PersistenceLocal }
 
+// OfferedTools are the tools the configuration offers the model: its
+// tools but those its own policy forbids (a worker's policy, or a tool's
+// own, may forbid more: a model call records what it offered when that
+// differs).
+func (c Config) OfferedTools() []string {
+	var out []string
+	for _, t := range c.Tools {
+		if p, ok := c.ToolPolicy.Lookup(t); !ok || p != PolicyForbid {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Defaults for Config's zero fields.
 const (
 	DefaultMaxTurns         = 50

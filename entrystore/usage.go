@@ -24,17 +24,28 @@ const (
 	UsageByDefinition = "definition"
 )
 
-// usageSums are the sums of an llm_call entry e's metadata.
+// modelCalls are the entries that record a model call, each with its
+// record c.m and its usage c.u: an llm_call entry's metadata, or the
+// record folded into the assistant entry the call wrote (step.CallOf),
+// whose usage and model are the message's own unless it names them. The
+// OR of entry types is the agent_entry_model_call index's predicate.
+const modelCalls = `agent_entry e CROSS JOIN LATERAL (
+		SELECT CASE WHEN e.entry_type = 'llm_call' THEN e.metadata ELSE e.metadata->'llmCall' END AS m,
+			CASE WHEN e.entry_type = 'llm_call' THEN e.metadata->'usage' ELSE e.content->'usage' END AS u) c`
+
+const isModelCall = `(e.entry_type = 'llm_call' OR (e.entry_type = 'message' AND e.role = 'assistant')) AND c.m IS NOT NULL`
+
+// usageSums are the sums of modelCalls' usage.
 const usageSums = `count(*) AS calls,
-	coalesce(sum((e.metadata->'usage'->>'input')::bigint), 0) AS input,
-	coalesce(sum((e.metadata->'usage'->>'output')::bigint), 0) AS output,
-	coalesce(sum((e.metadata->'usage'->>'cacheRead')::bigint), 0) AS cache_read,
-	coalesce(sum((e.metadata->'usage'->>'cacheWrite')::bigint), 0) AS cache_write,
-	coalesce(sum((e.metadata->>'cost')::float8), 0) AS cost`
+	coalesce(sum((c.u->>'input')::bigint), 0) AS input,
+	coalesce(sum((c.u->>'output')::bigint), 0) AS output,
+	coalesce(sum((c.u->>'cacheRead')::bigint), 0) AS cache_read,
+	coalesce(sum((c.u->>'cacheWrite')::bigint), 0) AS cache_write,
+	coalesce(sum(coalesce((c.m->>'cost')::float8, (c.u->>'cost')::float8)), 0) AS cost`
 
-const usageModelKey = `coalesce(e.metadata->'model'->>'provider', '') || '/' || coalesce(e.metadata->'model'->>'modelId', '')`
+const usageModelKey = `coalesce(c.m->'model'->>'provider', e.content->>'provider', '') || '/' || coalesce(c.m->'model'->>'modelId', e.content->>'model', '')`
 
-// ExecutionUsage sums the execution's model calls (its llm_call entries)
+// ExecutionUsage sums the execution's model calls (modelCalls)
 // by model.
 func (s *Store) ExecutionUsage(ctx context.Context, orgID, executionID string) ([]UsageLine, error) {
 	op := "usage of " + executionID
@@ -43,7 +54,7 @@ func (s *Store) ExecutionUsage(ctx context.Context, orgID, executionID string) (
 		return nil, err
 	}
 	lines, err := queryAll[UsageLine](ctx, s.pool, `SELECT `+usageModelKey+` AS key, `+usageSums+`
-		FROM agent_entry e WHERE e.org_id = $1 AND e.agent_execution_id = $2 AND e.entry_type = 'llm_call'
+		FROM `+modelCalls+` WHERE e.org_id = $1 AND e.agent_execution_id = $2 AND `+isModelCall+`
 		GROUP BY 1 ORDER BY 1`, ids[0], ids[1])
 	return lines, wrap(op, err)
 }
@@ -68,8 +79,8 @@ func (s *Store) OrgUsage(ctx context.Context, orgID string, from, to time.Time, 
 		return nil, errf(op, ErrInvalid, "groupBy must be model, kind or definition; got %q", groupBy)
 	}
 	lines, err := queryAll[UsageLine](ctx, s.pool, `SELECT `+key+` AS key, `+usageSums+`
-		FROM agent_entry e JOIN agent_execution x ON x.id = e.agent_execution_id
-		WHERE e.org_id = $1 AND e.entry_type = 'llm_call' AND e.created_at >= $2 AND e.created_at < $3
+		FROM `+modelCalls+` JOIN agent_execution x ON x.id = e.agent_execution_id
+		WHERE e.org_id = $1 AND `+isModelCall+` AND e.created_at >= $2 AND e.created_at < $3
 		GROUP BY 1 ORDER BY 1`, ids[0], from, to)
 	return lines, wrap(op, err)
 }

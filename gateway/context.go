@@ -13,11 +13,12 @@ import (
 
 // GetEntryContext is time travel (seed 004): the model request at an
 // entry, built by step.Request, the function the model step uses. An
-// llm_call entry gives the request of its call: the conversation up to
-// the leaf the call answered, the model it called and the tools it
-// offered (both recorded in its metadata). Any other entry gives what a
-// call at that entry would send: the conversation up to and including it,
-// the execution's first model and the tools its configuration offers.
+// entry that holds a model call's record (an answer the call wrote, or a
+// compaction's llm_call entry) gives the request of that call: the
+// conversation up to the leaf the call answered, the model it called and
+// the tools it offered (both recorded with it). Any other entry gives what
+// a call at that entry would send: the conversation up to and including
+// it, the execution's first model and the tools its configuration offers.
 func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRequest) (*pb.ModelContext, error) {
 	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
@@ -36,14 +37,19 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	}
 	cfg = cfg.WithDefaults()
 	out := &pb.ModelContext{EntryId: e.ID}
-	leaf, model, tools := e.ID, agentsdk.ModelRef{}, offeredTools(cfg)
+	leaf, model, tools := e.ID, agentsdk.ModelRef{}, cfg.OfferedTools()
 	if len(cfg.Models) > 0 {
 		model = cfg.Models[0]
 	}
-	var meta step.LLMCallMeta
-	if e.Type == string(agentsdk.EntryLLMCall) {
-		_ = json.Unmarshal(e.Metadata, &meta)
-		leaf, model, tools, out.Sent = e.ParentID, meta.Model, meta.Tools, true
+	meta, sent, err := step.CallOf(sdkEntry(e))
+	if err != nil {
+		return nil, toStatus(s.log, "entry context: call record", err)
+	}
+	if sent {
+		leaf, model, out.Sent = e.ParentID, meta.Model, true
+		if meta.Tools != nil {
+			tools = meta.Tools
+		}
 	}
 	var path []agentsdk.Entry
 	if leaf != "" {
@@ -106,19 +112,6 @@ func (s *service) onPath(ctx context.Context, ex entrystore.Execution, id string
 		return entrystore.ErrNotFound
 	}
 	return nil
-}
-
-// offeredTools are the tools a configuration offers the model: its tools
-// but those its own policy forbids (a worker's policy may forbid more; an
-// llm_call entry records what was offered).
-func offeredTools(cfg agentsdk.Config) []string {
-	var out []string
-	for _, t := range cfg.Tools {
-		if p, ok := cfg.ToolPolicy.Lookup(t); !ok || p != agentsdk.PolicyForbid {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // toolSpecs describes the named tools as the live workers do; a tool no

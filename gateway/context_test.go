@@ -12,10 +12,17 @@ import (
 	"github.com/agentree/agentree/agentsdk/scripted"
 )
 
-// TestContextAtEntryIsWhatTheModelSaw: for every llm_call entry, the time
-// travel view is the request the model received — system prompt, tools,
-// messages, model — and at any other entry it is what a call there would
-// send.
+// holdsCall reports whether an entry of the API holds a model call's
+// record: an answer a call wrote, or an llm_call entry.
+func holdsCall(en map[string]any) bool {
+	meta, _ := en["metadata"].(map[string]any)
+	return en["type"] == string(agentsdk.EntryLLMCall) || (en["type"] == string(agentsdk.EntryMessage) && meta["llmCall"] != nil)
+}
+
+// TestContextAtEntryIsWhatTheModelSaw: for every answer a model call
+// wrote, the time travel view is the request the model received — system
+// prompt, tools, messages, model — and at any other entry it is what a
+// call there would send.
 func TestContextAtEntryIsWhatTheModelSaw(t *testing.T) {
 	var reqs requests
 	model := scripted.New(func(turn int, req agentsdk.ModelRequest) scripted.Turn {
@@ -38,7 +45,7 @@ func TestContextAtEntryIsWhatTheModelSaw(t *testing.T) {
 	entries := e.all(path+"/entries?pageSize=500", "entries")
 	var calls int
 	for _, en := range entries {
-		if en["type"] != string(agentsdk.EntryLLMCall) {
+		if !holdsCall(en) {
 			continue
 		}
 		got := e.ok(e.keyA, http.MethodGet, path+"/entries/"+en["id"].(string)+"/context", nil)
@@ -62,13 +69,17 @@ func TestContextAtEntryIsWhatTheModelSaw(t *testing.T) {
 	}
 	require.Equal(t, 3, calls)
 
-	// At the last entry (the final answer): what the next call would send.
-	last := entries[len(entries)-1]
+	// At the last tool result, which holds no call: what a call there
+	// would send, which is what the last call was sent.
+	last := entries[len(entries)-2]
+	require.Equal(t, "tool_result", last["role"])
 	got := e.ok(e.keyA, http.MethodGet, path+"/entries/"+last["id"].(string)+"/context", nil)
 	require.Equal(t, false, got["sent"])
-	msgs := got["messages"].([]any)
-	require.Len(t, msgs, len(reqs.turn(2).Messages)+1, "everything the last call saw, and its answer")
-	require.Equal(t, "assistant", msgs[len(msgs)-1].(map[string]any)["role"])
+	wantMsgs, err := json.Marshal(reqs.turn(2).Messages)
+	require.NoError(t, err)
+	gotMsgs, err := json.Marshal(got["messages"])
+	require.NoError(t, err)
+	require.JSONEq(t, string(wantMsgs), string(gotMsgs), "everything up to the tool result")
 
 	other := e.ok(e.keyA, http.MethodPost, base, map[string]any{
 		"kind": "react-agent", "userPrompt": "Another.", "models": scriptedModel, "tools": []string{"echo"},

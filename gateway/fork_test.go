@@ -79,7 +79,7 @@ func TestForkSharesThePrefix(t *testing.T) {
 	var rowsAfter, own int
 	require.NoError(t, e.es.Pool().QueryRow(ctx, `SELECT count(*) FROM agent_entry`).Scan(&rowsAfter))
 	require.NoError(t, e.es.Pool().QueryRow(ctx, `SELECT count(*) FROM agent_entry WHERE agent_execution_id = $1`, fid).Scan(&own))
-	require.Equal(t, 3, own, "user message, llm_call and answer: no copies")
+	require.Equal(t, 2, own, "user message and answer: no copies")
 	require.Equal(t, rowsBefore+own, rowsAfter)
 
 	forks := items(t, e.ok(e.keyA, http.MethodGet, path+"/forks", nil), "agentExecutions")

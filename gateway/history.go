@@ -161,9 +161,14 @@ func (s *service) wholeOutput(ctx context.Context, orgID string, c entrystore.To
 }
 
 func toCheckpoint(c entrystore.Checkpoint) *pb.Checkpoint {
+	meta := c.Metadata
+	if len(meta) == 0 {
+		// A turn's checkpoint stores no reason (engine.Ops.Checkpoint).
+		meta = json.RawMessage(`{"reason":"turn"}`)
+	}
 	return &pb.Checkpoint{
 		Id: c.ID, ExecutionId: c.ExecutionID, Sequence: int32(c.Sequence), LeafEntryId: c.LeafEntryID,
-		State: toStruct(checkpointState(c.State)), Metadata: toStruct(c.Metadata), CreatedAt: ts(c.CreatedAt),
+		State: toStruct(checkpointState(c.State)), Metadata: toStruct(meta), CreatedAt: ts(c.CreatedAt),
 	}
 }
 

@@ -103,7 +103,7 @@ func TestLocalModeKeepsEntriesOnTheWorker(t *testing.T) {
 	// The conversation is on the worker, and only there.
 	n, err := storeA.Count(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, 2*6, n, "two turns of a user message, two model calls (llm_call and answer each) and a tool result")
+	require.Equal(t, 2*4, n, "two turns of a user message, two answers (each holding its call's record) and a tool result")
 	var pgEntries, pgCalls, pgLeaves int
 	require.NoError(t, e.es.Pool().QueryRow(ctx, `SELECT count(*) FROM agent_entry WHERE agent_execution_id = $1`, id).Scan(&pgEntries))
 	require.NoError(t, e.es.Pool().QueryRow(ctx, `SELECT count(*) FROM agent_tool_call WHERE agent_execution_id = $1`, id).Scan(&pgCalls))

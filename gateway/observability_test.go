@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -195,11 +194,11 @@ func TestMetricsEndpoint(t *testing.T) {
 	entries, _, err := e.es.ListEntries(ctx, e.orgA.ID, id, entrystore.Page{Limit: 100})
 	require.NoError(t, err)
 	for _, en := range entries {
-		if en.Type != string(agentsdk.EntryLLMCall) {
+		meta, ok, err := step.CallOf(agentsdk.Entry{Type: agentsdk.EntryType(en.Type), Role: agentsdk.Role(en.Role), Content: en.Content, Metadata: en.Metadata})
+		require.NoError(t, err)
+		if !ok {
 			continue
 		}
-		var meta step.LLMCallMeta
-		require.NoError(t, json.Unmarshal(en.Metadata, &meta))
 		want = want.Add(meta.Usage)
 		calls++
 	}

@@ -81,7 +81,7 @@ func TestBudgetPausesAndResumeContinues(t *testing.T) {
 	for _, en := range own {
 		require.Equal(t, rid, en.ExecutionID)
 	}
-	require.Len(t, own, 1+5*3+2, "continue message, 5 × (llm_call, answer, result), final llm_call and answer: no copies")
+	require.Len(t, own, 1+5*2+1, "continue message, 5 × (answer, result), final answer: no copies")
 
 	listed := items(t, e.ok(e.keyA, http.MethodGet, base+"?status=PAUSED", nil), "agentExecutions")
 	require.Len(t, listed, 1)

@@ -11,8 +11,9 @@ import (
 
 // GetTokenTimeline walks the execution's conversation and says how large
 // its context is after each entry: estimated from the entries' bytes,
-// and set to the provider's own count at each llm_call (the input, cache
-// reads and writes of that call), against the model's context window.
+// and set to the provider's own count at each model call's record (the
+// input, cache reads and writes of that call, held by the answer it wrote
+// or an llm_call entry), against the model's context window.
 func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimelineRequest) (*pb.TokenTimeline, error) {
 	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
@@ -36,25 +37,30 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	for _, e := range path {
 		p := &pb.TimelinePoint{EntryId: e.ID, Type: e.Type, Role: e.Role, Estimated: true,
 			Compaction: e.Type == string(agentsdk.EntryCompaction)}
+		call, isCall, _ := step.CallOf(sdkEntry(e))
+		if isCall && call.Purpose != step.PurposeCompaction {
+			// The provider's count of what the call read replaces the
+			// estimate (a compaction's summary call read a transcript,
+			// not the context).
+			if read := call.Usage.Input + call.Usage.CacheRead + call.Usage.CacheWrite; read > 0 {
+				p.TokensAdded, running, p.Estimated = read-running, read, false
+			}
+		}
 		switch e.Type {
 		case string(agentsdk.EntryMessage):
-			p.TokensAdded = int64(entryTokens(e))
-			running += p.TokensAdded
+			// An answer adds itself after what its call read: as many
+			// tokens as the provider counted it.
+			n := int64(entryTokens(e))
+			if isCall && !p.Estimated && call.Usage.Output > 0 {
+				n = call.Usage.Output
+			}
+			p.TokensAdded += n
+			running += n
 		case string(agentsdk.EntryCompaction):
 			// The context drops to the summary and the entries kept.
 			var rec agentsdk.CompactionRecord
 			if json.Unmarshal(e.Content, &rec) == nil && rec.TokensAfter > 0 {
 				p.TokensAdded, running = int64(rec.TokensAfter)-running, int64(rec.TokensAfter)
-			}
-		case string(agentsdk.EntryLLMCall):
-			var meta step.LLMCallMeta
-			_ = json.Unmarshal(e.Metadata, &meta)
-			if meta.Purpose == step.PurposeCompaction {
-				// The summary call read a transcript, not the context.
-				break
-			}
-			if read := meta.Usage.Input + meta.Usage.CacheRead + meta.Usage.CacheWrite; read > 0 {
-				p.TokensAdded, running, p.Estimated = read-running, read, false
 			}
 		}
 		p.ContextTokens = running

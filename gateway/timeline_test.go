@@ -11,8 +11,9 @@ import (
 )
 
 // TestTokenTimeline: a point per entry of the conversation; at each
-// llm_call the size is the provider's count of what it read, between them
-// estimates that only grow; all against the model's window.
+// answer a model call wrote the size is the provider's count of what it
+// read and wrote, between them estimates that only grow; all against the
+// model's window.
 func TestTokenTimeline(t *testing.T) {
 	e := newEnv(t, envOptions{providers: []agentsdk.Provider{stepper(3)}, tools: []*agentsdk.Tool{echoTool()}})
 	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
@@ -34,11 +35,12 @@ func TestTokenTimeline(t *testing.T) {
 		require.Equal(t, entries[i]["id"], p["entryId"])
 		size := mustNumber(t, p["contextTokens"])
 		require.InDelta(t, size/32768, p["ratio"], 1e-9)
-		if p["type"] == string(agentsdk.EntryLLMCall) {
+		if holdsCall(entries[i]) {
 			measured++
 			require.Equal(t, false, p["estimated"])
-			usage := entries[i]["metadata"].(map[string]any)["usage"].(map[string]any)
-			require.Equal(t, usage["input"].(float64), size, "the provider's count of what the call read")
+			usage := entries[i]["content"].(map[string]any)["usage"].(map[string]any)
+			require.Equal(t, usage["input"].(float64)+usage["output"].(float64), size,
+				"the provider's count of what the call read and of its answer")
 		} else {
 			require.Equal(t, true, p["estimated"])
 			require.Greater(t, size, prev, "a message only adds")

@@ -33,10 +33,13 @@ func TestUsageEqualsTheLLMCalls(t *testing.T) {
 		e.waitStatus(id, "COMPLETED", time.Minute)
 		var n, in, out float64
 		for _, en := range e.all(path+"/entries?pageSize=500", "entries") {
-			if en["type"] != string(agentsdk.EntryLLMCall) {
+			// Each answer a model call wrote holds the call's record; its
+			// usage is the message's.
+			meta, _ := en["metadata"].(map[string]any)
+			if en["type"] != string(agentsdk.EntryMessage) || meta["llmCall"] == nil {
 				continue
 			}
-			u := en["metadata"].(map[string]any)["usage"].(map[string]any)
+			u := en["content"].(map[string]any)["usage"].(map[string]any)
 			n, in, out = n+1, in+u["input"].(float64), out+u["output"].(float64)
 		}
 		require.Positive(t, n)

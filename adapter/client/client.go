@@ -137,7 +137,7 @@ func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execu
 	if cfg.Local() {
 		// Its conversation lives on a worker: the worker that takes it
 		// appends the first entry (from the row's input) to its store.
-		return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, Local: true}, nil
+		return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, Local: true, ShortKeys: true}, nil
 	}
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, prompt)
 	content, _ := json.Marshal(msg)
@@ -153,7 +153,7 @@ func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execu
 	// A resume counts its steps on from the run's total (and its budget
 	// from there).
 	st := agentsdk.State{Steps: ex.StepCount, StepBase: ex.StepCount}
-	return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: first.ID, State: st}, nil
+	return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, LeafID: first.ID, State: st, ShortKeys: true}, nil
 }
 
 // StartOptions are the workflow options of an execution: its ID is the

@@ -114,10 +114,13 @@ func (s *Store) Count(ctx context.Context, executionID string) (int, error) {
 	return n, wrap("count", err)
 }
 
-// CountType is how many entries of type typ the execution has here.
-func (s *Store) CountType(ctx context.Context, executionID, typ string) (int, error) {
+// ModelCalls is how many model calls the execution recorded here: its
+// llm_call entries and the answers that hold their call's record
+// (step.CallOf).
+func (s *Store) ModelCalls(ctx context.Context, executionID string) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM entry WHERE execution = ? AND type = ?`, executionID, typ).Scan(&n)
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM entry WHERE execution = ? AND (type = 'llm_call'
+		OR (type = 'message' AND role = 'assistant' AND json_extract(metadata, '$.llmCall') IS NOT NULL))`, executionID).Scan(&n)
 	return n, wrap("count", err)
 }
 

@@ -163,7 +163,7 @@ func (x *Execution) Run(ctx context.Context) error {
 // drive runs the engine, continuing as new as the engine asks, until the
 // execution ends. It runs only while Run waits for it.
 func (x *Execution) drive() {
-	in := engine.SegmentInput{ExecutionID: x.opts.ExecutionID, LeafID: x.leafID}
+	in := engine.SegmentInput{ExecutionID: x.opts.ExecutionID, LeafID: x.leafID, ShortKeys: true}
 	agent := &countingAgent{Agent: x.opts.Agent, x: x}
 	for {
 		_, next, err := engine.Run(x.port, agent, in)

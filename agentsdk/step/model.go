@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -106,21 +107,63 @@ type ModelInput struct {
 	Failures int32 `json:"failures,omitempty"`
 }
 
-// LLMCallMeta is the metadata of an llm_call entry (seed 000).
+// LLMCallMeta is a model call's record (seed 000). An answering call's
+// record is folded into the assistant entry it wrote (AnswerMeta.Call)
+// and leaves out what that message holds itself: its usage, cost and stop
+// reason, and its model when the message names the one called. A
+// compaction's summary call keeps an llm_call entry of its own, as every
+// call did before (issue 18: one row per call, not two). CallOf reads
+// either whole.
 type LLMCallMeta struct {
-	Model          agentsdk.ModelRef   `json:"model"`
-	Usage          agentsdk.Usage      `json:"usage"`
-	Cost           float64             `json:"cost"`
+	Model          agentsdk.ModelRef   `json:"model,omitzero"`
+	Usage          agentsdk.Usage      `json:"usage,omitzero"`
+	Cost           float64             `json:"cost,omitempty"`
 	LatencyMs      int64               `json:"latencyMs"`
-	StopReason     agentsdk.StopReason `json:"stopReason"`
+	StopReason     agentsdk.StopReason `json:"stopReason,omitempty"`
 	FallbackReason string              `json:"fallbackReason,omitempty"`
-	// Tools are the names of the tools the model was offered.
-	Tools []string `json:"tools,omitempty"`
+	// Tools are the names of the tools the model was offered; nil when
+	// they are those its execution's configuration offers
+	// (Config.OfferedTools), as they mostly are.
+	Tools []string `json:"tools,omitzero"`
 	// Purpose is "compaction" for a call that wrote a compaction's
 	// summary, whose request summarised the entries before
 	// FirstKeptDepth on its path; "" for a call that answered.
 	Purpose        string `json:"purpose,omitempty"`
 	FirstKeptDepth int    `json:"firstKeptDepth,omitempty"`
+}
+
+// CallOf is the record of the model call entry e holds: an llm_call
+// entry's, or the one folded into an assistant entry, completed from its
+// message. ok is false for an entry that holds none (a message appended
+// by a client, a tool result…).
+func CallOf(e agentsdk.Entry) (meta LLMCallMeta, ok bool, err error) {
+	switch {
+	case e.Type == agentsdk.EntryLLMCall:
+		if len(e.Metadata) > 0 {
+			err = json.Unmarshal(e.Metadata, &meta)
+		}
+		return meta, true, err
+	case e.Type == agentsdk.EntryMessage && e.Role == agentsdk.RoleAssistant:
+		call := AnswerMetaOf(e).Call
+		if call == nil {
+			return meta, false, nil
+		}
+		var m agentsdk.Message
+		if err := json.Unmarshal(e.Content, &m); err != nil {
+			return meta, false, err
+		}
+		meta = *call
+		if m.Usage != nil {
+			meta.Usage = *m.Usage
+			meta.Cost = m.Usage.Cost
+		}
+		meta.StopReason = m.StopReason
+		if meta.Model == (agentsdk.ModelRef{}) {
+			meta.Model = agentsdk.ModelRef{Provider: m.Provider, ModelID: m.Model}
+		}
+		return meta, true, nil
+	}
+	return meta, false, nil
 }
 
 // Request is the model request for the conversation path under cfg (with
@@ -155,8 +198,8 @@ func requestOf(cfg agentsdk.Config, model agentsdk.ModelRef, v View, tools []age
 }
 
 // CallModel answers the conversation at in.LeafID with in.Model, streaming
-// deltas to the execution's stream, and appends its llm_call entry and the
-// assistant entry after it. If
+// deltas to the execution's stream, and appends the assistant entry, which
+// holds the call's record (LLMCallMeta) in its metadata. If
 // the assistant entry for in.Key already exists — a retry after the answer
 // was written — it is returned and the model is not called.
 func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult, error) {
@@ -204,32 +247,33 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if msg.Model == "" {
 		msg.Model = in.Model.ModelID
 	}
-	usage := agentsdk.Usage{}
-	if msg.Usage != nil {
-		usage = *msg.Usage
-	}
 	normaliseToolCallIDs(&msg, in.Key)
 	content, err := json.Marshal(msg)
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: encode answer: %w", err)
 	}
-	meta, _ := json.Marshal(LLMCallMeta{
-		Model: in.Model, Usage: usage, Cost: usage.Cost, Tools: offered,
-		LatencyMs:  d.now().Sub(start).Milliseconds(),
-		StopReason: msg.StopReason, FallbackReason: in.FallbackReason,
-	})
-	// The llm_call entry goes on the path just before its answer, so the
-	// conversation stays one linear chain (message lists skip it).
+	// The call's record goes with its answer: one entry, one row.
+	call := LLMCallMeta{LatencyMs: d.now().Sub(start).Milliseconds(), FallbackReason: in.FallbackReason}
+	if !slices.Equal(offered, cfg.OfferedTools()) {
+		call.Tools = append([]string{}, offered...)
+	}
+	if in.Model != (agentsdk.ModelRef{Provider: msg.Provider, ModelID: msg.Model}) {
+		call.Model = in.Model
+	}
+	meta := d.answerMeta(cfg, msg)
+	meta.Call = &call
+	metadata, err := json.Marshal(meta)
+	if err != nil {
+		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: encode its record: %w", err)
+	}
 	entries, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, []agentsdk.Entry{
-		{ExecutionID: in.ExecutionID, ParentID: parent, Type: agentsdk.EntryLLMCall,
-			Content: json.RawMessage(`{}`), Metadata: meta, TurnID: in.TurnID, IdempotencyKey: in.Key + "/llm"},
-		{ExecutionID: in.ExecutionID, ParentID: agentsdk.PrevEntry, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
-			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key, Metadata: d.callPolicies(cfg, msg)},
+		{ExecutionID: in.ExecutionID, ParentID: parent, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
+			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key, Metadata: metadata},
 	})
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: append: %w", err)
 	}
-	res, err := resultFromEntry(entries[1])
+	res, err := resultFromEntry(entries[0])
 	if err != nil {
 		return res, err
 	}

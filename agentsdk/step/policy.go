@@ -11,9 +11,13 @@ import (
 // code reads a recorded fact and a worker whose configuration changed
 // later cannot make a replay decide differently. A call it does not name
 // is auto, the default: most answers record nothing.
+//
+// Call is the record of the model call that wrote the answer (CallOf
+// reads it whole); nil for an assistant entry a client appended.
 type AnswerMeta struct {
 	Policies map[string]agentsdk.ToolPolicy `json:"toolPolicies,omitempty"`
 	Risks    map[string]string              `json:"toolRisks,omitempty"`
+	Call     *LLMCallMeta                   `json:"llmCall,omitempty"`
 }
 
 // Policy is the recorded policy of tool call id.
@@ -43,9 +47,9 @@ func (d Deps) offered(cfg agentsdk.Config) []string {
 	return names
 }
 
-// callPolicies is the metadata recording the policy and risk of each of
-// msg's tool calls that is not auto (nil when there is none).
-func (d Deps) callPolicies(cfg agentsdk.Config, msg agentsdk.Message) json.RawMessage {
+// answerMeta records the policy and risk of each of msg's tool calls that
+// is not auto.
+func (d Deps) answerMeta(cfg agentsdk.Config, msg agentsdk.Message) AnswerMeta {
 	var meta AnswerMeta
 	for _, tc := range msg.ToolCalls() {
 		p := d.policy(cfg, tc.Name)
@@ -61,11 +65,7 @@ func (d Deps) callPolicies(cfg agentsdk.Config, msg agentsdk.Message) json.RawMe
 			meta.Risks[tc.ID] = agentsdk.RiskOf(t)
 		}
 	}
-	if meta.Policies == nil {
-		return nil
-	}
-	b, _ := json.Marshal(meta)
-	return b
+	return meta
 }
 
 // markLocal marks the tool calls of res whose tool runs as a local

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -95,6 +96,7 @@ func (c *segment) nextInput(resumed bool) SegmentInput {
 	return SegmentInput{
 		ExecutionID: c.in.ExecutionID, OrgID: c.in.OrgID, Sequence: c.in.Sequence + 1,
 		LeafID: c.leafID(), State: *c.state, Signals: c.pending, Resumed: resumed, Local: c.in.Local,
+		ShortKeys: c.in.ShortKeys,
 	}
 }
 
@@ -135,7 +137,7 @@ func (c *segment) advance() {
 }
 
 // key is the idempotency key of the segment's next append:
-// {execution}/{sequence}/{step}.
+// {sequence}/{step} ({execution}/{sequence}/{step} unless ShortKeys).
 func (c *segment) key() string {
 	c.step++
 	return c.stepKey(c.step)
@@ -145,6 +147,9 @@ func (c *segment) key() string {
 func (c *segment) peekKey() string { return c.stepKey(c.step + 1) }
 
 func (c *segment) stepKey(step int) string {
+	if c.in.ShortKeys {
+		return strconv.Itoa(c.in.Sequence) + "/" + strconv.Itoa(step)
+	}
 	return fmt.Sprintf("%s/%d/%d", c.in.ExecutionID, c.in.Sequence, step)
 }
 

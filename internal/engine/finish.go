@@ -63,7 +63,12 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	if err != nil {
 		return fmt.Errorf("engine: checkpoint: %w", err)
 	}
-	meta, _ := json.Marshal(map[string]any{"reason": map[bool]string{true: "wait", false: "turn"}[in.Wait]})
+	// A turn's checkpoint, the common one, records no reason: it reads as
+	// {"reason":"turn"} (gateway).
+	var meta json.RawMessage
+	if in.Wait {
+		meta = json.RawMessage(`{"reason":"wait"}`)
+	}
 	err = o.Store.AppendCheckpoint(ctx, Checkpoint{
 		OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
 		LeafID: in.LeafID, State: state, Metadata: meta, Steps: in.Steps,

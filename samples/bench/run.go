@@ -172,9 +172,9 @@ func (a agentreeLocal) start(ctx context.Context, queue string, p plan, conversa
 	return a.startIn(ctx, queue, p, conversation, agentsdk.PersistenceLocal)
 }
 
-// calls counts the llm_call entries in the worker's local store.
+// calls counts the model calls recorded in the worker's local store.
 func (a agentreeLocal) calls(ctx context.Context, id string) (int, error) {
-	return a.b.sys.local.CountType(ctx, id, string(agentsdk.EntryLLMCall))
+	return a.b.sys.local.ModelCalls(ctx, id)
 }
 
 func (a agentree) wait(ctx context.Context, id string) (string, string, error) {
@@ -193,11 +193,13 @@ func (a agentree) stop(ctx context.Context, id string) error {
 	return err
 }
 
-// calls counts the execution's llm_call entries: one per answered call.
+// calls counts the execution's answered model calls: its answers that
+// hold their call's record (step.CallOf).
 func (a agentree) calls(ctx context.Context, id string) (int, error) {
 	var n int
 	err := a.b.store.Pool().QueryRow(ctx,
-		`SELECT count(*) FROM agent_entry WHERE agent_execution_id = $1 AND entry_type = $2`, id, agentsdk.EntryLLMCall).Scan(&n)
+		`SELECT count(*) FROM agent_entry WHERE agent_execution_id = $1 AND entry_type = 'message' AND role = 'assistant'
+			AND metadata->'llmCall' IS NOT NULL`, id).Scan(&n)
 	return n, err
 }
 

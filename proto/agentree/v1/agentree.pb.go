@@ -3915,15 +3915,16 @@ type Entry struct {
 	Seq int32 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
 	// Distance from the root.
 	Depth int32 `protobuf:"varint,5,opt,name=depth,proto3" json:"depth,omitempty"`
-	// message, llm_call, compaction, branch_summary, agent_spawn or
-	// agent_result.
+	// message, llm_call (a compaction's summary call; an answering call's
+	// record is its answer's metadata.llmCall), compaction, branch_summary,
+	// agent_spawn or agent_result.
 	Type string `protobuf:"bytes,6,opt,name=type,proto3" json:"type,omitempty"`
 	// For messages: system, user, assistant or tool_result.
 	Role string `protobuf:"bytes,7,opt,name=role,proto3" json:"role,omitempty"`
 	// The entry's content; for a message, the provider-agnostic message.
 	Content *structpb.Value `protobuf:"bytes,8,opt,name=content,proto3" json:"content,omitempty"`
-	// Groups the entries of one model turn: its llm_call record, the
-	// assistant message and the tool_result messages answering it.
+	// Groups the entries of one model turn: the assistant message (with its
+	// call's record) and the tool_result messages answering it.
 	TurnId string `protobuf:"bytes,9,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	// Free-form metadata.
 	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
@@ -6528,8 +6529,8 @@ type ModelContext struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry it is the context of.
 	EntryId string `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
-	// True for an llm_call entry: the request that call sent. False: what a
-	// call at the entry would send.
+	// True for an entry holding a model call's record: the request that call
+	// sent. False: what a call at the entry would send.
 	Sent bool `protobuf:"varint,2,opt,name=sent,proto3" json:"sent,omitempty"`
 	// The model.
 	Model *ModelRef `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
@@ -7258,15 +7259,17 @@ type TimelinePoint struct {
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	// user, assistant, tool_result (message entries).
 	Role string `protobuf:"bytes,3,opt,name=role,proto3" json:"role,omitempty"`
-	// The tokens the entry added (at an llm_call: the correction the
-	// provider's count makes to the estimates before it).
+	// The tokens the entry added (at an answer a model call wrote: the
+	// correction the provider's count makes to the estimates before it, and
+	// the answer's own tokens as the provider counted them).
 	TokensAdded int64 `protobuf:"varint,4,opt,name=tokens_added,json=tokensAdded,proto3" json:"tokens_added,omitempty"`
 	// The context's size after the entry.
 	ContextTokens int64 `protobuf:"varint,5,opt,name=context_tokens,json=contextTokens,proto3" json:"context_tokens,omitempty"`
 	// context_tokens / limit.
 	Ratio float64 `protobuf:"fixed64,6,opt,name=ratio,proto3" json:"ratio,omitempty"`
 	// True where the size is an estimate (4 bytes a token); false at an
-	// llm_call, where it is the provider's count of what it read.
+	// answer a model call wrote, where it is the provider's count of what
+	// the call read and wrote.
 	Estimated bool `protobuf:"varint,7,opt,name=estimated,proto3" json:"estimated,omitempty"`
 	// A compaction entry: the context shrank here.
 	Compaction    bool `protobuf:"varint,8,opt,name=compaction,proto3" json:"compaction,omitempty"`

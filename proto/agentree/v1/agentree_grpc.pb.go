@@ -167,9 +167,10 @@ type AgentServiceClient interface {
 	// use only these.
 	GetCapabilities(ctx context.Context, in *GetCapabilitiesRequest, opts ...grpc.CallOption) (*Capabilities, error)
 	// GetEntryContext is time travel: what the model saw at an entry. For an
-	// llm_call entry, the request of that call; for any other, what a model
-	// call made at that entry would send. Built by the code that builds the
-	// real request.
+	// entry that holds a model call's record (an answer the call wrote, whose
+	// metadata.llmCall it is, or a compaction's llm_call entry), the request
+	// of that call; for any other, what a model call made at that entry
+	// would send. Built by the code that builds the real request.
 	GetEntryContext(ctx context.Context, in *GetEntryContextRequest, opts ...grpc.CallOption) (*ModelContext, error)
 	// GetTokenTimeline is the execution's context size along its
 	// conversation (seed 004 §6): per entry, the tokens it added and the
@@ -664,9 +665,10 @@ type AgentServiceServer interface {
 	// use only these.
 	GetCapabilities(context.Context, *GetCapabilitiesRequest) (*Capabilities, error)
 	// GetEntryContext is time travel: what the model saw at an entry. For an
-	// llm_call entry, the request of that call; for any other, what a model
-	// call made at that entry would send. Built by the code that builds the
-	// real request.
+	// entry that holds a model call's record (an answer the call wrote, whose
+	// metadata.llmCall it is, or a compaction's llm_call entry), the request
+	// of that call; for any other, what a model call made at that entry
+	// would send. Built by the code that builds the real request.
 	GetEntryContext(context.Context, *GetEntryContextRequest) (*ModelContext, error)
 	// GetTokenTimeline is the execution's context size along its
 	// conversation (seed 004 §6): per entry, the tokens it added and the

@@ -38,7 +38,7 @@ func ConversationOf(ctx context.Context, store *entrystore.Store, ex entrystore.
 }
 
 // Conversation returns the messages on the path from the root to leafID:
-// what the model saw, without the llm_call bookkeeping entries.
+// what the model saw, without bookkeeping entries (a compaction's llm_call).
 func Conversation(ctx context.Context, store *entrystore.Store, orgID, leafID string) ([]agentsdk.Message, error) {
 	path, err := store.Path(ctx, orgID, leafID)
 	if err != nil {
