@@ -3,6 +3,9 @@ package adapter
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -63,6 +66,9 @@ func TestContextCacheReadsOnlyWhatIsNew(t *testing.T) {
 		require.NoError(t, err)
 		return req.Messages
 	}
+	// handed are the requests handed out, by leaf: the record grows in
+	// place after them, and none may change.
+	handed := map[string][]agentsdk.Message{}
 	check := func(leaf string) {
 		t.Helper()
 		v, _, err := cache.View(ctx, s, org.ID, execution, leaf)
@@ -70,6 +76,7 @@ func TestContextCacheReadsOnlyWhatIsNew(t *testing.T) {
 		got, err := v.Messages()
 		require.NoError(t, err)
 		require.Equal(t, want(leaf), got)
+		handed[leaf] = got
 	}
 
 	// Calls from depth 20 on, three entries apart (a tool call's answer,
@@ -83,6 +90,39 @@ func TestContextCacheReadsOnlyWhatIsNew(t *testing.T) {
 	require.EqualValues(t, 1, s.whole.Load(), "only the first call reads the context whole")
 	require.EqualValues(t, calls-1, s.after.Load())
 	require.LessOrEqual(t, s.rows.Load(), int64(len(full)), "each entry is read about once")
+	for leaf, msgs := range handed {
+		require.Equal(t, want(leaf), msgs, "a request handed out before the record grew")
+	}
+
+	// Calls of one execution at once, at leaves along the path (a lost
+	// task's re-run beside its successor): each gets its own leaf's
+	// request, and nothing races (go test -race).
+	concurrent := step.NewCache(0)
+	wants := map[string][]agentsdk.Message{}
+	for d := 20; d < len(full); d += 2 {
+		wants[full[d].ID] = want(full[d].ID)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(wants))
+	for leaf := range wants {
+		wg.Add(1)
+		go func(leaf string) {
+			defer wg.Done()
+			v, _, err := concurrent.View(ctx, s, org.ID, execution, leaf)
+			if err == nil {
+				var got []agentsdk.Message
+				if got, err = v.Messages(); err == nil && !reflect.DeepEqual(got, wants[leaf]) {
+					err = fmt.Errorf("leaf %s: not the request a fresh read makes", leaf)
+				}
+			}
+			errs <- err
+		}(leaf)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
 
 	// The same leaf again (a retried call) reads nothing.
 	rows := s.rows.Load()

@@ -49,6 +49,36 @@ func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint,
 		return Checkpoint{}, errf(op, ErrInvalid, "negative sequence %d", c.Sequence)
 	}
 	var out Checkpoint
+	if c.Sequence > 0 {
+		// One statement: the execution row's UPDATE serialises appends
+		// per execution, and its condition is checked again on the row's
+		// newest version when it waited for the lock, so of two appends
+		// of one sequence only the first inserts (current_checkpoint_seq
+		// is always the latest checkpoint's sequence: it is only set
+		// here). A round trip instead of four (BEGIN, lock, insert,
+		// COMMIT) at every turn.
+		out, err = queryOne[Checkpoint](ctx, s.pool, `
+			WITH x AS (
+				UPDATE agent_execution SET current_checkpoint_seq = $3, step_count = step_count + $7, updated_at = now()
+				WHERE id = $2 AND org_id = $1 AND current_checkpoint_seq < $3
+				  AND ($4::uuid IS NULL OR EXISTS (
+					SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
+				RETURNING id
+			), ins AS (
+				INSERT INTO agent_checkpoint (org_id, agent_execution_id, sequence, leaf_entry_id, state, metadata)
+				SELECT $1, $2, $3, $4::uuid, $5, $6 FROM x
+				RETURNING *
+			)
+			SELECT `+checkpointCols+` FROM ins`,
+			ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata), c.Steps)
+		if errors.Is(err, errNoRows) {
+			return Checkpoint{}, checkpointRefused(ctx, s.pool, ids[0], ids[1], leaf, c.Sequence)
+		}
+		return out.utc(), wrap(op, err)
+	}
+	// Sequence 0, which only an execution without checkpoints takes: the
+	// row's current_checkpoint_seq (0) cannot tell, so the row is locked
+	// and the checkpoints read.
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The row lock serialises appends per execution, so the max read
 		// next (a fresh snapshot under READ COMMITTED) is current.
@@ -73,7 +103,7 @@ func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint,
 			SELECT `+checkpointCols+` FROM ins`,
 			ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata), c.Steps)
 		if errors.Is(err, errNoRows) {
-			return checkpointRefused(ctx, tx, ids[1], leaf, c.Sequence)
+			return checkpointRefused(ctx, tx, ids[0], ids[1], leaf, c.Sequence)
 		}
 		return wrap(op, err)
 	})
@@ -81,14 +111,19 @@ func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint,
 }
 
 // checkpointRefused says why AppendCheckpoint inserted nothing.
-func checkpointRefused(ctx context.Context, tx pgx.Tx, executionID, leaf string, seq int) error {
+func checkpointRefused(ctx context.Context, q querier, orgID, executionID, leaf string, seq int) error {
 	const op = "append checkpoint"
 	var latest *int
-	if err := tx.QueryRow(ctx, `SELECT max(sequence) FROM agent_checkpoint WHERE agent_execution_id = $1`,
-		executionID).Scan(&latest); err != nil {
+	var found bool
+	if err := q.QueryRow(ctx, `SELECT (SELECT max(sequence) FROM agent_checkpoint WHERE agent_execution_id = $1),
+			EXISTS (SELECT 1 FROM agent_execution WHERE id = $1 AND org_id = $2)`,
+		executionID, orgID).Scan(&latest, &found); err != nil {
 		return wrap(op, err)
 	}
-	if latest != nil && seq <= *latest {
+	switch {
+	case !found:
+		return errf(op, ErrNotFound, "execution %s", executionID)
+	case latest != nil && seq <= *latest:
 		return errf(op, ErrConflict, "sequence %d is not after %d", seq, *latest)
 	}
 	return errf(op, ErrInvalid, "leaf %s is not an entry of execution %s", leaf, executionID)

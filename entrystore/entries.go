@@ -214,8 +214,17 @@ func whyNotAppended(ctx context.Context, q querier, orgID, executionID, id, pare
 // AppendEntries appends es in order in one transaction, so a turn's entries
 // land together or not at all. A ParentID of PrevParent takes the ID of the
 // entry before it. Each entry follows AppendEntry's idempotency rule; the
-// result holds the stored (new or existing) entries.
+// result holds the stored (new or existing) entries. One entry needs no
+// transaction, as AppendEntry's does not: a model call's answer, most
+// often, saves its BEGIN and COMMIT round trips.
 func (s *Store) AppendEntries(ctx context.Context, es []Entry) ([]Entry, error) {
+	if len(es) == 1 && es[0].ParentID != PrevParent {
+		stored, _, err := appendEntry(ctx, s.pool, es[0])
+		if err != nil {
+			return nil, wrap("append entries", err)
+		}
+		return []Entry{stored}, nil
+	}
 	out := make([]Entry, 0, len(es))
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for i, e := range es {

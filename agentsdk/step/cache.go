@@ -51,10 +51,11 @@ type Cache struct {
 type cached struct {
 	org, execution string
 	cfg            *agentsdk.Config
-	// path is the context path to its last entry, the leaf last read, and
-	// info its entries' decoded forms, index by index.
+	// path is the context path to its last entry, the leaf last read,
+	// info its entries' decoded forms, index by index, and view its view.
 	path []agentsdk.Entry
 	info []entryInfo
+	view View
 	size int64
 }
 
@@ -142,32 +143,20 @@ func (c *Cache) View(ctx context.Context, s agentsdk.Store, org, execution, leaf
 	var baseInfo []entryInfo
 	if rec := c.record(org, execution); rec != nil {
 		base, baseInfo = rec.path, rec.info
+		if n := len(base); n > 0 && base[n-1].ID == leaf {
+			v, path := rec.view.clipped(), slices.Clip(base)
+			c.mu.Unlock()
+			return v, path, nil
+		}
 	}
 	c.mu.Unlock()
-	if n := len(base); n > 0 && base[n-1].ID == leaf {
-		v, err := viewWith(base, baseInfo)
-		return v, slices.Clip(base), err
-	}
 	more, fresh, err := c.load(ctx, s, org, execution, leaf, base)
 	if err != nil {
 		return View{}, nil, err
 	}
-	if fresh {
-		base, baseInfo = nil, nil
-	}
 	info, err := infoOf(more)
 	if err != nil {
 		return View{}, nil, err
-	}
-	path, pathInfo := append(slices.Clip(base), more...), append(slices.Clip(baseInfo), info...)
-	v, err := viewWith(path, pathInfo)
-	if err != nil {
-		return View{}, nil, err
-	}
-	// Past the latest compaction's boundary nothing before it is sent
-	// again: the record keeps the path from there.
-	if from := boundary(v, path); from > 0 {
-		path, pathInfo = path[from:], pathInfo[from:]
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -176,8 +165,58 @@ func (c *Cache) View(ctx context.Context, s agentsdk.Store, org, execution, leaf
 	if rec != nil {
 		cfg = rec.cfg
 	}
-	c.put(&cached{org: org, execution: execution, cfg: cfg, path: path, info: pathInfo, size: sizeOf(path)})
-	return v, slices.Clip(path), nil
+	var next *cached
+	if !fresh && rec != nil && len(rec.path) == len(base) && rec.path[len(base)-1].ID == base[len(base)-1].ID {
+		next, err = grown(rec, more, info)
+	} else {
+		// A fresh read, or a record that changed meanwhile: built anew.
+		if !fresh {
+			more, info = append(slices.Clip(base), more...), append(slices.Clip(baseInfo), info...)
+		}
+		next, err = grown(&cached{org: org, execution: execution, cfg: cfg}, more, info)
+	}
+	if err != nil {
+		return View{}, nil, err
+	}
+	c.put(next)
+	return next.view.clipped(), slices.Clip(next.path), nil
+}
+
+// grown is rec extended by more, entries that continue its path, and
+// their info, as the execution's new record. Past the latest
+// compaction's boundary nothing before it is sent again: the record keeps
+// the path from there.
+//
+// Its slices grow in place where they have room, so a long path is not
+// copied at every step. That is safe because only the execution's
+// current record is ever grown, under c.mu, and every slice of a record
+// handed out is clipped: nobody else sees, or writes, past its length.
+func grown(rec *cached, more []agentsdk.Entry, info []entryInfo) (*cached, error) {
+	out := &cached{org: rec.org, execution: rec.execution, cfg: rec.cfg,
+		path: append(rec.path, more...), info: append(rec.info, info...), size: rec.size + sizeOf(more)}
+	if len(rec.path) > 0 && !slices.ContainsFunc(more, func(e agentsdk.Entry) bool { return e.Type == agentsdk.EntryCompaction }) {
+		from := 0
+		if rec.view.Compaction != nil {
+			from = rec.view.Record.FirstKeptDepth
+		}
+		out.view = rec.view.extended(more, info, from)
+		return out, nil
+	}
+	v, err := viewWith(out.path, out.info)
+	if err != nil {
+		return nil, err
+	}
+	if from := boundary(v, out.path); from > 0 {
+		// A new record: the kept part copied, so the view's compaction
+		// points into it.
+		path, pinfo := slices.Clone(out.path[from:]), slices.Clone(out.info[from:])
+		out.path, out.info, out.size = path, pinfo, sizeOf(path)
+		if v, err = viewWith(out.path, out.info); err != nil {
+			return nil, err
+		}
+	}
+	out.view = v
+	return out, nil
 }
 
 // load reads the entries after base on the path to leaf when leaf
@@ -276,9 +315,9 @@ func (c *Cache) appended(org, execution string, entries []agentsdk.Entry) {
 	if rec == nil || len(rec.path) == 0 || !extends(rec.path[len(rec.path)-1], entries) {
 		return
 	}
-	path := append(slices.Clip(rec.path), entries...)
-	c.put(&cached{org: org, execution: execution, cfg: rec.cfg, path: path,
-		info: append(slices.Clip(rec.info), info...), size: rec.size + sizeOf(entries)})
+	if next, err := grown(rec, entries, info); err == nil {
+		c.put(next)
+	}
 }
 
 // entry returns the execution's entry id if its cached path holds it.

@@ -3,6 +3,7 @@ package step
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/agentree/agentree/agentsdk"
 )
@@ -19,8 +20,9 @@ type View struct {
 	// Entries are the message entries sent verbatim, root-most first.
 	Entries []agentsdk.Entry
 	// info, when set, is Entries' messages and tokens worked out before
-	// (a Cache's), index by index.
+	// (a Cache's), index by index, and msgs what Messages returns.
 	info []entryInfo
+	msgs []agentsdk.Message
 }
 
 // ViewOf is the view of path (root-most first; it may start anywhere at
@@ -45,20 +47,42 @@ func viewWith(path []agentsdk.Entry, info []entryInfo) (View, error) {
 		v.Compaction, v.Record, from = &path[i], rec, rec.FirstKeptDepth
 		break
 	}
-	for i, e := range path {
+	if info != nil && v.Compaction != nil {
+		v.msgs = append(v.msgs, SummaryMessage(v.Record.Summary))
+	}
+	return v.extended(path, info, from), nil
+}
+
+// extended is v with the message entries of more (which continue its
+// path, none of them a compaction) at or below depth from, and their
+// info when v has it. Its slices grow in place when they can: see
+// Cache.grown for who may.
+func (v View) extended(more []agentsdk.Entry, info []entryInfo, from int) View {
+	for i, e := range more {
 		if e.Type == agentsdk.EntryMessage && e.Depth >= from {
 			v.Entries = append(v.Entries, e)
 			if info != nil {
 				v.info = append(v.info, info[i])
+				v.msgs = append(v.msgs, info[i].msg)
 			}
 		}
 	}
-	return v, nil
+	return v
+}
+
+// clipped is v with every slice clipped: whoever appends to one copies
+// it, and never writes where a Cache's record grows.
+func (v View) clipped() View {
+	v.Entries, v.info, v.msgs = slices.Clip(v.Entries), slices.Clip(v.info), slices.Clip(v.msgs)
+	return v
 }
 
 // Messages are the view's messages as sent: the summary first, as a user
 // message, then the kept entries.
 func (v View) Messages() ([]agentsdk.Message, error) {
+	if v.info != nil {
+		return slices.Clip(v.msgs), nil
+	}
 	msgs := make([]agentsdk.Message, 0, len(v.Entries)+1)
 	if v.Compaction != nil {
 		msgs = append(msgs, SummaryMessage(v.Record.Summary))

@@ -116,7 +116,7 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.LocalTools, "local-tools", true, "mark the scripted tool agentsdk.Tool.LocalActivity for Agentree (its calls as local activities; not in resume); false: activities, as the naive pattern's")
 	fs.BoolVar(&c.LocalModelCalls, "local-model-calls", true, "run Agentree with adapter.Options.LocalModelCalls (model calls' first attempts as local activities); false: its default, activities")
 	fs.Var(&c.ScalePoints, "scale-points", "scale_n: the calls to time, ascending; the conversation is as long as the last (at most 1000, Agentree's maxTurns)")
-	fs.IntVar(&c.ScaleWindow, "scale-window", 5, "scale_n: intervals around each call whose median is taken")
+	fs.IntVar(&c.ScaleWindow, "scale-window", 21, "scale_n: intervals around each call whose median is taken")
 	fs.Var(&c.ScaleConversation, "scale-conversation", "scale_n: initial conversation size")
 	fs.Var(&c.ScaleToolOutput, "scale-tool-output", "scale_n: size of each tool output")
 	fs.IntVar(&c.ScaleNaiveCalls, "scale-naive-calls", 100, "scale_n: the naive pattern's conversation, capped (its history grows with the square); 0 = none")
