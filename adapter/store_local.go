@@ -21,12 +21,19 @@ type localAware struct {
 
 	mu    sync.Mutex
 	modes map[string]bool // execution → kept locally
+	// maxModes bounds modes: past it the map starts over (a mode is
+	// read again from the execution's row, once).
+	maxModes int
 }
+
+// defaultMaxModes is how many executions' modes a worker remembers: a
+// few megabytes.
+const defaultMaxModes = 100_000
 
 var _ engine.Store = (*localAware)(nil)
 
 func newLocalAware(pg pgStore, file *localstore.Store) *localAware {
-	return &localAware{pgStore: pg, file: file, modes: map[string]bool{}}
+	return &localAware{pgStore: pg, file: file, modes: map[string]bool{}, maxModes: defaultMaxModes}
 }
 
 // isLocal reports whether the execution keeps its conversation here. Its
@@ -43,6 +50,9 @@ func (s *localAware) isLocal(ctx context.Context, orgID, executionID string) (bo
 		return false, err
 	}
 	s.mu.Lock()
+	if len(s.modes) >= s.maxModes {
+		clear(s.modes)
+	}
 	s.modes[executionID] = cfg.Local()
 	s.mu.Unlock()
 	return cfg.Local(), nil
