@@ -98,7 +98,7 @@ func (o *Options) claimLocal(ctx context.Context, in LocalClaimInput) (LocalClai
 	_ = json.Unmarshal(ex.Input, &start)
 	content, _ := json.Marshal(agentsdk.TextMessage(agentsdk.RoleUser, start.UserPrompt))
 	first, err := o.LocalStore.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{{
-		ExecutionID: ex.ID, Type: agentsdk.EntryMessage, Role: agentsdk.RoleUser, Content: content, IdempotencyKey: ex.ID + "/input",
+		ExecutionID: ex.ID, Type: agentsdk.EntryMessage, Role: agentsdk.RoleUser, Content: content, IdempotencyKey: entrystore.InputKey(ex.ID),
 	}})
 	if err != nil {
 		return LocalClaim{}, err

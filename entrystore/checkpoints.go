@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Checkpoint is the state a segment hands to the next: the leaf it reached
@@ -31,7 +29,7 @@ const checkpointCols = `id::text AS id, org_id::text AS org_id, agent_execution_
 func (c Checkpoint) utc() Checkpoint { c.CreatedAt = c.CreatedAt.UTC(); return c }
 
 // AppendCheckpoint records c and sets the execution's current checkpoint in
-// the same transaction. Its sequence must exceed every earlier one of the
+// the same statement. Its sequence must exceed every earlier one of the
 // execution (else ErrConflict), so a replayed or stale segment can never move
 // an execution backwards. The leaf, if given, must be an entry of the
 // execution.
@@ -48,66 +46,32 @@ func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint,
 	if c.Sequence < 0 {
 		return Checkpoint{}, errf(op, ErrInvalid, "negative sequence %d", c.Sequence)
 	}
-	var out Checkpoint
-	if c.Sequence > 0 {
-		// One statement: the execution row's UPDATE serialises appends
-		// per execution, and its condition is checked again on the row's
-		// newest version when it waited for the lock, so of two appends
-		// of one sequence only the first inserts (current_checkpoint_seq
-		// is always the latest checkpoint's sequence: it is only set
-		// here). A round trip instead of four (BEGIN, lock, insert,
-		// COMMIT) at every turn.
-		out, err = queryOne[Checkpoint](ctx, s.pool, `
-			WITH x AS (
-				UPDATE agent_execution SET current_checkpoint_seq = $3, step_count = step_count + $7, updated_at = now()
-				WHERE id = $2 AND org_id = $1 AND current_checkpoint_seq < $3
-				  AND ($4::uuid IS NULL OR EXISTS (
-					SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
-				RETURNING id
-			), ins AS (
-				INSERT INTO agent_checkpoint (org_id, agent_execution_id, sequence, leaf_entry_id, state, metadata)
-				SELECT $1, $2, $3, $4::uuid, $5, $6 FROM x
-				RETURNING *
-			)
-			SELECT `+checkpointCols+` FROM ins`,
-			ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata), c.Steps)
-		if errors.Is(err, errNoRows) {
-			return Checkpoint{}, checkpointRefused(ctx, s.pool, ids[0], ids[1], leaf, c.Sequence)
-		}
-		return out.utc(), wrap(op, err)
+	// One statement: the execution row's UPDATE serialises appends per
+	// execution, and its condition is checked again on the row's newest
+	// version when it waited for the lock (current_checkpoint_seq is the
+	// latest checkpoint's sequence: it is set only here). Sequence 0,
+	// which the row's 0 cannot tell from "none", passes it while the row
+	// says 0; a second 0 then breaks the unique (execution, sequence):
+	// ErrConflict as well. A round trip instead of four (BEGIN, lock,
+	// insert, COMMIT) at every turn.
+	out, err := queryOne[Checkpoint](ctx, s.pool, `
+		WITH x AS (
+			UPDATE agent_execution SET current_checkpoint_seq = $3, step_count = step_count + $7, updated_at = now()
+			WHERE id = $2 AND org_id = $1 AND (current_checkpoint_seq < $3 OR (current_checkpoint_seq = 0 AND $3 = 0))
+			  AND ($4::uuid IS NULL OR EXISTS (
+				SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
+			RETURNING id
+		), ins AS (
+			INSERT INTO agent_checkpoint (org_id, agent_execution_id, sequence, leaf_entry_id, state, metadata)
+			SELECT $1, $2, $3, $4::uuid, $5, $6 FROM x
+			RETURNING *
+		)
+		SELECT `+checkpointCols+` FROM ins`,
+		ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata), c.Steps)
+	if errors.Is(err, errNoRows) {
+		return Checkpoint{}, checkpointRefused(ctx, s.pool, ids[0], ids[1], leaf, c.Sequence)
 	}
-	// Sequence 0, which only an execution without checkpoints takes: the
-	// row's current_checkpoint_seq (0) cannot tell, so the row is locked
-	// and the checkpoints read.
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The row lock serialises appends per execution, so the max read
-		// next (a fresh snapshot under READ COMMITTED) is current.
-		var locked int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 FOR UPDATE`,
-			ids[0], ids[1]).Scan(&locked)
-		if err != nil {
-			return wrap(op, err)
-		}
-		out, err = queryOne[Checkpoint](ctx, tx, `
-			WITH ins AS (
-				INSERT INTO agent_checkpoint (org_id, agent_execution_id, sequence, leaf_entry_id, state, metadata)
-				SELECT $1, $2, $3, $4::uuid, $5, $6
-				WHERE $3 > coalesce((SELECT max(sequence) FROM agent_checkpoint WHERE agent_execution_id = $2), -1)
-				  AND ($4::uuid IS NULL OR EXISTS (
-					SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
-				RETURNING *
-			), upd AS (
-				UPDATE agent_execution SET current_checkpoint_seq = ins.sequence, step_count = step_count + $7, updated_at = now()
-				FROM ins WHERE agent_execution.id = ins.agent_execution_id
-			)
-			SELECT `+checkpointCols+` FROM ins`,
-			ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata), c.Steps)
-		if errors.Is(err, errNoRows) {
-			return checkpointRefused(ctx, tx, ids[0], ids[1], leaf, c.Sequence)
-		}
-		return wrap(op, err)
-	})
-	return out.utc(), err
+	return out.utc(), wrap(op, err)
 }
 
 // checkpointRefused says why AppendCheckpoint inserted nothing.

@@ -79,6 +79,11 @@ func queryEntry(ctx context.Context, q querier, sql string, args ...any) (Entry,
 	return pgx.CollectExactlyOneRow(rows, scanEntry)
 }
 
+// InputKey is the idempotency key of an execution's input entry, its
+// first prompt. The row's input drops the prompt once that entry holds it
+// (insertEntrySQL) and reads put it back (execution_input, migration 0014).
+func InputKey(executionID string) string { return executionID + "/input" }
+
 // insertEntrySQL appends one entry in one round trip: the parent's depth,
 // branch and step are read inside the INSERT, and the WHERE refuses a
 // parent outside the execution (or an execution outside the org) by

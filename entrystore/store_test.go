@@ -159,6 +159,17 @@ func TestCheckpoints(t *testing.T) {
 		_, err := cp(seq)
 		require.ErrorIs(t, err, entrystore.ErrConflict, "seq %d", seq)
 	}
+	// A second sequence 0, while the row still says 0, is a conflict too.
+	zero, err := f.store.CreateExecution(ctx, entrystore.Execution{OrgID: f.org.ID, Kind: entrystore.DefaultKind})
+	require.NoError(t, err)
+	for i, want := range []error{nil, entrystore.ErrConflict} {
+		_, err := f.store.AppendCheckpoint(ctx, entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: zero.ID, Sequence: 0})
+		if want == nil {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, want, "attempt %d", i)
+		}
+	}
 	latest, err := f.store.LatestCheckpoint(ctx, f.org.ID, f.exec.ID)
 	require.NoError(t, err)
 	require.Equal(t, 5, latest.Sequence)

@@ -145,7 +145,7 @@ func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execu
 	_ = json.Unmarshal(ex.Input, &in)
 	first, _, err := es.AppendEntry(ctx, entrystore.Entry{
 		OrgID: ex.OrgID, ExecutionID: ex.ID, ParentID: in.ResumeLeafID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
-		Content: content, IdempotencyKey: ex.ID + "/input",
+		Content: content, IdempotencyKey: entrystore.InputKey(ex.ID),
 	})
 	if err != nil {
 		return SegmentInput{}, fmt.Errorf("client: start: first entry: %w", err)

@@ -255,7 +255,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	// The call's record goes with its answer: one entry, one row.
 	call := LLMCallMeta{LatencyMs: d.now().Sub(start).Milliseconds(), FallbackReason: in.FallbackReason}
 	if !slices.Equal(offered, cfg.OfferedTools()) {
-		call.Tools = append([]string{}, offered...)
+		call.Tools = offered // never nil: nil stands for the configuration's
 	}
 	if in.Model != (agentsdk.ModelRef{Provider: msg.Provider, ModelID: msg.Model}) {
 		call.Model = in.Model

@@ -22,7 +22,7 @@ type AnswerMeta struct {
 
 // Policy is the recorded policy of tool call id.
 func (m AnswerMeta) Policy(id string) agentsdk.ToolPolicy {
-	if p, ok := m.Policies[id]; ok && p != "" {
+	if p := m.Policies[id]; p != "" {
 		return p
 	}
 	return agentsdk.PolicyAuto

@@ -193,14 +193,14 @@ func (a agentree) stop(ctx context.Context, id string) error {
 	return err
 }
 
-// calls counts the execution's answered model calls: its answers that
-// hold their call's record (step.CallOf).
+// calls counts the execution's answered model calls, as its usage does.
 func (a agentree) calls(ctx context.Context, id string) (int, error) {
-	var n int
-	err := a.b.store.Pool().QueryRow(ctx,
-		`SELECT count(*) FROM agent_entry WHERE agent_execution_id = $1 AND entry_type = 'message' AND role = 'assistant'
-			AND metadata->'llmCall' IS NOT NULL`, id).Scan(&n)
-	return n, err
+	lines, err := a.b.store.ExecutionUsage(ctx, a.orgID(), id)
+	var n int64
+	for _, l := range lines {
+		n += l.Calls
+	}
+	return int(n), err
 }
 
 // agentreeToolHeartbeat is Agentree's default tool heartbeat timeout; the
