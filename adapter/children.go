@@ -19,6 +19,7 @@ import (
 // (ParentClosePolicy REQUEST_CANCEL, and the cancelled wait).
 func (p *temporalPort) RunChildren(orgID, parentID string, children []engine.ChildStart, first bool) ([]engine.ChildOutcome, error) {
 	kind := workflow.GetInfo(p.ctx).WorkflowType.Name
+	p.showRunning()
 	cctx, cancel := workflow.WithCancel(p.ctx)
 	defer cancel()
 	futures := make([]workflow.ChildWorkflowFuture, len(children))

@@ -11,7 +11,8 @@ import (
 
 // searchAttributesChange is the workflow change that keeps the
 // AgentreeStatus search attribute current: each upsert is a history event,
-// so runs recorded before it replay without them.
+// so runs recorded before it replay without them. Version 2 shows RUNNING
+// only once a turn outlasts its workflow task (upsertStatus).
 const searchAttributesChange = "agentree-search-attributes"
 
 // statusAfter is the status a successful store operation leaves the
@@ -40,14 +41,32 @@ func statusAfter(in, out any) (orgID string, status engine.Status, ok bool) {
 // run's, with AgentreeOrg and AgentreeKind on a run that lacks them (a
 // workflow started before they were set). The workflow task fails, and is
 // retried, when the cluster does not have the attributes registered.
+//
+// From the change's version 2 on, RUNNING waits until the turn outlasts
+// the workflow task it is in (showRunning): a turn whose steps all run in
+// one task (local model calls and tools) and end in a wait is recorded by
+// Temporal at once, so showing RUNNING would take two visibility writes
+// per turn — on the dev server most of a turn's cost — for a state
+// nobody could have seen.
 func (p *temporalPort) upsertStatus(orgID string, status engine.Status) error {
 	if !p.searchVersionKnown {
-		p.searchVersion = version(p.ctx, p.budget.Changes, searchAttributesChange, 1)
+		p.searchVersion = version(p.ctx, p.budget.Changes, searchAttributesChange, 2)
 		p.searchVersionKnown = true
 	}
 	if p.searchVersion == workflow.DefaultVersion {
 		return nil
 	}
+	if status == engine.StatusRunning && p.searchVersion >= 2 {
+		p.running = runningStatus{org: orgID, pending: true}
+		p.watchLongTasks()
+		return nil
+	}
+	p.running.pending = false
+	return p.setStatus(orgID, status)
+}
+
+// setStatus upserts AgentreeStatus (see upsertStatus).
+func (p *temporalPort) setStatus(orgID string, status engine.Status) error {
 	current := workflow.GetTypedSearchAttributes(p.ctx)
 	if !current.ContainsKey(client.SearchOrg) {
 		// Started without them (a cluster where they are not registered:
@@ -65,6 +84,63 @@ func (p *temporalPort) upsertStatus(orgID string, status engine.Status) error {
 		updates = append(updates, client.SearchKind.ValueSet(workflow.GetInfo(p.ctx).WorkflowType.Name))
 	}
 	return workflow.UpsertTypedSearchAttributes(p.ctx, updates...)
+}
+
+// runningStatus is a RUNNING that upsertStatus has not shown yet.
+type runningStatus struct {
+	org     string
+	pending bool
+	// watching: watchLongTasks runs.
+	watching bool
+	// inLocal is set while the workflow waits on local activities, which
+	// began with the history at since.
+	inLocal bool
+	since   int
+}
+
+// showRunning upserts a pending RUNNING: the turn is about to outlast its
+// workflow task (it waits on an activity, a timer, a child or a signal).
+// The upsert cannot fail with the attributes setStatus sets; were it to,
+// the status would stay as it was, which is no reason to fail the turn.
+func (p *temporalPort) showRunning() {
+	if !p.running.pending {
+		return
+	}
+	p.running.pending = false
+	_ = p.setStatus(p.running.org, engine.StatusRunning)
+}
+
+// watchLongTasks starts, once per run, the coroutine that shows a pending
+// RUNNING when local activities outlast the workflow task that runs them:
+// the SDK then heartbeats the task (completes it and starts another) and
+// the history grows while the workflow waits. The upsert goes out with the
+// next heartbeat, about 4 s later. The history a task starts with is the
+// same on replay, so the coroutine upserts where it did.
+func (p *temporalPort) watchLongTasks() {
+	if p.running.watching {
+		return
+	}
+	p.running.watching = true
+	workflow.Go(p.ctx, func(ctx workflow.Context) {
+		for {
+			err := workflow.Await(ctx, func() bool {
+				r := p.running
+				return r.pending && r.inLocal && workflow.GetInfo(ctx).GetCurrentHistoryLength() > r.since
+			})
+			if err != nil {
+				return // cancelled: the run's end records its status
+			}
+					p.showRunning()
+		}
+	})
+}
+
+// getLocal waits on a local activity's future, into out, letting
+// watchLongTasks see the workflow task outlasted meanwhile.
+func (p *temporalPort) getLocal(f workflow.Future, out any) error {
+	p.running.inLocal, p.running.since = true, workflow.GetInfo(p.ctx).GetCurrentHistoryLength()
+	defer func() { p.running.inLocal = false }()
+	return f.Get(p.ctx, out)
 }
 
 // countStatus counts an execution that started (its first Begin) or

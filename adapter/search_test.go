@@ -3,11 +3,13 @@ package adapter_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/adapter/client"
@@ -86,4 +88,102 @@ func (h *harness) listWorkflows(query string, want int) []string {
 		}
 		<-tick.C
 	}
+}
+
+// TestRunningShownOnceATurnOutlastsItsTask: AgentreeStatus shows RUNNING
+// only for a turn that outlasts its workflow task. Turns whose model calls
+// and tool run locally, in one task, upsert nothing after the first wait:
+// the status reads WAITING throughout, at no visibility write. A turn that
+// waits on a model-call activity shows RUNNING while it waits; a local
+// model call that outlasts the workflow task shows it from the task's
+// heartbeats on.
+func TestRunningShownOnceATurnOutlastsItsTask(t *testing.T) {
+	t.Run("local turns", func(t *testing.T) {
+		var runs atomic.Int32
+		model := scripted.New(func(turn int, _ agentsdk.ModelRequest) scripted.Turn {
+			if turn%2 == 0 {
+				return scripted.Turn{Text: "Checking.", ToolCalls: []agentsdk.ToolCall{echoCall(fmt.Sprint("c", turn), fmt.Sprint(turn))}}
+			}
+			return scripted.Turn{Text: fmt.Sprintf("answer %d", turn)}
+		})
+		h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, LocalModelCalls: true,
+			Tools: []*agentsdk.Tool{countingTool("echo", true, &runs)}}, false)
+		ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn, Tools: []string{"echo"}}, "turn 1")
+		seq := h.awaitWaiting(ex.ID, 0)
+		for i := 2; i <= 3; i++ {
+			_, err := h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(fmt.Sprintf(`{"text":"turn %d"}`, i)))
+			require.NoError(t, err)
+			seq = h.awaitWaiting(ex.ID, seq)
+		}
+		require.EqualValues(t, 3, runs.Load(), "each turn called the tool")
+		require.Equal(t, []string{"WAITING"}, h.statusUpserts(ex.ID), "only the first wait is upserted")
+		org := fmt.Sprintf("AgentreeOrg = %q", h.org.ID)
+		require.Equal(t, []string{ex.ID}, h.listWorkflows(org+" AND AgentreeStatus = 'WAITING'", 1))
+	})
+
+	for _, local := range []bool{false, true} {
+		t.Run(fmt.Sprintf("long turn, localModelCalls=%v", local), func(t *testing.T) {
+			release := make(chan struct{})
+			model := scripted.New(func(turn int, _ agentsdk.ModelRequest) scripted.Turn {
+				if turn == 1 {
+					<-release
+				}
+				return scripted.Turn{Text: fmt.Sprintf("answer %d", turn)}
+			})
+			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, LocalModelCalls: local}, false)
+			ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn}, "turn 1")
+			seq := h.awaitWaiting(ex.ID, 0)
+			_, err := h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(`{"text":"turn 2"}`))
+			require.NoError(t, err)
+			// The model call blocks until released: as an activity from its
+			// start, as a local activity from the workflow task's second
+			// heartbeat (about 8 s), the turn reads RUNNING.
+			org := fmt.Sprintf("AgentreeOrg = %q", h.org.ID)
+			require.Equal(t, []string{ex.ID}, h.listWorkflows(org+" AND AgentreeStatus = 'RUNNING'", 1))
+			close(release)
+			h.awaitWaiting(ex.ID, seq)
+			require.Equal(t, []string{ex.ID}, h.listWorkflows(org+" AND AgentreeStatus = 'WAITING'", 1))
+			want := []string{"WAITING", "RUNNING", "WAITING"}
+			if !local {
+				want = append([]string{"RUNNING"}, want...) // the first turn's model call is an activity too
+			}
+			require.Equal(t, want, h.statusUpserts(ex.ID))
+		})
+	}
+}
+
+// awaitWaiting polls the execution until it is WAITING at a checkpoint
+// past after, and returns that checkpoint's sequence.
+func (h *harness) awaitWaiting(id string, after int) int {
+	h.t.Helper()
+	var ex entrystore.Execution
+	require.Eventually(h.t, func() bool {
+		var err error
+		ex, err = h.es.GetExecution(context.Background(), h.org.ID, id)
+		require.NoError(h.t, err)
+		return ex.Status == entrystore.StatusWaiting && ex.CheckpointSeq > after
+	}, 30*time.Second, 5*time.Millisecond, "execution %s never waited past checkpoint %d", id, after)
+	return ex.CheckpointSeq
+}
+
+// statusUpserts are the AgentreeStatus values an execution's runs upserted,
+// oldest first.
+func (h *harness) statusUpserts(id string) []string {
+	h.t.Helper()
+	runs := h.runs(id)
+	var out []string
+	for i := len(runs) - 1; i >= 0; i-- {
+		for _, e := range h.history(id, runs[i].RunID).Events {
+			a := e.GetUpsertWorkflowSearchAttributesEventAttributes()
+			if a == nil {
+				continue
+			}
+			if p, ok := a.GetSearchAttributes().GetIndexedFields()[client.SearchStatus.GetName()]; ok {
+				var v string
+				require.NoError(h.t, converter.GetDefaultDataConverter().FromPayload(p, &v))
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }

@@ -82,6 +82,8 @@ type temporalPort struct {
 	searchVersionKnown bool
 	// pending are the markers of the workflow task in progress.
 	pending pendingMarkers
+	// running is a RUNNING status not shown yet (upsertStatus).
+	running runningStatus
 	// turns: the history at the last wait this run checked for, and the
 	// most a turn has added since the run began (RoomForAnother).
 	turns turnSizes
@@ -103,7 +105,7 @@ func (t *turnSizes) add(events, bytes int) {
 
 func (p *temporalPort) Local(op engine.Op, in any, out any) error {
 	f := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localOptions()), p.opts.locals.fn(op), in)
-	err := f.Get(p.ctx, out)
+	err := p.getLocal(f, out)
 	p.noteMarker(out)
 	if err != nil {
 		return err
@@ -125,6 +127,7 @@ func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, erro
 		}
 	}
 	var res agentsdk.ModelResult
+	p.showRunning()
 	actx := workflow.WithActivityOptions(p.ctx, p.opts.modelActivityOptions())
 	err := workflow.ExecuteActivity(actx, CallModelActivity, in).Get(p.ctx, &res)
 	if isErrType(err, ErrTypeModelExhausted) {
@@ -171,6 +174,7 @@ func (p *temporalPort) Version(changeID string, maxSupported int) int {
 }
 
 func (p *temporalPort) RunTask(name string, input any, output any) error {
+	p.showRunning()
 	actx := workflow.WithActivityOptions(p.ctx, p.opts.taskActivityOptions())
 	return workflow.ExecuteActivity(actx, name, input).Get(p.ctx, output)
 }
@@ -203,6 +207,7 @@ func (p *temporalPort) Received() []agentsdk.Signal {
 func (p *temporalPort) Await() (agentsdk.Signal, bool) {
 	var s agentsdk.Signal
 	got := false
+	p.showRunning()
 	sel := workflow.NewSelector(p.ctx)
 	sel.AddReceive(p.sigCh, func(c workflow.ReceiveChannel, _ bool) {
 		c.Receive(p.ctx, &s)

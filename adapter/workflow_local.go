@@ -24,7 +24,7 @@ import (
 // settleLocal); an answer, a final error or a cancellation is done.
 func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelResult, done bool, err error) {
 	lctx := workflow.WithLocalActivityOptions(p.ctx, p.opts.localModelOptions())
-	err = workflow.ExecuteLocalActivity(lctx, p.opts.acts.CallModel, *in).Get(p.ctx, &res)
+	err = p.getLocal(workflow.ExecuteLocalActivity(lctx, p.opts.acts.CallModel, *in), &res)
 	p.noteMarker(res)
 	if err == nil && len(res.Entry.ToolCalls) == 0 {
 		p.commit()
@@ -53,6 +53,7 @@ func (p *temporalPort) settleLocal(err error, errType string, failures *int32) (
 	case ae.Type() == errType:
 		*failures = 1
 		if d := ae.NextRetryDelay(); d > 0 {
+			p.showRunning()
 			if err := workflow.Sleep(p.ctx, d); err != nil {
 				return true, err
 			}
@@ -67,6 +68,7 @@ func (p *temporalPort) startTool(act string, local any, in step.ToolInput) workf
 	if in.Local {
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localToolOptions()), local, in)
 	}
+	p.showRunning()
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(p.ctx, p.opts.toolActivityOptions()), act, in)
 }
 
@@ -74,10 +76,10 @@ func (p *temporalPort) startTool(act string, local any, in step.ToolInput) workf
 // first attempt that did not settle the call (settleLocal) is retried as
 // the activity act.
 func (p *temporalPort) toolResult(f workflow.Future, act string, in step.ToolInput, out any) error {
-	err := f.Get(p.ctx, out)
 	if !in.Local {
-		return err
+		return f.Get(p.ctx, out)
 	}
+	err := p.getLocal(f, out)
 	p.noteMarker(out)
 	done, err := p.settleLocal(err, ErrTypeTool, &in.Failures)
 	if done {
