@@ -130,7 +130,7 @@ func (p *temporalPort) watchLongTasks() {
 			if err != nil {
 				return // cancelled: the run's end records its status
 			}
-					p.showRunning()
+			p.showRunning()
 		}
 	})
 }
