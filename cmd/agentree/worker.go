@@ -172,9 +172,9 @@ func runWorker(ctx context.Context, args []string) error {
 
 // newPool connects to Postgres with every statement traced by tel.
 func newPool(ctx context.Context, dbURL string, tel *telemetry.Telemetry) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(dbURL)
+	cfg, err := entrystore.PoolConfig(dbURL)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, err
 	}
 	tel.InstrumentPool(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -56,7 +56,11 @@ func runWorkerProcess(raw string) error {
 		return fmt.Errorf("bench: worker spec: %w", err)
 	}
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, spec.DatabaseURL)
+	pcfg, err := entrystore.PoolConfig(spec.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return err
 	}

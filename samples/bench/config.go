@@ -132,7 +132,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ConcTurns, "concurrent-turns", 10, "concurrent: user turns of each conversation")
 	fs.IntVar(&c.ConcTools, "concurrent-tools", 2, "concurrent: tool calls each turn's first answer asks for (they run at once)")
 	fs.DurationVar(&c.ConcToolDelay, "concurrent-tool-delay", 50*time.Millisecond, "concurrent: each tool call's time")
-	fs.IntVar(&c.ConcPoolConns, "concurrent-pool-conns", 0, "concurrent: the Agentree worker's Postgres pool size (0: pgxpool's default, max(4, CPUs))")
+	fs.IntVar(&c.ConcPoolConns, "concurrent-pool-conns", 0, "concurrent: the Agentree worker's Postgres pool size (0: the worker's default, entrystore.DefaultPoolConns)")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
 	fs.DurationVar(&c.Timeout, "timeout", 4*time.Hour, "the whole benchmark's time limit")
