@@ -112,13 +112,20 @@ func (h *harness) wait(id string, timeout time.Duration) aclient.Result {
 // waitStatus polls the execution row until it has status, or fails.
 func (h *harness) waitStatus(id string, status entrystore.Status, timeout time.Duration) entrystore.Execution {
 	h.t.Helper()
+	return h.waitRow(id, timeout, func(ex entrystore.Execution) bool { return ex.Status == status }, "became "+string(status))
+}
+
+// waitRow polls the execution row until ok holds for it, or fails saying
+// what it never did.
+func (h *harness) waitRow(id string, timeout time.Duration, ok func(entrystore.Execution) bool, what string) entrystore.Execution {
+	h.t.Helper()
 	var ex entrystore.Execution
 	require.Eventually(h.t, func() bool {
 		var err error
 		ex, err = h.es.GetExecution(context.Background(), h.org.ID, id)
 		require.NoError(h.t, err)
-		return ex.Status == status
-	}, timeout, 5*time.Millisecond, "execution %s never became %s", id, status)
+		return ok(ex)
+	}, timeout, 5*time.Millisecond, "execution %s never %s", id, what)
 	return ex
 }
 

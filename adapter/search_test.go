@@ -156,14 +156,9 @@ func TestRunningShownOnceATurnOutlastsItsTask(t *testing.T) {
 // past after, and returns that checkpoint's sequence.
 func (h *harness) awaitWaiting(id string, after int) int {
 	h.t.Helper()
-	var ex entrystore.Execution
-	require.Eventually(h.t, func() bool {
-		var err error
-		ex, err = h.es.GetExecution(context.Background(), h.org.ID, id)
-		require.NoError(h.t, err)
+	return h.waitRow(id, 30*time.Second, func(ex entrystore.Execution) bool {
 		return ex.Status == entrystore.StatusWaiting && ex.CheckpointSeq > after
-	}, 30*time.Second, 5*time.Millisecond, "execution %s never waited past checkpoint %d", id, after)
-	return ex.CheckpointSeq
+	}, fmt.Sprintf("waited past checkpoint %d", after)).CheckpointSeq
 }
 
 // statusUpserts are the AgentreeStatus values an execution's runs upserted,
