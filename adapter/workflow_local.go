@@ -108,7 +108,8 @@ func (p *temporalPort) toolResult(f workflow.Future, act string, in step.ToolInp
 // the timer queue last looked, so each turn's end waited about a second
 // (commitChange); a refused signal goes through the transfer queue, at
 // once. Should a server ever deliver it, the signal's channel is never
-// read: it only wakes the task, as its refusal does.
+// read: it only wakes the task, as its refusal does. The boundary shows
+// no pending RUNNING (showRunning): the turn ends in the next task.
 func (p *temporalPort) commit() {
 	// A cancellation during either is the engine's to see.
 	if version(p.ctx, p.budget.Changes, commitChange, 1) == workflow.DefaultVersion {
