@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/adapter/client"
@@ -130,7 +132,11 @@ func TestRunningShownOnceATurnOutlastsItsTask(t *testing.T) {
 				}
 				return scripted.Turn{Text: fmt.Sprintf("answer %d", turn)}
 			})
-			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, LocalModelCalls: local}, false)
+			// RunEvents 90: the turns stay in one run, which a second worker
+			// replays below.
+			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, LocalModelCalls: local, RunEvents: 90}, true)
+			first := worker.New(h.tc, h.taskQueue, worker.Options{})
+			require.NoError(t, first.Start())
 			ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn}, "turn 1")
 			seq := h.awaitWaiting(ex.ID, 0)
 			_, err := h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(`{"text":"turn 2"}`))
@@ -148,6 +154,23 @@ func TestRunningShownOnceATurnOutlastsItsTask(t *testing.T) {
 				want = append([]string{"RUNNING"}, want...) // the first turn's model call is an activity too
 			}
 			require.Equal(t, want, h.statusUpserts(ex.ID))
+
+			// A worker that never saw the run replays its whole history,
+			// upserts included, to answer a third message: a replay that
+			// did not upsert where the run did would fail its task.
+			first.Stop()
+			second := worker.New(h.tc, h.taskQueue, worker.Options{})
+			require.NoError(t, second.Start())
+			t.Cleanup(second.Stop)
+			seq = h.awaitWaiting(ex.ID, 0)
+			_, err = h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(`{"text":"turn 3"}`))
+			require.NoError(t, err)
+			h.awaitWaiting(ex.ID, seq)
+			runs := h.runs(ex.ID)
+			require.Len(t, runs, 1, "the turns stayed in one run")
+			for _, e := range h.history(ex.ID, runs[0].RunID).Events {
+				require.NotEqual(t, enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, e.GetEventType(), "a replay failed: %v", e)
+			}
 		})
 	}
 }
