@@ -17,29 +17,28 @@ const searchAttributesChange = "agentree-search-attributes"
 
 // statusAfter is the status a successful store operation leaves the
 // execution in, when it changes it — RUNNING (or whatever Begin found),
-// WAITING, or the terminal status a Finish recorded — and the execution's
-// organization.
-func statusAfter(in, out any) (orgID string, status engine.Status, ok bool) {
+// WAITING, or the terminal status a Finish recorded.
+func statusAfter(in, out any) (status engine.Status, ok bool) {
 	switch in := in.(type) {
 	case engine.BeginInput:
 		if b, ok := out.(*engine.BeginOutput); ok && b.Status != "" {
-			return in.OrgID, b.Status, true
+			return b.Status, true
 		}
 	case engine.CheckpointInput:
 		if in.Wait {
-			return in.OrgID, engine.StatusWaiting, true
+			return engine.StatusWaiting, true
 		}
 	case engine.FinishInput:
 		if o, ok := out.(*engine.FinishOutput); ok && len(o.Pending) == 0 {
-			return in.OrgID, in.Status, true
+			return in.Status, true
 		}
 	}
-	return "", "", false
+	return "", false
 }
 
 // upsertStatus sets AgentreeStatus to status when it differs from the
-// run's, with AgentreeOrg and AgentreeKind on a run that lacks them (a
-// workflow started before they were set). The workflow task fails, and is
+// run's, with AgentreeKind on a run that lacks it (a workflow started
+// before it was set). The workflow task fails, and is
 // retried, when the cluster does not have the attributes registered.
 //
 // From the change's version 2 on, RUNNING waits until the turn outlasts
@@ -48,7 +47,7 @@ func statusAfter(in, out any) (orgID string, status engine.Status, ok bool) {
 // Temporal at once, so showing RUNNING would take two visibility writes
 // per turn — on the dev server most of a turn's cost — for a state
 // nobody could have seen.
-func (p *temporalPort) upsertStatus(orgID string, status engine.Status) error {
+func (p *temporalPort) upsertStatus(status engine.Status) error {
 	if !p.searchVersionKnown {
 		p.searchVersion = version(p.ctx, p.budget.Changes, searchAttributesChange, 2)
 		p.searchVersionKnown = true
@@ -57,16 +56,16 @@ func (p *temporalPort) upsertStatus(orgID string, status engine.Status) error {
 		return nil
 	}
 	if status == engine.StatusRunning && p.searchVersion >= 2 {
-		p.running = runningStatus{org: orgID, pending: true}
+		p.running.pending = true
 		p.watchLongTasks()
 		return nil
 	}
 	p.running.pending = false
-	return p.setStatus(orgID, status)
+	return p.setStatus(status)
 }
 
 // setStatus upserts AgentreeStatus (see upsertStatus).
-func (p *temporalPort) setStatus(orgID string, status engine.Status) error {
+func (p *temporalPort) setStatus(status engine.Status) error {
 	current := workflow.GetTypedSearchAttributes(p.ctx)
 	if !current.ContainsKey(client.SearchOrg) {
 		// Started without them (a cluster where they are not registered:
@@ -77,9 +76,6 @@ func (p *temporalPort) setStatus(orgID string, status engine.Status) error {
 		return nil
 	}
 	updates := []temporal.SearchAttributeUpdate{client.SearchStatus.ValueSet(string(status))}
-	if !current.ContainsKey(client.SearchOrg) && orgID != "" {
-		updates = append(updates, client.SearchOrg.ValueSet(orgID))
-	}
 	if !current.ContainsKey(client.SearchKind) {
 		updates = append(updates, client.SearchKind.ValueSet(workflow.GetInfo(p.ctx).WorkflowType.Name))
 	}
@@ -88,7 +84,6 @@ func (p *temporalPort) setStatus(orgID string, status engine.Status) error {
 
 // runningStatus is a RUNNING that upsertStatus has not shown yet.
 type runningStatus struct {
-	org     string
 	pending bool
 	// watching: watchLongTasks runs.
 	watching bool
@@ -107,7 +102,7 @@ func (p *temporalPort) showRunning() {
 		return
 	}
 	p.running.pending = false
-	_ = p.setStatus(p.running.org, engine.StatusRunning)
+	_ = p.setStatus(engine.StatusRunning)
 }
 
 // watchLongTasks starts, once per run, the coroutine that shows a pending

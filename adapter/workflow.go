@@ -110,9 +110,9 @@ func (p *temporalPort) Local(op engine.Op, in any, out any) error {
 	if err != nil {
 		return err
 	}
-	if orgID, status, ok := statusAfter(in, out); ok {
+	if status, ok := statusAfter(in, out); ok {
 		p.countStatus(in, status)
-		return p.upsertStatus(orgID, status)
+		return p.upsertStatus(status)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package entrystore
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,22 +25,10 @@ func PoolConfig(dbURL string) (*pgxpool.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	if !setsMaxConns(dbURL) {
+	// ParseConfig takes pool_max_conns out of the connection settings and
+	// leaves no sign it was there: the string itself says, in either form.
+	if !strings.Contains(dbURL, "pool_max_conns") {
 		cfg.MaxConns = DefaultPoolConns
 	}
 	return cfg, nil
-}
-
-// setsMaxConns reports whether a database URL or keyword/value string sets
-// pool_max_conns.
-func setsMaxConns(dbURL string) bool {
-	if u, err := url.Parse(dbURL); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		return u.Query().Has("pool_max_conns")
-	}
-	for _, kv := range strings.Fields(dbURL) {
-		if k, _, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == "pool_max_conns" {
-			return true
-		}
-	}
-	return false
 }
