@@ -89,39 +89,43 @@ func (p *temporalPort) toolResult(f workflow.Future, act string, in step.ToolInp
 	return p.startTool(act, nil, in).Get(p.ctx, out)
 }
 
-// commit ends the workflow task after an answer without tool calls, so
-// Temporal records the call before the turn ends on it. What follows such
-// an answer — completing the execution, or waiting — depends on the
-// signals delivered so far; had the task that ran the call been lost (a
-// worker killed, a signal arriving as it completed, which makes the
-// server refuse a completion), its re-run would see other signals than
-// the first run did and could end the turn differently from the store
-// writes the first run made. After the boundary a lost task re-runs only
-// the turn's end, as with a model-call activity. An answer with tool
-// calls goes straight on: its tool calls do not depend on signals.
+// commit ended the workflow task after an answer without tool calls, so
+// Temporal recorded the call before the turn ended on it, in runs that
+// recorded commitChange below version 2; it does nothing in newer runs.
 //
-// The boundary is a signal the workflow sends itself: Temporal refuses
-// it at once (a workflow cannot signal itself), and the failure wakes a
-// new workflow task: two events and one workflow task per turn, not per
-// call. It was a one-millisecond timer, but Temporal fires a timer no
-// sooner than history.timerProcessorMaxTimeShift (1 s by default) after
-// the timer queue last looked, so each turn's end waited about a second
-// (commitChange); a refused signal goes through the transfer queue, at
-// once. Should a server ever deliver it, the signal's channel is never
-// read: it only wakes the task, as its refusal does. The boundary shows
-// no pending RUNNING (showRunning): the turn ends in the next task.
+// Why it is no longer needed: what follows such an answer — completing
+// the execution, or waiting — depends on the signals delivered so far,
+// and a task that was lost (a worker killed) re-runs with the signals
+// that arrived since, from its start. The boundary was added for that,
+// before the re-run learned to go the lost task's way: a message seen
+// early is deferred to where the lost task stopped (ConsumeOutput
+// .Deferred), the react agent answers a held message rather than waiting
+// or completing, a repeated checkpoint is a no-op, and the store refuses a
+// message to an execution it has completed (a completion with a message
+// in the inbox the run has not seen does not go ahead). The boundary
+// only cut where a re-run began, at the cost of a workflow task and two
+// events per turn — a third of a local turn's server work.
+//
+// Version 1 was a signal the workflow sends itself: Temporal refuses it
+// at once (a workflow cannot signal itself), and the failure wakes a new
+// workflow task. Before it (the default version) a one-millisecond timer,
+// which Temporal fires no sooner than history.timerProcessorMaxTimeShift
+// (1 s by default) after the timer queue last looked. Should a server
+// ever deliver the signal, its channel is never read.
 func (p *temporalPort) commit() {
 	// A cancellation during either is the engine's to see.
-	if version(p.ctx, p.budget.Changes, commitChange, 1) == workflow.DefaultVersion {
+	switch version(p.ctx, p.budget.Changes, commitChange, 2) {
+	case workflow.DefaultVersion:
 		_ = workflow.Sleep(p.ctx, time.Millisecond)
-		return
+	case 1:
+		self := workflow.GetInfo(p.ctx).WorkflowExecution.ID
+		_ = workflow.SignalExternalWorkflow(p.ctx, self, "", commitSignal, nil).Get(p.ctx, nil)
 	}
-	self := workflow.GetInfo(p.ctx).WorkflowExecution.ID
-	_ = workflow.SignalExternalWorkflow(p.ctx, self, "", commitSignal, nil).Get(p.ctx, nil)
 }
 
-// commitChange is the change that ends a workflow task with a refused
-// signal to itself rather than a timer (commit).
+// commitChange is the change that ended a workflow task with a refused
+// signal to itself rather than a timer (version 1), then with nothing
+// (version 2; commit).
 const commitChange = "agentree-commit-signal"
 
 // commitSignal is the name of the signal commit sends.
