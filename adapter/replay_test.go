@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,5 +68,49 @@ func recordHistories(t *testing.T) {
 	for i, body := range append(perSegment, oneRun...) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(historyFiles[i]), 0o755))
 		require.NoError(t, os.WriteFile(historyFiles[i], []byte(body), 0o644))
+	}
+}
+
+// TestReplayerReplaysLocalCalls: a team's replay test (a
+// worker.WorkflowReplayer with the plugin) replays runs whose model and
+// tool calls ran as local activities. A replayer registers no activities,
+// so a local activity named by its function would be named otherwise
+// than the worker recorded it ("CallModel" against "agentree.CallModel")
+// and the replay would fail as nondeterministic.
+func TestReplayerReplaysLocalCalls(t *testing.T) {
+	var runs atomic.Int32
+	call := func(id string) agentsdk.ToolCall {
+		return agentsdk.ToolCall{ID: id, Name: "quick", Arguments: []byte(`{"text":"` + id + `"}`)}
+	}
+	model := scripted.New(scripted.Turns( // one call alone (RunTool), then two at once (ExecuteTool)
+		scripted.Turn{ToolCalls: []agentsdk.ToolCall{call("q1")}},
+		scripted.Turn{ToolCalls: []agentsdk.ToolCall{call("q2"), call("q3")}},
+		scripted.Turn{Text: "Done."},
+	))
+	opts := adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{countingTool("quick", true, &runs)},
+		LocalModelCalls: true, ReconcileInterval: -1}
+	h := newHarness(t, opts, false)
+	ex := h.start(agentsdk.Config{Tools: []string{"quick"}}, "replay me")
+	res := h.wait(ex.ID, time.Minute)
+	require.Equal(t, "COMPLETED", res.Status, res.Error)
+	require.Equal(t, int32(3), runs.Load())
+
+	opts.Store, opts.Agents = &entrystore.Store{}, []agentsdk.Agent{react.New(react.Options{})}
+	plugin, err := adapter.NewPlugin(opts)
+	require.NoError(t, err)
+	for _, run := range h.runs(ex.ID) {
+		hist := h.history(ex.ID, run.RunID)
+		var locals []string
+		for _, e := range hist.Events {
+			if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
+				locals = append(locals, localActivityType(t, m))
+			}
+		}
+		require.Contains(t, locals, adapter.CallModelActivity, "the model calls ran locally")
+		require.Contains(t, locals, adapter.RunToolActivity, "the lone tool call ran locally")
+		require.Contains(t, locals, adapter.ExecuteToolActivity, "the tool calls made at once ran locally")
+		replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Plugins: []worker.Plugin{plugin}})
+		require.NoError(t, err)
+		require.NoError(t, replayer.ReplayWorkflowHistory(nil, hist), "run %s", run.RunID)
 	}
 }

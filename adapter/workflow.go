@@ -138,14 +138,14 @@ func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, erro
 
 func (p *temporalPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {
 	var res agentsdk.ToolResult
-	f := p.startTool(RunToolActivity, p.opts.acts.RunTool, in)
+	f := p.startTool(RunToolActivity, in)
 	return res, p.toolResult(f, RunToolActivity, in, &res)
 }
 
 func (p *temporalPort) ExecuteTools(ins []step.ToolInput) ([]step.ToolOutcome, error) {
 	futures := make([]workflow.Future, len(ins))
 	for i, in := range ins {
-		futures[i] = p.startTool(ExecuteToolActivity, p.opts.acts.ExecuteTool, in)
+		futures[i] = p.startTool(ExecuteToolActivity, in)
 	}
 	outs := make([]step.ToolOutcome, len(ins))
 	var first error

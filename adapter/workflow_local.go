@@ -20,11 +20,17 @@ import (
 // task's timeout (5 s) is then how soon another worker retries it, as the
 // activity's heartbeat timeout would.
 //
+// It is called by its registered name, as startTool's local tool calls
+// are: a worker.WorkflowReplayer registers no activities, so a local
+// activity given as a function would be named there after the function
+// ("CallModel"), not as the worker recorded it, and a team's replay test
+// would fail as nondeterministic (TestReplayerReplaysLocalCalls).
+//
 // done is false when the activity's attempts should take over (see
 // settleLocal); an answer, a final error or a cancellation is done.
 func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelResult, done bool, err error) {
 	lctx := workflow.WithLocalActivityOptions(p.ctx, p.opts.localModelOptions())
-	err = p.getLocal(workflow.ExecuteLocalActivity(lctx, p.opts.acts.CallModel, *in), &res)
+	err = p.getLocal(workflow.ExecuteLocalActivity(lctx, CallModelActivity, *in), &res)
 	p.noteMarker(res)
 	if err == nil && len(res.Entry.ToolCalls) == 0 {
 		p.commit()
@@ -62,11 +68,12 @@ func (p *temporalPort) settleLocal(err error, errType string, failures *int32) (
 	return false, nil
 }
 
-// startTool starts a tool call: as a local activity when its tool runs
-// locally (step.ToolInput.Local), otherwise as the activity act.
-func (p *temporalPort) startTool(act string, local any, in step.ToolInput) workflow.Future {
+// startTool starts a tool call of the activity act: as a local activity
+// when its tool runs locally (step.ToolInput.Local), otherwise as an
+// activity.
+func (p *temporalPort) startTool(act string, in step.ToolInput) workflow.Future {
 	if in.Local {
-		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localToolOptions()), local, in)
+		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(p.ctx, p.opts.localToolOptions()), act, in)
 	}
 	p.showRunning()
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(p.ctx, p.opts.toolActivityOptions()), act, in)
@@ -86,7 +93,7 @@ func (p *temporalPort) toolResult(f workflow.Future, act string, in step.ToolInp
 		return err
 	}
 	in.Local = false
-	return p.startTool(act, nil, in).Get(p.ctx, out)
+	return p.startTool(act, in).Get(p.ctx, out)
 }
 
 // commit ended the workflow task after an answer without tool calls, so

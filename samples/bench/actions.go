@@ -43,8 +43,9 @@ func (a *actions) add(evs []*historypb.HistoryEvent) {
 		case enumspb.EVENT_TYPE_TIMER_STARTED:
 			a.Timers++
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
-			// A signal received, or one sent (Agentree's commit sends one
-			// to itself, which Temporal refuses: billed all the same).
+			// A signal received, or one sent (runs recorded before
+			// commitChange 2 send one to themselves each turn, which
+			// Temporal refuses: billed all the same).
 			a.Signals++
 		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
 			fields := e.GetUpsertWorkflowSearchAttributesEventAttributes().GetSearchAttributes().GetIndexedFields()
