@@ -37,4 +37,3 @@ func TestToolCallInputFromItsEntry(t *testing.T) {
 		require.JSONEq(t, map[string]string{"a": `{"q":1}`, "b": `{"q":3}`}[tc.ToolCallID], string(tc.Input))
 	}
 }
-
