@@ -87,8 +87,10 @@ func TestEveryScenarioTiny(t *testing.T) {
 	require.GreaterOrEqual(t, storage, 1.0)
 	require.Equal(t, "6", figures["storage_messages"], "the first message, 3 answers, 2 tool results")
 	// Each system's worker process ran and used memory; Agentree's held
-	// a Postgres connection.
-	for _, name := range []string{"concurrent_agentree_rss_mb", "concurrent_naive_rss_mb", "concurrent_pg_connections_max"} {
+	// a Postgres connection; each answered a second turn's message after
+	// it was sent.
+	for _, name := range []string{"concurrent_agentree_rss_mb", "concurrent_naive_rss_mb", "concurrent_pg_connections_max",
+		"concurrent_agentree_turn_start_p50_ms", "concurrent_naive_turn_start_p50_ms"} {
 		v, err := strconv.ParseFloat(figures[name], 64)
 		require.NoError(t, err)
 		require.Positive(t, v, name)

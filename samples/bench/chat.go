@@ -28,23 +28,26 @@ type chatDriver interface {
 	finish(ctx context.Context, ids []string) error
 }
 
-// converseTurns runs one conversation's turns to the end of the last.
-func converseTurns(ctx context.Context, d chatDriver, p plan) (string, error) {
-	id, err := d.start(ctx, p)
-	if err != nil {
-		return id, err
+// converseTurns runs one conversation's turns to the end of the last. sent
+// holds when each turn's user message was sent (turn 0's: when the
+// conversation was started).
+func converseTurns(ctx context.Context, d chatDriver, p plan) (id string, sent []time.Time, err error) {
+	sent = append(sent, time.Now())
+	if id, err = d.start(ctx, p); err != nil {
+		return id, sent, err
 	}
 	for turn := range p.Turns {
 		if turn > 0 {
+			sent = append(sent, time.Now())
 			if err := d.send(ctx, id, fmt.Sprintf("Turn %d: go on.", turn+1)); err != nil {
-				return id, err
+				return id, sent, err
 			}
 		}
 		if err := d.awaitTurn(ctx, id, p, turn); err != nil {
-			return id, fmt.Errorf("%s, turn %d: %w", id, turn+1, err)
+			return id, sent, fmt.Errorf("%s, turn %d: %w", id, turn+1, err)
 		}
 	}
-	return id, nil
+	return id, sent, nil
 }
 
 // agentreeChat drives multi-turn Agentree executions.

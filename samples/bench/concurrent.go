@@ -28,8 +28,11 @@ import (
 // last answer); the overhead of each model call inside a turn (the
 // interval from its start to the next call's, minus the model's time as
 // the worker measured it, from the call's start to its answer, and one
-// tool's time: the tools of an answer run at once in both); the worker process's CPU time
-// per model call and peak resident memory; and, for Agentree, the most
+// tool's time: the tools of an answer run at once in both); the turn
+// start, from sending a user message (after the first) to the start of the
+// model call that answers it, which takes in a continue-as-new's first
+// workflow task when a run ended at the wait before it; the worker
+// process's CPU time per model call and peak resident memory; and, for Agentree, the most
 // Postgres connections its worker held (by application_name) and the
 // database's (every client's) at once, sampled every 100 ms. When the
 // Temporal server and Postgres run on this machine, the CPU time each
@@ -46,7 +49,7 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 	defer os.RemoveAll(dir)
 	t := r.table(fmt.Sprintf("concurrent: %d conversations at once, %d turns each; a turn: a %s streaming model call (%d tokens) asking for %d tool calls of %s, then the answer",
 		c.ConcConversations, c.ConcTurns, c.StreamModelTime, c.StreamTokens, c.ConcTools, c.ConcToolDelay),
-		"", "calls/s", "overhead p50", "overhead p99", "CPU s / call", "peak RSS MB", "model calls", "wall", "PG conns: worker", "database",
+		"", "calls/s", "overhead p50", "overhead p99", "turn start p50", "turn start p99", "CPU s / call", "peak RSS MB", "model calls", "wall", "PG conns: worker", "database",
 		"Temporal CPU s / call", "Postgres CPU s / call", "actions / call")
 	res := map[string]concResult{}
 	for _, sys := range []string{nameAgentree, nameNaive} {
@@ -58,11 +61,14 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 		n := "concurrent_" + sys + "_"
 		tput := float64(cr.calls) / cr.wall.Seconds()
 		p50, p99 := percentile(cr.overheads, .5), percentile(cr.overheads, .99)
+		t50, t99 := percentile(cr.turnStarts, .5), percentile(cr.turnStarts, .99)
 		cpu := floatOf(cr.cpu.Seconds()/float64(cr.calls), 5)
 		rss := floatOf(float64(cr.rss)/(1<<20), 1)
 		r.add(n+"throughput", tput)
 		r.add(n+"p50_overhead_ms", p50)
 		r.add(n+"p99_overhead_ms", p99)
+		r.add(n+"turn_start_p50_ms", t50)
+		r.add(n+"turn_start_p99_ms", t99)
 		r.add(n+"cpu_s_per_call", cpu)
 		r.add(n+"rss_mb", rss)
 		r.add(n+"actions_per_call", floatOf(cr.actionsPerCall, 2))
@@ -80,9 +86,9 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 			r.add(n+"postgres_cpu_s_per_call", pcpu)
 		}
 		if sys == nameAgentree {
-			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, cr.pgMax, cr.pgDBMax, tcpu, pcpu, floatOf(cr.actionsPerCall, 2))
+			t.row(sys, tput, p50, p99, t50, t99, cpu, rss, cr.calls, cr.wall, cr.pgMax, cr.pgDBMax, tcpu, pcpu, floatOf(cr.actionsPerCall, 2))
 		} else {
-			t.row(sys, tput, p50, p99, cpu, rss, cr.calls, cr.wall, "", "", tcpu, pcpu, floatOf(cr.actionsPerCall, 2))
+			t.row(sys, tput, p50, p99, t50, t99, cpu, rss, cr.calls, cr.wall, "", "", tcpu, pcpu, floatOf(cr.actionsPerCall, 2))
 		}
 	}
 	a, nv := res[nameAgentree], res[nameNaive]
@@ -90,7 +96,7 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 	r.add("concurrent_throughput_ratio", tr)
 	r.add("concurrent_pg_connections_max", a.pgMax)
 	r.add("concurrent_pg_connections_db_max", a.pgDBMax)
-	t.row("agentree / naive", tr, "", "", "", "", "", "", "", "", "", "", "")
+	t.row("agentree / naive", tr, "", "", "", "", "", "", "", "", "", "", "", "", "")
 	r.target("concurrent: Agentree's throughput >= naive's", func(f figures) (bool, string) {
 		return f.num("concurrent_throughput_ratio") >= 1, fmt.Sprintf("%s vs %s calls/s = %s",
 			f.text("concurrent_agentree_throughput"), f.text("concurrent_naive_throughput"), f.text("concurrent_throughput_ratio"))
@@ -106,8 +112,12 @@ type concResult struct {
 	calls     int
 	wall      time.Duration
 	overheads []time.Duration
-	cpu       time.Duration
-	rss       int64
+	// turnStarts are, for each user message after a conversation's first,
+	// the time from sending it to the start of the model call that
+	// answers it.
+	turnStarts []time.Duration
+	cpu        time.Duration
+	rss        int64
 	// serverCPU and pgCPU are the CPU time the Temporal server and
 	// Postgres used over the run, when they run on this machine (-1 when
 	// not).
@@ -177,7 +187,7 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 	}
 
 	plans := make([]plan, c.ConcConversations)
-	ids := make([]string, len(plans))
+	ids, sent := make([]string, len(plans)), make([][]time.Time, len(plans))
 	errs := make([]error, len(plans))
 	began := time.Now()
 	var wg sync.WaitGroup
@@ -188,7 +198,7 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids[i], errs[i] = converseTurns(ctx, d, plans[i])
+			ids[i], sent[i], errs[i] = converseTurns(ctx, d, plans[i])
 			if errs[i] != nil {
 				cancel()
 			}
@@ -213,9 +223,14 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 	if res.rss, err = procPeakRSS(pid); err != nil {
 		return res, err
 	}
-	for _, p := range plans {
+	for i, p := range plans {
 		starts, ends := wl.times("call", p.ID), wl.times("end", p.ID)
 		res.calls += len(starts)
+		for turn := 1; turn < len(sent[i]); turn++ {
+			if start, ok := starts[turn*p.Calls]; ok {
+				res.turnStarts = append(res.turnStarts, start.Sub(sent[i][turn]))
+			}
+		}
 		for step := range p.Calls * p.Turns {
 			next, ok1 := starts[step+1]
 			end, ok2 := ends[step]
