@@ -105,13 +105,17 @@ func (p *temporalPort) toolResult(f workflow.Future, act string, in step.ToolInp
 // and a task that was lost (a worker killed) re-runs with the signals
 // that arrived since, from its start. The boundary was added for that,
 // before the re-run learned to go the lost task's way: a message seen
-// early is deferred to where the lost task stopped (ConsumeOutput
-// .Deferred), the react agent answers a held message rather than waiting
-// or completing, a repeated checkpoint is a no-op, and the store refuses a
-// message to an execution it has completed (a completion with a message
-// in the inbox the run has not seen does not go ahead). The boundary
-// only cut where a re-run began, at the cost of a workflow task and two
-// events per turn — a third of a local turn's server work.
+// early is deferred to where the lost task stopped
+// (engine.ConsumeOutput.Deferred); the engine does not wait while it holds
+// a message the wait is for, and the react agent answers a held message
+// rather than waiting or completing; a repeated checkpoint is a no-op; and
+// the store refuses a message to an execution it has completed (a
+// completion with a message in the inbox the run has not seen does not go
+// ahead). The boundary only moved where a re-run began — a re-run of the
+// task that began the turn sees the same early signals either way — at
+// the cost of a workflow task and two events per turn, a third of a local
+// turn's server work (make chaos -local-activities, seeds 1, 2, 3 and 5:
+// no fault without it).
 //
 // Version 1 was a signal the workflow sends itself: Temporal refuses it
 // at once (a workflow cannot signal itself), and the failure wakes a new

@@ -22,7 +22,8 @@ import (
 // executions polled in one query every 10 ms); the naive workflow's
 // answer is complete in its worker (after which the workflow only blocks
 // on its signal channel; a signal sent earlier waits there). That favours
-// the naive pattern by a workflow task.
+// the naive pattern by the checkpoint Agentree records after its answer
+// (in the same workflow task) and the poll's interval.
 //
 // Per system: throughput (model calls over the wall time, first start to
 // last answer); the overhead of each model call inside a turn (the
@@ -30,14 +31,13 @@ import (
 // the worker measured it, from the call's start to its answer, and one
 // tool's time: the tools of an answer run at once in both); the turn
 // start, from sending a user message (after the first) to the start of the
-// model call that answers it, which takes in a continue-as-new's first
-// workflow task when a run ended at the wait before it; the worker
-// process's CPU time per model call and peak resident memory; and, for Agentree, the most
-// Postgres connections its worker held (by application_name) and the
-// database's (every client's) at once, sampled every 100 ms. When the
-// Temporal server and Postgres run on this machine, the CPU time each
-// used per model call (serverMeter): with the model and tools scripted,
-// the Temporal server is where a small machine runs out first. Agentree's
+// model call that answers it; the worker process's CPU time per model
+// call and peak resident memory; and, for Agentree, the most Postgres
+// connections its worker held (by application_name) and the database's
+// (every client's) at once, sampled every 100 ms. When the Temporal
+// server and Postgres run on this machine, the CPU time each used per
+// model call (serverMeter): with the model and tools scripted, the
+// Temporal server is where a small machine runs out first. Agentree's
 // Postgres figure includes the bench's own reads of its executions'
 // status (waitPoller) and connection counts.
 func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) error {
