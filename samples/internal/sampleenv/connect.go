@@ -78,7 +78,13 @@ func OpenStore(ctx context.Context) (*entrystore.Store, func(), error) {
 	if url == "" {
 		return nil, nil, errors.New(`DATABASE_URL is not set: run "make up" and eval "$(make -s env)"`)
 	}
-	pool, err := pgxpool.New(ctx, url)
+	// Sized as the agentree worker's pool is: a sample's worker runs its
+	// executions' store operations on it.
+	cfg, err := entrystore.PoolConfig(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sampleenv: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sampleenv: connect to Postgres: %w", err)
 	}
