@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"time"
 
@@ -46,10 +45,14 @@ type Activities struct {
 	// retention is the prune's policy for organizations without one.
 	retention entrystore.RetentionPolicy
 	obs       *observer
+	// cancels stops local calls whose executions are being cancelled.
+	cancels *cancelWatch
 }
 
 // CallModel answers the conversation at the input's leaf. See step.CallModel.
 func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsdk.ModelResult, error) {
+	ctx, unwatch := a.watchLocal(ctx, in.OrgID, in.ExecutionID)
+	defer unwatch()
 	failures := previousFailures(ctx, in.Failures)
 	stop := startHeartbeat(ctx, a.modelHeartbeat, failures)
 	defer stop()
@@ -61,7 +64,12 @@ func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsd
 	if err == nil {
 		return res, nil
 	}
-	if _, ok := agentsdk.AsModelError(err); !ok || errors.Is(ctx.Err(), context.Canceled) {
+	if cancelRequested(ctx) {
+		return res, errCallCancelled
+	}
+	// A call whose own context ended (cancelled, or a local first attempt
+	// past LocalCallLimit) failed for no fault of the model's.
+	if _, ok := agentsdk.AsModelError(err); !ok || ctx.Err() != nil {
 		return res, storeError(err)
 	}
 	f := engine.ClassifyModel(ctx, err, in.Model, failures.Load(), a.modelAttempts)
@@ -100,6 +108,8 @@ func (a *Activities) counted(ctx context.Context, failures *atomic.Int32, f engi
 
 // RunTool runs one tool call. See step.RunTool.
 func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (res agentsdk.ToolResult, err error) {
+	ctx, unwatch := a.watchLocal(ctx, in.OrgID, in.ExecutionID)
+	defer unwatch()
 	failures := previousFailures(ctx, in.Failures)
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
@@ -107,6 +117,9 @@ func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (res agents
 	d, ended := a.recording()
 	defer func() { a.observeTool(ctx, span, in, *ended, res.IsError, err) }()
 	res, err = step.RunTool(ctx, d, in)
+	if err != nil && cancelRequested(ctx) {
+		return res, errCallCancelled
+	}
 	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
 		return res, storeError(err)
 	}
@@ -116,6 +129,8 @@ func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (res agents
 
 // ExecuteTool runs one tool call of a parallel batch. See step.ExecuteTool.
 func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (res step.ToolOutcome, err error) {
+	ctx, unwatch := a.watchLocal(ctx, in.OrgID, in.ExecutionID)
+	defer unwatch()
 	failures := previousFailures(ctx, in.Failures)
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
 	defer stop()
@@ -123,12 +138,29 @@ func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (res st
 	d, ended := a.recording()
 	defer func() { a.observeTool(ctx, span, in, *ended, res.IsError, err) }()
 	res, err = step.ExecuteTool(ctx, d, in)
+	if err != nil && cancelRequested(ctx) {
+		return res, errCallCancelled
+	}
 	if err == nil || !agentsdk.IsRetryable(err) || ctx.Err() != nil {
 		return res, storeError(err)
 	}
 	f := engine.ClassifyTool(ctx, err, in.ToolCallID, failures.Load(), a.toolAttempts)
 	return res, a.counted(ctx, failures, f, ErrTypeTool, ErrTypeTool, err)
 }
+
+// watchLocal watches a call run as a local activity for its execution's
+// cancellation (cancelWatch); an activity learns of it from Temporal, at
+// its heartbeat.
+func (a *Activities) watchLocal(ctx context.Context, orgID, executionID string) (context.Context, func()) {
+	if !activity.IsActivity(ctx) || !activity.GetInfo(ctx).IsLocalActivity {
+		return ctx, func() {}
+	}
+	return a.cancels.watch(ctx, orgID, executionID)
+}
+
+// errCallCancelled ends a local call stopped by cancelWatch; the
+// workflow then waits for its own cancellation (awaitCancel).
+var errCallCancelled = temporal.NewNonRetryableApplicationError(errCancelRequested.Error(), ErrTypeCancelRequested, nil)
 
 // recording is the steps' dependencies with a hook that keeps the record
 // a tool call ends with.

@@ -34,6 +34,9 @@ const (
 	// ErrTypeStoreRejected: the store answered no (a missing row, a
 	// conflict, a bad value): retrying cannot help.
 	ErrTypeStoreRejected = "AgentreeStoreRejected"
+	// ErrTypeCancelRequested: a call run as a local activity stopped
+	// because a client asked to cancel its execution (cancelWatch).
+	ErrTypeCancelRequested = "AgentreeCancelRequested"
 )
 
 // storeUnavailable reports whether err is the store being out of reach

@@ -20,9 +20,9 @@ import (
 // A model that thinks in silence for longer than the model-call heartbeat
 // timeout, its connection open, is not taken for a dead worker: the call
 // heartbeats on a timer, not on tokens, so it is made once and answers.
-// Run as a local activity (Options.LocalModelCalls), the workflow task
-// that runs it heartbeats instead, past its own timeout; as an activity
-// (the default), the activity does.
+// Run as a local activity (the default), the workflow task that runs it
+// heartbeats instead, past its own timeout; as an activity
+// (Options.ActivityModelCalls), the activity does.
 func TestSilentModelIsNotRetried(t *testing.T) {
 	for _, remote := range []bool{false, true} {
 		t.Run(map[bool]string{false: "local", true: "activity"}[remote], func(t *testing.T) { silentModel(t, remote) })
@@ -59,7 +59,7 @@ func silentModel(t *testing.T, remote bool) {
 	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "sk-ant-test"})
 	require.NoError(t, err)
 
-	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{p}, ModelHeartbeatTimeout: heartbeatTimeout, LocalModelCalls: !remote}, false)
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{p}, ModelHeartbeatTimeout: heartbeatTimeout, ActivityModelCalls: remote}, false)
 	ex := h.start(agentsdk.Config{Models: []agentsdk.ModelRef{{Provider: "anthropic", ModelID: modelID}}}, "Think hard.")
 	res := h.wait(ex.ID, 2*time.Minute)
 	require.Equal(t, "COMPLETED", res.Status)

@@ -71,7 +71,7 @@ func TestLocalActivityTools(t *testing.T) {
 				scripted.Turn{Text: "All four done."},
 			))
 			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{quick, slow},
-				LocalModelCalls: localModels, ReconcileInterval: -1}, false)
+				ActivityModelCalls: !localModels, ReconcileInterval: -1}, false)
 			ex := h.start(agentsdk.Config{Tools: []string{"quick", "slow"}}, "four tools")
 			res := h.wait(ex.ID, time.Minute)
 			require.Equal(t, "COMPLETED", res.Status, res.Error)

@@ -74,23 +74,28 @@ type Options struct {
 	// retried elsewhere; default 5 seconds. Model calls heartbeat on a
 	// timer while they run (every quarter of this), streaming or not.
 	ModelHeartbeatTimeout time.Duration
-	// LocalModelCalls makes each model call's first attempt a local
-	// activity, in the workflow task that asks for it: no task-queue round
-	// trip, and an answer with tool calls goes on to them in the same task
-	// — with tools marked agentsdk.Tool.LocalActivity, a whole model →
-	// tools → model step runs in one task (make bench's short scenario: a
-	// model and tool step in 3.7 ms of overhead against the naive
-	// pattern's 100 ms; its concurrent scenario, 200 conversations on 2
-	// cores: per-call overhead p99 213 ms against 698 ms). The trade-offs:
-	// a cancellation reaches a running call at the task's next heartbeat
-	// (every 4 s, 80% of its 5 s timeout) rather than the activity's
-	// (every quarter of ModelHeartbeatTimeout); each of those heartbeats
-	// adds three events to the run's history (which the run's budget
-	// counts); a dead worker's call is taken up after the task's timeout
-	// (make chaos -local-activities: about 11 s from the kill, against 6 s
-	// for activities). Off by default; failed attempts are retried as
-	// activities either way.
-	LocalModelCalls bool
+	// ActivityModelCalls runs every model call as an activity. By
+	// default (false) a model call's first attempt is a local activity, in
+	// the workflow task that asks for it: no task-queue round trip before
+	// or after it, and an answer with tool calls goes on to them in the
+	// same task — with tools marked agentsdk.Tool.LocalActivity, a whole
+	// model → tools → model turn runs in one workflow task (README "Model
+	// calls" has the measured figures). What the default keeps of the
+	// activity's guarantees: a cancel request stops a running call within
+	// about a second (the worker watches the store for it, see
+	// cancelWatch); a worker lost mid-call is noticed when the workflow
+	// task times out (5 s) and the call is taken up again; a call that
+	// outlasts LocalCallLimit and every retry run as activities, with
+	// heartbeats. What it costs: a call that outlasts LocalCallLimit is
+	// made again from its start as an activity, and while a local call
+	// runs the workflow task heartbeats every 4 s, three history events
+	// each (within the run's budget).
+	ActivityModelCalls bool
+	// LocalCallLimit bounds a model or tool call's first attempt as a
+	// local activity; past it the call is made again as an activity, which
+	// heartbeats, so long calls cost neither the run's history budget nor
+	// a lost worker's time to notice. Default 20 seconds.
+	LocalCallLimit time.Duration
 	// ToolTimeout bounds one tool call; default 10 minutes.
 	ToolTimeout time.Duration
 	// ToolHeartbeatTimeout is how soon a tool call on a dead worker is
@@ -261,6 +266,9 @@ func (o Options) validate() (*Options, error) {
 	if o.ToolAttempts <= 0 {
 		o.ToolAttempts = 3
 	}
+	if o.LocalCallLimit <= 0 {
+		o.LocalCallLimit = 20 * time.Second
+	}
 	if o.OutageLimit < 0 {
 		return nil, errors.New("adapter: Options.OutageLimit is negative")
 	}
@@ -323,6 +331,7 @@ func (o Options) validate() (*Options, error) {
 		modelHeartbeat: o.ModelHeartbeatTimeout / 4, toolHeartbeat: o.ToolHeartbeatTimeout / 4,
 		retention: o.Retention,
 		obs:       obs,
+		cancels:   newCancelWatch(o.Store),
 	}
 	return &o, nil
 }

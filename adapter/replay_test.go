@@ -88,7 +88,7 @@ func TestReplayerReplaysLocalCalls(t *testing.T) {
 		scripted.Turn{Text: "Done."},
 	))
 	opts := adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{countingTool("quick", true, &runs)},
-		LocalModelCalls: true, ReconcileInterval: -1}
+		ReconcileInterval: -1}
 	h := newHarness(t, opts, false)
 	ex := h.start(agentsdk.Config{Tools: []string{"quick"}}, "replay me")
 	res := h.wait(ex.ID, time.Minute)

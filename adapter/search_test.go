@@ -108,7 +108,7 @@ func TestRunningShownOnceATurnOutlastsItsTask(t *testing.T) {
 			}
 			return scripted.Turn{Text: fmt.Sprintf("answer %d", turn)}
 		})
-		h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, LocalModelCalls: true,
+		h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model},
 			Tools: []*agentsdk.Tool{countingTool("echo", true, &runs)}}, false)
 		ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn, Tools: []string{"echo"}}, "turn 1")
 		seq := h.awaitWaiting(ex.ID, 0)
@@ -134,7 +134,7 @@ func TestRunningShownOnceATurnOutlastsItsTask(t *testing.T) {
 			})
 			// RunEvents 90: the turns stay in one run, which a second worker
 			// replays below.
-			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, LocalModelCalls: local, RunEvents: 90}, true)
+			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, ActivityModelCalls: !local, RunEvents: 90}, true)
 			first := worker.New(h.tc, h.taskQueue, worker.Options{})
 			require.NoError(t, first.Start())
 			ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn}, "turn 1")

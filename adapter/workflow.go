@@ -36,7 +36,7 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 	// The run's history budget is recorded once per run, so a worker
 	// restarted with another budget still replays this run as it ran.
 	enc := workflow.SideEffect(ctx, func(workflow.Context) any {
-		return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes, LocalModels: r.opts.LocalModelCalls, Markers: true,
+		return runBudget{Events: r.opts.RunEvents, Bytes: r.opts.RunBytes, LocalModels: !r.opts.ActivityModelCalls, Markers: true,
 			AtWaits: true, Changes: r.changes()}
 	})
 	if err := enc.Get(&p.budget); err != nil {
@@ -271,7 +271,7 @@ const (
 type runBudget struct {
 	Events, Bytes int
 	// LocalModels runs model calls' first attempts as local activities
-	// (Options.LocalModelCalls).
+	// (unless Options.ActivityModelCalls).
 	LocalModels bool `json:",omitempty"`
 	// Markers counts the markers of the workflow task in progress in the
 	// history the budget is measured against.
@@ -314,7 +314,7 @@ func (o *Options) localOptions() workflow.LocalActivityOptions {
 // over from a failed one.
 func (o *Options) localToolOptions() workflow.LocalActivityOptions {
 	return workflow.LocalActivityOptions{
-		StartToCloseTimeout: o.ToolTimeout,
+		StartToCloseTimeout: min(o.ToolTimeout, o.LocalCallLimit),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	}
 }
@@ -323,7 +323,7 @@ func (o *Options) localToolOptions() workflow.LocalActivityOptions {
 // one attempt; the activity's retries take over from a failed one.
 func (o *Options) localModelOptions() workflow.LocalActivityOptions {
 	return workflow.LocalActivityOptions{
-		StartToCloseTimeout: o.ModelTimeout + time.Minute,
+		StartToCloseTimeout: min(o.ModelTimeout, o.LocalCallLimit),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	}
 }

@@ -35,6 +35,10 @@ func (p *temporalPort) callModelLocal(in *step.ModelInput) (res agentsdk.ModelRe
 	if err == nil && len(res.Entry.ToolCalls) == 0 {
 		p.commit()
 	}
+	if isErrType(err, ErrTypeCancelRequested) {
+		cancelled, err := p.awaitCancel()
+		return res, cancelled, err
+	}
 	done, err = p.settleLocal(err, ErrTypeModel, &in.Failures)
 	return res, done, err
 }
@@ -68,6 +72,28 @@ func (p *temporalPort) settleLocal(err error, errType string, failures *int32) (
 	return false, nil
 }
 
+// awaitCancel follows a local call that stopped because a client asked
+// to cancel its execution (cancelWatch): the workflow's own cancel request
+// is on its way — the gateway asks Temporal right after it marks the
+// execution — and arrives with the next workflow task. It reports whether
+// it came (err is then the cancellation). One that does not come within
+// cancelArrival (a gateway that died between the two) leaves the call to
+// the activity's attempts, as any unsettled first attempt.
+func (p *temporalPort) awaitCancel() (cancelled bool, err error) {
+	_, err = workflow.AwaitWithTimeout(p.ctx, cancelArrival, func() bool { return p.ctx.Err() != nil })
+	if p.ctx.Err() == nil {
+		return false, nil
+	}
+	if err == nil {
+		err = temporal.NewCanceledError()
+	}
+	return true, err
+}
+
+// cancelArrival is how long a call stopped for a cancellation waits for
+// the workflow's cancel request.
+const cancelArrival = 30 * time.Second
+
 // startTool starts a tool call of the activity act: as a local activity
 // when its tool runs locally (step.ToolInput.Local), otherwise as an
 // activity.
@@ -88,6 +114,12 @@ func (p *temporalPort) toolResult(f workflow.Future, act string, in step.ToolInp
 	}
 	err := p.getLocal(f, out)
 	p.noteMarker(out)
+	if isErrType(err, ErrTypeCancelRequested) {
+		if cancelled, err := p.awaitCancel(); cancelled {
+			return err
+		}
+		err = nil
+	}
 	done, err := p.settleLocal(err, ErrTypeTool, &in.Failures)
 	if done {
 		return err

@@ -42,9 +42,10 @@ type Worker struct {
 	ContextWindows agentsdk.ContextWindows
 	// LocalStore is Config.LocalStore.
 	LocalStore LocalStore
-	// LocalModelCalls is Config.LocalActivities.ModelCalls; the tools
-	// Config.LocalActivities.Tools names have LocalActivity set.
-	LocalModelCalls bool
+	// ActivityModelCalls is Config.LocalActivities.ModelCalls set to
+	// false; the tools Config.LocalActivities.Tools names have
+	// LocalActivity set.
+	ActivityModelCalls bool
 	// PruneEvery and Retention are Config.Retention as the plugin takes
 	// them.
 	PruneEvery time.Duration
@@ -69,7 +70,7 @@ func (w Worker) Close() error {
 // its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
 	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, LocalStore: c.LocalStore,
-		LocalModelCalls: c.LocalActivities.ModelCalls}
+		ActivityModelCalls: c.LocalActivities.ModelCalls != nil && !*c.LocalActivities.ModelCalls}
 	if r := c.Retention; r.Every != nil {
 		w.PruneEvery = *r.Every
 		w.Retention = entrystore.RetentionPolicy{KeepDays: *r.KeepDays, KeepFailedDays: *r.KeepFailedDays}

@@ -87,16 +87,19 @@ type Config struct {
 	// exported by the standard OTEL_* environment variables
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, …) whatever it says.
 	Observability Observability `yaml:"observability"`
-	// LocalActivities runs model calls' and chosen tools' first attempts
-	// as Temporal local activities; omitted: all are activities.
+	// LocalActivities chooses which calls' first attempts run as Temporal
+	// local activities; omitted: model calls do, and the tools whose
+	// authors mark them (agentsdk.Tool.LocalActivity).
 	LocalActivities LocalActivities `yaml:"localActivities"`
 }
 
 // LocalActivities chooses which calls run as local activities, in the
 // workflow task that asks for them (README "Architecture").
 type LocalActivities struct {
-	// ModelCalls is adapter.Options.LocalModelCalls.
-	ModelCalls bool `yaml:"modelCalls"`
+	// ModelCalls runs model calls' first attempts as local activities;
+	// default true, false runs every model call as an activity
+	// (adapter.Options.ActivityModelCalls).
+	ModelCalls *bool `yaml:"modelCalls"`
 	// Tools are the names of the tools whose calls run as local activities
 	// (agentsdk.Tool.LocalActivity): quick ones, safe to repeat. A name no
 	// tool of the worker has stops it at start.

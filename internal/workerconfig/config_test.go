@@ -210,10 +210,19 @@ func TestLocalActivities(t *testing.T) {
 	w, err := c.Build()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
-	require.True(t, w.LocalModelCalls)
+	require.False(t, w.ActivityModelCalls)
 	require.NotEmpty(t, w.Tools)
 	for _, tool := range w.Tools {
 		require.Equal(t, tool.Name == demo.WordCountTool, tool.LocalActivity, tool.Name)
+	}
+
+	// Local model calls are the default; false runs them as activities.
+	for yaml, activities := range map[string]bool{"": false, "localActivities:\n  modelCalls: false\n": true} {
+		c, err = workerconfig.Parse([]byte(yaml))
+		require.NoError(t, err)
+		w, err = c.Build()
+		require.NoError(t, err)
+		require.Equal(t, activities, w.ActivityModelCalls, yaml)
 	}
 
 	c, err = workerconfig.Parse([]byte("localActivities:\n  tools: [nope]\n"))

@@ -112,7 +112,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		plugin, err := adapter.NewPlugin(adapter.Options{
 			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{atool},
-			ToolHeartbeatTimeout: o.ToolHeartbeat, LocalModelCalls: o.LocalModelCalls,
+			ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: !o.LocalModelCalls,
 			LocalStore: s.local, LocalName: benchWorkerName,
 		})
 		if err != nil {
@@ -196,7 +196,7 @@ func (s *systems) dialTraced(store *entrystore.Store, o systemOptions, model age
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{tool},
-		ToolHeartbeatTimeout: o.ToolHeartbeat, LocalModelCalls: o.LocalModelCalls,
+		ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: !o.LocalModelCalls,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider,
 	})
 	if err != nil {
