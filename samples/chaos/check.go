@@ -23,6 +23,7 @@ type findings struct {
 	Examples     []string
 	Acked        int
 	Recovery     []time.Duration // per worker kill and execution in flight on it
+	Cancel       []time.Duration // per cancel probe: request to CANCELLED
 	// Overlapped counts recoveries another fault that stops progress (a
 	// worker kill, a Postgres or Temporal restart or outage) cut into:
 	// they time two faults, not one worker's death, and stay out of

@@ -81,7 +81,7 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, err
 	}
 	c.logf("chaos: built %s", c.bin)
-	if cfg.LocalActivities {
+	if cfg.LocalActivities || cfg.ActivityModelCalls {
 		if err = c.writeWorkerConfig(); err != nil {
 			return c, err
 		}

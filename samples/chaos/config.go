@@ -42,10 +42,17 @@ type config struct {
 	// finish; Timeout bounds the whole run.
 	Settle, Timeout time.Duration
 
-	// LocalActivities runs the workers with their model calls and the
-	// research tools' calls as local activities (the worker configuration's
-	// localActivities).
+	// LocalActivities runs the research tools' calls as local activities
+	// too (the worker configuration's localActivities.tools); model calls
+	// are local activities by default.
 	LocalActivities bool
+	// ActivityModelCalls runs the workers' model calls as activities
+	// (localActivities.modelCalls: false), the mode that is not the
+	// default.
+	ActivityModelCalls bool
+	// CancelProbes is how many executions are cancelled mid-stream after
+	// the faults, to measure how soon a cancel takes effect.
+	CancelProbes int
 
 	TemporalBin string
 	Bin         string
@@ -82,14 +89,16 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "the whole run's limit")
 	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.StringVar(&c.Bin, "bin", "", "an agentree binary to run (default: build ./cmd/agentree)")
-	fs.BoolVar(&c.LocalActivities, "local-activities", false, "run the workers' model calls and research tools' calls as local activities (localActivities in their configuration)")
+	fs.BoolVar(&c.LocalActivities, "local-activities", false, "run the research tools' calls as local activities too (localActivities.tools in the workers' configuration); model calls are local activities by default")
+	fs.BoolVar(&c.ActivityModelCalls, "activity-model-calls", false, "run the workers' model calls as activities (localActivities.modelCalls: false), not the default local activities")
+	fs.IntVar(&c.CancelProbes, "cancel-probes", 10, "executions cancelled as their model call streams, after the faults (chaos_cancel_p99_s)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (logs, Postgres, Temporal database)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	switch {
-	case c.Conversations < 1 || c.FollowUps < 0 || c.OneShots < 0 || c.Workers < 1:
-		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups and -one-shots at least 0")
+	case c.Conversations < 1 || c.FollowUps < 0 || c.OneShots < 0 || c.Workers < 1 || c.CancelProbes < 0:
+		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups, -one-shots and -cancel-probes at least 0")
 	case c.FaultGapMax < c.FaultGapMin:
 		return c, errors.New("chaos: -fault-gap-max is shorter than -fault-gap-min")
 	case c.DuplicateRate < 0 || c.DuplicateRate > 1:
@@ -116,6 +125,13 @@ func defaultTemporalBin() string {
 }
 
 func (c config) String() string {
-	return fmt.Sprintf("seed %d: %d conversations × %d follow-ups, %d one-shots, %d workers; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
-		c.Seed, c.Conversations, c.FollowUps, c.OneShots, c.Workers, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
+	mode := "model calls as local activities (the default)"
+	if c.ActivityModelCalls {
+		mode = "model calls as activities"
+	}
+	if c.LocalActivities {
+		mode += ", research tools as local activities"
+	}
+	return fmt.Sprintf("seed %d, %s: %d conversations × %d follow-ups, %d one-shots, %d workers; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
+		c.Seed, mode, c.Conversations, c.FollowUps, c.OneShots, c.Workers, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
 }

@@ -91,7 +91,9 @@ func (d *driver) converse(ctx, streamCtx context.Context, c *conversation, wg *s
 		c.Err = fmt.Sprintf("create: %v", err)
 		return
 	}
-	live.Store(c.ExecID, struct{}{})
+	// Its messages' tags begin with this: the model-call log names calls
+	// by them.
+	live.Store(c.ExecID, "["+d.runTag+"-"+c.Tag+"-")
 	defer live.Delete(c.ExecID)
 	c.Follower = newFollower(d.api, c.ExecID)
 	wg.Add(1)

@@ -59,7 +59,13 @@ type injector struct {
 	cfg  config
 	rng  *rand.Rand
 	live func() []string // executions not yet done
+	// tags maps the live executions' message tag prefixes to their IDs.
+	tags func() map[string]string
 }
+
+// localCalls: the workers run calls as local activities, inside workflow
+// tasks, where Temporal does not show them as started activities.
+func (in *injector) localCalls() bool { return !in.cfg.ActivityModelCalls || in.cfg.LocalActivities }
 
 func (in *injector) run(ctx context.Context, kinds []string) []*fault {
 	var out []*fault
@@ -79,7 +85,7 @@ func (in *injector) run(ctx context.Context, kinds []string) []*fault {
 	return out
 }
 
-// inFlight is a started activity, or with -local-activities a workflow task
+// inFlight is a started activity, or with local calls a workflow task
 // busy with local ones: the execution and the worker running it ("" when
 // Temporal does not say).
 type inFlight struct{ exec, worker string }
@@ -133,10 +139,10 @@ func (in *injector) started(ctx context.Context) []inFlight {
 				out = append(out, inFlight{exec: id, worker: a.GetLastWorkerIdentity()})
 			}
 		}
-		// With -local-activities, calls run inside workflow tasks: one
+		// Local calls run inside workflow tasks: one
 		// started a while ago is running them. Temporal does not say on
 		// which worker, so a worker kill picks one at random.
-		if wt := d.GetPendingWorkflowTask(); in.cfg.LocalActivities && wt.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_STARTED &&
+		if wt := d.GetPendingWorkflowTask(); in.localCalls() && wt.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_STARTED &&
 			time.Since(wt.GetStartedTime().AsTime()) > localTaskBusy {
 			out = append(out, inFlight{exec: id})
 		}
@@ -157,12 +163,13 @@ func (in *injector) fire(ctx context.Context, f *fault, calls []inFlight) error 
 				f.InFlight = append(f.InFlight, cl.exec)
 			}
 		}
-		if !f.Gated && in.cfg.LocalActivities {
+		if !f.Gated && in.localCalls() {
 			// Local calls name no worker in Temporal: the model-call log
-			// does. The kill lands on a worker with a call open; which
-			// executions it holds is not known, so none is timed.
-			if v := in.openCallWorker(); v != nil {
-				w, f.Gated = v, true
+			// does, and its calls' messages name their executions. The
+			// kill lands on a worker with a model call open, and those
+			// executions are timed.
+			if v, execs := in.openCallWorker(); v != nil {
+				w, f.Gated, f.InFlight = v, true, execs
 			}
 		}
 		f.At = time.Now()
@@ -211,27 +218,52 @@ func (in *injector) fire(ctx context.Context, f *fault, calls []inFlight) error 
 }
 
 // openCallWorker is a running worker with a model call started and not
-// ended in the model-call log (nil for none).
-func (in *injector) openCallWorker() *proc {
+// ended in the model-call log (nil for none), and the live executions
+// those calls are of.
+func (in *injector) openCallWorker() (*proc, []string) {
 	recs, err := readCallLog(in.c.callLog())
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	open := map[int]int{}
+	type call struct {
+		pid  int
+		user string
+		turn int
+	}
+	open := map[call]int{}
 	for _, r := range recs {
+		k := call{r.PID, r.User, r.Turn}
 		switch r.Phase {
 		case "start":
-			open[r.PID]++
+			open[k]++
 		case "end":
-			open[r.PID]--
+			open[k]--
 		}
 	}
+	tags := in.tags()
 	for _, w := range in.c.workers {
-		if pid := w.pid(); pid != 0 && open[pid] > 0 {
-			return w
+		pid := w.pid()
+		if pid == 0 {
+			continue
+		}
+		var execs []string
+		found := false
+		for k, n := range open {
+			if k.pid != pid || n <= 0 {
+				continue
+			}
+			found = true
+			for prefix, id := range tags {
+				if strings.HasPrefix(k.user, prefix) {
+					execs = append(execs, id)
+				}
+			}
+		}
+		if found {
+			return w, execs
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // victim is the worker running the most started calls; with none, a

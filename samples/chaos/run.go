@@ -37,7 +37,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	a := &api{base: "http://" + c.gatewayAddr, org: c.org, key: c.key, hc: &http.Client{}}
 	d := &driver{cfg: cfg, api: a, runTag: fmt.Sprintf("s%d", cfg.Seed)}
 	convs := make([]*conversation, cfg.Conversations+cfg.OneShots)
-	var live sync.Map // execution ID → struct{}, while its conversation runs
+	var live sync.Map // execution ID → its messages' tag prefix, while its conversation runs
 	convCtx, stopConvs := context.WithCancel(ctx)
 	defer stopConvs()
 	streamCtx, stopStreams := context.WithCancel(ctx)
@@ -60,6 +60,10 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		var ids []string
 		live.Range(func(k, _ any) bool { ids = append(ids, k.(string)); return true })
 		return ids
+	}, tags: func() map[string]string {
+		tags := map[string]string{}
+		live.Range(func(k, v any) bool { tags[v.(string)] = k.(string); return true })
+		return tags
 	}}
 	faults := in.run(ctx, schedule(cfg, in.rng))
 	c.logf("chaos: %d faults injected; conversations get %s to finish", len(faults), cfg.Settle)
@@ -81,6 +85,10 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 
 	found, err := check(context.WithoutCancel(ctx), c, d, convs, faults)
 	if err != nil {
+		return nil, err
+	}
+	c.logf("chaos: %d cancel probes", cfg.CancelProbes)
+	if found.Cancel, err = d.probeCancels(ctx, cfg.CancelProbes); err != nil {
 		return nil, err
 	}
 	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
