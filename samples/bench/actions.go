@@ -13,10 +13,16 @@ import (
 // Temporal Cloud user pays for. Workflow starts (continue-as-new
 // included); each activity attempt; all the local activities of one
 // workflow task together as one; timers; signals received and sent; search-attribute
-// upserts other than the SDK's own for TemporalChangeVersion. Version and
-// side-effect markers are free.
+// upserts other than the SDK's own for TemporalChangeVersion; each
+// workflow task completed only to heartbeat a local activity still
+// running (a new task to extend the lease: another action, counted once
+// whether or not it carries the markers of local activities done by
+// then); each activity heartbeat that reaches the server (not in
+// history: counted at the worker's client, heartbeatCounter). Version
+// and side-effect markers are free.
 type actions struct {
 	Starts, WorkflowTasks, Activities, LocalActivityTasks, Timers, Signals, Upserts int
+	TaskHeartbeats, Heartbeats                                                      int
 	// LocalActivities counts the local activities themselves (not billed
 	// one by one).
 	LocalActivities int
@@ -25,19 +31,49 @@ type actions struct {
 // total is the billable actions (workflow tasks are not billed; they are
 // the load the server carries).
 func (a actions) total() int {
-	return a.Starts + a.Activities + a.LocalActivityTasks + a.Timers + a.Signals + a.Upserts
+	return a.Starts + a.Activities + a.LocalActivityTasks + a.Timers + a.Signals + a.Upserts + a.TaskHeartbeats + a.Heartbeats
+}
+
+// commandEvents are the events a workflow task's completion records
+// (its commands), which follow its WorkflowTaskCompleted event.
+var commandEvents = map[enumspb.EventType]bool{
+	enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: true, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED: true,
+	enumspb.EVENT_TYPE_TIMER_STARTED: true, enumspb.EVENT_TYPE_TIMER_CANCELED: true, enumspb.EVENT_TYPE_MARKER_RECORDED: true,
+	enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: true, enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED: true,
+	enumspb.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:         true,
+	enumspb.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED: true,
+	enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:             true,
+	enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:                   true, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: true,
+}
+
+// taskHeartbeat says whether the workflow task completed at evs[i] asked
+// for a new task of its own accord: after its commands, the next event
+// is that task's scheduling, with nothing (an activity's result, a
+// signal, a timer) to wake it. That is a workflow-task heartbeat.
+func taskHeartbeat(evs []*historypb.HistoryEvent, i int) bool {
+	for _, e := range evs[i+1:] {
+		if !commandEvents[e.GetEventType()] {
+			return e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED
+		}
+	}
+	return false
 }
 
 // add counts one run's events.
 func (a *actions) add(evs []*historypb.HistoryEvent) {
-	taskHasLocal := false
-	for _, e := range evs {
+	// taskBilled: the workflow task last completed is billed already (a
+	// heartbeat, or holding a local activity).
+	taskBilled := false
+	for i, e := range evs {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
 			a.Starts++
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
 			a.WorkflowTasks++
-			taskHasLocal = false
+			taskBilled = taskHeartbeat(evs, i)
+			if taskBilled {
+				a.TaskHeartbeats++
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			a.Activities += max(1, int(e.GetActivityTaskStartedEventAttributes().GetAttempt()))
 		case enumspb.EVENT_TYPE_TIMER_STARTED:
@@ -55,9 +91,9 @@ func (a *actions) add(evs []*historypb.HistoryEvent) {
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
 			if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
 				a.LocalActivities++
-				if !taskHasLocal {
+				if !taskBilled {
 					a.LocalActivityTasks++
-					taskHasLocal = true
+					taskBilled = true
 				}
 			}
 		}
@@ -66,8 +102,9 @@ func (a *actions) add(evs []*historypb.HistoryEvent) {
 
 // actionsOf counts the actions of an outcome's runs.
 func actionsOf(ctx context.Context, s system, o outcome) (actions, error) {
-	var a actions
-	return a, a.addRuns(ctx, s.temporal(), o.ID, o.Runs)
+	a := actions{Heartbeats: int(o.Heartbeats)}
+	err := a.addRuns(ctx, s.temporal(), o.ID, o.Runs)
+	return a, err
 }
 
 // addRuns counts the actions of runs, runs of workflow id.
@@ -86,7 +123,8 @@ func (a *actions) addRuns(ctx context.Context, tc client.Client, id string, runs
 // short conversation to r.
 func (b *bench) reportActions(ctx context.Context, r *report, systems []system, last map[string]outcome) error {
 	t := r.table("actions: Temporal Cloud actions per model turn (last short conversation; Cloud's billing rules, see actions.go)",
-		"", "per turn", "starts", "activities", "local-activity tasks", "timers", "signals", "upserts", "(local activities)", "(workflow tasks)")
+		"", "per turn", "starts", "activities", "local-activity tasks", "timers", "signals", "upserts", "task heartbeats", "activity heartbeats",
+		"(local activities)", "(workflow tasks)")
 	for _, s := range systems {
 		o := last[s.name()]
 		if o.Calls == 0 {
@@ -99,7 +137,7 @@ func (b *bench) reportActions(ctx context.Context, r *report, systems []system, 
 		per := func(n int) float64 { return float64(n) / float64(o.Calls) }
 		r.add("actions_per_turn_"+s.name(), float64(a.total())/float64(o.Calls))
 		t.row(s.name(), per(a.total()), per(a.Starts), per(a.Activities), per(a.LocalActivityTasks), per(a.Timers), per(a.Signals),
-			per(a.Upserts), per(a.LocalActivities), per(a.WorkflowTasks))
+			per(a.Upserts), per(a.TaskHeartbeats), per(a.Heartbeats), per(a.LocalActivities), per(a.WorkflowTasks))
 	}
 	return nil
 }

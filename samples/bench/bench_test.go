@@ -28,82 +28,127 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestEveryScenarioTiny runs every scenario at a tiny size: each figure is
-// printed and Agentree completes. Timings are reported, never asserted.
+// TestEveryScenarioTiny runs every scenario of every set at a tiny size:
+// each figure is printed, per set and on both servers; the report names
+// each system's mode per set; Agentree completes; the ratios agree with
+// the figures they divide. Timings are reported, never asserted.
 func TestEveryScenarioTiny(t *testing.T) {
 	cfg, err := parseConfig([]string{
-		"-long-calls=5", "-long-conversation=4KB", "-long-tool-output=512B",
+		"-sets=A,B,C",
+		"-long-calls=5", "-long-naive-calls=5", "-long-conversation=4KB", "-long-tool-output=512B", "-long-deadline=2m",
 		"-short-calls=4", "-short-conversation=1KB", "-short-tool-output=256B", "-short-repeat=1", "-floor-calls=3",
 		"-resume-small-calls=3", "-resume-small-kill=2", "-resume-large-calls=6", "-resume-large-kill=4",
 		"-resume-repeat=1", "-resume-heartbeat=500ms",
 		"-scale-points=3,6", "-scale-window=2", "-scale-naive-calls=6",
 		"-storage-calls=3", "-storage-conversation=1KB", "-storage-tool-output=512B", "-storage-tokens=3",
 		"-ttft-turns=2", "-stream-model-time=20ms", "-stream-tokens=3", "-stream-token-delay=1ms",
-		"-concurrent-conversations=3", "-concurrent-turns=2", "-concurrent-tool-delay=5ms", "-timeout=10m", "-repeat=1", "-default-server=true",
+		"-concurrent-conversations=3", "-concurrent-turns=2", "-concurrent-tool-delay=5ms", "-timeout=20m", "-repeat=1", "-default-server=true",
 	})
 	require.NoError(t, err)
 	var out, log bytes.Buffer
 	require.NoError(t, run(t.Context(), cfg, &out, &log), "log:\n%s", log.String())
-	t.Log(out.String())
+	report := out.String()
+	t.Log(report)
+
+	// The report's first lines name each system's mode in each set.
+	head := strings.Join(strings.SplitN(report, "\n", 5)[:4], "\n")
+	for _, set := range knownSets {
+		require.Contains(t, head, set.describe())
+	}
+	require.Contains(t, head, "set A (each system's defaults): Agentree: model calls' first attempts as local activities")
+	require.Contains(t, head, "naive: model calls as activities; tool calls as activities.")
 
 	figures := map[string]string{}
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(strings.NewReader(report))
 	for sc.Scan() {
 		if name, value, ok := strings.Cut(sc.Text(), "="); ok && !strings.Contains(name, " ") {
 			figures[name] = value
 		}
 	}
-	for _, name := range []string{
-		"long_agentree_calls", "long_agentree_max_run_history_bytes", "long_agentree_total_history_bytes",
-		"long_naive_calls", "long_naive_status", "long_naive_total_history_bytes",
-		"short_agentree_call_p50_ms", "short_naive_call_p50_ms", "short_ratio_p50", "floor_activity_ms",
-		"resume_small_ms", "resume_large_ms", "resume_ratio",
-		"resume_naive_small_ms", "resume_naive_large_ms", "resume_naive_ratio",
-		"short_local_ratio_p50", "short_tracing_ratio_p50", "actions_per_turn_agentree", "actions_per_turn_naive",
-		"scale_n_call3_ms", "scale_n_call6_ms", "scale_n_ratio", "scale_n_naive_call3_ms", "scale_n_naive_call6_ms",
-		"storage_ratio", "storage_durable_ratio", "storage_disk_ratio", "storage_bytes_agent_entry",
-		"ttft_added_p50_ms", "ttft_added_p99_ms",
-		"concurrent_agentree_throughput", "concurrent_agentree_p50_overhead_ms", "concurrent_agentree_p99_overhead_ms",
-		"concurrent_agentree_cpu_s_per_call", "concurrent_agentree_rss_mb", "concurrent_naive_throughput",
-		"concurrent_naive_p50_overhead_ms", "concurrent_naive_p99_overhead_ms", "concurrent_naive_cpu_s_per_call",
-		"concurrent_naive_rss_mb", "concurrent_pg_connections_max", "concurrent_throughput_ratio",
-	} {
-		// Every figure is taken on the make-up server and on the dev
-		// server of default dynamic config the bench starts.
-		for _, name := range []string{name, name + defaultSuffix} {
-			require.Contains(t, figures, name)
-			require.NotEmpty(t, figures[name], name)
+	num := func(name string) float64 {
+		t.Helper()
+		require.Contains(t, figures, name)
+		v, err := strconv.ParseFloat(figures[name], 64)
+		require.NoError(t, err, name)
+		return v
+	}
+	for _, set := range knownSets {
+		p := set.prefix()
+		for _, name := range []string{
+			"long_agentree_calls", "long_agentree_max_run_history_bytes", "long_agentree_total_history_bytes",
+			"long_naive_calls", "long_naive_status", "long_naive_total_history_bytes", "long_history_per_call_ratio",
+			"short_agentree_call_p50_ms", "short_naive_call_p50_ms", "short_ratio_p50", "floor_activity_ms", "floor_local_activity_ms",
+			"short_overhead_floor_ratio", "short_naive_overhead_floor_ratio", "short_agentree_floor_ms", "short_naive_floor_ms",
+			"resume_small_ms", "resume_large_ms", "resume_ratio",
+			"resume_naive_small_ms", "resume_naive_large_ms", "resume_naive_ratio",
+			"short_local_ratio_p50", "short_tracing_ratio_p50", "actions_per_turn_agentree", "actions_per_turn_naive",
+			"scale_n_call3_ms", "scale_n_call6_ms", "scale_n_ratio", "scale_n_naive_call3_ms", "scale_n_naive_call6_ms",
+			"storage_ratio", "storage_durable_ratio", "storage_disk_ratio", "storage_bytes_agent_entry",
+			"ttft_added_p50_ms", "ttft_added_p99_ms",
+			"concurrent_agentree_throughput", "concurrent_agentree_p50_overhead_ms", "concurrent_agentree_p99_overhead_ms",
+			"concurrent_agentree_cpu_s_per_call", "concurrent_agentree_rss_mb", "concurrent_naive_throughput",
+			"concurrent_naive_p50_overhead_ms", "concurrent_naive_p99_overhead_ms", "concurrent_naive_cpu_s_per_call",
+			"concurrent_naive_rss_mb", "concurrent_pg_connections_max", "concurrent_throughput_ratio",
+			"concurrent_agentree_actions_per_call", "concurrent_naive_actions_per_call",
+			"turn_start_p50_ratio", "rss_ratio", "actions_per_call_ratio",
+		} {
+			// Every figure is taken on the make-up server and on the dev
+			// server of default dynamic config the bench starts.
+			for _, name := range []string{p + name, p + name + defaultSuffix} {
+				require.Contains(t, figures, name)
+				require.NotEmpty(t, figures[name], name)
+			}
+		}
+		for _, sfx := range []string{"", defaultSuffix} {
+			require.Equal(t, "COMPLETED", figures[p+"long_agentree_status"+sfx], p)
+			require.Equal(t, "5", figures[p+"long_agentree_calls"+sfx], p)
+			require.Equal(t, "COMPLETED", figures[p+"long_naive_status"+sfx], p+": the tiny naive conversation fits in history")
+			require.Equal(t, "5", figures[p+"long_naive_calls"+sfx], p+": model calls counted from activities or markers")
+		}
+		// The messages are in the store's rows: there is at least a byte
+		// of rows per byte of conversation.
+		require.GreaterOrEqual(t, num(p+"storage_ratio"), 1.0, p)
+		require.Equal(t, "6", figures[p+"storage_messages"], p+": the first message, 3 answers, 2 tool results")
+		// Each system's worker process ran and used memory; Agentree's held
+		// a Postgres connection; each answered a second turn's message
+		// after it was sent; every ratio of the set is positive.
+		for _, name := range []string{"concurrent_agentree_rss_mb", "concurrent_naive_rss_mb", "concurrent_pg_connections_max",
+			"concurrent_agentree_turn_start_p50_ms", "concurrent_naive_turn_start_p50_ms", "concurrent_throughput_ratio",
+			"turn_start_p50_ratio", "rss_ratio", "actions_per_call_ratio", "short_overhead_floor_ratio", "short_naive_overhead_floor_ratio",
+			"floor_activity_ms", "floor_local_activity_ms", "actions_per_turn_agentree"} {
+			require.Positive(t, num(p+name), p+name)
+		}
+		// A ratio is its two figures' quotient, within their rounding.
+		require.InEpsilon(t, num(p+"concurrent_agentree_actions_per_call")/num(p+"concurrent_naive_actions_per_call"),
+			num(p+"actions_per_call_ratio"), 0.05, p)
+		require.InEpsilon(t, num(p+"concurrent_agentree_rss_mb")/num(p+"concurrent_naive_rss_mb"), num(p+"rss_ratio"), 0.05, p)
+		// Each overhead is judged against the floor of its kind of step.
+		floor := map[bool]float64{false: num(p + "floor_activity_ms"), true: num(p + "floor_local_activity_ms")}
+		require.InDelta(t, floor[set.Mode.agentreeFloorLocal()], num(p+"short_agentree_floor_ms"), 0.05, p)
+		require.InDelta(t, floor[set.Mode.naiveFloorLocal()], num(p+"short_naive_floor_ms"), 0.05, p)
+		// A naive turn is at least its model activity; with its calls
+		// local, its one-shot run's turns share workflow tasks.
+		if !set.Mode.NaiveLocalModelCalls {
+			require.GreaterOrEqual(t, num(p+"actions_per_turn_naive"), 1.0, p)
+		}
+		require.Positive(t, num(p+"actions_per_turn_naive"), p)
+	}
+	// With its model calls local, the naive pattern's history no longer
+	// holds the conversation each call was given.
+	require.Less(t, num("setB_short_naive_total_history_bytes"), num("setA_short_naive_total_history_bytes"))
+	require.Less(t, num("setC_short_naive_total_history_bytes"), num("setA_short_naive_total_history_bytes"))
+	// The figures issue 33 names without a set are set A's.
+	for _, name := range headline {
+		for _, sfx := range []string{"", defaultSuffix} {
+			require.Equal(t, figures["setA_"+name+sfx], figures[name+sfx], name+sfx)
 		}
 	}
-	require.Equal(t, "COMPLETED", figures["long_agentree_status"+defaultSuffix])
-	require.Equal(t, "5", figures["long_agentree_calls"])
-	require.Equal(t, "COMPLETED", figures["long_agentree_status"])
-	require.Equal(t, "5", figures["long_naive_calls"], "the tiny naive conversation fits in history")
-	require.Equal(t, "COMPLETED", figures["long_naive_status"])
-	// The messages are in the store's rows: there is at least a byte of
-	// rows per byte of conversation.
-	storage, err := strconv.ParseFloat(figures["storage_ratio"], 64)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, storage, 1.0)
-	require.Equal(t, "6", figures["storage_messages"], "the first message, 3 answers, 2 tool results")
-	// Each system's worker process ran and used memory; Agentree's held
-	// a Postgres connection; each answered a second turn's message after
-	// it was sent.
-	for _, name := range []string{"concurrent_agentree_rss_mb", "concurrent_naive_rss_mb", "concurrent_pg_connections_max",
-		"concurrent_agentree_turn_start_p50_ms", "concurrent_naive_turn_start_p50_ms"} {
-		v, err := strconv.ParseFloat(figures[name], 64)
-		require.NoError(t, err)
-		require.Positive(t, v, name)
+	// Every set's targets are judged: by name, met or MISSED.
+	for _, set := range knownSets {
+		require.Contains(t, report, "targets, set "+set.Name+" (medians)")
 	}
-	// A naive turn is at least its model activity; Agentree's run is
-	// billed at least its start and its local activities' task, shared
-	// by the turns the run held.
-	naive, err := strconv.ParseFloat(figures["actions_per_turn_naive"], 64)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, naive, 1.0, "actions_per_turn_naive")
-	agentree, err := strconv.ParseFloat(figures["actions_per_turn_agentree"], 64)
-	require.NoError(t, err)
-	require.Positive(t, agentree, "actions_per_turn_agentree")
+	require.Contains(t, report, "setA_concurrent_throughput_ratio >= 1.5")
+	require.Contains(t, report, "setC_turn_start_p50_ratio <= 1")
 }
 
 // TestEveryScenarioIsNamed: -scenarios accepts each scenario the bench runs.

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -110,8 +108,9 @@ func (n naiveChat) start(ctx context.Context, p plan) (string, error) {
 	in := NaiveChatInput{Turns: p.Turns, NaiveInput: NaiveInput{
 		Model: scripted.Model(""), Tools: []agentsdk.ToolSpec{newTool(nil).Spec()}, MaxCalls: p.Calls,
 		Messages: []agentsdk.Message{agentsdk.TextMessage(agentsdk.RoleUser, p.prompt(1<<10))}, ToolHeartbeat: agentreeToolHeartbeat,
+		LocalModelCalls: n.b.set.Mode.NaiveLocalModelCalls, LocalTools: n.b.set.Mode.NaiveLocalTools,
 	}}
-	run, err := n.b.sys.naive.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: p.ID, TaskQueue: n.queue}, NaiveChatWorkflowName, in)
+	run, err := n.b.sys.naive.ExecuteWorkflow(ctx, naiveStart(p.ID, n.queue), NaiveChatWorkflowName, in)
 	if err != nil {
 		return "", fmt.Errorf("bench: start the naive chat: %w", err)
 	}

@@ -36,14 +36,14 @@ type workerSpec struct {
 	// Log is where the process appends what it does, a line each:
 	// "<event> <plan ID or -> <step> <unix nanoseconds>", where event is
 	// start (its workers begin polling), call (a model call begins),
-	// end (a model call's answer is complete; with LogEnds) or block (the
-	// tool call of step BlockAt began and holds).
+	// end (a model call's answer is complete; with LogEnds), block (the
+	// tool call of step BlockAt began and holds) or heartbeat (an
+	// activity heartbeat reached the server; its step is the count so
+	// far).
 	Log     string
 	LogEnds bool
-	// LocalModelCalls is Agentree's Options.LocalModelCalls.
-	LocalModelCalls bool
-	// LocalTools is the scripted tool's LocalActivity, for Agentree.
-	LocalTools bool
+	// Mode is how Agentree's worker runs its calls.
+	Mode mode
 	// Only, when set, runs that system's workers alone.
 	Only string
 }
@@ -84,8 +84,8 @@ func runWorkerProcess(raw string) error {
 	opts := systemOptions{
 		TemporalAddress: spec.TemporalAddress, Queues: spec.Queues, ToolHeartbeat: spec.ToolHeartbeat,
 		Record: func(planID string, step int, at time.Time) { write("call", planID, step, at) },
-		Only:   spec.Only, TempDir: filepath.Dir(spec.Log), LocalModelCalls: spec.LocalModelCalls,
-		LocalTools: spec.LocalTools,
+		Only:   spec.Only, TempDir: filepath.Dir(spec.Log), Mode: spec.Mode,
+		OnHeartbeat: func(n int64) { write("heartbeat", "-", int(n), time.Now()) },
 	}
 	if spec.LogEnds {
 		opts.RecordEnd = func(planID string, step int, at time.Time) { write("end", planID, step, at) }
@@ -123,7 +123,9 @@ func (b *bench) startChild(dir, name string, blockAt int) (*child, error) {
 	return startWorkerProcess(workerSpec{
 		DatabaseURL: b.dbURL, TemporalAddress: b.temporal, Queues: b.resumeQueues(),
 		ToolHeartbeat: b.cfg.ResumeHeartbeat, BlockAt: blockAt, Log: filepath.Join(dir, name+".log"),
-		LocalModelCalls: b.cfg.LocalModelCalls,
+		// A worker that dies mid-call stands for a long, heartbeating
+		// tool: the tool is an activity whatever the set.
+		Mode: mode{ActivityModelCalls: b.set.Mode.ActivityModelCalls},
 	})
 }
 

@@ -14,8 +14,16 @@ import (
 // config is every size the benchmark runs with; the defaults are issue 7's.
 type config struct {
 	Scenarios string
+	// Sets are the sets to run (sets.go), comma-separated.
+	Sets string
 
-	LongCalls        int
+	LongCalls int
+	// LongNaiveCalls are the naive pattern's calls in long: enough to find
+	// where each of its modes stops.
+	LongNaiveCalls int
+	// LongDeadline bounds a naive long conversation: one not ended by
+	// then is reported STUCK and terminated.
+	LongDeadline     time.Duration
 	LongConversation byteSize
 	LongToolOutput   byteSize
 
@@ -34,13 +42,10 @@ type config struct {
 	ResumeHeartbeat                   time.Duration
 	ResumeNaive                       bool
 
-	// LocalModelCalls runs Agentree with adapter.Options.LocalModelCalls:
-	// each model call's first attempt a local activity.
-	LocalModelCalls bool
-	// LocalTools marks the scripted tool agentsdk.Tool.LocalActivity for
-	// Agentree: its calls run as local activities (not in resume, whose
-	// worker dies mid-call: its tool stands for the long kind).
-	LocalTools bool
+	// LocalModelCalls, LocalTools, NaiveLocalModelCalls and
+	// NaiveLocalTools are set X's modes (sets.go).
+	LocalModelCalls, LocalTools           bool
+	NaiveLocalModelCalls, NaiveLocalTools bool
 
 	ScalePoints       intList
 	ScaleWindow       int
@@ -92,10 +97,13 @@ func parseConfig(args []string) (config, error) {
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
+	fs.StringVar(&c.Sets, "sets", "A,B,C", "sets to run, comma-separated: A (each system's defaults), B (local model calls on both), C (everything local on both), X (the modes of -local-model-calls, -local-tools, -naive-local-model-calls, -naive-local-tools)")
 	fs.IntVar(&c.Repeat, "repeat", 3, "runs of every scenario; each figure is their median, each table cell the median (lowest–highest)")
 	fs.BoolVar(&c.DefaultServer, "default-server", true, "also run every scenario on a Temporal dev server with the default dynamic config, started by the bench (figures end in _default)")
 	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI that starts that server ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
-	fs.IntVar(&c.LongCalls, "long-calls", 100, "long: model calls in the one user turn")
+	fs.IntVar(&c.LongCalls, "long-calls", 100, "long: Agentree's model calls in the one user turn")
+	fs.IntVar(&c.LongNaiveCalls, "long-naive-calls", 1000, "long: the naive pattern's model calls, enough to find where each of its modes stops")
+	fs.DurationVar(&c.LongDeadline, "long-deadline", 10*time.Minute, "long: a naive conversation not ended by then is reported STUCK and terminated")
 	fs.Var(&c.LongConversation, "long-conversation", "long: initial conversation size (KB = 1024 bytes)")
 	fs.Var(&c.LongToolOutput, "long-tool-output", "long: size of each tool output")
 	fs.IntVar(&c.ShortCalls, "short-calls", 100, "short: model calls in the one user turn")
@@ -113,8 +121,10 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ResumeRepeat, "resume-repeat", 1, "resume: kills per conversation size in each repetition; their median is the repetition's")
 	fs.DurationVar(&c.ResumeHeartbeat, "resume-heartbeat", 2*time.Second, "resume: tool heartbeat timeout, how soon the dead worker's tool call is retried")
 	fs.BoolVar(&c.ResumeNaive, "resume-naive", true, "resume: measure the naive pattern too")
-	fs.BoolVar(&c.LocalTools, "local-tools", true, "mark the scripted tool agentsdk.Tool.LocalActivity for Agentree (its calls as local activities; not in resume); false: activities, as the naive pattern's")
-	fs.BoolVar(&c.LocalModelCalls, "local-model-calls", true, "run Agentree with adapter.Options.LocalModelCalls (model calls' first attempts as local activities); false: its default, activities")
+	fs.BoolVar(&c.LocalModelCalls, "local-model-calls", true, "set X: Agentree's model calls' first attempts as local activities (its default); false: adapter.Options.ActivityModelCalls")
+	fs.BoolVar(&c.LocalTools, "local-tools", false, "set X: mark the scripted tool agentsdk.Tool.LocalActivity for Agentree (not in resume)")
+	fs.BoolVar(&c.NaiveLocalModelCalls, "naive-local-model-calls", false, "set X: the naive pattern's model calls as local activities (openai_agents' use_local_activity)")
+	fs.BoolVar(&c.NaiveLocalTools, "naive-local-tools", false, "set X: the naive pattern's tool calls as local activities (not in resume)")
 	fs.Var(&c.ScalePoints, "scale-points", "scale_n: the calls to time, ascending; the conversation is as long as the last (at most 1000, Agentree's maxTurns)")
 	fs.IntVar(&c.ScaleWindow, "scale-window", 21, "scale_n: intervals around each call whose median is taken")
 	fs.Var(&c.ScaleConversation, "scale-conversation", "scale_n: initial conversation size")
@@ -146,12 +156,20 @@ func (c config) validate() error {
 	switch {
 	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
 		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
-	case c.LongCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1,
+	case c.LongCalls < 1, c.LongNaiveCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1,
 		c.ConcConversations < 1, c.ConcTurns < 1, c.ConcTools < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
 		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:
 		return fmt.Errorf("bench: a resume kill must be at a call with a tool call: 1 <= kill < calls")
+	}
+	for _, s := range splitComma(strings.ToUpper(c.Sets)) {
+		if !slices.Contains(setNames, s) {
+			return fmt.Errorf("bench: unknown set %q (%s)", s, strings.Join(setNames, ", "))
+		}
+	}
+	if len(splitComma(c.Sets)) == 0 {
+		return fmt.Errorf("bench: -sets names no set")
 	}
 	for _, s := range splitComma(c.Scenarios) {
 		if !slices.Contains(scenarioNames, s) {

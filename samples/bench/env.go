@@ -25,7 +25,9 @@ import (
 // organization, both systems' clients and in-process workers, and the log
 // of the model calls those workers answer.
 type bench struct {
-	cfg      config
+	cfg config
+	// set is the set whose modes the systems run in.
+	set      benchSet
 	dbURL    string // DATABASE_URL scoped to the bench's schema
 	temporal string
 	suffix   string // makes the task queues and plan IDs this run's own
@@ -44,7 +46,7 @@ type bench struct {
 
 // openBench creates the schema, migrates it and starts the workers. close
 // stops them and drops the schema.
-func openBench(ctx context.Context, cfg config, addr string) (b *bench, close func(), err error) {
+func openBench(ctx context.Context, cfg config, addr string, set benchSet) (b *bench, close func(), err error) {
 	base := os.Getenv("DATABASE_URL")
 	if base == "" || addr == "" {
 		return nil, nil, errors.New(`bench: DATABASE_URL and TEMPORAL_ADDRESS must be set: run "make up" and eval "$(make -s env)"`)
@@ -78,13 +80,13 @@ func openBench(ctx context.Context, cfg config, addr string) (b *bench, close fu
 		return nil, nil, fmt.Errorf("bench: connect to Postgres: %w", err)
 	}
 	undo = append(undo, pool.Close)
-	b = &bench{cfg: cfg, dbURL: scoped, temporal: addr, suffix: suffix, store: entrystore.New(pool), calls: newCallLog(),
+	b = &bench{cfg: cfg, set: set, dbURL: scoped, temporal: addr, suffix: suffix, store: entrystore.New(pool), calls: newCallLog(),
 		queues: queues{Agentree: "bench-agentree-" + suffix, Naive: "bench-naive-" + suffix, Traced: "bench-traced-" + suffix}}
 	if b.org, err = b.store.CreateOrg(ctx, "bench", "benchmark"); err != nil {
 		return nil, nil, err
 	}
 	b.sys, err = dialSystems(b.store, systemOptions{TemporalAddress: addr, Queues: b.queues, ModelDelay: cfg.ModelDelay, Record: b.calls.record,
-		LocalModelCalls: cfg.LocalModelCalls, LocalTools: cfg.LocalTools})
+		Mode: set.Mode})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,10 +13,12 @@ const (
 	NoopActivity      = "bench.Noop"
 )
 
-// FloorInput asks for Calls no-op activities, one after another.
+// FloorInput asks for Calls no-op activities, one after another: local
+// activities when Local.
 type FloorInput struct {
 	PlanID string
 	Calls  int
+	Local  bool
 }
 
 // NoopInput names one no-op activity call.
@@ -26,11 +28,22 @@ type NoopInput struct {
 }
 
 // FloorWorkflow runs no-op activities in sequence: the time between their
-// starts is the least any workflow step costs on this server and worker.
+// starts is the least a workflow step of that kind costs on this server
+// and worker. Chained local activities run in one workflow task (but for
+// its heartbeats): their floor is the worker's, the server's part
+// shared by all of them.
 func FloorWorkflow(ctx workflow.Context, in FloorInput) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
 	for i := range in.Calls {
-		if err := workflow.ExecuteActivity(ctx, NoopActivity, NoopInput{PlanID: in.PlanID, Step: i}).Get(ctx, nil); err != nil {
+		noop := NoopInput{PlanID: in.PlanID, Step: i}
+		var f workflow.Future
+		if in.Local {
+			f = workflow.ExecuteLocalActivity(ctx, NoopActivity, noop)
+		} else {
+			f = workflow.ExecuteActivity(ctx, NoopActivity, noop)
+		}
+		if err := f.Get(ctx, nil); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -67,7 +68,8 @@ func historyOf(ctx context.Context, tc client.Client, id, runID string) ([]*hist
 	return evs, nil
 }
 
-// completedActivities counts the completed activities of one type.
+// completedActivities counts the completed activities of one type, and
+// the local activities of that type that returned a result.
 func completedActivities(evs []*historypb.HistoryEvent, activityType string) int {
 	scheduled := map[int64]string{}
 	n := 0
@@ -78,8 +80,27 @@ func completedActivities(evs []*historypb.HistoryEvent, activityType string) int
 		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.ScheduledEventId] == activityType {
 			n++
 		}
+		if localActivityType(e) == activityType && e.GetMarkerRecordedEventAttributes().GetFailure() == nil {
+			n++
+		}
 	}
 	return n
+}
+
+// localActivityType is the activity type a local activity's marker
+// records ("" for any other event): the SDK keeps it in the marker's
+// "data" detail, a JSON object.
+func localActivityType(e *historypb.HistoryEvent) string {
+	m := e.GetMarkerRecordedEventAttributes()
+	if m.GetMarkerName() != "LocalActivity" {
+		return ""
+	}
+	var data struct{ ActivityType string }
+	ps := m.GetDetails()["data"].GetPayloads()
+	if len(ps) == 0 || json.Unmarshal(ps[0].GetData(), &data) != nil {
+		return ""
+	}
+	return data.ActivityType
 }
 
 // closeReason is why a run ended, when the server or a failure ended it:

@@ -1,17 +1,23 @@
 // Command bench measures Agentree against the pattern today's Temporal
 // agent integrations use (openai_agents, googleadk): one workflow that keeps
-// the conversation in its state and passes all of it into every model-call
-// activity. Both run on the same Temporal server with the same worker
-// settings, the same scripted model and the same tool:
+// the conversation in its state and passes all of it into every model
+// call. Both run on the same Temporal server with the same worker settings
+// and workflow-task timeout, the same scripted model and the same tool, in
+// sets of modes (sets.go): A each system's defaults, B local model calls on
+// both, C everything local on both; every ratio is judged within a set.
+// Each set runs every scenario:
 //
-//   - long: one user turn of 100 model calls over an 800 KB conversation with
-//     5 KB tool outputs. Per system: calls completed, final status, runs, the
-//     largest run's history and the history of all runs, wall time. The naive
-//     pattern is expected to be terminated by the server's 50 MB history limit.
+//   - long: one user turn over an 800 KB conversation with 5 KB tool
+//     outputs, 100 model calls for Agentree and 1,000 for the naive pattern,
+//     enough to find where it stops: terminated by the server's 50 MB
+//     history limit, or stuck when a workflow task's completion passes
+//     gRPC's 4 MB message limit. Per system: calls completed, final status,
+//     runs, the largest run's history and the history of all runs, wall time.
 //   - short: 100 model calls over a 10 KB conversation with 1 KB tool
 //     outputs. The time between consecutive model calls' starts (one model
-//     call and its tool call), p50 and p95 per system, against the floor: the
-//     same interval for a workflow of no-op activities.
+//     call and its tool call), p50 and p95 per system, against the floors:
+//     the same interval for a workflow of no-op activities, and of no-op
+//     local activities.
 //   - resume: a worker process killed (SIGKILL) during the tool call of call 9
 //     of a 10-call conversation and of call 90 of a 1,000-call one; the time
 //     from its replacement's start to the next model call.
@@ -25,7 +31,8 @@
 //     system's worker in a process of its own: throughput, per-call
 //     overhead, CPU and memory per worker, Postgres connections.
 //
-// Every scenario runs -repeat times (figures are medians) and, with
+// Every scenario runs -repeat times (figures are medians, named after their
+// set: setA_…) and, with
 // -default-server, again on a dev server of Temporal's default dynamic
 // config that the bench starts (figures suffixed _default).
 //
@@ -102,36 +109,46 @@ func run(ctx context.Context, cfg config, out, log io.Writer) error {
 	if cfg.Trace {
 		trace = log
 	}
-	results := make([]*report, len(servers))
+	// results[i][j] is set j on server i.
+	sets := cfg.sets()
+	results := make([][]*report, len(servers))
 	for i, srv := range servers {
-		var err error
-		if results[i], err = runOn(ctx, cfg, srv, log, trace); err != nil {
-			return err
+		results[i] = make([]*report, len(sets))
+		for j, set := range sets {
+			var err error
+			if results[i][j], err = runOn(ctx, cfg, srv, set, log, trace); err != nil {
+				return err
+			}
 		}
 		trace = nil
 	}
 
-	calls := "activities (its default)"
-	if cfg.LocalModelCalls {
-		calls = "local activities (adapter.Options.LocalModelCalls; -local-model-calls=false for its default)"
+	fmt.Fprintf(out, "Agentree vs the naive pattern: Temporal at %s, the same worker settings and workflow-task timeout, scripted model; "+
+		"each figure the median of %d repetitions (lowest–highest); every ratio within a set\n", servers[0].addr, cfg.Repeat)
+	for _, set := range sets {
+		fmt.Fprintln(out, set.describe())
 	}
-	tools := "activities, as the naive pattern's (-local-tools=false)"
-	if cfg.LocalTools {
-		tools = "local activities (agentsdk.Tool.LocalActivity; resume's excepted; -local-tools=false for activities)"
+	for j, set := range sets {
+		results[0][j].printTables(out, " [set "+set.Name+"]")
 	}
-	fmt.Fprintf(out, "Agentree vs the naive pattern: Temporal at %s, the same worker settings, scripted model; "+
-		"each figure the median of %d repetitions (lowest–highest); Agentree's model calls as %s; its tool calls as %s\n",
-		servers[0].addr, cfg.Repeat, calls, tools)
-	results[0].printTables(out, "")
-	if len(results) > 1 {
+	if len(servers) > 1 {
 		fmt.Fprintf(out, "\n== the same on a Temporal dev server with its default dynamic config (%s): "+
 			"no eager activities, the default workflowIdReuseMinimalInterval; its figures end in %s ==\n", servers[1].addr, defaultSuffix)
-		results[1].printTables(out, " ["+strings.TrimPrefix(defaultSuffix, "_")+" config]")
+		for j, set := range sets {
+			results[1][j].printTables(out, " ["+strings.TrimPrefix(defaultSuffix, "_")+" config, set "+set.Name+"]")
+		}
 	}
-	results[0].printTargets(out)
+	for j, set := range sets {
+		results[0][j].printTargets(out, "set "+set.Name)
+	}
 	fmt.Fprintln(out)
-	for i, r := range results {
-		r.printFigures(out, servers[i].suffix)
+	for i, srv := range servers {
+		for j, set := range sets {
+			results[i][j].printFigures(out, set.prefix(), srv.suffix)
+			if set.Name == "A" {
+				results[i][j].printHeadline(out, srv.suffix)
+			}
+		}
 	}
 	return nil
 }
@@ -144,10 +161,11 @@ type server struct{ addr, suffix string }
 // default dynamic config.
 const defaultSuffix = "_default"
 
-// runOn runs every scenario cfg names on one server, cfg.Repeat times,
-// and returns the repetitions merged.
-func runOn(ctx context.Context, cfg config, srv server, log, trace io.Writer) (*report, error) {
-	b, closeBench, err := openBench(ctx, cfg, srv.addr)
+// runOn runs every scenario cfg names on one server in one set's modes,
+// cfg.Repeat times, and returns the repetitions merged with the set's
+// targets.
+func runOn(ctx context.Context, cfg config, srv server, set benchSet, log, trace io.Writer) (*report, error) {
+	b, closeBench, err := openBench(ctx, cfg, srv.addr, set)
 	if err != nil {
 		return nil, err
 	}
@@ -159,14 +177,16 @@ func runOn(ctx context.Context, cfg config, srv server, log, trace io.Writer) (*
 			if !cfg.runs(s.name) {
 				continue
 			}
-			fmt.Fprintf(log, "bench: %s%s, repetition %d of %d...\n", s.name, srv.suffix, i+1, cfg.Repeat)
+			fmt.Fprintf(log, "bench: set %s, %s%s, repetition %d of %d...\n", set.Name, s.name, srv.suffix, i+1, cfg.Repeat)
 			if err := s.run(ctx, reps[i], trace); err != nil {
 				return nil, fmt.Errorf("%s (%s): %w", s.name, srv.addr, err)
 			}
 		}
 		trace = nil
 	}
-	return merge(reps), nil
+	m := merge(reps)
+	m.targets = append(m.targets, targetsFor(set, cfg)...)
+	return m, nil
 }
 
 // scenario is one scenario: it adds its tables, figures and targets to a

@@ -27,6 +27,10 @@ type NaiveInput struct {
 	MaxCalls int
 	// ToolHeartbeat is the tool activity's heartbeat timeout.
 	ToolHeartbeat time.Duration
+	// LocalModelCalls runs the model calls as local activities, as
+	// openai_agents' ModelActivityParameters(use_local_activity=True)
+	// does; LocalTools the tool calls.
+	LocalModelCalls, LocalTools bool
 }
 
 // NaiveResult is the naive agent's result.
@@ -72,10 +76,22 @@ func naiveTurn(ctx workflow.Context, in NaiveInput, msgs []agentsdk.Message) ([]
 	tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: in.ToolHeartbeat, RetryPolicy: retry,
 	})
+	// A local activity cannot heartbeat: its workflow task does, while
+	// the call runs past most of the task's timeout.
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Minute, RetryPolicy: retry})
+	call := func(local bool, name string, arg any) workflow.Future {
+		if local {
+			return workflow.ExecuteLocalActivity(lctx, name, arg)
+		}
+		if name == NaiveToolActivity {
+			return workflow.ExecuteActivity(tctx, name, arg)
+		}
+		return workflow.ExecuteActivity(mctx, name, arg)
+	}
 	var answer agentsdk.Message
 	for calls := 1; calls <= in.MaxCalls; calls++ {
 		answer = agentsdk.Message{}
-		err := workflow.ExecuteActivity(mctx, NaiveModelActivity, NaiveModelInput{Model: in.Model, Tools: in.Tools, Messages: msgs}).Get(ctx, &answer)
+		err := call(in.LocalModelCalls, NaiveModelActivity, NaiveModelInput{Model: in.Model, Tools: in.Tools, Messages: msgs}).Get(ctx, &answer)
 		if err != nil {
 			return msgs, answer, calls, err
 		}
@@ -85,7 +101,7 @@ func naiveTurn(ctx workflow.Context, in NaiveInput, msgs []agentsdk.Message) ([]
 		}
 		var runs []workflow.Future
 		for _, tc := range answer.ToolCalls() {
-			runs = append(runs, workflow.ExecuteActivity(tctx, NaiveToolActivity, tc))
+			runs = append(runs, call(in.LocalTools, NaiveToolActivity, tc))
 		}
 		for i, tc := range answer.ToolCalls() {
 			var out NaiveToolOutput

@@ -37,12 +37,12 @@ func TestMergeTakesMedians(t *testing.T) {
 	require.Contains(t, out.String(), "2.0 KB")
 	require.NotContains(t, out.String(), "2.0 KB (")
 	out.Reset()
-	m.printTargets(&out)
+	m.printTargets(&out, "set A")
 	require.Contains(t, out.String(), "110.0 ms")
 	require.True(t, strings.HasSuffix(strings.TrimSpace(out.String()), "met"), out.String())
 	out.Reset()
-	m.printFigures(&out, "_default")
-	require.Equal(t, "x_ms_default=110.0\nx_status_default=COMPLETED / FAILED\n", out.String())
+	m.printFigures(&out, "setA_", "_default")
+	require.Equal(t, "setA_x_ms_default=110.0\nsetA_x_status_default=COMPLETED / FAILED\n", out.String())
 }
 
 func TestMedianOfEvenCountIsAMeasuredValue(t *testing.T) {

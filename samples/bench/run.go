@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentree/agentree/adapter"
@@ -42,6 +43,9 @@ type system interface {
 	calls(ctx context.Context, id string) (int, error)
 	temporal() client.Client
 	toolActivity() string
+	// heartbeats are the activity heartbeats its client's workers have
+	// sent so far.
+	heartbeats() int64
 }
 
 // outcome is what one conversation did.
@@ -53,6 +57,9 @@ type outcome struct {
 	Wall           time.Duration
 	// Intervals are the times between consecutive model calls' starts.
 	Intervals []time.Duration
+	// Heartbeats are the activity heartbeats its system's workers sent
+	// while it ran (conversations run one at a time in-process).
+	Heartbeats int64
 }
 
 // largest is the outcome's largest run, by history bytes.
@@ -78,7 +85,7 @@ func (o outcome) total() (events, bytes int64) {
 // converse runs one conversation on a system's in-process worker to its end.
 func (b *bench) converse(ctx context.Context, s system, calls, conversation, toolBytes int) (outcome, error) {
 	p := plan{ID: b.newPlanID(s.name()), Calls: calls, ToolBytes: toolBytes}
-	began := time.Now()
+	began, beats := time.Now(), s.heartbeats()
 	id, err := s.start(ctx, b.queues.of(s.name()), p, conversation)
 	if err != nil {
 		return outcome{}, err
@@ -87,6 +94,7 @@ func (b *bench) converse(ctx context.Context, s system, calls, conversation, too
 	if o.Status, o.Reason, err = s.wait(ctx, id); err != nil {
 		return o, err
 	}
+	o.Heartbeats = s.heartbeats() - beats
 	o.Wall = time.Since(began)
 	o.Intervals = b.calls.intervals(p.ID)
 	if o.Runs, err = runChain(ctx, s.temporal(), id); err != nil {
@@ -132,6 +140,7 @@ func (a agentree) temporal() client.Client {
 	return a.b.sys.agentree
 }
 func (agentree) toolActivity() string { return adapter.RunToolActivity }
+func (a agentree) heartbeats() int64  { return a.b.sys.agentreeBeats.count() }
 
 func (a agentree) client(queue string) *aclient.Client {
 	return aclient.NewClient(a.temporal(), a.b.store, queue)
@@ -227,18 +236,32 @@ type naive struct {
 	b *bench
 	// heartbeat is the tool activity's heartbeat timeout.
 	heartbeat time.Duration
+	// mode's Naive fields say which of its calls are local activities.
+	mode mode
+	// deadline, when set, bounds a conversation: wait reports one still
+	// running after it, or whose workflow task keeps failing, STUCK
+	// (watch).
+	deadline time.Duration
+}
+
+// naiveSystem is the naive pattern in the set's mode, its tool calls'
+// heartbeat timeout heartbeat.
+func (b *bench) naiveSystem(heartbeat time.Duration) naive {
+	return naive{b: b, heartbeat: heartbeat, mode: b.set.Mode}
 }
 
 func (naive) name() string              { return nameNaive }
 func (n naive) temporal() client.Client { return n.b.sys.naive }
 func (naive) toolActivity() string      { return NaiveToolActivity }
+func (n naive) heartbeats() int64       { return n.b.sys.naiveBeats.count() }
 
 func (n naive) start(ctx context.Context, queue string, p plan, conversation int) (string, error) {
 	in := NaiveInput{
 		Model: scripted.Model(""), Tools: []agentsdk.ToolSpec{newTool(nil).Spec()}, MaxCalls: p.Calls,
 		Messages: []agentsdk.Message{agentsdk.TextMessage(agentsdk.RoleUser, p.prompt(conversation))}, ToolHeartbeat: n.heartbeat,
+		LocalModelCalls: n.mode.NaiveLocalModelCalls, LocalTools: n.mode.NaiveLocalTools,
 	}
-	run, err := n.b.sys.naive.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: p.ID, TaskQueue: queue}, NaiveWorkflowName, in)
+	run, err := n.b.sys.naive.ExecuteWorkflow(ctx, naiveStart(p.ID, queue), NaiveWorkflowName, in)
 	if err != nil {
 		return "", fmt.Errorf("bench: start the naive agent: %w", err)
 	}
@@ -249,6 +272,11 @@ func (n naive) start(ctx context.Context, queue string, p plan, conversation int
 }
 
 func (n naive) wait(ctx context.Context, id string) (string, string, error) {
+	if n.deadline > 0 {
+		if why, err := n.watch(ctx, id); err != nil || why != "" {
+			return statusStuck, why, err
+		}
+	}
 	var res NaiveResult
 	err := n.b.sys.naive.GetWorkflow(ctx, id, "").Get(ctx, &res)
 	if ctx.Err() != nil {
@@ -270,8 +298,60 @@ func (n naive) stop(ctx context.Context, id string) error {
 	return n.b.sys.naive.TerminateWorkflow(ctx, id, "", "bench: measured")
 }
 
-// calls counts the completed model-call activities in the history.
+// calls counts the completed model calls in the history: activities, or
+// local activities' markers.
 func (n naive) calls(ctx context.Context, id string) (int, error) {
 	evs, err := historyOf(ctx, n.b.sys.naive, id, "")
 	return completedActivities(evs, NaiveModelActivity), err
+}
+
+// naiveStart are the naive workflows' start options: Agentree's
+// workflow-task timeout, so a local activity's workflow task heartbeats
+// and times out as Agentree's does.
+func naiveStart(id, queue string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{ID: id, TaskQueue: queue, WorkflowTaskTimeout: aclient.WorkflowTaskTimeout}
+}
+
+// statusStuck is the status of a naive conversation watch found stuck.
+const statusStuck = "STUCK"
+
+// stuckAttempts is the workflow-task attempt at which watch calls a run
+// stuck: its task failed (or timed out) twice in a row. A workflow task
+// that heartbeats does not count: each heartbeat starts a new task.
+const stuckAttempts = 3
+
+// watch polls a naive run until it closes, and returns "", or until it
+// is stuck — its workflow task failing again and again (a completion the
+// server refuses is retried forever), or still running after n.deadline
+// — and then terminates it and returns why.
+func (n naive) watch(ctx context.Context, id string) (string, error) {
+	end := time.Now().Add(n.deadline)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		d, err := n.b.sys.naive.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			return "", fmt.Errorf("bench: describe %s: %w", id, err)
+		}
+		if d.WorkflowExecutionInfo.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return "", nil
+		}
+		why := ""
+		if wt := d.PendingWorkflowTask; wt.GetAttempt() >= stuckAttempts {
+			why = fmt.Sprintf("its workflow task failed %d times in a row", wt.GetAttempt()-1)
+		} else if time.Now().After(end) {
+			why = fmt.Sprintf("still running after %s", n.deadline)
+		}
+		if why != "" {
+			if last := n.b.sys.naiveLog.lastError(); last != "" {
+				why += "; the worker's last error: " + last
+			}
+			return why, n.b.sys.naive.TerminateWorkflow(ctx, id, "", "bench: stuck: "+why)
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("bench: watch %s: %w", id, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }

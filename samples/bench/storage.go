@@ -90,10 +90,6 @@ func (b *bench) storage(ctx context.Context, r *report, trace io.Writer) error {
 	r.add("storage_durable_ratio", ratio(total-stream, content))
 	// Judged on what stays: the stream's rows are the replay window's,
 	// pruned after it (storage_ratio counts them too).
-	r.target("storage: Agentree's rows, but the stream's replay window, <= 1.3 x its conversation's bytes", func(f figures) (bool, string) {
-		return f.num("storage_durable_ratio") <= 1.3, fmt.Sprintf("%s (with the stream: %s)",
-			f.text("storage_durable_ratio"), f.text("storage_ratio"))
-	})
 	return nil
 }
 

@@ -61,10 +61,12 @@ type systemOptions struct {
 	// worker process that may be killed puts it in the bench's directory,
 	// which the bench removes.
 	TempDir string
-	// LocalModelCalls is Agentree's Options.LocalModelCalls.
-	LocalModelCalls bool
-	// LocalTools is the scripted tool's LocalActivity, for Agentree.
-	LocalTools bool
+	// Mode is how Agentree's worker runs its calls (the naive pattern's
+	// mode is in each workflow's input).
+	Mode mode
+	// OnHeartbeat, if set, learns of every activity heartbeat a client
+	// sends.
+	OnHeartbeat func(n int64)
 }
 
 // systems are both systems' Temporal clients and workers on one server:
@@ -81,6 +83,10 @@ type systems struct {
 	// persistenceMode local keep their conversations (the short
 	// scenario's third column).
 	local *localstore.Store
+	// beats count each client's activity heartbeats (traced's are not
+	// counted); naiveLog keeps the naive worker's last error.
+	agentreeBeats, naiveBeats heartbeatCounter
+	naiveLog                  *errorLog
 }
 
 // benchWorkerName names the Agentree worker's local store and queue.
@@ -98,9 +104,10 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	tool := newTool(o.Block)
 	// Agentree's own copy of the tool, which may run as a local activity.
 	atool := newTool(o.Block)
-	atool.LocalActivity = o.LocalTools
+	atool.LocalActivity = o.Mode.LocalTools
 	logger := quietLogger()
-	s := &systems{}
+	s := &systems{naiveLog: &errorLog{Logger: logger}}
+	s.agentreeBeats.on, s.naiveBeats.on = o.OnHeartbeat, o.OnHeartbeat
 	if o.Only == "" || o.Only == nameAgentree {
 		dir, err := os.MkdirTemp(o.TempDir, "agentree-bench-local-")
 		if err != nil {
@@ -112,14 +119,16 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		plugin, err := adapter.NewPlugin(adapter.Options{
 			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{atool},
-			ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: !o.LocalModelCalls,
+			ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls,
 			LocalStore: s.local, LocalName: benchWorkerName,
 		})
 		if err != nil {
 			s.close()
 			return nil, err
 		}
-		if s.agentree, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Plugins: []client.Plugin{plugin}, Logger: logger}); err != nil {
+		co := client.Options{HostPort: o.TemporalAddress, Plugins: []client.Plugin{plugin}, Logger: logger}
+		s.agentreeBeats.dial(&co)
+		if s.agentree, err = client.Dial(co); err != nil {
 			s.close()
 			return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
 		}
@@ -128,7 +137,9 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	}
 	if o.Only == "" || o.Only == nameNaive {
 		var err error
-		if s.naive, err = client.Dial(client.Options{HostPort: o.TemporalAddress, Logger: logger}); err != nil {
+		co := client.Options{HostPort: o.TemporalAddress, Logger: s.naiveLog}
+		s.naiveBeats.dial(&co)
+		if s.naive, err = client.Dial(co); err != nil {
 			s.close()
 			return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
 		}
@@ -196,7 +207,7 @@ func (s *systems) dialTraced(store *entrystore.Store, o systemOptions, model age
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{tool},
-		ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: !o.LocalModelCalls,
+		ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider,
 	})
 	if err != nil {
