@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"path"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 )
 
@@ -47,37 +44,4 @@ func (h *heartbeatCounter) count() int64 {
 		return 0
 	}
 	return h.n.Load()
-}
-
-// errorLog is a Temporal client's logger that keeps the last error its
-// worker logged: why a workflow whose tasks keep failing is stuck (a
-// completion the server refuses says so only in the worker's log).
-type errorLog struct {
-	tlog.Logger
-	mu   sync.Mutex
-	last string
-}
-
-// Error implements log.Logger.
-func (l *errorLog) Error(msg string, kv ...any) {
-	s := msg
-	for i := 0; i+1 < len(kv); i += 2 {
-		if k, _ := kv[i].(string); k == "Error" {
-			s += ": " + fmt.Sprint(kv[i+1])
-		}
-	}
-	l.mu.Lock()
-	l.last = s
-	l.mu.Unlock()
-	l.Logger.Error(msg, kv...)
-}
-
-// lastError is the last error logged, at most 300 bytes of it.
-func (l *errorLog) lastError() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.last) > 300 {
-		return l.last[:300] + "…"
-	}
-	return l.last
 }

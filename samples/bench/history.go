@@ -122,6 +122,30 @@ func closeReason(ctx context.Context, tc client.Client, id string) (string, erro
 	return "", nil
 }
 
+// lastTaskFailure is why the run's last recorded workflow task failed or
+// timed out ("" if none did): a task failing again and again records its
+// first failure only, which is the one that says why (a completion past
+// the gRPC message limit, for one).
+func lastTaskFailure(ctx context.Context, tc client.Client, id string) (string, error) {
+	evs, err := historyOf(ctx, tc, id, "")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range slices.Backward(evs) {
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			msg := a.GetFailure().GetMessage()
+			if len(msg) > 300 {
+				msg = msg[:300] + "…"
+			}
+			return fmt.Sprintf("workflow task failed: %s: %s", strings.TrimPrefix(a.GetCause().String(), "WORKFLOW_TASK_FAILED_CAUSE_"), msg), nil
+		}
+		if e.GetWorkflowTaskTimedOutEventAttributes() != nil {
+			return "workflow task timed out", nil
+		}
+	}
+	return "", nil
+}
+
 // dumpHistory prints events with the milliseconds since t0 (the first
 // event's time when zero), which show where a step's time goes.
 func dumpHistory(w io.Writer, title string, evs []*historypb.HistoryEvent, t0 time.Time) {

@@ -343,8 +343,12 @@ func (n naive) watch(ctx context.Context, id string) (string, error) {
 			why = fmt.Sprintf("still running after %s", n.deadline)
 		}
 		if why != "" {
-			if last := n.b.sys.naiveLog.lastError(); last != "" {
-				why += "; the worker's last error: " + last
+			cause, err := lastTaskFailure(ctx, n.b.sys.naive, id)
+			if err != nil {
+				return "", err
+			}
+			if cause != "" {
+				why += "; " + cause
 			}
 			return why, n.b.sys.naive.TerminateWorkflow(ctx, id, "", "bench: stuck: "+why)
 		}

@@ -84,9 +84,8 @@ type systems struct {
 	// scenario's third column).
 	local *localstore.Store
 	// beats count each client's activity heartbeats (traced's are not
-	// counted); naiveLog keeps the naive worker's last error.
+	// counted).
 	agentreeBeats, naiveBeats heartbeatCounter
-	naiveLog                  *errorLog
 }
 
 // benchWorkerName names the Agentree worker's local store and queue.
@@ -106,7 +105,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	atool := newTool(o.Block)
 	atool.LocalActivity = o.Mode.LocalTools
 	logger := quietLogger()
-	s := &systems{naiveLog: &errorLog{Logger: logger}}
+	s := &systems{}
 	s.agentreeBeats.on, s.naiveBeats.on = o.OnHeartbeat, o.OnHeartbeat
 	if o.Only == "" || o.Only == nameAgentree {
 		dir, err := os.MkdirTemp(o.TempDir, "agentree-bench-local-")
@@ -137,7 +136,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	}
 	if o.Only == "" || o.Only == nameNaive {
 		var err error
-		co := client.Options{HostPort: o.TemporalAddress, Logger: s.naiveLog}
+		co := client.Options{HostPort: o.TemporalAddress, Logger: logger}
 		s.naiveBeats.dial(&co)
 		if s.naive, err = client.Dial(co); err != nil {
 			s.close()
