@@ -145,7 +145,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ConcPoolConns, "concurrent-pool-conns", 0, "concurrent: the Agentree worker's Postgres pool size (0: the worker's default, entrystore.DefaultPoolConns)")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
-	fs.DurationVar(&c.Timeout, "timeout", 4*time.Hour, "the whole benchmark's time limit")
+	fs.DurationVar(&c.Timeout, "timeout", 12*time.Hour, "the whole benchmark's time limit (three sets on two servers, three repetitions each, run long)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
