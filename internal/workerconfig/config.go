@@ -351,6 +351,10 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.LocalActivities.Tools) == 0 {
 		c.LocalActivities.Tools = nil
 	}
+	if c.LocalActivities.ModelCalls == nil {
+		local := true
+		c.LocalActivities.ModelCalls = &local
+	}
 	if c.LocalStore.Dir != "" && c.LocalStore.Name == "" {
 		c.LocalStore.Name, _ = os.Hostname()
 	}

@@ -36,9 +36,10 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 			Timeout: 2 * time.Minute, MaxTimeout: 10 * time.Minute, OutputLimit: 16 << 20,
 			Env: []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}, Deny: builtin.DefaultDeny,
 		}},
-		Retention:     workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
-		LocalStore:    workerconfig.LocalStore{Grace: 5 * time.Minute},
-		Observability: workerconfig.Observability{LogFormat: "text"},
+		Retention:       workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
+		LocalStore:      workerconfig.LocalStore{Grace: 5 * time.Minute},
+		Observability:   workerconfig.Observability{LogFormat: "text"},
+		LocalActivities: workerconfig.LocalActivities{ModelCalls: ptr(true)},
 	}, c)
 
 	w, err := c.Build()
