@@ -285,6 +285,11 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 		b.jail.argv(bashPath, w.Dir(), command, env)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = w.Dir()
+	if b.jail.iso.Level != IsolationNone {
+		// Not even bwrap's PWD, which the jail's /proc/1/environ shows,
+		// names a host path.
+		cmd.Dir = "/"
+	}
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
