@@ -26,7 +26,7 @@ func TestBashIsNotOfferedWithoutIsolation(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err)
 	hosts := map[string]string{
-		"no bwrap": "",
+		"no bwrap":           "",
 		"no user namespaces": "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
 	}
 	for name, fakeBwrap := range hosts {

@@ -40,9 +40,9 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 				Limits: workerconfig.Limits{Memory: 4 << 30, Processes: 256, CPU: 10 * time.Minute, FileSize: 1 << 30},
 			}},
 		ToolCallsPerOrg: 16,
-		Retention:     workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
-		LocalStore:    workerconfig.LocalStore{Grace: 5 * time.Minute},
-		Observability: workerconfig.Observability{LogFormat: "text"},
+		Retention:       workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
+		LocalStore:      workerconfig.LocalStore{Grace: 5 * time.Minute},
+		Observability:   workerconfig.Observability{LogFormat: "text"},
 	}, c)
 
 	w, err := c.Build()
