@@ -28,7 +28,8 @@ import (
 // wants, as a hostile or prompt-injected model would.
 const adversaryModel = "claude-sonnet-4-5"
 
-// toolCall is one call the adversary asks for.
+// toolCall is one call the adversary asks for; one with no Tool makes
+// its model call fail instead (a 400, which no retry mends).
 type toolCall struct {
 	Tool string         `json:"tool"`
 	Args map[string]any `json:"args"`
@@ -68,6 +69,13 @@ func startAdversary(t *testing.T) string {
 		s := providertest.NewAnthropicStream(adversaryModel, providertest.AnthropicUsage{Input: 10})
 		if done >= len(calls) {
 			_, _ = w.Write([]byte(s.Text("done").End("end_turn", 1)))
+			return
+		}
+		if calls[done].Tool == "" {
+			// A call of no tool: the model fails, for good.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(providertest.AnthropicErrorBody("invalid_request_error", "the adversary gives up")))
 			return
 		}
 		args, _ := json.Marshal(calls[done].Args)
@@ -152,7 +160,9 @@ func start(t *testing.T, d *devServer, calls []toolCall, config string) string {
 	require.NoError(t, err)
 	tools := map[string]bool{}
 	for _, c := range calls {
-		tools[c.Tool] = true
+		if c.Tool != "" {
+			tools[c.Tool] = true
+		}
 	}
 	names := []string{}
 	for n := range tools {

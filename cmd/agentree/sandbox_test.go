@@ -195,3 +195,158 @@ func TestSandboxCannotReachAnotherWorkspace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, secret, string(b), "the other workspace is unchanged")
 }
+
+// TestSandboxLimitsKeepTheWorkerUp: one organization's adversary runs a
+// fork bomb, a memory bomb, a 64 GiB file, an edit of a huge sparse
+// file and a write past the disk quota; each fails with a result that
+// names the limit, the worker's memory stays small, and another
+// organization's execution completes meanwhile.
+func TestSandboxLimitsKeepTheWorkerUp(t *testing.T) {
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if rss := residentBytes(t); rss > peak.Load() {
+				peak.Store(rss)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	w := startSandboxWorker(t, `  quota: 33554432
+  readLimit: 1048576
+  bash:
+    limits: {memory: 536870912, processes: 64, cpu: 20s, fileSize: 67108864}`, "")
+	write := func(path string) toolCall {
+		return toolCall{Tool: "write_file", Args: map[string]any{"path": path, "content": "small"}}
+	}
+	calls := []toolCall{
+		{Tool: "bash", Args: map[string]any{"command": "f(){ f | f & }; f; sleep 2; echo survived", "timeout_seconds": 60}},
+		bashCall(`x=$(head -c 1G /dev/zero | tr '\0' x); echo "held ${#x} bytes"`),
+		bashCall("truncate -s 64G x"),
+		bashCall("truncate -s 8M sparse && echo made"),
+		{Tool: "edit_file", Args: map[string]any{"path": "sparse", "old_text": "a", "new_text": "b"}},
+		{Tool: "read_file", Args: map[string]any{"path": "sparse"}},
+		bashCall("head -c 40M /dev/urandom > big; echo wrote"),
+		write("after-quota.txt"),
+		bashCall("rm big && echo removed"),
+		write("after-rm.txt"),
+	}
+	tenant := start(t, w.devServer, calls, "")
+	// Another organization, meanwhile.
+	other := w.asOrg(t, "bystander")
+	bystander := start(t, other, []toolCall{bashCall("echo still-served")}, "")
+	ex := other.ended(bystander)
+	require.Equal(t, "COMPLETED", ex["status"], ex)
+	_, tex := w.do(http.MethodGet, "/agent-executions/"+tenant, "")
+	require.Equal(t, "RUNNING", tex["status"], "the bystander completed while the tenant's bombs ran")
+	res := results(t, other, bystander)
+	require.Len(t, res, 1)
+	require.False(t, res[0].IsError, res[0].Text)
+	require.Contains(t, res[0].Text, "still-served\n")
+
+	ex = w.ended(tenant)
+	require.Equal(t, "COMPLETED", ex["status"], ex)
+	res = results(t, w.devServer, tenant)
+	require.Len(t, res, len(calls))
+	for i, r := range res {
+		t.Logf("call %d (%s): error=%v %.600s", i, r.Name, r.IsError, r.Text)
+	}
+	limits := "this worker's limits: memory 512 MiB per process, 64 processes, CPU 20s per process, files up to 64 MiB"
+	// The fork bomb.
+	require.True(t, res[0].IsError)
+	require.Contains(t, res[0].Text, "the command reached the process limit: a fork was refused ("+limits+")")
+	// The memory bomb: the shell could not hold 1 GiB, and the result
+	// names the memory limit.
+	require.NotContains(t, res[1].Text, "held ")
+	require.Contains(t, res[1].Text, "cannot allocate")
+	require.Contains(t, res[1].Text, "limits: memory 512 MiB per process")
+	// 64 GiB of file.
+	require.True(t, res[2].IsError)
+	require.Contains(t, res[2].Text, "a process tried to write a file past the file size limit and was killed")
+	// An 8 MiB sparse file costs no disk, but is past what the file
+	// tools open: refused before reading.
+	require.False(t, res[3].IsError, res[3].Text)
+	for _, r := range res[4:6] {
+		require.True(t, r.IsError)
+		require.Contains(t, r.Text, "sparse is 8 MiB, past the 1 MiB this worker's "+r.Name+" opens")
+	}
+	// The quota: the call that passed it fails, and so does the next
+	// write, until files are removed.
+	require.True(t, res[6].IsError)
+	require.Contains(t, res[6].Text, "the workspace is over its disk quota: its files take 40")
+	require.True(t, res[7].IsError)
+	require.Contains(t, res[7].Text, "the workspace is over its disk quota")
+	require.False(t, res[8].IsError, res[8].Text)
+	require.False(t, res[9].IsError, res[9].Text)
+	require.Equal(t, "wrote 5 bytes to after-rm.txt", res[9].Text)
+
+	close(stop)
+	<-sampled
+	t.Logf("peak RSS of the worker's process: %d MiB", peak.Load()>>20)
+	require.Less(t, peak.Load(), int64(500<<20), "the worker's resident memory stayed under 500 MB")
+}
+
+// residentBytes is this process's resident set: the worker runs in it.
+func residentBytes(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			_, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS in /proc/self/status")
+	return 0
+}
+
+// TestWorkspaceRemovedWhenTheExecutionEnds: an execution's workspace is
+// removed when it completes, fails or is cancelled; one waiting for input
+// keeps it.
+func TestWorkspaceRemovedWhenTheExecutionEnds(t *testing.T) {
+	w := startSandboxWorker(t, "", "")
+	keep := bashCall("echo kept > f.txt && mkdir -p a/b && echo deep > a/b/g.txt")
+
+	completed := start(t, w.devServer, []toolCall{keep}, "")
+	failed := start(t, w.devServer, []toolCall{keep, {}}, "")
+	waiting := start(t, w.devServer, []toolCall{keep}, `{"mode":"multi-turn"}`)
+	require.Equal(t, "COMPLETED", w.ended(completed)["status"])
+	require.Equal(t, "FAILED", w.ended(failed)["status"])
+	status := func(id string) string {
+		_, ex := w.do(http.MethodGet, "/agent-executions/"+id, "")
+		s, _ := ex["status"].(string)
+		return s
+	}
+	require.Eventually(t, func() bool { return status(waiting) == "WAITING" }, time.Minute, 20*time.Millisecond)
+	for _, id := range []string{completed, failed, waiting} {
+		res := results(t, w.devServer, id)
+		require.NotEmpty(t, res)
+		require.False(t, res[0].IsError, res[0].Text)
+	}
+	waitGone(t, filepath.Join(w.root, completed))
+	waitGone(t, filepath.Join(w.root, failed))
+
+	kept := filepath.Join(w.root, waiting, "f.txt")
+	require.FileExists(t, kept, "a waiting execution keeps its files")
+	fi, err := os.Stat(filepath.Join(w.root, waiting))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "a workspace is private")
+	fi, err = os.Stat(kept)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "so are its files")
+
+	code, body := w.do(http.MethodDelete, "/agent-executions/"+waiting, "")
+	require.Less(t, code, 300, body)
+	require.Eventually(t, func() bool { return status(waiting) == "CANCELLED" }, time.Minute, 20*time.Millisecond)
+	waitGone(t, filepath.Join(w.root, waiting))
+}

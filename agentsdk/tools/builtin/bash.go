@@ -199,7 +199,7 @@ func (b *bash) run(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs
 	if err != nil {
 		return "", err
 	}
-	report := res.report(b.jail.iso)
+	report := res.report(b.jail.iso, b.limits)
 	switch {
 	case ctx.Err() != nil:
 		return "", ctx.Err()
@@ -239,9 +239,9 @@ type result struct {
 }
 
 // report is what the model reads: the output, then one line with the
-// exit status and the isolation in force (kept in the tool-call record
-// with the output).
-func (r result) report(iso Isolation) string {
+// exit status, the isolation in force and, when the command failed, the
+// limits (kept in the tool-call record with the output).
+func (r result) report(iso Isolation, limits Limits) string {
 	var s strings.Builder
 	s.WriteString(r.output)
 	if r.output != "" && !strings.HasSuffix(r.output, "\n") {
@@ -259,7 +259,13 @@ func (r result) report(iso Isolation) string {
 	default:
 		fmt.Fprintf(&s, "exit status %d", r.exit)
 	}
-	fmt.Fprintf(&s, "; isolation: %s]", iso)
+	fmt.Fprintf(&s, "; isolation: %s", iso)
+	if r.exit != 0 || r.signal != "" {
+		// A limit may be why (a process that could not allocate memory
+		// fails in its own words): the model should know them.
+		fmt.Fprintf(&s, "; limits: %s", limits)
+	}
+	s.WriteByte(']')
 	return s.String()
 }
 

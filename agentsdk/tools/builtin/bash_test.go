@@ -237,7 +237,8 @@ func TestBashRunsInTheWorkspace(t *testing.T) {
 	f := newFixture(t, builtin.Options{Bash: builtin.BashOptions{Env: []string{"PATH", "GREETING=hello there"}}})
 	out, err := f.run(t, builtin.BashTool, builtin.BashArgs{Command: `pwd; echo "$HOME|$GREETING"; echo made > made.txt; ls src; exit 3`})
 	require.NoError(t, err, "a failing command is a result the model reads")
-	require.Equal(t, "/workspace\n/workspace|hello there\na.go\n[exit status 3; isolation: "+jailed+"]", out)
+	require.Equal(t, "/workspace\n/workspace|hello there\na.go\n[exit status 3; isolation: "+jailed+
+		"; limits: memory 4 GiB per process, 256 processes, CPU 10m0s per process, files up to 1 GiB]", out)
 	b, err := os.ReadFile(filepath.Join(f.workspace, "made.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "made\n", string(b))

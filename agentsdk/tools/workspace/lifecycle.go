@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -129,10 +130,6 @@ func Bytes(n int64) string {
 		div *= unit
 		exp++
 	}
-	v := float64(n) / float64(div)
-	suffix := "KMGTP"[exp : exp+1]
-	if v == float64(int64(v)) {
-		return fmt.Sprintf("%d %siB", int64(v), suffix)
-	}
-	return fmt.Sprintf("%.1f %siB", v, suffix)
+	v := fmt.Sprintf("%.1f", float64(n)/float64(div))
+	return strings.TrimSuffix(v, ".0") + " " + "KMGTP"[exp:exp+1] + "iB"
 }
