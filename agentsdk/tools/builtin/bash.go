@@ -204,15 +204,11 @@ func (b *bash) run(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs
 	case ctx.Err() != nil:
 		return "", ctx.Err()
 	case res.overQuota != nil:
-		return "", fmt.Errorf("%w; the command was killed\n%s", res.overQuota, report)
+		return "", fmt.Errorf("%w\n%s", res.overQuota, report)
 	case res.timedOut:
 		return "", fmt.Errorf("timed out after %s: the command and every process it started were killed\n%s", timeout, report)
 	case res.limit != "":
 		return "", fmt.Errorf("%s (this worker's limits: %s)\n%s", res.limit, b.limits, report)
-	}
-	// A command that wrote past the quota at the end, between checks.
-	if err := w.CheckQuota(); err != nil {
-		return "", fmt.Errorf("%w\n%s", err, report)
 	}
 	return report, nil
 }
@@ -283,12 +279,17 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 		return result{}, err
 	}
 	defer cg.remove()
+	scratch, doneScratch, err := b.jail.scratch(w.Dir())
+	if err != nil {
+		return result{}, err
+	}
+	defer doneScratch()
 	env := b.environment(b.jail.dir(w.Dir()))
 	// The jail's command line behind the wrapper that sets the limits;
 	// the wrapper and bwrap get the command's environment too, so not
 	// even the jail's PID 1 (bwrap) holds the worker's.
 	argv := append([]string{bashPath, "-c", b.limits.wrapper(cg.procs()), "agentree-sandbox"},
-		b.jail.argv(bashPath, w.Dir(), command, env)...)
+		b.jail.argv(bashPath, w.Dir(), scratch, command, env)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = w.Dir()
 	if b.jail.iso.Level != IsolationNone {
@@ -368,6 +369,13 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 	stream.close()
 	capt.close()
 
+	if overQuota == nil {
+		// What the command wrote at its end, between measures, and before
+		// its /tmp goes.
+		if err := w.CheckQuota(); errors.Is(err, workspace.ErrOverQuota) {
+			overQuota = err
+		}
+	}
 	res := result{output: capt.String(), total: capt.Total(), overQuota: overQuota}
 	res.timedOut = overQuota == nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded)
 	var ee *exec.ExitError

@@ -3,6 +3,8 @@ package builtin
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -17,10 +19,11 @@ import (
 const (
 	// IsolationBwrap runs each command in a bubblewrap jail: new user,
 	// PID, IPC, UTS, cgroup and network namespaces; an unprivileged UID;
-	// an empty root file system holding only the system's programs and
-	// libraries (read-only), a few generated /etc files, a private /tmp, a
-	// new /proc, a minimal /dev and the execution's workspace at
-	// /workspace; a cleared environment. The default.
+	// a read-only root file system holding only the system's programs and
+	// libraries (read-only), a few generated /etc files, a private /tmp
+	// and /dev/shm (in the workspace, so its quota counts them), a new
+	// /proc, a minimal /dev and the execution's workspace at /workspace; a
+	// cleared environment. The default.
 	IsolationBwrap = "bwrap"
 	// IsolationNone runs commands as the worker's user on the worker's
 	// host: they can read whatever the worker can. Only when the operator
@@ -159,7 +162,35 @@ func (j *jail) binds() []string {
 	for _, f := range []string{"passwd", "group", "hosts"} {
 		argv = append(argv, "--ro-bind", filepath.Join(j.etc, f), "/etc/"+f)
 	}
-	return append(argv, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	return append(argv, "--proc", "/proc", "--dev", "/dev")
+}
+
+// scratchMounts are a call's /tmp and /dev/shm, as directories of its
+// scratch directory in the workspace: on disk, under the workspace's
+// quota, not in the host's memory as a tmpfs would be (bwrap 0.8 cannot
+// bound one's size).
+var scratchMounts = map[string]string{"/tmp": "tmp", "/dev/shm": "shm"}
+
+// scratchRoot holds the calls' scratch directories in a workspace.
+const scratchRoot = ".agentree/scratch"
+
+// scratch creates a call's scratch directory in the workspace at host,
+// one per call so parallel calls of an execution do not share a /tmp;
+// done removes it. With no jail there is none ("").
+func (j *jail) scratch(host string) (dir string, done func(), err error) {
+	done = func() {}
+	if j.iso.Level == IsolationNone {
+		return "", done, nil
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	dir = filepath.Join(host, scratchRoot, hex.EncodeToString(id[:]))
+	for _, sub := range scratchMounts {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return "", done, fmt.Errorf("bash: scratch directory: %w", err)
+		}
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
 // dir is the workspace's path as the command sees it.
@@ -171,8 +202,9 @@ func (j *jail) dir(host string) string {
 }
 
 // argv is the command line running bash -c command in the workspace at
-// host, with env as its whole environment.
-func (j *jail) argv(bash, host, command string, env []string) []string {
+// host, with env as its whole environment and the scratch directory's
+// /tmp and /dev/shm.
+func (j *jail) argv(bash, host, scratch, command string, env []string) []string {
 	if j.iso.Level == IsolationNone {
 		return []string{bash, "-c", command}
 	}
@@ -181,7 +213,13 @@ func (j *jail) argv(bash, host, command string, env []string) []string {
 		k, v, _ := strings.Cut(e, "=")
 		argv = append(argv, "--setenv", k, v)
 	}
-	return append(argv, "--bind", host, jailDir, "--chdir", jailDir, "--", bash, "-c", command)
+	for mount, sub := range scratchMounts {
+		argv = append(argv, "--bind", filepath.Join(scratch, sub), mount)
+	}
+	// Read-only last: the jail's own root and /dev are tmpfs a command
+	// could otherwise fill, in the host's memory.
+	return append(argv, "--bind", host, jailDir, "--remount-ro", "/dev", "--remount-ro", "/",
+		"--chdir", jailDir, "--", bash, "-c", command)
 }
 
 // probeTimeout bounds the probe; a jail that hangs is as good as absent.
@@ -199,9 +237,13 @@ func (j *jail) probe(state string) error {
 		return fmt.Errorf("bash: probe: %w", err)
 	}
 	defer os.RemoveAll(ws)
+	scratch, _, err := j.scratch(ws)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	argv := j.argv(bash, ws, "touch ok", []string{"PATH=" + defaultPath})
+	argv := j.argv(bash, ws, scratch, "touch ok", []string{"PATH=" + defaultPath})
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + defaultPath}
 	var out bytes.Buffer

@@ -73,6 +73,30 @@ func TestEveryIsolationLevel(t *testing.T) {
 				require.NoError(t, statErr)
 			}
 
+			if level == IsolationBwrap {
+				// The jail's root and /dev are read-only; its /tmp and
+				// /dev/shm are the call's own, in the workspace, so the
+				// quota counts them, and they go with the call.
+				res, err = b.exec(context.Background(), w, `echo t > /tmp/t && echo s > /dev/shm/s && ls /workspace/.agentree/scratch/*; `+
+					`mkdir /x; echo y > /dev/y; head -c 3M /dev/zero > /tmp/big`, DefaultBashTimeout, nil, nil)
+				require.NoError(t, err)
+				require.Contains(t, res.output, "shm\ntmp\n")
+				require.Contains(t, res.output, "mkdir: cannot create directory '/x': Read-only file system\n")
+				require.Contains(t, res.output, "/dev/y: Read-only file system\n")
+				require.NoError(t, res.overQuota, "no quota")
+				left, err := os.ReadDir(filepath.Join(w.Dir(), scratchRoot))
+				require.NoError(t, err)
+				require.Empty(t, left, "a call's /tmp goes with it")
+
+				quota := workspace.Workspaces{Root: ws.Root, Quota: 1 << 20}
+				qw, err := quota.Open("q")
+				require.NoError(t, err)
+				res, err = b.exec(context.Background(), qw, `head -c 3M /dev/zero > /tmp/big`, DefaultBashTimeout, nil, nil)
+				qw.Close()
+				require.NoError(t, err)
+				require.ErrorIs(t, res.overQuota, workspace.ErrOverQuota, "the quota counts /tmp")
+			}
+
 			// A sleeper in the background and one in the foreground: the
 			// timeout takes both.
 			marker := fmt.Sprintf("%d", 200000+i*7+os.Getpid()%1000*10)
