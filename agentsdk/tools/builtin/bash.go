@@ -225,7 +225,7 @@ type result struct {
 	output   string
 	total    int64
 	exit     int
-	signal   string
+	signal   syscall.Signal
 	timedOut bool
 	// limit says which limit of the call stopped it, if one did.
 	limit string
@@ -250,13 +250,13 @@ func (r result) report(iso Isolation, limits Limits) string {
 	switch {
 	case r.timedOut:
 		s.WriteString("timed out")
-	case r.signal != "":
-		fmt.Fprintf(&s, "killed by %s", r.signal)
+	case r.signal != 0:
+		fmt.Fprintf(&s, "killed by signal %d (%s)", int(r.signal), r.signal)
 	default:
 		fmt.Fprintf(&s, "exit status %d", r.exit)
 	}
 	fmt.Fprintf(&s, "; isolation: %s", iso)
-	if r.exit != 0 || r.signal != "" {
+	if r.exit != 0 || r.signal != 0 {
 		// A limit may be why (a process that could not allocate memory
 		// fails in its own words): the model should know them.
 		fmt.Fprintf(&s, "; limits: %s", limits)
@@ -385,7 +385,7 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 	case errors.As(waitErr, &ee):
 		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
 			sig = st.Signal()
-			res.signal = sig.String()
+			res.signal = sig
 		}
 		res.exit = ee.ExitCode()
 	default:
