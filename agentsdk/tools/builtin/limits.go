@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -195,6 +196,37 @@ func (g pidsCgroup) remove() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// quotaEvery is how often a running command's workspace is measured: a
+// command writing at disk speed passes its quota by at most this long's
+// worth (and never by more than the file size limit per file).
+const quotaEvery = time.Second
+
+// watchQuota kills the command when ctx ends (its timeout, the call's
+// cancellation) and, measuring the workspace while the command runs, when
+// it passes its quota, returning why; nil if it never did.
+func watchQuota(ctx context.Context, w *workspace.Workspace, exited <-chan struct{}, kill func()) error {
+	var tick <-chan time.Time
+	if w.Quota() > 0 {
+		t := time.NewTicker(quotaEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			kill()
+			return nil
+		case <-exited:
+			return nil
+		case <-tick:
+			if err := w.CheckQuota(); errors.Is(err, workspace.ErrOverQuota) {
+				kill()
+				return err
+			}
+		}
 	}
 }
 
