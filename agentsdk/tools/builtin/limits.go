@@ -140,9 +140,9 @@ func findPidsCgroups() pidsCgroups {
 // pidsCgroup is one call's cgroup.
 type pidsCgroup string
 
-// create makes a cgroup allowing n processes.
+// create makes a cgroup allowing n processes; none for no limit (n < 1).
 func (p pidsCgroups) create(n int) (pidsCgroup, error) {
-	if p == "" {
+	if p == "" || n < 1 {
 		return "", nil
 	}
 	var id [8]byte
