@@ -58,3 +58,12 @@ func TestBashFailsClosed(t *testing.T) {
 	_, err = builtin.Tools(builtin.Options{Root: t.TempDir(), Bash: builtin.BashOptions{Isolation: "unshare"}})
 	require.EqualError(t, err, `bash: isolation "unshare" is not a level (known: bwrap, none)`)
 }
+
+// TestBashLimitsCanBeLifted: -1 lifts each limit; a failed command's
+// result then says there are none.
+func TestBashLimitsCanBeLifted(t *testing.T) {
+	f := newFixture(t, builtin.Options{Bash: builtin.BashOptions{Limits: builtin.Limits{Memory: -1, Processes: -1, CPU: -1, FileSize: -1}}})
+	out, err := f.run(t, builtin.BashTool, builtin.BashArgs{Command: `echo "$(ulimit -v) $(ulimit -t) $(ulimit -f)"; exit 1`})
+	require.NoError(t, err)
+	require.Equal(t, "unlimited unlimited unlimited\n[exit status 1; isolation: "+jailed+"; limits: none]", out)
+}
