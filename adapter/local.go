@@ -26,7 +26,11 @@ type (
 // store failure into the error the retry policy acts on (storeError).
 // Their names are the local-activity types recorded in histories: keep
 // them.
-type localOps struct{ ops *engine.Ops }
+type localOps struct {
+	ops *engine.Ops
+	// ended is Options.ExecutionEnded.
+	ended func(ctx context.Context, orgID, executionID string)
+}
 
 func (l localOps) Begin(ctx context.Context, in engine.BeginInput) (engine.BeginOutput, error) {
 	out, err := l.ops.Begin(ctx, in)
@@ -54,6 +58,11 @@ func (l localOps) Checkpoint(ctx context.Context, in engine.CheckpointInput) err
 
 func (l localOps) Finish(ctx context.Context, in engine.FinishInput) (engine.FinishOutput, error) {
 	out, err := l.ops.Finish(ctx, in)
+	// Paused is terminal but may resume: its files stay.
+	if err == nil && len(out.Pending) == 0 && l.ended != nil &&
+		(in.Status == engine.StatusCompleted || in.Status == engine.StatusFailed || in.Status == engine.StatusCancelled) {
+		l.ended(ctx, in.OrgID, in.ExecutionID)
+	}
 	return out, storeError(err)
 }
 

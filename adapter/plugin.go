@@ -130,6 +130,12 @@ type Options struct {
 	// Retention is the policy of organizations that set none; zero is
 	// entrystore.DefaultRetention (30 days, 90 for failed executions).
 	Retention entrystore.RetentionPolicy
+	// ExecutionEnded, when set, is called once an execution has
+	// completed, failed or been cancelled, on the worker that recorded it
+	// (and again if that step is retried): where tools free what they
+	// kept for it, such as its workspace. It must be quick and must not
+	// fail the step.
+	ExecutionEnded func(ctx context.Context, orgID, executionID string)
 	// RunEvents and RunBytes are a run's history budget: a run whose
 	// history has reached either continues as new when its execution
 	// begins to wait for input (as it does when a turn as large as its
@@ -316,7 +322,7 @@ func (o Options) validate() (*Options, error) {
 	if o.LocalGrace == 0 {
 		o.LocalGrace = 5 * time.Minute
 	}
-	o.locals = localOps{ops: &engine.Ops{Store: store}}
+	o.locals = localOps{ops: &engine.Ops{Store: store}, ended: o.ExecutionEnded}
 	var cache *step.Cache
 	if o.ContextCacheBytes >= 0 {
 		cache = step.NewCache(o.ContextCacheBytes)

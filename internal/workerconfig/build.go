@@ -50,12 +50,21 @@ type Worker struct {
 	// them.
 	PruneEvery time.Duration
 	Retention  entrystore.RetentionPolicy
+	// ExecutionEnded, when set (the builtin tool set is), is what the
+	// plugin calls when an execution completes, fails or is cancelled:
+	// it removes the execution's workspace.
+	ExecutionEnded func(ctx context.Context, orgID, executionID string)
 
-	mcp *mcp.Clients
+	mcp       *mcp.Clients
+	workspace *workspaceJanitor
 }
 
-// Close ends the MCP servers' sessions and processes.
+// Close ends the MCP servers' sessions and processes, and the workspace
+// sweeps.
 func (w Worker) Close() error {
+	if w.workspace != nil {
+		w.workspace.close()
+	}
 	if w.mcp == nil {
 		return nil
 	}
@@ -108,6 +117,11 @@ func (c Config) Build() (Worker, error) {
 	if err := markLocal(w.Tools, c.LocalActivities.Tools); err != nil {
 		_ = w.Close()
 		return Worker{}, err
+	}
+	limitPerOrg(w.Tools, c.ToolCallsPerOrg)
+	if slices.Contains(c.ToolSets, builtin.ToolSet) {
+		w.workspace = startJanitor(c)
+		w.ExecutionEnded = w.workspace.ended
 	}
 	return w, nil
 }

@@ -66,6 +66,11 @@ type Config struct {
 	Agents []Agent `yaml:"agents"`
 	// Workspace is where the builtin tool set's file tools and bash work.
 	Workspace Workspace `yaml:"workspace"`
+	// ToolCallsPerOrg caps the tool calls of one organization running at
+	// once on this worker, so one tenant cannot take every activity slot:
+	// a call past the cap waits (heartbeating) for one of its org's calls
+	// to end. Default DefaultToolCallsPerOrg; -1: no cap.
+	ToolCallsPerOrg int `yaml:"toolCallsPerOrg"`
 	// ToolPolicy sets, per tool name or glob, whether a call runs (auto),
 	// waits for a person's approval (ask) or is never run (forbid), under
 	// what an execution's config.toolPolicy says; omitted: each tool's own
@@ -226,7 +231,7 @@ func Parse(data []byte) (Config, error) {
 var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
 
 var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent",
-	"Workspace": "workspace", "Bash": "workspace.bash", "MCPServer": "an MCP server", "LocalActivities": "localActivities"}
+	"Workspace": "workspace", "Bash": "workspace.bash", "Limits": "workspace.bash.limits", "MCPServer": "an MCP server", "LocalActivities": "localActivities"}
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
 // wording names the Go type it was decoded into.
@@ -321,7 +326,13 @@ func (c Config) withDefaults() (Config, error) {
 			bad("%s.baseUrl: %q is not an http(s) URL", field, e.BaseURL)
 		}
 	}
-	c.Workspace = c.Workspace.withDefaults(bad)
+	c.Retention = c.Retention.withDefaults(bad)
+	c.Workspace = c.Workspace.withDefaults(*c.Retention.KeepDays, bad)
+	if c.ToolCallsPerOrg == 0 {
+		c.ToolCallsPerOrg = DefaultToolCallsPerOrg
+	} else if c.ToolCallsPerOrg < -1 {
+		bad("toolCallsPerOrg: %d is neither a number of calls nor -1 (no cap)", c.ToolCallsPerOrg)
+	}
 	for i, s := range c.ToolSets {
 		if _, ok := toolSets[s]; !ok {
 			bad("toolSets[%d]: unknown tool set %q (known: %s)", i, s, strings.Join(toolSetNames(), ", "))
@@ -347,7 +358,6 @@ func (c Config) withDefaults() (Config, error) {
 	c.MCP = withMCPDefaults(c.MCP, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
-	c.Retention = c.Retention.withDefaults(bad)
 	if len(c.LocalActivities.Tools) == 0 {
 		c.LocalActivities.Tools = nil
 	}

@@ -32,10 +32,14 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 		Endpoints: []workerconfig.Endpoint{{Name: "demo", Provider: "scripted", Models: []string{"*"}}},
 		ToolSets:  []string{"demo"},
 		Agents:    []workerconfig.Agent{{Kind: "react-agent", Builtin: "react"}},
-		Workspace: workerconfig.Workspace{Root: workspace.DefaultRoot(), Bash: workerconfig.Bash{
-			Timeout: 2 * time.Minute, MaxTimeout: 10 * time.Minute, OutputLimit: 16 << 20,
-			Env: []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}, Deny: builtin.DefaultDeny,
-		}},
+		Workspace: workerconfig.Workspace{Root: workspace.DefaultRoot(), Quota: 4 << 30, ReadLimit: 64 << 20, KeepFor: 30 * 24 * time.Hour,
+			Bash: workerconfig.Bash{
+				Timeout: 2 * time.Minute, MaxTimeout: 10 * time.Minute, OutputLimit: 16 << 20, SpillLimit: 256 << 20,
+				Env: []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"}, Deny: builtin.DefaultDeny,
+				Isolation: "bwrap", UID: 65534, GID: 65534,
+				Limits: workerconfig.Limits{Memory: 4 << 30, Processes: 256, CPU: 10 * time.Minute, FileSize: 1 << 30},
+			}},
+		ToolCallsPerOrg: 16,
 		Retention:       workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
 		LocalStore:      workerconfig.LocalStore{Grace: 5 * time.Minute},
 		Observability:   workerconfig.Observability{LogFormat: "text"},

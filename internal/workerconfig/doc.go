@@ -3,8 +3,9 @@
 // named model endpoints (provider, base URL, the environment variable
 // holding the key, allowed models, prices), the built-in tool sets it
 // enables, the agents it runs and the workspace of the builtin tools
-// (root directory, bash's timeouts, output limit, environment allow-list,
-// isolation and deny list). It loads and validates the file
+// (root directory, quota, read limit, how long an unused one is kept,
+// bash's timeouts, output limit, environment allow-list, isolation, limits
+// and deny list), and the cap on one organization's tool calls at once. It loads and validates the file
 // (YAML, strict: an unknown field is an error naming it) and builds the
 // agents, providers and tools the adapter's plugin takes.
 //

@@ -35,10 +35,12 @@ workspace:
     deny: ['\bcurl\b']
 `))
 	require.NoError(t, err)
-	require.Equal(t, workerconfig.Workspace{Root: root, Bash: workerconfig.Bash{
-		Timeout: 90 * time.Second, MaxTimeout: 5 * time.Minute, OutputLimit: 1024,
-		Env: []string{"PATH", "GREETING=hi"}, Deny: []string{`\bcurl\b`},
-	}}, c.Workspace)
+	require.Equal(t, workerconfig.Workspace{Root: root, Quota: 4 << 30, ReadLimit: 64 << 20, KeepFor: 30 * 24 * time.Hour,
+		Bash: workerconfig.Bash{
+			Timeout: 90 * time.Second, MaxTimeout: 5 * time.Minute, OutputLimit: 1024, SpillLimit: 256 << 20,
+			Env: []string{"PATH", "GREETING=hi"}, Deny: []string{`\bcurl\b`}, Isolation: "bwrap", UID: 65534, GID: 65534,
+			Limits: workerconfig.Limits{Memory: 4 << 30, Processes: 256, CPU: 10 * time.Minute, FileSize: 1 << 30},
+		}}, c.Workspace)
 	w, err := c.Build()
 	require.NoError(t, err)
 	var names []string
@@ -79,6 +81,12 @@ func TestBadWorkspaceSectionsNameTheField(t *testing.T) {
 		"negative limit":     {"workspace:\n  bash:\n    outputLimit: -5\n", "workspace.bash.outputLimit: -5 is negative"},
 		"bad deny pattern":   {"workspace:\n  bash:\n    deny: ['(x']\n", `workspace.bash.deny[0]: "(x" is not a Go regular expression`},
 		"empty env entry":    {"workspace:\n  bash:\n    env: ['=x']\n", `workspace.bash.env[0]: "=x" names no variable`},
+		"unknown isolation":  {"workspace:\n  bash:\n    isolation: unshare\n", `workspace.bash.isolation: "unshare" is not a level (known: bwrap, none)`},
+		"network unjailed":   {"workspace:\n  bash:\n    isolation: none\n    network: true\n", "workspace.bash.network: applies to the bwrap jail"},
+		"the old switch":     {"workspace:\n  bash:\n    requireIsolation: true\n", `unknown field "requireIsolation" in workspace.bash`},
+		"bad quota":          {"workspace:\n  quota: -2\n", "workspace.quota: -2 is neither a size nor -1 (none)"},
+		"bad limit":          {"workspace:\n  bash:\n    limits: {memory: -7}\n", "workspace.bash.limits: a limit is a positive value, or -1 for none"},
+		"unknown limit":      {"workspace:\n  bash:\n    limits: {ram: 1}\n", `unknown field "ram" in workspace.bash.limits`},
 	} {
 		_, err := workerconfig.Parse([]byte(c.yaml))
 		require.ErrorContains(t, err, c.want, name)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +38,10 @@ var DefaultBashEnv = []string{"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ"
 // defaultPath is PATH when the worker has none.
 const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 
+// DefaultSpillLimit bounds a call's spill file: enough for the log of a
+// large build, and the workspace's quota bounds the rest.
+const DefaultSpillLimit = 256 << 20
+
 // BashOptions configure the bash tool. The zero value of each field means
 // its default, given in its comment.
 type BashOptions struct {
@@ -48,20 +54,29 @@ type BashOptions struct {
 	// OutputLimit is the most bytes of a command's output (stdout and
 	// stderr together) the worker holds and returns: past it the head and
 	// tail are kept and the middle dropped, with a note naming the file of
-	// the workspace (.agentree/bash/<tool call ID>.log, up to 1 GiB) that
-	// holds the whole output. Default DefaultBashOutputLimit.
+	// the workspace (.agentree/bash/<tool call ID>.log, up to SpillLimit)
+	// that holds the whole output. Default DefaultBashOutputLimit.
 	OutputLimit int
+	// SpillLimit bounds that file; default DefaultSpillLimit.
+	SpillLimit int64
 	// Env is the allow-list of the worker's environment variables a
 	// command sees, by name; an entry NAME=value sets a value instead.
 	// Anything not listed (model keys, DATABASE_URL) is never visible.
 	// nil: DefaultBashEnv.
 	Env []string
-	// RequireIsolation makes a host that cannot take the network away
-	// from commands and give them their own PID namespace an error (Tools
-	// fails) rather than running them with the worker's network and in
-	// sight of its processes (a same-user process can read another's
-	// /proc/PID/environ, and with it the worker's keys).
-	RequireIsolation bool
+	// Isolation is the level commands run under: IsolationBwrap (the
+	// default) or IsolationNone. Where the level cannot run (no bwrap, no
+	// user namespaces), Tools does not offer bash at all, and says why:
+	// it never falls back to a weaker level.
+	Isolation string
+	// Network gives commands in the jail the worker's network; default
+	// none (only a loopback of their own).
+	Network bool
+	// UID and GID are who commands run as in the jail; default
+	// DefaultSandboxUID.
+	UID, GID int
+	// Limits bound each call's memory, processes, CPU time and file size.
+	Limits Limits
 	// Deny are Go regular expressions a command is refused for matching;
 	// nil: DefaultDeny; empty: none.
 	Deny []string
@@ -69,13 +84,18 @@ type BashOptions struct {
 
 // bash is the configured tool.
 type bash struct {
-	ws        workspace.Workspaces
-	opts      BashOptions
-	deny      denyList
-	isolation Isolation
+	ws     workspace.Workspaces
+	opts   BashOptions
+	deny   denyList
+	jail   *jail
+	pids   pidsCgroups
+	limits Limits
 }
 
-func newBash(ws workspace.Workspaces, o BashOptions) (*bash, error) {
+// newBash checks o and prepares the jail. It fails on options that
+// cannot work; unavailable says why the configured isolation cannot run
+// on this host, in which case b is nil and bash is not offered.
+func newBash(ws workspace.Workspaces, o BashOptions) (b *bash, unavailable, err error) {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultBashTimeout
 	}
@@ -85,28 +105,46 @@ func newBash(ws workspace.Workspaces, o BashOptions) (*bash, error) {
 	if o.OutputLimit == 0 {
 		o.OutputLimit = DefaultBashOutputLimit
 	}
+	if o.SpillLimit == 0 {
+		o.SpillLimit = DefaultSpillLimit
+	}
 	if o.Env == nil {
 		o.Env = DefaultBashEnv
 	}
 	if o.Deny == nil {
 		o.Deny = DefaultDeny
 	}
+	if o.Isolation == "" {
+		o.Isolation = IsolationBwrap
+	}
+	if o.UID == 0 {
+		o.UID = DefaultSandboxUID
+	}
+	if o.GID == 0 {
+		o.GID = DefaultSandboxUID
+	}
 	switch {
-	case o.Timeout < 0 || o.MaxTimeout < 0 || o.OutputLimit < 0:
-		return nil, errors.New("bash: timeout, maxTimeout and outputLimit must not be negative")
+	case o.Timeout < 0 || o.MaxTimeout < 0 || o.OutputLimit < 0 || o.SpillLimit < 0:
+		return nil, nil, errors.New("bash: timeout, maxTimeout, outputLimit and spillLimit must not be negative")
 	case o.Timeout > o.MaxTimeout:
-		return nil, fmt.Errorf("bash: the default timeout %s is above maxTimeout %s", o.Timeout, o.MaxTimeout)
+		return nil, nil, fmt.Errorf("bash: the default timeout %s is above maxTimeout %s", o.Timeout, o.MaxTimeout)
+	case !slices.Contains(IsolationLevels, o.Isolation):
+		return nil, nil, fmt.Errorf("bash: isolation %q is not a level (known: %s)", o.Isolation, strings.Join(IsolationLevels, ", "))
+	case o.UID < 0 || o.GID < 0:
+		return nil, nil, errors.New("bash: uid and gid must not be negative")
+	case o.Network && o.Isolation == IsolationNone:
+		return nil, nil, errors.New("bash: network applies to the bwrap jail; with isolation none commands have the worker's network anyway")
 	}
 	deny, err := compileDeny(o.Deny)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	iso := DetectIsolation()
-	if o.RequireIsolation && !(iso.NoNetwork && iso.OwnProcesses) {
-		return nil, fmt.Errorf("bash: requireIsolation is set but this host offers only %s: "+
-			"install bubblewrap (bwrap) or allow unprivileged user and PID namespaces (unshare)", iso)
+	iso := Isolation{Level: o.Isolation, Network: o.Network || o.Isolation == IsolationNone, UID: o.UID, GID: o.GID}
+	j, err := newJail(iso, filepath.Join(ws.Root, ".sandbox"))
+	if err != nil {
+		return nil, fmt.Errorf("isolation %s: %w", o.Isolation, err), nil
 	}
-	return &bash{ws: ws, opts: o, deny: deny, isolation: iso}, nil
+	return &bash{ws: ws, opts: o, deny: deny, jail: j, pids: findPidsCgroups(), limits: o.Limits.withDefaults()}, nil, nil
 }
 
 // BashArgs are bash's arguments.
@@ -123,14 +161,18 @@ func (BashArgs) RefineSchema(s *jsonschema.Schema) {
 
 func (b *bash) tool() *agentsdk.Tool {
 	network := "has no network"
-	if !b.isolation.NoNetwork {
+	if b.jail.iso.Network {
 		network = "has the worker's network"
 	}
+	where := "in a sandbox that holds only the workspace (at " + jailDir + ") and the system's programs"
+	if b.jail.iso.Level == IsolationNone {
+		where = "WITHOUT ISOLATION, as the worker's user on the worker's host (the operator chose isolation: none)"
+	}
 	desc := fmt.Sprintf("Runs a bash script in the workspace (the working directory and HOME) and returns its "+
-		"output (stdout and stderr together) and exit status. It %s. Time limit %s by default, at most %s "+
-		"with timeout_seconds; on timeout every process it started is killed. Long output is cut to its head "+
-		"and tail. Prefer read_file, grep and edit_file for files.",
-		network, b.opts.Timeout, b.opts.MaxTimeout)
+		"output (stdout and stderr together) and exit status. It runs %s and %s. Time limit %s by default, at most %s "+
+		"with timeout_seconds; on timeout every process it started is killed. Limits: %s; workspace quota %s. "+
+		"Long output is cut to its head and tail. Prefer read_file, grep and edit_file for files.",
+		where, network, b.opts.Timeout, b.opts.MaxTimeout, b.limits, quotaString(b.ws.Quota))
 	return withPolicy(agentsdk.NewTool(BashTool, desc, func(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs) (string, error) {
 		return b.run(ctx, call, a)
 	}), agentsdk.PolicyAsk, agentsdk.RiskHigh)
@@ -153,17 +195,29 @@ func (b *bash) run(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs
 	}
 	defer w.Close()
 
-	res, err := b.exec(ctx, w, a.Command, timeout, call.Emit, spillFor(w, call.ToolCallID))
+	res, err := b.exec(ctx, w, a.Command, timeout, call.Emit, b.spillFor(w, call.ToolCallID))
 	if err != nil {
 		return "", err
 	}
+	report := res.report(b.jail.iso, b.limits)
 	switch {
 	case ctx.Err() != nil:
 		return "", ctx.Err()
+	case res.overQuota != nil:
+		return "", fmt.Errorf("%w\n%s", res.overQuota, report)
 	case res.timedOut:
-		return "", fmt.Errorf("timed out after %s: the command and every process it started were killed\n%s", timeout, res.report(b.isolation))
+		return "", fmt.Errorf("timed out after %s: the command and every process it started were killed\n%s", timeout, report)
+	case res.limit != "":
+		return "", fmt.Errorf("%s (this worker's limits: %s)\n%s", res.limit, b.limits, report)
 	}
-	return res.report(b.isolation), nil
+	return report, nil
+}
+
+func quotaString(q int64) string {
+	if q <= 0 {
+		return "none"
+	}
+	return workspace.Bytes(q)
 }
 
 // result is how a command ended.
@@ -171,14 +225,19 @@ type result struct {
 	output   string
 	total    int64
 	exit     int
-	signal   string
+	signal   syscall.Signal
 	timedOut bool
+	// limit says which limit of the call stopped it, if one did.
+	limit string
+	// overQuota is set when the workspace passed its quota during the
+	// call, which killed it.
+	overQuota error
 }
 
 // report is what the model reads: the output, then one line with the
-// exit status and the isolation in force (kept in the tool-call record
-// with the output).
-func (r result) report(iso Isolation) string {
+// exit status, the isolation in force and, when the command failed, the
+// limits (kept in the tool-call record with the output).
+func (r result) report(iso Isolation, limits Limits) string {
 	var s strings.Builder
 	s.WriteString(r.output)
 	if r.output != "" && !strings.HasSuffix(r.output, "\n") {
@@ -191,12 +250,18 @@ func (r result) report(iso Isolation) string {
 	switch {
 	case r.timedOut:
 		s.WriteString("timed out")
-	case r.signal != "":
-		fmt.Fprintf(&s, "killed by %s", r.signal)
+	case r.signal != 0:
+		fmt.Fprintf(&s, "killed by signal %d (%s)", int(r.signal), r.signal)
 	default:
 		fmt.Fprintf(&s, "exit status %d", r.exit)
 	}
-	fmt.Fprintf(&s, "; isolation: %s]", iso)
+	fmt.Fprintf(&s, "; isolation: %s", iso)
+	if r.exit != 0 || r.signal != 0 {
+		// A limit may be why (a process that could not allocate memory
+		// fails in its own words): the model should know them.
+		fmt.Fprintf(&s, "; limits: %s", limits)
+	}
+	s.WriteByte(']')
 	return s.String()
 }
 
@@ -205,15 +270,34 @@ func (r result) report(iso Isolation) string {
 // ends on its own, whatever it left running in the background is killed
 // too, so no process of a tool call outlives it.
 func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string, timeout time.Duration, emit func(any), sp *spill) (result, error) {
-	dir := w.Dir()
 	bashPath, err := exec.LookPath("bash")
 	if err != nil {
 		return result{}, errors.New("bash is not installed on this worker")
 	}
-	argv := b.isolation.wrap(bashPath, dir, command)
+	cg, err := b.pids.create(b.limits.Processes)
+	if err != nil {
+		return result{}, err
+	}
+	defer cg.remove()
+	scratch, doneScratch, err := b.jail.scratch(w.Dir())
+	if err != nil {
+		return result{}, err
+	}
+	defer doneScratch()
+	env := b.environment(b.jail.dir(w.Dir()))
+	// The jail's command line behind the wrapper that sets the limits;
+	// the wrapper and bwrap get the command's environment too, so not
+	// even the jail's PID 1 (bwrap) holds the worker's.
+	argv := append([]string{bashPath, "-c", b.limits.wrapper(cg.procs()), "agentree-sandbox"},
+		b.jail.argv(bashPath, w.Dir(), scratch, command, env)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = b.environment(dir)
+	cmd.Dir = w.Dir()
+	if b.jail.iso.Level != IsolationNone {
+		// Not even bwrap's PWD, which the jail's /proc/1/environ shows,
+		// names a host path.
+		cmd.Dir = "/"
+	}
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	// Pipes of our own rather than exec's: exec's copying goroutines
@@ -258,16 +342,16 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	exited := make(chan struct{})
+	var overQuota error
+	watched := make(chan struct{})
 	go func() {
-		select {
-		case <-tctx.Done():
-			killGroup()
-		case <-exited:
-		}
+		defer close(watched)
+		overQuota = watchQuota(tctx, w, exited, killGroup)
 	}()
 	waitErr := cmd.Wait()
 	close(exited)
 	killGroup()
+	<-watched
 	// Every writer of the pipes is dead now, unless a process left the
 	// group (setsid); do not wait on it for long.
 	grace := time.NewTimer(2 * time.Second)
@@ -285,18 +369,37 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 	stream.close()
 	capt.close()
 
-	res := result{output: capt.String(), total: capt.Total()}
-	res.timedOut = ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded)
+	if overQuota == nil {
+		// What the command wrote at its end, between measures, and before
+		// its /tmp goes.
+		if err := w.CheckQuota(); errors.Is(err, workspace.ErrOverQuota) {
+			overQuota = err
+		}
+	}
+	res := result{output: capt.String(), total: capt.Total(), overQuota: overQuota}
+	res.timedOut = overQuota == nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded)
 	var ee *exec.ExitError
+	var sig syscall.Signal
 	switch {
 	case waitErr == nil:
 	case errors.As(waitErr, &ee):
 		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-			res.signal = st.Signal().String()
+			sig = st.Signal()
+			res.signal = sig
 		}
 		res.exit = ee.ExitCode()
 	default:
 		return result{}, fmt.Errorf("bash: wait: %w", waitErr)
+	}
+	// A process the kernel stopped for a limit dies of its signal; the
+	// shell (or bwrap) above it exits 128 + that signal.
+	switch {
+	case sig == syscall.SIGXCPU || res.exit == 128+int(syscall.SIGXCPU):
+		res.limit = "a process used up its CPU time limit and was killed"
+	case sig == syscall.SIGXFSZ || res.exit == 128+int(syscall.SIGXFSZ):
+		res.limit = "a process tried to write a file past the file size limit and was killed"
+	case cg.hitMax():
+		res.limit = "the command reached the process limit: a fork was refused"
 	}
 	return res, nil
 }
@@ -306,7 +409,7 @@ const spillDir = ".agentree/bash"
 
 // spillFor is the spill file of a call's output, named by its tool-call
 // ID (or, with none, a fresh name).
-func spillFor(w *workspace.Workspace, toolCallID string) *spill {
+func (b *bash) spillFor(w *workspace.Workspace, toolCallID string) *spill {
 	name := strings.Map(func(r rune) rune {
 		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
 			return r
@@ -317,11 +420,11 @@ func spillFor(w *workspace.Workspace, toolCallID string) *spill {
 		name = fmt.Sprintf("output-%d", time.Now().UnixNano())
 	}
 	name = spillDir + "/" + name + ".log"
-	return &spill{name: name, open: func() (io.WriteCloser, error) {
-		if err := w.Root().MkdirAll(spillDir, 0o755); err != nil {
+	return &spill{name: name, limit: b.opts.SpillLimit, open: func() (io.WriteCloser, error) {
+		if err := w.Root().MkdirAll(spillDir, workspace.DirMode); err != nil {
 			return nil, workspace.Friendly(spillDir, err)
 		}
-		f, err := w.Root().OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		f, err := w.Root().OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, workspace.FileMode)
 		if err != nil {
 			return nil, workspace.Friendly(name, err)
 		}

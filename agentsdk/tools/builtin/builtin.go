@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -35,25 +36,73 @@ type Options struct {
 	// Root holds one workspace per execution, Root/<execution ID>;
 	// default workspace.DefaultRoot().
 	Root string
+	// Quota is the most disk a workspace may use, in bytes; default
+	// DefaultQuota; negative: none. Past it, write_file and edit_file are
+	// refused and a bash call fails (killed if it is still running) until
+	// files are removed.
+	Quota int64
+	// ReadLimit is the largest file read_file and edit_file open, in
+	// bytes (they check before reading); default DefaultReadLimit.
+	ReadLimit int64
 	// Bash configures the bash tool.
 	Bash BashOptions
+	// Logger is told why bash is not offered, and warned when it runs
+	// without isolation; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultQuota     = 4 << 30
+	DefaultReadLimit = 64 << 20
+)
+
+func (o Options) withDefaults() Options {
+	if o.Root == "" {
+		o.Root = workspace.DefaultRoot()
+	}
+	if o.Quota == 0 {
+		o.Quota = DefaultQuota
+	}
+	if o.ReadLimit == 0 {
+		o.ReadLimit = DefaultReadLimit
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+func (o Options) workspaces() workspace.Workspaces {
+	return workspace.Workspaces{Root: o.Root, Quota: max(o.Quota, 0)}
 }
 
 // Tools returns the tool set. Each call returns new values, so workers and
 // tests never share a tool's compiled schema. It fails on options that
 // cannot work: a deny pattern that is not a regular expression, a default
-// timeout above the maximum, or isolation required where the host has
-// none.
+// timeout above the maximum, an unknown isolation level.
+//
+// Bash is offered only when its isolation level runs on this host: where
+// it does not (no bwrap, no user namespaces), the set holds the file
+// tools alone and the logger says why. Isolation none, which the
+// operator must choose, is logged as a warning.
 func Tools(opts Options) ([]*agentsdk.Tool, error) {
-	ws := workspace.Workspaces{Root: opts.Root}
-	if ws.Root == "" {
-		ws.Root = workspace.DefaultRoot()
-	}
-	b, err := newBash(ws, opts.Bash)
+	opts = opts.withDefaults()
+	ws := opts.workspaces()
+	b, unavailable, err := newBash(ws, opts.Bash)
 	if err != nil {
 		return nil, err
 	}
-	return append(FileTools(ws), b.tool()), nil
+	tools := FileTools(opts)
+	if unavailable != nil {
+		opts.Logger.Error("builtin tools: bash is not offered: its isolation cannot run on this worker", "reason", unavailable.Error())
+		return tools, nil
+	}
+	if b.jail.iso.Level == IsolationNone {
+		opts.Logger.Warn("builtin tools: bash runs commands WITHOUT isolation (isolation: none): " +
+			"a command reads whatever the worker's user can, its keys and configuration included")
+	}
+	return append(tools, b.tool()), nil
 }
 
 // withPolicy sets a tool's default policy and risk.
@@ -62,17 +111,21 @@ func withPolicy(t *agentsdk.Tool, p agentsdk.ToolPolicy, risk string) *agentsdk.
 	return t
 }
 
-// FileTools returns the file tools alone (no bash), confined to ws. The
-// readers default to auto; the writers, like bash, to ask.
-func FileTools(ws workspace.Workspaces) []*agentsdk.Tool {
+// FileTools returns the file tools alone (no bash), confined to the
+// options' workspaces. The readers default to auto; the writers, like
+// bash, to ask.
+func FileTools(opts Options) []*agentsdk.Tool {
+	opts = opts.withDefaults()
+	ws := opts.workspaces()
+	fs := files{readLimit: opts.ReadLimit}
 	return []*agentsdk.Tool{
 		withPolicy(inWorkspace(ws, ListFilesTool, listFilesDescription, listFiles), agentsdk.PolicyAuto, agentsdk.RiskLow),
-		withPolicy(inWorkspace(ws, ReadFileTool, readFileDescription, readFile), agentsdk.PolicyAuto, agentsdk.RiskLow),
+		withPolicy(inWorkspace(ws, ReadFileTool, readFileDescription, fs.readFile), agentsdk.PolicyAuto, agentsdk.RiskLow),
 		withPolicy(inWorkspace(ws, GrepTool, grepDescription, grep), agentsdk.PolicyAuto, agentsdk.RiskLow),
 		withPolicy(inWorkspace(ws, WriteFileTool, "Writes a file, replacing it if it exists and creating its directories.", writeFile),
 			agentsdk.PolicyAsk, agentsdk.RiskMedium),
 		withPolicy(inWorkspace(ws, EditFileTool, "Replaces old_text, which must occur exactly once in the file, with new_text. "+
-			"Read the file first and copy old_text exactly, with enough surrounding lines to make it unique.", editFile),
+			"Read the file first and copy old_text exactly, with enough surrounding lines to make it unique.", fs.editFile),
 			agentsdk.PolicyAsk, agentsdk.RiskMedium),
 	}
 }

@@ -16,7 +16,7 @@ import (
 // printing gigabytes costs the worker limit bytes, not gigabytes.
 //
 // What it drops is not lost: past the limit the whole output goes on in a
-// spill file of the workspace (up to maxSpill bytes), which the note
+// spill file of the workspace (up to the spill limit), which the note
 // names, so the model can grep or read it.
 type capture struct {
 	mu    sync.Mutex
@@ -28,14 +28,13 @@ type capture struct {
 	spill *spill
 }
 
-// maxSpill bounds a spill file, against a command that prints until its
-// timeout filling the worker's disk.
-const maxSpill = 1 << 30
-
 // spill is where the whole of an output past the limit is kept.
 type spill struct {
 	// name is the file's path in the workspace; open creates it.
-	name    string
+	name string
+	// limit bounds the file, against a command that prints until its
+	// timeout filling the worker's disk.
+	limit   int64
 	open    func() (io.WriteCloser, error)
 	f       io.WriteCloser
 	written int64
@@ -51,7 +50,7 @@ func (s *spill) write(p []byte) {
 			return
 		}
 	}
-	p = p[:min(int64(len(p)), maxSpill-s.written)]
+	p = p[:min(int64(len(p)), s.limit-s.written)]
 	n, err := s.f.Write(p)
 	s.written += int64(n)
 	s.err = err

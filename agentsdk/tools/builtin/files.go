@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -39,19 +40,50 @@ func (ReadFileArgs) RefineSchema(s *jsonschema.Schema) {
 	atLeast(s, 0, "offset", "limit")
 }
 
-func readFile(_ context.Context, w *workspace.Workspace, a ReadFileArgs) (string, error) {
+// files holds the file tools' options.
+type files struct {
+	// readLimit is the largest file read_file and edit_file open.
+	readLimit int64
+}
+
+// open opens a file to read, refusing a directory and, before reading a
+// byte of it, a file past the read limit (a sparse 64 GiB file costs no
+// disk and would cost the worker 64 GiB of memory).
+func (fl files) open(w *workspace.Workspace, p, rel, tool string) (*os.File, error) {
+	f, err := w.Root().Open(rel)
+	if err != nil {
+		return nil, workspace.Friendly(p, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, workspace.Friendly(p, err)
+	}
+	switch {
+	case fi.IsDir():
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory; list it with %s", p, ListFilesTool)
+	case !fi.Mode().IsRegular():
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	case fi.Size() > fl.readLimit:
+		f.Close()
+		return nil, fmt.Errorf("%s is %s, past the %s this worker's %s opens; look at parts of it with bash (head, tail, sed -n)",
+			p, workspace.Bytes(fi.Size()), workspace.Bytes(fl.readLimit), tool)
+	}
+	return f, nil
+}
+
+func (fl files) readFile(_ context.Context, w *workspace.Workspace, a ReadFileArgs) (string, error) {
 	rel, err := w.Resolve(a.Path)
 	if err != nil {
 		return "", err
 	}
-	f, err := w.Root().Open(rel)
+	f, err := fl.open(w, a.Path, rel, ReadFileTool)
 	if err != nil {
-		return "", workspace.Friendly(a.Path, err)
+		return "", err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return "", fmt.Errorf("%s is a directory; list it with %s", a.Path, ListFilesTool)
-	}
 	first := max(a.Offset, 1)
 	limit := a.Limit
 	if limit <= 0 {
@@ -138,12 +170,15 @@ func writeFile(_ context.Context, w *workspace.Workspace, a WriteFileArgs) (stri
 	if rel == "." {
 		return "", fmt.Errorf("%q is the workspace itself; name a file in it", a.Path)
 	}
+	if err := w.CheckQuota(); err != nil {
+		return "", err
+	}
 	if dir := filepath.Dir(rel); dir != "." {
-		if err := w.Root().MkdirAll(dir, 0o755); err != nil {
+		if err := w.Root().MkdirAll(dir, workspace.DirMode); err != nil {
 			return "", workspace.Friendly(a.Path, err)
 		}
 	}
-	if err := w.Root().WriteFile(rel, []byte(a.Content), 0o644); err != nil {
+	if err := w.Root().WriteFile(rel, []byte(a.Content), workspace.FileMode); err != nil {
 		return "", workspace.Friendly(a.Path, err)
 	}
 	return fmt.Sprintf("wrote %d bytes to %s", len(a.Content), filepath.ToSlash(rel)), nil
@@ -159,12 +194,20 @@ type EditFileArgs struct {
 // RefineSchema implements agentsdk.SchemaRefiner.
 func (EditFileArgs) RefineSchema(s *jsonschema.Schema) { nonEmpty(s, "path", "old_text") }
 
-func editFile(_ context.Context, w *workspace.Workspace, a EditFileArgs) (string, error) {
+func (fl files) editFile(_ context.Context, w *workspace.Workspace, a EditFileArgs) (string, error) {
 	rel, err := w.Resolve(a.Path)
 	if err != nil {
 		return "", err
 	}
-	b, err := w.Root().ReadFile(rel)
+	if err := w.CheckQuota(); err != nil {
+		return "", err
+	}
+	f, err := fl.open(w, a.Path, rel, EditFileTool)
+	if err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, fl.readLimit+1))
+	f.Close()
 	if err != nil {
 		return "", workspace.Friendly(a.Path, err)
 	}
@@ -176,7 +219,7 @@ func editFile(_ context.Context, w *workspace.Workspace, a EditFileArgs) (string
 	default:
 		return "", fmt.Errorf("old_text occurs %d times in %s; include more of the surrounding text so it occurs once", n, a.Path)
 	}
-	if err := w.Root().WriteFile(rel, []byte(strings.Replace(string(b), a.OldText, a.NewText, 1)), 0o644); err != nil {
+	if err := w.Root().WriteFile(rel, []byte(strings.Replace(string(b), a.OldText, a.NewText, 1)), workspace.FileMode); err != nil {
 		return "", workspace.Friendly(a.Path, err)
 	}
 	return fmt.Sprintf("edited %s", filepath.ToSlash(rel)), nil

@@ -1,132 +1,259 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
-// Isolation is how bash commands are kept from the host: what the host
-// allows, detected once per process by running a probe under each
-// candidate, strongest first.
-type Isolation struct {
-	// Name is the mechanism: "bwrap", "unshare" or "none".
-	Name string
-	// NoNetwork: commands run in a new network namespace with only a
-	// loopback interface, down.
-	NoNetwork bool
-	// OwnProcesses: commands run in a new PID namespace with their own
-	// /proc, so they cannot see the worker's processes (nor read their
-	// environment through /proc/PID/environ).
-	OwnProcesses bool
-	// ReadOnlyHost: the host's file system is read-only to commands
-	// except the workspace and a private /tmp, and other executions'
-	// workspaces are hidden.
-	ReadOnlyHost bool
-
-	// wrap returns the argv running bash -c command in dir.
-	wrap func(bash, dir, command string) []string
-}
-
-// String says what is in force, as the tool result reports it.
-func (i Isolation) String() string {
-	var what []string
-	if i.NoNetwork {
-		what = append(what, "no network")
-	} else {
-		what = append(what, "the worker's network")
-	}
-	if i.OwnProcesses {
-		what = append(what, "own process namespace")
-	}
-	if i.ReadOnlyHost {
-		what = append(what, "host files read-only outside the workspace")
-	}
-	return i.Name + " (" + strings.Join(what, ", ") + ")"
-}
-
-// candidates are the isolations tried, strongest first.
-var candidates = []Isolation{
-	{Name: "bwrap", NoNetwork: true, OwnProcesses: true, ReadOnlyHost: true, wrap: func(bash, dir, command string) []string {
-		// The host read-only, a private /tmp, the workspaces' root
-		// hidden under an empty tmpfs and only this workspace bound back
-		// writable.
-		argv := []string{"bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-			"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
-		if root := filepath.Dir(dir); root != "/" {
-			argv = append(argv, "--tmpfs", root)
-		}
-		return append(argv, "--bind", dir, dir, "--chdir", dir, "--", bash, "-c", command)
-	}},
-	{Name: "unshare", NoNetwork: true, OwnProcesses: true, wrap: func(bash, _, command string) []string {
-		return []string{"unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--mount-proc", "--", bash, "-c", command}
-	}},
-	{Name: "unshare", NoNetwork: true, wrap: func(bash, _, command string) []string {
-		return []string{"unshare", "--user", "--map-root-user", "--net", "--", bash, "-c", command}
-	}},
-}
-
-var none = Isolation{Name: "none", wrap: func(bash, _, command string) []string { return []string{bash, "-c", command} }}
-
-var (
-	detectOnce sync.Once
-	detected   Isolation
+// The isolation levels a worker may configure for bash.
+const (
+	// IsolationBwrap runs each command in a bubblewrap jail: new user,
+	// PID, IPC, UTS, cgroup and network namespaces; an unprivileged UID;
+	// a read-only root file system holding only the system's programs and
+	// libraries (read-only), a few generated /etc files, a private /tmp
+	// and /dev/shm (in the workspace, so its quota counts them), a new
+	// /proc, a minimal /dev and the execution's workspace at /workspace; a
+	// cleared environment. The default.
+	IsolationBwrap = "bwrap"
+	// IsolationNone runs commands as the worker's user on the worker's
+	// host: they can read whatever the worker can. Only when the operator
+	// writes it.
+	IsolationNone = "none"
 )
 
-// DetectIsolation is the strongest isolation this host allows, probed on
-// first use: a container without user namespaces, or without bwrap
-// installed, gets a weaker one or none.
-func DetectIsolation() Isolation {
-	detectOnce.Do(func() { detected = probe() })
-	return detected
+// IsolationLevels are the levels, strongest first.
+var IsolationLevels = []string{IsolationBwrap, IsolationNone}
+
+// DefaultSandboxUID is the UID (and GID) commands run as in the jail:
+// nobody's.
+const DefaultSandboxUID = 65534
+
+// jailDir is where a command finds its workspace in the jail; the host's
+// path (and with it the root and other executions' IDs) stays hidden.
+const jailDir = "/workspace"
+
+// Isolation is how bash commands are kept from the host.
+type Isolation struct {
+	// Level is IsolationBwrap or IsolationNone.
+	Level string
+	// Network: commands have the worker's network (bwrap shares it only
+	// when the operator allows it).
+	Network bool
+	// UID and GID commands run as in the jail.
+	UID, GID int
 }
 
-// probeTimeout bounds each probe; a mechanism that hangs is as good as
-// absent.
-const probeTimeout = 10 * time.Second
+// String says what is in force, as the tool's results and description
+// report it.
+func (i Isolation) String() string {
+	if i.Level == IsolationNone {
+		return "none (the worker's user, files and network)"
+	}
+	network := "no network"
+	if i.Network {
+		network = "the worker's network"
+	}
+	return fmt.Sprintf("bwrap (uid %d, only the workspace and system programs, %s)", i.UID, network)
+}
 
-func probe() Isolation {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		return none
+// jail builds the command line of a command under an isolation level.
+type jail struct {
+	iso Isolation
+	// bwrap is bwrap's path; etc holds the generated /etc files.
+	bwrap, etc string
+	// fixed are bwrap's arguments that do not depend on the call.
+	fixed []string
+}
+
+// newJail prepares a jail at iso's level; state is a private directory
+// of the worker for the generated files. For IsolationBwrap it fails,
+// saying why, when bwrap is missing or cannot build the jail on this host
+// (no user namespaces, say): the caller then does not offer bash.
+func newJail(iso Isolation, state string) (*jail, error) {
+	j := &jail{iso: iso}
+	if iso.Level == IsolationNone {
+		return j, nil
 	}
-	dir, err := os.MkdirTemp("", "agentree-probe-")
-	if err != nil {
-		return none
+	var err error
+	if j.bwrap, err = exec.LookPath("bwrap"); err != nil {
+		return nil, errors.New("bubblewrap (bwrap) is not installed on this worker")
 	}
-	defer os.RemoveAll(dir)
-	ws := filepath.Join(dir, "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		return none
+	j.etc = filepath.Join(state, "etc")
+	if err := j.writeEtc(); err != nil {
+		return nil, err
 	}
-	for _, c := range candidates {
-		if c.works(bash, ws) {
-			return c
+	j.fixed = j.binds()
+	return j, j.probe(state)
+}
+
+// writeEtc writes the jail's /etc files: the user and group it runs as,
+// and localhost; nothing of the host's own.
+func (j *jail) writeEtc() error {
+	files := map[string]string{
+		"passwd": fmt.Sprintf("root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:%d:%d:sandbox:%s:/bin/bash\n", j.iso.UID, j.iso.GID, jailDir),
+		"group":  fmt.Sprintf("root:x:0:\nsandbox:x:%d:\n", j.iso.GID),
+		"hosts":  "127.0.0.1 localhost\n::1 localhost\n",
+	}
+	if err := os.MkdirAll(j.etc, 0o700); err != nil {
+		return fmt.Errorf("bash: jail files: %w", err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(j.etc, name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("bash: jail files: %w", err)
 		}
 	}
-	return none
+	return nil
 }
 
-// works runs a probe under c in ws: it must succeed and write there.
-func (c Isolation) works(bash, ws string) bool {
-	argv := c.wrap(bash, ws, "touch ok")
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		return false
+// The host paths a command sees, read-only. Everything else — home
+// directories, /run and /var (sockets: Postgres's, Docker's), /etc
+// (keys, the worker's configuration), the worker's data directories —
+// does not exist in the jail.
+var (
+	// systemDirs are bound when they are directories and recreated as the
+	// same symlinks when they are symlinks (/bin -> usr/bin).
+	systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+	// etcFiles are what programs need to run: the loader's cache and the
+	// alternatives' symlinks.
+	etcFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"}
+	// networkEtcFiles are added when commands have the network: name
+	// resolution and the public CA certificates (never /etc/ssl/private).
+	networkEtcFiles = []string{"/etc/resolv.conf", "/etc/nsswitch.conf", "/etc/ssl/certs", "/etc/ca-certificates",
+		"/etc/pki/tls/certs", "/etc/pki/ca-trust"}
+)
+
+// binds are bwrap's arguments for the file system and namespaces.
+func (j *jail) binds() []string {
+	argv := []string{"--unshare-all"}
+	if j.iso.Network {
+		argv = append(argv, "--share-net")
+	}
+	argv = append(argv, "--uid", strconv.Itoa(j.iso.UID), "--gid", strconv.Itoa(j.iso.GID), "--hostname", "sandbox",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv")
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				argv = append(argv, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			argv = append(argv, "--ro-bind", d, d)
+		}
+	}
+	etc := etcFiles
+	if j.iso.Network {
+		etc = append(append([]string(nil), etc...), networkEtcFiles...)
+	}
+	for _, f := range etc {
+		argv = append(argv, "--ro-bind-try", f, f)
+	}
+	for _, f := range []string{"passwd", "group", "hosts"} {
+		argv = append(argv, "--ro-bind", filepath.Join(j.etc, f), "/etc/"+f)
+	}
+	return append(argv, "--proc", "/proc", "--dev", "/dev")
+}
+
+// scratchMounts are a call's /tmp and /dev/shm, as directories of its
+// scratch directory in the workspace: on disk, under the workspace's
+// quota, not in the host's memory as a tmpfs would be (bwrap 0.8 cannot
+// bound one's size).
+var scratchMounts = map[string]string{"/tmp": "tmp", "/dev/shm": "shm"}
+
+// scratchRoot holds the calls' scratch directories in a workspace.
+const scratchRoot = ".agentree/scratch"
+
+// scratch creates a call's scratch directory in the workspace at host,
+// one per call so parallel calls of an execution do not share a /tmp;
+// done removes it. With no jail there is none ("").
+func (j *jail) scratch(host string) (dir string, done func(), err error) {
+	done = func() {}
+	if j.iso.Level == IsolationNone {
+		return "", done, nil
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	dir = filepath.Join(host, scratchRoot, hex.EncodeToString(id[:]))
+	for _, sub := range scratchMounts {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return "", done, fmt.Errorf("bash: scratch directory: %w", err)
+		}
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// dir is the workspace's path as the command sees it.
+func (j *jail) dir(host string) string {
+	if j.iso.Level == IsolationNone {
+		return host
+	}
+	return jailDir
+}
+
+// argv is the command line running bash -c command in the workspace at
+// host, with env as its whole environment and the scratch directory's
+// /tmp and /dev/shm.
+func (j *jail) argv(bash, host, scratch, command string, env []string) []string {
+	if j.iso.Level == IsolationNone {
+		return []string{bash, "-c", command}
+	}
+	argv := append([]string{j.bwrap}, j.fixed...)
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		argv = append(argv, "--setenv", k, v)
+	}
+	for mount, sub := range scratchMounts {
+		argv = append(argv, "--bind", filepath.Join(scratch, sub), mount)
+	}
+	// Read-only last: the jail's own root and /dev are tmpfs a command
+	// could otherwise fill, in the host's memory.
+	return append(argv, "--bind", host, jailDir, "--remount-ro", "/dev", "--remount-ro", "/",
+		"--chdir", jailDir, "--", bash, "-c", command)
+}
+
+// probeTimeout bounds the probe; a jail that hangs is as good as absent.
+const probeTimeout = 10 * time.Second
+
+// probe builds the jail once and runs a command in it that must write
+// to its workspace: the check that this host can run it.
+func (j *jail) probe(state string) error {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return errors.New("bash is not installed on this worker")
+	}
+	ws, err := os.MkdirTemp(state, "probe-")
+	if err != nil {
+		return fmt.Errorf("bash: probe: %w", err)
+	}
+	defer os.RemoveAll(ws)
+	scratch, _, err := j.scratch(ws)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
+	argv := j.argv(bash, ws, scratch, "touch ok", []string{"PATH=" + defaultPath})
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = ws
+	cmd.Env = []string{"PATH=" + defaultPath}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return false
+		return fmt.Errorf("bwrap cannot build the jail on this host (%v: %s); it needs unprivileged user namespaces",
+			err, strings.TrimSpace(out.String()))
 	}
-	ok := filepath.Join(ws, "ok")
-	if _, err := os.Stat(ok); err != nil {
-		return false
+	if _, err := os.Stat(filepath.Join(ws, "ok")); err != nil {
+		return errors.New("bwrap ran, but a command in the jail could not write its workspace")
 	}
-	return os.Remove(ok) == nil
+	return nil
 }

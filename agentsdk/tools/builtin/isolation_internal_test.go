@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,70 +15,86 @@ import (
 	"github.com/agentree/agentree/agentsdk/tools/workspace"
 )
 
-// TestEveryIsolationThisHostOffers runs the same checks under each
-// isolation the host can run, weakest included, so a host that degrades
-// to unshare or to none still kills process groups, hides secrets from
-// the environment and reports its network truthfully. DetectIsolation
-// picks only the strongest; this covers the others.
-func TestEveryIsolationThisHostOffers(t *testing.T) {
-	bashPath, err := exec.LookPath("bash")
-	require.NoError(t, err)
+// TestEveryIsolationLevel runs the same checks under each level, so the
+// weaker one the operator may choose still kills process groups, hides
+// secrets from the environment and reports its network truthfully.
+func TestEveryIsolationLevel(t *testing.T) {
 	port := LoopbackServer(t)
 	t.Setenv("AGENTREE_TEST_SECRET", "sk-isolation-secret")
-	ran := 0
-	for i, iso := range append(append([]Isolation(nil), candidates...), none) {
-		t.Run(fmt.Sprintf("%d-%s", i, iso.Name), func(t *testing.T) {
-			probeWS := t.TempDir()
-			t.Log(iso)
-			if !iso.works(bashPath, probeWS) {
-				t.Logf("not available on this host: %s", iso)
-				return
-			}
-			ran++
+	for i, level := range IsolationLevels {
+		t.Run(level, func(t *testing.T) {
 			ws := workspace.Workspaces{Root: t.TempDir()}
-			b, err := newBash(ws, BashOptions{Env: []string{"PATH"}})
+			b, unavailable, err := newBash(ws, BashOptions{Env: []string{"PATH"}, Isolation: level})
 			require.NoError(t, err)
-			b.isolation = iso
+			require.NoError(t, unavailable, "this host runs bwrap with user namespaces (make up installs it)")
 			w, err := ws.Open("e")
 			require.NoError(t, err)
 			defer w.Close()
-			dir := w.Dir()
+			home := b.jail.dir(w.Dir())
 
 			res, err := b.exec(context.Background(), w, fmt.Sprintf(
 				`env; echo made > made.txt; (exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached || echo unreachable; exit 3`,
 				port), DefaultBashTimeout, nil, nil)
 			require.NoError(t, err)
-			require.Equal(t, 3, res.exit)
+			require.Equal(t, 3, res.exit, res.output)
 			require.NotContains(t, res.output, "sk-isolation-secret")
-			require.Contains(t, res.output, "HOME="+dir+"\n")
-			if iso.NoNetwork {
+			require.Contains(t, res.output, "HOME="+home+"\n")
+			if level == IsolationBwrap {
 				require.Contains(t, res.output, "unreachable\n")
 			} else {
 				require.Contains(t, res.output, "reached\n")
 				require.NotContains(t, res.output, "unreachable")
 			}
-			b2, err := os.ReadFile(filepath.Join(dir, "made.txt"))
+			b2, err := os.ReadFile(filepath.Join(w.Dir(), "made.txt"))
 			require.NoError(t, err)
 			require.Equal(t, "made\n", string(b2))
+			fi, err := os.Stat(filepath.Join(w.Dir(), "made.txt"))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "what a command writes is private too")
 
-			// Under a read-only host, a command cannot write outside its
-			// workspace nor see another execution's.
+			// In the jail, a command cannot write outside its workspace
+			// nor see another execution's.
 			other, err := ws.Open("other")
 			require.NoError(t, err)
 			require.NoError(t, other.Root().WriteFile("theirs.txt", []byte("theirs"), 0o644))
 			other.Close()
 			outside := t.TempDir()
 			res, err = b.exec(context.Background(), w, fmt.Sprintf(
-				`touch '%s/x' && echo wrote-outside; cat ../other/theirs.txt 2>/dev/null || echo hidden`, outside), DefaultBashTimeout, nil, nil)
+				`touch '%s/x' 2>/dev/null && echo wrote-outside; cat '%s/other/theirs.txt' 2>/dev/null || echo hidden`, outside, ws.Root),
+				DefaultBashTimeout, nil, nil)
 			require.NoError(t, err)
 			_, statErr := os.Stat(filepath.Join(outside, "x"))
-			if iso.ReadOnlyHost {
+			if level == IsolationBwrap {
 				require.NotContains(t, res.output, "wrote-outside")
 				require.ErrorIs(t, statErr, os.ErrNotExist)
 				require.Contains(t, res.output, "hidden\n")
 			} else {
 				require.Contains(t, res.output, "wrote-outside\ntheirs")
 				require.NoError(t, statErr)
+			}
+
+			if level == IsolationBwrap {
+				// The jail's root and /dev are read-only; its /tmp and
+				// /dev/shm are the call's own, in the workspace, so the
+				// quota counts them, and they go with the call.
+				res, err = b.exec(context.Background(), w, `echo t > /tmp/t && echo s > /dev/shm/s && ls /workspace/.agentree/scratch/*; `+
+					`mkdir /x; echo y > /dev/y; head -c 3M /dev/zero > /tmp/big`, DefaultBashTimeout, nil, nil)
+				require.NoError(t, err)
+				require.Contains(t, res.output, "shm\ntmp\n")
+				require.Contains(t, res.output, "mkdir: cannot create directory '/x': Read-only file system\n")
+				require.Contains(t, res.output, "/dev/y: Read-only file system\n")
+				require.NoError(t, res.overQuota, "no quota")
+				left, err := os.ReadDir(filepath.Join(w.Dir(), scratchRoot))
+				require.NoError(t, err)
+				require.Empty(t, left, "a call's /tmp goes with it")
+
+				quota := workspace.Workspaces{Root: ws.Root, Quota: 1 << 20}
+				qw, err := quota.Open("q")
+				require.NoError(t, err)
+				res, err = b.exec(context.Background(), qw, `head -c 3M /dev/zero > /tmp/big`, DefaultBashTimeout, nil, nil)
+				qw.Close()
+				require.NoError(t, err)
+				require.ErrorIs(t, res.overQuota, workspace.ErrOverQuota, "the quota counts /tmp")
 			}
 
 			// A sleeper in the background and one in the foreground: the
@@ -92,7 +107,6 @@ func TestEveryIsolationThisHostOffers(t *testing.T) {
 			require.Eventually(t, func() bool { return len(LiveProcesses("sleep", marker)) == 0 }, 10*time.Second, 10*time.Millisecond, "no sleeper is left")
 		})
 	}
-	require.Positive(t, ran)
 }
 
 // LoopbackServer listens on the worker's loopback until the test ends,
@@ -136,24 +150,4 @@ func LiveProcesses(argv ...string) []string {
 		}
 	}
 	return live
-}
-
-// A worker that requires isolation does not start on a host that cannot
-// give it; one that does not require it starts and says so in the tool's
-// description and each result.
-func TestRequireIsolationRefusesAHostWithout(t *testing.T) {
-	DetectIsolation()
-	saved := detected
-	t.Cleanup(func() { detected = saved })
-	ws := workspace.Workspaces{Root: t.TempDir()}
-	for _, host := range []Isolation{none, candidates[2]} {
-		detected = host
-		_, err := newBash(ws, BashOptions{RequireIsolation: true})
-		require.EqualError(t, err, "bash: requireIsolation is set but this host offers only "+host.String()+
-			": install bubblewrap (bwrap) or allow unprivileged user and PID namespaces (unshare)")
-	}
-	detected = none
-	b, err := newBash(ws, BashOptions{})
-	require.NoError(t, err)
-	require.Contains(t, b.tool().Description, "It has the worker's network.")
 }

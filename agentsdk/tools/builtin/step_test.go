@@ -44,7 +44,7 @@ func TestBashOutputIsCappedAndKeptWhole(t *testing.T) {
 	require.NoError(t, x.Run(context.Background()))
 	require.Equal(t, agenttest.StatusCompleted, x.Status, x.Reason)
 
-	whole := "HEAD-MARK\n" + strings.Repeat("x", size) + "\nTAIL-MARK\n[exit status 0; isolation: " + builtin.DetectIsolation().String() + "]"
+	whole := "HEAD-MARK\n" + strings.Repeat("x", size) + "\nTAIL-MARK\n[exit status 0; isolation: " + jailed + "]"
 
 	msgs, err := x.Messages()
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestBashOutputIsCappedAndKeptWhole(t *testing.T) {
 	}
 	require.LessOrEqual(t, len(shown), agentsdk.DefaultToolOutputLimit)
 	require.True(t, strings.HasPrefix(shown, "HEAD-MARK\nxxx"), shown[:20])
-	require.True(t, strings.HasSuffix(shown, "xxx\nTAIL-MARK\n[exit status 0; isolation: "+builtin.DetectIsolation().String()+"]"))
+	require.True(t, strings.HasSuffix(shown, "xxx\nTAIL-MARK\n[exit status 0; isolation: "+jailed+"]"))
 	require.Contains(t, shown, "omitted: the full output is kept in the content store")
 
 	records := x.Store.ToolCalls()

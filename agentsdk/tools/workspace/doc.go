@@ -6,5 +6,9 @@
 // the kernel confines to the directory, so a symlink swapped in between
 // the check and the operation still cannot lead out.
 //
+// Workspaces are private to the worker's user (0700, files 0600), may have
+// a disk quota (CheckQuota), and are removed when their execution ends
+// (Remove) or after they have not been used for a while (Sweep).
+//
 // It imports the standard library only.
 package workspace

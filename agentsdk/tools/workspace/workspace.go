@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrOutside is the error of a path that leads out of the workspace.
@@ -15,12 +16,36 @@ var ErrOutside = errors.New("outside the workspace")
 
 // Workspaces holds one workspace per execution under Root.
 type Workspaces struct {
-	// Root holds the workspaces; it is created if missing. Required.
+	// Root holds the workspaces; it is created (0700) if missing. Required.
 	Root string
+	// Quota is the most bytes of disk a workspace may use; 0: no quota.
+	// Past it, writes are refused (CheckQuota) until files are removed.
+	Quota int64
 }
 
-// DefaultRoot is where workspaces live unless configured otherwise.
-func DefaultRoot() string { return filepath.Join(os.TempDir(), "agentree-workspaces") }
+// DefaultRoot is where workspaces live unless configured otherwise: the
+// worker's state directory ($XDG_STATE_HOME, else ~/.local/state) under
+// agentree/workspaces, not a shared /tmp whose paths anyone can guess and
+// pre-create.
+func DefaultRoot() string {
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(os.TempDir(), "agentree-workspaces")
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "agentree", "workspaces")
+}
+
+// Workspaces and their files are private to the worker's user: commands
+// in the sandbox reach them as that user through the one bind of their
+// own workspace, nobody else does.
+const (
+	DirMode  = 0o700
+	FileMode = 0o600
+)
 
 // Dir is the directory of the execution's workspace; it may not exist
 // yet.
@@ -29,8 +54,9 @@ func (s Workspaces) Dir(executionID string) string { return filepath.Join(s.Root
 // Workspace is one execution's workspace, open for one tool call. Close
 // it when done.
 type Workspace struct {
-	dir  string // absolute, symlinks resolved
-	root *os.Root
+	dir   string // absolute, symlinks resolved
+	root  *os.Root
+	quota int64
 }
 
 // Open creates the execution's workspace if needed and opens it. An
@@ -39,12 +65,20 @@ func (s Workspaces) Open(executionID string) (*Workspace, error) {
 	if s.Root == "" {
 		return nil, errors.New("workspace: no root directory is configured")
 	}
-	if executionID == "" || !filepath.IsLocal(executionID) || filepath.Base(executionID) != executionID {
-		return nil, fmt.Errorf("workspace: execution ID %q cannot name a workspace", executionID)
+	if err := validID(executionID); err != nil {
+		return nil, err
+	}
+	if err := s.ensureRoot(); err != nil {
+		return nil, err
 	}
 	dir := s.Dir(executionID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("workspace: create: %w", err)
+	}
+	// Its modification time is when it was last used: what Sweep goes by.
+	now := time.Now()
+	if err := os.Chtimes(dir, now, now); err != nil {
+		return nil, fmt.Errorf("workspace: touch: %w", err)
 	}
 	dir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -57,7 +91,27 @@ func (s Workspaces) Open(executionID string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace: open: %w", err)
 	}
-	return &Workspace{dir: dir, root: root}, nil
+	return &Workspace{dir: dir, root: root, quota: s.Quota}, nil
+}
+
+// validID refuses an execution ID that is not a plain name: one that
+// would lead elsewhere, or a hidden name (the root's own files are).
+func validID(executionID string) error {
+	if executionID == "" || !filepath.IsLocal(executionID) || filepath.Base(executionID) != executionID || executionID[0] == '.' {
+		return fmt.Errorf("workspace: execution ID %q cannot name a workspace", executionID)
+	}
+	return nil
+}
+
+// ensureRoot creates the root, private to the worker's user.
+func (s Workspaces) ensureRoot() error {
+	if err := os.MkdirAll(s.Root, DirMode); err != nil {
+		return fmt.Errorf("workspace: create root: %w", err)
+	}
+	if err := os.Chmod(s.Root, DirMode); err != nil {
+		return fmt.Errorf("workspace: root: %w", err)
+	}
+	return nil
 }
 
 // Close releases the workspace's directory handle.
