@@ -3,6 +3,7 @@ package scripts_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -148,15 +149,15 @@ func (s privateServices) run(t *testing.T, timeout time.Duration, cmd string) {
 	t.Logf("services.sh %s took %s:\n%s", cmd, time.Since(start).Round(time.Millisecond), out)
 }
 
-// freePorts is the first of n consecutive ports no one listens on.
+// freePorts is the first of n consecutive ports no one listens on, below
+// 32768: the server records its membership ports in a smallint column
+// (and the kernel hands out ports from 32768 up, so none is taken from it).
 func freePorts(t *testing.T, n int) int {
 	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		first := l.Addr().(*net.TCPAddr).Port
-		held := []net.Listener{l}
-		for p := first + 1; p < first+n; p++ {
+	for range 100 {
+		first := 20000 + rand.IntN(32768-n-20000)
+		var held []net.Listener
+		for p := first; p < first+n; p++ {
 			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 			if err != nil {
 				break

@@ -26,7 +26,8 @@ temporal_server_build() {
 # server_port is the server's port TEMPORAL_PORT+$1: the frontend's gRPC
 # port is TEMPORAL_PORT and the others (its membership and HTTP ports,
 # then history's, matching's and worker's gRPC and membership ports) follow
-# it, so two servers' TEMPORAL_PORTs must be at least 9 apart.
+# it, so two servers' TEMPORAL_PORTs must be at least 9 apart. The server
+# records membership ports in a smallint column: all must stay below 32768.
 server_port() { echo $((TEMPORAL_PORT + $1)); }
 
 # pg_sql runs SQL on the cluster over TCP as agentree (initdb's trust
@@ -147,6 +148,9 @@ YAML
 temporal_server_start() {
 	if [ -n "${DATABASE_URL:-}" ]; then
 		log "AGENTREE_TEMPORAL=server keeps Temporal's databases in the local cluster: unset DATABASE_URL"; exit 1
+	fi
+	if [ "$(server_port 8)" -gt 32767 ]; then
+		log "AGENTREE_TEMPORAL_PORT=$TEMPORAL_PORT: the server uses it and the 8 ports after it, which must be below 32768"; exit 1
 	fi
 	mkdir -p "$server_dir"
 	temporal_server_schema
