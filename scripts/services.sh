@@ -244,26 +244,30 @@ running_mode() { cat "$data/temporal-mode" 2>/dev/null || echo "$TEMPORAL_MODE";
 temporal_up() {
 	if [ -n "${TEMPORAL_ADDRESS:-}" ]; then log "TEMPORAL_ADDRESS is set; using it"; return; fi
 	temporal_build
-	[ "$TEMPORAL_MODE" = server ] && temporal_server_build
+	if [ "$TEMPORAL_MODE" = server ]; then temporal_server_build; fi
 	mkdir -p "$data"
 	if temporal_ready; then
 		local running; running=$(cat "$data/temporal-mode" 2>/dev/null || echo dev)
 		if [ "$running" != "$TEMPORAL_MODE" ]; then
-			log "a Temporal $running server already answers on $(temporal_address); stop it first (make down), then AGENTREE_TEMPORAL=$TEMPORAL_MODE make up"
+			log "Temporal answers on $(temporal_address) in mode AGENTREE_TEMPORAL=$running; stop it first (make down), then AGENTREE_TEMPORAL=$TEMPORAL_MODE make up"
 			exit 1
 		fi
 		log "temporal ($TEMPORAL_MODE) already running on $(temporal_address)"
-		[ "$TEMPORAL_MODE" = server ] && temporal_server_namespace
+		if [ "$TEMPORAL_MODE" = server ]; then temporal_server_namespace; fi
 		return
 	fi
-	if [ "$TEMPORAL_MODE" = server ]; then temporal_server_start; else temporal_dev_start; fi
+	local log_file=$data/temporal.log
+	if [ "$TEMPORAL_MODE" = server ]; then
+		temporal_server_start; log_file=$server_dir/server.log
+	else
+		temporal_dev_start
+	fi
 	echo "$TEMPORAL_MODE" >"$data/temporal-mode"
-	local i log_file=$data/temporal.log start=$SECONDS
-	[ "$TEMPORAL_MODE" = server ] && log_file=$server_dir/server.log
+	local i start=$SECONDS
 	for i in $(seq 1 600); do
 		if temporal_ready; then
 			log "temporal ($TEMPORAL_MODE) answers after $((SECONDS - start))s"
-			[ "$TEMPORAL_MODE" = server ] && temporal_server_namespace
+			if [ "$TEMPORAL_MODE" = server ]; then temporal_server_namespace; fi
 			return
 		fi
 		if ! kill -0 "$(cat "$data/temporal.pid")" 2>/dev/null; then
@@ -328,10 +332,16 @@ env)
 	# The UI is known only for the dev server this script runs (the
 	# server mode runs none).
 	[ -n "${TEMPORAL_ADDRESS:-}" ] || [ "$(running_mode)" != dev ] || echo "export AGENTREE_TEMPORAL_UI='$(temporal_ui)'";;
-temporal-bin) temporal_build; echo "$temporal_bin";;
+temporal-bin) temporal_build; [ "$TEMPORAL_MODE" = dev ] || temporal_server_build; echo "$temporal_bin";;
 temporal-server-bin) temporal_server_build; echo "$server_bin";;
+# For a supervisor of its own (samples/chaos): set up the server mode's
+# databases and configuration for PG_PORT and TEMPORAL_PORT, print the
+# command line (an argument a line); once it answers, register its
+# namespace and search attributes.
+temporal-server-prepare) temporal_server_build; temporal_server_prepare; temporal_server_cmd;;
+temporal-server-namespace) temporal_build; temporal_server_namespace;;
 pg-bin) pg_install; command -v initdb;;
 chromium) chromium_install;;
 progress) shift; progress "$@";;
-*) echo "usage: [AGENTREE_TEMPORAL=dev|server] $0 up|down|env|temporal-bin|temporal-server-bin|pg-bin|chromium|progress WHAT CMD..." >&2; exit 2;;
+*) echo "usage: [AGENTREE_TEMPORAL=dev|server] $0 up|down|env|temporal-bin|temporal-server-bin|temporal-server-prepare|temporal-server-namespace|pg-bin|chromium|progress WHAT CMD..." >&2; exit 2;;
 esac

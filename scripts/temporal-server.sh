@@ -145,7 +145,10 @@ YAML
 	} >"$server_dir/agentree.yaml"
 }
 
-temporal_server_start() {
+# temporal_server_prepare checks the ports, sets up the databases and
+# writes the configuration; `services.sh temporal-server-prepare` runs it
+# for a supervisor of its own (samples/chaos).
+temporal_server_prepare() {
 	if [ -n "${DATABASE_URL:-}" ]; then
 		log "AGENTREE_TEMPORAL=server keeps Temporal's databases in the local cluster: unset DATABASE_URL"; exit 1
 	fi
@@ -155,9 +158,19 @@ temporal_server_start() {
 	mkdir -p "$server_dir"
 	temporal_server_schema
 	temporal_server_config
+}
+
+# temporal_server_cmd is the command line that starts the server on what
+# temporal_server_prepare made.
+temporal_server_cmd() {
+	printf '%s\n' "$server_bin" --root "$server_dir" --config . --env agentree --allow-no-auth start
+}
+
+temporal_server_start() {
+	temporal_server_prepare
 	log "starting the Temporal server $TEMPORAL_SERVER_VERSION on 127.0.0.1:$TEMPORAL_PORT (PostgreSQL 127.0.0.1:$PG_PORT, no UI)"
-	nohup "$server_bin" --root "$server_dir" --config . --env agentree --allow-no-auth start \
-		>"$server_dir/server.log" 2>&1 </dev/null &
+	local cmd; mapfile -t cmd < <(temporal_server_cmd)
+	nohup "${cmd[@]}" >"$server_dir/server.log" 2>&1 </dev/null &
 	echo $! >"$data/temporal.pid"
 }
 

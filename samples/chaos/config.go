@@ -47,6 +47,10 @@ type config struct {
 	// localActivities).
 	LocalActivities bool
 
+	// TemporalServer runs the Temporal server itself on the run's Postgres
+	// cluster instead of the dev server (tserver.go).
+	TemporalServer bool
+
 	TemporalBin string
 	Bin         string
 	Keep        bool
@@ -80,6 +84,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.ToolDelay, "tool-delay", 400*time.Millisecond, "research tools: time per call")
 	fs.DurationVar(&c.Settle, "settle", 3*time.Minute, "how long conversations get to finish after the last fault")
 	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "the whole run's limit")
+	fs.BoolVar(&c.TemporalServer, "temporal-server", os.Getenv("AGENTREE_TEMPORAL") == "server", "run the Temporal server on the run's Postgres cluster instead of the dev server (default true with AGENTREE_TEMPORAL=server, as make up)")
 	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.StringVar(&c.Bin, "bin", "", "an agentree binary to run (default: build ./cmd/agentree)")
 	fs.BoolVar(&c.LocalActivities, "local-activities", false, "run the workers' model calls and research tools' calls as local activities (localActivities in their configuration)")
@@ -116,6 +121,10 @@ func defaultTemporalBin() string {
 }
 
 func (c config) String() string {
-	return fmt.Sprintf("seed %d: %d conversations × %d follow-ups, %d one-shots, %d workers; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
-		c.Seed, c.Conversations, c.FollowUps, c.OneShots, c.Workers, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
+	temporal := "the Temporal dev server (SQLite)"
+	if c.TemporalServer {
+		temporal = "the Temporal server (PostgreSQL)"
+	}
+	return fmt.Sprintf("seed %d: %d conversations × %d follow-ups, %d one-shots, %d workers on %s; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
+		c.Seed, c.Conversations, c.FollowUps, c.OneShots, c.Workers, temporal, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
 }

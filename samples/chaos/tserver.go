@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The Temporal server mode (-temporal-server; `AGENTREE_TEMPORAL=server
+// make chaos`): the Temporal server itself on the run's private Postgres
+// cluster instead of the dev server. scripts/services.sh sets it up
+// (databases, schema, configuration, namespace) as it does for
+// `AGENTREE_TEMPORAL=server make up`, so that lives in one place; this
+// harness only supervises the process.
+
+// temporalServerPorts is how many consecutive ports the server takes from
+// its frontend's (services.sh server_port).
+const temporalServerPorts = 9
+
+// services runs `scripts/services.sh cmd` in the server mode for the
+// cluster's Postgres and a Temporal server on port, and returns its
+// standard output.
+func (c *cluster) services(ctx context.Context, port int, cmd string) (string, error) {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return "", err
+	}
+	x := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "services.sh"), cmd)
+	// The shared services' addresses would make the script use them.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "DATABASE_URL" && k != "TEMPORAL_ADDRESS" && !strings.HasPrefix(k, "AGENTREE_") {
+			x.Env = append(x.Env, kv)
+		}
+	}
+	x.Env = append(x.Env, "AGENTREE_TEMPORAL=server", "AGENTREE_DATA="+c.dir,
+		"AGENTREE_PG_PORT="+strconv.Itoa(c.pgPort), "AGENTREE_TEMPORAL_PORT="+strconv.Itoa(port))
+	var stderr bytes.Buffer
+	x.Stderr = &stderr
+	out, err := x.Output()
+	if err != nil {
+		return "", fmt.Errorf("chaos: services.sh %s: %w\n%s", cmd, err, stderr.Bytes())
+	}
+	return string(out), nil
+}
+
+// temporalServerProc sets up the server's databases and configuration
+// and returns the server's process, its frontend on port.
+func (c *cluster) temporalServerProc(ctx context.Context, port int) (*proc, error) {
+	out, err := c.services(ctx, port, "temporal-server-prepare")
+	if err != nil {
+		return nil, err
+	}
+	args := strings.Split(strings.TrimSpace(out), "\n")
+	return &proc{
+		name: "temporal", path: args[0], args: args[1:],
+		logPath:      filepath.Join(c.dir, "temporal.log"),
+		restartDelay: c.cfg.TemporalDown,
+	}, nil
+}
+
+// freePortRun is the first of n consecutive ports no one listens on,
+// below 32768: the server records its membership ports in a smallint
+// column (and the kernel hands out ports from 32768 up).
+func freePortRun(n int) (int, error) {
+	for range 100 {
+		first := 20000 + rand.IntN(32768-n-20000)
+		var held []net.Listener
+		for p := first; p < first+n; p++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				break
+			}
+			held = append(held, l)
+		}
+		for _, l := range held {
+			l.Close()
+		}
+		if len(held) == n {
+			return first, nil
+		}
+	}
+	return 0, fmt.Errorf("chaos: no %d consecutive free ports below 32768", n)
+}
