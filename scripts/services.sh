@@ -24,7 +24,8 @@ temporal_bin="$root/bin/temporal"
 # server) or server (the Temporal server on this PostgreSQL cluster).
 TEMPORAL_MODE=${AGENTREE_TEMPORAL:-dev}
 case "$TEMPORAL_MODE" in dev | server) ;; *) echo "services: AGENTREE_TEMPORAL=$TEMPORAL_MODE: want dev or server" >&2; exit 2;; esac
-# The server version the CLI above embeds, so both share one build cache.
+# The server version the CLI above embeds: one server for both modes. (The
+# builds share little: go install resolves each module's own requirements.)
 TEMPORAL_SERVER_VERSION=v1.29.1
 server_bin="$root/bin/temporal-server"
 sql_tool_bin="$root/bin/temporal-sql-tool"
