@@ -3,7 +3,6 @@ package scripts_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -121,7 +120,13 @@ func newPrivateServices(t *testing.T) privateServices {
 		require.NoError(t, os.Chmod(filepath.Dir(data), 0o755))
 		require.NoError(t, os.Chmod(data, 0o755))
 	}
-	s := privateServices{data: data, pgPort: freePorts(t, 1), temporalPort: freePorts(t, 9)}
+	temporalPort, err := temporaltest.FreeServerPorts()
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	pgPort := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	s := privateServices{data: data, pgPort: pgPort, temporalPort: temporalPort}
 	t.Cleanup(func() { s.run(t, 2*time.Minute, "down") })
 	return s
 }
@@ -147,30 +152,4 @@ func (s privateServices) run(t *testing.T, timeout time.Duration, cmd string) {
 	out, err := c.CombinedOutput()
 	require.NoError(t, err, "services.sh %s:\n%s", cmd, out)
 	t.Logf("services.sh %s took %s:\n%s", cmd, time.Since(start).Round(time.Millisecond), out)
-}
-
-// freePorts is the first of n consecutive ports no one listens on, below
-// 32768: the server records its membership ports in a smallint column
-// (and the kernel hands out ports from 32768 up, so none is taken from it).
-func freePorts(t *testing.T, n int) int {
-	t.Helper()
-	for range 100 {
-		first := 20000 + rand.IntN(32768-n-20000)
-		var held []net.Listener
-		for p := first; p < first+n; p++ {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				break
-			}
-			held = append(held, l)
-		}
-		for _, l := range held {
-			l.Close()
-		}
-		if len(held) == n {
-			return first
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
 }

@@ -21,6 +21,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/temporaltest"
 	"github.com/agentree/agentree/migrations"
 )
 
@@ -267,7 +268,7 @@ func (c *cluster) startTemporal(ctx context.Context) error {
 	}
 	var port int
 	if c.cfg.TemporalServer {
-		p, err := freePortRun(temporalServerPorts)
+		p, err := temporaltest.FreeServerPorts()
 		if err != nil {
 			return err
 		}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,10 +17,6 @@ import (
 // (databases, schema, configuration, namespace) as it does for
 // `AGENTREE_TEMPORAL=server make up`, so that lives in one place; this
 // harness only supervises the process.
-
-// temporalServerPorts is how many consecutive ports the server takes from
-// its frontend's (services.sh server_port).
-const temporalServerPorts = 9
 
 // services runs `scripts/services.sh cmd` in the server mode for the
 // cluster's Postgres and a Temporal server on port, and returns its
@@ -63,28 +57,4 @@ func (c *cluster) temporalServerProc(ctx context.Context, port int) (*proc, erro
 		logPath:      filepath.Join(c.dir, "temporal.log"),
 		restartDelay: c.cfg.TemporalDown,
 	}, nil
-}
-
-// freePortRun is the first of n consecutive ports no one listens on,
-// below 32768: the server records its membership ports in a smallint
-// column (and the kernel hands out ports from 32768 up).
-func freePortRun(n int) (int, error) {
-	for range 100 {
-		first := 20000 + rand.IntN(32768-n-20000)
-		var held []net.Listener
-		for p := first; p < first+n; p++ {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				break
-			}
-			held = append(held, l)
-		}
-		for _, l := range held {
-			l.Close()
-		}
-		if len(held) == n {
-			return first, nil
-		}
-	}
-	return 0, fmt.Errorf("chaos: no %d consecutive free ports below 32768", n)
 }
