@@ -1,21 +1,54 @@
 #!/usr/bin/env bash
 # services.sh up|down|env|status — the local PostgreSQL cluster and Temporal
-# dev server that `make up`, `make test` and `make run` use.
+# server that `make up`, `make test` and `make run` use: the Temporal dev
+# server (SQLite), or with AGENTREE_TEMPORAL=server the Temporal server
+# itself on PostgreSQL, as users run it.
 #
 # With DATABASE_URL or TEMPORAL_ADDRESS set, that service is taken as given
-# and nothing is started for it. Data lives under .data/ (git-ignored). As
+# and nothing is started for it. Data lives under .data/ (git-ignored;
+# AGENTREE_DATA moves it, so a test or a second checkout's services never
+# touch these). As
 # root, PostgreSQL runs as the `postgres` user; when that user cannot reach
 # .data/ (a clone under /root, say) the cluster lives in a private directory
 # under /tmp instead, named after this checkout.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-data="$root/.data"
+data=${AGENTREE_DATA:-$root/.data}
 PG_PORT=${AGENTREE_PG_PORT:-54329}
 TEMPORAL_PORT=${AGENTREE_TEMPORAL_PORT:-7233}
 TEMPORAL_UI_PORT=${AGENTREE_TEMPORAL_UI_PORT:-8233}
 TEMPORAL_VERSION=v1.5.1
 temporal_bin="$root/bin/temporal"
+# AGENTREE_TEMPORAL picks the Temporal `up` starts: dev (the CLI's dev
+# server) or server (the Temporal server on this PostgreSQL cluster).
+TEMPORAL_MODE=${AGENTREE_TEMPORAL:-dev}
+case "$TEMPORAL_MODE" in dev | server) ;; *) echo "services: AGENTREE_TEMPORAL=$TEMPORAL_MODE: want dev or server" >&2; exit 2;; esac
+# The server version the CLI above embeds: one server for both modes. (The
+# builds share little: go install resolves each module's own requirements.)
+TEMPORAL_SERVER_VERSION=v1.29.1
+server_bin="$root/bin/temporal-server"
+sql_tool_bin="$root/bin/temporal-sql-tool"
+server_dir="$data/temporal-server"
+
+# The dynamic configuration both servers get. Eager activity dispatch and
+# a single task-queue partition take the matching round trips out of every
+# model and tool call. The server delays the first task of a run
+# continued-as-new within workflowIdReuseMinimalInterval (1 s) of its
+# predecessor's start; with fast scripted models that throttle, not
+# Agentree, would set the pace.
+temporal_dynamic_config=(
+	system.enableActivityEagerExecution=true
+	matching.numTaskqueueReadPartitions=1
+	matching.numTaskqueueWritePartitions=1
+	'history.workflowIdReuseMinimalInterval="0s"'
+)
+# The search attributes every agent workflow carries (adapter/client/search.go),
+# all Keyword.
+search_attributes=(AgentreeOrg AgentreeKind AgentreeStatus AgentreeDefinition)
+# The server mode's functions (temporal_server_*).
+# shellcheck source=temporal-server.sh
+. "$root/scripts/temporal-server.sh"
 
 log() { printf 'services: %s\n' "$*" >&2; }
 
@@ -124,8 +157,11 @@ pg_dir() {
 	if runuser -u postgres -- test -x "$data" 2>/dev/null && runuser -u postgres -- test -x "$root" 2>/dev/null; then
 		echo "$d"; return
 	fi
-	local key
-	key=$(printf '%s' "$root" | sha256sum | cut -c1-12)
+	# Keyed by the checkout (as before AGENTREE_DATA existed), or by the
+	# data directory when AGENTREE_DATA moved it.
+	local key src=$root
+	[ "$data" = "$root/.data" ] || src=$data
+	key=$(printf '%s' "$src" | sha256sum | cut -c1-12)
 	echo "/tmp/agentree-pg-$key"
 }
 
@@ -202,53 +238,71 @@ temporal_ready() {
 	"$temporal_bin" operator cluster health --address "$(temporal_address)" >/dev/null 2>&1
 }
 
+# running_mode is the mode of the Temporal `up` started (dev before this
+# file was recorded), else the one it would start.
+running_mode() { cat "$data/temporal-mode" 2>/dev/null || echo "$TEMPORAL_MODE"; }
+
 temporal_up() {
 	if [ -n "${TEMPORAL_ADDRESS:-}" ]; then log "TEMPORAL_ADDRESS is set; using it"; return; fi
 	temporal_build
+	if [ "$TEMPORAL_MODE" = server ]; then temporal_server_build; fi
 	mkdir -p "$data"
-	if temporal_ready; then log "temporal already running on $(temporal_address)"; return; fi
-	log "starting the Temporal dev server on 127.0.0.1:$TEMPORAL_PORT (UI :$TEMPORAL_UI_PORT)"
-	# Eager activity dispatch and a single task-queue partition take the
-	# matching round trips out of every model and tool call. The server
-	# delays the first task of a run continued-as-new within
-	# workflowIdReuseMinimalInterval (1 s) of its predecessor's start; with
-	# fast scripted models that throttle, not Agentree, would set the pace.
-	# The search attributes are the ones every agent workflow carries
-	# (adapter/client/search.go).
-	nohup "$temporal_bin" server start-dev \
-		--ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
-		--db-filename "$data/temporal.db" --log-level warn \
-		--dynamic-config-value system.enableActivityEagerExecution=true \
-		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
-		--dynamic-config-value matching.numTaskqueueWritePartitions=1 \
-		--dynamic-config-value history.workflowIdReuseMinimalInterval='"0s"' \
-		--search-attribute AgentreeOrg=Keyword --search-attribute AgentreeKind=Keyword \
-		--search-attribute AgentreeStatus=Keyword --search-attribute AgentreeDefinition=Keyword \
-		>"$data/temporal.log" 2>&1 </dev/null &
-	echo $! >"$data/temporal.pid"
-	echo "$TEMPORAL_UI_PORT" >"$data/temporal-ui-port"
-	local i
-	for i in $(seq 1 300); do
-		temporal_ready && return
+	if temporal_ready; then
+		local running; running=$(cat "$data/temporal-mode" 2>/dev/null || echo dev)
+		if [ "$running" != "$TEMPORAL_MODE" ]; then
+			log "Temporal answers on $(temporal_address) in mode AGENTREE_TEMPORAL=$running; stop it first (make down), then AGENTREE_TEMPORAL=$TEMPORAL_MODE make up"
+			exit 1
+		fi
+		log "temporal ($TEMPORAL_MODE) already running on $(temporal_address)"
+		if [ "$TEMPORAL_MODE" = server ]; then temporal_server_namespace; fi
+		return
+	fi
+	local log_file=$data/temporal.log
+	if [ "$TEMPORAL_MODE" = server ]; then
+		temporal_server_start; log_file=$server_dir/server.log
+	else
+		temporal_dev_start
+	fi
+	echo "$TEMPORAL_MODE" >"$data/temporal-mode"
+	local i start=$SECONDS
+	for i in $(seq 1 600); do
+		if temporal_ready; then
+			log "temporal ($TEMPORAL_MODE) answers after $((SECONDS - start))s"
+			if [ "$TEMPORAL_MODE" = server ]; then temporal_server_namespace; fi
+			return
+		fi
 		if ! kill -0 "$(cat "$data/temporal.pid")" 2>/dev/null; then
-			tail -20 "$data/temporal.log" >&2; log "temporal dev server exited"; exit 1
+			tail -20 "$log_file" >&2; log "temporal ($TEMPORAL_MODE) exited (log $log_file)"; exit 1
 		fi
 		sleep 0.2
 	done
-	log "temporal dev server did not answer within 60s"; exit 1
+	log "temporal ($TEMPORAL_MODE) did not answer within 120s (log $log_file)"; exit 1
+}
+
+temporal_dev_start() {
+	log "starting the Temporal dev server on 127.0.0.1:$TEMPORAL_PORT (UI :$TEMPORAL_UI_PORT)"
+	local flags=() kv name
+	for kv in "${temporal_dynamic_config[@]}"; do flags+=(--dynamic-config-value "$kv"); done
+	for name in "${search_attributes[@]}"; do flags+=(--search-attribute "$name=Keyword"); done
+	nohup "$temporal_bin" server start-dev \
+		--ip 127.0.0.1 --port "$TEMPORAL_PORT" --ui-port "$TEMPORAL_UI_PORT" \
+		--db-filename "$data/temporal.db" --log-level warn "${flags[@]}" \
+		>"$data/temporal.log" 2>&1 </dev/null &
+	echo $! >"$data/temporal.pid"
+	echo "$TEMPORAL_UI_PORT" >"$data/temporal-ui-port"
 }
 
 temporal_down() {
 	[ -n "${TEMPORAL_ADDRESS:-}" ] && return
 	local pidf="$data/temporal.pid"
 	if [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; then
-		log "stopping temporal"
+		log "stopping temporal ($(running_mode))"
 		local pid; pid=$(cat "$pidf")
 		kill "$pid"
 		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$pid" 2>/dev/null || true
 	fi
-	rm -f "$pidf" "$data/temporal-ui-port"
+	rm -f "$pidf" "$data/temporal-ui-port" "$data/temporal-mode"
 }
 
 # temporal_ui is the UI of the dev server `make up` started: the port it
@@ -276,11 +330,19 @@ up) sandbox_install; pg_up; temporal_up; migrate; log "ready: $(database_url) $(
 down) dev_down; temporal_down; pg_down;;
 env)
 	echo "export DATABASE_URL='$(database_url)'"; echo "export TEMPORAL_ADDRESS='$(temporal_address)'"
-	# The UI is known only for the dev server this script runs.
-	[ -n "${TEMPORAL_ADDRESS:-}" ] || echo "export AGENTREE_TEMPORAL_UI='$(temporal_ui)'";;
-temporal-bin) temporal_build; echo "$temporal_bin";;
+	# The UI is known only for the dev server this script runs (the
+	# server mode runs none).
+	[ -n "${TEMPORAL_ADDRESS:-}" ] || [ "$(running_mode)" != dev ] || echo "export AGENTREE_TEMPORAL_UI='$(temporal_ui)'";;
+temporal-bin) temporal_build; [ "$TEMPORAL_MODE" = dev ] || temporal_server_build; echo "$temporal_bin";;
+temporal-server-bin) temporal_server_build; echo "$server_bin";;
+# For a supervisor of its own (samples/chaos): set up the server mode's
+# databases and configuration for PG_PORT and TEMPORAL_PORT, print the
+# command line (an argument a line); once it answers, register its
+# namespace and search attributes.
+temporal-server-prepare) temporal_server_build; temporal_server_prepare; temporal_server_cmd;;
+temporal-server-namespace) temporal_build; temporal_server_namespace;;
 pg-bin) pg_install; command -v initdb;;
 chromium) chromium_install;;
 progress) shift; progress "$@";;
-*) echo "usage: $0 up|down|env|temporal-bin|pg-bin|chromium|progress WHAT CMD..." >&2; exit 2;;
+*) echo "usage: [AGENTREE_TEMPORAL=dev|server] $0 up|down|env|temporal-bin|temporal-server-bin|temporal-server-prepare|temporal-server-namespace|pg-bin|chromium|progress WHAT CMD..." >&2; exit 2;;
 esac

@@ -106,14 +106,18 @@ func TestMakeUpSaysHowToInstallPostgres(t *testing.T) {
 
 // TestEnvNamesTheTemporalUI: `services.sh env` exports the UI address of
 // the dev server `make up` started (its recorded port), so `agentree dev`
-// prints the right one; with TEMPORAL_ADDRESS given it names none.
+// prints the right one; with TEMPORAL_ADDRESS given, or the server mode
+// (which runs no UI), it names none, and the server mode's other exports
+// are the dev server's.
 func TestEnvNamesTheTemporalUI(t *testing.T) {
 	clone := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(clone, "scripts"), 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(clone, ".data"), 0o755))
-	script, err := os.ReadFile("services.sh")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(clone, "scripts", "services.sh"), script, 0o755))
+	for _, name := range []string{"services.sh", "temporal-server.sh"} {
+		script, err := os.ReadFile(name)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(clone, "scripts", name), script, 0o755))
+	}
 	env := func(extra ...string) string {
 		cmd := exec.Command("bash", filepath.Join(clone, "scripts", "services.sh"), "env")
 		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, extra...)
@@ -125,4 +129,8 @@ func TestEnvNamesTheTemporalUI(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(clone, ".data", "temporal-ui-port"), []byte("18233\n"), 0o644))
 	require.Contains(t, env(), "export AGENTREE_TEMPORAL_UI='http://127.0.0.1:18233'", "the port make up started it with")
 	require.NotContains(t, env("TEMPORAL_ADDRESS=10.0.0.1:7233"), "AGENTREE_TEMPORAL_UI")
+	server := env("AGENTREE_TEMPORAL=server")
+	require.NotContains(t, server, "AGENTREE_TEMPORAL_UI")
+	require.Equal(t, "export DATABASE_URL='postgres://agentree@127.0.0.1:54329/agentree?sslmode=disable'\n"+
+		"export TEMPORAL_ADDRESS='127.0.0.1:7233'\n", server)
 }

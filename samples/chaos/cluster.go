@@ -21,6 +21,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/temporaltest"
 	"github.com/agentree/agentree/migrations"
 )
 
@@ -152,11 +153,10 @@ func buildAgentree(ctx context.Context, cfg config, dir string) (string, error) 
 	if cfg.Bin != "" {
 		return cfg.Bin, nil
 	}
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
-		return "", fmt.Errorf("chaos: find the module root (go env GOMOD): %v", err)
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return "", err
 	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
 	bin := filepath.Join(dir, "agentree")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/agentree")
 	cmd.Dir = root
@@ -164,6 +164,15 @@ func buildAgentree(ctx context.Context, cfg config, dir string) (string, error) 
 		return "", fmt.Errorf("chaos: go build ./cmd/agentree: %w\n%s", err, b)
 	}
 	return bin, nil
+}
+
+// moduleRoot is this checkout's directory.
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
+		return "", fmt.Errorf("chaos: find the module root (go env GOMOD): %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
 }
 
 // freePort asks the kernel for a port no one listens on.
@@ -257,16 +266,29 @@ func (c *cluster) startTemporal(ctx context.Context) error {
 	if _, err := os.Stat(c.cfg.TemporalBin); err != nil {
 		return fmt.Errorf("chaos: the Temporal CLI %s: %w (scripts/services.sh temporal-bin builds it)", c.cfg.TemporalBin, err)
 	}
-	var ports [3]int
-	for i := range ports {
-		p, err := freePort()
+	var port int
+	if c.cfg.TemporalServer {
+		p, err := temporaltest.FreeServerPorts()
 		if err != nil {
 			return err
 		}
-		ports[i] = p
+		port = p
+		if c.temporal, err = c.temporalServerProc(ctx, port); err != nil {
+			return err
+		}
+	} else {
+		var ports [3]int
+		for i := range ports {
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			ports[i] = p
+		}
+		port = ports[0]
+		c.temporal = c.temporalProc(ports[0], ports[1], ports[2])
 	}
-	c.temporalAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
-	c.temporal = c.temporalProc(ports[0], ports[1], ports[2])
+	c.temporalAddr = "127.0.0.1:" + strconv.Itoa(port)
 	if err := c.temporal.start(); err != nil {
 		return err
 	}
@@ -278,10 +300,14 @@ func (c *cluster) startTemporal(ctx context.Context) error {
 		if err == nil {
 			c.tc = tc
 			c.undo = append(c.undo, tc.Close)
-			return nil
+			if c.cfg.TemporalServer {
+				// The server makes no namespace of its own.
+				_, err = c.services(ctx, port, "temporal-server-namespace")
+			}
+			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("chaos: the Temporal dev server did not answer within 2m (log %s): %w", c.temporal.logPath, err)
+			return fmt.Errorf("chaos: the Temporal server did not answer within 2m (log %s): %w", c.temporal.logPath, err)
 		}
 		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
 			return err

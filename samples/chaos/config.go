@@ -54,6 +54,10 @@ type config struct {
 	// the faults, to measure how soon a cancel takes effect.
 	CancelProbes int
 
+	// TemporalServer runs the Temporal server itself on the run's Postgres
+	// cluster instead of the dev server (tserver.go).
+	TemporalServer bool
+
 	TemporalBin string
 	Bin         string
 	Keep        bool
@@ -87,6 +91,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.ToolDelay, "tool-delay", 400*time.Millisecond, "research tools: time per call")
 	fs.DurationVar(&c.Settle, "settle", 3*time.Minute, "how long conversations get to finish after the last fault")
 	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "the whole run's limit")
+	fs.BoolVar(&c.TemporalServer, "temporal-server", os.Getenv("AGENTREE_TEMPORAL") == "server", "run the Temporal server on the run's Postgres cluster instead of the dev server (default true with AGENTREE_TEMPORAL=server, as make up)")
 	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.StringVar(&c.Bin, "bin", "", "an agentree binary to run (default: build ./cmd/agentree)")
 	fs.BoolVar(&c.LocalActivities, "local-activities", false, "run the research tools' calls as local activities too (localActivities.tools in the workers' configuration); model calls are local activities by default")
@@ -132,6 +137,10 @@ func (c config) String() string {
 	if c.LocalActivities {
 		mode += ", research tools as local activities"
 	}
-	return fmt.Sprintf("seed %d, %s: %d conversations × %d follow-ups, %d one-shots, %d workers; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
-		c.Seed, mode, c.Conversations, c.FollowUps, c.OneShots, c.Workers, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
+	temporal := "the Temporal dev server (SQLite)"
+	if c.TemporalServer {
+		temporal = "the Temporal server (PostgreSQL)"
+	}
+	return fmt.Sprintf("seed %d, %s: %d conversations × %d follow-ups, %d one-shots, %d workers on %s; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
+		c.Seed, mode, c.Conversations, c.FollowUps, c.OneShots, c.Workers, temporal, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)
 }
