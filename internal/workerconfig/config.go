@@ -67,10 +67,15 @@ type Config struct {
 	// Workspace is where the builtin tool set's file tools and bash work.
 	Workspace Workspace `yaml:"workspace"`
 	// ToolPolicy sets, per tool name or glob, whether a call runs (auto),
-	// waits for a person's approval (ask) or is never run (forbid), under
-	// what an execution's config.toolPolicy says; omitted: each tool's own
-	// default (the builtin set's bash, write_file and edit_file ask).
+	// waits for a person's approval (ask) or is never run (forbid): a
+	// ceiling an execution's config.toolPolicy can only tighten; omitted:
+	// each tool's own default (the builtin set's bash, write_file and
+	// edit_file ask).
 	ToolPolicy agentsdk.Policies `yaml:"toolPolicy"`
+	// Orgs configure organizations apart, by slug: the tool sets and tools
+	// each may use and its policy over toolPolicy (Org); omitted: every
+	// organization gets every tool under toolPolicy.
+	Orgs map[string]Org `yaml:"orgs"`
 	// ContextWindows are models' context windows in tokens by model ID
 	// prefix (or "provider/prefix"), over the built-in table: what
 	// compaction measures a context against. Omitted: the built-in table
@@ -223,7 +228,7 @@ func Parse(data []byte) (Config, error) {
 var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
 
 var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent",
-	"Workspace": "workspace", "Bash": "workspace.bash", "MCPServer": "an MCP server", "LocalActivities": "localActivities"}
+	"Workspace": "workspace", "Bash": "workspace.bash", "MCPServer": "an MCP server", "LocalActivities": "localActivities", "Org": "an org"}
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
 // wording names the Go type it was decoded into.
@@ -343,6 +348,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.MCP = withMCPDefaults(c.MCP, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
+	checkOrgs(c.Orgs, c.ToolSets, bad)
 	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
 	c.Retention = c.Retention.withDefaults(bad)
 	if len(c.LocalActivities.Tools) == 0 {
