@@ -201,7 +201,9 @@ func TestForbiddenToolIsNotAdvertised(t *testing.T) {
 // activityEnv is a Temporal test environment registered as a worker's
 // activities are: the tool activities run there as on a worker, on the
 // same store.
-type activityEnv struct{ *testsuite.TestActivityEnvironment }
+type activityEnv struct {
+	*testsuite.TestActivityEnvironment
+}
 
 func (activityEnv) RegisterWorkflowWithOptions(any, workflow.RegisterOptions) {}
 
@@ -272,4 +274,3 @@ func written(t *testing.T, root, name string) []string {
 	}))
 	return found
 }
-

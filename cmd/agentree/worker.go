@@ -73,8 +73,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		return nil, err
 	}
 	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
-		OrgTools: orgTools,
-		ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
+		OrgTools: orgTools, ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
 		LocalStore: local, LocalName: w.LocalStore.Name, LocalGrace: w.LocalStore.Grace, LocalModelCalls: w.LocalModelCalls,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider})
 	if err != nil {
