@@ -232,7 +232,10 @@ var sections = map[string]string{"Config": "the top level", "Endpoint": "an endp
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
 // wording names the Go type it was decoded into.
-var wrongType = regexp.MustCompile(`cannot unmarshal (\S+) (.*) into (\S+)`)
+var wrongType = regexp.MustCompile(`cannot unmarshal (\S+)(?: (.*))? into (\S+)`)
+
+// yamlKinds name the kinds of YAML node yaml's errors give as tags.
+var yamlKinds = map[string]string{"!!seq": "a list", "!!map": "a mapping", "!!str": "a string"}
 
 // yamlError rewords a decoding error in the file's terms.
 func yamlError(err error) error {
@@ -258,7 +261,11 @@ func yamlError(err error) error {
 		case into == "time.Duration":
 			want = "a duration such as 90s or 2m"
 		}
-		return fmt.Sprintf("%s is not %s", g[2], want)
+		got := g[2]
+		if got == "" {
+			got = cmp.Or(yamlKinds[g[1]], "the value")
+		}
+		return fmt.Sprintf("%s is not %s", got, want)
 	})
 	return errors.New(msg)
 }
