@@ -39,8 +39,8 @@ type Options struct {
 	// Tools models may call, by name.
 	Tools []*agentsdk.Tool
 	// ToolPolicy is the worker's tool policy: per tool name or glob, auto,
-	// ask or forbid, under an execution's config.toolPolicy and over each
-	// tool's own default (agentsdk.PolicyFor).
+	// ask or forbid, over each tool's own default; a ceiling an
+	// execution's config.toolPolicy can only tighten (agentsdk.PolicyFor).
 	ToolPolicy agentsdk.Policies
 	// OrgTools configures organizations apart, by organization ID: the
 	// tools each may use (others are forbidden to it: not advertised in
