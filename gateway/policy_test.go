@@ -192,6 +192,16 @@ func TestForbiddenToolIsNotAdvertised(t *testing.T) {
 		require.Contains(t, r.Body["message"], fmt.Sprintf("tool %q is forbidden by the operator's policy", tool), why)
 	}
 
+	// Nor may a fork's config name it.
+	id, path := e.startAs(e.keyB, e.orgB, "hi", []string{"read_file"}, nil)
+	poll(t, time.Minute, func() bool {
+		return e.do(e.keyB, http.MethodGet, path, nil).Body["status"] == "COMPLETED"
+	}, "execution %s never completed", id)
+	entries := items(t, e.ok(e.keyB, http.MethodGet, path+"/entries?pageSize=500", nil), "entries")
+	r := e.fails(e.keyB, http.MethodPost, path+"/fork", map[string]any{"entryId": entries[0]["id"], "userPrompt": "again",
+		"config": map[string]any{"tools": []string{"bash"}}}, http.StatusBadRequest, "invalid_argument")
+	require.Contains(t, r.Body["message"], `tool "bash" is forbidden by the operator's policy`)
+
 	// Organization A is not configured apart: bash is served to it.
 	e.ok(e.keyA, http.MethodPost, "/api/orgs/"+e.orgA.Slug+"/agent-executions", map[string]any{
 		"kind": "react-agent", "userPrompt": "hi", "models": scriptedModel, "tools": []string{"bash", "grep"},
