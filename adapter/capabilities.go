@@ -163,15 +163,31 @@ func (c *capabilities) row(key capKey) entrystore.WorkerCapability {
 	for _, a := range c.o.Agents {
 		row.Kinds = append(row.Kinds, a.Kind())
 	}
+	op := c.o.operator()
 	for _, name := range c.o.tools.Names() {
-		s := c.o.tools[name].Spec()
-		row.Tools = append(row.Tools, entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+		t := c.o.tools[name]
+		s := t.Spec()
+		ct := entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
+			Policy: string(op.Ceiling(unconfiguredOrg, name, t))}
+		for org := range op.Orgs {
+			if p := string(op.Ceiling(org, name, t)); p != ct.Policy {
+				if ct.OrgPolicies == nil {
+					ct.OrgPolicies = map[string]string{}
+				}
+				ct.OrgPolicies[org] = p
+			}
+		}
+		row.Tools = append(row.Tools, ct)
 	}
 	for _, e := range c.o.endpoints.Infos() {
 		row.Models = append(row.Models, entrystore.CapabilityModels{Name: e.Name, Provider: e.Provider, Models: e.Models})
 	}
 	return row
 }
+
+// unconfiguredOrg stands for any organization Options.OrgTools does not
+// name: no organization ID is empty.
+const unconfiguredOrg = ""
 
 // moduleVersion is the version workers report by default: the main
 // module's as the Go toolchain stamped it, or for a build from a checkout

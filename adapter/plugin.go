@@ -39,9 +39,16 @@ type Options struct {
 	// Tools models may call, by name.
 	Tools []*agentsdk.Tool
 	// ToolPolicy is the worker's tool policy: per tool name or glob, auto,
-	// ask or forbid, under an execution's config.toolPolicy and over each
-	// tool's own default (agentsdk.PolicyFor).
+	// ask or forbid, over each tool's own default; a ceiling an
+	// execution's config.toolPolicy can only tighten (agentsdk.PolicyFor).
 	ToolPolicy agentsdk.Policies
+	// OrgTools configures organizations apart, by organization ID: the
+	// tools each may use (others are forbidden to it: not advertised in
+	// its capabilities, refused at create, never run) and its policy over
+	// ToolPolicy. An organization not in it gets every tool under
+	// ToolPolicy. Both are ceilings an execution's config.toolPolicy can
+	// only tighten (agentsdk.PolicyFor).
+	OrgTools map[string]agentsdk.OrgTools
 	// ContextWindows extends the built-in table of models' context
 	// windows, which compaction measures contexts against (for models
 	// the table does not know, or knows wrongly).
@@ -281,6 +288,9 @@ func (o Options) validate() (*Options, error) {
 	if problems := o.ToolPolicy.Problems("ToolPolicy"); len(problems) > 0 {
 		return nil, errors.New("adapter: Options." + strings.Join(problems, "; "))
 	}
+	if err := checkOrgTools(o.OrgTools, tools); err != nil {
+		return nil, err
+	}
 	if o.ReconcileInterval == 0 {
 		o.ReconcileInterval = 5 * time.Second
 	}
@@ -329,7 +339,7 @@ func (o Options) validate() (*Options, error) {
 	}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
-		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.ToolPolicy, Windows: o.ContextWindows,
+		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.operator(), Windows: o.ContextWindows,
 			Compacting: obs.compacting, Cache: cache},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,

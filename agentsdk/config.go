@@ -54,9 +54,9 @@ type Config struct {
 	// with a fresh budget. 0: no budget (maxTurns still bounds each input).
 	MaxSteps int `json:"maxSteps,omitempty"`
 	// ToolPolicy sets, per tool name or glob, whether a call runs (auto),
-	// waits for a person's approval (ask) or is never run (forbid); what
-	// it does not cover, the worker's configuration and then the tool's
-	// default decide (see PolicyFor).
+	// waits for a person's approval (ask) or is never run (forbid), under
+	// the operator's ceiling (the worker's configuration, then the tool's
+	// default): it can only tighten it (see PolicyFor).
 	ToolPolicy Policies `json:"toolPolicy,omitempty"`
 	// PersistenceMode is where the conversation is kept: "remote" (the
 	// default) in the shared Postgres, or "local" in a store on the worker

@@ -79,20 +79,79 @@ func (p Policies) Problems(field string) []string {
 	return problems
 }
 
-// PolicyFor is the policy of a call to tool t (nil: a tool the worker
-// does not serve) under the execution's policies, then the worker's, then
-// the tool's own default; auto when none says.
-func PolicyFor(name string, t *Tool, execution, worker Policies) ToolPolicy {
-	if pol, ok := execution.Lookup(name); ok {
-		return pol
+// Stricter is the more restrictive of a and b (forbid > ask > auto); ""
+// says nothing, so the other holds.
+func Stricter(a, b ToolPolicy) ToolPolicy {
+	rank := func(p ToolPolicy) int { return slices.Index([]ToolPolicy{"", PolicyAuto, PolicyAsk, PolicyForbid}, p) }
+	if rank(b) > rank(a) {
+		return b
 	}
-	if pol, ok := worker.Lookup(name); ok {
+	return a
+}
+
+// OrgTools is what the operator lets one organization use on a worker.
+type OrgTools struct {
+	// Tools, when not nil, are the only tools the organization's
+	// executions may call: every other tool of the worker is forbidden to
+	// it (not advertised, refused at create, never run).
+	Tools []string
+	// ToolPolicy is the organization's policy, per tool name or glob; what
+	// it does not cover, the worker's policy decides.
+	ToolPolicy Policies
+}
+
+// Operator is the operator's tool policy: the worker's, and per
+// organization ID what that organization may use. It is a ceiling: an
+// execution's own policy can only tighten it (PolicyFor).
+type Operator struct {
+	// Policy is the worker's policy, per tool name or glob.
+	Policy Policies
+	// Orgs are the organizations configured apart, by ID; one not in it
+	// gets every tool under Policy.
+	Orgs map[string]OrgTools
+}
+
+// Ceiling is the most the operator lets a call of tool name (t: the
+// worker's tool, nil when it serves none) by organization org do: forbid
+// for a tool off the organization's list; else the organization's policy,
+// then the worker's, then the tool's own default (the operator's word
+// overrides the tool author's), auto when none says.
+func (o Operator) Ceiling(org, name string, t *Tool) ToolPolicy {
+	if ot, ok := o.Orgs[org]; ok {
+		if ot.Tools != nil && !slices.Contains(ot.Tools, name) {
+			return PolicyForbid
+		}
+		if pol, ok := ot.ToolPolicy.Lookup(name); ok {
+			return pol
+		}
+	}
+	if pol, ok := o.Policy.Lookup(name); ok {
 		return pol
 	}
 	if t != nil && t.Policy != "" {
 		return t.Policy
 	}
 	return PolicyAuto
+}
+
+// PolicyFor is the policy of a call to tool name (t: the worker's tool,
+// nil when it serves none) by organization org: the stricter of the
+// operator's ceiling and the execution's policy (its definition's and
+// request's config.toolPolicy). A tenant can only tighten: {"*": "auto"}
+// lifts nothing the operator or the tool asks for or forbids. Every
+// runtime, step and check resolves policies through it.
+func PolicyFor(org, name string, t *Tool, execution Policies, op Operator) ToolPolicy {
+	tenant, _ := execution.Lookup(name)
+	return Stricter(op.Ceiling(org, name, t), tenant)
+}
+
+// ForbiddenMessage is the error a call or request naming a forbidden tool
+// gets: who forbids it, in the API's terms.
+func ForbiddenMessage(name string, byOperator bool) string {
+	if byOperator {
+		return fmt.Sprintf("tool %q is forbidden by the operator's policy", name)
+	}
+	return fmt.Sprintf("tool %q is forbidden by this execution's tool policy", name)
 }
 
 // Risks a tool declares, shown with a call that waits for approval.

@@ -33,6 +33,24 @@ type CapabilityTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Policy is the operator's ceiling on the tool's calls (auto, ask or
+	// forbid; "" from a worker that records none: auto) for organizations
+	// the worker does not configure apart, and OrgPolicies the ceiling of
+	// each it does, by organization ID, where that differs.
+	Policy      string            `json:"policy,omitempty"`
+	OrgPolicies map[string]string `json:"orgPolicies,omitempty"`
+}
+
+// ToolForbidden is the ceiling that keeps a tool from an organization.
+const ToolForbidden = "forbid"
+
+// PolicyFor is the operator's ceiling on the tool's calls by organization
+// orgID.
+func (t CapabilityTool) PolicyFor(orgID string) string {
+	if p, ok := t.OrgPolicies[orgID]; ok {
+		return p
+	}
+	return t.Policy
 }
 
 // CapabilityModels is one named model endpoint a worker calls: its

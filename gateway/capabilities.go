@@ -70,9 +70,10 @@ func (l *liveWorkers) check(ctx context.Context, fn func([]entrystore.WorkerCapa
 }
 
 // served checks that live workers on queue run kind and everything cfg
-// names: a 503 when no worker polls the queue, a 400 listing what they
-// offer when one of the names is not served there.
-func served(rows []entrystore.WorkerCapability, queue, kind string, cfg agentsdk.Config) error {
+// names for organization orgID: a 503 when no worker polls the queue, a
+// 400 listing what they offer when one of the names is not served there
+// (or saying why, for a tool the operator forbids the organization).
+func served(rows []entrystore.WorkerCapability, orgID, queue, kind string, cfg agentsdk.Config) error {
 	var onQueue, elsewhere []entrystore.WorkerCapability
 	for _, r := range rows {
 		if r.TaskQueue == queue {
@@ -89,21 +90,28 @@ func served(rows []entrystore.WorkerCapability, queue, kind string, cfg agentsdk
 		}
 		return status.Error(codes.Unavailable, msg)
 	}
-	return offers(onQueue, fmt.Sprintf("on task queue %q", queue), kind, cfg)
+	return offers(onQueue, orgID, fmt.Sprintf("on task queue %q", queue), kind, cfg)
 }
 
-// offers checks kind and cfg's tools and models against rows, which are
-// described as where in messages.
-func offers(rows []entrystore.WorkerCapability, where, kind string, cfg agentsdk.Config) error {
+// offers checks kind and cfg's tools and models against rows as
+// organization orgID sees them (forOrg), which are described as where in
+// messages.
+func offers(rows []entrystore.WorkerCapability, orgID, where, kind string, cfg agentsdk.Config) error {
 	var problems []string
+	rows, forbidden := forOrg(rows, orgID)
 	u := union(rows)
 	if kind != "" && !slices.Contains(u.kinds, kind) {
 		problems = append(problems, fmt.Sprintf("unknown agent kind %q: live workers %s run %s", kind, where, listed(u.kinds)))
 	}
 	for _, t := range cfg.Tools {
-		if _, ok := u.tools[t]; !ok {
-			problems = append(problems, fmt.Sprintf("unknown tool %q: live workers %s offer %s", t, where, listed(sortedKeys(u.tools))))
+		if _, ok := u.tools[t]; ok {
+			continue
 		}
+		if forbidden[t] {
+			problems = append(problems, agentsdk.ForbiddenMessage(t, true))
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("unknown tool %q: live workers %s offer %s", t, where, listed(sortedKeys(u.tools))))
 	}
 	for i, m := range cfg.Models {
 		if !u.serves(m) {
@@ -115,6 +123,23 @@ func offers(rows []entrystore.WorkerCapability, where, kind string, cfg agentsdk
 		return invalid("%s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// forOrg is rows as organization orgID sees them: without the tools the
+// operator forbids it (listed in forbidden), which it is neither shown nor
+// allowed to name.
+func forOrg(rows []entrystore.WorkerCapability, orgID string) (out []entrystore.WorkerCapability, forbidden map[string]bool) {
+	forbidden = map[string]bool{}
+	out = make([]entrystore.WorkerCapability, len(rows))
+	for i, r := range rows {
+		r.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t entrystore.CapabilityTool) bool {
+			f := t.PolicyFor(orgID) == entrystore.ToolForbidden
+			forbidden[t.Name] = forbidden[t.Name] || f
+			return f
+		})
+		out[i] = r
+	}
+	return out, forbidden
 }
 
 // providerHint says how to serve provider when no live worker has an
@@ -243,17 +268,18 @@ func toTool(t entrystore.CapabilityTool) *pb.ToolCapability {
 	return tc
 }
 
-// GetCapabilities lists what the live workers serve. It is the same for
-// every organization (workers serve them all) but, like every route,
-// needs an organization's key.
+// GetCapabilities lists what the live workers serve the organization:
+// every kind and model, and the tools but those the operator forbids it.
 func (s *service) GetCapabilities(ctx context.Context, req *pb.GetCapabilitiesRequest) (*pb.Capabilities, error) {
-	if _, err := s.authorize(ctx, req.GetOrg()); err != nil {
+	org, err := s.authorize(ctx, req.GetOrg())
+	if err != nil {
 		return nil, err
 	}
 	rows, err := s.v.live.get(ctx, false)
 	if err != nil {
 		return nil, toStatus(s.log, "list worker capabilities", err)
 	}
+	rows, _ = forOrg(rows, org.ID)
 	out := &pb.Capabilities{Workers: []*pb.WorkerCapabilities{}}
 	for _, r := range rows {
 		w := &pb.WorkerCapabilities{

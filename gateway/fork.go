@@ -42,6 +42,17 @@ func (s *service) ForkAgentExecution(ctx context.Context, req *pb.ForkAgentExecu
 		if err := cfg.Validate(nil, nil); err != nil {
 			return nil, invalid("%s", strings.TrimPrefix(err.Error(), "invalid input: "))
 		}
+		// A fork's tools are checked as a create's: none the operator
+		// forbids the organization.
+		err = s.v.live.check(ctx, func(rows []entrystore.WorkerCapability) error {
+			if len(rows) == 0 {
+				return nil
+			}
+			return offers(rows, ex.OrgID, "on any task queue", "", cfg)
+		})
+		if err != nil {
+			return nil, capError(s.log, err)
+		}
 		fr.Config = &cfg
 	}
 	cctx, cancel := committed(ctx)

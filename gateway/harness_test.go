@@ -77,6 +77,11 @@ type envOptions struct {
 	tel *telemetry.Telemetry
 	// runEvents is the worker's adapter.Options.RunEvents.
 	runEvents int
+	// toolPolicy is the worker's adapter.Options.ToolPolicy.
+	toolPolicy agentsdk.Policies
+	// orgTools, when set, gives the worker's adapter.Options.OrgTools
+	// (the test's organizations exist by then).
+	orgTools func(*env) map[string]agentsdk.OrgTools
 }
 
 // instrumentClient adds tel's Temporal interceptor and metrics handler.
@@ -205,6 +210,10 @@ func (e *env) startWorker(queue string, o envOptions) {
 	opts := adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: o.providers, Tools: o.tools, RunEvents: o.runEvents, ContextWindows: o.windows,
+		ToolPolicy: o.toolPolicy,
+	}
+	if o.orgTools != nil {
+		opts.OrgTools = o.orgTools(e)
 	}
 	if o.tel != nil {
 		opts.TracerProvider, opts.MeterProvider = o.tel.TracerProvider, o.tel.MeterProvider

@@ -99,7 +99,7 @@ func Start(opts Options) (*Execution, error) {
 		opts.ExecutionID = "mem"
 	}
 	x := &Execution{opts: opts, Store: newStore(opts.Config, opts.ExecutionID), Status: StatusRunning}
-	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools, Policy: opts.ToolPolicy}
+	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools, Policy: agentsdk.Operator{Policy: opts.ToolPolicy}}
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, opts.UserPrompt)
 	b, _ := json.Marshal(msg)
 	es, err := x.Store.AppendEntries(context.Background(), "", []agentsdk.Entry{{

@@ -19,8 +19,9 @@ type Deps struct {
 	// Endpoints route model calls to the providers serving them.
 	Endpoints *agentsdk.Endpoints
 	Tools     agentsdk.Tools
-	// Policy is the worker's tool policy, under the execution's.
-	Policy agentsdk.Policies
+	// Policy is the operator's tool policy: a ceiling over the
+	// execution's (agentsdk.PolicyFor).
+	Policy agentsdk.Operator
 	// Now is the clock for latencies and durations; nil = time.Now.
 	Now func() time.Time
 	// Publish tunes how model calls' deltas are batched to the stream.
@@ -219,7 +220,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
-	offered := d.offered(cfg)
+	offered := d.offered(in.OrgID, cfg)
 	tools, err := d.Tools.Specs(offered)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
@@ -260,7 +261,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if in.Model != (agentsdk.ModelRef{Provider: msg.Provider, ModelID: msg.Model}) {
 		call.Model = in.Model
 	}
-	meta := d.answerMeta(cfg, msg)
+	meta := d.answerMeta(in.OrgID, cfg, msg)
 	meta.Call = &call
 	metadata, err := json.Marshal(meta)
 	if err != nil {

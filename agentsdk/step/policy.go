@@ -28,19 +28,19 @@ func (m AnswerMeta) Policy(id string) agentsdk.ToolPolicy {
 	return agentsdk.PolicyAuto
 }
 
-// policy is the policy of a call to the tool name in an execution
-// configured with cfg.
-func (d Deps) policy(cfg agentsdk.Config, name string) agentsdk.ToolPolicy {
+// policy is the policy of a call to the tool name by organization org in
+// an execution configured with cfg.
+func (d Deps) policy(org string, cfg agentsdk.Config, name string) agentsdk.ToolPolicy {
 	t, _ := d.Tools.Get(name)
-	return agentsdk.PolicyFor(name, t, cfg.ToolPolicy, d.Policy)
+	return agentsdk.PolicyFor(org, name, t, cfg.ToolPolicy, d.Policy)
 }
 
 // offered are the configured tools the model is told about: all but the
 // forbidden ones.
-func (d Deps) offered(cfg agentsdk.Config) []string {
+func (d Deps) offered(org string, cfg agentsdk.Config) []string {
 	names := make([]string, 0, len(cfg.Tools))
 	for _, n := range cfg.Tools {
-		if d.policy(cfg, n) != agentsdk.PolicyForbid {
+		if d.policy(org, cfg, n) != agentsdk.PolicyForbid {
 			names = append(names, n)
 		}
 	}
@@ -49,10 +49,10 @@ func (d Deps) offered(cfg agentsdk.Config) []string {
 
 // answerMeta records the policy and risk of each of msg's tool calls that
 // is not auto.
-func (d Deps) answerMeta(cfg agentsdk.Config, msg agentsdk.Message) AnswerMeta {
+func (d Deps) answerMeta(org string, cfg agentsdk.Config, msg agentsdk.Message) AnswerMeta {
 	var meta AnswerMeta
 	for _, tc := range msg.ToolCalls() {
-		p := d.policy(cfg, tc.Name)
+		p := d.policy(org, cfg, tc.Name)
 		if p == agentsdk.PolicyAuto {
 			continue
 		}

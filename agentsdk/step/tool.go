@@ -255,8 +255,12 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	start := d.now()
 	var output string
 	var isError bool
-	if d.policy(cfg, call.Name) == agentsdk.PolicyForbid {
-		output, isError = fmt.Sprintf("error: tool %q is forbidden by this execution's tool policy", call.Name), true
+	refusal, err := d.refusal(ctx, in, cfg, assistant, *call)
+	if err != nil {
+		return toolRun{}, fmt.Errorf("step: tool call: %w", err)
+	}
+	if refusal != "" {
+		output, isError = refusal, true
 	} else {
 		output, isError, err = invoke(ctx, d.Tools, cfg, *call, in, publish)
 	}
@@ -290,6 +294,17 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	}
 	rec.Output, _ = json.Marshal(map[string]any{"text": shown, "isError": isError})
 	return toolRun{rec: rec, result: agentsdk.ToolResultMessage(*call, shown, isError), shown: shown, turnID: assistant.TurnID}, nil
+}
+
+// refusal says why the call may not run, or "": under the stricter of
+// the policy recorded with the answer and the one the worker resolves now
+// (a ceiling the operator lowered since then holds), a forbidden call is
+// refused, and an ask call without a recorded approval too (Refusal).
+func (d Deps) refusal(ctx context.Context, in ToolInput, cfg agentsdk.Config, assistant agentsdk.Entry, call agentsdk.ToolCall) (string, error) {
+	t, _ := d.Tools.Get(call.Name)
+	p := agentsdk.Stricter(AnswerMetaOf(assistant).Policy(call.ID), agentsdk.PolicyFor(in.OrgID, call.Name, t, cfg.ToolPolicy, d.Policy))
+	operator := d.Policy.Ceiling(in.OrgID, call.Name, t) == agentsdk.PolicyForbid
+	return Refusal(ctx, d.Store, in.OrgID, in.ExecutionID, assistant, call, p, operator)
 }
 
 // invoke validates the arguments and runs the tool. Bad arguments, an

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/telemetry"
 	"github.com/agentree/agentree/internal/workerconfig"
@@ -66,8 +67,13 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 			return nil, err
 		}
 	}
+	orgTools, err := orgsByID(ctx, store, w.Orgs)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
 	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
-		ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
+		OrgTools: orgTools, ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
 		LocalStore: local, LocalName: w.LocalStore.Name, LocalGrace: w.LocalStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
 		ExecutionEnded: w.ExecutionEnded,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider})
@@ -93,6 +99,25 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 	}
 	connected = true
 	return &services{pool: pool, store: store, tc: tc, worker: w, local: local}, nil
+}
+
+// orgsByID keys the configuration's organizations by ID, creating any that
+// does not exist yet: its slug is then held by the organization the
+// operator configured, never by one created later that would get the
+// worker-wide settings instead.
+func orgsByID(ctx context.Context, store *entrystore.Store, bySlug map[string]agentsdk.OrgTools) (map[string]agentsdk.OrgTools, error) {
+	if len(bySlug) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]agentsdk.OrgTools, len(bySlug))
+	for slug, ot := range bySlug {
+		org, err := store.EnsureOrg(ctx, slug)
+		if err != nil {
+			return nil, fmt.Errorf("worker config: orgs.%s: %w", slug, err)
+		}
+		out[org.ID] = ot
+	}
+	return out, nil
 }
 
 // startWorkers starts the worker on queue and, when it has a local store,

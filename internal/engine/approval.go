@@ -125,9 +125,9 @@ func (o *Ops) ApplyDecision(ctx context.Context, in DecideInput) (agentsdk.Entry
 	}
 	var d agentsdk.Decision
 	decoded := json.Unmarshal(raw, &d) == nil
-	content := approvalContent{Ignored: "not a decision"}
+	content := step.ApprovalContent{Ignored: "not a decision"}
 	if decoded {
-		content = approvalContent{ToolCallID: d.ToolCallID, Decision: d.Decision, DecidedBy: d.DecidedBy, Always: d.Always,
+		content = step.ApprovalContent{ToolCallID: d.ToolCallID, Decision: d.Decision, DecidedBy: d.DecidedBy, Always: d.Always,
 			Ignored: "no tool call waits for approval with this ID"}
 	}
 	turn := ""
@@ -218,17 +218,6 @@ func (o *Ops) RejectCall(ctx context.Context, in RejectInput) (agentsdk.ToolResu
 		return agentsdk.ToolResult{}, err
 	}
 	return agentsdk.ToolResult{Entry: ref, ToolCallID: call.ID, IsError: true, Preview: ref.Preview}, nil
-}
-
-// approvalContent is an approval entry's content.
-type approvalContent struct {
-	ToolCallID string `json:"toolCallId,omitempty"`
-	ToolName   string `json:"toolName,omitempty"`
-	Decision   string `json:"decision,omitempty"`
-	DecidedBy  string `json:"decidedBy,omitempty"`
-	Always     bool   `json:"always,omitempty"`
-	// Ignored says why a decision changed nothing.
-	Ignored string `json:"ignored,omitempty"`
 }
 
 // RejectionText is the tool result a rejected call gets: what the model

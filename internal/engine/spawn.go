@@ -63,10 +63,22 @@ type SpawnPlan struct {
 // returns the children to start: each with the parent's models and tool
 // policy, the tools it asks for among the parent's (never spawn_agents: a
 // sub-agent does not spawn), its own step budget, one-shot.
+//
+// A call whose recorded policy forbids it, or asks for an approval no
+// person gave, starts nothing (step.Refusal): the check every path that
+// runs a tool makes.
 func (o *Ops) PlanSpawn(ctx context.Context, in SpawnInput) (SpawnPlan, error) {
-	call, _, err := o.toolCall(ctx, in.OrgID, in.AssistantID, in.ToolCallID)
+	call, assistant, err := o.toolCall(ctx, in.OrgID, in.AssistantID, in.ToolCallID)
 	if err != nil {
 		return SpawnPlan{}, err
+	}
+	policy := step.AnswerMetaOf(assistant).Policy(call.ID)
+	refusal, err := step.Refusal(ctx, o.Store, in.OrgID, in.ExecutionID, assistant, call, policy, false)
+	if err != nil {
+		return SpawnPlan{}, fmt.Errorf("engine: spawn: %w", err)
+	}
+	if refusal != "" {
+		return SpawnPlan{Problem: strings.TrimPrefix(refusal, "error: ")}, nil
 	}
 	ex, err := o.Store.Execution(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {

@@ -38,6 +38,9 @@ type Worker struct {
 	Tools     []*agentsdk.Tool
 	// ToolPolicy is the worker's tool policy (Config.ToolPolicy).
 	ToolPolicy agentsdk.Policies
+	// Orgs are Config.Orgs as the plugin takes them (its OrgTools), but
+	// by organization slug: the caller keys them by ID.
+	Orgs map[string]agentsdk.OrgTools
 	// ContextWindows is Config.ContextWindows.
 	ContextWindows agentsdk.ContextWindows
 	// LocalStore is Config.LocalStore.
@@ -94,12 +97,16 @@ func (c Config) Build() (Worker, error) {
 		}
 		w.Providers = append(w.Providers, p)
 	}
+	setTools := map[string][]string{}
 	for _, s := range c.ToolSets {
 		tools, err := toolSets[s](c)
 		if err != nil {
 			return Worker{}, fmt.Errorf("worker config: toolSets: %s: %w", s, err)
 		}
 		w.Tools = append(w.Tools, tools...)
+		for _, t := range tools {
+			setTools[s] = append(setTools[s], t.Name)
+		}
 	}
 	if len(c.MCP) > 0 {
 		servers, err := mcpServers(c.MCP)
@@ -115,6 +122,11 @@ func (c Config) Build() (Worker, error) {
 		w.Tools = append(w.Tools, w.mcp.Tools()...)
 	}
 	if err := markLocal(w.Tools, c.LocalActivities.Tools); err != nil {
+		_ = w.Close()
+		return Worker{}, err
+	}
+	var err error
+	if w.Orgs, err = orgTools(c.Orgs, setTools, w.Tools); err != nil {
 		_ = w.Close()
 		return Worker{}, err
 	}

@@ -72,10 +72,15 @@ type Config struct {
 	// to end. Default DefaultToolCallsPerOrg; -1: no cap.
 	ToolCallsPerOrg int `yaml:"toolCallsPerOrg"`
 	// ToolPolicy sets, per tool name or glob, whether a call runs (auto),
-	// waits for a person's approval (ask) or is never run (forbid), under
-	// what an execution's config.toolPolicy says; omitted: each tool's own
-	// default (the builtin set's bash, write_file and edit_file ask).
+	// waits for a person's approval (ask) or is never run (forbid): a
+	// ceiling an execution's config.toolPolicy can only tighten; omitted:
+	// each tool's own default (the builtin set's bash, write_file and
+	// edit_file ask).
 	ToolPolicy agentsdk.Policies `yaml:"toolPolicy"`
+	// Orgs configure organizations apart, by slug: the tool sets and tools
+	// each may use and its policy over toolPolicy (Org); omitted: every
+	// organization gets every tool under toolPolicy.
+	Orgs map[string]Org `yaml:"orgs"`
 	// ContextWindows are models' context windows in tokens by model ID
 	// prefix (or "provider/prefix"), over the built-in table: what
 	// compaction measures a context against. Omitted: the built-in table
@@ -231,11 +236,14 @@ func Parse(data []byte) (Config, error) {
 var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
 
 var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent",
-	"Workspace": "workspace", "Bash": "workspace.bash", "Limits": "workspace.bash.limits", "MCPServer": "an MCP server", "LocalActivities": "localActivities"}
+	"Workspace": "workspace", "Bash": "workspace.bash", "Limits": "workspace.bash.limits", "MCPServer": "an MCP server", "LocalActivities": "localActivities", "Org": "an org"}
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
 // wording names the Go type it was decoded into.
-var wrongType = regexp.MustCompile(`cannot unmarshal (\S+) (.*) into (\S+)`)
+var wrongType = regexp.MustCompile(`cannot unmarshal (\S+)(?: (.*))? into (\S+)`)
+
+// yamlKinds name the kinds of YAML node yaml's errors give as tags.
+var yamlKinds = map[string]string{"!!seq": "a list", "!!map": "a mapping", "!!str": "a string"}
 
 // yamlError rewords a decoding error in the file's terms.
 func yamlError(err error) error {
@@ -261,7 +269,11 @@ func yamlError(err error) error {
 		case into == "time.Duration":
 			want = "a duration such as 90s or 2m"
 		}
-		return fmt.Sprintf("%s is not %s", g[2], want)
+		got := g[2]
+		if got == "" {
+			got = cmp.Or(yamlKinds[g[1]], "the value")
+		}
+		return fmt.Sprintf("%s is not %s", got, want)
 	})
 	return errors.New(msg)
 }
@@ -357,6 +369,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.MCP = withMCPDefaults(c.MCP, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
+	checkOrgs(c.Orgs, c.ToolSets, bad)
 	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
 	if len(c.LocalActivities.Tools) == 0 {
 		c.LocalActivities.Tools = nil

@@ -36,8 +36,9 @@ func TestBashOutputIsCappedAndKeptWhole(t *testing.T) {
 			scripted.Turn{Text: "That was a lot of x."},
 		))},
 		Tools: tools,
-		Config: agentsdk.Config{Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: builtin.ToolNames, Mode: agentsdk.ModeOneShot,
-			ToolPolicy: agentsdk.Policies{builtin.BashTool: agentsdk.PolicyAuto}},
+		// The operator's word lifts bash's own ask; a tenant's could not.
+		ToolPolicy: agentsdk.Policies{builtin.BashTool: agentsdk.PolicyAuto},
+		Config:     agentsdk.Config{Models: []agentsdk.ModelRef{scripted.Model("")}, Tools: builtin.ToolNames, Mode: agentsdk.ModeOneShot},
 		UserPrompt: "print a lot",
 	})
 	require.NoError(t, err)
