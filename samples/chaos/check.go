@@ -30,6 +30,8 @@ type findings struct {
 	// Recovery's percentiles.
 	Overlapped  int
 	Unrecovered int
+	// RecoveryKills counts the worker kills Recovery has a sample of.
+	RecoveryKills int
 }
 
 func (f *findings) example(format string, args ...any) {

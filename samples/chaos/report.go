@@ -102,6 +102,7 @@ func (o *outcome) print(w io.Writer) {
 		{"chaos_failed_by_outage", f.FailedByOutage},
 		{"chaos_stuck", f.Stuck},
 		{"chaos_worker_recovery_samples", len(f.Recovery)},
+		{"chaos_worker_recovery_kills", f.RecoveryKills},
 		{"chaos_worker_unrecovered", f.Unrecovered},
 		{"chaos_worker_recovery_overlapped", f.Overlapped},
 		{"chaos_worker_recovery_p50_s", seconds(percentile(f.Recovery, 0.50))},

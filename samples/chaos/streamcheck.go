@@ -120,6 +120,7 @@ func measureRecovery(ctx context.Context, c *cluster, faults []*fault, f *findin
 		if ft.Kind != workerKill {
 			continue
 		}
+		timed := false
 		for _, id := range slices.Compact(slices.Sorted(slices.Values(ft.InFlight))) {
 			var next *time.Time
 			err := c.pool.QueryRow(ctx, `SELECT least(
@@ -151,6 +152,10 @@ func measureRecovery(ctx context.Context, c *cluster, faults []*fault, f *findin
 				continue
 			}
 			f.Recovery = append(f.Recovery, next.Sub(ft.At))
+			timed = true
+		}
+		if timed {
+			f.RecoveryKills++
 		}
 	}
 	return nil
