@@ -29,6 +29,10 @@ type findings struct {
 	// Recovery's percentiles.
 	Overlapped  int
 	Unrecovered int
+	// SSEDuplicated counts stream events an SSE client received more than
+	// once (their extra copies; also in Duplicated), SSEOutOfOrder those
+	// it received after a higher ID.
+	SSEDuplicated, SSEOutOfOrder int
 }
 
 func (f *findings) example(format string, args ...any) {
