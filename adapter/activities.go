@@ -124,6 +124,13 @@ func (a *Activities) RunTool(ctx context.Context, in step.ToolInput) (res agents
 		return res, storeError(err)
 	}
 	f := engine.ClassifyTool(ctx, err, in.ToolCallID, failures.Load(), a.toolAttempts)
+	if f.Verdict == engine.Exhausted {
+		// The model reads the failure as the call's result: the activity
+		// completes as it would with the tool's own error, so the
+		// workflow (and its recorded histories) sees nothing new.
+		res, err = step.GiveUpTool(ctx, d, in, f.Failures, err)
+		return res, storeError(err)
+	}
 	return res, a.counted(ctx, failures, f, ErrTypeTool, ErrTypeTool, err)
 }
 
@@ -145,6 +152,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in step.ToolInput) (res st
 		return res, storeError(err)
 	}
 	f := engine.ClassifyTool(ctx, err, in.ToolCallID, failures.Load(), a.toolAttempts)
+	if f.Verdict == engine.Exhausted {
+		res, err = step.GiveUpExecutedTool(ctx, d, in, f.Failures, err)
+		return res, storeError(err)
+	}
 	return res, a.counted(ctx, failures, f, ErrTypeTool, ErrTypeTool, err)
 }
 

@@ -26,7 +26,9 @@ const (
 	// ErrTypeModelExhausted: a model that kept failing with retryable
 	// errors for ModelAttempts attempts; the next model is tried.
 	ErrTypeModelExhausted = "AgentreeModelExhausted"
-	// ErrTypeTool: a tool's Retryable error, retried until ToolAttempts.
+	// ErrTypeTool: a tool's Retryable error, retried until ToolAttempts;
+	// the last becomes an error tool result (step.GiveUpTool), never the
+	// execution's failure.
 	ErrTypeTool = "AgentreeToolError"
 	// ErrTypeStoreUnavailable: Postgres could not be reached (refused,
 	// reset, timed out, shutting down). Never counted, never a fallback.

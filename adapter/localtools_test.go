@@ -16,7 +16,7 @@ import (
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/agentsdk/step"
 )
 
 // countingTool is a tool named name that answers "<name>: <text>" and
@@ -123,8 +123,8 @@ func TestLocalActivityTools(t *testing.T) {
 // TestLocalActivityToolRetriedAsActivity: a local call that fails with a
 // Retryable error is retried as an activity, its failure counted: a tool
 // that fails once answers from the activity; with ToolAttempts 2, one that
-// always fails runs twice in all (once locally, once as the activity) and
-// fails the execution with both failures counted.
+// always fails runs twice in all (once locally, once as the activity), both
+// failures counted, and its result is the error the model reads.
 func TestLocalActivityToolRetriedAsActivity(t *testing.T) {
 	for _, failures := range []int32{1, 10} {
 		t.Run(fmt.Sprintf("failures=%d", failures), func(t *testing.T) {
@@ -144,18 +144,17 @@ func TestLocalActivityToolRetriedAsActivity(t *testing.T) {
 			h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{flaky},
 				ToolAttempts: 2, ReconcileInterval: -1}, false)
 			ex := h.start(agentsdk.Config{Tools: []string{"flaky"}}, "try it")
-			if failures > 1 {
-				got := h.waitStatus(ex.ID, entrystore.StatusFailed, time.Minute)
-				require.Contains(t, got.Error, "tool call f1 failed 2 times")
-				require.Equal(t, int32(2), runs.Load(), "one local attempt, one activity attempt")
-				require.Equal(t, map[string]int{adapter.RunToolActivity: 1}, toolActivities(t, h, ex.ID))
-				return
-			}
 			res := h.wait(ex.ID, time.Minute)
 			require.Equal(t, "COMPLETED", res.Status, res.Error)
 			require.Equal(t, int32(2), runs.Load(), "one local attempt, one activity attempt")
 			require.Equal(t, map[string]int{adapter.RunToolActivity: 1}, toolActivities(t, h, ex.ID))
 			msgs := h.path(res.LeafID)
+			if failures > 1 {
+				require.True(t, msgs[len(msgs)-2].IsError)
+				require.Equal(t, step.ExhaustedResult("flaky", 2, errors.New("busy")), msgs[len(msgs)-2].Text(),
+					"the model reads the given-up call's result")
+				return
+			}
 			require.Equal(t, "flaky: ok", msgs[len(msgs)-2].Text(), "the activity's result is on the path")
 		})
 	}

@@ -111,6 +111,7 @@ type Options struct {
 	ToolHeartbeatTimeout time.Duration
 	// ToolAttempts is how many times a tool call is tried on the tool's
 	// Retryable errors; default 3. Store and worker failures do not count.
+	// The last failure becomes an error result the model reads.
 	ToolAttempts int32
 	// OutageLimit bounds how long one model call, tool call or store write
 	// of the workflow may keep retrying through infrastructure failures

@@ -7,6 +7,10 @@ type Usage struct {
 	CacheRead  int64   `json:"cacheRead,omitempty"`
 	CacheWrite int64   `json:"cacheWrite,omitempty"`
 	Cost       float64 `json:"cost,omitempty"` // USD
+	// OutputCost is the part of Cost the output tokens cost (USD); the
+	// rest is the input's, cache reads and writes included. Zero when the
+	// call was not priced, or was recorded before it was kept.
+	OutputCost float64 `json:"outputCost,omitempty"`
 	Calls      int     `json:"calls,omitempty"`
 }
 
@@ -18,6 +22,7 @@ func (u Usage) Add(v Usage) Usage {
 		CacheRead:  u.CacheRead + v.CacheRead,
 		CacheWrite: u.CacheWrite + v.CacheWrite,
 		Cost:       u.Cost + v.Cost,
+		OutputCost: u.OutputCost + v.OutputCost,
 		Calls:      u.Calls + v.Calls,
 	}
 }
@@ -38,6 +43,9 @@ func (p Price) Cost(u Usage) float64 {
 	return (float64(u.Input)*p.Input + float64(u.Output)*p.Output +
 		float64(u.CacheRead)*p.CacheRead + float64(u.CacheWrite)*p.CacheWrite) / 1e6
 }
+
+// OutputCost prices u's output tokens alone.
+func (p Price) OutputCost(u Usage) float64 { return float64(u.Output) * p.Output / 1e6 }
 
 // UsageTracker sums usage by model, keyed "provider/modelId". It is plain
 // data so it can live in State.

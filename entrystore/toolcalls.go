@@ -148,7 +148,7 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 			result_entry_id = coalesce(EXCLUDED.result_entry_id, t.result_entry_id),
 			input = CASE WHEN EXCLUDED.input IS NULL AND $8::jsonb IS NOT NULL THEN NULL ELSE coalesce(EXCLUDED.input, t.input) END,
 			output = CASE WHEN coalesce(EXCLUDED.result_entry_id, t.result_entry_id) IS NOT NULL
-				AND coalesce(EXCLUDED.output, t.output) ? 'text' THEN NULL
+				AND coalesce($9::jsonb, t.output) ? 'text' THEN NULL
 				ELSE coalesce(EXCLUDED.output, t.output) END,
 			output_sha256 = coalesce(EXCLUDED.output_sha256, t.output_sha256),
 			output_size = greatest(EXCLUDED.output_size, t.output_size),

@@ -57,17 +57,17 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 		return nil, toStatus(s.log, "get compaction: path", err)
 	}
 	out := &pb.CompactionAudit{
-		EntryId: e.ID, Trigger: rec.Trigger, Summary: rec.Summary, SummaryTokens: n32(rec.SummaryTokens),
-		TokensBefore: n32(rec.TokensBefore), TokensAfter: n32(rec.TokensAfter), Limit: n32(rec.Limit),
+		EntryId: e.ID, Trigger: rec.Trigger, Summary: rec.Summary, SummaryTokens: int64(rec.SummaryTokens),
+		TokensBefore: int64(rec.TokensBefore), TokensAfter: int64(rec.TokensAfter), Limit: int64(rec.Limit),
 		FirstKeptEntryId: rec.FirstKeptEntryID, PreviousCompactionId: rec.PreviousCompactionID,
-		CompactedTokens: n32(rec.CompactedTokens), CreatedAt: ts(e.CreatedAt),
+		CompactedTokens: int64(rec.CompactedTokens), CreatedAt: ts(e.CreatedAt),
 		Model: &pb.ModelRef{Provider: rec.Model.Provider, ModelId: rec.Model.ModelID, Endpoint: rec.Model.Endpoint},
 	}
 	for _, p := range path {
 		if p.Type != string(agentsdk.EntryMessage) || p.Depth < rec.FromDepth || p.Depth >= rec.FirstKeptDepth {
 			continue
 		}
-		out.CompactedEntries = append(out.CompactedEntries, &pb.CompactedEntry{EntryId: p.ID, Role: p.Role, Tokens: n32(entryTokens(p))})
+		out.CompactedEntries = append(out.CompactedEntries, &pb.CompactedEntry{EntryId: p.ID, Role: p.Role, Tokens: int64(entryTokens(p))})
 	}
 	return out, nil
 }

@@ -296,16 +296,12 @@ func TestManualCompaction(t *testing.T) {
 	}, http.StatusBadRequest, "invalid_argument")
 }
 
-// int64Field reads an int64 field of a JSON object as protojson writes
-// it: a decimal string (absent when zero).
+// int64Field reads an int64 field of a JSON object as the gateway writes
+// it: a number, not protojson's decimal string.
 func int64Field(t *testing.T, obj map[string]any, name string) int64 {
-	v, ok := obj[name]
-	if !ok {
-		return 0
-	}
-	n, err := strconv.ParseInt(v.(string), 10, 64)
-	require.NoError(t, err)
-	return n
+	v, ok := obj[name].(float64)
+	require.True(t, ok, "%s is a JSON number: %v", name, obj[name])
+	return int64(v)
 }
 
 // count is how many requests were recorded.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -25,6 +26,15 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 		return nil, err
 	}
 	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
+	if answer, ok := flipLLMCallID(req.GetEntryId()); errors.Is(err, entrystore.ErrNotFound) && ok {
+		// An answer's llm_call entry (llmcall.go): its call's request is
+		// its answer's.
+		if a, aerr := s.es.GetEntry(ctx, ex.OrgID, answer); aerr == nil {
+			if _, isCall := llmCallEntry(a); isCall {
+				e, err = a, nil
+			}
+		}
+	}
 	if err == nil && e.ExecutionID != ex.ID {
 		err = s.onPath(ctx, ex, e.ID)
 	}
@@ -36,7 +46,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 		return nil, toStatus(s.log, "entry context: config", err)
 	}
 	cfg = cfg.WithDefaults()
-	out := &pb.ModelContext{EntryId: e.ID}
+	out := &pb.ModelContext{EntryId: req.GetEntryId()}
 	leaf, model, tools := e.ID, agentsdk.ModelRef{}, cfg.OfferedTools()
 	if len(cfg.Models) > 0 {
 		model = cfg.Models[0]
@@ -75,7 +85,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 		r, err = step.CompactionRequest(cfg, model, path, meta.FirstKeptDepth)
 	} else {
 		r, err = step.Request(cfg, model, path, specs)
-		out.Tokens = n32(view.Tokens(r.System, r.Tools))
+		out.Tokens = int64(view.Tokens(r.System, r.Tools))
 		if view.Compaction != nil {
 			out.CompactionEntryId = view.Compaction.ID
 		}

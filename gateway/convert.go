@@ -58,10 +58,11 @@ func fromStruct(s *structpb.Struct) (json.RawMessage, error) {
 	return protojson.Marshal(s)
 }
 
-// n32 is a count for a response: every count field of the API is a 32-bit
-// integer, so JSON writes it as a number (protojson writes 64-bit integers
-// as strings). Counts past its range (no token count, output size or
-// duration in milliseconds comes near) are clamped rather than wrapped.
+// n32 is a small count for a response (a step number, a depth, a
+// checkpoint's sequence), a 32-bit field of the API. Counts that can grow
+// past its range (tokens, sizes, durations, seq) are 64-bit fields, which
+// the gateway writes as JSON numbers (numbers.go). Past its range it is
+// clamped rather than wrapped.
 func n32[T ~int | ~int64](v T) int32 {
 	return int32(max(min(int64(v), math.MaxInt32), math.MinInt32))
 }
@@ -162,12 +163,19 @@ func durationMs(e entrystore.Execution, now time.Time) int64 {
 	return max(0, end.Sub(*e.StartedAt).Milliseconds())
 }
 
-func toEntry(e entrystore.Entry) *pb.Entry {
+func toEntry(t treeEntry) *pb.Entry {
+	e := t.Entry
+	// A served llm_call entry holds its record already and adds nothing
+	// to a model's context.
+	tokens, meta := 0, e.Metadata
+	if !t.call {
+		tokens, meta = entryTokens(e), llmCallMetadata(e)
+	}
 	return &pb.Entry{
-		Id: e.ID, ExecutionId: e.ExecutionID, ParentId: e.ParentID, Seq: n32(e.Seq), Depth: n32(e.Depth),
+		Id: e.ID, ExecutionId: e.ExecutionID, ParentId: e.ParentID, Seq: int64(t.apiSeq()), Depth: n32(e.Depth),
 		Type: e.Type, Role: e.Role, Content: toValue(e.Content), TurnId: e.TurnID,
-		Metadata: toStruct(e.Metadata), CreatedAt: ts(e.CreatedAt), StepNumber: n32(e.Step),
-		Tokens: n32(entryTokens(e)),
+		Metadata: toStruct(meta), CreatedAt: ts(e.CreatedAt), StepNumber: n32(e.Step),
+		Tokens: int64(tokens),
 	}
 }
 
@@ -190,7 +198,7 @@ func toMessage(e entrystore.Entry) (*pb.Message, bool) {
 		out.TaskExecutionId = e.IdempotencyKey
 	}
 	if u := m.Usage; u != nil {
-		out.Usage = &pb.Usage{Input: n32(u.Input), Output: n32(u.Output), CacheRead: n32(u.CacheRead), CacheWrite: n32(u.CacheWrite), Cost: u.Cost}
+		out.Usage = &pb.Usage{Input: int64(u.Input), Output: int64(u.Output), CacheRead: int64(u.CacheRead), CacheWrite: int64(u.CacheWrite), Cost: u.Cost}
 	}
 	out.Content = each(m.Content, toBlock)
 	return out, true

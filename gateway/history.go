@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,31 +82,104 @@ func (s *service) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.
 	return &pb.ListTasksResponse{NextCursor: next, Tasks: each(calls, toTask)}, nil
 }
 
+// ListEntries pages through the execution's entries in arrival order, an
+// answer's llm_call entry right after it (llmcall.go). A page is filled
+// from as many store pages as it takes; its cursor names the store page
+// and how many of its entries were served.
 func (s *service) ListEntries(ctx context.Context, req *pb.ListEntriesRequest) (*pb.ListEntriesResponse, error) {
 	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
 	if err != nil {
 		return nil, err
 	}
-	es, next, err := s.es.ListEntries(ctx, orgID, req.GetExecutionId(), p)
+	cur, err := decodeEntryCursor(p.Cursor)
 	if err != nil {
-		return nil, toStatus(s.log, "list entries", err)
+		return nil, err
 	}
-	return &pb.ListEntriesResponse{NextCursor: next, Entries: each(es, toEntry)}, nil
+	limit := min(cmp.Or(p.Limit, entrystore.DefaultPageLimit), entrystore.MaxPageLimit)
+	var out []*pb.Entry
+	for {
+		es, next, err := s.es.ListEntries(ctx, orgID, req.GetExecutionId(), entrystore.Page{Limit: limit, Cursor: cur.Store})
+		if err != nil {
+			return nil, toStatus(s.log, "list entries", err)
+		}
+		items := withCalls(es)
+		for i := cur.Skip; i < len(items); i++ {
+			if len(out) == limit {
+				return &pb.ListEntriesResponse{Entries: out, NextCursor: entryCursor{Store: cur.Store, Skip: i}.encode()}, nil
+			}
+			out = append(out, toEntry(items[i]))
+		}
+		if next == "" {
+			return &pb.ListEntriesResponse{Entries: out}, nil
+		}
+		cur = entryCursor{Store: next}
+	}
 }
 
+// entryCursor is a position in ListEntries: the store's cursor of the page
+// being served and how many of that page's entries (llm_call entries
+// included) were served already.
+type entryCursor struct {
+	Store string `json:"c,omitempty"`
+	Skip  int    `json:"s,omitempty"`
+}
+
+func (c entryCursor) encode() string {
+	b, _ := json.Marshal(c) // plain fields cannot fail
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeEntryCursor(cursor string) (entryCursor, error) {
+	var c entryCursor
+	if cursor == "" {
+		return c, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&c)
+	}
+	if err != nil || c.Skip < 0 {
+		return entryCursor{}, invalid("cursor %q is not a nextCursor of this list", cursor)
+	}
+	return c, nil
+}
+
+// GetEntry returns a stored entry, or the llm_call entry served for an
+// answer (its ID is the answer's, flipped: flipLLMCallID).
 func (s *service) GetEntry(ctx context.Context, req *pb.GetEntryRequest) (*pb.Entry, error) {
 	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.es.GetEntry(ctx, orgID, req.GetEntryId())
-	if err == nil && e.ExecutionID != req.GetExecutionId() {
+	e, err := s.treeEntry(ctx, orgID, req.GetExecutionId(), req.GetEntryId())
+	if err != nil {
+		return nil, err
+	}
+	return toEntry(e), nil
+}
+
+// treeEntry finds an entry of the execution by its ID in the API: a stored
+// one, or an answer's llm_call entry.
+func (s *service) treeEntry(ctx context.Context, orgID, execID, id string) (treeEntry, error) {
+	e, err := s.es.GetEntry(ctx, orgID, id)
+	if errors.Is(err, entrystore.ErrNotFound) {
+		if answer, ok := flipLLMCallID(id); ok {
+			if a, aerr := s.es.GetEntry(ctx, orgID, answer); aerr == nil && a.ExecutionID == execID {
+				if c, ok := llmCallEntry(a); ok {
+					return c, nil
+				}
+			}
+		}
+	}
+	if err == nil && e.ExecutionID != execID {
 		err = entrystore.ErrNotFound
 	}
 	if err != nil {
-		return nil, s.notFound(err, "entry", req.GetEntryId())
+		return treeEntry{}, s.notFound(err, "entry", id)
 	}
-	return toEntry(e), nil
+	return treeEntry{Entry: e}, nil
 }
 
 func (s *service) ListToolCalls(ctx context.Context, req *pb.ListToolCallsRequest) (*pb.ListToolCallsResponse, error) {
@@ -176,8 +252,8 @@ func toToolCall(c entrystore.ToolCall) *pb.ToolCall {
 	return &pb.ToolCall{
 		Id: c.ID, ExecutionId: c.ExecutionID, MessageId: c.MessageID, ResultEntryId: c.ResultEntryID,
 		ToolCallId: c.ToolCallID, ToolName: c.ToolName, Status: c.Status,
-		Input: toValue(c.Input), Output: toValue(c.Output), OutputSize: n32(c.OutputSize), Truncated: c.Truncated,
-		DurationMs: n32(c.DurationMs), StepNumber: n32(c.StepNumber), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+		Input: toValue(c.Input), Output: toValue(c.Output), OutputSize: int64(c.OutputSize), Truncated: c.Truncated,
+		DurationMs: int64(c.DurationMs), StepNumber: n32(c.StepNumber), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
 		Policy: c.Policy, Approval: toApproval(c),
 	}
 }
@@ -205,6 +281,6 @@ func toTask(c entrystore.ToolCall) *pb.Task {
 	}
 	return &pb.Task{
 		Id: c.ID, ExecutionId: c.ExecutionID, Kind: c.ToolName, Status: st, ToolCallId: c.ToolCallID,
-		StepNumber: n32(c.StepNumber), DurationMs: n32(c.DurationMs), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
+		StepNumber: n32(c.StepNumber), DurationMs: int64(c.DurationMs), CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt),
 	}
 }

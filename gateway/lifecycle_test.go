@@ -187,11 +187,12 @@ func (e *env) all(path, field string) []map[string]any {
 // turn.
 func (e *env) checkHistory(path, id, long string) {
 	t := e.t
-	// Entries, two a page: every stored entry, once.
+	// Entries, two a page: every stored entry, once, and an llm_call
+	// entry for each of the three model calls.
 	entries := e.all(path+"/entries?pageSize=2", "entries")
 	stored, _, err := e.es.ListEntries(context.Background(), e.orgA.ID, id, entrystore.Page{Limit: 500})
 	require.NoError(t, err)
-	require.Len(t, entries, len(stored))
+	require.Len(t, entries, len(stored)+3)
 	one := e.ok(e.keyA, http.MethodGet, path+"/entries/"+entries[0]["id"].(string), nil)
 	require.Equal(t, "user", one["role"])
 	require.Equal(t, id, one["executionId"])
@@ -216,7 +217,7 @@ func (e *env) checkHistory(path, id, long string) {
 	require.Equal(t, float64(len(cps)), latest["sequence"])
 
 	// Every count is a JSON number (protojson writes 64-bit integers as
-	// strings, so none of the API's counts is one).
+	// strings; the gateway writes them as numbers).
 	for _, en := range entries {
 		require.IsType(t, float64(0), en["seq"], "entry seq: %v", en)
 	}

@@ -27,7 +27,7 @@ func TestTokenTimeline(t *testing.T) {
 	tl := e.ok(e.keyA, http.MethodGet, path+"/token-timeline", nil)
 	require.EqualValues(t, 32768, tl["limit"], "the scripted model's window")
 	points := items(t, tl, "points")
-	entries := e.all(path+"/entries?pageSize=500", "entries")
+	entries := onPath(e.all(path+"/entries?pageSize=500", "entries"))
 	require.Len(t, points, len(entries), "a point per entry of the conversation")
 	var measured int
 	prev := 0.0
@@ -35,7 +35,7 @@ func TestTokenTimeline(t *testing.T) {
 		require.Equal(t, entries[i]["id"], p["entryId"])
 		size := mustNumber(t, p["contextTokens"])
 		require.InDelta(t, size/32768, p["ratio"], 1e-9)
-		if holdsCall(entries[i]) {
+		if measuredAt(entries[i]) {
 			measured++
 			require.Equal(t, false, p["estimated"])
 			usage := entries[i]["content"].(map[string]any)["usage"].(map[string]any)

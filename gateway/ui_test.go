@@ -198,6 +198,8 @@ func TestUIExecutionLifecycle(t *testing.T) {
 		chromedp.WaitVisible(".tree .active", chromedp.ByQuery),
 	))
 	require.Contains(t, text(t, ctx, ".panel table"), "scripted/scripted-1")
+	require.Contains(t, text(t, ctx, ".tree"), "llm_call: scripted/scripted-1", "the tree shows each answer's model call")
+	require.NotContains(t, text(t, ctx, ".tree"), "branch", "a model call's record is not a branch")
 	screenshot(t, ctx, "execution-finished")
 
 	// Cancel: the status is final and nothing spins.

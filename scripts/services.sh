@@ -196,7 +196,7 @@ unix_socket_directories = '$sock'
 max_connections = 200
 shared_buffers = 256MB
 fsync = on
-synchronous_commit = off
+synchronous_commit = on  # a commit Temporal was told about must survive a Postgres crash (issue 35)
 CONF
 	fi
 	if as_pg pg_ctl -D "$dir" status >/dev/null 2>&1; then

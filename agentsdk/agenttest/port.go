@@ -3,6 +3,7 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -145,7 +146,7 @@ func call[I, O any](ctx context.Context, in any, fn func(context.Context, I) (O,
 // a counted failure is tried again until classify says it is exhausted or
 // final, an unreachable store up to maxInfraRetries times. A model call
 // that exhausted its attempts is marked engine.ErrModelExhausted (the
-// engine falls back).
+// engine falls back); a tool call's is an exhaustedTool, given up on.
 func attempts[T any](what string, run func() (T, error), classify func(err error, failures int32) engine.Failure) (T, error) {
 	var failures int32
 	for range maxInfraRetries {
@@ -157,9 +158,9 @@ func attempts[T any](what string, run func() (T, error), classify func(err error
 		switch f.Verdict {
 		case engine.Exhausted:
 			if strings.HasPrefix(what, "model") {
-				err = engine.MarkExhausted(err)
+				return res, engine.MarkExhausted(err)
 			}
-			return res, err
+			return res, exhaustedTool{Failure: f, err: err}
 		case engine.Final:
 			return res, err
 		}
@@ -178,9 +179,29 @@ func (p *memPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
 }
 
 func (p *memPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {
-	return attempts("tool call "+in.ToolCallID,
+	res, err := attempts("tool call "+in.ToolCallID,
 		func() (agentsdk.ToolResult, error) { return step.RunTool(p.ctx, p.x.deps, in) },
 		p.classifyTool(in))
+	if f, ok := toolExhausted(err); ok {
+		return step.GiveUpTool(p.ctx, p.x.deps, in, f.Failures, f.err)
+	}
+	return res, err
+}
+
+// exhaustedTool is a tool call's last counted failure: the Temporal
+// plugin's activity gives up on it with an error result for the model
+// (step.GiveUpTool), and so does this runtime.
+type exhaustedTool struct {
+	engine.Failure
+	err error
+}
+
+func (e exhaustedTool) Error() string { return e.Message }
+func (e exhaustedTool) Unwrap() error { return e.err }
+
+func toolExhausted(err error) (exhaustedTool, bool) {
+	var e exhaustedTool
+	return e, errors.As(err, &e)
 }
 
 func (p *memPort) classifyTool(in step.ToolInput) func(error, int32) engine.Failure {
@@ -207,9 +228,13 @@ func (p *memPort) ExecuteTools(ins []step.ToolInput) ([]step.ToolOutcome, error)
 }
 
 func (p *memPort) executeTool(in step.ToolInput) (step.ToolOutcome, error) {
-	return attempts("tool call "+in.ToolCallID,
+	out, err := attempts("tool call "+in.ToolCallID,
 		func() (step.ToolOutcome, error) { return step.ExecuteTool(p.ctx, p.x.deps, in) },
 		p.classifyTool(in))
+	if f, ok := toolExhausted(err); ok {
+		return step.GiveUpExecutedTool(p.ctx, p.x.deps, in, f.Failures, f.err)
+	}
+	return out, err
 }
 
 // Room is unlimited: there is no history in memory.

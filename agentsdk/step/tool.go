@@ -47,6 +47,12 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	if err != nil {
 		return agentsdk.ToolResult{}, err
 	}
+	return appendRun(ctx, d, in, run)
+}
+
+// appendRun appends an ended call's result entry, links its record to it
+// and announces the outcome: RunTool's end, and GiveUpTool's.
+func appendRun(ctx context.Context, d Deps, in ToolInput, run toolRun) (agentsdk.ToolResult, error) {
 	entries, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, []agentsdk.Entry{run.entry(in.ExecutionID, in.LeafID, in.Key)})
 	if err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)
@@ -81,7 +87,7 @@ type ToolOutcome struct {
 // model's order. A retry that finds the call's record ended returns its
 // outcome without running the tool again.
 func ExecuteTool(ctx context.Context, d Deps, in ToolInput) (ToolOutcome, error) {
-	if rec, err := d.Store.ToolCall(ctx, in.OrgID, in.ExecutionID, in.AssistantID, in.ToolCallID); err == nil && rec.Status.Ended() {
+	if rec, err := d.Store.ToolCall(ctx, in.OrgID, in.ExecutionID, in.AssistantID, in.ToolCallID); err == nil && hasResult(rec) {
 		return outcomeOf(rec), nil
 	} else if err != nil && !errors.Is(err, agentsdk.ErrNotFound) {
 		return ToolOutcome{}, fmt.Errorf("step: tool call: find record: %w", err)
@@ -90,12 +96,32 @@ func ExecuteTool(ctx context.Context, d Deps, in ToolInput) (ToolOutcome, error)
 	if err != nil {
 		return ToolOutcome{}, err
 	}
+	return recordRun(ctx, d, in, run)
+}
+
+// recordRun records an ended call's outcome and announces it:
+// ExecuteTool's end, and GiveUpExecutedTool's.
+func recordRun(ctx context.Context, d Deps, in ToolInput, run toolRun) (ToolOutcome, error) {
 	if err := d.Store.RecordToolCall(ctx, run.rec); err != nil {
 		return ToolOutcome{}, fmt.Errorf("step: tool call: record end: %w", err)
 	}
 	d.toolRecorded(run.rec)
 	run.announce(ctx, d, in)
 	return outcomeOf(run.rec), nil
+}
+
+// hasResult reports whether rec ended with a result for the model: not
+// running, and not an attempt that failed with a Retryable error (its
+// output is {"error": …}, no text), which the next attempt runs again.
+func hasResult(rec agentsdk.ToolCallRecord) bool {
+	if !rec.Status.Ended() {
+		return false
+	}
+	var out struct {
+		Error *string `json:"error"`
+	}
+	_ = json.Unmarshal(rec.Output, &out)
+	return out.Error == nil
 }
 
 func outcomeOf(rec agentsdk.ToolCallRecord) ToolOutcome {
@@ -143,7 +169,7 @@ func AppendToolResults(ctx context.Context, d Deps, in AppendResultsInput) ([]ag
 		if err != nil {
 			return nil, fmt.Errorf("step: append tool results: record of %s: %w", id, err)
 		}
-		if !rec.Status.Ended() {
+		if !hasResult(rec) {
 			return nil, fmt.Errorf("%w: tool call %s has not ended (%s)", agentsdk.ErrInvalidInput, id, rec.Status)
 		}
 		text, isError := recordedResult(rec)

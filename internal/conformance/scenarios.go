@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -71,6 +72,10 @@ func Tools(h Hooks, steer func() string) []*agentsdk.Tool {
 				h.Steer(steer())
 				return "steered: " + a.Text, nil
 			}),
+		agentsdk.NewTool("flaky", "Always fails with a Retryable error.",
+			func(_ context.Context, _ agentsdk.ToolInvocation, _ textArgs) (string, error) {
+				return "", agentsdk.Retryable(errors.New("upstream busy"))
+			}),
 	}
 }
 
@@ -79,7 +84,7 @@ type textArgs struct {
 }
 
 // ToolNames are the names of Tools.
-var ToolNames = []string{"echo", "big", "block", "steer"}
+var ToolNames = []string{"echo", "big", "block", "steer", "flaky"}
 
 func call(id, tool, text string) agentsdk.ToolCall {
 	return agentsdk.ToolCall{ID: id, Name: tool, Arguments: []byte(`{"text":"` + text + `"}`)}
@@ -194,6 +199,17 @@ func Scenarios() []Scenario {
 			FollowUps: []Signal{
 				decision("call_a", agentsdk.DecisionApprove, "", true),
 				decision("call_d", agentsdk.DecisionReject, "not now", false),
+			},
+		},
+		{
+			// A tool that used its attempts is an error result the model
+			// reads, alone and in a parallel batch; the execution goes on.
+			Name:   "a tool that keeps failing is given up on",
+			Prompt: "try the flaky tool",
+			Turns: []scripted.Turn{
+				{ToolCalls: []agentsdk.ToolCall{call("call_f1", "flaky", "alone")}},
+				{ToolCalls: []agentsdk.ToolCall{call("call_f2", "flaky", "beside"), call("call_f3", "echo", "fine")}},
+				{Text: "The flaky tool is down; echo works."},
 			},
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
@@ -31,11 +32,27 @@ func convert(in, out string) error {
 	if err != nil {
 		return err
 	}
+	if fixed := int64sAsIntegers(raw); !bytes.Equal(fixed, raw) {
+		if err := os.WriteFile(in, fixed, 0o644); err != nil {
+			return err
+		}
+		raw = fixed
+	}
 	doc, err := render(raw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	return os.WriteFile(out, doc, 0o644)
+}
+
+// quotedInt64 is a 64-bit integer's schema as protoc-gen-openapiv2 writes
+// it: a string, protojson's form.
+var quotedInt64 = regexp.MustCompile(`("type": )"string"(,\s*"format": "u?int64")`)
+
+// int64sAsIntegers documents 64-bit integers as JSON numbers (type
+// integer), which is how the gateway writes them (gateway/numbers.go).
+func int64sAsIntegers(raw []byte) []byte {
+	return quotedInt64.ReplaceAll(raw, []byte(`${1}"integer"${2}`))
 }
 
 // render is the OpenAPI 3 document of a Swagger 2.0 one.

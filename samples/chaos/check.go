@@ -32,6 +32,10 @@ type findings struct {
 	Unrecovered int
 	// RecoveryKills counts the worker kills Recovery has a sample of.
 	RecoveryKills int
+	// SSEDuplicated counts stream events an SSE client received more than
+	// once (their extra copies; also in Duplicated), SSEOutOfOrder those
+	// it received after a higher ID.
+	SSEDuplicated, SSEOutOfOrder int
 }
 
 func (f *findings) example(format string, args ...any) {

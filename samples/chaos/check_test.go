@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +53,27 @@ func TestDescendantsCountsWorkBelowTheLeaf(t *testing.T) {
 	es := []*entry{{ID: "r"}, {ID: "a", Parent: "r"}, {ID: "b", Parent: "a"}, {ID: "c", Parent: "b"}, {ID: "x", Parent: "r"}}
 	require.Equal(t, 2, descendants("a", es))
 	require.Equal(t, 0, descendants("c", es))
+}
+
+// TestCheckDeliveryCountsSSEEventsReceivedTwice: an event received twice
+// (a resume that repeated it) is chaos_sse_duplicated, one received after
+// a higher ID chaos_sse_out_of_order, one never received undelivered.
+func TestCheckDeliveryCountsSSEEventsReceivedTwice(t *testing.T) {
+	f := &findings{DuplicatedBy: map[string]int{}}
+	checkDelivery("x", []int64{1, 2, 3, 4, 5}, []int64{1, 2, 3, 1, 2, 3, 4}, f)
+	require.Equal(t, 3, f.SSEDuplicated)
+	require.Equal(t, 3, f.DuplicatedBy["SSE delivery"])
+	require.Zero(t, f.SSEOutOfOrder, "a repeat is not also out of order")
+	require.Equal(t, 1, f.Undelivered, "event 5")
+
+	f = &findings{DuplicatedBy: map[string]int{}}
+	checkDelivery("x", []int64{1, 2, 3}, []int64{1, 3, 2}, f)
+	require.Zero(t, f.SSEDuplicated)
+	require.Equal(t, 1, f.SSEOutOfOrder)
+	require.Zero(t, f.Undelivered)
+
+	var out strings.Builder
+	(&outcome{found: f}).print(&out)
+	require.Contains(t, out.String(), "\nchaos_sse_duplicated=0\n")
+	require.Contains(t, out.String(), "\nchaos_sse_out_of_order=1\n")
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,6 +156,7 @@ type follower struct {
 
 	mu         sync.Mutex
 	received   map[int64]int  // event ID → times received
+	order      []int64        // event IDs in the order received
 	events     map[string]int // event name → events received
 	last       int64
 	reconnects int
@@ -232,6 +234,7 @@ func (f *follower) take(ev sseEvent) {
 		f.events[ev.Event]++
 	}
 	f.received[ev.ID]++
+	f.order = append(f.order, ev.ID)
 	f.last = max(f.last, ev.ID)
 	f.mu.Unlock()
 	if ev.Event == event.NameWaiting {
@@ -247,6 +250,14 @@ func (f *follower) seen(name string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.events[name]
+}
+
+// arrivals returns the IDs received, in the order received, across all
+// connections.
+func (f *follower) arrivals() []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.order)
 }
 
 // snapshot returns the IDs received (with counts), the last, and the

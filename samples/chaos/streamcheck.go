@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -68,21 +69,41 @@ func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings)
 	if cv.Follower == nil {
 		return nil
 	}
-	received, _, _ := cv.Follower.snapshot()
+	checkDelivery(cv.ExecID, ids, cv.Follower.arrivals(), f)
+	return nil
+}
+
+// checkDelivery compares the IDs of an execution's stored stream events
+// with the IDs its SSE client received, in the order it received them
+// across all its connections: an ID received twice (on one connection or
+// after a Last-Event-ID resume) is SSEDuplicated, one received after a
+// higher one SSEOutOfOrder, a stored one never received Undelivered.
+func checkDelivery(execID string, stored, arrived []int64, f *findings) {
+	received := map[int64]int{}
+	var highest int64
+	for _, id := range arrived {
+		received[id]++
+		if id < highest && received[id] == 1 {
+			f.SSEOutOfOrder++
+			f.example("%s: SSE event %d received after event %d", execID, id, highest)
+		}
+		highest = max(highest, id)
+	}
 	missing := 0
-	for _, id := range ids {
+	for _, id := range stored {
 		if received[id] == 0 {
 			missing++
 		}
 	}
 	if missing > 0 {
 		f.Undelivered += missing
-		f.example("%s: %d of %d stored stream events never reached its SSE client", cv.ExecID, missing, len(ids))
+		f.example("%s: %d of %d stored stream events never reached its SSE client", execID, missing, len(stored))
 	}
-	for id, n := range received {
-		f.dup("SSE delivery", n-1, "%s: SSE event %d delivered %d times", cv.ExecID, id, n)
+	for _, id := range slices.Sorted(maps.Keys(received)) {
+		n := received[id]
+		f.SSEDuplicated += max(0, n-1)
+		f.dup("SSE delivery", n-1, "%s: SSE event %d delivered %d times", execID, id, n)
 	}
-	return nil
 }
 
 // awaitStreams gives the SSE clients up to d to receive every stored

@@ -34,7 +34,7 @@ func Drain[E any](ctx context.Context, s Stream[E], add func(E)) error {
 func Answer(provider string, ref agentsdk.ModelRef, prices *Prices, msg agentsdk.Message) agentsdk.ModelResponse {
 	msg.Provider, msg.Model = provider, ref.ModelID
 	if price, ok := prices.Lookup(ref); ok && msg.Usage != nil {
-		msg.Usage.Cost = price.Cost(*msg.Usage)
+		msg.Usage.Cost, msg.Usage.OutputCost = price.Cost(*msg.Usage), price.OutputCost(*msg.Usage)
 	}
 	return agentsdk.ModelResponse{Message: msg}
 }

@@ -651,12 +651,22 @@
       ['Conversation tree', async () => {
         const entries = await pages(base + '/entries', 'entries');
         const kids = new Map();
+        const calls = new Map(); // an answer's llm_call entries: its record, not a branch
         const byId = new Map(entries.map((e) => [e.id, e]));
+        const parents = new Set(entries.map((e) => e.parentId));
         for (const e of entries) {
           const p = byId.has(e.parentId) ? e.parentId : '';
-          if (!kids.has(p)) kids.set(p, []);
-          kids.get(p).push(e);
+          const into = e.type === 'llm_call' && !parents.has(e.id) && p ? calls : kids;
+          if (!into.has(p)) into.set(p, []);
+          into.get(p).push(e);
         }
+        const callLabel = (c) => {
+          const m = c.metadata || {};
+          const u = m.usage || {};
+          const model = m.model ? (m.model.provider + '/' + m.model.modelId) : '';
+          return 'llm_call: ' + [model, (u.input || 0) + ' in / ' + (u.output || 0) + ' out',
+            fmtCost(m.cost ? m.cost.total : 0), (m.latencyMs || 0) + ' ms', m.stopReason || ''].filter(Boolean).join(' · ');
+        };
         const active = new Set();
         const leaf = messages.length ? messages[messages.length - 1].entryId : '';
         for (let e = byId.get(leaf); e; e = byId.get(e.parentId)) active.add(e.id);
@@ -673,6 +683,7 @@
           while (items.length) {
             const e = items[0];
             const li = el('li', { class: active.has(e.id) ? 'active' : null, title: e.id }, el('span', { text: label(e) }));
+            for (const c of calls.get(e.id) || []) li.append(el('div', { class: 'muted', title: c.id, text: callLabel(c) }));
             ul.append(li);
             if (items.length > 1) {
               for (const other of items.slice(1)) {

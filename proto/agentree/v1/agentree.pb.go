@@ -3672,7 +3672,7 @@ type Task struct {
 	// The agent step it belongs to.
 	StepNumber int32 `protobuf:"varint,6,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// How long it ran, in milliseconds.
-	DurationMs int32 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	DurationMs int64 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	// When it started.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When it last changed (ended, once it has).
@@ -3753,7 +3753,7 @@ func (x *Task) GetStepNumber() int32 {
 	return 0
 }
 
-func (x *Task) GetDurationMs() int32 {
+func (x *Task) GetDurationMs() int64 {
 	if x != nil {
 		return x.DurationMs
 	}
@@ -3911,13 +3911,18 @@ type Entry struct {
 	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
 	// The parent entry; empty for the root.
 	ParentId string `protobuf:"bytes,3,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
-	// Arrival order within the execution.
-	Seq int32 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Arrival order within the execution: only the order means anything.
+	Seq int64 `protobuf:"varint,4,opt,name=seq,proto3" json:"seq,omitempty"`
 	// Distance from the root.
 	Depth int32 `protobuf:"varint,5,opt,name=depth,proto3" json:"depth,omitempty"`
-	// message, llm_call (a compaction's summary call; an answering call's
-	// record is its answer's metadata.llmCall), compaction, branch_summary,
-	// agent_spawn or agent_result.
+	// message, llm_call, compaction, branch_summary, agent_spawn or
+	// agent_result. Every model call has an llm_call entry (seed 000): its
+	// metadata is {model, usage {input, output, cacheRead, cacheWrite,
+	// totalTokens}, cost {input, output, total} in USD, latencyMs,
+	// stopReason}. An answering call's is the child of the answer it wrote,
+	// right after it in arrival order, off the conversation's path (its ID is
+	// derived from the answer's); a compaction's summary call's is on the
+	// path before its compaction.
 	Type string `protobuf:"bytes,6,opt,name=type,proto3" json:"type,omitempty"`
 	// For messages: system, user, assistant or tool_result.
 	Role string `protobuf:"bytes,7,opt,name=role,proto3" json:"role,omitempty"`
@@ -3938,7 +3943,7 @@ type Entry struct {
 	// The entry's size in a model's context, in tokens: an answer's output
 	// tokens as its provider counted them, else estimated from its bytes (4
 	// bytes a token); a compaction's is its summary's.
-	Tokens        int32 `protobuf:"varint,13,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Tokens        int64 `protobuf:"varint,13,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3994,7 +3999,7 @@ func (x *Entry) GetParentId() string {
 	return ""
 }
 
-func (x *Entry) GetSeq() int32 {
+func (x *Entry) GetSeq() int64 {
 	if x != nil {
 		return x.Seq
 	}
@@ -4057,7 +4062,7 @@ func (x *Entry) GetStepNumber() int32 {
 	return 0
 }
 
-func (x *Entry) GetTokens() int32 {
+func (x *Entry) GetTokens() int64 {
 	if x != nil {
 		return x.Tokens
 	}
@@ -4260,13 +4265,13 @@ func (x *GetEntryRequest) GetEntryId() string {
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Input tokens.
-	Input int32 `protobuf:"varint,1,opt,name=input,proto3" json:"input,omitempty"`
+	Input int64 `protobuf:"varint,1,opt,name=input,proto3" json:"input,omitempty"`
 	// Output tokens.
-	Output int32 `protobuf:"varint,2,opt,name=output,proto3" json:"output,omitempty"`
+	Output int64 `protobuf:"varint,2,opt,name=output,proto3" json:"output,omitempty"`
 	// Input tokens read from the provider's cache.
-	CacheRead int32 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
+	CacheRead int64 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
 	// Input tokens written to the provider's cache.
-	CacheWrite int32 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
+	CacheWrite int64 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
 	// Cost in USD.
 	Cost          float64 `protobuf:"fixed64,5,opt,name=cost,proto3" json:"cost,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -4303,28 +4308,28 @@ func (*Usage) Descriptor() ([]byte, []int) {
 	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
 }
 
-func (x *Usage) GetInput() int32 {
+func (x *Usage) GetInput() int64 {
 	if x != nil {
 		return x.Input
 	}
 	return 0
 }
 
-func (x *Usage) GetOutput() int32 {
+func (x *Usage) GetOutput() int64 {
 	if x != nil {
 		return x.Output
 	}
 	return 0
 }
 
-func (x *Usage) GetCacheRead() int32 {
+func (x *Usage) GetCacheRead() int64 {
 	if x != nil {
 		return x.CacheRead
 	}
 	return 0
 }
 
-func (x *Usage) GetCacheWrite() int32 {
+func (x *Usage) GetCacheWrite() int64 {
 	if x != nil {
 		return x.CacheWrite
 	}
@@ -4845,11 +4850,11 @@ type ToolCall struct {
 	// model saw.
 	Output *structpb.Value `protobuf:"bytes,9,opt,name=output,proto3" json:"output,omitempty"`
 	// The output's size in bytes.
-	OutputSize int32 `protobuf:"varint,10,opt,name=output_size,json=outputSize,proto3" json:"output_size,omitempty"`
+	OutputSize int64 `protobuf:"varint,10,opt,name=output_size,json=outputSize,proto3" json:"output_size,omitempty"`
 	// Whether the model saw a cut output.
 	Truncated bool `protobuf:"varint,11,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// How long it ran, in milliseconds.
-	DurationMs int32 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	DurationMs int64 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
 	// The agent step it belongs to.
 	StepNumber int32 `protobuf:"varint,13,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// When it started.
@@ -4958,7 +4963,7 @@ func (x *ToolCall) GetOutput() *structpb.Value {
 	return nil
 }
 
-func (x *ToolCall) GetOutputSize() int32 {
+func (x *ToolCall) GetOutputSize() int64 {
 	if x != nil {
 		return x.OutputSize
 	}
@@ -4972,7 +4977,7 @@ func (x *ToolCall) GetTruncated() bool {
 	return false
 }
 
-func (x *ToolCall) GetDurationMs() int32 {
+func (x *ToolCall) GetDurationMs() int64 {
 	if x != nil {
 		return x.DurationMs
 	}
@@ -6549,7 +6554,7 @@ type ModelContext struct {
 	ThinkingBudget int32    `protobuf:"varint,9,opt,name=thinking_budget,json=thinkingBudget,proto3" json:"thinking_budget,omitempty"`
 	// The request's size in tokens (system prompt, tools and messages; the
 	// estimate compaction measures against the window).
-	Tokens int32 `protobuf:"varint,10,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Tokens int64 `protobuf:"varint,10,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	// The compaction whose summary the messages start with, if any.
 	CompactionEntryId string `protobuf:"bytes,11,opt,name=compaction_entry_id,json=compactionEntryId,proto3" json:"compaction_entry_id,omitempty"`
 	unknownFields     protoimpl.UnknownFields
@@ -6649,7 +6654,7 @@ func (x *ModelContext) GetThinkingBudget() int32 {
 	return 0
 }
 
-func (x *ModelContext) GetTokens() int32 {
+func (x *ModelContext) GetTokens() int64 {
 	if x != nil {
 		return x.Tokens
 	}
@@ -6793,11 +6798,11 @@ type CompactionAudit struct {
 	Model *ModelRef `protobuf:"bytes,3,opt,name=model,proto3" json:"model,omitempty"`
 	// The summary, and its size in tokens.
 	Summary       string `protobuf:"bytes,4,opt,name=summary,proto3" json:"summary,omitempty"`
-	SummaryTokens int32  `protobuf:"varint,5,opt,name=summary_tokens,json=summaryTokens,proto3" json:"summary_tokens,omitempty"`
+	SummaryTokens int64  `protobuf:"varint,5,opt,name=summary_tokens,json=summaryTokens,proto3" json:"summary_tokens,omitempty"`
 	// The context's size just before and just after, and the window.
-	TokensBefore int32 `protobuf:"varint,6,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
-	TokensAfter  int32 `protobuf:"varint,7,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
-	Limit        int32 `protobuf:"varint,8,opt,name=limit,proto3" json:"limit,omitempty"`
+	TokensBefore int64 `protobuf:"varint,6,opt,name=tokens_before,json=tokensBefore,proto3" json:"tokens_before,omitempty"`
+	TokensAfter  int64 `protobuf:"varint,7,opt,name=tokens_after,json=tokensAfter,proto3" json:"tokens_after,omitempty"`
+	Limit        int64 `protobuf:"varint,8,opt,name=limit,proto3" json:"limit,omitempty"`
 	// The first entry kept verbatim after the summary.
 	FirstKeptEntryId string `protobuf:"bytes,9,opt,name=first_kept_entry_id,json=firstKeptEntryId,proto3" json:"first_kept_entry_id,omitempty"`
 	// The compaction whose summary this one folded in, if any.
@@ -6805,7 +6810,7 @@ type CompactionAudit struct {
 	// The entries summarised (messages, oldest first) and their tokens,
 	// with the previous summary's.
 	CompactedEntries []*CompactedEntry `protobuf:"bytes,11,rep,name=compacted_entries,json=compactedEntries,proto3" json:"compacted_entries,omitempty"`
-	CompactedTokens  int32             `protobuf:"varint,12,opt,name=compacted_tokens,json=compactedTokens,proto3" json:"compacted_tokens,omitempty"`
+	CompactedTokens  int64             `protobuf:"varint,12,opt,name=compacted_tokens,json=compactedTokens,proto3" json:"compacted_tokens,omitempty"`
 	// When it was made.
 	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -6870,28 +6875,28 @@ func (x *CompactionAudit) GetSummary() string {
 	return ""
 }
 
-func (x *CompactionAudit) GetSummaryTokens() int32 {
+func (x *CompactionAudit) GetSummaryTokens() int64 {
 	if x != nil {
 		return x.SummaryTokens
 	}
 	return 0
 }
 
-func (x *CompactionAudit) GetTokensBefore() int32 {
+func (x *CompactionAudit) GetTokensBefore() int64 {
 	if x != nil {
 		return x.TokensBefore
 	}
 	return 0
 }
 
-func (x *CompactionAudit) GetTokensAfter() int32 {
+func (x *CompactionAudit) GetTokensAfter() int64 {
 	if x != nil {
 		return x.TokensAfter
 	}
 	return 0
 }
 
-func (x *CompactionAudit) GetLimit() int32 {
+func (x *CompactionAudit) GetLimit() int64 {
 	if x != nil {
 		return x.Limit
 	}
@@ -6919,7 +6924,7 @@ func (x *CompactionAudit) GetCompactedEntries() []*CompactedEntry {
 	return nil
 }
 
-func (x *CompactionAudit) GetCompactedTokens() int32 {
+func (x *CompactionAudit) GetCompactedTokens() int64 {
 	if x != nil {
 		return x.CompactedTokens
 	}
@@ -6939,7 +6944,7 @@ type CompactedEntry struct {
 	EntryId string                 `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
 	// user, assistant or tool_result.
 	Role          string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
-	Tokens        int32  `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Tokens        int64  `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6988,7 +6993,7 @@ func (x *CompactedEntry) GetRole() string {
 	return ""
 }
 
-func (x *CompactedEntry) GetTokens() int32 {
+func (x *CompactedEntry) GetTokens() int64 {
 	if x != nil {
 		return x.Tokens
 	}
@@ -7658,7 +7663,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"toolCallId\x12\x1f\n" +
 	"\vstep_number\x18\x06 \x01(\x05R\n" +
 	"stepNumber\x12\x1f\n" +
-	"\vduration_ms\x18\a \x01(\x05R\n" +
+	"\vduration_ms\x18\a \x01(\x03R\n" +
 	"durationMs\x129\n" +
 	"\n" +
 	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
@@ -7677,7 +7682,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
 	"\tparent_id\x18\x03 \x01(\tR\bparentId\x12\x10\n" +
-	"\x03seq\x18\x04 \x01(\x05R\x03seq\x12\x14\n" +
+	"\x03seq\x18\x04 \x01(\x03R\x03seq\x12\x14\n" +
 	"\x05depth\x18\x05 \x01(\x05R\x05depth\x12\x12\n" +
 	"\x04type\x18\x06 \x01(\tR\x04type\x12\x12\n" +
 	"\x04role\x18\a \x01(\tR\x04role\x120\n" +
@@ -7689,7 +7694,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1f\n" +
 	"\vstep_number\x18\f \x01(\x05R\n" +
 	"stepNumber\x12\x16\n" +
-	"\x06tokens\x18\r \x01(\x05R\x06tokens\"~\n" +
+	"\x06tokens\x18\r \x01(\x03R\x06tokens\"~\n" +
 	"\x12ListEntriesRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -7704,11 +7709,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\x89\x01\n" +
 	"\x05Usage\x12\x14\n" +
-	"\x05input\x18\x01 \x01(\x05R\x05input\x12\x16\n" +
-	"\x06output\x18\x02 \x01(\x05R\x06output\x12\x1d\n" +
+	"\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n" +
+	"\x06output\x18\x02 \x01(\x03R\x06output\x12\x1d\n" +
 	"\n" +
-	"cache_read\x18\x03 \x01(\x05R\tcacheRead\x12\x1f\n" +
-	"\vcache_write\x18\x04 \x01(\x05R\n" +
+	"cache_read\x18\x03 \x01(\x03R\tcacheRead\x12\x1f\n" +
+	"\vcache_write\x18\x04 \x01(\x03R\n" +
 	"cacheWrite\x12\x12\n" +
 	"\x04cost\x18\x05 \x01(\x01R\x04cost\"k\n" +
 	"\x0fToolCallRequest\x12\x0e\n" +
@@ -7768,10 +7773,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x05input\x18\b \x01(\v2\x16.google.protobuf.ValueR\x05input\x12.\n" +
 	"\x06output\x18\t \x01(\v2\x16.google.protobuf.ValueR\x06output\x12\x1f\n" +
 	"\voutput_size\x18\n" +
-	" \x01(\x05R\n" +
+	" \x01(\x03R\n" +
 	"outputSize\x12\x1c\n" +
 	"\ttruncated\x18\v \x01(\bR\ttruncated\x12\x1f\n" +
-	"\vduration_ms\x18\f \x01(\x05R\n" +
+	"\vduration_ms\x18\f \x01(\x03R\n" +
 	"durationMs\x12\x1f\n" +
 	"\vstep_number\x18\r \x01(\x05R\n" +
 	"stepNumber\x129\n" +
@@ -7908,7 +7913,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vtemperature\x18\b \x01(\x01H\x00R\vtemperature\x88\x01\x01\x12'\n" +
 	"\x0fthinking_budget\x18\t \x01(\x05R\x0ethinkingBudget\x12\x16\n" +
 	"\x06tokens\x18\n" +
-	" \x01(\x05R\x06tokens\x12.\n" +
+	" \x01(\x03R\x06tokens\x12.\n" +
 	"\x13compaction_entry_id\x18\v \x01(\tR\x11compactionEntryIdB\x0e\n" +
 	"\f_temperature\"@\n" +
 	"\x1cCompactAgentExecutionRequest\x12\x10\n" +
@@ -7923,21 +7928,21 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\atrigger\x18\x02 \x01(\tR\atrigger\x12+\n" +
 	"\x05model\x18\x03 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\x12\x18\n" +
 	"\asummary\x18\x04 \x01(\tR\asummary\x12%\n" +
-	"\x0esummary_tokens\x18\x05 \x01(\x05R\rsummaryTokens\x12#\n" +
-	"\rtokens_before\x18\x06 \x01(\x05R\ftokensBefore\x12!\n" +
-	"\ftokens_after\x18\a \x01(\x05R\vtokensAfter\x12\x14\n" +
-	"\x05limit\x18\b \x01(\x05R\x05limit\x12-\n" +
+	"\x0esummary_tokens\x18\x05 \x01(\x03R\rsummaryTokens\x12#\n" +
+	"\rtokens_before\x18\x06 \x01(\x03R\ftokensBefore\x12!\n" +
+	"\ftokens_after\x18\a \x01(\x03R\vtokensAfter\x12\x14\n" +
+	"\x05limit\x18\b \x01(\x03R\x05limit\x12-\n" +
 	"\x13first_kept_entry_id\x18\t \x01(\tR\x10firstKeptEntryId\x124\n" +
 	"\x16previous_compaction_id\x18\n" +
 	" \x01(\tR\x14previousCompactionId\x12H\n" +
 	"\x11compacted_entries\x18\v \x03(\v2\x1b.agentree.v1.CompactedEntryR\x10compactedEntries\x12)\n" +
-	"\x10compacted_tokens\x18\f \x01(\x05R\x0fcompactedTokens\x129\n" +
+	"\x10compacted_tokens\x18\f \x01(\x03R\x0fcompactedTokens\x129\n" +
 	"\n" +
 	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"W\n" +
 	"\x0eCompactedEntry\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x16\n" +
-	"\x06tokens\x18\x03 \x01(\x05R\x06tokens\"{\n" +
+	"\x06tokens\x18\x03 \x01(\x03R\x06tokens\"{\n" +
 	"\vContextTool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x126\n" +
