@@ -138,17 +138,14 @@ func (e Endpoint) provider() (agentsdk.Provider, error) {
 	for id, p := range e.Prices {
 		prices[id] = agentsdk.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
+	if key == "" && e.BaseURL == "" && e.Provider != ProviderScripted {
+		return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
+	}
 	switch e.Provider {
 	case ProviderAnthropic:
-		if key == "" {
-			return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
-		}
 		return anthropic.New(anthropic.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
 			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
 	case ProviderOpenAI:
-		if key == "" && e.BaseURL == "" {
-			return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
-		}
 		return openai.New(openai.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
 			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
 	default: // ProviderScripted; validated in Parse.

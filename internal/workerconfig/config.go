@@ -37,6 +37,10 @@ const (
 
 var providerKinds = []string{ProviderAnthropic, ProviderOpenAI, ProviderScripted}
 
+// defaultKeyEnv is, by provider, the variable holding the key of its own
+// API.
+var defaultKeyEnv = map[string]string{ProviderAnthropic: "ANTHROPIC_API_KEY", ProviderOpenAI: "OPENAI_API_KEY"}
+
 // BuiltinReact is the built-in ReAct agent, the only Agent.Builtin today.
 const BuiltinReact = "react"
 
@@ -149,10 +153,11 @@ type Endpoint struct {
 	// BaseURL is the API's address; default the provider's own API.
 	BaseURL string `yaml:"baseUrl"`
 	// APIKeyEnv names the environment variable holding the key, read once
-	// at start; default ANTHROPIC_API_KEY for anthropic, OPENAI_API_KEY for
-	// openai without a BaseURL, none otherwise (so another server never
-	// receives OpenAI's key unless told to). Anthropic's API and OpenAI's
-	// own need a key: a worker whose variable is empty does not start.
+	// at start; default, without a BaseURL, ANTHROPIC_API_KEY for
+	// anthropic and OPENAI_API_KEY for openai; none with one (so another
+	// server never receives the provider's key unless told to).
+	// Anthropic's and OpenAI's own APIs need a key: a worker whose
+	// variable is empty does not start.
 	APIKeyEnv string `yaml:"apiKeyEnv"`
 	// Models are the model IDs the endpoint serves; default ["*"], any.
 	Models []string `yaml:"models"`
@@ -307,11 +312,11 @@ func (c Config) withDefaults() (Config, error) {
 			if e.BaseURL != "" || e.APIKeyEnv != "" || len(e.Prices) > 0 {
 				bad("%s: a scripted endpoint calls no server: baseUrl, apiKeyEnv and prices do not apply", field)
 			}
-		case ProviderAnthropic:
-			e.APIKeyEnv = cmp.Or(e.APIKeyEnv, "ANTHROPIC_API_KEY")
-		case ProviderOpenAI:
+		case ProviderAnthropic, ProviderOpenAI:
+			// Only the provider's own API gets its key unasked: another
+			// server receives the key the endpoint names, or none.
 			if e.BaseURL == "" {
-				e.APIKeyEnv = cmp.Or(e.APIKeyEnv, "OPENAI_API_KEY")
+				e.APIKeyEnv = cmp.Or(e.APIKeyEnv, defaultKeyEnv[e.Provider])
 			}
 		}
 		if e.BaseURL != "" && !httpURL.MatchString(e.BaseURL) {
