@@ -219,7 +219,12 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
-	offered := d.offered(cfg)
+	// A tool the worker serves to other organizations only is not
+	// offered, whatever the configuration names (the gateway refuses it).
+	offered := slices.DeleteFunc(d.offered(cfg), func(n string) bool {
+		t, err := d.Tools.Get(n)
+		return err == nil && !t.ServesOrg(in.OrgID)
+	})
 	tools, err := d.Tools.Specs(offered)
 	if err != nil {
 		return agentsdk.ModelResult{}, err

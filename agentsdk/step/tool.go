@@ -307,6 +307,9 @@ func invoke(ctx context.Context, tools agentsdk.Tools, cfg agentsdk.Config, call
 	if err != nil {
 		return "error: " + err.Error(), true, nil
 	}
+	if !tool.ServesOrg(in.OrgID) {
+		return fmt.Sprintf("error: tool %q is not enabled for this organization", call.Name), true, nil
+	}
 	if err := tool.Validate(call.Arguments); err != nil {
 		return "error: " + err.Error(), true, nil
 	}
