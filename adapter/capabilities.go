@@ -164,8 +164,9 @@ func (c *capabilities) row(key capKey) entrystore.WorkerCapability {
 		row.Kinds = append(row.Kinds, a.Kind())
 	}
 	for _, name := range c.o.tools.Names() {
-		s := c.o.tools[name].Spec()
-		row.Tools = append(row.Tools, entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+		t := c.o.tools[name]
+		s := t.Spec()
+		row.Tools = append(row.Tools, entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Orgs: t.Orgs})
 	}
 	for _, e := range c.o.endpoints.Infos() {
 		row.Models = append(row.Models, entrystore.CapabilityModels{Name: e.Name, Provider: e.Provider, Models: e.Models})

@@ -33,6 +33,9 @@ type CapabilityTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Orgs are the organizations (by ID) the tool is served to; nil:
+	// every one (agentsdk.Tool.Orgs).
+	Orgs []string `json:"orgs,omitempty"`
 }
 
 // CapabilityModels is one named model endpoint a worker calls: its

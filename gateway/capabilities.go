@@ -69,6 +69,20 @@ func (l *liveWorkers) check(ctx context.Context, fn func([]entrystore.WorkerCapa
 	return fn(rows)
 }
 
+// forOrg is rows as org sees them: without the tools served to other
+// organizations only (an MCP server enabled per organization), which it
+// may neither list nor name.
+func forOrg(rows []entrystore.WorkerCapability, orgID string) []entrystore.WorkerCapability {
+	out := make([]entrystore.WorkerCapability, len(rows))
+	for i, r := range rows {
+		r.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t entrystore.CapabilityTool) bool {
+			return t.Orgs != nil && !slices.Contains(t.Orgs, orgID)
+		})
+		out[i] = r
+	}
+	return out
+}
+
 // served checks that live workers on queue run kind and everything cfg
 // names: a 503 when no worker polls the queue, a 400 listing what they
 // offer when one of the names is not served there.
@@ -247,13 +261,15 @@ func toTool(t entrystore.CapabilityTool) *pb.ToolCapability {
 // every organization (workers serve them all) but, like every route,
 // needs an organization's key.
 func (s *service) GetCapabilities(ctx context.Context, req *pb.GetCapabilitiesRequest) (*pb.Capabilities, error) {
-	if _, err := s.authorize(ctx, req.GetOrg()); err != nil {
+	org, err := s.authorize(ctx, req.GetOrg())
+	if err != nil {
 		return nil, err
 	}
 	rows, err := s.v.live.get(ctx, false)
 	if err != nil {
 		return nil, toStatus(s.log, "list worker capabilities", err)
 	}
+	rows = forOrg(rows, org.ID)
 	out := &pb.Capabilities{Workers: []*pb.WorkerCapabilities{}}
 	for _, r := range rows {
 		w := &pb.WorkerCapabilities{

@@ -61,7 +61,7 @@ func (v *validator) definition(ctx context.Context, log *slog.Logger, orgID, id 
 		if len(rows) == 0 {
 			return nil
 		}
-		return offers(rows, "on any task queue", kind, cfg)
+		return offers(forOrg(rows, orgID), "on any task queue", kind, cfg)
 	})
 	if err != nil {
 		return entrystore.Definition{}, capError(log, err)

@@ -81,7 +81,9 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 	if err := cfg.Validate(nil, nil); err != nil {
 		return client.StartRequest{}, invalid("%v", err)
 	}
-	err = v.live.check(ctx, func(rows []entrystore.WorkerCapability) error { return served(rows, v.queue, kind, cfg) })
+	err = v.live.check(ctx, func(rows []entrystore.WorkerCapability) error {
+		return served(forOrg(rows, orgID), v.queue, kind, cfg)
+	})
 	if err != nil {
 		return client.StartRequest{}, capError(log, err)
 	}

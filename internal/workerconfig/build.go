@@ -68,6 +68,16 @@ func (w Worker) Close() error {
 // So does an MCP server that cannot be started, reached or listed within
 // its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
+	return c.BuildFor(nil)
+}
+
+// BuildFor is Build for a worker whose MCP servers' organizations are
+// named by slug: orgID gives a slug's organization ID (nil: the slug is
+// taken as the ID, as in tests without a store).
+func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error) {
+	if orgID == nil {
+		orgID = func(slug string) (string, error) { return slug, nil }
+	}
 	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, LocalStore: c.LocalStore,
 		LocalModelCalls: c.LocalActivities.ModelCalls}
 	if r := c.Retention; r.Every != nil {
@@ -92,7 +102,7 @@ func (c Config) Build() (Worker, error) {
 		w.Tools = append(w.Tools, tools...)
 	}
 	if len(c.MCP) > 0 {
-		servers, err := mcpServers(c.MCP)
+		servers, err := mcpServers(c.MCP, orgID)
 		if err != nil {
 			return Worker{}, fmt.Errorf("worker config: %w", err)
 		}
