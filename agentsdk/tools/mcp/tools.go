@@ -46,7 +46,7 @@ func (g *group) offer(listed []*sdk.Tool) {
 		}
 		tool, remote := &agentsdk.Tool{Name: name, Description: desc, Parameters: schema, Policy: policy, Orgs: g.orgs()}, t.Name
 		tool.Run = func(ctx context.Context, call agentsdk.ToolInvocation) (string, error) {
-			if !g.offers(remote, tool) {
+			if !g.lists(remote) {
 				return "", fmt.Errorf("MCP server %s no longer offers %s", g.name, remote)
 			}
 			s, err := g.route(call.OrgID)
@@ -64,12 +64,13 @@ func (g *group) offer(listed []*sdk.Tool) {
 	}
 }
 
-// offers reports whether tool is still what the group offers for the
-// server's tool remote.
-func (g *group) offers(remote string, tool *agentsdk.Tool) bool {
+// lists reports whether the server still lists its tool remote. A
+// host that registered the tool before a change keeps calling it: its
+// registry may be fixed at start.
+func (g *group) lists(remote string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.byRemote[remote] == tool
+	return g.byRemote[remote] != nil
 }
 
 // tools are the tools the group offers now, in its listing's order.
