@@ -169,7 +169,7 @@ func (c *capabilities) row(key capKey) entrystore.WorkerCapability {
 		row.Tools = append(row.Tools, entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Orgs: t.Orgs})
 	}
 	for _, e := range c.o.endpoints.Infos() {
-		row.Models = append(row.Models, entrystore.CapabilityModels{Name: e.Name, Provider: e.Provider, Models: e.Models})
+		row.Models = append(row.Models, entrystore.CapabilityModels{Name: e.Name, Provider: e.Provider, Models: e.Models, Priced: e.Priced})
 	}
 	return row
 }

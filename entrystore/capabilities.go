@@ -44,6 +44,9 @@ type CapabilityModels struct {
 	Name     string   `json:"name"`
 	Provider string   `json:"provider"`
 	Models   []string `json:"models"`
+	// Priced is agentsdk.EndpointInfo.Priced: nil, or the only models the
+	// endpoint serves among those Models allows.
+	Priced []string `json:"priced,omitempty"`
 }
 
 // RecordCapability upserts c by identity and task queue and moves its

@@ -104,6 +104,10 @@ func New(opts Options) (*Provider, error) {
 	return p, nil
 }
 
+// PricedModels are the model IDs the Provider prices (the built-in table
+// and Options.Prices); a dated ID is priced by its alias.
+func (p *Provider) PricedModels() []string { return p.prices.IDs() }
+
 // Name is the provider name, Options.Name.
 func (p *Provider) Name() string { return p.opts.Name }
 

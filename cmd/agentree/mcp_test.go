@@ -38,12 +38,13 @@ endpoints:
     provider: anthropic
     baseUrl: %s
     apiKeyEnv: %s
+    models: [%s]
 toolSets: []
 mcp:
   - name: calc
     command: %s
     orgs: ["*"]
-`, fake.URL, keyVar, mcptest.Build(t)))
+`, fake.URL, keyVar, model, mcptest.Build(t)))
 
 	status, caps := d.do(http.MethodGet, "/capabilities", "")
 	require.Equal(t, http.StatusOK, status, caps)

@@ -145,27 +145,55 @@ func (e Endpoint) provider() (agentsdk.Provider, error) {
 		key = os.Getenv(e.APIKeyEnv)
 	}
 	prices := map[string]agentsdk.Price{}
+	var unpriced []string
 	for id, p := range e.Prices {
+		if p.Unpriced {
+			unpriced = append(unpriced, id)
+			continue
+		}
 		prices[id] = agentsdk.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
 	if key == "" && e.BaseURL == "" && e.Provider != ProviderScripted {
 		return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
 	}
+	var p interface {
+		agentsdk.Provider
+		agentsdk.EndpointDescriber
+		PricedModels() []string
+	}
+	var err error
 	switch e.Provider {
 	case ProviderAnthropic:
-		return anthropic.New(anthropic.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
+		p, err = anthropic.New(anthropic.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
 			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
 	case ProviderOpenAI:
-		return openai.New(openai.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
+		p, err = openai.New(openai.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
 			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
-	default: // ProviderScripted; validated in Parse.
+	default: // ProviderScripted; validated in Parse. It costs nothing.
 		return described{Provider: demo.Model(), info: agentsdk.EndpointInfo{
-			Name: e.Name, Provider: ProviderScripted, Models: slices.Clone(e.Models)}}, nil
+			Name: e.Name, Provider: ProviderScripted, Models: slices.Clone(e.Models), Priced: []string{agentsdk.AnyModel}}}, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	// The endpoint serves only what it can price, or what the operator
+	// marked unpriced: a model listed with neither stops the worker.
+	info := p.Endpoint()
+	info.Priced = append(p.PricedModels(), unpriced...)
+	if e.Price == Unpriced {
+		info.Priced = []string{agentsdk.AnyModel}
+	}
+	for _, m := range e.Models {
+		if m != agentsdk.AnyModel && !info.HasPrice(m) {
+			return nil, fmt.Errorf("models: %q has no price: give it one under prices ({%s: {input: …, output: …}}, USD per million tokens) or mark it unpriced ({%s: unpriced})", m, m, m)
+		}
+	}
+	return described{Provider: p, info: info}, nil
 }
 
-// described is a provider serving a named endpoint that does not describe
-// itself (the scripted demo model).
+// described is a provider serving a named endpoint as the configuration
+// describes it: the scripted demo model, which does not describe itself,
+// and the others with the models they may serve as far as prices go.
 type described struct {
 	agentsdk.Provider
 	info agentsdk.EndpointInfo
