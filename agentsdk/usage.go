@@ -8,6 +8,9 @@ type Usage struct {
 	CacheWrite int64   `json:"cacheWrite,omitempty"`
 	Cost       float64 `json:"cost,omitempty"` // USD
 	Calls      int     `json:"calls,omitempty"`
+	// Unpriced says some of the calls' models have no price (their
+	// operator marked them unpriced): Cost counts nothing of those.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // Add returns u plus v.
@@ -19,6 +22,7 @@ func (u Usage) Add(v Usage) Usage {
 		CacheWrite: u.CacheWrite + v.CacheWrite,
 		Cost:       u.Cost + v.Cost,
 		Calls:      u.Calls + v.Calls,
+		Unpriced:   u.Unpriced || v.Unpriced,
 	}
 }
 

@@ -190,7 +190,10 @@ func toMessage(e entrystore.Entry) (*pb.Message, bool) {
 		out.TaskExecutionId = e.IdempotencyKey
 	}
 	if u := m.Usage; u != nil {
-		out.Usage = &pb.Usage{Input: n32(u.Input), Output: n32(u.Output), CacheRead: n32(u.CacheRead), CacheWrite: n32(u.CacheWrite), Cost: u.Cost}
+		out.Usage = &pb.Usage{Input: n32(u.Input), Output: n32(u.Output), CacheRead: n32(u.CacheRead), CacheWrite: n32(u.CacheWrite), Unpriced: u.Unpriced}
+		if !u.Unpriced {
+			out.Usage.Cost = &u.Cost
+		}
 	}
 	out.Content = each(m.Content, toBlock)
 	return out, true

@@ -48,11 +48,32 @@ toolSets: []
 	require.Contains(t, body["message"], "has no price")
 	require.Empty(t, fake.Requests(), "a refused model reaches no server")
 
-	for _, model := range []string{"claude-sonnet-4-5", "claude-lab-1"} {
+	// A priced model's cost is a JSON number; an unpriced one's usage
+	// says "unpriced" and has no cost, never $0.
+	usageOf := func(model string) (call, total map[string]any) {
 		status, ex := create(model)
 		require.Equal(t, http.StatusOK, status, ex)
-		ex = d.ended(ex["id"].(string))
+		id := ex["id"].(string)
+		ex = d.ended(id)
 		require.Equal(t, "COMPLETED", ex["status"], ex)
+		_, msgs := d.do(http.MethodGet, "/agent-executions/"+id+"/messages", "")
+		for _, m := range msgs["messages"].([]any) {
+			if m := m.(map[string]any); m["role"] == "assistant" {
+				call = m["usage"].(map[string]any)
+			}
+		}
+		_, report := d.do(http.MethodGet, "/agent-executions/"+id+"/usage", "")
+		return call, report["total"].(map[string]any)
 	}
+	call, total := usageOf("claude-sonnet-4-5")
+	require.InDelta(t, 0.018, call["cost"], 1e-9, "1000 tokens in at $3/M, 1000 out at $15/M")
+	require.Equal(t, false, call["unpriced"])
+	require.InDelta(t, 0.018, total["cost"], 1e-9)
+	require.Equal(t, false, total["unpriced"])
+
+	call, total = usageOf("claude-lab-1")
+	require.Equal(t, true, call["unpriced"], call)
+	require.NotContains(t, call, "cost", "an unpriced call has no cost, not $0")
+	require.Equal(t, true, total["unpriced"], total)
 	require.Len(t, fake.Requests(), 2)
 }
