@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk/providertest"
@@ -29,22 +28,12 @@ func TestMCPToolsInTheWorker(t *testing.T) {
 		providertest.Reply{Body: providertest.NewAnthropicStream(model, usage).ToolUse("toolu_1", "calc__add", `{"a":2,`, `"b":40}`).End("tool_use", 3)},
 		providertest.Reply{Body: providertest.NewAnthropicStream(model, usage).Text("It is ", "42.").End("end_turn", 3)},
 	)
-	suffix := strings.ToUpper(uuid.NewString()[:8])
-	keyVar := "MCP_TEST_KEY_" + suffix
-	t.Setenv(keyVar, "sk-ant-mcp")
-	d := startConfiguredDev(t, fmt.Sprintf(`
-endpoints:
-  - name: team
-    provider: anthropic
-    baseUrl: %s
-    apiKeyEnv: %s
-    models: [%s]
-toolSets: []
+	d := startConfiguredDev(t, anthropicEndpoint(t, fake.URL, "["+model+"]")+fmt.Sprintf(`toolSets: []
 mcp:
   - name: calc
     command: %s
     orgs: ["*"]
-`, fake.URL, keyVar, model, mcptest.Build(t)))
+`, mcptest.Build(t)))
 
 	status, caps := d.do(http.MethodGet, "/capabilities", "")
 	require.Equal(t, http.StatusOK, status, caps)
@@ -113,25 +102,16 @@ func TestMCPServersArePerOrg(t *testing.T) {
 	}
 	done := providertest.Reply{Body: providertest.NewAnthropicStream(model, usage).Text("done").End("end_turn", 1)}
 	fake := providertest.NewServer(t, ask("toolu_a"), done, ask("toolu_b"), done)
-	keyVar := "MCP_ORG_KEY_" + strings.ToUpper(uuid.NewString()[:8])
-	t.Setenv(keyVar, "sk-ant-mcp")
 	token := filepath.Join(t.TempDir(), "dev-token")
 	require.NoError(t, os.WriteFile(token, []byte("dev-secret\n"), 0o600))
-	d := startConfiguredDev(t, fmt.Sprintf(`
-endpoints:
-  - name: team
-    provider: anthropic
-    baseUrl: %s
-    apiKeyEnv: %s
-    models: [%s]
-toolSets: []
+	d := startConfiguredDev(t, anthropicEndpoint(t, fake.URL, "["+model+"]")+fmt.Sprintf(`toolSets: []
 mcp:
   - name: calc
     command: %s
     env: {MCPTEST_TOKEN: operator-secret}
     orgs:
       dev: {env: {MCPTEST_TOKEN: "${file:%s}"}}
-`, fake.URL, keyVar, model, mcptest.Build(t), token))
+`, mcptest.Build(t), token))
 	otherKey, _, err := cli(context.Background(), "keys", "create", "--org", "globex")
 	require.NoError(t, err)
 	other := &devServer{t: t, base: strings.Replace(d.base, "/orgs/dev", "/orgs/globex", 1), key: strings.TrimSpace(otherKey)}

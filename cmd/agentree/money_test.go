@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk/providertest"
@@ -23,19 +22,10 @@ func TestUnpricedModelIsRefused(t *testing.T) {
 		return providertest.Reply{Body: providertest.NewAnthropicStream(model, usage).Text("ok").End("end_turn", 1000)}
 	}
 	fake := providertest.NewServer(t, reply("claude-sonnet-4-5"), reply("claude-lab-1"))
-	keyVar := "MONEY_TEST_KEY_" + strings.ToUpper(uuid.NewString()[:8])
-	t.Setenv(keyVar, "sk-ant-money")
-	d := startConfiguredDev(t, fmt.Sprintf(`
-endpoints:
-  - name: team
-    provider: anthropic
-    baseUrl: %s
-    apiKeyEnv: %s
-    models: ["*"]
-    prices:
+	d := startConfiguredDev(t, anthropicEndpoint(t, fake.URL, `["*"]`)+`    prices:
       claude-lab-1: unpriced
 toolSets: []
-`, fake.URL, keyVar))
+`)
 	create := func(model string) (int, map[string]any) {
 		return d.do(http.MethodPost, "/agent-executions",
 			fmt.Sprintf(`{"userPrompt":"hi","models":[{"provider":"anthropic","modelId":%q}]}`, model))

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk/providertest"
@@ -44,17 +42,7 @@ func TestCLIStripsControlCharacters(t *testing.T) {
 		Text("Copy \x1b]52;c;ZXZpbA==\x07this\x1b[2J", " \x1b[31mred\x1b[0m \x1b]52;c;", "c3BsaXQ=\x07 \u009b31mc1\u009d52;c;eA==\u009c done\r\n").
 		End("end_turn", 3)
 	fake := providertest.NewServer(t, providertest.Reply{Body: answer})
-	keyVar := "CLI_CLEAN_KEY_" + strings.ToUpper(uuid.NewString()[:8])
-	t.Setenv(keyVar, "sk-ant-clean")
-	d := startConfiguredDev(t, fmt.Sprintf(`
-endpoints:
-  - name: team
-    provider: anthropic
-    baseUrl: %s
-    apiKeyEnv: %s
-    models: [%s]
-toolSets: []
-`, fake.URL, keyVar, model))
+	d := startConfiguredDev(t, anthropicEndpoint(t, fake.URL, "["+model+"]")+"toolSets: []\n")
 	common := []string{"--addr", strings.TrimSuffix(d.base, "/api/orgs/dev"), "--org", "dev", "--key", d.key}
 	c := func(args ...string) (string, string, error) {
 		return cli(context.Background(), append(args, common...)...)
