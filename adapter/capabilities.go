@@ -167,7 +167,7 @@ func (c *capabilities) row(key capKey) entrystore.WorkerCapability {
 	for _, name := range c.o.tools.Names() {
 		t := c.o.tools[name]
 		s := t.Spec()
-		ct := entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters,
+		ct := entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Orgs: t.Orgs,
 			Policy: string(op.Ceiling(unconfiguredOrg, name, t))}
 		for org := range op.Orgs {
 			if p := string(op.Ceiling(org, name, t)); p != ct.Policy {
@@ -180,7 +180,7 @@ func (c *capabilities) row(key capKey) entrystore.WorkerCapability {
 		row.Tools = append(row.Tools, ct)
 	}
 	for _, e := range c.o.endpoints.Infos() {
-		row.Models = append(row.Models, entrystore.CapabilityModels{Name: e.Name, Provider: e.Provider, Models: e.Models})
+		row.Models = append(row.Models, entrystore.CapabilityModels{Name: e.Name, Provider: e.Provider, Models: e.Models, Priced: e.Priced})
 	}
 	return row
 }

@@ -69,10 +69,12 @@ namespace: default
 endpoints:
   - name: demo
     provider: scripted
+    models: ["*"]
   - name: fake
     provider: openai
     baseUrl: %s/v1
     models: [fake-1]
+    prices: {fake-1: {input: 1, output: 2}}
 toolSets: [demo]
 agents:
   - kind: react-agent

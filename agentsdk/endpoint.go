@@ -1,7 +1,9 @@
 package agentsdk
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -17,6 +19,39 @@ type EndpointInfo struct {
 	Provider string `json:"provider"`
 	// Models are the model IDs allowed on the endpoint; ["*"] allows any.
 	Models []string `json:"models"`
+	// Priced, when not nil, are the model IDs the endpoint has a price
+	// for or that its operator marked unpriced ("*": every one): of the
+	// models Models allows it serves only these, so no model runs whose
+	// cost nobody counts. A dated ID (claude-x-20250101,
+	// gpt-x-2025-01-01) is priced by its alias, the ID without the date.
+	// nil: the endpoint does not say (a provider that does not price),
+	// and every model Models allows is served.
+	Priced []string `json:"priced,omitempty"`
+}
+
+// datedID matches the snapshot date at the end of a dated model ID, as
+// Anthropic (-20250101) and OpenAI (-2025-01-01) write it.
+var datedID = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
+
+// HasPrice reports whether the endpoint may serve model as far as
+// prices go: it has a price for it, or its operator marked it unpriced.
+func (e EndpointInfo) HasPrice(model string) bool {
+	if e.Priced == nil {
+		return true
+	}
+	return slices.Contains(e.Priced, AnyModel) || slices.Contains(e.Priced, model) ||
+		slices.Contains(e.Priced, datedID.ReplaceAllString(model, ""))
+}
+
+// ErrUnpriced is what a model the endpoint allows but has no price for
+// fails with (wrapped, with ErrInvalidInput).
+var ErrUnpriced = errors.New("has no price")
+
+// UnpricedError says that model has no price on endpoint, in the terms of
+// the worker configuration that would fix it.
+func UnpricedError(endpoint, model string) error {
+	return fmt.Errorf("%w: model %q on endpoint %q %w: the operator gives it one (prices: {%s: {input: …, output: …}}) or marks it unpriced (prices: {%s: unpriced})",
+		ErrInvalidInput, model, endpoint, ErrUnpriced, model, model)
 }
 
 // EndpointDescriber is implemented by providers that know which endpoint
@@ -102,7 +137,7 @@ func (e *Endpoints) Infos() []EndpointInfo {
 // error naming what the worker does serve.
 func (e *Endpoints) Resolve(ref ModelRef) (Provider, error) {
 	var names []string
-	var refused *EndpointInfo
+	var refused, unpriced *EndpointInfo
 	for i, ep := range e.list {
 		if ep.info.Provider != ref.Provider {
 			continue
@@ -111,12 +146,18 @@ func (e *Endpoints) Resolve(ref ModelRef) (Provider, error) {
 		if ref.Endpoint != "" && ref.Endpoint != ep.info.Name {
 			continue
 		}
-		if ep.info.Allows(ref.ModelID) {
+		if ep.info.Allows(ref.ModelID) && ep.info.HasPrice(ref.ModelID) {
 			return ep.p, nil
+		}
+		if ep.info.Allows(ref.ModelID) && unpriced == nil {
+			unpriced = &e.list[i].info
 		}
 		if refused == nil {
 			refused = &e.list[i].info
 		}
+	}
+	if unpriced != nil {
+		return nil, UnpricedError(unpriced.Name, ref.ModelID)
 	}
 	if refused != nil {
 		return nil, fmt.Errorf("%w: endpoint %q does not serve model %q (models: %s)",

@@ -113,10 +113,13 @@ type Operator struct {
 
 // Ceiling is the most the operator lets a call of tool name (t: the
 // worker's tool, nil when it serves none) by organization org do: forbid
-// for a tool off the organization's list; else the organization's policy,
+// for a tool not served to the organization (Tool.Orgs) or off its list; else the organization's policy,
 // then the worker's, then the tool's own default (the operator's word
 // overrides the tool author's), auto when none says.
 func (o Operator) Ceiling(org, name string, t *Tool) ToolPolicy {
+	if t != nil && !t.ServesOrg(org) {
+		return PolicyForbid
+	}
 	if ot, ok := o.Orgs[org]; ok {
 		if ot.Tools != nil && !slices.Contains(ot.Tools, name) {
 			return PolicyForbid

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -46,6 +47,11 @@ type Tool struct {
 	// recorded in the workflow's history, says it), so a replay runs a
 	// call as its first run did whatever the worker's tools say now.
 	LocalActivity bool
+	// Orgs are the organizations (by ID) whose executions may see and
+	// call the tool; nil: every organization. A tool that holds an
+	// operator's credential for some tenants only (an MCP server's) is
+	// neither offered to others' models nor run for them.
+	Orgs []string
 
 	once   sync.Once
 	schema *compiler.Schema
@@ -64,6 +70,11 @@ type ToolInvocation struct {
 	// Emit streams a data event (terminal output, progress) to the
 	// execution's stream. It never blocks for long and may be nil-safe called.
 	Emit func(v any)
+}
+
+// ServesOrg reports whether org's executions may see and call t.
+func (t *Tool) ServesOrg(org string) bool {
+	return t.Orgs == nil || slices.Contains(t.Orgs, org)
 }
 
 // Spec is what the model is told about t.

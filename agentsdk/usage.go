@@ -12,6 +12,9 @@ type Usage struct {
 	// call was not priced, or was recorded before it was kept.
 	OutputCost float64 `json:"outputCost,omitempty"`
 	Calls      int     `json:"calls,omitempty"`
+	// Unpriced says some of the calls' models have no price (their
+	// operator marked them unpriced): Cost counts nothing of those.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // Add returns u plus v.
@@ -24,6 +27,7 @@ func (u Usage) Add(v Usage) Usage {
 		Cost:       u.Cost + v.Cost,
 		OutputCost: u.OutputCost + v.OutputCost,
 		Calls:      u.Calls + v.Calls,
+		Unpriced:   u.Unpriced || v.Unpriced,
 	}
 }
 

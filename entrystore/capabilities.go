@@ -33,6 +33,9 @@ type CapabilityTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Orgs are the organizations (by ID) the tool is served to; nil:
+	// every one (agentsdk.Tool.Orgs).
+	Orgs []string `json:"orgs,omitempty"`
 	// Policy is the operator's ceiling on the tool's calls (auto, ask or
 	// forbid; "" from a worker that records none: auto) for organizations
 	// the worker does not configure apart, and OrgPolicies the ceiling of
@@ -59,6 +62,9 @@ type CapabilityModels struct {
 	Name     string   `json:"name"`
 	Provider string   `json:"provider"`
 	Models   []string `json:"models"`
+	// Priced is agentsdk.EndpointInfo.Priced: nil, or the only models the
+	// endpoint serves among those Models allows.
+	Priced []string `json:"priced,omitempty"`
 }
 
 // RecordCapability upserts c by identity and task queue and moves its

@@ -15,6 +15,8 @@ type UsageLine struct {
 	CacheRead  int64   `db:"cache_read"`
 	CacheWrite int64   `db:"cache_write"`
 	Cost       float64 `db:"cost"`
+	// Unpriced: some of the calls' models had no price (agentsdk.Usage).
+	Unpriced bool `db:"unpriced"`
 }
 
 // Usage groupings.
@@ -41,7 +43,8 @@ const usageSums = `count(*) AS calls,
 	coalesce(sum((c.u->>'output')::bigint), 0) AS output,
 	coalesce(sum((c.u->>'cacheRead')::bigint), 0) AS cache_read,
 	coalesce(sum((c.u->>'cacheWrite')::bigint), 0) AS cache_write,
-	coalesce(sum(coalesce((c.m->>'cost')::float8, (c.u->>'cost')::float8)), 0) AS cost`
+	coalesce(sum(coalesce((c.m->>'cost')::float8, (c.u->>'cost')::float8)), 0) AS cost,
+	coalesce(bool_or((c.u->>'unpriced')::boolean), false) AS unpriced`
 
 const usageModelKey = `coalesce(c.m->'model'->>'provider', e.content->>'provider', '') || '/' || coalesce(c.m->'model'->>'modelId', e.content->>'model', '')`
 

@@ -114,7 +114,10 @@ func offers(rows []entrystore.WorkerCapability, orgID, where, kind string, cfg a
 		problems = append(problems, fmt.Sprintf("unknown tool %q: live workers %s offer %s", t, where, listed(sortedKeys(u.tools))))
 	}
 	for i, m := range cfg.Models {
-		if !u.serves(m) {
+		if u.servesUnpriced(m) {
+			problems = append(problems, fmt.Sprintf("models[%d] %s: the model has no price on the live workers %s, so its cost could not be counted; "+
+				"their operator gives it one or marks it unpriced in the worker configuration", i, describeRef(m), where))
+		} else if !u.serves(m) {
 			problems = append(problems, fmt.Sprintf("models[%d] %s: no live worker %s serves it; they offer %s%s",
 				i, describeRef(m), where, u.describeModels(), u.providerHint(m.Provider)))
 		}
@@ -133,6 +136,11 @@ func forOrg(rows []entrystore.WorkerCapability, orgID string) (out []entrystore.
 	out = make([]entrystore.WorkerCapability, len(rows))
 	for i, r := range rows {
 		r.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t entrystore.CapabilityTool) bool {
+			if t.Orgs != nil && !slices.Contains(t.Orgs, orgID) {
+				// Served to other organizations only (an MCP server
+				// enabled per organization): unknown to this one.
+				return true
+			}
 			f := t.PolicyFor(orgID) == entrystore.ToolForbidden
 			forbidden[t.Name] = forbidden[t.Name] || f
 			return f
@@ -173,6 +181,9 @@ type capUnion struct {
 	kinds  []string
 	tools  map[string]*pb.ToolCapability
 	models map[string]*pb.ModelEndpoint // by endpoint name
+	// infos are the endpoints as the workers describe them, prices
+	// included: what serves decides by.
+	infos []agentsdk.EndpointInfo
 }
 
 func union(rows []entrystore.WorkerCapability) capUnion {
@@ -194,6 +205,7 @@ func union(rows []entrystore.WorkerCapability) capUnion {
 			}
 		}
 		for _, m := range r.Models {
+			u.infos = append(u.infos, agentsdk.EndpointInfo{Name: m.Name, Provider: m.Provider, Models: m.Models, Priced: m.Priced})
 			me, ok := u.models[m.Name]
 			if !ok {
 				me = &pb.ModelEndpoint{Name: m.Name, Provider: m.Provider}
@@ -217,11 +229,20 @@ func union(rows []entrystore.WorkerCapability) capUnion {
 // the model allowed ("*" allows any), and the endpoint m names if it names
 // one.
 func (u capUnion) serves(m agentsdk.ModelRef) bool {
-	for _, e := range u.models {
-		if e.Provider != m.Provider || (m.Endpoint != "" && e.Name != m.Endpoint) {
-			continue
-		}
-		if (agentsdk.EndpointInfo{Models: e.Models}).Allows(m.ModelID) {
+	return u.find(m, func(e agentsdk.EndpointInfo) bool { return e.Allows(m.ModelID) && e.HasPrice(m.ModelID) })
+}
+
+// servesUnpriced reports whether endpoints of the union allow m but none
+// of them has a price for it: the worker would refuse it.
+func (u capUnion) servesUnpriced(m agentsdk.ModelRef) bool {
+	return !u.serves(m) && u.find(m, func(e agentsdk.EndpointInfo) bool { return e.Allows(m.ModelID) })
+}
+
+// find reports whether an endpoint of m's provider (the one m names, if
+// it names one) satisfies ok.
+func (u capUnion) find(m agentsdk.ModelRef, ok func(agentsdk.EndpointInfo) bool) bool {
+	for _, e := range u.infos {
+		if e.Provider == m.Provider && (m.Endpoint == "" || e.Name == m.Endpoint) && ok(e) {
 			return true
 		}
 	}

@@ -198,7 +198,10 @@ func toMessage(e entrystore.Entry) (*pb.Message, bool) {
 		out.TaskExecutionId = e.IdempotencyKey
 	}
 	if u := m.Usage; u != nil {
-		out.Usage = &pb.Usage{Input: int64(u.Input), Output: int64(u.Output), CacheRead: int64(u.CacheRead), CacheWrite: int64(u.CacheWrite), Cost: u.Cost}
+		out.Usage = &pb.Usage{Input: int64(u.Input), Output: int64(u.Output), CacheRead: int64(u.CacheRead), CacheWrite: int64(u.CacheWrite), Unpriced: u.Unpriced}
+		if !u.Unpriced {
+			out.Usage.Cost = &u.Cost
+		}
 	}
 	out.Content = each(m.Content, toBlock)
 	return out, true

@@ -60,11 +60,12 @@ func toUsage(lines []entrystore.UsageLine) *pb.UsageReport {
 	out := &pb.UsageReport{Total: &pb.UsageLine{}}
 	for _, l := range lines {
 		line := &pb.UsageLine{Key: l.Key, Calls: l.Calls, InputTokens: l.Input, OutputTokens: l.Output,
-			CacheReadTokens: l.CacheRead, CacheWriteTokens: l.CacheWrite, Cost: l.Cost}
+			CacheReadTokens: l.CacheRead, CacheWriteTokens: l.CacheWrite, Cost: l.Cost, Unpriced: l.Unpriced}
 		out.Lines = append(out.Lines, line)
 		t := out.Total
 		t.Calls, t.InputTokens, t.OutputTokens = t.Calls+l.Calls, t.InputTokens+l.Input, t.OutputTokens+l.Output
 		t.CacheReadTokens, t.CacheWriteTokens, t.Cost = t.CacheReadTokens+l.CacheRead, t.CacheWriteTokens+l.CacheWrite, t.Cost+l.Cost
+		t.Unpriced = t.Unpriced || l.Unpriced
 	}
 	return out
 }

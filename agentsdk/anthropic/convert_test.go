@@ -138,6 +138,23 @@ func TestAnthropicKeyIsReadOnceFromTheEndpointsVariable(t *testing.T) {
 	require.Equal(t, "sk-first", srv.Last().Header.Get("X-Api-Key"))
 }
 
+// An endpoint with its own base URL never receives $ANTHROPIC_API_KEY
+// unless its options name the variable: the rule openai's endpoints follow.
+func TestAnthropicWithBaseURLSendsOnlyItsConfiguredKey(t *testing.T) {
+	srv := providertest.NewServer(t, okReply(), okReply())
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-real")
+	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL})
+	require.NoError(t, err)
+	stream(t, p, request(agentsdk.TextMessage(agentsdk.RoleUser, "hi")))
+	require.Empty(t, srv.Last().Header.Get("X-Api-Key"), "the operator's Anthropic key stays with Anthropic")
+
+	t.Setenv("TEAM_PROXY_KEY", "sk-proxy")
+	p, err = anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKeyEnv: "TEAM_PROXY_KEY"})
+	require.NoError(t, err)
+	stream(t, p, request(agentsdk.TextMessage(agentsdk.RoleUser, "hi")))
+	require.Equal(t, "sk-proxy", srv.Last().Header.Get("X-Api-Key"))
+}
+
 func TestAnthropicDescribesItsEndpoint(t *testing.T) {
 	p, err := anthropic.New(anthropic.Options{Endpoint: "team-a", Models: []string{"m1", "m2"}})
 	require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -36,7 +35,8 @@ type Options struct {
 	// APIKey is the key itself; "" = read it from APIKeyEnv, once, in New.
 	APIKey string
 	// APIKeyEnv names the environment variable that holds the key;
-	// "" = ANTHROPIC_API_KEY.
+	// "" = ANTHROPIC_API_KEY for api.anthropic.com, none for another
+	// BaseURL (which then receives no key unless APIKey gives one).
 	APIKeyEnv string
 	// HTTPClient sends the requests; nil = http.DefaultClient. Each call is
 	// bounded by its context, not by a client timeout.
@@ -75,13 +75,11 @@ func New(opts Options) (*Provider, error) {
 	if opts.Models == nil {
 		opts.Models = []string{agentsdk.AnyModel}
 	}
-	if opts.APIKeyEnv == "" {
-		opts.APIKeyEnv = "ANTHROPIC_API_KEY"
-	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = http.DefaultClient
 	}
-	if err := checkBaseURL(opts.BaseURL); err != nil {
+	base, err := providerkit.ParseBaseURL(cmp.Or(opts.BaseURL, officialURL))
+	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	prices, err := providerkit.NewPrices(builtinPrices, opts.Prices, dateSuffix)
@@ -89,10 +87,10 @@ func New(opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	p := &Provider{opts: opts, prices: prices}
-	key := cmp.Or(opts.APIKey, os.Getenv(opts.APIKeyEnv))
-	if key == "" {
-		p.noKey = providerkit.MissingKey(opts.APIKeyEnv)
-	}
+	// The same rule as openai's: only Anthropic's own API gets
+	// $ANTHROPIC_API_KEY unasked.
+	key, env, noKey := providerkit.Key(opts.APIKey, opts.APIKeyEnv, "ANTHROPIC_API_KEY", base.Host == officialHost)
+	p.opts.APIKeyEnv, p.noKey = env, noKey
 	co := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithAPIKey(key),
@@ -105,6 +103,10 @@ func New(opts Options) (*Provider, error) {
 	p.client = anthropic.NewClient(co...)
 	return p, nil
 }
+
+// PricedModels are the model IDs the Provider prices (the built-in table
+// and Options.Prices); a dated ID is priced by its alias.
+func (p *Provider) PricedModels() []string { return p.prices.IDs() }
 
 // Name is the provider name, Options.Name.
 func (p *Provider) Name() string { return p.opts.Name }
@@ -139,11 +141,9 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 	return providerkit.Answer(p.opts.Name, req.Model, p.prices, acc.message()), nil
 }
 
-// checkBaseURL checks a configured base URL; "" leaves the SDK's default.
-func checkBaseURL(s string) error {
-	if s == "" {
-		return nil
-	}
-	_, err := providerkit.ParseBaseURL(s)
-	return err
-}
+// officialURL is Anthropic's own API, whose host alone gets
+// $ANTHROPIC_API_KEY by default.
+const (
+	officialURL  = "https://api.anthropic.com"
+	officialHost = "api.anthropic.com"
+)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 
 	"github.com/openai/openai-go/v3"
@@ -91,18 +90,8 @@ func New(opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
 	p := &Provider{opts: opts, prices: prices, official: base.Host == "api.openai.com"}
-	if opts.APIKeyEnv == "" && p.official {
-		// Only OpenAI's own API gets OpenAI's key by default: another
-		// server never receives it unless the operator names it.
-		p.opts.APIKeyEnv = "OPENAI_API_KEY"
-	}
-	key := opts.APIKey
-	if key == "" && p.opts.APIKeyEnv != "" {
-		key = os.Getenv(p.opts.APIKeyEnv)
-	}
-	if key == "" && p.official {
-		p.noKey = providerkit.MissingKey(p.opts.APIKeyEnv)
-	}
+	key, env, noKey := providerkit.Key(opts.APIKey, opts.APIKeyEnv, "OPENAI_API_KEY", p.official)
+	p.opts.APIKeyEnv, p.noKey = env, noKey
 	// Base URL and key are always set, so the SDK's own environment
 	// defaults (OPENAI_BASE_URL, OPENAI_API_KEY) never override Options.
 	p.client = openai.NewClient(
@@ -113,6 +102,10 @@ func New(opts Options) (*Provider, error) {
 	)
 	return p, nil
 }
+
+// PricedModels are the model IDs the Provider prices (the built-in table
+// and Options.Prices); a dated ID is priced by its alias.
+func (p *Provider) PricedModels() []string { return p.prices.IDs() }
 
 // Name is the provider name, Options.Name.
 func (p *Provider) Name() string { return p.opts.Name }

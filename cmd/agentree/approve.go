@@ -57,7 +57,7 @@ reason and adapts.`,
 			}
 			done := map[string]string{agentsdk.DecisionApprove: "approved", agentsdk.DecisionReject: "rejected"}[decision]
 			fmt.Fprintf(cmd.OutOrStdout(), "%s %s (%s); follow with: agentree show %s\n",
-				done, args[1], res.GetToolCall().GetToolName(), args[0])
+				done, args[1], clean(res.GetToolCall().GetToolName()), args[0])
 			return nil
 		},
 	}

@@ -145,17 +145,18 @@ func printCapabilities(w io.Writer, caps *agentreev1.Capabilities) error {
 		fmt.Fprintln(tw, "WORKER\tTASK QUEUE\tVERSION\tLAST SEEN\tKINDS")
 		for _, wk := range caps.GetWorkers() {
 			seen := wk.GetLastSeenAt().AsTime().Format(time.RFC3339)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", wk.GetIdentity(), wk.GetTaskQueue(), wk.GetVersion(), seen, strings.Join(wk.GetKinds(), ","))
+			fmt.Fprint(tw, clean(fmt.Sprintf("%s\t%s\t%s\t%s\t%s\n", wk.GetIdentity(), wk.GetTaskQueue(), wk.GetVersion(), seen, strings.Join(wk.GetKinds(), ","))))
 		}
 	}
 	fmt.Fprintln(tw, "\nTOOL\tTASK QUEUES\tDESCRIPTION")
 	for _, t := range caps.GetTools() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.GetName(), strings.Join(t.GetTaskQueues(), ","), firstLine(t.GetDescription()))
+		// An MCP server writes tool descriptions: they are cleaned too.
+		fmt.Fprint(tw, clean(fmt.Sprintf("%s\t%s\t%s\n", t.GetName(), strings.Join(t.GetTaskQueues(), ","), firstLine(t.GetDescription()))))
 	}
 	fmt.Fprintln(tw, "\nMODEL\tPROVIDER\tTASK QUEUES")
 	for _, g := range caps.GetModels() {
 		for _, m := range g.GetModels() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", capModelGroup{g}.ref(m), g.GetProvider(), strings.Join(g.GetTaskQueues(), ","))
+			fmt.Fprint(tw, clean(fmt.Sprintf("%s\t%s\t%s\n", capModelGroup{g}.ref(m), g.GetProvider(), strings.Join(g.GetTaskQueues(), ","))))
 		}
 	}
 	return tw.Flush()

@@ -259,7 +259,7 @@ func printResult(w io.Writer, f clientFlags, ex *agentreev1.AgentExecution, text
 		_, err := fmt.Fprintf(w, "%s\n", compactJSON(ex))
 		return err
 	}
-	_, err := fmt.Fprintln(w, text)
+	_, err := fmt.Fprintln(w, clean(text))
 	return err
 }
 

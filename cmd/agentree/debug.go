@@ -32,15 +32,15 @@ func showContext(cmd *cobra.Command, f clientFlags, id, entry string) error {
 	if mc.GetSent() {
 		what = "the request this model call sent"
 	}
-	fmt.Fprintf(w, "%s\n%s %s/%s\n", st.dim(what), st.bold("model"), mc.GetModel().GetProvider(), mc.GetModel().GetModelId())
+	fmt.Fprintf(w, "%s\n%s %s\n", st.dim(what), st.bold("model"), clean(mc.GetModel().GetProvider()+"/"+mc.GetModel().GetModelId()))
 	if mc.GetSystem() != "" {
-		fmt.Fprintf(w, "%s %s\n", st.bold("system"), mc.GetSystem())
+		fmt.Fprintf(w, "%s %s\n", st.bold("system"), clean(mc.GetSystem()))
 	}
 	var tools []string
 	for _, t := range mc.GetTools() {
 		tools = append(tools, t.GetName())
 	}
-	fmt.Fprintf(w, "%s %s\n", st.bold("tools"), strings.Join(tools, ", "))
+	fmt.Fprintf(w, "%s %s\n", st.bold("tools"), clean(strings.Join(tools, ", ")))
 	for _, m := range mc.GetMessages() {
 		b, _ := m.MarshalJSON()
 		var msg struct {
@@ -59,7 +59,7 @@ func showContext(cmd *cobra.Command, f clientFlags, id, entry string) error {
 				parts = append(parts, "tool call "+string(c.ToolCall))
 			}
 		}
-		fmt.Fprintf(w, "%s %s\n", st.bold(msg.Role+":"), strings.Join(parts, " "))
+		fmt.Fprintf(w, "%s %s\n", st.bold(msg.Role+":"), clean(strings.Join(parts, " ")))
 	}
 	return nil
 }

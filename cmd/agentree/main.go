@@ -19,7 +19,8 @@ func main() {
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "agentree:", err)
+		// An error may quote the server (an execution's failure).
+		fmt.Fprintln(os.Stderr, "agentree:", clean(err.Error()))
 		os.Exit(exitCode(err))
 	}
 }

@@ -1,13 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk/providertest"
@@ -26,20 +28,12 @@ func TestMCPToolsInTheWorker(t *testing.T) {
 		providertest.Reply{Body: providertest.NewAnthropicStream(model, usage).ToolUse("toolu_1", "calc__add", `{"a":2,`, `"b":40}`).End("tool_use", 3)},
 		providertest.Reply{Body: providertest.NewAnthropicStream(model, usage).Text("It is ", "42.").End("end_turn", 3)},
 	)
-	suffix := strings.ToUpper(uuid.NewString()[:8])
-	keyVar := "MCP_TEST_KEY_" + suffix
-	t.Setenv(keyVar, "sk-ant-mcp")
-	d := startConfiguredDev(t, fmt.Sprintf(`
-endpoints:
-  - name: team
-    provider: anthropic
-    baseUrl: %s
-    apiKeyEnv: %s
-toolSets: []
+	d := startConfiguredDev(t, anthropicEndpoint(t, fake.URL, "["+model+"]")+fmt.Sprintf(`toolSets: []
 mcp:
   - name: calc
     command: %s
-`, fake.URL, keyVar, mcptest.Build(t)))
+    orgs: ["*"]
+`, mcptest.Build(t)))
 
 	status, caps := d.do(http.MethodGet, "/capabilities", "")
 	require.Equal(t, http.StatusOK, status, caps)
@@ -91,4 +85,83 @@ mcp:
 	require.Len(t, result.Content, 1)
 	require.Equal(t, "42", result.Content[0].Text)
 	require.Equal(t, "It is 42.", got.Messages[3].Content[0].Text)
+}
+
+// TestMCPServersArePerOrg: an MCP server enabled for one organization,
+// with that organization's own credential (a file reference), runs its
+// calls with that credential and the organization in _meta; another
+// organization neither sees its tools in capabilities, nor can name them
+// at create, nor have them run when its model asks anyway. Real Postgres
+// and Temporal, `agentree dev` with a real MCP server process and a fake
+// Anthropic server playing the model.
+func TestMCPServersArePerOrg(t *testing.T) {
+	const model = "claude-sonnet-4-5"
+	usage := providertest.AnthropicUsage{Input: 5}
+	ask := func(id string) providertest.Reply {
+		return providertest.Reply{Body: providertest.NewAnthropicStream(model, usage).ToolUse(id, "calc__whoami", `{}`).End("tool_use", 3)}
+	}
+	done := providertest.Reply{Body: providertest.NewAnthropicStream(model, usage).Text("done").End("end_turn", 1)}
+	fake := providertest.NewServer(t, ask("toolu_a"), done, ask("toolu_b"), done)
+	token := filepath.Join(t.TempDir(), "dev-token")
+	require.NoError(t, os.WriteFile(token, []byte("dev-secret\n"), 0o600))
+	d := startConfiguredDev(t, anthropicEndpoint(t, fake.URL, "["+model+"]")+fmt.Sprintf(`toolSets: []
+mcp:
+  - name: calc
+    command: %s
+    env: {MCPTEST_TOKEN: operator-secret}
+    orgs:
+      dev: {env: {MCPTEST_TOKEN: "${file:%s}"}}
+`, mcptest.Build(t), token))
+	otherKey, _, err := cli(context.Background(), "keys", "create", "--org", "globex")
+	require.NoError(t, err)
+	other := &devServer{t: t, base: strings.Replace(d.base, "/orgs/dev", "/orgs/globex", 1), key: strings.TrimSpace(otherKey)}
+
+	toolNames := func(d *devServer) []string {
+		status, caps := d.do(http.MethodGet, "/capabilities", "")
+		require.Equal(t, http.StatusOK, status, caps)
+		var names []string
+		for _, tool := range caps["tools"].([]any) {
+			names = append(names, tool.(map[string]any)["name"].(string))
+		}
+		return names
+	}
+	require.Contains(t, toolNames(d), "calc__whoami")
+	require.Empty(t, toolNames(other), "another organization is not told of the server's tools")
+
+	// The enabled organization's call runs with its credential and says
+	// who calls.
+	status, ex := d.do(http.MethodPost, "/agent-executions",
+		fmt.Sprintf(`{"userPrompt":"who?","models":[{"provider":"anthropic","modelId":%q}],"tools":["calc__whoami"]}`, model))
+	require.Equal(t, http.StatusOK, status, ex)
+	ex = d.ended(ex["id"].(string))
+	require.Equal(t, "COMPLETED", ex["status"], ex)
+	result := oneResult(t, d, ex["id"].(string))
+	require.False(t, result.IsError)
+	require.Equal(t, fmt.Sprintf("token=dev-secret org=%s", ex["orgId"]), result.Text)
+
+	// The other may not name the tool...
+	status, body := other.do(http.MethodPost, "/agent-executions",
+		fmt.Sprintf(`{"userPrompt":"who?","models":[{"provider":"anthropic","modelId":%q}],"tools":["calc__whoami"]}`, model))
+	require.Equal(t, http.StatusBadRequest, status, body)
+	require.Contains(t, body["message"], `unknown tool "calc__whoami"`)
+	// ...and its model asking for it anyway gets a refusal, not a call.
+	status, ex = other.do(http.MethodPost, "/agent-executions",
+		fmt.Sprintf(`{"userPrompt":"who?","models":[{"provider":"anthropic","modelId":%q}]}`, model))
+	require.Equal(t, http.StatusOK, status, ex)
+	ex = other.ended(ex["id"].(string))
+	require.Equal(t, "COMPLETED", ex["status"], ex)
+	result = oneResult(t, other, ex["id"].(string))
+	require.True(t, result.IsError)
+	require.NotContains(t, result.Text, "secret")
+	var sent struct{ Tools []struct{ Name string } }
+	require.NoError(t, json.Unmarshal(fake.Requests()[2].Body, &sent))
+	require.Empty(t, sent.Tools, "the other organization's model was offered no MCP tool")
+}
+
+// oneResult is an execution's one tool_result message.
+func oneResult(t *testing.T, d *devServer, id string) toolResult {
+	t.Helper()
+	rs := results(t, d, id)
+	require.Len(t, rs, 1, "one tool result")
+	return rs[0]
 }

@@ -24,7 +24,11 @@ func newStyle(w io.Writer) style {
 	return style{on: err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""}
 }
 
+// wrap styles text, which is cleaned first: styled text is mostly the
+// server's (arguments, errors, previews), and cleaning it here means no
+// call site can forget.
 func (s style) wrap(code, text string) string {
+	text = clean(text)
 	if !s.on {
 		return text
 	}
@@ -127,7 +131,7 @@ func (v *liveView) show(ev sseEvent) (stopped bool, failure string) {
 	switch e := typed.(type) {
 	case *event.Token:
 		v.clearProgress()
-		fmt.Fprint(v.w, e.Data)
+		fmt.Fprint(v.w, clean(e.Data))
 		v.midLine = !strings.HasSuffix(e.Data, "\n")
 	case *event.Data:
 		v.showData(e.Data)
@@ -184,7 +188,7 @@ func (v *liveView) showData(p event.Payload) {
 			if len(preview) > 100 {
 				preview = preview[:100] + "…"
 			}
-			fmt.Fprintf(v.w, "%s %s %s\n", mark, p.ToolCall.Name, v.st.dim(preview))
+			fmt.Fprintf(v.w, "%s %s %s\n", mark, clean(p.ToolCall.Name), v.st.dim(preview))
 		}
 	}
 }

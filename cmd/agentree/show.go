@@ -81,8 +81,8 @@ func runList(cmd *cobra.Command, f clientFlags, status, kind string, limit int) 
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTEPS\tCREATED")
 	for i, e := range exs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", e.GetId(), e.GetKind(), e.GetStatus(), steps[i],
-			e.GetCreatedAt().AsTime().Local().Format("2006-01-02 15:04:05"))
+		fmt.Fprint(tw, clean(fmt.Sprintf("%s\t%s\t%s\t%d\t%s\n", e.GetId(), e.GetKind(), e.GetStatus(), steps[i],
+			e.GetCreatedAt().AsTime().Local().Format("2006-01-02 15:04:05"))))
 	}
 	return tw.Flush()
 }
@@ -223,7 +223,7 @@ func runShow(cmd *cobra.Command, f clientFlags, id string) error {
 		return json.NewEncoder(out).Encode(map[string]any{"execution": compactJSON(ex), "messages": all})
 	}
 	st := newStyle(out)
-	fmt.Fprintf(out, "%s %s %s\n\n", st.bold(ex.GetId()), ex.GetKind(), statusText(st, ex))
+	fmt.Fprintf(out, "%s %s %s\n\n", st.bold(ex.GetId()), clean(ex.GetKind()), statusText(st, ex))
 	for _, m := range msgs {
 		printMessage(out, st, m)
 	}
@@ -244,7 +244,7 @@ func statusText(st style, ex *agentreev1.AgentExecution) string {
 	case "FAILED", "CANCELLED":
 		return st.red(s)
 	}
-	return s
+	return clean(s)
 }
 
 func printMessage(w io.Writer, st style, m *agentreev1.Message) {
@@ -257,13 +257,13 @@ func printMessage(w io.Writer, st style, m *agentreev1.Message) {
 			if m.GetRole() == "tool_result" && len(text) > 400 {
 				text = text[:400] + "…"
 			}
-			fmt.Fprintln(w, text)
+			fmt.Fprintln(w, clean(text))
 		case "thinking":
 			fmt.Fprintln(w, st.dim(b.GetThinking()))
 		case "tool_call":
 			if tc := b.GetToolCall(); tc != nil {
 				args, _ := json.Marshal(tc.GetArguments().AsInterface())
-				fmt.Fprintf(w, "%s %s %s\n", st.cyan("→"), tc.GetName(), st.dim(string(args)))
+				fmt.Fprintf(w, "%s %s %s\n", st.cyan("→"), clean(tc.GetName()), st.dim(string(args)))
 			}
 		}
 	}

@@ -33,6 +33,15 @@ func startConfiguredDev(t *testing.T, config string) *devServer {
 	return &devServer{t: t, base: d.base + "/api/orgs/dev", key: d.key}
 }
 
+// anthropicEndpoint is a configuration's endpoints section: one endpoint,
+// "team", the fake Anthropic server at url serving models (YAML, e.g.
+// `[m1]` or `["*"]`), its key in a variable of the test's own.
+func anthropicEndpoint(t *testing.T, url, models string) string {
+	keyVar := "TEST_ANTHROPIC_KEY_" + strings.ToUpper(uuid.NewString()[:8])
+	t.Setenv(keyVar, "sk-ant-test")
+	return fmt.Sprintf("endpoints:\n  - name: team\n    provider: anthropic\n    baseUrl: %s\n    apiKeyEnv: %s\n    models: %s\n", url, keyVar, models)
+}
+
 // do sends a JSON request and decodes the JSON answer.
 func (d *devServer) do(method, path, body string) (int, map[string]any) {
 	d.t.Helper()

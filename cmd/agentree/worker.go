@@ -42,16 +42,6 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 	if err != nil {
 		return nil, err
 	}
-	w, err := cfg.Build()
-	if err != nil {
-		return nil, err
-	}
-	connected := false
-	defer func() {
-		if !connected {
-			_ = w.Close()
-		}
-	}()
 	if err := migrations.ApplyURL(ctx, dbURL); err != nil {
 		return nil, err
 	}
@@ -60,6 +50,22 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		return nil, err
 	}
 	store := entrystore.New(pool)
+	// An MCP server's organizations are named by slug: one named before
+	// its first key is made exists from here on.
+	w, err := cfg.BuildFor(func(slug string) (string, error) {
+		o, err := store.EnsureOrg(ctx, slug)
+		return o.ID, err
+	})
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	connected := false
+	defer func() {
+		if !connected {
+			_ = w.Close()
+		}
+	}()
 	var local *localstore.Store
 	if w.LocalStore.Dir != "" {
 		if local, err = localstore.Open(w.LocalStore.Dir, w.LocalStore.Name); err != nil {

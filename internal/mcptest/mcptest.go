@@ -49,6 +49,14 @@ const ChangedEnv = "MCPTEST_CHANGED_IF"
 // CrashExitCode is the crash tool's exit status.
 const CrashExitCode = 3
 
+// TokenEnv names the variable the whoami tool reports: the credential a
+// configuration gives the server, per organization.
+const TokenEnv = "MCPTEST_TOKEN"
+
+// readOnly marks a tool that changes nothing: the worker runs its calls
+// without asking.
+var readOnly = &sdk.ToolAnnotations{ReadOnlyHint: true}
+
 func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 }
@@ -56,11 +64,11 @@ func text(s string) *sdk.CallToolResult {
 // NewServer is the test server.
 func NewServer(opts Options) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "mcptest", Version: "1"}, nil)
-	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Adds two integers."},
+	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Adds two integers.", Annotations: readOnly},
 		func(_ context.Context, _ *sdk.CallToolRequest, in AddArgs) (*sdk.CallToolResult, any, error) {
 			return text(fmt.Sprint(in.A + in.B)), nil, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Always fails, saying why."},
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Always fails, saying why.", Annotations: readOnly},
 		func(_ context.Context, _ *sdk.CallToolRequest, in FailArgs) (*sdk.CallToolResult, any, error) {
 			r := text("cannot comply: " + in.Reason)
 			r.IsError = true
@@ -86,7 +94,7 @@ func NewServer(opts Options) *sdk.Server {
 				return nil, nil, ctx.Err()
 			}
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "env", Description: "Reads a variable of the server's environment."},
+	sdk.AddTool(s, &sdk.Tool{Name: "env", Description: "Reads a variable of the server's environment.", Annotations: readOnly},
 		func(_ context.Context, _ *sdk.CallToolRequest, in EnvArgs) (*sdk.CallToolResult, any, error) {
 			v, ok := os.LookupEnv(in.Name)
 			if !ok {
@@ -94,9 +102,25 @@ func NewServer(opts Options) *sdk.Server {
 			}
 			return text(v), nil, nil
 		})
-	sdk.AddTool(s, &sdk.Tool{Name: "pid", Description: "The server's process ID."},
+	sdk.AddTool(s, &sdk.Tool{Name: "pid", Description: "The server's process ID.", Annotations: readOnly},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return text(fmt.Sprint(os.Getpid())), nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "whoami", Description: "Says the server's credential and the calling organization.", Annotations: readOnly},
+		func(_ context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			org, _ := req.Params.Meta["agentree/org"].(string)
+			return text(fmt.Sprintf("token=%s org=%s", os.Getenv(TokenEnv), org)), nil, nil
+		})
+	// grow adds the tool grown, which makes the server send its clients
+	// notifications/tools/list_changed.
+	destructive := true
+	sdk.AddTool(s, &sdk.Tool{Name: "grow", Description: "Adds the tool grown.", Annotations: &sdk.ToolAnnotations{DestructiveHint: &destructive}},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			sdk.AddTool(s, &sdk.Tool{Name: "grown", Description: "Added by grow.", Annotations: readOnly},
+				func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+					return text("grown"), nil, nil
+				})
+			return text("grew"), nil, nil
 		})
 	if opts.Crash {
 		sdk.AddTool(s, &sdk.Tool{Name: "crash", Description: "Exits the server's process without answering."},

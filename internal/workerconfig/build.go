@@ -81,6 +81,16 @@ func (w Worker) Close() error {
 // So does an MCP server that cannot be started, reached or listed within
 // its timeout: Build connects to them all and lists their tools.
 func (c Config) Build() (Worker, error) {
+	return c.BuildFor(nil)
+}
+
+// BuildFor is Build for a worker whose MCP servers' organizations are
+// named by slug: orgID gives a slug's organization ID (nil: the slug is
+// taken as the ID, as in tests without a store).
+func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error) {
+	if orgID == nil {
+		orgID = func(slug string) (string, error) { return slug, nil }
+	}
 	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, LocalStore: c.LocalStore,
 		ActivityModelCalls: c.LocalActivities.ModelCalls != nil && !*c.LocalActivities.ModelCalls}
 	if r := c.Retention; r.Every != nil {
@@ -109,7 +119,7 @@ func (c Config) Build() (Worker, error) {
 		}
 	}
 	if len(c.MCP) > 0 {
-		servers, err := mcpServers(c.MCP)
+		servers, err := mcpServers(c.MCP, orgID)
 		if err != nil {
 			return Worker{}, fmt.Errorf("worker config: %w", err)
 		}
@@ -162,30 +172,55 @@ func (e Endpoint) provider() (agentsdk.Provider, error) {
 		key = os.Getenv(e.APIKeyEnv)
 	}
 	prices := map[string]agentsdk.Price{}
+	var unpriced []string
 	for id, p := range e.Prices {
+		if p.Unpriced {
+			unpriced = append(unpriced, id)
+			continue
+		}
 		prices[id] = agentsdk.Price{Input: p.Input, Output: p.Output, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite}
 	}
+	if key == "" && e.BaseURL == "" && e.Provider != ProviderScripted {
+		return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
+	}
+	var p interface {
+		agentsdk.Provider
+		agentsdk.EndpointDescriber
+		PricedModels() []string
+	}
+	var err error
 	switch e.Provider {
 	case ProviderAnthropic:
-		if key == "" {
-			return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
-		}
-		return anthropic.New(anthropic.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
+		p, err = anthropic.New(anthropic.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
 			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
 	case ProviderOpenAI:
-		if key == "" && e.BaseURL == "" {
-			return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
-		}
-		return openai.New(openai.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
+		p, err = openai.New(openai.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
 			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
-	default: // ProviderScripted; validated in Parse.
+	default: // ProviderScripted; validated in Parse. It costs nothing.
 		return described{Provider: demo.Model(), info: agentsdk.EndpointInfo{
-			Name: e.Name, Provider: ProviderScripted, Models: slices.Clone(e.Models)}}, nil
+			Name: e.Name, Provider: ProviderScripted, Models: slices.Clone(e.Models), Priced: []string{agentsdk.AnyModel}}}, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	// The endpoint serves only what it can price, or what the operator
+	// marked unpriced: a model listed with neither stops the worker.
+	info := p.Endpoint()
+	info.Priced = append(p.PricedModels(), unpriced...)
+	if e.Price == Unpriced {
+		info.Priced = []string{agentsdk.AnyModel}
+	}
+	for _, m := range e.Models {
+		if m != agentsdk.AnyModel && !info.HasPrice(m) {
+			return nil, fmt.Errorf("models: %q has no price: give it one under prices ({%s: {input: …, output: …}}, USD per million tokens) or mark it unpriced ({%s: unpriced})", m, m, m)
+		}
+	}
+	return described{Provider: p, info: info}, nil
 }
 
-// described is a provider serving a named endpoint that does not describe
-// itself (the scripted demo model).
+// described is a provider serving a named endpoint as the configuration
+// describes it: the scripted demo model, which does not describe itself,
+// and the others with the models they may serve as far as prices go.
 type described struct {
 	agentsdk.Provider
 	info agentsdk.EndpointInfo

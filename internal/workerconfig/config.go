@@ -37,6 +37,10 @@ const (
 
 var providerKinds = []string{ProviderAnthropic, ProviderOpenAI, ProviderScripted}
 
+// defaultKeyEnv is, by provider, the variable holding the key of its own
+// API.
+var defaultKeyEnv = map[string]string{ProviderAnthropic: "ANTHROPIC_API_KEY", ProviderOpenAI: "OPENAI_API_KEY"}
+
 // BuiltinReact is the built-in ReAct agent, the only Agent.Builtin today.
 const BuiltinReact = "react"
 
@@ -162,24 +166,51 @@ type Endpoint struct {
 	// BaseURL is the API's address; default the provider's own API.
 	BaseURL string `yaml:"baseUrl"`
 	// APIKeyEnv names the environment variable holding the key, read once
-	// at start; default ANTHROPIC_API_KEY for anthropic, OPENAI_API_KEY for
-	// openai without a BaseURL, none otherwise (so another server never
-	// receives OpenAI's key unless told to). Anthropic's API and OpenAI's
-	// own need a key: a worker whose variable is empty does not start.
+	// at start; default, without a BaseURL, ANTHROPIC_API_KEY for
+	// anthropic and OPENAI_API_KEY for openai; none with one (so another
+	// server never receives the provider's key unless told to).
+	// Anthropic's and OpenAI's own APIs need a key: a worker whose
+	// variable is empty does not start.
 	APIKeyEnv string `yaml:"apiKeyEnv"`
-	// Models are the model IDs the endpoint serves; default ["*"], any.
+	// Models are the model IDs the endpoint serves; required: ["*"]
+	// serves any the endpoint can price, so write it only on purpose.
 	Models []string `yaml:"models"`
 	// Prices override the provider's built-in price table, by model ID,
-	// in USD per million tokens.
+	// in USD per million tokens; "unpriced" lets a model run without a
+	// price (usage then says "unpriced", never $0). A model with neither
+	// a price nor the mark is not served.
 	Prices map[string]Price `yaml:"prices"`
+	// Price "unpriced" marks every model of the endpoint unpriced (a
+	// local server that costs nothing per token); default "" (each model
+	// needs a price).
+	Price string `yaml:"price"`
 }
 
-// Price is a model's price in USD per million tokens.
+// Unpriced is the Price (or a Prices value) of a model that runs without
+// a price.
+const Unpriced = "unpriced"
+
+// Price is a model's price in USD per million tokens, or Unpriced.
 type Price struct {
 	Input      float64 `yaml:"input"`
 	Output     float64 `yaml:"output"`
 	CacheRead  float64 `yaml:"cacheRead"`
 	CacheWrite float64 `yaml:"cacheWrite"`
+	// Unpriced is the scalar "unpriced" in place of a price.
+	Unpriced bool `yaml:"-"`
+}
+
+// UnmarshalYAML takes "unpriced" as well as a price.
+func (p *Price) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value != Unpriced {
+			return fmt.Errorf("line %d: %q is not a price: give {input: …, output: …} in USD per million tokens, or unpriced", n.Line, n.Value)
+		}
+		*p = Price{Unpriced: true}
+		return nil
+	}
+	type plain Price // without this method
+	return n.Decode((*plain)(p))
 }
 
 // Agent is one agent the worker runs.
@@ -235,7 +266,7 @@ func Parse(data []byte) (Config, error) {
 // wording names Go types.
 var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
 
-var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "Agent": "an agent",
+var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "plain": "a price", "Agent": "an agent",
 	"Workspace": "workspace", "Bash": "workspace.bash", "Limits": "workspace.bash.limits", "MCPServer": "an MCP server", "LocalActivities": "localActivities", "Org": "an org"}
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
@@ -311,11 +342,11 @@ func (c Config) withDefaults() (Config, error) {
 			bad("%s.name: %q is used by an earlier endpoint", field, e.Name)
 		}
 		names[e.Name] = true
-		if e.Models == nil {
-			e.Models = []string{agentsdk.AnyModel}
-		}
 		if len(e.Models) == 0 {
-			bad("%s.models: an endpoint serves at least one model (\"*\": any)", field)
+			bad("%s.models: required: the model IDs the endpoint serves, or [\"*\"] for any it can price (tenants then pick the model the operator pays for)", field)
+		}
+		if e.Price != "" && e.Price != Unpriced {
+			bad("%s.price: %q: the only value is unpriced (prices are per model, under prices)", field, e.Price)
 		}
 		for id, p := range e.Prices {
 			if p.Input < 0 || p.Output < 0 || p.CacheRead < 0 || p.CacheWrite < 0 {
@@ -324,14 +355,14 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		switch e.Provider {
 		case ProviderScripted:
-			if e.BaseURL != "" || e.APIKeyEnv != "" || len(e.Prices) > 0 {
-				bad("%s: a scripted endpoint calls no server: baseUrl, apiKeyEnv and prices do not apply", field)
+			if e.BaseURL != "" || e.APIKeyEnv != "" || len(e.Prices) > 0 || e.Price != "" {
+				bad("%s: a scripted endpoint calls no server and costs nothing: baseUrl, apiKeyEnv, price and prices do not apply", field)
 			}
-		case ProviderAnthropic:
-			e.APIKeyEnv = cmp.Or(e.APIKeyEnv, "ANTHROPIC_API_KEY")
-		case ProviderOpenAI:
+		case ProviderAnthropic, ProviderOpenAI:
+			// Only the provider's own API gets its key unasked: another
+			// server receives the key the endpoint names, or none.
 			if e.BaseURL == "" {
-				e.APIKeyEnv = cmp.Or(e.APIKeyEnv, "OPENAI_API_KEY")
+				e.APIKeyEnv = cmp.Or(e.APIKeyEnv, defaultKeyEnv[e.Provider])
 			}
 		}
 		if e.BaseURL != "" && !httpURL.MatchString(e.BaseURL) {
@@ -414,12 +445,14 @@ var httpURL = regexp.MustCompile(`^https?://[^/\s]+(/\S*)?$`)
 // defaultEndpoints are the endpoints of a configuration that names none:
 // the demo's, and each real provider whose key is in the environment.
 func defaultEndpoints() []Endpoint {
-	eps := []Endpoint{{Name: "demo", Provider: ProviderScripted}}
+	// Any model each can price: the built-in tables decide.
+	anyModel := []string{agentsdk.AnyModel}
+	eps := []Endpoint{{Name: "demo", Provider: ProviderScripted, Models: anyModel}}
 	if os.Getenv("ANTHROPIC_API_KEY") != "" {
-		eps = append(eps, Endpoint{Provider: ProviderAnthropic})
+		eps = append(eps, Endpoint{Provider: ProviderAnthropic, Models: anyModel})
 	}
 	if os.Getenv("OPENAI_API_KEY") != "" {
-		eps = append(eps, Endpoint{Provider: ProviderOpenAI})
+		eps = append(eps, Endpoint{Provider: ProviderOpenAI, Models: anyModel})
 	}
 	return eps
 }

@@ -50,7 +50,7 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 	require.NoError(t, err)
 	eps, err := agentsdk.NewEndpoints(w.Providers...)
 	require.NoError(t, err)
-	require.Equal(t, []agentsdk.EndpointInfo{{Name: "demo", Provider: "scripted", Models: []string{"*"}}}, eps.Infos())
+	require.Equal(t, []agentsdk.EndpointInfo{{Name: "demo", Provider: "scripted", Models: []string{"*"}, Priced: []string{"*"}}}, eps.Infos())
 	_, err = eps.Resolve(agentsdk.ModelRef{Provider: "scripted", ModelID: "scripted-1"})
 	require.NoError(t, err)
 	var tools []string
@@ -98,6 +98,7 @@ func TestParseFillsEndpointDefaults(t *testing.T) {
 taskQueue: q1
 endpoints:
   - provider: anthropic
+    models: ["*"]
   - name: local-vllm
     provider: openai
     baseUrl: http://127.0.0.1:8000/v1
@@ -127,7 +128,10 @@ func TestBadFilesNameTheField(t *testing.T) {
 		"no endpoints":            {"endpoints: []\n", "endpoints: a worker needs at least one endpoint"},
 		"bad base URL":            {"endpoints:\n  - provider: openai\n    baseUrl: localhost:8000\n", `endpoints[0].baseUrl: "localhost:8000" is not an http(s) URL`},
 		"scripted with a URL":     {"endpoints:\n  - provider: scripted\n    baseUrl: http://x\n", "endpoints[0]: a scripted endpoint calls no server"},
-		"no models":               {"endpoints:\n  - provider: scripted\n    models: []\n", "endpoints[0].models: an endpoint serves at least one model"},
+		"no models":               {"endpoints:\n  - provider: scripted\n    models: []\n", `endpoints[0].models: required: the model IDs the endpoint serves, or ["*"]`},
+		"models left out":         {"endpoints:\n  - provider: openai\n", `endpoints[0].models: required`},
+		"bad price word":          {"endpoints:\n  - {provider: openai, models: [m], prices: {m: free}}\n", `line 2: "free" is not a price: give {input: …, output: …} in USD per million tokens, or unpriced`},
+		"bad endpoint price":      {"endpoints:\n  - {provider: openai, models: [m], price: free}\n", `endpoints[0].price: "free": the only value is unpriced`},
 		"negative price":          {"endpoints:\n  - provider: openai\n    prices:\n      m: {input: -1}\n", "endpoints[0].prices.m: a price must not be negative"},
 		"unknown tool set":        {"toolSets: [demo, shell]\n", `toolSets[1]: unknown tool set "shell" (known: builtin, demo, subagents)`},
 		"agent without kind":      {"agents:\n  - builtin: react\n", "agents[0].kind: required"},
@@ -168,19 +172,55 @@ func TestPathPrefersTheFlag(t *testing.T) {
 func TestBuildNeedsTheKeysOfOfficialAPIs(t *testing.T) {
 	noKeys(t)
 	for name, c := range map[string]struct{ yaml, want string }{
-		"anthropic": {"endpoints:\n  - provider: anthropic\n", "endpoints[0] (anthropic): $ANTHROPIC_API_KEY is empty"},
-		"openai":    {"endpoints:\n  - name: oai\n    provider: openai\n    apiKeyEnv: TEAM_OPENAI_KEY\n", "endpoints[0] (oai): $TEAM_OPENAI_KEY is empty"},
+		"anthropic": {"endpoints:\n  - provider: anthropic\n    models: ['*']\n", "endpoints[0] (anthropic): $ANTHROPIC_API_KEY is empty"},
+		"openai":    {"endpoints:\n  - name: oai\n    provider: openai\n    apiKeyEnv: TEAM_OPENAI_KEY\n    models: ['*']\n", "endpoints[0] (oai): $TEAM_OPENAI_KEY is empty"},
 	} {
 		cfg, err := workerconfig.Parse([]byte(c.yaml))
 		require.NoError(t, err, name)
 		_, err = cfg.Build()
 		require.ErrorContains(t, err, c.want, name)
 	}
-	cfg, err := workerconfig.Parse([]byte("endpoints:\n  - provider: openai\n    baseUrl: http://127.0.0.1:1/v1\n    models: [qwen3]\n"))
+	cfg, err := workerconfig.Parse([]byte("endpoints:\n  - provider: openai\n    baseUrl: http://127.0.0.1:1/v1\n    models: [qwen3]\n    price: unpriced\n"))
 	require.NoError(t, err)
 	w, err := cfg.Build()
 	require.NoError(t, err)
-	require.Equal(t, agentsdk.EndpointInfo{Name: "openai", Provider: "openai", Models: []string{"qwen3"}}, agentsdk.Describe(w.Providers[0]))
+	require.Equal(t, agentsdk.EndpointInfo{Name: "openai", Provider: "openai", Models: []string{"qwen3"}, Priced: []string{"*"}}, agentsdk.Describe(w.Providers[0]))
+}
+
+// An endpoint serves a model only with a price, from the built-in table
+// or the configuration, or marked unpriced: a listed model with neither
+// stops the worker, and under "*" such a model is refused when asked for,
+// saying why.
+func TestEndpointsServeOnlyPricedModels(t *testing.T) {
+	noKeys(t)
+	cfg, err := workerconfig.Parse([]byte("endpoints:\n  - {provider: openai, baseUrl: 'http://127.0.0.1:1/v1', models: [qwen3]}\n"))
+	require.NoError(t, err)
+	_, err = cfg.Build()
+	require.EqualError(t, err, `worker config: endpoints[0] (openai): models: "qwen3" has no price: give it one under prices ({qwen3: {input: …, output: …}}, USD per million tokens) or mark it unpriced ({qwen3: unpriced})`)
+
+	cfg, err = workerconfig.Parse([]byte(`
+endpoints:
+  - name: team
+    provider: anthropic
+    baseUrl: http://127.0.0.1:1
+    models: ["*"]
+    prices:
+      claude-house-1: {input: 1, output: 2}
+      claude-lab-1: unpriced
+`))
+	require.NoError(t, err)
+	w, err := cfg.Build()
+	require.NoError(t, err)
+	eps, err := agentsdk.NewEndpoints(w.Providers...)
+	require.NoError(t, err)
+	for _, m := range []string{"claude-sonnet-4-5", "claude-sonnet-4-5-20250929", "claude-house-1", "claude-lab-1"} {
+		_, err := eps.Resolve(agentsdk.ModelRef{Provider: "anthropic", ModelID: m})
+		require.NoError(t, err, m)
+	}
+	_, err = eps.Resolve(agentsdk.ModelRef{Provider: "anthropic", ModelID: "claude-mystery-9"})
+	require.ErrorIs(t, err, agentsdk.ErrUnpriced)
+	require.ErrorIs(t, err, agentsdk.ErrInvalidInput)
+	require.ErrorContains(t, err, `model "claude-mystery-9" on endpoint "team" has no price`)
 }
 
 func TestLocalStoreConfig(t *testing.T) {

@@ -11,7 +11,10 @@
 //
 // Endpoints are the trust boundary of model calls: URLs and keys come
 // from here, on the worker, and nowhere else. A request only picks an
-// endpoint by name (agentsdk.ModelRef.Endpoint).
+// endpoint by name (agentsdk.ModelRef.Endpoint). They are the money
+// boundary too: an endpoint lists the models it serves ("*" only when
+// written), and serves only those with a price or marked unpriced
+// (agentsdk.EndpointInfo.Priced).
 //
 // agentree.example.yaml at the repository root documents every field.
 // With no file, Default applies: the demo endpoint and tool set, plus
@@ -20,7 +23,9 @@
 // The mcp section lists MCP servers (a command over stdio, or a
 // streamable HTTP URL) whose tools the worker offers as <server>__<tool>:
 // like endpoints, they are worker configuration that no request can
-// change, and their secrets come from the worker's environment, named.
+// change, and their secrets come from the worker's environment or files,
+// named. Each names the organizations it serves, by slug, each with its
+// own credentials or the server's (BuildFor resolves slugs to IDs).
 //
 // It imports agentsdk and its providers, agents and tool sets; never
 // Temporal, Postgres or samples.

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agentree/agentree/agentsdk/tools/mcp"
 )
@@ -18,11 +21,13 @@ import (
 // <name>__<tool>. It runs Command over stdio or speaks streamable HTTP at
 // URL: exactly one of the two.
 //
-// Values in Env and Headers may name the worker's environment variables
-// as ${NAME}, read once at start ("$$" is a literal "$"); a variable named
-// there that is unset or empty stops the worker, naming it. Nothing else
-// of the worker's environment reaches a stdio server but PATH, HOME,
-// LANG, TMPDIR and TZ.
+// Values in Env and Headers (the server's and each organization's) may
+// name the worker's environment variables as ${NAME}, or a file as
+// ${file:/path} (its content, without a final newline: a mounted
+// secret), read once at start ("$$" is a literal "$"); a variable named
+// there that is unset or empty, or a file that cannot be read, stops the
+// worker, naming it. Nothing else of the worker's environment reaches a
+// stdio server but PATH, HOME, LANG, TMPDIR and TZ.
 type MCPServer struct {
 	// Name prefixes the server's tools: letters, digits and '-', at most
 	// 32 characters; required, unique.
@@ -37,6 +42,55 @@ type MCPServer struct {
 	Headers map[string]string `yaml:"headers"`
 	// Timeout bounds each call, and connecting at start; default 60s.
 	Timeout time.Duration `yaml:"timeout"`
+	// Orgs are the organizations, by slug, whose executions may see and
+	// call the server's tools: a list of slugs, or a mapping from slug to
+	// the env (or headers) set over the server's own for that
+	// organization's calls, which then have their own session (and
+	// process). "*" is every organization, on the server's credentials.
+	// Required: a server acts with credentials, so the operator says
+	// whose they are. Others neither see its tools nor can call them.
+	Orgs MCPOrgs `yaml:"orgs"`
+}
+
+// MCPOrgs are an MCP server's organizations: each slug's credentials,
+// empty for the server's own.
+type MCPOrgs map[string]MCPAccess
+
+// MCPAccess is what one organization's calls to an MCP server set over
+// the server's env or headers.
+type MCPAccess struct {
+	Env     map[string]string `yaml:"env"`
+	Headers map[string]string `yaml:"headers"`
+}
+
+// UnmarshalYAML takes a list of slugs as well as a mapping.
+func (o *MCPOrgs) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.SequenceNode {
+		var slugs []string
+		if err := n.Decode(&slugs); err != nil {
+			return err
+		}
+		*o = MCPOrgs{}
+		for _, s := range slugs {
+			(*o)[s] = MCPAccess{}
+		}
+		return nil
+	}
+	// Decoded by hand: a node's Decode does not refuse unknown fields.
+	var m map[string]map[string]map[string]string
+	if err := n.Decode(&m); err != nil {
+		return fmt.Errorf("line %d: orgs: give a list of organization slugs, or a mapping from slug to {env: …} or {headers: …}", n.Line)
+	}
+	*o = MCPOrgs{}
+	for slug, a := range m {
+		for k := range a {
+			if k != "env" && k != "headers" {
+				return fmt.Errorf("line %d: orgs.%s: unknown field %q (an organization takes env or headers)", n.Line, slug, k)
+			}
+		}
+		(*o)[slug] = MCPAccess{Env: a["env"], Headers: a["headers"]}
+	}
+	return nil
 }
 
 // withMCPDefaults validates the mcp section and fills in its defaults.
@@ -69,6 +123,27 @@ func withMCPDefaults(servers []MCPServer, bad func(string, ...any)) []MCPServer 
 		if s.Timeout < 0 {
 			bad("%s.timeout: must not be negative", field)
 		}
+		if len(s.Orgs) == 0 {
+			bad(`%s.orgs: required: the organizations (slugs) whose executions may use the server, or ["*"] for every one`, field)
+		}
+		for _, slug := range slices.Sorted(maps.Keys(s.Orgs)) {
+			a := s.Orgs[slug]
+			switch {
+			case slug != mcp.AnyOrg && !orgSlug.MatchString(slug):
+				bad("%s.orgs: %q is not an organization slug", field, slug)
+			case s.URL != "" && len(a.Env) > 0:
+				bad("%s.orgs.%s: env is for a command; an url server takes headers", field, slug)
+			case s.Command != "" && len(a.Headers) > 0:
+				bad("%s.orgs.%s: headers are for an url server; a command takes env", field, slug)
+			}
+			for what, m := range map[string]map[string]string{"env": a.Env, "headers": a.Headers} {
+				for _, k := range slices.Sorted(maps.Keys(m)) {
+					if _, err := expand(m[k], func(string) string { return "x" }); err != nil {
+						bad("%s.orgs.%s.%s.%s: %v", field, slug, what, k, err)
+					}
+				}
+			}
+		}
 		s.Timeout = cmp.Or(s.Timeout, mcp.DefaultTimeout)
 		for what, m := range map[string]map[string]string{"env": s.Env, "headers": s.Headers} {
 			for _, k := range slices.Sorted(maps.Keys(m)) {
@@ -81,12 +156,16 @@ func withMCPDefaults(servers []MCPServer, bad func(string, ...any)) []MCPServer 
 	return servers
 }
 
-// envRef is a ${NAME} reference, or "$$".
+// orgSlug is what an organization's slug may be (entrystore's rule).
+var orgSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// envRef is a ${NAME} or ${file:/path} reference, or "$$".
 var envRef = regexp.MustCompile(`\$\$|\$\{([^}]*)\}?`)
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// expand replaces each ${NAME} in s with lookup(NAME) and "$$" with "$".
+// expand replaces each ${NAME} in s with lookup(NAME), each
+// ${file:/path} with lookup("file:/path"), and "$$" with "$".
 func expand(s string, lookup func(string) string) (string, error) {
 	var errs []error
 	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
@@ -94,6 +173,13 @@ func expand(s string, lookup func(string) string) (string, error) {
 			return "$"
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(m, "${"), "}")
+		if path, ok := strings.CutPrefix(name, "file:"); ok && strings.HasSuffix(m, "}") {
+			if !filepath.IsAbs(path) {
+				errs = append(errs, fmt.Errorf("%q: give the file's absolute path", m))
+				return m
+			}
+			return lookup(name)
+		}
 		if !strings.HasSuffix(m, "}") || !envName.MatchString(name) {
 			errs = append(errs, fmt.Errorf("%q is not a ${NAME} reference to an environment variable", m))
 			return m
@@ -113,6 +199,13 @@ func resolve(what string, m map[string]string) (map[string]string, error) {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		var missing []string
 		v, err := expand(m[k], func(name string) string {
+			if path, ok := strings.CutPrefix(name, "file:"); ok {
+				b, err := os.ReadFile(path)
+				if err != nil || len(b) == 0 {
+					missing = append(missing, path)
+				}
+				return strings.TrimSuffix(string(b), "\n")
+			}
 			v := os.Getenv(name)
 			if v == "" {
 				missing = append(missing, "$"+name)
@@ -123,27 +216,53 @@ func resolve(what string, m map[string]string) (map[string]string, error) {
 			return nil, fmt.Errorf("%s.%s: %w", what, k, err)
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("%s.%s: %s is empty: set it, or remove the server", what, k, strings.Join(missing, " and "))
+			return nil, fmt.Errorf("%s.%s: %s is empty or unreadable: set it, or remove the server", what, k, strings.Join(missing, " and "))
 		}
 		out[k] = v
 	}
 	return out, nil
 }
 
-// mcpServers are the section's servers with their values resolved.
-func mcpServers(servers []MCPServer) ([]mcp.Server, error) {
+// mcpServers are the section's servers with their values resolved and
+// their organizations named by ID: orgID gives a slug's.
+func mcpServers(servers []MCPServer, orgID func(slug string) (string, error)) ([]mcp.Server, error) {
 	var out []mcp.Server
 	for i, s := range servers {
-		env, err := resolve("env", s.Env)
-		if err == nil {
-			var headers map[string]string
-			headers, err = resolve("headers", s.Headers)
-			out = append(out, mcp.Server{Name: s.Name, Command: s.Command, Args: s.Args, Env: env,
-				URL: s.URL, Headers: headers, Timeout: s.Timeout})
-		}
+		srv, err := mcpServer(s, orgID)
 		if err != nil {
 			return nil, fmt.Errorf("mcp[%d] (%s): %w", i, s.Name, err)
 		}
+		out = append(out, srv)
 	}
 	return out, nil
+}
+
+func mcpServer(s MCPServer, orgID func(slug string) (string, error)) (mcp.Server, error) {
+	env, err := resolve("env", s.Env)
+	if err != nil {
+		return mcp.Server{}, err
+	}
+	headers, err := resolve("headers", s.Headers)
+	if err != nil {
+		return mcp.Server{}, err
+	}
+	srv := mcp.Server{Name: s.Name, Command: s.Command, Args: s.Args, Env: env,
+		URL: s.URL, Headers: headers, Timeout: s.Timeout, Orgs: map[string]mcp.Access{}}
+	for _, slug := range slices.Sorted(maps.Keys(s.Orgs)) {
+		var a mcp.Access
+		if a.Env, err = resolve("orgs."+slug+".env", s.Orgs[slug].Env); err != nil {
+			return mcp.Server{}, err
+		}
+		if a.Headers, err = resolve("orgs."+slug+".headers", s.Orgs[slug].Headers); err != nil {
+			return mcp.Server{}, err
+		}
+		id := slug
+		if slug != mcp.AnyOrg {
+			if id, err = orgID(slug); err != nil {
+				return mcp.Server{}, fmt.Errorf("orgs: %s: %w", slug, err)
+			}
+		}
+		srv.Orgs[id] = a
+	}
+	return srv, nil
 }

@@ -21,17 +21,23 @@ mcp:
     command: npx
     args: [-y, server-github]
     env: {TOKEN: "${GITHUB_TOKEN}", PRICE: "$$5"}
+    orgs:
+      acme: {env: {TOKEN: "${file:/run/secrets/acme-github}"}}
+      globex: {}
   - name: search
     url: https://mcp.example.com/mcp
     headers: {Authorization: "Bearer ${SEARCH_KEY}"}
     timeout: 90s
+    orgs: ["*"]
 `))
 	require.NoError(t, err)
 	require.Equal(t, []workerconfig.MCPServer{
 		{Name: "github", Command: "npx", Args: []string{"-y", "server-github"},
-			Env: map[string]string{"TOKEN": "${GITHUB_TOKEN}", "PRICE": "$$5"}, Timeout: 60 * time.Second},
+			Env: map[string]string{"TOKEN": "${GITHUB_TOKEN}", "PRICE": "$$5"}, Timeout: 60 * time.Second,
+			Orgs: workerconfig.MCPOrgs{"acme": {Env: map[string]string{"TOKEN": "${file:/run/secrets/acme-github}"}}, "globex": {}}},
 		{Name: "search", URL: "https://mcp.example.com/mcp",
-			Headers: map[string]string{"Authorization": "Bearer ${SEARCH_KEY}"}, Timeout: 90 * time.Second},
+			Headers: map[string]string{"Authorization": "Bearer ${SEARCH_KEY}"}, Timeout: 90 * time.Second,
+			Orgs: workerconfig.MCPOrgs{"*": {}}},
 	}, c.MCP)
 
 	c, err = workerconfig.Parse([]byte("mcp: []\n"))
@@ -54,6 +60,10 @@ func TestBadMCPServersNameTheField(t *testing.T) {
 		"negative":        {"mcp:\n  - {name: a, command: x, timeout: -1s}\n", "mcp[0].timeout: must not be negative"},
 		"bad reference":   {"mcp:\n  - {name: a, command: x, env: {T: '${1X}'}}\n", `mcp[0].env.T: "${1X}" is not a ${NAME} reference`},
 		"unterminated":    {"mcp:\n  - {name: a, url: 'http://h', headers: {T: 'Bearer ${KEY'}}\n", `mcp[0].headers.T: "${KEY" is not a ${NAME} reference`},
+		"no orgs":         {"mcp:\n  - {name: a, command: x}\n", `mcp[0].orgs: required: the organizations (slugs) whose executions may use the server, or ["*"] for every one`},
+		"bad org":         {"mcp:\n  - {name: a, command: x, orgs: [Acme!]}\n", `mcp[0].orgs: "Acme!" is not an organization slug`},
+		"org field":       {"mcp:\n  - {name: a, command: x, orgs: {acme: {token: {A: b}}}}\n", `orgs.acme: unknown field "token"`},
+		"relative file":   {"mcp:\n  - {name: a, command: x, orgs: {acme: {env: {T: '${file:token}'}}}}\n", `mcp[0].orgs.acme.env.T: "${file:token}": give the file's absolute path`},
 	} {
 		_, err := workerconfig.Parse([]byte(c.yaml))
 		require.ErrorContains(t, err, c.want, name)
@@ -73,6 +83,7 @@ mcp:
   - name: calc
     command: ` + bin + `
     env: {GREETING: "${AGENTREE_TEST_GREETING}, $$1"}
+    orgs: ["*"]
 `))
 	require.NoError(t, err)
 	w, err := c.Build()
@@ -101,12 +112,17 @@ mcp:
 func TestBuildNeedsTheMCPServersVariables(t *testing.T) {
 	noKeys(t)
 	t.Setenv("AGENTREE_TEST_MISSING", "")
-	c, err := workerconfig.Parse([]byte("mcp:\n  - {name: calc, command: x, env: {T: '${AGENTREE_TEST_MISSING}'}}\n"))
+	c, err := workerconfig.Parse([]byte("mcp:\n  - {name: calc, command: x, env: {T: '${AGENTREE_TEST_MISSING}'}, orgs: ['*']}\n"))
 	require.NoError(t, err)
 	_, err = c.Build()
-	require.EqualError(t, err, "worker config: mcp[0] (calc): env.T: $AGENTREE_TEST_MISSING is empty: set it, or remove the server")
+	require.EqualError(t, err, "worker config: mcp[0] (calc): env.T: $AGENTREE_TEST_MISSING is empty or unreadable: set it, or remove the server")
 
-	c, err = workerconfig.Parse([]byte("mcp:\n  - {name: calc, command: /nonexistent/server}\n"))
+	c, err = workerconfig.Parse([]byte("mcp:\n  - {name: calc, command: x, orgs: {acme: {env: {T: '${file:/nonexistent/token}'}}}}\n"))
+	require.NoError(t, err)
+	_, err = c.Build()
+	require.EqualError(t, err, "worker config: mcp[0] (calc): orgs.acme.env.T: /nonexistent/token is empty or unreadable: set it, or remove the server")
+
+	c, err = workerconfig.Parse([]byte("mcp:\n  - {name: calc, command: /nonexistent/server, orgs: ['*']}\n"))
 	require.NoError(t, err)
 	_, err = c.Build()
 	require.ErrorContains(t, err, "worker config: mcp: server calc: connect: ")

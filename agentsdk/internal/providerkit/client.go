@@ -3,6 +3,7 @@ package providerkit
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -31,4 +32,25 @@ func CheckName(name string) error {
 		return fmt.Errorf("%w: name %q holds '/' or a space", agentsdk.ErrInvalidInput, name)
 	}
 	return nil
+}
+
+// Key is the API key an endpoint sends, and the variable it came from.
+// An explicit key wins; else the variable env names is read; with no env,
+// defaultEnv (the provider's own, e.g. ANTHROPIC_API_KEY) is read only
+// when official, i.e. the endpoint is the provider's own API: a custom
+// base URL never receives the provider's key unless the operator names
+// its variable. missing is the error every call returns when the official
+// API has no key (it refuses every call without one); another server may
+// take none.
+func Key(key, env, defaultEnv string, official bool) (value, usedEnv string, missing error) {
+	if env == "" && official {
+		env = defaultEnv
+	}
+	if key == "" && env != "" {
+		key = os.Getenv(env)
+	}
+	if key == "" && official {
+		missing = MissingKey(env)
+	}
+	return key, env, missing
 }

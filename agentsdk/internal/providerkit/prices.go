@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 
 	"github.com/agentree/agentree/agentsdk"
 )
@@ -33,6 +34,9 @@ func NewPrices(builtin, overrides map[string]agentsdk.Price, dateSuffix *regexp.
 	maps.Copy(table, overrides)
 	return &Prices{table: table, dateSuffix: dateSuffix}, nil
 }
+
+// IDs are the model IDs the table prices, sorted.
+func (p *Prices) IDs() []string { return slices.Sorted(maps.Keys(p.table)) }
 
 // Lookup is ref's price: the table's for its exact ID, else for its
 // alias. A model it knows no price for costs nothing.

@@ -35,6 +35,10 @@ func Answer(provider string, ref agentsdk.ModelRef, prices *Prices, msg agentsdk
 	msg.Provider, msg.Model = provider, ref.ModelID
 	if price, ok := prices.Lookup(ref); ok && msg.Usage != nil {
 		msg.Usage.Cost, msg.Usage.OutputCost = price.Cost(*msg.Usage), price.OutputCost(*msg.Usage)
+	} else if msg.Usage != nil {
+		// Served only when the operator marked the model unpriced
+		// (EndpointInfo.Priced): its usage says so, never $0.
+		msg.Usage.Unpriced = true
 	}
 	return agentsdk.ModelResponse{Message: msg}
 }

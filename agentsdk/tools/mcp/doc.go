@@ -16,9 +16,21 @@
 // timeout become error results the model reads. A server that dies (its
 // process exits, its HTTP session is lost) is reconnected in the
 // background with a doubling backoff; calls made meanwhile fail at once
-// saying the server is restarting. The offered tools stay as listed at
-// Connect: a restarted server whose tools changed is logged, and a call to
-// a tool it no longer has gets the server's own error.
+// saying the server is restarting. A server's
+// notifications/tools/list_changed is followed by a new listing: Tools
+// then returns the new list (Options.OnToolsChanged says when), and a
+// tool no longer listed is refused. A restarted server whose tools
+// changed without saying so is logged, and a call to a tool it no longer
+// has gets the server's own error.
+//
+// A server serves the organizations Server.Orgs names (all, when nil):
+// its tools carry them in agentsdk.Tool.Orgs, and a call from another is
+// refused. An organization given credentials of its own (Access) has a
+// session, and for a command a process, of its own; the others share
+// one. Each tools/call carries the calling organization's ID in its
+// _meta, as "agentree/org". A tool's default policy is auto when the
+// server annotates it readOnlyHint (and not destructiveHint), else ask:
+// it acts with the operator's credentials.
 //
 // A stdio server runs in its own process group with only a few of the
 // worker's variables (PATH, HOME, LANG, TMPDIR, TZ) plus the ones its

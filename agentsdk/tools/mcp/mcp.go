@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentree/agentree/agentsdk"
 )
 
@@ -43,6 +45,25 @@ type Server struct {
 	// Timeout bounds each call, and connecting and listing the tools;
 	// default DefaultTimeout.
 	Timeout time.Duration
+	// Orgs are the organizations (by ID) whose executions may see and
+	// call the server's tools, each with the credentials its calls use;
+	// AnyOrg stands for every organization not named. nil: every
+	// organization, on one session.
+	Orgs map[string]Access
+}
+
+// AnyOrg, as a key of Server.Orgs, enables a server for every
+// organization.
+const AnyOrg = "*"
+
+// Access is how one organization's calls reach a server.
+type Access struct {
+	// Env and Headers are set over the server's own for this
+	// organization's calls, which then have a session (and, for a
+	// command, a process) of their own; empty: the session of the
+	// organizations without credentials of their own.
+	Env     map[string]string
+	Headers map[string]string
 }
 
 // Options configure Connect.
@@ -55,12 +76,16 @@ type Options struct {
 	// attempts, doubling from the first to the second; defaults
 	// DefaultMinBackoff and DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
+	// OnToolsChanged, if set, is called after a server's
+	// notifications/tools/list_changed has been followed by a new listing
+	// (Tools then says what is offered); it must not block.
+	OnToolsChanged func()
 }
 
 // Clients are the connected servers.
 type Clients struct {
-	servers []*server
-	tools   []*agentsdk.Tool
+	groups  []*group
+	servers []*server // every group's sessions
 }
 
 var serverName = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
@@ -103,7 +128,9 @@ func Connect(ctx context.Context, opts Options) (*Clients, error) {
 	c := &Clients{}
 	for _, s := range opts.Servers {
 		s.Timeout = cmp.Or(s.Timeout, DefaultTimeout)
-		c.servers = append(c.servers, newServer(s, opts))
+		g := newGroup(s, opts)
+		c.groups = append(c.groups, g)
+		c.servers = append(c.servers, g.sessions()...)
 	}
 	errs := make([]error, len(c.servers))
 	var wg sync.WaitGroup
@@ -115,15 +142,31 @@ func Connect(ctx context.Context, opts Options) (*Clients, error) {
 		c.Close()
 		return nil, err
 	}
-	for _, s := range c.servers {
-		c.tools = append(c.tools, s.offered()...)
+	for _, g := range c.groups {
+		l := g.lister()
+		l.mu.Lock()
+		g.offer(l.listed)
+		l.onList = func(listed []*sdk.Tool) {
+			g.offer(listed)
+			if opts.OnToolsChanged != nil {
+				opts.OnToolsChanged()
+			}
+		}
+		l.mu.Unlock()
 	}
 	return c, nil
 }
 
-// Tools are the servers' tools, server by server in the order given, each
-// server's in its listing's order.
-func (c *Clients) Tools() []*agentsdk.Tool { return c.tools }
+// Tools are the servers' tools as they list them now, server by server
+// in the order given, each server's in its listing's order. A tool that
+// a server stops listing is refused from then on, saying so.
+func (c *Clients) Tools() []*agentsdk.Tool {
+	var out []*agentsdk.Tool
+	for _, g := range c.groups {
+		out = append(out, g.tools()...)
+	}
+	return out
+}
 
 // Close ends every session, stops reconnecting and kills the stdio
 // servers' processes. It is safe to call more than once.

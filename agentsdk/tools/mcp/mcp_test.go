@@ -79,7 +79,7 @@ func TestMCPToolsOverStdio(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Run("list", func(t *testing.T) {
-		names := []string{"add", "fail", "pieces", "slow", "env", "pid", "crash"}
+		names := []string{"add", "fail", "pieces", "slow", "env", "pid", "whoami", "grow", "crash"}
 		var want []string
 		for _, s := range []string{"calc", "slowcalc"} {
 			for _, n := range names {
@@ -268,4 +268,70 @@ func running(t *testing.T, group int) []string {
 		}
 	}
 	return out
+}
+
+// TestServerPerOrganization: each organization's calls go through a
+// session with its own credentials, or the shared one, and carry the
+// organization in _meta; an organization not enabled is refused; tools
+// default to ask unless the server says they only read; and a server
+// that announces a new tool list is listed again.
+func TestServerPerOrganization(t *testing.T) {
+	changed := make(chan struct{}, 4)
+	c, err := mcp.Connect(context.Background(), mcp.Options{
+		Servers: []mcp.Server{{Name: "calc", Command: mcptest.Build(t), Env: map[string]string{mcptest.TokenEnv: "shared"},
+			Orgs: map[string]mcp.Access{
+				"acme":   {Env: map[string]string{mcptest.TokenEnv: "acme-token"}},
+				"globex": {},
+			}}},
+		OnToolsChanged: func() { changed <- struct{}{} },
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	tools, err := agentsdk.NewTools(c.Tools()...)
+	require.NoError(t, err)
+	whoami, err := tools.Get("calc__whoami")
+	require.NoError(t, err)
+	require.Equal(t, []string{"acme", "globex"}, whoami.Orgs)
+	require.False(t, whoami.ServesOrg("initech"))
+	run := func(tool *agentsdk.Tool, org string) (string, error) {
+		return tool.Run(context.Background(), agentsdk.ToolInvocation{OrgID: org, ToolCallID: "c1", Arguments: json.RawMessage(`{}`)})
+	}
+	for org, want := range map[string]string{"acme": "token=acme-token org=acme", "globex": "token=shared org=globex"} {
+		out, err := run(whoami, org)
+		require.NoError(t, err, org)
+		require.Equal(t, want, out, org)
+	}
+	_, err = run(whoami, "initech")
+	require.EqualError(t, err, "MCP server calc is not enabled for this organization")
+
+	grow, err := tools.Get("calc__grow")
+	require.NoError(t, err)
+	slow, err := tools.Get("calc__slow")
+	require.NoError(t, err)
+	require.Equal(t, agentsdk.PolicyAuto, whoami.Policy, "read-only")
+	require.Equal(t, agentsdk.PolicyAsk, grow.Policy, "destructive")
+	require.Equal(t, agentsdk.PolicyAsk, slow.Policy, "no annotations")
+
+	// grow runs on acme's session; the shared session (which lists what
+	// is offered) is another process, so grow there too.
+	for _, org := range []string{"globex", "acme"} {
+		out, err := run(grow, org)
+		require.NoError(t, err)
+		require.Equal(t, "grew", out)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server's list_changed was not followed by a new listing")
+	}
+	again, err := agentsdk.NewTools(c.Tools()...)
+	require.NoError(t, err)
+	grown, err := again.Get("calc__grown")
+	require.NoError(t, err)
+	out, err := run(grown, "acme")
+	require.NoError(t, err)
+	require.Equal(t, "grown", out)
+	same, err := again.Get("calc__whoami")
+	require.NoError(t, err)
+	require.Same(t, whoami, same, "an unchanged tool keeps its agentsdk tool")
 }

@@ -21,9 +21,16 @@ type server struct {
 	cfg  Server
 	opts Options
 	log  *slog.Logger
-	// listed are the tools as listed at start: what is offered, whatever
-	// a restarted server lists later.
+	// label names the session in errors: the server, and the
+	// organization whose credentials it holds, if any.
+	label string
+	// listed are the tools as listed at start, which the lister session
+	// of a group (group.lister) offers until the server says its list
+	// changed.
 	listed []*sdk.Tool
+	// onList, set on a group's lister, takes a new listing that followed
+	// the server's notifications/tools/list_changed.
+	onList func([]*sdk.Tool)
 
 	mu      sync.Mutex
 	session *sdk.ClientSession
@@ -38,15 +45,19 @@ type server struct {
 	loops sync.WaitGroup
 }
 
-func newServer(cfg Server, opts Options) *server {
-	return &server{cfg: cfg, opts: opts, log: opts.Logger.With("mcpServer", cfg.Name), done: make(chan struct{})}
+func newServer(cfg Server, opts Options, org string) *server {
+	s := &server{cfg: cfg, opts: opts, log: opts.Logger.With("mcpServer", cfg.Name), label: cfg.Name, done: make(chan struct{})}
+	if org != "" {
+		s.log, s.label = s.log.With("org", org), fmt.Sprintf("%s (the session of organization %s)", cfg.Name, org)
+	}
+	return s
 }
 
 // start makes the first connection and lists the tools to offer.
 func (s *server) start(ctx context.Context) error {
 	cs, proc, tools, err := s.dial(ctx)
 	if err != nil {
-		return fmt.Errorf("mcp: server %s: %w", s.cfg.Name, err)
+		return fmt.Errorf("mcp: server %s: %w", s.label, err)
 	}
 	s.listed = tools
 	if !s.use(cs, proc) {
@@ -62,8 +73,10 @@ func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, []*sd
 	defer cancel()
 	t, proc := s.transport()
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentree", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			s.log.Warn("MCP server says its tools changed; the worker offers the tools listed at its start until it restarts")
+		// The list is fetched apart from the handler: a request made
+		// while the session's reader is busy here would never be answered.
+		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
+			s.loops.Go(func() { s.relist(req.Session) })
 		},
 	})
 	cs, err := client.Connect(ctx, t, nil)
@@ -81,6 +94,36 @@ func (s *server) dial(ctx context.Context) (*sdk.ClientSession, *exec.Cmd, []*sd
 		tools = append(tools, tool)
 	}
 	return cs, proc, tools, nil
+}
+
+// relist lists cs's tools again after the server said they changed, and
+// hands the listing to onList.
+func (s *server) relist(cs *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var tools []*sdk.Tool
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			s.log.Warn("MCP server says its tools changed, but listing them failed; the tools offered stay as they were", "error", err)
+			return
+		}
+		tools = append(tools, tool)
+	}
+	s.mu.Lock()
+	diff, onList := toolsDiff(s.listed, tools), s.onList
+	s.listed = tools
+	s.mu.Unlock()
+	s.log.Info("MCP server's tools changed", "changes", diff)
+	if onList != nil {
+		onList(tools)
+	}
 }
 
 // timedOut says so when err came from ctx's deadline.
@@ -172,15 +215,23 @@ func (s *server) reconnect() {
 			return
 		}
 		s.log.Info("MCP server reconnected")
-		if diff := toolsDiff(s.listed, tools); diff != "" {
+		s.mu.Lock()
+		listed := s.listed
+		s.mu.Unlock()
+		if diff := toolsDiff(listed, tools); diff != "" {
 			s.log.Warn("MCP server's tools changed since the worker started; it still offers the tools listed then", "changes", diff)
 		}
 		return
 	}
 }
 
-// call runs the server's tool named tool.
-func (s *server) call(ctx context.Context, tool string, args []byte) (string, error) {
+// OrgMeta is the key of the calling organization's ID in each
+// tools/call request's _meta: a server that serves several tenants (a
+// gateway to an API, say) can tell them apart.
+const OrgMeta = "agentree/org"
+
+// call runs the server's tool named tool for org.
+func (s *server) call(ctx context.Context, org, tool string, args []byte) (string, error) {
 	s.mu.Lock()
 	cs, closed, lost, attempt := s.session, s.closed, s.lost, s.attempt
 	s.mu.Unlock()
@@ -195,7 +246,7 @@ func (s *server) call(ctx context.Context, tool string, args []byte) (string, er
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	res, err := cs.CallTool(cctx, &sdk.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+	res, err := cs.CallTool(cctx, &sdk.CallToolParams{Meta: sdk.Meta{OrgMeta: org}, Name: tool, Arguments: json.RawMessage(args)})
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -15,33 +16,83 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 )
 
-// offered are the server's tools as agentsdk tools. A tool whose input
+// offer makes listed, a listing of the group's lister session, the
+// tools the group offers, as agentsdk tools; each call goes through the
+// calling organization's session. A tool listed before with the same
+// description and schema keeps its agentsdk tool. A tool whose input
 // schema agentsdk cannot compile is left out, with a warning: a server
 // should not stop the worker for one tool.
-func (s *server) offered() []*agentsdk.Tool {
-	var out []*agentsdk.Tool
+func (g *group) offer(listed []*sdk.Tool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	was := g.byRemote
+	g.byRemote, g.order = map[string]*agentsdk.Tool{}, nil
 	taken := map[string]bool{}
-	for _, t := range s.listed {
+	for _, t := range listed {
 		schema, err := json.Marshal(t.InputSchema)
 		if err != nil || bytes.Equal(schema, []byte("null")) {
 			schema = []byte(`{"type":"object"}`)
 		}
-		name := ToolName(s.cfg.Name, t.Name)
+		name := ToolName(g.name, t.Name)
 		if taken[name] {
-			name = hashed(name, s.cfg.Name+"\x00"+t.Name)
+			name = hashed(name, g.name+"\x00"+t.Name)
 		}
-		tool, remote := &agentsdk.Tool{Name: name, Description: cmp.Or(t.Description, t.Title), Parameters: schema}, t.Name
+		desc, policy := cmp.Or(t.Description, t.Title), policyOf(t)
+		if old := was[t.Name]; old != nil && old.Name == name && old.Description == desc &&
+			bytes.Equal(old.Parameters, schema) && old.Policy == policy {
+			taken[name] = true
+			g.byRemote[t.Name], g.order = old, append(g.order, t.Name)
+			continue
+		}
+		tool, remote := &agentsdk.Tool{Name: name, Description: desc, Parameters: schema, Policy: policy, Orgs: g.orgs()}, t.Name
 		tool.Run = func(ctx context.Context, call agentsdk.ToolInvocation) (string, error) {
-			return s.call(ctx, remote, call.Arguments)
+			if !g.lists(remote) {
+				return "", fmt.Errorf("MCP server %s no longer offers %s", g.name, remote)
+			}
+			s, err := g.route(call.OrgID)
+			if err != nil {
+				return "", err
+			}
+			return s.call(ctx, call.OrgID, remote, call.Arguments)
 		}
 		if _, err := agentsdk.NewTools(tool); err != nil {
-			s.log.Warn("MCP tool left out: its input schema is not usable", "tool", t.Name, "error", err)
+			g.log.Warn("MCP tool left out: its input schema is not usable", "tool", t.Name, "error", err)
 			continue
 		}
 		taken[name] = true
-		out = append(out, tool)
+		g.byRemote[t.Name], g.order = tool, append(g.order, t.Name)
+	}
+}
+
+// lists reports whether the server still lists its tool remote. A
+// host that registered the tool before a change keeps calling it: its
+// registry may be fixed at start.
+func (g *group) lists(remote string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.byRemote[remote] != nil
+}
+
+// tools are the tools the group offers now, in its listing's order.
+func (g *group) tools() []*agentsdk.Tool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*agentsdk.Tool, 0, len(g.order))
+	for _, r := range g.order {
+		out = append(out, g.byRemote[r])
 	}
 	return out
+}
+
+// policyOf is a tool's default policy, which the worker's toolPolicy
+// overrides: auto for a tool its server says only reads, else ask — an
+// MCP tool acts with the operator's credentials, so a person approves
+// what it does unless the server says it changes nothing.
+func policyOf(t *sdk.Tool) agentsdk.ToolPolicy {
+	if a := t.Annotations; a != nil && a.ReadOnlyHint && (a.DestructiveHint == nil || !*a.DestructiveHint) {
+		return agentsdk.PolicyAuto
+	}
+	return agentsdk.PolicyAsk
 }
 
 // maxToolName is the longest tool name Anthropic's and OpenAI's APIs take.

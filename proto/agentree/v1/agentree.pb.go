@@ -4272,8 +4272,11 @@ type Usage struct {
 	CacheRead int64 `protobuf:"varint,3,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
 	// Input tokens written to the provider's cache.
 	CacheWrite int64 `protobuf:"varint,4,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"`
-	// Cost in USD.
-	Cost          float64 `protobuf:"fixed64,5,opt,name=cost,proto3" json:"cost,omitempty"`
+	// Cost in USD; left out when unpriced, so it never reads $0.
+	Cost *float64 `protobuf:"fixed64,5,opt,name=cost,proto3,oneof" json:"cost,omitempty"`
+	// The model has no price (its operator lets it run unpriced): cost
+	// counts nothing of it, and says so rather than $0.
+	Unpriced      bool `protobuf:"varint,6,opt,name=unpriced,proto3" json:"unpriced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4337,10 +4340,17 @@ func (x *Usage) GetCacheWrite() int64 {
 }
 
 func (x *Usage) GetCost() float64 {
-	if x != nil {
-		return x.Cost
+	if x != nil && x.Cost != nil {
+		return *x.Cost
 	}
 	return 0
+}
+
+func (x *Usage) GetUnpriced() bool {
+	if x != nil {
+		return x.Unpriced
+	}
+	return false
 }
 
 // ToolCallRequest is a model's request to run a tool, inside an assistant
@@ -6196,8 +6206,12 @@ type UsageLine struct {
 	OutputTokens     int64 `protobuf:"varint,4,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
 	CacheReadTokens  int64 `protobuf:"varint,5,opt,name=cache_read_tokens,json=cacheReadTokens,proto3" json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int64 `protobuf:"varint,6,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
-	// Cost in USD.
-	Cost          float64 `protobuf:"fixed64,7,opt,name=cost,proto3" json:"cost,omitempty"`
+	// Cost in USD, of the calls whose model has a price.
+	Cost float64 `protobuf:"fixed64,7,opt,name=cost,proto3" json:"cost,omitempty"`
+	// Some of the calls' models have no price (their operator lets them
+	// run unpriced): cost counts nothing of those, and says so rather than
+	// $0.
+	Unpriced      bool `protobuf:"varint,8,opt,name=unpriced,proto3" json:"unpriced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6279,6 +6293,13 @@ func (x *UsageLine) GetCost() float64 {
 		return x.Cost
 	}
 	return 0
+}
+
+func (x *UsageLine) GetUnpriced() bool {
+	if x != nil {
+		return x.Unpriced
+	}
+	return false
 }
 
 // UsageReport is usage by group, and the total.
@@ -7707,15 +7728,17 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x0fGetEntryRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
-	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\x89\x01\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\xb3\x01\n" +
 	"\x05Usage\x12\x14\n" +
 	"\x05input\x18\x01 \x01(\x03R\x05input\x12\x16\n" +
 	"\x06output\x18\x02 \x01(\x03R\x06output\x12\x1d\n" +
 	"\n" +
 	"cache_read\x18\x03 \x01(\x03R\tcacheRead\x12\x1f\n" +
 	"\vcache_write\x18\x04 \x01(\x03R\n" +
-	"cacheWrite\x12\x12\n" +
-	"\x04cost\x18\x05 \x01(\x01R\x04cost\"k\n" +
+	"cacheWrite\x12\x17\n" +
+	"\x04cost\x18\x05 \x01(\x01H\x00R\x04cost\x88\x01\x01\x12\x1a\n" +
+	"\bunpriced\x18\x06 \x01(\bR\bunpricedB\a\n" +
+	"\x05_cost\"k\n" +
 	"\x0fToolCallRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x124\n" +
@@ -7877,7 +7900,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x19SetRetentionPolicyRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
 	"\tkeep_days\x18\x02 \x01(\x05R\bkeepDays\x12(\n" +
-	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays\"\xe9\x01\n" +
+	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays\"\x85\x02\n" +
 	"\tUsageLine\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12!\n" +
@@ -7885,7 +7908,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\routput_tokens\x18\x04 \x01(\x03R\foutputTokens\x12*\n" +
 	"\x11cache_read_tokens\x18\x05 \x01(\x03R\x0fcacheReadTokens\x12,\n" +
 	"\x12cache_write_tokens\x18\x06 \x01(\x03R\x10cacheWriteTokens\x12\x12\n" +
-	"\x04cost\x18\a \x01(\x01R\x04cost\"i\n" +
+	"\x04cost\x18\a \x01(\x01R\x04cost\x12\x1a\n" +
+	"\bunpriced\x18\b \x01(\bR\bunpriced\"i\n" +
 	"\vUsageReport\x12,\n" +
 	"\x05lines\x18\x01 \x03(\v2\x16.agentree.v1.UsageLineR\x05lines\x12,\n" +
 	"\x05total\x18\x02 \x01(\v2\x16.agentree.v1.UsageLineR\x05total\"O\n" +
@@ -8307,6 +8331,7 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_StreamError)(nil),
 		(*StreamEvent_AgentPaused)(nil),
 	}
+	file_agentree_v1_agentree_proto_msgTypes[50].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[78].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
