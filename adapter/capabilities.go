@@ -168,9 +168,9 @@ func (c *capabilities) row(key capKey) entrystore.WorkerCapability {
 		t := c.o.tools[name]
 		s := t.Spec()
 		ct := entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Orgs: t.Orgs,
-			Policy: string(op.Ceiling(unconfiguredOrg, name, t))}
+			Policy: string(op.PolicyCeiling(unconfiguredOrg, name, t))}
 		for org := range op.Orgs {
-			if p := string(op.Ceiling(org, name, t)); p != ct.Policy {
+			if p := string(op.PolicyCeiling(org, name, t)); p != ct.Policy {
 				if ct.OrgPolicies == nil {
 					ct.OrgPolicies = map[string]string{}
 				}

@@ -120,6 +120,13 @@ func (o Operator) Ceiling(org, name string, t *Tool) ToolPolicy {
 	if t != nil && !t.ServesOrg(org) {
 		return PolicyForbid
 	}
+	return o.PolicyCeiling(org, name, t)
+}
+
+// PolicyCeiling is Ceiling by the operator's policies and lists alone,
+// whichever organizations the tool is served to: what a worker records
+// beside the tool's organizations (Tool.Orgs).
+func (o Operator) PolicyCeiling(org, name string, t *Tool) ToolPolicy {
 	if ot, ok := o.Orgs[org]; ok {
 		if ot.Tools != nil && !slices.Contains(ot.Tools, name) {
 			return PolicyForbid
