@@ -252,8 +252,9 @@ func (j *jail) argv(bash, host, scratch, command string, env []string) []string 
 // probeTimeout bounds the probe; a jail that hangs is as good as absent.
 const probeTimeout = 10 * time.Second
 
-// probe builds the jail once and runs a command in it that must write
-// to its workspace: the check that this host can run it.
+// probe builds the jail once and runs a command in it that must find
+// the seccomp filter in force and write to its workspace: the check that
+// this host can run it.
 func (j *jail) probe(state string) error {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -270,7 +271,10 @@ func (j *jail) probe(state string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	argv := j.argv(bash, ws, scratch, "touch ok", []string{"PATH=" + defaultPath})
+	// The kernel's word that the filter is in force (mode 2: a filter),
+	// not just that bwrap took the option.
+	probe := `grep -q '^Seccomp:[[:space:]]*2$' /proc/self/status || { echo 'no seccomp filter in force' >&2; exit 1; }; touch ok`
+	argv := j.argv(bash, ws, scratch, probe, []string{"PATH=" + defaultPath})
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + defaultPath}
 	files, closeFiles, err := j.extraFiles()
