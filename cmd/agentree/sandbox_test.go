@@ -137,7 +137,7 @@ PY
 	out := res[0].Text
 	t.Log(out)
 	require.False(t, res[0].IsError, out)
-	require.Contains(t, out, "isolation: bwrap (uid 65534, only the workspace and system programs, no network)")
+	require.Contains(t, out, "isolation: bwrap (uid 65534, only the workspace and system programs, no network, seccomp filter)")
 	require.NotContains(t, out, "REACHED")
 	require.Contains(t, out, "unreachable 54329")
 	require.Contains(t, out, "unreachable "+sock)

@@ -299,6 +299,12 @@ func (b *bash) exec(ctx context.Context, w *workspace.Workspace, command string,
 	}
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	files, closeFiles, err := b.jail.extraFiles()
+	if err != nil {
+		return result{}, err
+	}
+	defer closeFiles()
+	cmd.ExtraFiles = files
 
 	// Pipes of our own rather than exec's: exec's copying goroutines
 	// would keep Wait waiting for a background process that still holds

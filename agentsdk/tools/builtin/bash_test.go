@@ -276,7 +276,7 @@ func TestBashNetworkIsWhatTheResultSays(t *testing.T) {
 		if c.want == "reached\n" {
 			require.NotContains(t, out, "no network")
 		} else {
-			require.Contains(t, out, ", no network)")
+			require.Contains(t, out, ", no network, ")
 		}
 	}
 }

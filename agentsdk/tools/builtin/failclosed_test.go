@@ -67,3 +67,39 @@ func TestBashLimitsCanBeLifted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "unlimited unlimited unlimited\n[exit status 1; isolation: "+jailed+"; limits: none]", out)
 }
+
+// TestBashFailsClosedWithoutSeccomp: a bwrap that rejects the filter (here
+// handed a truncated one, as a bwrap built without seccomp support would
+// reject any) fails the probe, and so does one that ignores it: bash is
+// not offered.
+func TestBashFailsClosedWithoutSeccomp(t *testing.T) {
+	bwrap, err := exec.LookPath("bwrap")
+	require.NoError(t, err)
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	bin := t.TempDir()
+	require.NoError(t, os.Symlink(bash, filepath.Join(bin, "bash")))
+	bad := filepath.Join(bin, "truncated-filter")
+	require.NoError(t, os.WriteFile(bad, []byte("12345"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "bwrap"), []byte("#!"+bash+"\nexec "+bwrap+` "$@" 3<`+bad+"\n"), 0o755))
+	t.Setenv("PATH", bin)
+	names, log := toolNames(t, builtin.Options{})
+	require.Equal(t, builtin.FileToolNames, names)
+	require.Contains(t, log, "bwrap cannot build the jail on this host (exit status 1: bwrap: Invalid seccomp data, must be multiple of 8)")
+
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "bwrap"), []byte("#!"+bash+`
+args=(); skip=
+for a in "$@"; do
+	if [ -n "$skip" ]; then skip=; continue; fi
+	if [ "$a" = --seccomp ]; then skip=1; continue; fi
+	args+=("$a")
+done
+exec `+bwrap+` "${args[@]}"
+`), 0o755))
+	// The probe's bash must be found in the jail too: the system's.
+	t.Setenv("PATH", bin+":"+filepath.Dir(bash))
+	require.NoError(t, os.Remove(filepath.Join(bin, "bash")))
+	names, log = toolNames(t, builtin.Options{})
+	require.Equal(t, builtin.FileToolNames, names)
+	require.Contains(t, log, "bwrap cannot build the jail on this host (exit status 1: no seccomp filter in force)")
+}

@@ -23,7 +23,8 @@ const (
 	// libraries (read-only), a few generated /etc files, a private /tmp
 	// and /dev/shm (in the workspace, so its quota counts them), a new
 	// /proc, a minimal /dev and the execution's workspace at /workspace; a
-	// cleared environment. The default.
+	// cleared environment; a seccomp filter that refuses the system calls
+	// jail escapes are made of (seccomp.go). The default.
 	IsolationBwrap = "bwrap"
 	// IsolationNone runs commands as the worker's user on the worker's
 	// host: they can read whatever the worker can. Only when the operator
@@ -63,7 +64,7 @@ func (i Isolation) String() string {
 	if i.Network {
 		network = "the worker's network"
 	}
-	return fmt.Sprintf("bwrap (uid %d, only the workspace and system programs, %s)", i.UID, network)
+	return fmt.Sprintf("bwrap (uid %d, only the workspace and system programs, %s, seccomp filter)", i.UID, network)
 }
 
 // jail builds the command line of a command under an isolation level.
@@ -73,7 +74,14 @@ type jail struct {
 	bwrap, etc string
 	// fixed are bwrap's arguments that do not depend on the call.
 	fixed []string
+	// seccomp is the filter bwrap installs on the command
+	// (seccomp.go), read from descriptor seccompFD.
+	seccomp []byte
 }
+
+// seccompFD is the descriptor bwrap reads the filter from: the first of
+// the command's ExtraFiles.
+const seccompFD = 3
 
 // newJail prepares a jail at iso's level; state is a private directory
 // of the worker for the generated files. For IsolationBwrap it fails,
@@ -87,6 +95,11 @@ func newJail(iso Isolation, state string) (*jail, error) {
 	var err error
 	if j.bwrap, err = exec.LookPath("bwrap"); err != nil {
 		return nil, errors.New("bubblewrap (bwrap) is not installed on this worker")
+	}
+	// No filter, no jail: the probe below runs with it, so a bwrap that
+	// rejects it keeps bash from being offered.
+	if j.seccomp, err = seccompProgram(); err != nil {
+		return nil, err
 	}
 	j.etc = filepath.Join(state, "etc")
 	if err := j.writeEtc(); err != nil {
@@ -162,7 +175,21 @@ func (j *jail) binds() []string {
 	for _, f := range []string{"passwd", "group", "hosts"} {
 		argv = append(argv, "--ro-bind", filepath.Join(j.etc, f), "/etc/"+f)
 	}
-	return append(argv, "--proc", "/proc", "--dev", "/dev")
+	return append(argv, "--proc", "/proc", "--dev", "/dev", "--seccomp", strconv.Itoa(seccompFD))
+}
+
+// extraFiles are the descriptors a command's process is started with,
+// from 3 on: the filter's. done closes the worker's copies once the
+// process has started (or failed to).
+func (j *jail) extraFiles() (files []*os.File, done func(), err error) {
+	if j.iso.Level == IsolationNone {
+		return nil, func() {}, nil
+	}
+	f, err := seccompFile(j.seccomp)
+	if err != nil {
+		return nil, func() {}, fmt.Errorf("bash: %w", err)
+	}
+	return []*os.File{f}, func() { f.Close() }, nil
 }
 
 // scratchMounts are a call's /tmp and /dev/shm, as directories of its
@@ -225,8 +252,9 @@ func (j *jail) argv(bash, host, scratch, command string, env []string) []string 
 // probeTimeout bounds the probe; a jail that hangs is as good as absent.
 const probeTimeout = 10 * time.Second
 
-// probe builds the jail once and runs a command in it that must write
-// to its workspace: the check that this host can run it.
+// probe builds the jail once and runs a command in it that must find
+// the seccomp filter in force and write to its workspace: the check that
+// this host can run it.
 func (j *jail) probe(state string) error {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -243,13 +271,22 @@ func (j *jail) probe(state string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
-	argv := j.argv(bash, ws, scratch, "touch ok", []string{"PATH=" + defaultPath})
+	// The kernel's word that the filter is in force (mode 2: a filter),
+	// not just that bwrap took the option.
+	probe := `grep -q '^Seccomp:[[:space:]]*2$' /proc/self/status || { echo 'no seccomp filter in force' >&2; exit 1; }; touch ok`
+	argv := j.argv(bash, ws, scratch, probe, []string{"PATH=" + defaultPath})
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + defaultPath}
+	files, closeFiles, err := j.extraFiles()
+	if err != nil {
+		return err
+	}
+	defer closeFiles()
+	cmd.ExtraFiles = files
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("bwrap cannot build the jail on this host (%v: %s); it needs unprivileged user namespaces",
+		return fmt.Errorf("bwrap cannot build the jail on this host (%v: %s); it needs unprivileged user namespaces and seccomp",
 			err, strings.TrimSpace(out.String()))
 	}
 	if _, err := os.Stat(filepath.Join(ws, "ok")); err != nil {
