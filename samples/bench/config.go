@@ -84,7 +84,11 @@ type config struct {
 }
 
 // scenarioNames are the scenarios -scenarios may name, in the order they run.
-var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft", "concurrent"}
+var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft", "concurrent", "junk_flood"}
+
+// defaultScenarios are those run without -scenarios: junk_flood, a load
+// test of the gateway rather than a comparison, runs when named.
+var defaultScenarios = scenarioNames[:len(scenarioNames)-1]
 
 // parseConfig reads the flags of args (without the program name).
 func parseConfig(args []string) (config, error) {
@@ -96,7 +100,7 @@ func parseConfig(args []string) (config, error) {
 		StorageConversation: 10 << 10, StorageToolOutput: 2 << 10,
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
+	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(defaultScenarios, ","), "scenarios to run, comma-separated (also: junk_flood)")
 	fs.StringVar(&c.Sets, "sets", "A,B,C", "sets to run, comma-separated: A (each system's defaults), B (local model calls on both), C (everything local on both), X (the modes of -local-model-calls, -local-tools, -naive-local-model-calls, -naive-local-tools)")
 	fs.IntVar(&c.Repeat, "repeat", 3, "runs of every scenario; each figure is their median, each table cell the median (lowest–highest)")
 	fs.BoolVar(&c.DefaultServer, "default-server", true, "also run every scenario on a Temporal dev server with the default dynamic config, started by the bench (figures end in _default)")
