@@ -64,18 +64,22 @@ func tenantText(log agentsdk.Logger, executionID, what, text string, err error) 
 }
 
 // endpointOf is the name of the model endpoint err came from: its
-// agentsdk.ModelError's, else (the error crossed a runtime as text) the
-// one its messages name first.
+// agentsdk.ModelError's, else, when the error crossed a runtime as text
+// (an application error typed as a model's, such as the adapter's
+// AgentreeModelError), the endpoint its message names first.
 func endpointOf(err error) string {
 	if me, ok := agentsdk.AsModelError(err); ok {
 		return me.Provider
 	}
 	for ; err != nil; err = errors.Unwrap(err) {
-		text := err.Error()
-		if m, ok := err.(interface{ Message() string }); ok {
-			text = m.Message()
+		typed, ok := err.(interface {
+			Type() string
+			Message() string
+		})
+		if !ok || !strings.Contains(typed.Type(), "Model") {
+			continue
 		}
-		if m := endpointPattern.FindStringSubmatch(text); m != nil && !addressPattern.MatchString(m[1]) {
+		if m := endpointPattern.FindStringSubmatch(typed.Message()); m != nil && !addressPattern.MatchString(m[1]) {
 			return m[1]
 		}
 	}
