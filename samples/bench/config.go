@@ -59,6 +59,9 @@ type config struct {
 	StorageTokens       int
 
 	TTFTTurns int
+	// JunkFloodPeriod is how long junk_flood times its valid client,
+	// idle and then flooded.
+	JunkFloodPeriod time.Duration
 	// The streaming model of ttft and concurrent: each call takes
 	// StreamModelTime, the last StreamTokens x StreamTokenDelay of it
 	// streaming that many tokens.
@@ -139,6 +142,7 @@ func parseConfig(args []string) (config, error) {
 	fs.Var(&c.StorageToolOutput, "storage-tool-output", "storage: size of each tool output")
 	fs.IntVar(&c.StorageTokens, "storage-tokens", 20, "storage: words of text in each answer (streamed as tokens)")
 	fs.IntVar(&c.TTFTTurns, "ttft-turns", 30, "ttft: user messages timed")
+	fs.DurationVar(&c.JunkFloodPeriod, "junk-flood-period", 15*time.Second, "junk_flood: how long the valid client is timed, idle and then flooded")
 	fs.DurationVar(&c.StreamModelTime, "stream-model-time", 200*time.Millisecond, "ttft, concurrent: the streaming model's time per call, its tokens included")
 	fs.IntVar(&c.StreamTokens, "stream-tokens", 20, "ttft, concurrent: tokens the streaming model streams per answer")
 	fs.DurationVar(&c.StreamTokenDelay, "stream-token-delay", 2*time.Millisecond, "ttft, concurrent: time between the streaming model's tokens")
@@ -160,7 +164,7 @@ func (c config) validate() error {
 	switch {
 	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
 		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
-	case c.LongCalls < 1, c.LongNaiveCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1,
+	case c.LongCalls < 1, c.LongNaiveCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1, c.JunkFloodPeriod <= 0,
 		c.ConcConversations < 1, c.ConcTurns < 1, c.ConcTools < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,

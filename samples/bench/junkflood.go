@@ -16,11 +16,10 @@ import (
 )
 
 // The junk flood of issue 36: a valid client on a loopback address of its
-// own sends a request every junkFloodInterval for junkFloodPeriod on an
-// idle gateway, then again while junkFloodClients clients on 127.0.0.1
-// send well-formed unknown keys as fast as they can.
+// own sends a request every junkFloodInterval for -junk-flood-period (15
+// s) on an idle gateway, then again while junkFloodClients clients on
+// 127.0.0.1 send well-formed unknown keys as fast as they can.
 const (
-	junkFloodPeriod   = 15 * time.Second
 	junkFloodInterval = 20 * time.Millisecond
 	junkFloodClients  = 200
 	junkFloodValid    = "127.0.0.2"
@@ -53,7 +52,8 @@ func (b *bench) junkFlood(ctx context.Context, r *report, _ io.Writer) error {
 	valid := loopbackClient(junkFloodValid, 4)
 
 	before := stmts.n.Load()
-	idle, idleBad, err := pace(ctx, valid, path, gw.key)
+	period := b.cfg.JunkFloodPeriod
+	idle, idleBad, err := pace(ctx, valid, path, gw.key, period)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (b *bench) junkFlood(ctx context.Context, r *report, _ io.Writer) error {
 		})
 	}
 	before = stmts.n.Load()
-	flooded, floodBad, err := pace(ctx, valid, path, gw.key)
+	flooded, floodBad, err := pace(ctx, valid, path, gw.key, period)
 	stop()
 	wg.Wait()
 	if err != nil {
@@ -86,9 +86,9 @@ func (b *bench) junkFlood(ctx context.Context, r *report, _ io.Writer) error {
 	r.add("junk_flood_valid_p99_ratio", ratio)
 	r.add("junk_flood_valid_non200", idleBad+floodBad)
 	r.add("junk_flood_pg_queries_per_request", junkStmts/float64(max(sent.Load(), 1)))
-	r.add("junk_flood_junk_requests_per_s", float64(sent.Load())/junkFloodPeriod.Seconds())
+	r.add("junk_flood_junk_requests_per_s", float64(sent.Load())/period.Seconds())
 	t := r.table(fmt.Sprintf("junk_flood: a valid client (%s) every %s for %s, idle, then while %d clients (%s) send unknown keys",
-		junkFloodValid, junkFloodInterval, junkFloodPeriod, junkFloodClients, junkFloodJunk), "", "p50", "p99", "non-200")
+		junkFloodValid, junkFloodInterval, period, junkFloodClients, junkFloodJunk), "", "p50", "p99", "non-200")
 	t.row("valid client, idle", percentile(idle, .5), idleP99, idleBad)
 	t.row("valid client, flooded", percentile(flooded, .5), floodP99, floodBad)
 	// Issue 36's targets.
@@ -104,14 +104,14 @@ func (b *bench) junkFlood(ctx context.Context, r *report, _ io.Writer) error {
 	return nil
 }
 
-// pace sends GET url with key every junkFloodInterval for junkFloodPeriod
-// and returns each answer's latency and how many were not 200.
-func pace(ctx context.Context, c *http.Client, url, key string) ([]time.Duration, int, error) {
+// pace sends GET url with key every junkFloodInterval for period and
+// returns each answer's latency and how many were not 200.
+func pace(ctx context.Context, c *http.Client, url, key string, period time.Duration) ([]time.Duration, int, error) {
 	var lat []time.Duration
 	bad := 0
 	tick := time.NewTicker(junkFloodInterval)
 	defer tick.Stop()
-	end := time.Now().Add(junkFloodPeriod)
+	end := time.Now().Add(period)
 	for time.Now().Before(end) {
 		select {
 		case <-ctx.Done():
