@@ -182,6 +182,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 		BodyLimit:  testBodyLimit,
 		Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ContextWindows: o.windows,
+		// Tests poll every 5 ms with one key, twice the default bucket;
+		// the limit tests set their own.
+		KeyRate: 1e6,
 	}
 	if o.tel != nil {
 		gopts.TracerProvider, gopts.MeterProvider, gopts.Propagator = o.tel.TracerProvider, o.tel.MeterProvider, o.tel.Propagator
