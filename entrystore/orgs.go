@@ -120,11 +120,35 @@ func (s *Store) CreateAPIKey(ctx context.Context, orgID, name string) (string, A
 	return secret, k.utc(), nil
 }
 
+// apiKeyLen is the length of "agt_<8 hex>_<64 hex>", what CreateAPIKey
+// mints.
+const apiKeyLen = len("agt_") + 8 + 1 + 64
+
+// WellFormedAPIKey reports whether secret has the shape CreateAPIKey gives
+// every key. Anything else cannot be a key, so it is refused without a
+// hash or a query: the shape is public, so this tells a guesser nothing.
+func WellFormedAPIKey(secret string) bool {
+	if len(secret) != apiKeyLen || secret[:4] != "agt_" || secret[12] != '_' {
+		return false
+	}
+	for i := 4; i < apiKeyLen; i++ {
+		c := secret[i]
+		if i != 12 && (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // AuthenticateAPIKey resolves a bearer secret to its organization and key.
-// Every secret, well-formed or not, costs one sha256 and one indexed lookup
-// by hash, so response time says nothing about how close a guess was.
-// last_used_at is refreshed at most once a minute to spare writes.
+// A secret not shaped like a key is ErrNotFound at once; every well-formed
+// one costs one sha256 and one indexed lookup by hash, so response time
+// says nothing about how close a guess was. last_used_at is refreshed at
+// most once a minute to spare writes.
 func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string) (Org, APIKey, error) {
+	if !WellFormedAPIKey(secret) {
+		return Org{}, APIKey{}, errf("authenticate api key", ErrNotFound, "not an API key")
+	}
 	hash := sha256.Sum256([]byte(secret))
 	type row struct {
 		APIKey

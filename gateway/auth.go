@@ -2,12 +2,12 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/agentree/agentree/entrystore"
@@ -24,23 +24,6 @@ type (
 	authenticatedKey struct{}
 )
 
-// authenticate resolves an Authorization header's bearer key to its
-// organization and key.
-func (s *service) authenticate(ctx context.Context, header string) (entrystore.Org, entrystore.APIKey, error) {
-	secret, ok := bearer(header)
-	if !ok {
-		return entrystore.Org{}, entrystore.APIKey{}, errUnauthenticated
-	}
-	o, k, err := s.es.AuthenticateAPIKey(ctx, secret)
-	if errors.Is(err, entrystore.ErrNotFound) {
-		return entrystore.Org{}, entrystore.APIKey{}, errUnauthenticated
-	}
-	if err != nil {
-		return entrystore.Org{}, entrystore.APIKey{}, toStatus(s.log, "authenticate", err)
-	}
-	return o, k, nil
-}
-
 // caller is the API key that made the request: the one requireKey
 // authenticated, else the gRPC metadata's.
 func (s *service) caller(ctx context.Context) (entrystore.APIKey, error) {
@@ -52,7 +35,7 @@ func (s *service) caller(ctx context.Context) (entrystore.APIKey, error) {
 	if len(vals) != 1 {
 		return entrystore.APIKey{}, errUnauthenticated
 	}
-	_, k, err := s.authenticate(ctx, vals[0])
+	_, k, err := s.authenticate(ctx, vals[0], peerAddr(ctx))
 	return k, err
 }
 
@@ -65,7 +48,10 @@ func (s *service) requireKey(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		o, k, err := s.authenticate(r.Context(), r.Header.Get("Authorization"))
+		o, k, err := s.authenticate(r.Context(), r.Header.Get("Authorization"), clientAddr(r.RemoteAddr))
+		if writeRateLimited(w, err) {
+			return
+		}
 		if err != nil {
 			writeStatus(w, err)
 			return
@@ -88,7 +74,7 @@ func (s *service) authorize(ctx context.Context, org string) (entrystore.Org, er
 			return entrystore.Org{}, errUnauthenticated
 		}
 		var err error
-		if o, _, err = s.authenticate(ctx, vals[0]); err != nil {
+		if o, _, err = s.authenticate(ctx, vals[0], peerAddr(ctx)); err != nil {
 			return entrystore.Org{}, err
 		}
 	}
@@ -96,6 +82,15 @@ func (s *service) authorize(ctx context.Context, org string) (entrystore.Org, er
 		return entrystore.Org{}, status.Errorf(codes.NotFound, "organization %q not found", org)
 	}
 	return o, nil
+}
+
+// peerAddr is a gRPC caller's IP.
+func peerAddr(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	return clientAddr(p.Addr.String())
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header;

@@ -82,7 +82,7 @@ func FuzzDecodeCreateExecution(f *testing.F) {
 		f.Fatal(err)
 	}
 	svc := &service{es: es, ex: rowOnly{es}, v: newValidator(o), log: o.Logger}
-	h, err := newHTTPHandler(svc, o.BodyLimit, nil)
+	h, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {
 		f.Fatal(err)
 	}

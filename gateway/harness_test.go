@@ -53,6 +53,9 @@ type env struct {
 	gwApp  string // the gateway's application_name
 	// grpcAddr is the gateway's gRPC address when envOptions.grpc.
 	grpcAddr string
+	// metricsBase is the URL of the gateway's metrics listener when
+	// envOptions.tel is set.
+	metricsBase string
 	// stopGateway shuts the gateway down (once; cleanup calls it too).
 	stopGateway func()
 }
@@ -69,11 +72,15 @@ type envOptions struct {
 	noTemporal bool
 	// workerTracer, when set, sees every statement of the worker's pool.
 	workerTracer pgx.QueryTracer
+	// gatewayTracer, when set, sees every statement of the gateway's pool.
+	gatewayTracer pgx.QueryTracer
+	// gateway, when set, adjusts the gateway's options (limits).
+	gateway func(*gateway.Options)
 	// windows extends the worker's and the gateway's context windows.
 	windows agentsdk.ContextWindows
 	// tel, when set, traces and measures the worker and the gateway: their
 	// Temporal clients, pools, requests, model and tool calls; the gateway
-	// serves its metrics at /metrics.
+	// serves its metrics at /metrics on a listener of its own.
 	tel *telemetry.Telemetry
 	// runEvents is the worker's adapter.Options.RunEvents.
 	runEvents int
@@ -91,14 +98,19 @@ func instrumentClient(t testing.TB, tel *telemetry.Telemetry, co *client.Options
 	}
 }
 
-// newPoolWith is newPool whose statements tel traces, when set.
-func newPoolWith(t testing.TB, url string, tel *telemetry.Telemetry) *pgxpool.Pool {
-	if tel == nil {
+// newPoolWith is newPool whose statements tel and tracer trace, when set.
+func newPoolWith(t testing.TB, url string, tel *telemetry.Telemetry, tracer pgx.QueryTracer) *pgxpool.Pool {
+	if tel == nil && tracer == nil {
 		return newPool(t, url)
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	require.NoError(t, err)
-	tel.InstrumentPool(cfg)
+	if tel != nil {
+		tel.InstrumentPool(cfg)
+	}
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -143,7 +155,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	q := gwURL.Query()
 	q.Set("application_name", e.gwApp)
 	gwURL.RawQuery = q.Encode()
-	e.gwPool = newPoolWith(t, gwURL.String(), o.tel)
+	e.gwPool = newPoolWith(t, gwURL.String(), o.tel, o.gatewayTracer)
 	gwStore := entrystore.New(e.gwPool)
 	var tc client.Client
 	if !o.noTemporal {
@@ -170,10 +182,20 @@ func newEnv(t testing.TB, o envOptions) *env {
 		BodyLimit:  testBodyLimit,
 		Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ContextWindows: o.windows,
+		// Tests poll every 5 ms with one key, twice the default bucket;
+		// the limit tests set their own.
+		KeyRate: 1e6,
 	}
 	if o.tel != nil {
 		gopts.TracerProvider, gopts.MeterProvider, gopts.Propagator = o.tel.TracerProvider, o.tel.MeterProvider, o.tel.Propagator
 		gopts.MetricsHandler = o.tel.MetricsHandler()
+		mln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		gopts.MetricsListener = mln
+		e.metricsBase = "http://" + mln.Addr().String()
+	}
+	if o.gateway != nil {
+		o.gateway(&gopts)
 	}
 	go func() { done <- gateway.Run(gctx, gopts) }()
 	var stopOnce sync.Once

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -19,9 +20,9 @@ import (
 )
 
 // newHTTPHandler serves REST (grpc-gateway, in process), the SSE streams,
-// /healthz, /openapi.json (OpenAPI 3), /swagger.json (the same in
-// Swagger 2.0) and, when metrics is set, /metrics.
-func newHTTPHandler(svc *service, bodyLimit int64, metrics http.Handler) (http.Handler, error) {
+// /healthz, /readyz, /openapi.json (OpenAPI 3) and /swagger.json (the same
+// in Swagger 2.0). /metrics is not here: it has a listener of its own.
+func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	gw := runtime.NewServeMux(
 		runtime.WithErrorHandler(errorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
@@ -43,15 +44,13 @@ func newHTTPHandler(svc *service, bodyLimit int64, metrics http.Handler) (http.H
 	mux.Handle("/", gw)
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream", svc.serveStream(false))
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream/consolidated", svc.serveStream(true))
-	mux.HandleFunc("GET /healthz", svc.health)
+	mux.HandleFunc("GET /healthz", live)
+	mux.HandleFunc("GET /readyz", svc.readyz)
 	page := ui.Handler()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /ui/", page)
 	mux.HandleFunc("GET /openapi.json", serveDocument(pb.OpenAPI))
 	mux.HandleFunc("GET /swagger.json", serveDocument(pb.Swagger))
-	if metrics != nil {
-		mux.Handle("GET /metrics", metrics)
-	}
 	return svc.requireKey(limitBody(bodyLimit, requireJSON(svc.idempotent(mux)))), nil
 }
 
@@ -115,14 +114,44 @@ func limitBody(limit int64, next http.Handler) http.Handler {
 	})
 }
 
-// health answers 200 while the store answers, else 503.
-func (s *service) health(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	if err := s.es.Pool().Ping(ctx); err != nil {
+// live answers 200 while the process serves: liveness touches nothing, so
+// probing it costs the database nothing.
+func live(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
+}
+
+// readyCheckInterval is how often /readyz pings the database at most,
+// whoever probes it how often.
+const readyCheckInterval = time.Second
+
+// readiness is the last database check of /readyz.
+type readiness struct {
+	mu      sync.Mutex
+	checked time.Time
+	err     error
+}
+
+// readyz answers 200 while the store answers, else 503; the answer is
+// reused for readyCheckInterval.
+func (s *service) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := s.ready.check(r.Context(), s.es.Pool().Ping); err != nil {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the database does not answer")
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"status":"ok"}`+"\n")
+	live(w, r)
+}
+
+// check runs ping unless a check ran less than readyCheckInterval ago;
+// concurrent probes wait for the one check.
+func (rd *readiness) check(ctx context.Context, ping func(context.Context) error) error {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if !rd.checked.IsZero() && time.Since(rd.checked) < readyCheckInterval {
+		return rd.err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	rd.err, rd.checked = ping(ctx), time.Now()
+	return rd.err
 }

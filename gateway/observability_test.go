@@ -207,7 +207,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, tools, 1)
 
-	m := scrape(t, e.base+"/metrics")
+	m := scrape(t, e.metricsBase+"/metrics")
 	model := map[string]string{"provider": scripted.Name, "model": "scripted-1"}
 	require.Equal(t, float64(calls), m.sum("agentree_model_calls_total", model))
 	for typ, n := range map[string]int64{"input": want.Input, "output": want.Output, "cache_read": want.CacheRead, "cache_write": want.CacheWrite} {

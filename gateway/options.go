@@ -23,6 +23,20 @@ const (
 	DefaultBodyLimit    = 1 << 20
 	DefaultHeartbeat    = 15 * time.Second
 	DefaultReplayWindow = time.Hour
+
+	// The limits of a gateway in front of strangers (issue 36). A valid
+	// key's own bucket allows 100 requests a second, twice what a client
+	// polling every 20 ms sends; an address without a valid key gets 10
+	// attempts a second, which is what reaches Postgres from it at most.
+	DefaultKeyCacheTTL  = 5 * time.Second
+	DefaultKeyCacheSize = 10_000
+	DefaultKeyRate      = 100
+	DefaultKeyBurst     = 200
+	DefaultAnonRate     = 10
+	DefaultAnonBurst    = 20
+	DefaultIdleTimeout  = 2 * time.Minute
+	DefaultMaxConns     = 4096
+	DefaultMetricsAddr  = "127.0.0.1:9464"
 )
 
 // Options configure Run. Store and one of Temporal or Executions are
@@ -101,8 +115,35 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	Propagator     propagation.TextMapPropagator
-	// MetricsHandler, when set, is served at GET /metrics (Prometheus).
-	MetricsHandler http.Handler
+	// MetricsHandler, when set, is served at GET /metrics (Prometheus) on
+	// a listener of its own — MetricsListener, else MetricsAddr (default
+	// 127.0.0.1:9464) — never on the public one: the metrics name every
+	// organization's models, tools and costs.
+	MetricsHandler  http.Handler
+	MetricsAddr     string
+	MetricsListener net.Listener
+
+	// KeyCacheTTL is how long an API key lookup, found or not, is reused;
+	// default 5 seconds. A revoked key is refused at most this long after
+	// its revocation. KeyCacheSize bounds the found and the unknown keys
+	// cached, each; default 10,000.
+	KeyCacheTTL  time.Duration
+	KeyCacheSize int
+	// KeyRate and KeyBurst are each API key's token bucket (requests a
+	// second, and burst); default 100 and 200. Past it: 429 with
+	// Retry-After.
+	KeyRate  float64
+	KeyBurst int
+	// AnonRate and AnonBurst are each client IP's bucket for requests
+	// without a known key (none, malformed, unknown, or not yet cached);
+	// default 10 and 20. It bounds what one address's junk costs Postgres.
+	AnonRate  float64
+	AnonBurst int
+	// IdleTimeout closes a keep-alive connection idle this long; default
+	// two minutes. MaxConns caps the HTTP connections open at once
+	// (further ones wait to be accepted); default 4096.
+	IdleTimeout time.Duration
+	MaxConns    int
 }
 
 // validate checks opts and fills in the defaults.
@@ -149,6 +190,42 @@ func (o Options) validate() (*Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.KeyCacheTTL < 0 || o.KeyCacheSize < 0 || o.KeyRate < 0 || o.KeyBurst < 0 || o.AnonRate < 0 ||
+		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 {
+		return nil, errors.New("gateway: the key cache, rate and connection limits must not be negative")
+	}
+	o.limitDefaults()
 	o.telemetryDefaults()
 	return &o, nil
+}
+
+// limitDefaults fills in the zero limits.
+func (o *Options) limitDefaults() {
+	if o.KeyCacheTTL == 0 {
+		o.KeyCacheTTL = DefaultKeyCacheTTL
+	}
+	if o.KeyCacheSize == 0 {
+		o.KeyCacheSize = DefaultKeyCacheSize
+	}
+	if o.KeyRate == 0 {
+		o.KeyRate = DefaultKeyRate
+	}
+	if o.KeyBurst == 0 {
+		o.KeyBurst = DefaultKeyBurst
+	}
+	if o.AnonRate == 0 {
+		o.AnonRate = DefaultAnonRate
+	}
+	if o.AnonBurst == 0 {
+		o.AnonBurst = DefaultAnonBurst
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MetricsAddr == "" {
+		o.MetricsAddr = DefaultMetricsAddr
+	}
 }

@@ -103,9 +103,11 @@ func TestStoreOutageIs503(t *testing.T) {
 			require.JSONEq(t, `{"code":"unavailable","message":"the store is unreachable; retry shortly"}`, raw, "%s %s", rt.method, rt.path)
 		}
 	}
-	status, hdr, _ := send("GET", "/healthz", "")
+	status, hdr, _ := send("GET", "/readyz", "")
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	require.NotEmpty(t, hdr.Get("Retry-After"))
+	status, _, _ = send("GET", "/healthz", "") // liveness asks no database
+	require.Equal(t, http.StatusOK, status)
 	// 21 failed requests; the gateway logs the outage once per 30 s.
 	require.Equal(t, 1+int(time.Since(cutAt)/(30*time.Second)), logs.count("the store is unreachable"), "%s", logs.buf.String())
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 
 	pb "github.com/agentree/agentree/proto/agentree/v1"
@@ -37,8 +38,9 @@ func Run(ctx context.Context, opts Options) error {
 			subscribers: o.subscribers()},
 		maxTotalSteps: o.MaxTotalSteps,
 		windows:       o.ContextWindows,
+		keys:          newKeyGuard(o),
 	}
-	handler, err := newHTTPHandler(svc, o.BodyLimit, o.MetricsHandler)
+	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {
 		return err
 	}
@@ -46,18 +48,30 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	errc := make(chan error, 3)
+	msrv, err := serveMetrics(o, errc)
+	if err != nil {
+		_ = httpLn.Close()
+		if grpcLn != nil {
+			_ = grpcLn.Close()
+		}
+		return err
+	}
 
 	hubDone := make(chan struct{})
 	go func() { defer close(hubDone); h.run(hubCtx) }()
 	pruneDone := make(chan struct{})
 	go func() { defer close(pruneDone); prune(hubCtx, o) }()
-	errc := make(chan error, 2)
 	srv := &http.Server{
-		Handler:           o.traced(handler),
+		Handler: o.traced(handler),
+		// A client that trickles its headers, or keeps a connection idle,
+		// holds one of MaxConns: both are bounded.
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       o.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 	}
-	go func() { errc <- srv.Serve(httpLn) }()
+	go func() { errc <- srv.Serve(netutil.LimitListener(httpLn, o.MaxConns)) }()
+
 	var gs *grpc.Server
 	if grpcLn != nil {
 		gs = grpc.NewServer(grpc.MaxRecvMsgSize(int(o.BodyLimit)), o.grpcTelemetry())
@@ -77,6 +91,9 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
+	}
+	if msrv != nil {
+		_ = msrv.Close()
 	}
 	if gs != nil {
 		stopped := make(chan struct{})
@@ -112,6 +129,29 @@ func listeners(o *Options) (httpLn, grpcLn net.Listener, err error) {
 		}
 	}
 	return httpLn, grpcLn, nil
+}
+
+// serveMetrics serves o.MetricsHandler on its own listener, when set.
+func serveMetrics(o *Options, errc chan<- error) (*http.Server, error) {
+	if o.MetricsHandler == nil {
+		if o.MetricsListener != nil {
+			_ = o.MetricsListener.Close()
+		}
+		return nil, nil
+	}
+	ln := o.MetricsListener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", o.MetricsAddr); err != nil {
+			return nil, fmt.Errorf("gateway: metrics: listen %s: %w", o.MetricsAddr, err)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", o.MetricsHandler)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: o.IdleTimeout}
+	go func() { errc <- srv.Serve(ln) }()
+	o.Logger.Info("gateway: metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
+	return srv, nil
 }
 
 func addrOf(ln net.Listener) string {

@@ -35,6 +35,11 @@ type service struct {
 	v       *validator
 	log     *slog.Logger
 	streams *streamer
+	// keys caches and rate-limits API key lookups (keyguard.go); nil:
+	// every request asks the store.
+	keys *keyGuard
+	// ready caches /readyz's database check (http.go).
+	ready readiness
 	// idempotency configures Idempotency-Key handling (idempotency.go).
 	idempotency idempotencyConfig
 	// maxTotalSteps bounds a run's steps across resumes.

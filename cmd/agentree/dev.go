@@ -26,7 +26,8 @@ func runDev(ctx context.Context, args []string) error {
 	org := fs.String("org", "dev", "the organization to create a key for")
 	keyFile := fs.String("key-file", ".data/dev-key", "where the dev API key is kept")
 	uiAddr := fs.String("temporal-ui", temporalUIDefault(), "the Temporal UI's address, to print ($AGENTREE_TEMPORAL_UI, else port $AGENTREE_TEMPORAL_UI_PORT)")
-	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at the gateway's /metrics")
+	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics on --metrics-addr")
+	lim := limitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -66,7 +67,9 @@ func runDev(ctx context.Context, args []string) error {
 	return gateway.Run(ctx, gateway.Options{
 		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, Propagator: tel.Propagator,
-		MetricsHandler: tel.MetricsHandler(),
+		MetricsHandler: tel.MetricsHandler(), MetricsAddr: lim.metricsAddr,
+		KeyCacheTTL: lim.keyCacheTTL, KeyRate: lim.keyRate, KeyBurst: lim.keyBurst,
+		AnonRate: lim.anonRate, AnonBurst: lim.anonBurst, IdleTimeout: lim.idleTimeout, MaxConns: lim.maxConns,
 	})
 }
 

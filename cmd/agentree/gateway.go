@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
@@ -27,7 +28,8 @@ func runGateway(ctx context.Context, args []string) error {
 	bodyLimit := fs.Int64("body-limit", gateway.DefaultBodyLimit, "largest request body in bytes (larger: 413)")
 	heartbeat := fs.Duration("heartbeat", gateway.DefaultHeartbeat, "SSE heartbeat interval")
 	window := fs.Duration("replay-window", gateway.DefaultReplayWindow, "how old an event a stream still replays")
-	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics")
+	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics on --metrics-addr")
+	lim := limitFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: agentree gateway [flags]   (env DATABASE_URL, TEMPORAL_ADDRESS)")
@@ -69,6 +71,32 @@ func runGateway(ctx context.Context, args []string) error {
 		Namespace: *namespace, // requests are validated against the live workers of this namespace
 		BodyLimit: *bodyLimit, Heartbeat: *heartbeat, ReplayWindow: *window, Logger: logger,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, Propagator: tel.Propagator,
-		MetricsHandler: tel.MetricsHandler(),
+		MetricsHandler: tel.MetricsHandler(), MetricsAddr: lim.metricsAddr,
+		KeyCacheTTL: lim.keyCacheTTL, KeyRate: lim.keyRate, KeyBurst: lim.keyBurst,
+		AnonRate: lim.anonRate, AnonBurst: lim.anonBurst, IdleTimeout: lim.idleTimeout, MaxConns: lim.maxConns,
 	})
+}
+
+// gatewayLimits are the flags of the gateway's limits (gateway.Options).
+type gatewayLimits struct {
+	metricsAddr         string
+	keyCacheTTL         time.Duration
+	keyRate, anonRate   float64
+	keyBurst, anonBurst int
+	idleTimeout         time.Duration
+	maxConns            int
+}
+
+// limitFlags declares the limit flags on fs, for gateway and dev alike.
+func limitFlags(fs *flag.FlagSet) *gatewayLimits {
+	l := &gatewayLimits{}
+	fs.StringVar(&l.metricsAddr, "metrics-addr", gateway.DefaultMetricsAddr, "the metrics listener's address (with --metrics); never the public one")
+	fs.DurationVar(&l.keyCacheTTL, "key-cache-ttl", gateway.DefaultKeyCacheTTL, "how long an API key lookup is reused (a revoked key works at most this long)")
+	fs.Float64Var(&l.keyRate, "key-rate", gateway.DefaultKeyRate, "requests a second per API key (past it: 429)")
+	fs.IntVar(&l.keyBurst, "key-burst", gateway.DefaultKeyBurst, "burst per API key")
+	fs.Float64Var(&l.anonRate, "anon-rate", gateway.DefaultAnonRate, "requests a second per client IP without a known key")
+	fs.IntVar(&l.anonBurst, "anon-burst", gateway.DefaultAnonBurst, "burst per client IP without a known key")
+	fs.DurationVar(&l.idleTimeout, "idle-timeout", gateway.DefaultIdleTimeout, "close keep-alive connections idle this long")
+	fs.IntVar(&l.maxConns, "max-conns", gateway.DefaultMaxConns, "most HTTP connections open at once")
+	return l
 }

@@ -205,7 +205,8 @@ func (c *segment) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelResult, err
 		if c.port.Cancelled() || i == len(models)-1 || !errors.Is(err, ErrModelExhausted) {
 			return nil, err
 		}
-		fallback = fmt.Sprintf("%s failed after retries: %s", m.Key(), rootCause(err))
+		fallback = tenantText(c.Logger(), c.in.ExecutionID, "fallback",
+			fmt.Sprintf("%s failed after retries: %s", m.Key(), rootCause(err)), err)
 		c.Logger().Warn("model failed; falling back", "model", m.Key(), "next", models[i+1].Key(), "error", err)
 	}
 	return nil, errors.New("unreachable")

@@ -74,7 +74,7 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 			return r.cancelled()
 		}
 		if err != nil {
-			return r.finish(StatusFailed, "error", err.Error())
+			return r.finish(StatusFailed, "error", tenantText(r.port.Logger(), in.ExecutionID, "execution", err.Error(), err))
 		}
 		seg.drain()
 		if b, _ := json.Marshal(seg.state); len(b) > agentsdk.MaxStateBytes {

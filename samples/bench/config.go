@@ -59,6 +59,9 @@ type config struct {
 	StorageTokens       int
 
 	TTFTTurns int
+	// JunkFloodPeriod is how long junk_flood times its valid client,
+	// idle and then flooded.
+	JunkFloodPeriod time.Duration
 	// The streaming model of ttft and concurrent: each call takes
 	// StreamModelTime, the last StreamTokens x StreamTokenDelay of it
 	// streaming that many tokens.
@@ -84,7 +87,11 @@ type config struct {
 }
 
 // scenarioNames are the scenarios -scenarios may name, in the order they run.
-var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft", "concurrent"}
+var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft", "concurrent", "junk_flood"}
+
+// defaultScenarios are those run without -scenarios: junk_flood, a load
+// test of the gateway rather than a comparison, runs when named.
+var defaultScenarios = scenarioNames[:len(scenarioNames)-1]
 
 // parseConfig reads the flags of args (without the program name).
 func parseConfig(args []string) (config, error) {
@@ -96,7 +103,7 @@ func parseConfig(args []string) (config, error) {
 		StorageConversation: 10 << 10, StorageToolOutput: 2 << 10,
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(scenarioNames, ","), "scenarios to run, comma-separated")
+	fs.StringVar(&c.Scenarios, "scenarios", strings.Join(defaultScenarios, ","), "scenarios to run, comma-separated (also: junk_flood)")
 	fs.StringVar(&c.Sets, "sets", "A,B,C", "sets to run, comma-separated: A (each system's defaults), B (local model calls on both), C (everything local on both), X (the modes of -local-model-calls, -local-tools, -naive-local-model-calls, -naive-local-tools)")
 	fs.IntVar(&c.Repeat, "repeat", 3, "runs of every scenario; each figure is their median, each table cell the median (lowest–highest)")
 	fs.BoolVar(&c.DefaultServer, "default-server", true, "also run every scenario on a Temporal dev server with the default dynamic config, started by the bench (figures end in _default)")
@@ -135,6 +142,7 @@ func parseConfig(args []string) (config, error) {
 	fs.Var(&c.StorageToolOutput, "storage-tool-output", "storage: size of each tool output")
 	fs.IntVar(&c.StorageTokens, "storage-tokens", 20, "storage: words of text in each answer (streamed as tokens)")
 	fs.IntVar(&c.TTFTTurns, "ttft-turns", 30, "ttft: user messages timed")
+	fs.DurationVar(&c.JunkFloodPeriod, "junk-flood-period", 15*time.Second, "junk_flood: how long the valid client is timed, idle and then flooded")
 	fs.DurationVar(&c.StreamModelTime, "stream-model-time", 200*time.Millisecond, "ttft, concurrent: the streaming model's time per call, its tokens included")
 	fs.IntVar(&c.StreamTokens, "stream-tokens", 20, "ttft, concurrent: tokens the streaming model streams per answer")
 	fs.DurationVar(&c.StreamTokenDelay, "stream-token-delay", 2*time.Millisecond, "ttft, concurrent: time between the streaming model's tokens")
@@ -156,7 +164,7 @@ func (c config) validate() error {
 	switch {
 	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
 		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
-	case c.LongCalls < 1, c.LongNaiveCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1,
+	case c.LongCalls < 1, c.LongNaiveCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1, c.JunkFloodPeriod <= 0,
 		c.ConcConversations < 1, c.ConcTurns < 1, c.ConcTools < 1:
 		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 
@@ -28,13 +29,21 @@ type restGateway struct {
 	stop      func()
 }
 
-// startGateway serves the gateway until stop is called.
-func (b *bench) startGateway(ctx context.Context) (*restGateway, error) {
+// startGateway serves the gateway until stop is called; tracer, when
+// set, sees every statement of its pool.
+func (b *bench) startGateway(ctx context.Context, tracer pgx.QueryTracer) (*restGateway, error) {
 	key, _, err := b.store.CreateAPIKey(ctx, b.org.ID, "bench-"+randomHex(4))
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pgxpool.New(ctx, b.dbURL)
+	pcfg, err := pgxpool.ParseConfig(b.dbURL)
+	if err != nil {
+		return nil, err
+	}
+	if tracer != nil {
+		pcfg.ConnConfig.Tracer = tracer
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, err
 	}

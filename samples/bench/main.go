@@ -198,5 +198,5 @@ type scenario struct {
 
 // scenarios are every scenario, in the order they run.
 func (b *bench) scenarios() []scenario {
-	return []scenario{{"long", b.long}, {"short", b.short}, {"resume", b.resume}, {"scale_n", b.scaleN}, {"storage", b.storage}, {"ttft", b.ttft}, {"concurrent", b.concurrent}}
+	return []scenario{{"long", b.long}, {"short", b.short}, {"resume", b.resume}, {"scale_n", b.scaleN}, {"storage", b.storage}, {"ttft", b.ttft}, {"concurrent", b.concurrent}, {"junk_flood", b.junkFlood}}
 }

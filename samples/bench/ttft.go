@@ -20,7 +20,7 @@ import (
 // pattern has no stream to a client.
 func (b *bench) ttft(ctx context.Context, r *report, trace io.Writer) error {
 	c := b.cfg
-	gw, err := b.startGateway(ctx)
+	gw, err := b.startGateway(ctx, nil)
 	if err != nil {
 		return err
 	}
