@@ -2,23 +2,14 @@ package gateway_test
 
 import (
 	"bytes"
-	"context"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentree/agentree/adapter/client"
-	"github.com/agentree/agentree/entrystore"
-	"github.com/agentree/agentree/gateway"
-	"github.com/agentree/agentree/internal/netfault"
 )
 
 // lockedBuffer is a log sink the gateway writes from many goroutines.
@@ -46,27 +37,8 @@ func (b *lockedBuffer) count(s string) int {
 // answers again once the store is back.
 func TestStoreOutageIs503(t *testing.T) {
 	e := newEnv(t, envOptions{noTemporal: true})
-	u, err := url.Parse(e.dbURL)
-	require.NoError(t, err)
-	proxy, err := netfault.Listen(u.Host)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = proxy.Close() })
-	u.Host = proxy.Addr()
-	store := entrystore.New(newPool(t, u.String()))
-
 	logs := &lockedBuffer{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	base := "http://" + ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- gateway.Run(ctx, gateway.Options{
-			HTTPListener: ln, Store: store, Executions: client.NewClient(nil, store, "outage-test"),
-			PruneInterval: -1, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		})
-	}()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	proxy, base := gatewayBehindProxy(t, e, logs, 0)
 
 	execs := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 	one := execs + "/00000000-0000-0000-0000-000000000001"

@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,11 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
-	"github.com/agentree/agentree/gateway"
-	"github.com/agentree/agentree/internal/netfault"
 )
 
 // TestSSENeverRepeatsAnEventAcrossAPostgresRestart: the gateway's pool and
@@ -36,25 +30,9 @@ import (
 // out of order, none missing.
 func TestSSENeverRepeatsAnEventAcrossAPostgresRestart(t *testing.T) {
 	e := newEnv(t, envOptions{noTemporal: true})
-	u, err := url.Parse(e.dbURL)
-	require.NoError(t, err)
-	proxy, err := netfault.Listen(u.Host)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = proxy.Close() })
-	u.Host = proxy.Addr()
-	store := entrystore.New(newPool(t, u.String()))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
+	proxy, base := gatewayBehindProxy(t, e, io.Discard, 20*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- gateway.Run(ctx, gateway.Options{
-			HTTPListener: ln, Store: store, Executions: aclient.NewClient(nil, store, "sse-restart-test"),
-			PruneInterval: -1, Heartbeat: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-	}()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
-	base := "http://" + ln.Addr().String()
+	t.Cleanup(cancel)
 	id := e.newRow()
 	path := e.execPath(e.orgA, id) + "/stream/consolidated"
 

@@ -3,10 +3,7 @@ package gateway_test
 import (
 	"context"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -16,11 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/entrystore"
-	"github.com/agentree/agentree/gateway"
-	"github.com/agentree/agentree/internal/netfault"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -85,26 +78,9 @@ func TestStreamErrorOnShutdown(t *testing.T) {
 // missing nothing.
 func TestStreamErrorOnStoreOutage(t *testing.T) {
 	e := newEnv(t, envOptions{noTemporal: true})
-	u, err := url.Parse(e.dbURL)
-	require.NoError(t, err)
-	proxy, err := netfault.Listen(u.Host)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = proxy.Close() })
-	u.Host = proxy.Addr()
-	store := entrystore.New(newPool(t, u.String()))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- gateway.Run(ctx, gateway.Options{
-			HTTPListener: ln, Store: store, Executions: aclient.NewClient(nil, store, "outage-test"),
-			PruneInterval: -1, Heartbeat: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-	}()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	proxy, base := gatewayBehindProxy(t, e, io.Discard, 20*time.Millisecond)
 	behind := *e // the same test database, behind the proxy
-	behind.base = "http://" + ln.Addr().String()
+	behind.base = base
 
 	id := e.newRow()
 	path := e.execPath(e.orgA, id) + "/stream/consolidated"
