@@ -59,15 +59,22 @@ func TestTenantErrorsCarryNoEndpointAddresses(t *testing.T) {
 	row := h.waitStatus(ex.ID, "FAILED", time.Minute)
 	require.NotRegexp(t, leaks, row.Error)
 	require.Contains(t, row.Error, "model_unreachable: the model endpoint `local-vllm` is unreachable")
+	// The status row and the terminal event are written apart: poll for
+	// the event rather than read it once.
 	var failed []string
-	rows, err := h.es.Pool().Query(ctx, `SELECT data::text FROM agent_stream_event WHERE agent_execution_id = $1 AND event = 'agent.failed'`, ex.ID)
-	require.NoError(t, err)
-	for rows.Next() {
-		var data string
-		require.NoError(t, rows.Scan(&data))
-		failed = append(failed, data)
-	}
-	require.NoError(t, rows.Err())
+	require.Eventually(t, func() bool {
+		failed = failed[:0]
+		rows, err := h.es.Pool().Query(ctx, `SELECT data::text FROM agent_stream_event WHERE agent_execution_id = $1 AND event = 'agent.failed'`, ex.ID)
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var data string
+			require.NoError(t, rows.Scan(&data))
+			failed = append(failed, data)
+		}
+		require.NoError(t, rows.Err())
+		return len(failed) > 0
+	}, time.Minute, 5*time.Millisecond, "the failed execution never streamed agent.failed")
 	require.Len(t, failed, 1)
 	require.NotRegexp(t, leaks, failed[0])
 	require.Contains(t, failed[0], "local-vllm")
