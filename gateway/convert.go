@@ -50,6 +50,30 @@ func toValue(raw json.RawMessage) *structpb.Value {
 	return v
 }
 
+// toConfig converts a stored configuration; keys the message does not know
+// (a row written by an older build) are dropped, and a row that does not
+// decode at all is nil, as toStruct's are.
+func toConfig(raw json.RawMessage) *pb.ExecutionConfig {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	c := &pb.ExecutionConfig{}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(raw, c); err != nil {
+		return nil
+	}
+	return c
+}
+
+// fromConfig is the JSON of a request's configuration, in the JSON names
+// agentsdk.Config decodes; nil stays nil. Unset fields are left out, so
+// they keep what the configuration they override has.
+func fromConfig(c *pb.ExecutionConfig) (json.RawMessage, error) {
+	if c == nil {
+		return nil, nil
+	}
+	return protojson.Marshal(c)
+}
+
 // fromStruct is the JSON of a request's free-form object; nil stays nil.
 func fromStruct(s *structpb.Struct) (json.RawMessage, error) {
 	if s == nil {
@@ -87,7 +111,7 @@ func toDefinition(d entrystore.Definition) *pb.AgentDefinition {
 	return &pb.AgentDefinition{
 		Id: d.ID, OrgId: d.OrgID, Name: d.Name, Slug: d.Slug, Description: d.Description, Kind: d.Kind,
 		SystemPrompt: d.SystemPrompt, Models: toModelRefs(models), Tools: d.Tools,
-		Config: toStruct(d.Config), Metadata: toStruct(d.Metadata),
+		Config: toConfig(d.Config), Metadata: toStruct(d.Metadata),
 		CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt),
 	}
 }
@@ -123,7 +147,7 @@ func toExecution(e entrystore.Execution) *pb.AgentExecution {
 	return &pb.AgentExecution{
 		Id: e.ID, OrgId: e.OrgID, AgentDefinitionId: e.DefinitionID, ParentId: e.ParentID,
 		ResumedFrom: e.ResumedFrom, Kind: e.Kind, Status: string(e.Status),
-		Config: toStruct(e.Config), Input: toStruct(e.Input), Output: toStruct(e.Output),
+		Config: toConfig(e.Config), Input: toStruct(e.Input), Output: toStruct(e.Output),
 		Error: e.Error, StopReason: e.StopReason, CurrentCheckpointSeq: int32(e.CheckpointSeq),
 		StepCount: int32(e.StepCount), Metadata: toStruct(e.Metadata),
 		CreatedAt: ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt),

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/agentree/agentree/agentsdk"
 )
 
 // bodyMarshaler is grpc-gateway's JSON marshaler with a decoder of our own:
@@ -202,10 +204,16 @@ func checkScalar(v any, fd protoreflect.FieldDescriptor, path, what string) erro
 		}
 		return fmt.Errorf("%s must be one of %s", path, strings.Join(names, ", "))
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		if isConfigField(fd, "temperature") {
+			return checkTemperature(v, path)
+		}
 		if _, ok := v.(json.Number); !ok {
 			return fmt.Errorf("%s must be a number, not %s", path, jsonKind(v))
 		}
 	default: // the integer kinds
+		if b, ok := configBound(fd); ok {
+			return checkBound(v, b, path)
+		}
 		return checkInteger(v, fd, path)
 	}
 	return nil
@@ -237,6 +245,58 @@ func checkInteger(v any, fd protoreflect.FieldDescriptor, path string) error {
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil || f != math.Trunc(f) || f < lo || f > hi {
 		return fmt.Errorf("%s must be a whole number from %.0f to %.0f; got %s", path, lo, hi, text)
+	}
+	return nil
+}
+
+// configMessage is the typed configuration, whose ranges are agentsdk's.
+const configMessage protoreflect.FullName = "agentree.v1.ExecutionConfig"
+
+// isConfigField reports whether fd is ExecutionConfig's field of that JSON
+// name.
+func isConfigField(fd protoreflect.FieldDescriptor, jsonName string) bool {
+	return fd.ContainingMessage().FullName() == configMessage && fd.JSONName() == jsonName
+}
+
+// configBound is agentsdk's range of an ExecutionConfig integer field:
+// agentsdk.ConfigBounds is the one statement of them, which the worker
+// checks, the body check here says in the same words, and /openapi.json
+// states (internal/openapi3gen).
+func configBound(fd protoreflect.FieldDescriptor) (agentsdk.IntBound, bool) {
+	if fd.ContainingMessage().FullName() != configMessage {
+		return agentsdk.IntBound{}, false
+	}
+	for _, b := range agentsdk.ConfigBounds {
+		if b.Field == fd.JSONName() {
+			return b, true
+		}
+	}
+	return agentsdk.IntBound{}, false
+}
+
+// checkBound checks a bounded configuration integer: a JSON number (not a
+// string, which agentsdk.Config does not take) that is whole and in range.
+func checkBound(v any, b agentsdk.IntBound, path string) error {
+	n, ok := v.(json.Number)
+	if !ok {
+		return fmt.Errorf("%s must be a whole number, not %s", path, jsonKind(v))
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	if err != nil || f != math.Trunc(f) || f < float64(b.Min) || f > float64(b.Max) {
+		return errors.New(b.Problem(path, n.String()))
+	}
+	return nil
+}
+
+// checkTemperature checks a configuration's temperature against
+// agentsdk's range.
+func checkTemperature(v any, path string) error {
+	n, ok := v.(json.Number)
+	if !ok {
+		return fmt.Errorf("%s must be a number, not %s", path, jsonKind(v))
+	}
+	if f, err := n.Float64(); err != nil || f < agentsdk.MinTemperature || f > agentsdk.MaxTemperature {
+		return errors.New(agentsdk.TemperatureProblem(path, n.String()))
 	}
 	return nil
 }

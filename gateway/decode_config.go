@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -43,31 +41,19 @@ func decodeConfig(raw []byte, cfg *agentsdk.Config, field string) error {
 
 // checkBounds checks the numeric keys against agentsdk's ranges before
 // they are decoded, so 1e12 or 2147483648 is refused with the range rather
-// than as a type error or, worse, accepted.
+// than as a type error or, worse, accepted. A REST body has been through
+// the same checks (decode.go); this is for gRPC and stored definitions.
 func checkBounds(obj map[string]any, field string) error {
 	for _, b := range agentsdk.ConfigBounds {
-		v, ok := obj[b.Field]
-		if !ok || v == nil {
-			continue
-		}
-		name := field + "." + b.Field
-		n, ok := v.(json.Number)
-		if !ok {
-			return invalid("%s must be a whole number, not %s", name, jsonKind(v))
-		}
-		f, err := strconv.ParseFloat(n.String(), 64)
-		if err != nil || f != math.Trunc(f) || f < float64(b.Min) || f > float64(b.Max) {
-			return invalid("%s", b.Problem(name, n.String()))
+		if v, ok := obj[b.Field]; ok && v != nil {
+			if err := checkBound(v, b, field+"."+b.Field); err != nil {
+				return invalid("%v", err)
+			}
 		}
 	}
 	if v, ok := obj["temperature"]; ok && v != nil {
-		name := field + ".temperature"
-		n, ok := v.(json.Number)
-		if !ok {
-			return invalid("%s must be a number, not %s", name, jsonKind(v))
-		}
-		if f, err := n.Float64(); err != nil || f < agentsdk.MinTemperature || f > agentsdk.MaxTemperature {
-			return invalid("%s", agentsdk.TemperatureProblem(name, n.String()))
+		if err := checkTemperature(v, field+".temperature"); err != nil {
+			return invalid("%v", err)
 		}
 	}
 	return nil

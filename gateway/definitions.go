@@ -22,7 +22,7 @@ type definitionFields interface {
 	GetSystemPrompt() string
 	GetModels() []*pb.ModelRef
 	GetTools() []string
-	GetConfig() *structpb.Struct
+	GetConfig() *pb.ExecutionConfig
 	GetMetadata() *structpb.Struct
 }
 
@@ -47,7 +47,7 @@ func (v *validator) definition(ctx context.Context, log *slog.Logger, orgID, id 
 	}
 	models := fromModelRefs(f.GetModels())
 	cfg := agentsdk.Config{SystemPrompt: f.GetSystemPrompt(), Models: models, Tools: f.GetTools()}
-	conf, err := fromStruct(f.GetConfig())
+	conf, err := fromConfig(f.GetConfig())
 	if err != nil {
 		return entrystore.Definition{}, invalid("config: %v", err)
 	}

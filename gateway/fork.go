@@ -6,8 +6,6 @@ import (
 	"errors"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
@@ -32,7 +30,7 @@ func (s *service) ForkAgentExecution(ctx context.Context, req *pb.ForkAgentExecu
 		if err := json.Unmarshal(ex.Config, &cfg); err != nil {
 			return nil, toStatus(s.log, "fork: config", err)
 		}
-		raw, err := protojson.Marshal(req.GetConfig())
+		raw, err := fromConfig(req.GetConfig())
 		if err != nil {
 			return nil, invalid("config: %v", err)
 		}

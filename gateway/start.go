@@ -56,7 +56,7 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 			kind = def.Kind
 		}
 	}
-	over, err := fromStruct(req.GetConfig())
+	over, err := fromConfig(req.GetConfig())
 	if err != nil {
 		return client.StartRequest{}, invalid("config: %v", err)
 	}

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/proto"
 
 	research "github.com/agentree/agentree/agentsdk/tools/demo"
 	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
@@ -144,33 +145,30 @@ func runRun(cmd *cobra.Command, o runOpts, prompt string) error {
 		}
 		req.Models = append(req.Models, &agentreev1.ModelRef{Provider: p, ModelId: id})
 	}
-	cfg := map[string]any{}
+	cfg := &agentreev1.ExecutionConfig{}
 	if o.mode != "" {
-		cfg["mode"] = o.mode
+		cfg.Mode = &o.mode
 	} else if o.chat {
-		cfg["mode"] = "multi-turn"
+		cfg.Mode = proto.String("multi-turn")
 	}
 	if o.maxTurns > 0 {
-		cfg["maxTurns"] = o.maxTurns
+		cfg.MaxTurns = proto.Int32(int32(min(o.maxTurns, math.MaxInt32)))
 	}
 	if o.maxSteps > 0 {
-		cfg["maxSteps"] = o.maxSteps
+		cfg.MaxSteps = proto.Int32(int32(min(o.maxSteps, math.MaxInt32)))
 	}
-	if len(o.policies) > 0 {
-		policy := map[string]any{}
-		for _, p := range o.policies {
-			name, pol, ok := strings.Cut(p, "=")
-			if !ok || name == "" {
-				return fmt.Errorf("run: --policy %q is not TOOL=auto|ask|forbid", p)
-			}
-			policy[name] = pol
+	for _, p := range o.policies {
+		name, pol, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("run: --policy %q is not TOOL=auto|ask|forbid", p)
 		}
-		cfg["toolPolicy"] = policy
+		if cfg.ToolPolicy == nil {
+			cfg.ToolPolicy = map[string]string{}
+		}
+		cfg.ToolPolicy[name] = pol
 	}
-	if len(cfg) > 0 {
-		if req.Config, err = structpb.NewStruct(cfg); err != nil {
-			return fmt.Errorf("run: config: %w", err)
-		}
+	if proto.Size(cfg) > 0 {
+		req.Config = cfg
 	}
 	ex := &agentreev1.AgentExecution{}
 	if err := c.do(ctx, "POST", "/agent-executions", req, ex); err != nil {

@@ -7,5 +7,7 @@
 //
 // Usage: go run ./internal/openapi3gen IN.swagger.json OUT.openapi.json
 //
-// It imports kin-openapi and the standard library only.
+// It states ExecutionConfig's ranges and choices from agentsdk (config.go),
+// the one place they are declared. It imports kin-openapi, agentsdk and the
+// standard library.
 package main

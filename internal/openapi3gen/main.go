@@ -67,6 +67,9 @@ func render(raw []byte) ([]byte, error) {
 	}
 	// The gateway serves REST under the same origin as the document.
 	v3.Servers = openapi3.Servers{{URL: "/"}}
+	if err := describeConfig(v3); err != nil {
+		return nil, err
+	}
 	if err := v3.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("the converted document is not valid OpenAPI 3: %w", err)
 	}

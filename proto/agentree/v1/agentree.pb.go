@@ -151,6 +151,274 @@ func (x *ModelRef) GetEndpoint() string {
 	return ""
 }
 
+// ExecutionConfig is an execution's configuration, frozen when it is
+// created; definitions hold one too. Every field is optional: unset means
+// its default, or in a create or fork that names a definition or an
+// original, that one's value. The integer ranges are agentsdk.ConfigBounds
+// (/openapi.json states them); a value outside is a 400 naming the field
+// and its range, and an unknown key a 400 naming the key.
+type ExecutionConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The system prompt.
+	SystemPrompt *string `protobuf:"bytes,1,opt,name=system_prompt,json=systemPrompt,proto3,oneof" json:"system_prompt,omitempty"`
+	// The models to use, in fallback order.
+	Models []*ModelRef `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
+	// The names of the tools the agent may call.
+	Tools []string `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
+	// `one-shot` (the default: the execution completes after its final
+	// answer) or `multi-turn` (it waits for the next userMessage signal).
+	Mode *string `protobuf:"bytes,4,opt,name=mode,proto3,oneof" json:"mode,omitempty"`
+	// The most model calls the agent makes for one user input.
+	MaxTurns *int32 `protobuf:"varint,5,opt,name=max_turns,json=maxTurns,proto3,oneof" json:"max_turns,omitempty"`
+	// The most tokens of each answer.
+	MaxTokens *int32 `protobuf:"varint,6,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
+	// The sampling temperature; unset means the model's.
+	Temperature *float64 `protobuf:"fixed64,7,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
+	// Extended thinking with up to this many tokens.
+	ThinkingBudget *int32 `protobuf:"varint,8,opt,name=thinking_budget,json=thinkingBudget,proto3,oneof" json:"thinking_budget,omitempty"`
+	// The agent stops when the same tool call (name and arguments) is made
+	// this many times in a row.
+	LoopThreshold *int32 `protobuf:"varint,9,opt,name=loop_threshold,json=loopThreshold,proto3,oneof" json:"loop_threshold,omitempty"`
+	// The most bytes of a tool's output the model sees; the rest is cut from
+	// the middle and kept whole.
+	ToolOutputLimit *int32 `protobuf:"varint,10,opt,name=tool_output_limit,json=toolOutputLimit,proto3,oneof" json:"tool_output_limit,omitempty"`
+	// How many tool calls of one answer run at once.
+	MaxParallelTools *int32 `protobuf:"varint,11,opt,name=max_parallel_tools,json=maxParallelTools,proto3,oneof" json:"max_parallel_tools,omitempty"`
+	// The execution's step budget: past it, the execution ends PAUSED
+	// (resumable).
+	MaxSteps *int32 `protobuf:"varint,12,opt,name=max_steps,json=maxSteps,proto3,oneof" json:"max_steps,omitempty"`
+	// Per tool name or glob: `auto`, `ask` (wait for a person's approval) or
+	// `forbid`. It can only tighten the operator's policy.
+	ToolPolicy map[string]string `protobuf:"bytes,13,rep,name=tool_policy,json=toolPolicy,proto3" json:"tool_policy,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// `remote` (the default: the conversation is kept in the shared Postgres)
+	// or `local` (in the store of the worker that first runs it).
+	PersistenceMode *string `protobuf:"bytes,14,opt,name=persistence_mode,json=persistenceMode,proto3,oneof" json:"persistence_mode,omitempty"`
+	// Compaction of the context before it outgrows the model's window.
+	Compaction *CompactionConfig `protobuf:"bytes,15,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	// The agent kind's own configuration, free-form.
+	Agent         *structpb.Value `protobuf:"bytes,16,opt,name=agent,proto3" json:"agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecutionConfig) Reset() {
+	*x = ExecutionConfig{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionConfig) ProtoMessage() {}
+
+func (x *ExecutionConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionConfig.ProtoReflect.Descriptor instead.
+func (*ExecutionConfig) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ExecutionConfig) GetSystemPrompt() string {
+	if x != nil && x.SystemPrompt != nil {
+		return *x.SystemPrompt
+	}
+	return ""
+}
+
+func (x *ExecutionConfig) GetModels() []*ModelRef {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetMode() string {
+	if x != nil && x.Mode != nil {
+		return *x.Mode
+	}
+	return ""
+}
+
+func (x *ExecutionConfig) GetMaxTurns() int32 {
+	if x != nil && x.MaxTurns != nil {
+		return *x.MaxTurns
+	}
+	return 0
+}
+
+func (x *ExecutionConfig) GetMaxTokens() int32 {
+	if x != nil && x.MaxTokens != nil {
+		return *x.MaxTokens
+	}
+	return 0
+}
+
+func (x *ExecutionConfig) GetTemperature() float64 {
+	if x != nil && x.Temperature != nil {
+		return *x.Temperature
+	}
+	return 0
+}
+
+func (x *ExecutionConfig) GetThinkingBudget() int32 {
+	if x != nil && x.ThinkingBudget != nil {
+		return *x.ThinkingBudget
+	}
+	return 0
+}
+
+func (x *ExecutionConfig) GetLoopThreshold() int32 {
+	if x != nil && x.LoopThreshold != nil {
+		return *x.LoopThreshold
+	}
+	return 0
+}
+
+func (x *ExecutionConfig) GetToolOutputLimit() int32 {
+	if x != nil && x.ToolOutputLimit != nil {
+		return *x.ToolOutputLimit
+	}
+	return 0
+}
+
+func (x *ExecutionConfig) GetMaxParallelTools() int32 {
+	if x != nil && x.MaxParallelTools != nil {
+		return *x.MaxParallelTools
+	}
+	return 0
+}
+
+func (x *ExecutionConfig) GetMaxSteps() int32 {
+	if x != nil && x.MaxSteps != nil {
+		return *x.MaxSteps
+	}
+	return 0
+}
+
+func (x *ExecutionConfig) GetToolPolicy() map[string]string {
+	if x != nil {
+		return x.ToolPolicy
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetPersistenceMode() string {
+	if x != nil && x.PersistenceMode != nil {
+		return *x.PersistenceMode
+	}
+	return ""
+}
+
+func (x *ExecutionConfig) GetCompaction() *CompactionConfig {
+	if x != nil {
+		return x.Compaction
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetAgent() *structpb.Value {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+// CompactionConfig tunes context compaction; unset fields take defaults.
+type CompactionConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// false turns compaction off; unset means on.
+	Enabled *bool `protobuf:"varint,1,opt,name=enabled,proto3,oneof" json:"enabled,omitempty"`
+	// The share of the model's context window past which the context is
+	// compacted before a call: more than 0, at most 1; default 0.7.
+	Threshold *float64 `protobuf:"fixed64,2,opt,name=threshold,proto3,oneof" json:"threshold,omitempty"`
+	// The share of the window the most recent messages kept verbatim may
+	// take: less than threshold; default 0.3.
+	KeepRecent *float64 `protobuf:"fixed64,3,opt,name=keep_recent,json=keepRecent,proto3,oneof" json:"keep_recent,omitempty"`
+	// The model that writes the summaries; unset means the model about to be
+	// called.
+	Model         *ModelRef `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompactionConfig) Reset() {
+	*x = CompactionConfig{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompactionConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompactionConfig) ProtoMessage() {}
+
+func (x *CompactionConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompactionConfig.ProtoReflect.Descriptor instead.
+func (*CompactionConfig) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CompactionConfig) GetEnabled() bool {
+	if x != nil && x.Enabled != nil {
+		return *x.Enabled
+	}
+	return false
+}
+
+func (x *CompactionConfig) GetThreshold() float64 {
+	if x != nil && x.Threshold != nil {
+		return *x.Threshold
+	}
+	return 0
+}
+
+func (x *CompactionConfig) GetKeepRecent() float64 {
+	if x != nil && x.KeepRecent != nil {
+		return *x.KeepRecent
+	}
+	return 0
+}
+
+func (x *CompactionConfig) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
 // AgentDefinition is a reusable agent configuration.
 type AgentDefinition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -172,11 +440,9 @@ type AgentDefinition struct {
 	Models []*ModelRef `protobuf:"bytes,8,rep,name=models,proto3" json:"models,omitempty"`
 	// The names of the tools the agent may call.
 	Tools []string `protobuf:"bytes,9,rep,name=tools,proto3" json:"tools,omitempty"`
-	// Further configuration: maxTurns, maxTokens, temperature, mode
-	// (`one-shot` or `multi-turn`), thinkingBudget, loopThreshold,
-	// toolOutputLimit, maxParallelTools, toolPolicy (tool name or glob →
-	// `auto`, `ask` or `forbid`), agent.
-	Config *structpb.Struct `protobuf:"bytes,10,opt,name=config,proto3" json:"config,omitempty"`
+	// The configuration (ExecutionConfig); an unset field keeps its default
+	// (or, in a request that names a definition, the definition's value).
+	Config *ExecutionConfig `protobuf:"bytes,20,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata for the caller.
 	Metadata *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When it was created.
@@ -189,7 +455,7 @@ type AgentDefinition struct {
 
 func (x *AgentDefinition) Reset() {
 	*x = AgentDefinition{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[2]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -201,7 +467,7 @@ func (x *AgentDefinition) String() string {
 func (*AgentDefinition) ProtoMessage() {}
 
 func (x *AgentDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[2]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -214,7 +480,7 @@ func (x *AgentDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDefinition.ProtoReflect.Descriptor instead.
 func (*AgentDefinition) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{2}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AgentDefinition) GetId() string {
@@ -280,7 +546,7 @@ func (x *AgentDefinition) GetTools() []string {
 	return nil
 }
 
-func (x *AgentDefinition) GetConfig() *structpb.Struct {
+func (x *AgentDefinition) GetConfig() *ExecutionConfig {
 	if x != nil {
 		return x.Config
 	}
@@ -327,8 +593,9 @@ type CreateAgentDefinitionRequest struct {
 	Models []*ModelRef `protobuf:"bytes,7,rep,name=models,proto3" json:"models,omitempty"`
 	// The names of the tools the agent may call.
 	Tools []string `protobuf:"bytes,8,rep,name=tools,proto3" json:"tools,omitempty"`
-	// Further configuration (see AgentDefinition.config).
-	Config *structpb.Struct `protobuf:"bytes,9,opt,name=config,proto3" json:"config,omitempty"`
+	// The configuration (ExecutionConfig); an unset field keeps its default
+	// (or, in a request that names a definition, the definition's value).
+	Config *ExecutionConfig `protobuf:"bytes,20,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata.
 	Metadata      *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -337,7 +604,7 @@ type CreateAgentDefinitionRequest struct {
 
 func (x *CreateAgentDefinitionRequest) Reset() {
 	*x = CreateAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[3]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -349,7 +616,7 @@ func (x *CreateAgentDefinitionRequest) String() string {
 func (*CreateAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *CreateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[3]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -362,7 +629,7 @@ func (x *CreateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{3}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateAgentDefinitionRequest) GetOrg() string {
@@ -421,7 +688,7 @@ func (x *CreateAgentDefinitionRequest) GetTools() []string {
 	return nil
 }
 
-func (x *CreateAgentDefinitionRequest) GetConfig() *structpb.Struct {
+func (x *CreateAgentDefinitionRequest) GetConfig() *ExecutionConfig {
 	if x != nil {
 		return x.Config
 	}
@@ -450,7 +717,7 @@ type ListAgentDefinitionsRequest struct {
 
 func (x *ListAgentDefinitionsRequest) Reset() {
 	*x = ListAgentDefinitionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[4]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -462,7 +729,7 @@ func (x *ListAgentDefinitionsRequest) String() string {
 func (*ListAgentDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListAgentDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[4]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -475,7 +742,7 @@ func (x *ListAgentDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{4}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListAgentDefinitionsRequest) GetOrg() string {
@@ -512,7 +779,7 @@ type ListAgentDefinitionsResponse struct {
 
 func (x *ListAgentDefinitionsResponse) Reset() {
 	*x = ListAgentDefinitionsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[5]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +791,7 @@ func (x *ListAgentDefinitionsResponse) String() string {
 func (*ListAgentDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListAgentDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[5]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +804,7 @@ func (x *ListAgentDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{5}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListAgentDefinitionsResponse) GetAgentDefinitions() []*AgentDefinition {
@@ -567,7 +834,7 @@ type GetAgentDefinitionRequest struct {
 
 func (x *GetAgentDefinitionRequest) Reset() {
 	*x = GetAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +846,7 @@ func (x *GetAgentDefinitionRequest) String() string {
 func (*GetAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *GetAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +859,7 @@ func (x *GetAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{6}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetAgentDefinitionRequest) GetOrg() string {
@@ -630,8 +897,9 @@ type UpdateAgentDefinitionRequest struct {
 	Models []*ModelRef `protobuf:"bytes,8,rep,name=models,proto3" json:"models,omitempty"`
 	// The names of the tools the agent may call.
 	Tools []string `protobuf:"bytes,9,rep,name=tools,proto3" json:"tools,omitempty"`
-	// Further configuration (see AgentDefinition.config).
-	Config *structpb.Struct `protobuf:"bytes,10,opt,name=config,proto3" json:"config,omitempty"`
+	// The configuration (ExecutionConfig); an unset field keeps its default
+	// (or, in a request that names a definition, the definition's value).
+	Config *ExecutionConfig `protobuf:"bytes,20,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata.
 	Metadata      *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -640,7 +908,7 @@ type UpdateAgentDefinitionRequest struct {
 
 func (x *UpdateAgentDefinitionRequest) Reset() {
 	*x = UpdateAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +920,7 @@ func (x *UpdateAgentDefinitionRequest) String() string {
 func (*UpdateAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *UpdateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +933,7 @@ func (x *UpdateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{7}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *UpdateAgentDefinitionRequest) GetOrg() string {
@@ -731,7 +999,7 @@ func (x *UpdateAgentDefinitionRequest) GetTools() []string {
 	return nil
 }
 
-func (x *UpdateAgentDefinitionRequest) GetConfig() *structpb.Struct {
+func (x *UpdateAgentDefinitionRequest) GetConfig() *ExecutionConfig {
 	if x != nil {
 		return x.Config
 	}
@@ -758,7 +1026,7 @@ type DeleteAgentDefinitionRequest struct {
 
 func (x *DeleteAgentDefinitionRequest) Reset() {
 	*x = DeleteAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +1038,7 @@ func (x *DeleteAgentDefinitionRequest) String() string {
 func (*DeleteAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *DeleteAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +1051,7 @@ func (x *DeleteAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{8}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeleteAgentDefinitionRequest) GetOrg() string {
@@ -809,7 +1077,7 @@ type DeleteAgentDefinitionResponse struct {
 
 func (x *DeleteAgentDefinitionResponse) Reset() {
 	*x = DeleteAgentDefinitionResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +1089,7 @@ func (x *DeleteAgentDefinitionResponse) String() string {
 func (*DeleteAgentDefinitionResponse) ProtoMessage() {}
 
 func (x *DeleteAgentDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +1102,7 @@ func (x *DeleteAgentDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{9}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{11}
 }
 
 // AgentExecution is one run of an agent: one durable workflow whose status
@@ -856,8 +1124,9 @@ type AgentExecution struct {
 	// PENDING, RUNNING, WAITING, CANCELLING, COMPLETED, FAILED, CANCELLED or
 	// PAUSED (its step budget spent; see ResumeAgentExecution).
 	Status string `protobuf:"bytes,7,opt,name=status,proto3" json:"status,omitempty"`
-	// The frozen configuration (systemPrompt, models, tools, mode, ...).
-	Config *structpb.Struct `protobuf:"bytes,8,opt,name=config,proto3" json:"config,omitempty"`
+	// The frozen configuration, with the definition's values and the
+	// request's overrides merged (defaults are not filled in).
+	Config *ExecutionConfig `protobuf:"bytes,40,opt,name=config,proto3" json:"config,omitempty"`
 	// The input, such as `{"userPrompt": "..."}`.
 	Input *structpb.Struct `protobuf:"bytes,9,opt,name=input,proto3" json:"input,omitempty"`
 	// The result once it has completed, such as `{"text": "...", "entryId": "..."}`.
@@ -902,7 +1171,7 @@ type AgentExecution struct {
 
 func (x *AgentExecution) Reset() {
 	*x = AgentExecution{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1183,7 @@ func (x *AgentExecution) String() string {
 func (*AgentExecution) ProtoMessage() {}
 
 func (x *AgentExecution) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1196,7 @@ func (x *AgentExecution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentExecution.ProtoReflect.Descriptor instead.
 func (*AgentExecution) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{10}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AgentExecution) GetId() string {
@@ -979,7 +1248,7 @@ func (x *AgentExecution) GetStatus() string {
 	return ""
 }
 
-func (x *AgentExecution) GetConfig() *structpb.Struct {
+func (x *AgentExecution) GetConfig() *ExecutionConfig {
 	if x != nil {
 		return x.Config
 	}
@@ -1131,11 +1400,9 @@ type CreateAgentExecutionRequest struct {
 	Models []*ModelRef `protobuf:"bytes,6,rep,name=models,proto3" json:"models,omitempty"`
 	// The tool names; override the definition's when set.
 	Tools []string `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty"`
-	// Configuration overrides: maxTurns, maxTokens, temperature, mode
-	// (`one-shot` or `multi-turn`), thinkingBudget, loopThreshold,
-	// toolOutputLimit, maxParallelTools, toolPolicy (tool name or glob →
-	// `auto`, `ask` or `forbid`), agent. An unknown key is a 400.
-	Config *structpb.Struct `protobuf:"bytes,8,opt,name=config,proto3" json:"config,omitempty"`
+	// The configuration (ExecutionConfig); an unset field keeps its default
+	// (or, in a request that names a definition, the definition's value).
+	Config *ExecutionConfig `protobuf:"bytes,20,opt,name=config,proto3" json:"config,omitempty"`
 	// The parent execution, for a sub-agent.
 	ParentId string `protobuf:"bytes,9,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
 	// Free-form metadata kept on the execution.
@@ -1146,7 +1413,7 @@ type CreateAgentExecutionRequest struct {
 
 func (x *CreateAgentExecutionRequest) Reset() {
 	*x = CreateAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1425,7 @@ func (x *CreateAgentExecutionRequest) String() string {
 func (*CreateAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CreateAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1438,7 @@ func (x *CreateAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{11}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CreateAgentExecutionRequest) GetOrg() string {
@@ -1223,7 +1490,7 @@ func (x *CreateAgentExecutionRequest) GetTools() []string {
 	return nil
 }
 
-func (x *CreateAgentExecutionRequest) GetConfig() *structpb.Struct {
+func (x *CreateAgentExecutionRequest) GetConfig() *ExecutionConfig {
 	if x != nil {
 		return x.Config
 	}
@@ -1267,7 +1534,7 @@ type ListAgentExecutionsRequest struct {
 
 func (x *ListAgentExecutionsRequest) Reset() {
 	*x = ListAgentExecutionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1279,7 +1546,7 @@ func (x *ListAgentExecutionsRequest) String() string {
 func (*ListAgentExecutionsRequest) ProtoMessage() {}
 
 func (x *ListAgentExecutionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1292,7 +1559,7 @@ func (x *ListAgentExecutionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentExecutionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentExecutionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{12}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListAgentExecutionsRequest) GetOrg() string {
@@ -1357,7 +1624,7 @@ type ListAgentExecutionsResponse struct {
 
 func (x *ListAgentExecutionsResponse) Reset() {
 	*x = ListAgentExecutionsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1636,7 @@ func (x *ListAgentExecutionsResponse) String() string {
 func (*ListAgentExecutionsResponse) ProtoMessage() {}
 
 func (x *ListAgentExecutionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1649,7 @@ func (x *ListAgentExecutionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentExecutionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentExecutionsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{13}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListAgentExecutionsResponse) GetAgentExecutions() []*AgentExecution {
@@ -1412,7 +1679,7 @@ type GetAgentExecutionRequest struct {
 
 func (x *GetAgentExecutionRequest) Reset() {
 	*x = GetAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1691,7 @@ func (x *GetAgentExecutionRequest) String() string {
 func (*GetAgentExecutionRequest) ProtoMessage() {}
 
 func (x *GetAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1704,7 @@ func (x *GetAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{14}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetAgentExecutionRequest) GetOrg() string {
@@ -1467,7 +1734,7 @@ type CancelAgentExecutionRequest struct {
 
 func (x *CancelAgentExecutionRequest) Reset() {
 	*x = CancelAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1479,7 +1746,7 @@ func (x *CancelAgentExecutionRequest) String() string {
 func (*CancelAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CancelAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1492,7 +1759,7 @@ func (x *CancelAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CancelAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{15}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelAgentExecutionRequest) GetOrg() string {
@@ -1526,7 +1793,7 @@ type SignalAgentExecutionRequest struct {
 
 func (x *SignalAgentExecutionRequest) Reset() {
 	*x = SignalAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1805,7 @@ func (x *SignalAgentExecutionRequest) String() string {
 func (*SignalAgentExecutionRequest) ProtoMessage() {}
 
 func (x *SignalAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1818,7 @@ func (x *SignalAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*SignalAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{16}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SignalAgentExecutionRequest) GetOrg() string {
@@ -1598,7 +1865,7 @@ type SignalAgentExecutionResponse struct {
 
 func (x *SignalAgentExecutionResponse) Reset() {
 	*x = SignalAgentExecutionResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1610,7 +1877,7 @@ func (x *SignalAgentExecutionResponse) String() string {
 func (*SignalAgentExecutionResponse) ProtoMessage() {}
 
 func (x *SignalAgentExecutionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1623,7 +1890,7 @@ func (x *SignalAgentExecutionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAgentExecutionResponse.ProtoReflect.Descriptor instead.
 func (*SignalAgentExecutionResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{17}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SignalAgentExecutionResponse) GetSignalId() string {
@@ -1664,7 +1931,7 @@ type StreamAgentExecutionRequest struct {
 
 func (x *StreamAgentExecutionRequest) Reset() {
 	*x = StreamAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1943,7 @@ func (x *StreamAgentExecutionRequest) String() string {
 func (*StreamAgentExecutionRequest) ProtoMessage() {}
 
 func (x *StreamAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1956,7 @@ func (x *StreamAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*StreamAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{18}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StreamAgentExecutionRequest) GetOrg() string {
@@ -1762,7 +2029,7 @@ type StreamEvent struct {
 
 func (x *StreamEvent) Reset() {
 	*x = StreamEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1774,7 +2041,7 @@ func (x *StreamEvent) String() string {
 func (*StreamEvent) ProtoMessage() {}
 
 func (x *StreamEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1787,7 +2054,7 @@ func (x *StreamEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEvent.ProtoReflect.Descriptor instead.
 func (*StreamEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{19}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StreamEvent) GetId() int64 {
@@ -2059,7 +2326,7 @@ type AgentStartedEvent struct {
 
 func (x *AgentStartedEvent) Reset() {
 	*x = AgentStartedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2338,7 @@ func (x *AgentStartedEvent) String() string {
 func (*AgentStartedEvent) ProtoMessage() {}
 
 func (x *AgentStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2351,7 @@ func (x *AgentStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentStartedEvent.ProtoReflect.Descriptor instead.
 func (*AgentStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{20}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AgentStartedEvent) GetAgentExecutionId() string {
@@ -2115,7 +2382,7 @@ type AgentResumedEvent struct {
 
 func (x *AgentResumedEvent) Reset() {
 	*x = AgentResumedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2394,7 @@ func (x *AgentResumedEvent) String() string {
 func (*AgentResumedEvent) ProtoMessage() {}
 
 func (x *AgentResumedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2407,7 @@ func (x *AgentResumedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentResumedEvent.ProtoReflect.Descriptor instead.
 func (*AgentResumedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{21}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AgentResumedEvent) GetAgentExecutionId() string {
@@ -2178,7 +2445,7 @@ type AgentWaitingEvent struct {
 
 func (x *AgentWaitingEvent) Reset() {
 	*x = AgentWaitingEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2457,7 @@ func (x *AgentWaitingEvent) String() string {
 func (*AgentWaitingEvent) ProtoMessage() {}
 
 func (x *AgentWaitingEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2470,7 @@ func (x *AgentWaitingEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentWaitingEvent.ProtoReflect.Descriptor instead.
 func (*AgentWaitingEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{22}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AgentWaitingEvent) GetAgentExecutionId() string {
@@ -2251,7 +2518,7 @@ type PendingToolCall struct {
 
 func (x *PendingToolCall) Reset() {
 	*x = PendingToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2530,7 @@ func (x *PendingToolCall) String() string {
 func (*PendingToolCall) ProtoMessage() {}
 
 func (x *PendingToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2543,7 @@ func (x *PendingToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingToolCall.ProtoReflect.Descriptor instead.
 func (*PendingToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PendingToolCall) GetToolCallId() string {
@@ -2321,7 +2588,7 @@ type AgentCheckpointEvent struct {
 
 func (x *AgentCheckpointEvent) Reset() {
 	*x = AgentCheckpointEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2600,7 @@ func (x *AgentCheckpointEvent) String() string {
 func (*AgentCheckpointEvent) ProtoMessage() {}
 
 func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2613,7 @@ func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCheckpointEvent.ProtoReflect.Descriptor instead.
 func (*AgentCheckpointEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AgentCheckpointEvent) GetAgentExecutionId() string {
@@ -2379,7 +2646,7 @@ type AgentCompletedEvent struct {
 
 func (x *AgentCompletedEvent) Reset() {
 	*x = AgentCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2391,7 +2658,7 @@ func (x *AgentCompletedEvent) String() string {
 func (*AgentCompletedEvent) ProtoMessage() {}
 
 func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2404,7 +2671,7 @@ func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCompletedEvent.ProtoReflect.Descriptor instead.
 func (*AgentCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AgentCompletedEvent) GetAgentExecutionId() string {
@@ -2446,7 +2713,7 @@ type AgentFailedEvent struct {
 
 func (x *AgentFailedEvent) Reset() {
 	*x = AgentFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2458,7 +2725,7 @@ func (x *AgentFailedEvent) String() string {
 func (*AgentFailedEvent) ProtoMessage() {}
 
 func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2471,7 +2738,7 @@ func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFailedEvent.ProtoReflect.Descriptor instead.
 func (*AgentFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AgentFailedEvent) GetAgentExecutionId() string {
@@ -2518,7 +2785,7 @@ type AgentCancelledEvent struct {
 
 func (x *AgentCancelledEvent) Reset() {
 	*x = AgentCancelledEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2530,7 +2797,7 @@ func (x *AgentCancelledEvent) String() string {
 func (*AgentCancelledEvent) ProtoMessage() {}
 
 func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2543,7 +2810,7 @@ func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCancelledEvent.ProtoReflect.Descriptor instead.
 func (*AgentCancelledEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AgentCancelledEvent) GetAgentExecutionId() string {
@@ -2585,7 +2852,7 @@ type AgentPausedEvent struct {
 
 func (x *AgentPausedEvent) Reset() {
 	*x = AgentPausedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2597,7 +2864,7 @@ func (x *AgentPausedEvent) String() string {
 func (*AgentPausedEvent) ProtoMessage() {}
 
 func (x *AgentPausedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2610,7 +2877,7 @@ func (x *AgentPausedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentPausedEvent.ProtoReflect.Descriptor instead.
 func (*AgentPausedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AgentPausedEvent) GetAgentExecutionId() string {
@@ -2657,7 +2924,7 @@ type TokenEvent struct {
 
 func (x *TokenEvent) Reset() {
 	*x = TokenEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +2936,7 @@ func (x *TokenEvent) String() string {
 func (*TokenEvent) ProtoMessage() {}
 
 func (x *TokenEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +2949,7 @@ func (x *TokenEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenEvent.ProtoReflect.Descriptor instead.
 func (*TokenEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TokenEvent) GetAgentExecutionId() string {
@@ -2722,7 +2989,7 @@ type DataEvent struct {
 
 func (x *DataEvent) Reset() {
 	*x = DataEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +3001,7 @@ func (x *DataEvent) String() string {
 func (*DataEvent) ProtoMessage() {}
 
 func (x *DataEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +3014,7 @@ func (x *DataEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataEvent.ProtoReflect.Descriptor instead.
 func (*DataEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *DataEvent) GetAgentExecutionId() string {
@@ -2801,7 +3068,7 @@ type DataPayload struct {
 
 func (x *DataPayload) Reset() {
 	*x = DataPayload{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2813,7 +3080,7 @@ func (x *DataPayload) String() string {
 func (*DataPayload) ProtoMessage() {}
 
 func (x *DataPayload) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2826,7 +3093,7 @@ func (x *DataPayload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataPayload.ProtoReflect.Descriptor instead.
 func (*DataPayload) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DataPayload) GetType() string {
@@ -2900,7 +3167,7 @@ type StreamToolCall struct {
 
 func (x *StreamToolCall) Reset() {
 	*x = StreamToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2912,7 +3179,7 @@ func (x *StreamToolCall) String() string {
 func (*StreamToolCall) ProtoMessage() {}
 
 func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2925,7 +3192,7 @@ func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolCall.ProtoReflect.Descriptor instead.
 func (*StreamToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StreamToolCall) GetId() string {
@@ -2965,7 +3232,7 @@ type StreamToolResult struct {
 
 func (x *StreamToolResult) Reset() {
 	*x = StreamToolResult{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2977,7 +3244,7 @@ func (x *StreamToolResult) String() string {
 func (*StreamToolResult) ProtoMessage() {}
 
 func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2990,7 +3257,7 @@ func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolResult.ProtoReflect.Descriptor instead.
 func (*StreamToolResult) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StreamToolResult) GetIsError() bool {
@@ -3032,7 +3299,7 @@ type TaskStartedEvent struct {
 
 func (x *TaskStartedEvent) Reset() {
 	*x = TaskStartedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3044,7 +3311,7 @@ func (x *TaskStartedEvent) String() string {
 func (*TaskStartedEvent) ProtoMessage() {}
 
 func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +3324,7 @@ func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStartedEvent.ProtoReflect.Descriptor instead.
 func (*TaskStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TaskStartedEvent) GetAgentExecutionId() string {
@@ -3104,7 +3371,7 @@ type TaskCompletedEvent struct {
 
 func (x *TaskCompletedEvent) Reset() {
 	*x = TaskCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3116,7 +3383,7 @@ func (x *TaskCompletedEvent) String() string {
 func (*TaskCompletedEvent) ProtoMessage() {}
 
 func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3129,7 +3396,7 @@ func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskCompletedEvent.ProtoReflect.Descriptor instead.
 func (*TaskCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TaskCompletedEvent) GetAgentExecutionId() string {
@@ -3171,7 +3438,7 @@ type TaskFailedEvent struct {
 
 func (x *TaskFailedEvent) Reset() {
 	*x = TaskFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3183,7 +3450,7 @@ func (x *TaskFailedEvent) String() string {
 func (*TaskFailedEvent) ProtoMessage() {}
 
 func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3196,7 +3463,7 @@ func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskFailedEvent.ProtoReflect.Descriptor instead.
 func (*TaskFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *TaskFailedEvent) GetAgentExecutionId() string {
@@ -3251,7 +3518,7 @@ type StreamErrorEvent struct {
 
 func (x *StreamErrorEvent) Reset() {
 	*x = StreamErrorEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3263,7 +3530,7 @@ func (x *StreamErrorEvent) String() string {
 func (*StreamErrorEvent) ProtoMessage() {}
 
 func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3276,7 +3543,7 @@ func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamErrorEvent.ProtoReflect.Descriptor instead.
 func (*StreamErrorEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StreamErrorEvent) GetCode() string {
@@ -3331,7 +3598,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3343,7 +3610,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3356,7 +3623,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -3425,7 +3692,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3437,7 +3704,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3450,7 +3717,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListCheckpointsRequest) GetOrg() string {
@@ -3494,7 +3761,7 @@ type ListCheckpointsResponse struct {
 
 func (x *ListCheckpointsResponse) Reset() {
 	*x = ListCheckpointsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3506,7 +3773,7 @@ func (x *ListCheckpointsResponse) String() string {
 func (*ListCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3519,7 +3786,7 @@ func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListCheckpointsResponse) GetCheckpoints() []*Checkpoint {
@@ -3551,7 +3818,7 @@ type GetCheckpointRequest struct {
 
 func (x *GetCheckpointRequest) Reset() {
 	*x = GetCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3563,7 +3830,7 @@ func (x *GetCheckpointRequest) String() string {
 func (*GetCheckpointRequest) ProtoMessage() {}
 
 func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3576,7 +3843,7 @@ func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetCheckpointRequest) GetOrg() string {
@@ -3614,7 +3881,7 @@ type GetLatestCheckpointRequest struct {
 
 func (x *GetLatestCheckpointRequest) Reset() {
 	*x = GetLatestCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3626,7 +3893,7 @@ func (x *GetLatestCheckpointRequest) String() string {
 func (*GetLatestCheckpointRequest) ProtoMessage() {}
 
 func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3639,7 +3906,7 @@ func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLatestCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetLatestCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetLatestCheckpointRequest) GetOrg() string {
@@ -3683,7 +3950,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3695,7 +3962,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3708,7 +3975,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *Task) GetId() string {
@@ -3791,7 +4058,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3803,7 +4070,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3816,7 +4083,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListTasksRequest) GetOrg() string {
@@ -3860,7 +4127,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4139,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4152,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -3950,7 +4217,7 @@ type Entry struct {
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3962,7 +4229,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3975,7 +4242,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Entry) GetId() string {
@@ -4086,7 +4353,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4098,7 +4365,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4111,7 +4378,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListEntriesRequest) GetOrg() string {
@@ -4155,7 +4422,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4167,7 +4434,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4180,7 +4447,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -4212,7 +4479,7 @@ type GetEntryRequest struct {
 
 func (x *GetEntryRequest) Reset() {
 	*x = GetEntryRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4224,7 +4491,7 @@ func (x *GetEntryRequest) String() string {
 func (*GetEntryRequest) ProtoMessage() {}
 
 func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4237,7 +4504,7 @@ func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetEntryRequest) GetOrg() string {
@@ -4283,7 +4550,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4295,7 +4562,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4308,7 +4575,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Usage) GetInput() int64 {
@@ -4369,7 +4636,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4381,7 +4648,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4394,7 +4661,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ToolCallRequest) GetId() string {
@@ -4441,7 +4708,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4453,7 +4720,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4466,7 +4733,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ContentBlock) GetType() string {
@@ -4563,7 +4830,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4575,7 +4842,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4588,7 +4855,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Message) GetEntryId() string {
@@ -4714,7 +4981,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4726,7 +4993,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4739,7 +5006,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListMessagesRequest) GetOrg() string {
@@ -4786,7 +5053,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4798,7 +5065,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4811,7 +5078,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -4882,7 +5149,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4894,7 +5161,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4907,7 +5174,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ToolCall) GetId() string {
@@ -5052,7 +5319,7 @@ type ToolApproval struct {
 
 func (x *ToolApproval) Reset() {
 	*x = ToolApproval{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5064,7 +5331,7 @@ func (x *ToolApproval) String() string {
 func (*ToolApproval) ProtoMessage() {}
 
 func (x *ToolApproval) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5077,7 +5344,7 @@ func (x *ToolApproval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolApproval.ProtoReflect.Descriptor instead.
 func (*ToolApproval) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ToolApproval) GetRisk() string {
@@ -5151,7 +5418,7 @@ type DecideToolCallRequest struct {
 
 func (x *DecideToolCallRequest) Reset() {
 	*x = DecideToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5163,7 +5430,7 @@ func (x *DecideToolCallRequest) String() string {
 func (*DecideToolCallRequest) ProtoMessage() {}
 
 func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5176,7 +5443,7 @@ func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideToolCallRequest.ProtoReflect.Descriptor instead.
 func (*DecideToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *DecideToolCallRequest) GetOrg() string {
@@ -5236,7 +5503,7 @@ type DecideToolCallResponse struct {
 
 func (x *DecideToolCallResponse) Reset() {
 	*x = DecideToolCallResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5248,7 +5515,7 @@ func (x *DecideToolCallResponse) String() string {
 func (*DecideToolCallResponse) ProtoMessage() {}
 
 func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5261,7 +5528,7 @@ func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideToolCallResponse.ProtoReflect.Descriptor instead.
 func (*DecideToolCallResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DecideToolCallResponse) GetSignalId() string {
@@ -5300,7 +5567,7 @@ type ListToolCallsRequest struct {
 
 func (x *ListToolCallsRequest) Reset() {
 	*x = ListToolCallsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5312,7 +5579,7 @@ func (x *ListToolCallsRequest) String() string {
 func (*ListToolCallsRequest) ProtoMessage() {}
 
 func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5325,7 +5592,7 @@ func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolCallsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListToolCallsRequest) GetOrg() string {
@@ -5383,7 +5650,7 @@ type ListToolCallsResponse struct {
 
 func (x *ListToolCallsResponse) Reset() {
 	*x = ListToolCallsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5395,7 +5662,7 @@ func (x *ListToolCallsResponse) String() string {
 func (*ListToolCallsResponse) ProtoMessage() {}
 
 func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5408,7 +5675,7 @@ func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolCallsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListToolCallsResponse) GetToolCalls() []*ToolCall {
@@ -5440,7 +5707,7 @@ type GetToolCallRequest struct {
 
 func (x *GetToolCallRequest) Reset() {
 	*x = GetToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5452,7 +5719,7 @@ func (x *GetToolCallRequest) String() string {
 func (*GetToolCallRequest) ProtoMessage() {}
 
 func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5465,7 +5732,7 @@ func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolCallRequest.ProtoReflect.Descriptor instead.
 func (*GetToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GetToolCallRequest) GetOrg() string {
@@ -5500,7 +5767,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5512,7 +5779,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5525,7 +5792,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetCapabilitiesRequest) GetOrg() string {
@@ -5554,7 +5821,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5566,7 +5833,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5579,7 +5846,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
@@ -5634,7 +5901,7 @@ type WorkerCapabilities struct {
 
 func (x *WorkerCapabilities) Reset() {
 	*x = WorkerCapabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5646,7 +5913,7 @@ func (x *WorkerCapabilities) String() string {
 func (*WorkerCapabilities) ProtoMessage() {}
 
 func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5659,7 +5926,7 @@ func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
 func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *WorkerCapabilities) GetIdentity() string {
@@ -5728,7 +5995,7 @@ type ToolCapability struct {
 
 func (x *ToolCapability) Reset() {
 	*x = ToolCapability{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5740,7 +6007,7 @@ func (x *ToolCapability) String() string {
 func (*ToolCapability) ProtoMessage() {}
 
 func (x *ToolCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5753,7 +6020,7 @@ func (x *ToolCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
 func (*ToolCapability) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ToolCapability) GetName() string {
@@ -5802,7 +6069,7 @@ type ModelEndpoint struct {
 
 func (x *ModelEndpoint) Reset() {
 	*x = ModelEndpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5814,7 +6081,7 @@ func (x *ModelEndpoint) String() string {
 func (*ModelEndpoint) ProtoMessage() {}
 
 func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5827,7 +6094,7 @@ func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
 func (*ModelEndpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{67}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ModelEndpoint) GetName() string {
@@ -5877,7 +6144,7 @@ type ResumeAgentExecutionRequest struct {
 
 func (x *ResumeAgentExecutionRequest) Reset() {
 	*x = ResumeAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5889,7 +6156,7 @@ func (x *ResumeAgentExecutionRequest) String() string {
 func (*ResumeAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ResumeAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5902,7 +6169,7 @@ func (x *ResumeAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ResumeAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{68}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ResumeAgentExecutionRequest) GetOrg() string {
@@ -5950,7 +6217,7 @@ type ListChildExecutionsRequest struct {
 
 func (x *ListChildExecutionsRequest) Reset() {
 	*x = ListChildExecutionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5962,7 +6229,7 @@ func (x *ListChildExecutionsRequest) String() string {
 func (*ListChildExecutionsRequest) ProtoMessage() {}
 
 func (x *ListChildExecutionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5975,7 +6242,7 @@ func (x *ListChildExecutionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChildExecutionsRequest.ProtoReflect.Descriptor instead.
 func (*ListChildExecutionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{69}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ListChildExecutionsRequest) GetOrg() string {
@@ -6027,7 +6294,7 @@ type RetentionPolicy struct {
 
 func (x *RetentionPolicy) Reset() {
 	*x = RetentionPolicy{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6039,7 +6306,7 @@ func (x *RetentionPolicy) String() string {
 func (*RetentionPolicy) ProtoMessage() {}
 
 func (x *RetentionPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6052,7 +6319,7 @@ func (x *RetentionPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetentionPolicy.ProtoReflect.Descriptor instead.
 func (*RetentionPolicy) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{70}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *RetentionPolicy) GetKeepDays() int32 {
@@ -6094,7 +6361,7 @@ type GetRetentionPolicyRequest struct {
 
 func (x *GetRetentionPolicyRequest) Reset() {
 	*x = GetRetentionPolicyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6106,7 +6373,7 @@ func (x *GetRetentionPolicyRequest) String() string {
 func (*GetRetentionPolicyRequest) ProtoMessage() {}
 
 func (x *GetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6119,7 +6386,7 @@ func (x *GetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRetentionPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetRetentionPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{71}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetRetentionPolicyRequest) GetOrg() string {
@@ -6144,7 +6411,7 @@ type SetRetentionPolicyRequest struct {
 
 func (x *SetRetentionPolicyRequest) Reset() {
 	*x = SetRetentionPolicyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6156,7 +6423,7 @@ func (x *SetRetentionPolicyRequest) String() string {
 func (*SetRetentionPolicyRequest) ProtoMessage() {}
 
 func (x *SetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6169,7 +6436,7 @@ func (x *SetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRetentionPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetRetentionPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{72}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *SetRetentionPolicyRequest) GetOrg() string {
@@ -6218,7 +6485,7 @@ type UsageLine struct {
 
 func (x *UsageLine) Reset() {
 	*x = UsageLine{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6230,7 +6497,7 @@ func (x *UsageLine) String() string {
 func (*UsageLine) ProtoMessage() {}
 
 func (x *UsageLine) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6243,7 +6510,7 @@ func (x *UsageLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageLine.ProtoReflect.Descriptor instead.
 func (*UsageLine) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *UsageLine) GetKey() string {
@@ -6315,7 +6582,7 @@ type UsageReport struct {
 
 func (x *UsageReport) Reset() {
 	*x = UsageReport{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6327,7 +6594,7 @@ func (x *UsageReport) String() string {
 func (*UsageReport) ProtoMessage() {}
 
 func (x *UsageReport) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6340,7 +6607,7 @@ func (x *UsageReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageReport.ProtoReflect.Descriptor instead.
 func (*UsageReport) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *UsageReport) GetLines() []*UsageLine {
@@ -6370,7 +6637,7 @@ type GetExecutionUsageRequest struct {
 
 func (x *GetExecutionUsageRequest) Reset() {
 	*x = GetExecutionUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6382,7 +6649,7 @@ func (x *GetExecutionUsageRequest) String() string {
 func (*GetExecutionUsageRequest) ProtoMessage() {}
 
 func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6395,7 +6662,7 @@ func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *GetExecutionUsageRequest) GetOrg() string {
@@ -6429,7 +6696,7 @@ type GetOrgUsageRequest struct {
 
 func (x *GetOrgUsageRequest) Reset() {
 	*x = GetOrgUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6441,7 +6708,7 @@ func (x *GetOrgUsageRequest) String() string {
 func (*GetOrgUsageRequest) ProtoMessage() {}
 
 func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6454,7 +6721,7 @@ func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *GetOrgUsageRequest) GetOrg() string {
@@ -6501,7 +6768,7 @@ type GetEntryContextRequest struct {
 
 func (x *GetEntryContextRequest) Reset() {
 	*x = GetEntryContextRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6513,7 +6780,7 @@ func (x *GetEntryContextRequest) String() string {
 func (*GetEntryContextRequest) ProtoMessage() {}
 
 func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6526,7 +6793,7 @@ func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryContextRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *GetEntryContextRequest) GetOrg() string {
@@ -6584,7 +6851,7 @@ type ModelContext struct {
 
 func (x *ModelContext) Reset() {
 	*x = ModelContext{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6596,7 +6863,7 @@ func (x *ModelContext) String() string {
 func (*ModelContext) ProtoMessage() {}
 
 func (x *ModelContext) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6609,7 +6876,7 @@ func (x *ModelContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelContext.ProtoReflect.Descriptor instead.
 func (*ModelContext) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ModelContext) GetEntryId() string {
@@ -6702,7 +6969,7 @@ type CompactAgentExecutionRequest struct {
 
 func (x *CompactAgentExecutionRequest) Reset() {
 	*x = CompactAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6714,7 +6981,7 @@ func (x *CompactAgentExecutionRequest) String() string {
 func (*CompactAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6727,7 +6994,7 @@ func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CompactAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CompactAgentExecutionRequest) GetOrg() string {
@@ -6759,7 +7026,7 @@ type GetCompactionRequest struct {
 
 func (x *GetCompactionRequest) Reset() {
 	*x = GetCompactionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6771,7 +7038,7 @@ func (x *GetCompactionRequest) String() string {
 func (*GetCompactionRequest) ProtoMessage() {}
 
 func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6784,7 +7051,7 @@ func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCompactionRequest.ProtoReflect.Descriptor instead.
 func (*GetCompactionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *GetCompactionRequest) GetOrg() string {
@@ -6840,7 +7107,7 @@ type CompactionAudit struct {
 
 func (x *CompactionAudit) Reset() {
 	*x = CompactionAudit{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6852,7 +7119,7 @@ func (x *CompactionAudit) String() string {
 func (*CompactionAudit) ProtoMessage() {}
 
 func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6865,7 +7132,7 @@ func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionAudit.ProtoReflect.Descriptor instead.
 func (*CompactionAudit) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *CompactionAudit) GetEntryId() string {
@@ -6972,7 +7239,7 @@ type CompactedEntry struct {
 
 func (x *CompactedEntry) Reset() {
 	*x = CompactedEntry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6984,7 +7251,7 @@ func (x *CompactedEntry) String() string {
 func (*CompactedEntry) ProtoMessage() {}
 
 func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6997,7 +7264,7 @@ func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactedEntry.ProtoReflect.Descriptor instead.
 func (*CompactedEntry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *CompactedEntry) GetEntryId() string {
@@ -7034,7 +7301,7 @@ type ContextTool struct {
 
 func (x *ContextTool) Reset() {
 	*x = ContextTool{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7046,7 +7313,7 @@ func (x *ContextTool) String() string {
 func (*ContextTool) ProtoMessage() {}
 
 func (x *ContextTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7059,7 +7326,7 @@ func (x *ContextTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
 func (*ContextTool) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ContextTool) GetName() string {
@@ -7095,16 +7362,16 @@ type ForkAgentExecutionRequest struct {
 	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
 	// The fork's first user message. Required.
 	UserPrompt string `protobuf:"bytes,4,opt,name=user_prompt,json=userPrompt,proto3" json:"user_prompt,omitempty"`
-	// Configuration keys that replace the original's for the fork (the
-	// same keys as CreateAgentExecution's config, e.g. models, tools).
-	Config        *structpb.Struct `protobuf:"bytes,5,opt,name=config,proto3" json:"config,omitempty"`
+	// Configuration that replaces the original's for the fork: every field set
+	// here replaces the original's value; unset fields keep it.
+	Config        *ExecutionConfig `protobuf:"bytes,20,opt,name=config,proto3" json:"config,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ForkAgentExecutionRequest) Reset() {
 	*x = ForkAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7116,7 +7383,7 @@ func (x *ForkAgentExecutionRequest) String() string {
 func (*ForkAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7129,7 +7396,7 @@ func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ForkAgentExecutionRequest) GetOrg() string {
@@ -7160,7 +7427,7 @@ func (x *ForkAgentExecutionRequest) GetUserPrompt() string {
 	return ""
 }
 
-func (x *ForkAgentExecutionRequest) GetConfig() *structpb.Struct {
+func (x *ForkAgentExecutionRequest) GetConfig() *ExecutionConfig {
 	if x != nil {
 		return x.Config
 	}
@@ -7180,7 +7447,7 @@ type GetTokenTimelineRequest struct {
 
 func (x *GetTokenTimelineRequest) Reset() {
 	*x = GetTokenTimelineRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7192,7 +7459,7 @@ func (x *GetTokenTimelineRequest) String() string {
 func (*GetTokenTimelineRequest) ProtoMessage() {}
 
 func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7205,7 +7472,7 @@ func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
 func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetTokenTimelineRequest) GetOrg() string {
@@ -7235,7 +7502,7 @@ type TokenTimeline struct {
 
 func (x *TokenTimeline) Reset() {
 	*x = TokenTimeline{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7247,7 +7514,7 @@ func (x *TokenTimeline) String() string {
 func (*TokenTimeline) ProtoMessage() {}
 
 func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7260,7 +7527,7 @@ func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
 func (*TokenTimeline) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *TokenTimeline) GetPoints() []*TimelinePoint {
@@ -7305,7 +7572,7 @@ type TimelinePoint struct {
 
 func (x *TimelinePoint) Reset() {
 	*x = TimelinePoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7317,7 +7584,7 @@ func (x *TimelinePoint) String() string {
 func (*TimelinePoint) ProtoMessage() {}
 
 func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7330,7 +7597,7 @@ func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
 func (*TimelinePoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *TimelinePoint) GetEntryId() string {
@@ -7400,7 +7667,57 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xdc\x03\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xd0\a\n" +
+	"\x0fExecutionConfig\x12(\n" +
+	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x12-\n" +
+	"\x06models\x18\x02 \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
+	"\x05tools\x18\x03 \x03(\tR\x05tools\x12\x17\n" +
+	"\x04mode\x18\x04 \x01(\tH\x01R\x04mode\x88\x01\x01\x12 \n" +
+	"\tmax_turns\x18\x05 \x01(\x05H\x02R\bmaxTurns\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"max_tokens\x18\x06 \x01(\x05H\x03R\tmaxTokens\x88\x01\x01\x12%\n" +
+	"\vtemperature\x18\a \x01(\x01H\x04R\vtemperature\x88\x01\x01\x12,\n" +
+	"\x0fthinking_budget\x18\b \x01(\x05H\x05R\x0ethinkingBudget\x88\x01\x01\x12*\n" +
+	"\x0eloop_threshold\x18\t \x01(\x05H\x06R\rloopThreshold\x88\x01\x01\x12/\n" +
+	"\x11tool_output_limit\x18\n" +
+	" \x01(\x05H\aR\x0ftoolOutputLimit\x88\x01\x01\x121\n" +
+	"\x12max_parallel_tools\x18\v \x01(\x05H\bR\x10maxParallelTools\x88\x01\x01\x12 \n" +
+	"\tmax_steps\x18\f \x01(\x05H\tR\bmaxSteps\x88\x01\x01\x12M\n" +
+	"\vtool_policy\x18\r \x03(\v2,.agentree.v1.ExecutionConfig.ToolPolicyEntryR\n" +
+	"toolPolicy\x12.\n" +
+	"\x10persistence_mode\x18\x0e \x01(\tH\n" +
+	"R\x0fpersistenceMode\x88\x01\x01\x12=\n" +
+	"\n" +
+	"compaction\x18\x0f \x01(\v2\x1d.agentree.v1.CompactionConfigR\n" +
+	"compaction\x12,\n" +
+	"\x05agent\x18\x10 \x01(\v2\x16.google.protobuf.ValueR\x05agent\x1a=\n" +
+	"\x0fToolPolicyEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
+	"\x0e_system_promptB\a\n" +
+	"\x05_modeB\f\n" +
+	"\n" +
+	"_max_turnsB\r\n" +
+	"\v_max_tokensB\x0e\n" +
+	"\f_temperatureB\x12\n" +
+	"\x10_thinking_budgetB\x11\n" +
+	"\x0f_loop_thresholdB\x14\n" +
+	"\x12_tool_output_limitB\x15\n" +
+	"\x13_max_parallel_toolsB\f\n" +
+	"\n" +
+	"_max_stepsB\x13\n" +
+	"\x11_persistence_mode\"\xd1\x01\n" +
+	"\x10CompactionConfig\x12\x1d\n" +
+	"\aenabled\x18\x01 \x01(\bH\x00R\aenabled\x88\x01\x01\x12!\n" +
+	"\tthreshold\x18\x02 \x01(\x01H\x01R\tthreshold\x88\x01\x01\x12$\n" +
+	"\vkeep_recent\x18\x03 \x01(\x01H\x02R\n" +
+	"keepRecent\x88\x01\x01\x12+\n" +
+	"\x05model\x18\x04 \x01(\v2\x15.agentree.v1.ModelRefR\x05modelB\n" +
+	"\n" +
+	"\b_enabledB\f\n" +
+	"\n" +
+	"_thresholdB\x0e\n" +
+	"\f_keep_recent\"\xe7\x03\n" +
 	"\x0fAgentDefinition\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12\x12\n" +
@@ -7410,14 +7727,14 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x04kind\x18\x06 \x01(\tR\x04kind\x12#\n" +
 	"\rsystem_prompt\x18\a \x01(\tR\fsystemPrompt\x12-\n" +
 	"\x06models\x18\b \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
-	"\x05tools\x18\t \x03(\tR\x05tools\x12/\n" +
-	"\x06config\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\x06config\x123\n" +
+	"\x05tools\x18\t \x03(\tR\x05tools\x124\n" +
+	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x123\n" +
 	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x129\n" +
 	"\n" +
 	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xde\x02\n" +
+	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtJ\x04\b\n" +
+	"\x10\v\"\xe9\x02\n" +
 	"\x1cCreateAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -7426,10 +7743,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x04kind\x18\x05 \x01(\tR\x04kind\x12#\n" +
 	"\rsystem_prompt\x18\x06 \x01(\tR\fsystemPrompt\x12-\n" +
 	"\x06models\x18\a \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
-	"\x05tools\x18\b \x03(\tR\x05tools\x12/\n" +
-	"\x06config\x18\t \x01(\v2\x17.google.protobuf.StructR\x06config\x123\n" +
+	"\x05tools\x18\b \x03(\tR\x05tools\x124\n" +
+	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x123\n" +
 	"\bmetadata\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\"d\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\bmetadataJ\x04\b\t\x10\n" +
+	"\"d\n" +
 	"\x1bListAgentDefinitionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x16\n" +
@@ -7440,7 +7758,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"nextCursor\"=\n" +
 	"\x19GetAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\"\xee\x02\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"\xf9\x02\n" +
 	"\x1cUpdateAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
@@ -7450,14 +7768,14 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x04kind\x18\x06 \x01(\tR\x04kind\x12#\n" +
 	"\rsystem_prompt\x18\a \x01(\tR\fsystemPrompt\x12-\n" +
 	"\x06models\x18\b \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
-	"\x05tools\x18\t \x03(\tR\x05tools\x12/\n" +
-	"\x06config\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\x06config\x123\n" +
-	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\"@\n" +
+	"\x05tools\x18\t \x03(\tR\x05tools\x124\n" +
+	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x123\n" +
+	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadataJ\x04\b\n" +
+	"\x10\v\"@\n" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\x82\b\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\x8d\b\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -7465,8 +7783,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\tparent_id\x18\x04 \x01(\tR\bparentId\x12!\n" +
 	"\fresumed_from\x18\x05 \x01(\tR\vresumedFrom\x12\x12\n" +
 	"\x04kind\x18\x06 \x01(\tR\x04kind\x12\x16\n" +
-	"\x06status\x18\a \x01(\tR\x06status\x12/\n" +
-	"\x06config\x18\b \x01(\v2\x17.google.protobuf.StructR\x06config\x12-\n" +
+	"\x06status\x18\a \x01(\tR\x06status\x124\n" +
+	"\x06config\x18( \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x12-\n" +
 	"\x05input\x18\t \x01(\v2\x17.google.protobuf.StructR\x05input\x12/\n" +
 	"\x06output\x18\n" +
 	" \x01(\v2\x17.google.protobuf.StructR\x06output\x12\x14\n" +
@@ -7492,7 +7810,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vforked_from\x18\x18 \x01(\tR\n" +
 	"forkedFrom\x12*\n" +
 	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
-	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\"\x81\x03\n" +
+	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorkerJ\x04\b\b\x10\t\"\x8c\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -7501,11 +7819,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vuser_prompt\x18\x05 \x01(\tR\n" +
 	"userPrompt\x12-\n" +
 	"\x06models\x18\x06 \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
-	"\x05tools\x18\a \x03(\tR\x05tools\x12/\n" +
-	"\x06config\x18\b \x01(\v2\x17.google.protobuf.StructR\x06config\x12\x1b\n" +
+	"\x05tools\x18\a \x03(\tR\x05tools\x124\n" +
+	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x12\x1b\n" +
 	"\tparent_id\x18\t \x01(\tR\bparentId\x123\n" +
 	"\bmetadata\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xdc\x01\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\bmetadataJ\x04\b\b\x10\t\"\xdc\x01\n" +
 	"\x1aListAgentExecutionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n" +
@@ -7972,14 +8290,14 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x126\n" +
 	"\n" +
 	"parameters\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\n" +
-	"parameters\"\xaa\x01\n" +
+	"parameters\"\xb5\x01\n" +
 	"\x19ForkAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x19\n" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1f\n" +
 	"\vuser_prompt\x18\x04 \x01(\tR\n" +
-	"userPrompt\x12/\n" +
-	"\x06config\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x06config\"N\n" +
+	"userPrompt\x124\n" +
+	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06configJ\x04\b\x05\x10\x06\"N\n" +
 	"\x17GetTokenTimelineRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"Y\n" +
@@ -8045,269 +8363,277 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
-	(*AgentDefinition)(nil),               // 2: agentree.v1.AgentDefinition
-	(*CreateAgentDefinitionRequest)(nil),  // 3: agentree.v1.CreateAgentDefinitionRequest
-	(*ListAgentDefinitionsRequest)(nil),   // 4: agentree.v1.ListAgentDefinitionsRequest
-	(*ListAgentDefinitionsResponse)(nil),  // 5: agentree.v1.ListAgentDefinitionsResponse
-	(*GetAgentDefinitionRequest)(nil),     // 6: agentree.v1.GetAgentDefinitionRequest
-	(*UpdateAgentDefinitionRequest)(nil),  // 7: agentree.v1.UpdateAgentDefinitionRequest
-	(*DeleteAgentDefinitionRequest)(nil),  // 8: agentree.v1.DeleteAgentDefinitionRequest
-	(*DeleteAgentDefinitionResponse)(nil), // 9: agentree.v1.DeleteAgentDefinitionResponse
-	(*AgentExecution)(nil),                // 10: agentree.v1.AgentExecution
-	(*CreateAgentExecutionRequest)(nil),   // 11: agentree.v1.CreateAgentExecutionRequest
-	(*ListAgentExecutionsRequest)(nil),    // 12: agentree.v1.ListAgentExecutionsRequest
-	(*ListAgentExecutionsResponse)(nil),   // 13: agentree.v1.ListAgentExecutionsResponse
-	(*GetAgentExecutionRequest)(nil),      // 14: agentree.v1.GetAgentExecutionRequest
-	(*CancelAgentExecutionRequest)(nil),   // 15: agentree.v1.CancelAgentExecutionRequest
-	(*SignalAgentExecutionRequest)(nil),   // 16: agentree.v1.SignalAgentExecutionRequest
-	(*SignalAgentExecutionResponse)(nil),  // 17: agentree.v1.SignalAgentExecutionResponse
-	(*StreamAgentExecutionRequest)(nil),   // 18: agentree.v1.StreamAgentExecutionRequest
-	(*StreamEvent)(nil),                   // 19: agentree.v1.StreamEvent
-	(*AgentStartedEvent)(nil),             // 20: agentree.v1.AgentStartedEvent
-	(*AgentResumedEvent)(nil),             // 21: agentree.v1.AgentResumedEvent
-	(*AgentWaitingEvent)(nil),             // 22: agentree.v1.AgentWaitingEvent
-	(*PendingToolCall)(nil),               // 23: agentree.v1.PendingToolCall
-	(*AgentCheckpointEvent)(nil),          // 24: agentree.v1.AgentCheckpointEvent
-	(*AgentCompletedEvent)(nil),           // 25: agentree.v1.AgentCompletedEvent
-	(*AgentFailedEvent)(nil),              // 26: agentree.v1.AgentFailedEvent
-	(*AgentCancelledEvent)(nil),           // 27: agentree.v1.AgentCancelledEvent
-	(*AgentPausedEvent)(nil),              // 28: agentree.v1.AgentPausedEvent
-	(*TokenEvent)(nil),                    // 29: agentree.v1.TokenEvent
-	(*DataEvent)(nil),                     // 30: agentree.v1.DataEvent
-	(*DataPayload)(nil),                   // 31: agentree.v1.DataPayload
-	(*StreamToolCall)(nil),                // 32: agentree.v1.StreamToolCall
-	(*StreamToolResult)(nil),              // 33: agentree.v1.StreamToolResult
-	(*TaskStartedEvent)(nil),              // 34: agentree.v1.TaskStartedEvent
-	(*TaskCompletedEvent)(nil),            // 35: agentree.v1.TaskCompletedEvent
-	(*TaskFailedEvent)(nil),               // 36: agentree.v1.TaskFailedEvent
-	(*StreamErrorEvent)(nil),              // 37: agentree.v1.StreamErrorEvent
-	(*Checkpoint)(nil),                    // 38: agentree.v1.Checkpoint
-	(*ListCheckpointsRequest)(nil),        // 39: agentree.v1.ListCheckpointsRequest
-	(*ListCheckpointsResponse)(nil),       // 40: agentree.v1.ListCheckpointsResponse
-	(*GetCheckpointRequest)(nil),          // 41: agentree.v1.GetCheckpointRequest
-	(*GetLatestCheckpointRequest)(nil),    // 42: agentree.v1.GetLatestCheckpointRequest
-	(*Task)(nil),                          // 43: agentree.v1.Task
-	(*ListTasksRequest)(nil),              // 44: agentree.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 45: agentree.v1.ListTasksResponse
-	(*Entry)(nil),                         // 46: agentree.v1.Entry
-	(*ListEntriesRequest)(nil),            // 47: agentree.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),           // 48: agentree.v1.ListEntriesResponse
-	(*GetEntryRequest)(nil),               // 49: agentree.v1.GetEntryRequest
-	(*Usage)(nil),                         // 50: agentree.v1.Usage
-	(*ToolCallRequest)(nil),               // 51: agentree.v1.ToolCallRequest
-	(*ContentBlock)(nil),                  // 52: agentree.v1.ContentBlock
-	(*Message)(nil),                       // 53: agentree.v1.Message
-	(*ListMessagesRequest)(nil),           // 54: agentree.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 55: agentree.v1.ListMessagesResponse
-	(*ToolCall)(nil),                      // 56: agentree.v1.ToolCall
-	(*ToolApproval)(nil),                  // 57: agentree.v1.ToolApproval
-	(*DecideToolCallRequest)(nil),         // 58: agentree.v1.DecideToolCallRequest
-	(*DecideToolCallResponse)(nil),        // 59: agentree.v1.DecideToolCallResponse
-	(*ListToolCallsRequest)(nil),          // 60: agentree.v1.ListToolCallsRequest
-	(*ListToolCallsResponse)(nil),         // 61: agentree.v1.ListToolCallsResponse
-	(*GetToolCallRequest)(nil),            // 62: agentree.v1.GetToolCallRequest
-	(*GetCapabilitiesRequest)(nil),        // 63: agentree.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),                  // 64: agentree.v1.Capabilities
-	(*WorkerCapabilities)(nil),            // 65: agentree.v1.WorkerCapabilities
-	(*ToolCapability)(nil),                // 66: agentree.v1.ToolCapability
-	(*ModelEndpoint)(nil),                 // 67: agentree.v1.ModelEndpoint
-	(*ResumeAgentExecutionRequest)(nil),   // 68: agentree.v1.ResumeAgentExecutionRequest
-	(*ListChildExecutionsRequest)(nil),    // 69: agentree.v1.ListChildExecutionsRequest
-	(*RetentionPolicy)(nil),               // 70: agentree.v1.RetentionPolicy
-	(*GetRetentionPolicyRequest)(nil),     // 71: agentree.v1.GetRetentionPolicyRequest
-	(*SetRetentionPolicyRequest)(nil),     // 72: agentree.v1.SetRetentionPolicyRequest
-	(*UsageLine)(nil),                     // 73: agentree.v1.UsageLine
-	(*UsageReport)(nil),                   // 74: agentree.v1.UsageReport
-	(*GetExecutionUsageRequest)(nil),      // 75: agentree.v1.GetExecutionUsageRequest
-	(*GetOrgUsageRequest)(nil),            // 76: agentree.v1.GetOrgUsageRequest
-	(*GetEntryContextRequest)(nil),        // 77: agentree.v1.GetEntryContextRequest
-	(*ModelContext)(nil),                  // 78: agentree.v1.ModelContext
-	(*CompactAgentExecutionRequest)(nil),  // 79: agentree.v1.CompactAgentExecutionRequest
-	(*GetCompactionRequest)(nil),          // 80: agentree.v1.GetCompactionRequest
-	(*CompactionAudit)(nil),               // 81: agentree.v1.CompactionAudit
-	(*CompactedEntry)(nil),                // 82: agentree.v1.CompactedEntry
-	(*ContextTool)(nil),                   // 83: agentree.v1.ContextTool
-	(*ForkAgentExecutionRequest)(nil),     // 84: agentree.v1.ForkAgentExecutionRequest
-	(*GetTokenTimelineRequest)(nil),       // 85: agentree.v1.GetTokenTimelineRequest
-	(*TokenTimeline)(nil),                 // 86: agentree.v1.TokenTimeline
-	(*TimelinePoint)(nil),                 // 87: agentree.v1.TimelinePoint
-	(*structpb.Struct)(nil),               // 88: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 89: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 90: google.protobuf.Value
+	(*ExecutionConfig)(nil),               // 2: agentree.v1.ExecutionConfig
+	(*CompactionConfig)(nil),              // 3: agentree.v1.CompactionConfig
+	(*AgentDefinition)(nil),               // 4: agentree.v1.AgentDefinition
+	(*CreateAgentDefinitionRequest)(nil),  // 5: agentree.v1.CreateAgentDefinitionRequest
+	(*ListAgentDefinitionsRequest)(nil),   // 6: agentree.v1.ListAgentDefinitionsRequest
+	(*ListAgentDefinitionsResponse)(nil),  // 7: agentree.v1.ListAgentDefinitionsResponse
+	(*GetAgentDefinitionRequest)(nil),     // 8: agentree.v1.GetAgentDefinitionRequest
+	(*UpdateAgentDefinitionRequest)(nil),  // 9: agentree.v1.UpdateAgentDefinitionRequest
+	(*DeleteAgentDefinitionRequest)(nil),  // 10: agentree.v1.DeleteAgentDefinitionRequest
+	(*DeleteAgentDefinitionResponse)(nil), // 11: agentree.v1.DeleteAgentDefinitionResponse
+	(*AgentExecution)(nil),                // 12: agentree.v1.AgentExecution
+	(*CreateAgentExecutionRequest)(nil),   // 13: agentree.v1.CreateAgentExecutionRequest
+	(*ListAgentExecutionsRequest)(nil),    // 14: agentree.v1.ListAgentExecutionsRequest
+	(*ListAgentExecutionsResponse)(nil),   // 15: agentree.v1.ListAgentExecutionsResponse
+	(*GetAgentExecutionRequest)(nil),      // 16: agentree.v1.GetAgentExecutionRequest
+	(*CancelAgentExecutionRequest)(nil),   // 17: agentree.v1.CancelAgentExecutionRequest
+	(*SignalAgentExecutionRequest)(nil),   // 18: agentree.v1.SignalAgentExecutionRequest
+	(*SignalAgentExecutionResponse)(nil),  // 19: agentree.v1.SignalAgentExecutionResponse
+	(*StreamAgentExecutionRequest)(nil),   // 20: agentree.v1.StreamAgentExecutionRequest
+	(*StreamEvent)(nil),                   // 21: agentree.v1.StreamEvent
+	(*AgentStartedEvent)(nil),             // 22: agentree.v1.AgentStartedEvent
+	(*AgentResumedEvent)(nil),             // 23: agentree.v1.AgentResumedEvent
+	(*AgentWaitingEvent)(nil),             // 24: agentree.v1.AgentWaitingEvent
+	(*PendingToolCall)(nil),               // 25: agentree.v1.PendingToolCall
+	(*AgentCheckpointEvent)(nil),          // 26: agentree.v1.AgentCheckpointEvent
+	(*AgentCompletedEvent)(nil),           // 27: agentree.v1.AgentCompletedEvent
+	(*AgentFailedEvent)(nil),              // 28: agentree.v1.AgentFailedEvent
+	(*AgentCancelledEvent)(nil),           // 29: agentree.v1.AgentCancelledEvent
+	(*AgentPausedEvent)(nil),              // 30: agentree.v1.AgentPausedEvent
+	(*TokenEvent)(nil),                    // 31: agentree.v1.TokenEvent
+	(*DataEvent)(nil),                     // 32: agentree.v1.DataEvent
+	(*DataPayload)(nil),                   // 33: agentree.v1.DataPayload
+	(*StreamToolCall)(nil),                // 34: agentree.v1.StreamToolCall
+	(*StreamToolResult)(nil),              // 35: agentree.v1.StreamToolResult
+	(*TaskStartedEvent)(nil),              // 36: agentree.v1.TaskStartedEvent
+	(*TaskCompletedEvent)(nil),            // 37: agentree.v1.TaskCompletedEvent
+	(*TaskFailedEvent)(nil),               // 38: agentree.v1.TaskFailedEvent
+	(*StreamErrorEvent)(nil),              // 39: agentree.v1.StreamErrorEvent
+	(*Checkpoint)(nil),                    // 40: agentree.v1.Checkpoint
+	(*ListCheckpointsRequest)(nil),        // 41: agentree.v1.ListCheckpointsRequest
+	(*ListCheckpointsResponse)(nil),       // 42: agentree.v1.ListCheckpointsResponse
+	(*GetCheckpointRequest)(nil),          // 43: agentree.v1.GetCheckpointRequest
+	(*GetLatestCheckpointRequest)(nil),    // 44: agentree.v1.GetLatestCheckpointRequest
+	(*Task)(nil),                          // 45: agentree.v1.Task
+	(*ListTasksRequest)(nil),              // 46: agentree.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 47: agentree.v1.ListTasksResponse
+	(*Entry)(nil),                         // 48: agentree.v1.Entry
+	(*ListEntriesRequest)(nil),            // 49: agentree.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),           // 50: agentree.v1.ListEntriesResponse
+	(*GetEntryRequest)(nil),               // 51: agentree.v1.GetEntryRequest
+	(*Usage)(nil),                         // 52: agentree.v1.Usage
+	(*ToolCallRequest)(nil),               // 53: agentree.v1.ToolCallRequest
+	(*ContentBlock)(nil),                  // 54: agentree.v1.ContentBlock
+	(*Message)(nil),                       // 55: agentree.v1.Message
+	(*ListMessagesRequest)(nil),           // 56: agentree.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 57: agentree.v1.ListMessagesResponse
+	(*ToolCall)(nil),                      // 58: agentree.v1.ToolCall
+	(*ToolApproval)(nil),                  // 59: agentree.v1.ToolApproval
+	(*DecideToolCallRequest)(nil),         // 60: agentree.v1.DecideToolCallRequest
+	(*DecideToolCallResponse)(nil),        // 61: agentree.v1.DecideToolCallResponse
+	(*ListToolCallsRequest)(nil),          // 62: agentree.v1.ListToolCallsRequest
+	(*ListToolCallsResponse)(nil),         // 63: agentree.v1.ListToolCallsResponse
+	(*GetToolCallRequest)(nil),            // 64: agentree.v1.GetToolCallRequest
+	(*GetCapabilitiesRequest)(nil),        // 65: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 66: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 67: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 68: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 69: agentree.v1.ModelEndpoint
+	(*ResumeAgentExecutionRequest)(nil),   // 70: agentree.v1.ResumeAgentExecutionRequest
+	(*ListChildExecutionsRequest)(nil),    // 71: agentree.v1.ListChildExecutionsRequest
+	(*RetentionPolicy)(nil),               // 72: agentree.v1.RetentionPolicy
+	(*GetRetentionPolicyRequest)(nil),     // 73: agentree.v1.GetRetentionPolicyRequest
+	(*SetRetentionPolicyRequest)(nil),     // 74: agentree.v1.SetRetentionPolicyRequest
+	(*UsageLine)(nil),                     // 75: agentree.v1.UsageLine
+	(*UsageReport)(nil),                   // 76: agentree.v1.UsageReport
+	(*GetExecutionUsageRequest)(nil),      // 77: agentree.v1.GetExecutionUsageRequest
+	(*GetOrgUsageRequest)(nil),            // 78: agentree.v1.GetOrgUsageRequest
+	(*GetEntryContextRequest)(nil),        // 79: agentree.v1.GetEntryContextRequest
+	(*ModelContext)(nil),                  // 80: agentree.v1.ModelContext
+	(*CompactAgentExecutionRequest)(nil),  // 81: agentree.v1.CompactAgentExecutionRequest
+	(*GetCompactionRequest)(nil),          // 82: agentree.v1.GetCompactionRequest
+	(*CompactionAudit)(nil),               // 83: agentree.v1.CompactionAudit
+	(*CompactedEntry)(nil),                // 84: agentree.v1.CompactedEntry
+	(*ContextTool)(nil),                   // 85: agentree.v1.ContextTool
+	(*ForkAgentExecutionRequest)(nil),     // 86: agentree.v1.ForkAgentExecutionRequest
+	(*GetTokenTimelineRequest)(nil),       // 87: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 88: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 89: agentree.v1.TimelinePoint
+	nil,                                   // 90: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 91: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 92: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 93: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
-	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	88,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	88,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	89,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	88,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	88,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	88,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	88,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	89,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	89,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	89,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	90,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	89,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	24,  // 29: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	25,  // 30: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	26,  // 31: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	27,  // 32: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	29,  // 33: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	30,  // 34: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	34,  // 35: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	35,  // 36: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	36,  // 37: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	90,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	90,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	90,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	90,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	88,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	88,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	89,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	89,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	90,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	88,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	89,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	90,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	89,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	90,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	90,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	89,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	89,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	89,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	89,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	88,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	89,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	73,  // 82: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	73,  // 83: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	89,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	89,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 86: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	83,  // 87: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	90,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 89: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	82,  // 90: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	89,  // 91: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	90,  // 92: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	88,  // 93: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	87,  // 94: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	3,   // 95: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 96: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 97: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 98: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 99: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 100: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 101: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 102: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 103: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	68,  // 104: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	84,  // 105: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	69,  // 106: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	69,  // 107: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	16,  // 108: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 109: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	39,  // 110: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	41,  // 111: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	42,  // 112: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	44,  // 113: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	47,  // 114: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	49,  // 115: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	54,  // 116: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	60,  // 117: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	62,  // 118: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58,  // 119: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	63,  // 120: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	77,  // 121: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	85,  // 122: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	79,  // 123: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	80,  // 124: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	75,  // 125: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	76,  // 126: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	71,  // 127: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	72,  // 128: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	2,   // 129: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 130: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 131: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 132: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 133: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 134: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 135: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 136: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 137: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 138: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 139: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 140: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	13,  // 141: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 142: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 143: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	40,  // 144: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	38,  // 145: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	38,  // 146: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	45,  // 147: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	48,  // 148: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	46,  // 149: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	55,  // 150: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	61,  // 151: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	56,  // 152: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59,  // 153: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	64,  // 154: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	78,  // 155: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	86,  // 156: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	17,  // 157: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	81,  // 158: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	74,  // 159: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	74,  // 160: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	70,  // 161: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	70,  // 162: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	129, // [129:163] is the sub-list for method output_type
-	95,  // [95:129] is the sub-list for method input_type
-	95,  // [95:95] is the sub-list for extension type_name
-	95,  // [95:95] is the sub-list for extension extendee
-	0,   // [0:95] is the sub-list for field type_name
+	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
+	90,  // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	3,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
+	91,  // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	1,   // 4: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
+	1,   // 5: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
+	2,   // 6: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
+	92,  // 7: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	93,  // 8: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 9: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	1,   // 10: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 11: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	92,  // 12: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	4,   // 13: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 14: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 15: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	92,  // 16: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	2,   // 17: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
+	92,  // 18: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	92,  // 19: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	92,  // 20: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	93,  // 21: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 22: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	93,  // 23: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	93,  // 24: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 25: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 26: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	92,  // 27: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	12,  // 28: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	91,  // 29: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	93,  // 30: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	22,  // 31: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	23,  // 32: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	24,  // 33: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	26,  // 34: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	27,  // 35: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	28,  // 36: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	29,  // 37: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	31,  // 38: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	32,  // 39: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	36,  // 40: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	37,  // 41: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	38,  // 42: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	39,  // 43: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	30,  // 44: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	25,  // 45: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	91,  // 46: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	33,  // 47: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	34,  // 48: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	35,  // 49: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	91,  // 50: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	91,  // 51: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	91,  // 52: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	92,  // 53: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	92,  // 54: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	93,  // 55: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	40,  // 56: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	93,  // 57: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 58: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	45,  // 59: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	91,  // 60: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	92,  // 61: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	93,  // 62: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	48,  // 63: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	91,  // 64: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	53,  // 65: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	54,  // 66: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	52,  // 67: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	93,  // 68: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	55,  // 69: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	91,  // 70: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	91,  // 71: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	93,  // 72: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 73: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	59,  // 74: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	93,  // 75: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	93,  // 76: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	58,  // 77: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	58,  // 78: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	67,  // 79: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	68,  // 80: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	69,  // 81: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	93,  // 82: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	68,  // 83: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	69,  // 84: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	92,  // 85: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	93,  // 86: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	75,  // 87: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	75,  // 88: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	93,  // 89: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	93,  // 90: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 91: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	85,  // 92: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	91,  // 93: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 94: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	84,  // 95: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	93,  // 96: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	91,  // 97: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 98: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	89,  // 99: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	5,   // 100: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	6,   // 101: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	8,   // 102: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	9,   // 103: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	10,  // 104: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	13,  // 105: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	14,  // 106: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	16,  // 107: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	17,  // 108: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	70,  // 109: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	86,  // 110: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	71,  // 111: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	71,  // 112: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	18,  // 113: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	20,  // 114: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	41,  // 115: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	43,  // 116: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	44,  // 117: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	46,  // 118: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	49,  // 119: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	51,  // 120: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	56,  // 121: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	62,  // 122: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	64,  // 123: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	60,  // 124: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	65,  // 125: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	79,  // 126: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	87,  // 127: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	81,  // 128: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	82,  // 129: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	77,  // 130: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	78,  // 131: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	73,  // 132: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	74,  // 133: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	4,   // 134: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	7,   // 135: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	4,   // 136: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	4,   // 137: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	11,  // 138: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	12,  // 139: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	15,  // 140: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	12,  // 141: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 142: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 143: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 144: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	15,  // 145: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	15,  // 146: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	19,  // 147: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	21,  // 148: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	42,  // 149: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	40,  // 150: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	40,  // 151: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	47,  // 152: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	50,  // 153: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	48,  // 154: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	57,  // 155: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	63,  // 156: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	58,  // 157: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	61,  // 158: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	66,  // 159: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	80,  // 160: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	88,  // 161: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	19,  // 162: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	83,  // 163: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	76,  // 164: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	76,  // 165: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	72,  // 166: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	72,  // 167: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	134, // [134:168] is the sub-list for method output_type
+	100, // [100:134] is the sub-list for method input_type
+	100, // [100:100] is the sub-list for extension type_name
+	100, // [100:100] is the sub-list for extension extendee
+	0,   // [0:100] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -8315,7 +8641,9 @@ func file_agentree_v1_agentree_proto_init() {
 	if File_agentree_v1_agentree_proto != nil {
 		return
 	}
-	file_agentree_v1_agentree_proto_msgTypes[19].OneofWrappers = []any{
+	file_agentree_v1_agentree_proto_msgTypes[2].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[3].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[21].OneofWrappers = []any{
 		(*StreamEvent_AgentStarted)(nil),
 		(*StreamEvent_AgentResumed)(nil),
 		(*StreamEvent_AgentWaiting)(nil),
@@ -8331,15 +8659,15 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_StreamError)(nil),
 		(*StreamEvent_AgentPaused)(nil),
 	}
-	file_agentree_v1_agentree_proto_msgTypes[50].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[78].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[52].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[80].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   88,
+			NumMessages:   91,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
