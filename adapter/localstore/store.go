@@ -246,34 +246,40 @@ func (s *Store) Content(ctx context.Context, orgID, sha string) ([]byte, error) 
 	return data, notFound("content "+sha, err)
 }
 
-// RecordToolCall upserts a tool call's record; fields the new record
-// leaves empty keep what was recorded.
+// RecordToolCall upserts a tool call's record under
+// agentsdk.ToolCallRecord.Merge's rules (an ended call never goes back to
+// running; fields the new record leaves empty keep what was recorded),
+// the rules every store follows. The read and the write are one
+// transaction, so two writers of one call cannot lose either's fields.
 func (s *Store) RecordToolCall(ctx context.Context, rec agentsdk.ToolCallRecord) error {
-	old, err := s.ToolCall(ctx, rec.OrgID, rec.ExecutionID, rec.MessageID, rec.ToolCallID)
-	if err == nil {
-		if rec.Input == nil {
-			rec.Input = old.Input
-		}
-		if rec.Approval == nil {
-			rec.Approval = old.Approval
-		}
-		if rec.Policy == "" {
-			rec.Policy = old.Policy
-		}
-		if rec.StepNumber == 0 {
-			rec.StepNumber = old.StepNumber
-		}
-	} else if !errors.Is(err, agentsdk.ErrNotFound) {
-		return err
-	}
-	b, err := json.Marshal(rec)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("record tool call", err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO tool_call (execution, message_id, tool_call_id, status, record) VALUES (?, ?, ?, ?, ?)
+	defer func() { _ = tx.Rollback() }()
+	var b []byte
+	err = tx.QueryRowContext(ctx, `SELECT record FROM tool_call WHERE execution = ? AND message_id = ? AND tool_call_id = ?`,
+		rec.ExecutionID, rec.MessageID, rec.ToolCallID).Scan(&b)
+	switch {
+	case err == nil:
+		var old agentsdk.ToolCallRecord
+		if err := json.Unmarshal(b, &old); err != nil {
+			return wrap("record tool call", err)
+		}
+		rec = old.Merge(rec)
+	case !errors.Is(err, sql.ErrNoRows):
+		return wrap("record tool call", err)
+	}
+	if b, err = json.Marshal(rec); err != nil {
+		return wrap("record tool call", err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO tool_call (execution, message_id, tool_call_id, status, record) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (execution, message_id, tool_call_id) DO UPDATE SET status = excluded.status, record = excluded.record`,
 		rec.ExecutionID, rec.MessageID, rec.ToolCallID, string(rec.Status), b)
-	return wrap("record tool call", err)
+	if err != nil {
+		return wrap("record tool call", err)
+	}
+	return wrap("record tool call", tx.Commit())
 }
 
 // ToolCall reads a tool call's record.
