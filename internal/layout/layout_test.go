@@ -38,3 +38,21 @@ func TestWorkerPackageIsSeen(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, strings.Fields(string(out)), workerPackage)
 }
+
+// TestAPIClientLinksOnlyTheAPITypes: the REST client is what programs that
+// are not workers import, so of this module it links the generated API
+// types alone: no store, no pgx, no Temporal, no runtime.
+func TestAPIClientLinksOnlyTheAPITypes(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./apiclient")
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "google.golang.org/protobuf/proto", "go list -deps listed the dependencies")
+	for _, d := range deps {
+		if strings.HasPrefix(d, "github.com/agentree/agentree/") {
+			require.Contains(t, []string{"github.com/agentree/agentree/apiclient", "github.com/agentree/agentree/proto/agentree/v1"}, d, "apiclient links %s", d)
+		}
+		require.False(t, strings.HasPrefix(d, "github.com/jackc/") || strings.HasPrefix(d, "go.temporal.io/"), "apiclient links %s", d)
+	}
+}
