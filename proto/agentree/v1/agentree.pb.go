@@ -5547,7 +5547,10 @@ type Capabilities struct {
 	Tools []*ToolCapability `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
 	// The model endpoints any live worker calls, by name, with the task
 	// queues serving each.
-	Models        []*ModelEndpoint `protobuf:"bytes,4,rep,name=models,proto3" json:"models,omitempty"`
+	Models []*ModelEndpoint `protobuf:"bytes,4,rep,name=models,proto3" json:"models,omitempty"`
+	// The roles of the API key that asked: what it may do (`admin`, `run`,
+	// `approve`, `read`).
+	Roles         []string `protobuf:"bytes,5,rep,name=roles,proto3" json:"roles,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5606,6 +5609,13 @@ func (x *Capabilities) GetTools() []*ToolCapability {
 func (x *Capabilities) GetModels() []*ModelEndpoint {
 	if x != nil {
 		return x.Models
+	}
+	return nil
+}
+
+func (x *Capabilities) GetRoles() []string {
+	if x != nil {
+		return x.Roles
 	}
 	return nil
 }
@@ -6193,6 +6203,479 @@ func (x *SetRetentionPolicyRequest) GetKeepFailedDays() int32 {
 	return 0
 }
 
+// ApiKey is an organization's API key as it is listed: never its secret.
+type ApiKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// A name to tell the key apart.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The clear start of the secret, `agt_<prefix>_…`.
+	Prefix string `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// What the key may do: `admin`, `run`, `approve`, `read`.
+	Roles     []string               `protobuf:"bytes,4,rep,name=roles,proto3" json:"roles,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When the key last authenticated (to the minute); unset if never.
+	LastUsedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_used_at,json=lastUsedAt,proto3" json:"last_used_at,omitempty"`
+	// When the key stops authenticating; unset if never.
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// When the key was revoked; unset if it was not.
+	RevokedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApiKey) Reset() {
+	*x = ApiKey{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApiKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApiKey) ProtoMessage() {}
+
+func (x *ApiKey) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
+func (*ApiKey) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *ApiKey) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ApiKey) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ApiKey) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ApiKey) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *ApiKey) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *ApiKey) GetLastUsedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastUsedAt
+	}
+	return nil
+}
+
+func (x *ApiKey) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *ApiKey) GetRevokedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevokedAt
+	}
+	return nil
+}
+
+// CreateApiKeyRequest mints a key.
+type CreateApiKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// A name to tell the key apart.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Roles the key carries: `admin`, `run`, `approve`, `read`; all four
+	// when empty.
+	Roles []string `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
+	// When the key stops authenticating (in the future); never when unset.
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateApiKeyRequest) Reset() {
+	*x = CreateApiKeyRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateApiKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateApiKeyRequest) ProtoMessage() {}
+
+func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateApiKeyRequest.ProtoReflect.Descriptor instead.
+func (*CreateApiKeyRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *CreateApiKeyRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateApiKeyRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateApiKeyRequest) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *CreateApiKeyRequest) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+// CreatedApiKey is a new key with its secret, shown this once.
+type CreatedApiKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   *ApiKey                `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The bearer secret, `agt_<prefix>_<64 hex>`; only its hash is stored.
+	Secret        string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatedApiKey) Reset() {
+	*x = CreatedApiKey{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatedApiKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatedApiKey) ProtoMessage() {}
+
+func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatedApiKey.ProtoReflect.Descriptor instead.
+func (*CreatedApiKey) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *CreatedApiKey) GetKey() *ApiKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *CreatedApiKey) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+// ListApiKeysRequest pages through an organization's keys.
+type ListApiKeysRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Items per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApiKeysRequest) Reset() {
+	*x = ListApiKeysRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApiKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApiKeysRequest) ProtoMessage() {}
+
+func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApiKeysRequest.ProtoReflect.Descriptor instead.
+func (*ListApiKeysRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *ListApiKeysRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListApiKeysRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListApiKeysRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListApiKeysResponse is a page of keys.
+type ListApiKeysResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	ApiKeys []*ApiKey              `protobuf:"bytes,1,rep,name=api_keys,json=apiKeys,proto3" json:"api_keys,omitempty"`
+	// Pass as `cursor` for the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApiKeysResponse) Reset() {
+	*x = ListApiKeysResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApiKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApiKeysResponse) ProtoMessage() {}
+
+func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApiKeysResponse.ProtoReflect.Descriptor instead.
+func (*ListApiKeysResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *ListApiKeysResponse) GetApiKeys() []*ApiKey {
+	if x != nil {
+		return x.ApiKeys
+	}
+	return nil
+}
+
+func (x *ListApiKeysResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// RevokeApiKeyRequest names a key.
+type RevokeApiKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The key's ID.
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeApiKeyRequest) Reset() {
+	*x = RevokeApiKeyRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeApiKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeApiKeyRequest) ProtoMessage() {}
+
+func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeApiKeyRequest.ProtoReflect.Descriptor instead.
+func (*RevokeApiKeyRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *RevokeApiKeyRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *RevokeApiKeyRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// ExpireApiKeyRequest names a key and when it expires.
+type ExpireApiKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The key's ID.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// When the key expires; now when unset. A later time than the key's
+	// expiry changes nothing.
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExpireApiKeyRequest) Reset() {
+	*x = ExpireApiKeyRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExpireApiKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExpireApiKeyRequest) ProtoMessage() {}
+
+func (x *ExpireApiKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExpireApiKeyRequest.ProtoReflect.Descriptor instead.
+func (*ExpireApiKeyRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *ExpireApiKeyRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ExpireApiKeyRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ExpireApiKeyRequest) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
 // UsageLine is the usage of one group of model calls.
 type UsageLine struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -6218,7 +6701,7 @@ type UsageLine struct {
 
 func (x *UsageLine) Reset() {
 	*x = UsageLine{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6230,7 +6713,7 @@ func (x *UsageLine) String() string {
 func (*UsageLine) ProtoMessage() {}
 
 func (x *UsageLine) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6243,7 +6726,7 @@ func (x *UsageLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageLine.ProtoReflect.Descriptor instead.
 func (*UsageLine) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *UsageLine) GetKey() string {
@@ -6315,7 +6798,7 @@ type UsageReport struct {
 
 func (x *UsageReport) Reset() {
 	*x = UsageReport{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6327,7 +6810,7 @@ func (x *UsageReport) String() string {
 func (*UsageReport) ProtoMessage() {}
 
 func (x *UsageReport) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6340,7 +6823,7 @@ func (x *UsageReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageReport.ProtoReflect.Descriptor instead.
 func (*UsageReport) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *UsageReport) GetLines() []*UsageLine {
@@ -6370,7 +6853,7 @@ type GetExecutionUsageRequest struct {
 
 func (x *GetExecutionUsageRequest) Reset() {
 	*x = GetExecutionUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6382,7 +6865,7 @@ func (x *GetExecutionUsageRequest) String() string {
 func (*GetExecutionUsageRequest) ProtoMessage() {}
 
 func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6395,7 +6878,7 @@ func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *GetExecutionUsageRequest) GetOrg() string {
@@ -6429,7 +6912,7 @@ type GetOrgUsageRequest struct {
 
 func (x *GetOrgUsageRequest) Reset() {
 	*x = GetOrgUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6441,7 +6924,7 @@ func (x *GetOrgUsageRequest) String() string {
 func (*GetOrgUsageRequest) ProtoMessage() {}
 
 func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6454,7 +6937,7 @@ func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *GetOrgUsageRequest) GetOrg() string {
@@ -6501,7 +6984,7 @@ type GetEntryContextRequest struct {
 
 func (x *GetEntryContextRequest) Reset() {
 	*x = GetEntryContextRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6513,7 +6996,7 @@ func (x *GetEntryContextRequest) String() string {
 func (*GetEntryContextRequest) ProtoMessage() {}
 
 func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6526,7 +7009,7 @@ func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryContextRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *GetEntryContextRequest) GetOrg() string {
@@ -6584,7 +7067,7 @@ type ModelContext struct {
 
 func (x *ModelContext) Reset() {
 	*x = ModelContext{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6596,7 +7079,7 @@ func (x *ModelContext) String() string {
 func (*ModelContext) ProtoMessage() {}
 
 func (x *ModelContext) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6609,7 +7092,7 @@ func (x *ModelContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelContext.ProtoReflect.Descriptor instead.
 func (*ModelContext) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ModelContext) GetEntryId() string {
@@ -6702,7 +7185,7 @@ type CompactAgentExecutionRequest struct {
 
 func (x *CompactAgentExecutionRequest) Reset() {
 	*x = CompactAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6714,7 +7197,7 @@ func (x *CompactAgentExecutionRequest) String() string {
 func (*CompactAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6727,7 +7210,7 @@ func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CompactAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *CompactAgentExecutionRequest) GetOrg() string {
@@ -6759,7 +7242,7 @@ type GetCompactionRequest struct {
 
 func (x *GetCompactionRequest) Reset() {
 	*x = GetCompactionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6771,7 +7254,7 @@ func (x *GetCompactionRequest) String() string {
 func (*GetCompactionRequest) ProtoMessage() {}
 
 func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6784,7 +7267,7 @@ func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCompactionRequest.ProtoReflect.Descriptor instead.
 func (*GetCompactionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetCompactionRequest) GetOrg() string {
@@ -6840,7 +7323,7 @@ type CompactionAudit struct {
 
 func (x *CompactionAudit) Reset() {
 	*x = CompactionAudit{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6852,7 +7335,7 @@ func (x *CompactionAudit) String() string {
 func (*CompactionAudit) ProtoMessage() {}
 
 func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6865,7 +7348,7 @@ func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionAudit.ProtoReflect.Descriptor instead.
 func (*CompactionAudit) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *CompactionAudit) GetEntryId() string {
@@ -6972,7 +7455,7 @@ type CompactedEntry struct {
 
 func (x *CompactedEntry) Reset() {
 	*x = CompactedEntry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6984,7 +7467,7 @@ func (x *CompactedEntry) String() string {
 func (*CompactedEntry) ProtoMessage() {}
 
 func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6997,7 +7480,7 @@ func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactedEntry.ProtoReflect.Descriptor instead.
 func (*CompactedEntry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *CompactedEntry) GetEntryId() string {
@@ -7034,7 +7517,7 @@ type ContextTool struct {
 
 func (x *ContextTool) Reset() {
 	*x = ContextTool{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7046,7 +7529,7 @@ func (x *ContextTool) String() string {
 func (*ContextTool) ProtoMessage() {}
 
 func (x *ContextTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7059,7 +7542,7 @@ func (x *ContextTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
 func (*ContextTool) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ContextTool) GetName() string {
@@ -7104,7 +7587,7 @@ type ForkAgentExecutionRequest struct {
 
 func (x *ForkAgentExecutionRequest) Reset() {
 	*x = ForkAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7116,7 +7599,7 @@ func (x *ForkAgentExecutionRequest) String() string {
 func (*ForkAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7129,7 +7612,7 @@ func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *ForkAgentExecutionRequest) GetOrg() string {
@@ -7180,7 +7663,7 @@ type GetTokenTimelineRequest struct {
 
 func (x *GetTokenTimelineRequest) Reset() {
 	*x = GetTokenTimelineRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7192,7 +7675,7 @@ func (x *GetTokenTimelineRequest) String() string {
 func (*GetTokenTimelineRequest) ProtoMessage() {}
 
 func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7205,7 +7688,7 @@ func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
 func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetTokenTimelineRequest) GetOrg() string {
@@ -7235,7 +7718,7 @@ type TokenTimeline struct {
 
 func (x *TokenTimeline) Reset() {
 	*x = TokenTimeline{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7247,7 +7730,7 @@ func (x *TokenTimeline) String() string {
 func (*TokenTimeline) ProtoMessage() {}
 
 func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7260,7 +7743,7 @@ func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
 func (*TokenTimeline) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *TokenTimeline) GetPoints() []*TimelinePoint {
@@ -7305,7 +7788,7 @@ type TimelinePoint struct {
 
 func (x *TimelinePoint) Reset() {
 	*x = TimelinePoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7317,7 +7800,7 @@ func (x *TimelinePoint) String() string {
 func (*TimelinePoint) ProtoMessage() {}
 
 func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7330,7 +7813,7 @@ func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
 func (*TimelinePoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *TimelinePoint) GetEntryId() string {
@@ -7393,7 +7876,7 @@ var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
-	"\x1aagentree/v1/agentree.proto\x12\vagentree.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"5\n" +
+	"\x1aagentree/v1/agentree.proto\x12\vagentree.v1\x1a\x18agentree/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"5\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\x80\x01\n" +
@@ -7848,12 +8331,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\ftool_call_id\x18\x03 \x01(\tR\n" +
 	"toolCallId\"*\n" +
 	"\x16GetCapabilitiesRequest\x12\x10\n" +
-	"\x03org\x18\x01 \x01(\tR\x03org\"\xc6\x01\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\"\xdc\x01\n" +
 	"\fCapabilities\x129\n" +
 	"\aworkers\x18\x01 \x03(\v2\x1f.agentree.v1.WorkerCapabilitiesR\aworkers\x12\x14\n" +
 	"\x05kinds\x18\x02 \x03(\tR\x05kinds\x121\n" +
 	"\x05tools\x18\x03 \x03(\v2\x1b.agentree.v1.ToolCapabilityR\x05tools\x122\n" +
-	"\x06models\x18\x04 \x03(\v2\x1a.agentree.v1.ModelEndpointR\x06models\"\xa4\x02\n" +
+	"\x06models\x18\x04 \x03(\v2\x1a.agentree.v1.ModelEndpointR\x06models\x12\x14\n" +
+	"\x05roles\x18\x05 \x03(\tR\x05roles\"\xa4\x02\n" +
 	"\x12WorkerCapabilities\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x1d\n" +
 	"\n" +
@@ -7900,7 +8384,45 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x19SetRetentionPolicyRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
 	"\tkeep_days\x18\x02 \x01(\x05R\bkeepDays\x12(\n" +
-	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays\"\x85\x02\n" +
+	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays\"\xc9\x02\n" +
+	"\x06ApiKey\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\x12\x14\n" +
+	"\x05roles\x18\x04 \x03(\tR\x05roles\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12<\n" +
+	"\flast_used_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastUsedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x129\n" +
+	"\n" +
+	"revoked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\x8c\x01\n" +
+	"\x13CreateApiKeyRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05roles\x18\x03 \x03(\tR\x05roles\x129\n" +
+	"\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"N\n" +
+	"\rCreatedApiKey\x12%\n" +
+	"\x03key\x18\x01 \x01(\v2\x13.agentree.v1.ApiKeyR\x03key\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\"[\n" +
+	"\x12ListApiKeysRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"f\n" +
+	"\x13ListApiKeysResponse\x12.\n" +
+	"\bapi_keys\x18\x01 \x03(\v2\x13.agentree.v1.ApiKeyR\aapiKeys\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"7\n" +
+	"\x13RevokeApiKeyRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"t\n" +
+	"\x13ExpireApiKeyRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12;\n" +
+	"\vexpire_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\x85\x02\n" +
 	"\tUsageLine\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12!\n" +
@@ -7996,42 +8518,47 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\x9f\x18\n" +
-	"\fAgentService\x12`\n" +
-	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
-	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
-	"\x12GetAgentDefinition\x12&.agentree.v1.GetAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12`\n" +
-	"\x15UpdateAgentDefinition\x12).agentree.v1.UpdateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12n\n" +
-	"\x15DeleteAgentDefinition\x12).agentree.v1.DeleteAgentDefinitionRequest\x1a*.agentree.v1.DeleteAgentDefinitionResponse\x12]\n" +
-	"\x14CreateAgentExecution\x12(.agentree.v1.CreateAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12h\n" +
-	"\x13ListAgentExecutions\x12'.agentree.v1.ListAgentExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12W\n" +
-	"\x11GetAgentExecution\x12%.agentree.v1.GetAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12]\n" +
-	"\x14CancelAgentExecution\x12(.agentree.v1.CancelAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12]\n" +
-	"\x14ResumeAgentExecution\x12(.agentree.v1.ResumeAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12Y\n" +
-	"\x12ForkAgentExecution\x12&.agentree.v1.ForkAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12^\n" +
-	"\tListForks\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12h\n" +
-	"\x13ListChildExecutions\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12k\n" +
-	"\x14SignalAgentExecution\x12(.agentree.v1.SignalAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12\\\n" +
-	"\x14StreamAgentExecution\x12(.agentree.v1.StreamAgentExecutionRequest\x1a\x18.agentree.v1.StreamEvent0\x01\x12\\\n" +
-	"\x0fListCheckpoints\x12#.agentree.v1.ListCheckpointsRequest\x1a$.agentree.v1.ListCheckpointsResponse\x12K\n" +
-	"\rGetCheckpoint\x12!.agentree.v1.GetCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12W\n" +
-	"\x13GetLatestCheckpoint\x12'.agentree.v1.GetLatestCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12J\n" +
-	"\tListTasks\x12\x1d.agentree.v1.ListTasksRequest\x1a\x1e.agentree.v1.ListTasksResponse\x12P\n" +
-	"\vListEntries\x12\x1f.agentree.v1.ListEntriesRequest\x1a .agentree.v1.ListEntriesResponse\x12<\n" +
-	"\bGetEntry\x12\x1c.agentree.v1.GetEntryRequest\x1a\x12.agentree.v1.Entry\x12S\n" +
-	"\fListMessages\x12 .agentree.v1.ListMessagesRequest\x1a!.agentree.v1.ListMessagesResponse\x12V\n" +
-	"\rListToolCalls\x12!.agentree.v1.ListToolCallsRequest\x1a\".agentree.v1.ListToolCallsResponse\x12E\n" +
-	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\x12Y\n" +
-	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\x12Q\n" +
-	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\x12Q\n" +
-	"\x0fGetEntryContext\x12#.agentree.v1.GetEntryContextRequest\x1a\x19.agentree.v1.ModelContext\x12T\n" +
-	"\x10GetTokenTimeline\x12$.agentree.v1.GetTokenTimelineRequest\x1a\x1a.agentree.v1.TokenTimeline\x12m\n" +
-	"\x15CompactAgentExecution\x12).agentree.v1.CompactAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12P\n" +
-	"\rGetCompaction\x12!.agentree.v1.GetCompactionRequest\x1a\x1c.agentree.v1.CompactionAudit\x12T\n" +
-	"\x11GetExecutionUsage\x12%.agentree.v1.GetExecutionUsageRequest\x1a\x18.agentree.v1.UsageReport\x12H\n" +
-	"\vGetOrgUsage\x12\x1f.agentree.v1.GetOrgUsageRequest\x1a\x18.agentree.v1.UsageReport\x12Z\n" +
-	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\x12Z\n" +
-	"\x12SetRetentionPolicy\x12&.agentree.v1.SetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicyB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"compaction2\x9b\x1d\n" +
+	"\fAgentService\x12j\n" +
+	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
+	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
+	"\x12GetAgentDefinition\x12&.agentree.v1.GetAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\x06\xa2\x82\x19\x02\b\x04\x12j\n" +
+	"\x15UpdateAgentDefinition\x12).agentree.v1.UpdateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12x\n" +
+	"\x15DeleteAgentDefinition\x12).agentree.v1.DeleteAgentDefinitionRequest\x1a*.agentree.v1.DeleteAgentDefinitionResponse\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12g\n" +
+	"\x14CreateAgentExecution\x12(.agentree.v1.CreateAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12p\n" +
+	"\x13ListAgentExecutions\x12'.agentree.v1.ListAgentExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12_\n" +
+	"\x11GetAgentExecution\x12%.agentree.v1.GetAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\x06\xa2\x82\x19\x02\b\x04\x12g\n" +
+	"\x14CancelAgentExecution\x12(.agentree.v1.CancelAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12g\n" +
+	"\x14ResumeAgentExecution\x12(.agentree.v1.ResumeAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12c\n" +
+	"\x12ForkAgentExecution\x12&.agentree.v1.ForkAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12f\n" +
+	"\tListForks\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12p\n" +
+	"\x13ListChildExecutions\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12u\n" +
+	"\x14SignalAgentExecution\x12(.agentree.v1.SignalAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12d\n" +
+	"\x14StreamAgentExecution\x12(.agentree.v1.StreamAgentExecutionRequest\x1a\x18.agentree.v1.StreamEvent\"\x06\xa2\x82\x19\x02\b\x040\x01\x12d\n" +
+	"\x0fListCheckpoints\x12#.agentree.v1.ListCheckpointsRequest\x1a$.agentree.v1.ListCheckpointsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12S\n" +
+	"\rGetCheckpoint\x12!.agentree.v1.GetCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\"\x06\xa2\x82\x19\x02\b\x04\x12_\n" +
+	"\x13GetLatestCheckpoint\x12'.agentree.v1.GetLatestCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\"\x06\xa2\x82\x19\x02\b\x04\x12R\n" +
+	"\tListTasks\x12\x1d.agentree.v1.ListTasksRequest\x1a\x1e.agentree.v1.ListTasksResponse\"\x06\xa2\x82\x19\x02\b\x04\x12X\n" +
+	"\vListEntries\x12\x1f.agentree.v1.ListEntriesRequest\x1a .agentree.v1.ListEntriesResponse\"\x06\xa2\x82\x19\x02\b\x04\x12D\n" +
+	"\bGetEntry\x12\x1c.agentree.v1.GetEntryRequest\x1a\x12.agentree.v1.Entry\"\x06\xa2\x82\x19\x02\b\x04\x12[\n" +
+	"\fListMessages\x12 .agentree.v1.ListMessagesRequest\x1a!.agentree.v1.ListMessagesResponse\"\x06\xa2\x82\x19\x02\b\x04\x12^\n" +
+	"\rListToolCalls\x12!.agentree.v1.ListToolCallsRequest\x1a\".agentree.v1.ListToolCallsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12M\n" +
+	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\"\x06\xa2\x82\x19\x02\b\x04\x12c\n" +
+	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\"\b\xa2\x82\x19\x04\b\x03\x10\x01\x12Y\n" +
+	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\"\x06\xa2\x82\x19\x02\b\x04\x12Y\n" +
+	"\x0fGetEntryContext\x12#.agentree.v1.GetEntryContextRequest\x1a\x19.agentree.v1.ModelContext\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
+	"\x10GetTokenTimeline\x12$.agentree.v1.GetTokenTimelineRequest\x1a\x1a.agentree.v1.TokenTimeline\"\x06\xa2\x82\x19\x02\b\x04\x12w\n" +
+	"\x15CompactAgentExecution\x12).agentree.v1.CompactAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12X\n" +
+	"\rGetCompaction\x12!.agentree.v1.GetCompactionRequest\x1a\x1c.agentree.v1.CompactionAudit\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
+	"\x11GetExecutionUsage\x12%.agentree.v1.GetExecutionUsageRequest\x1a\x18.agentree.v1.UsageReport\"\x06\xa2\x82\x19\x02\b\x04\x12P\n" +
+	"\vGetOrgUsage\x12\x1f.agentree.v1.GetOrgUsageRequest\x1a\x18.agentree.v1.UsageReport\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
+	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\"\x06\xa2\x82\x19\x02\b\x04\x12d\n" +
+	"\x12SetRetentionPolicy\x12&.agentree.v1.SetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12X\n" +
+	"\fCreateApiKey\x12 .agentree.v1.CreateApiKeyRequest\x1a\x1a.agentree.v1.CreatedApiKey\"\n" +
+	"\xa2\x82\x19\x06\b\x01\x10\x02\x18\x01\x12X\n" +
+	"\vListApiKeys\x12\x1f.agentree.v1.ListApiKeysRequest\x1a .agentree.v1.ListApiKeysResponse\"\x06\xa2\x82\x19\x02\b\x01\x12O\n" +
+	"\fRevokeApiKey\x12 .agentree.v1.RevokeApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12O\n" +
+	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -8045,7 +8572,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 95)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -8120,52 +8647,59 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*RetentionPolicy)(nil),               // 70: agentree.v1.RetentionPolicy
 	(*GetRetentionPolicyRequest)(nil),     // 71: agentree.v1.GetRetentionPolicyRequest
 	(*SetRetentionPolicyRequest)(nil),     // 72: agentree.v1.SetRetentionPolicyRequest
-	(*UsageLine)(nil),                     // 73: agentree.v1.UsageLine
-	(*UsageReport)(nil),                   // 74: agentree.v1.UsageReport
-	(*GetExecutionUsageRequest)(nil),      // 75: agentree.v1.GetExecutionUsageRequest
-	(*GetOrgUsageRequest)(nil),            // 76: agentree.v1.GetOrgUsageRequest
-	(*GetEntryContextRequest)(nil),        // 77: agentree.v1.GetEntryContextRequest
-	(*ModelContext)(nil),                  // 78: agentree.v1.ModelContext
-	(*CompactAgentExecutionRequest)(nil),  // 79: agentree.v1.CompactAgentExecutionRequest
-	(*GetCompactionRequest)(nil),          // 80: agentree.v1.GetCompactionRequest
-	(*CompactionAudit)(nil),               // 81: agentree.v1.CompactionAudit
-	(*CompactedEntry)(nil),                // 82: agentree.v1.CompactedEntry
-	(*ContextTool)(nil),                   // 83: agentree.v1.ContextTool
-	(*ForkAgentExecutionRequest)(nil),     // 84: agentree.v1.ForkAgentExecutionRequest
-	(*GetTokenTimelineRequest)(nil),       // 85: agentree.v1.GetTokenTimelineRequest
-	(*TokenTimeline)(nil),                 // 86: agentree.v1.TokenTimeline
-	(*TimelinePoint)(nil),                 // 87: agentree.v1.TimelinePoint
-	(*structpb.Struct)(nil),               // 88: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 89: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 90: google.protobuf.Value
+	(*ApiKey)(nil),                        // 73: agentree.v1.ApiKey
+	(*CreateApiKeyRequest)(nil),           // 74: agentree.v1.CreateApiKeyRequest
+	(*CreatedApiKey)(nil),                 // 75: agentree.v1.CreatedApiKey
+	(*ListApiKeysRequest)(nil),            // 76: agentree.v1.ListApiKeysRequest
+	(*ListApiKeysResponse)(nil),           // 77: agentree.v1.ListApiKeysResponse
+	(*RevokeApiKeyRequest)(nil),           // 78: agentree.v1.RevokeApiKeyRequest
+	(*ExpireApiKeyRequest)(nil),           // 79: agentree.v1.ExpireApiKeyRequest
+	(*UsageLine)(nil),                     // 80: agentree.v1.UsageLine
+	(*UsageReport)(nil),                   // 81: agentree.v1.UsageReport
+	(*GetExecutionUsageRequest)(nil),      // 82: agentree.v1.GetExecutionUsageRequest
+	(*GetOrgUsageRequest)(nil),            // 83: agentree.v1.GetOrgUsageRequest
+	(*GetEntryContextRequest)(nil),        // 84: agentree.v1.GetEntryContextRequest
+	(*ModelContext)(nil),                  // 85: agentree.v1.ModelContext
+	(*CompactAgentExecutionRequest)(nil),  // 86: agentree.v1.CompactAgentExecutionRequest
+	(*GetCompactionRequest)(nil),          // 87: agentree.v1.GetCompactionRequest
+	(*CompactionAudit)(nil),               // 88: agentree.v1.CompactionAudit
+	(*CompactedEntry)(nil),                // 89: agentree.v1.CompactedEntry
+	(*ContextTool)(nil),                   // 90: agentree.v1.ContextTool
+	(*ForkAgentExecutionRequest)(nil),     // 91: agentree.v1.ForkAgentExecutionRequest
+	(*GetTokenTimelineRequest)(nil),       // 92: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 93: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 94: agentree.v1.TimelinePoint
+	(*structpb.Struct)(nil),               // 95: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 96: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 97: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	88,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	88,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	89,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	95,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	95,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	96,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	95,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	95,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	88,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	88,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	88,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	88,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	89,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	89,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	89,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	95,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	95,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	95,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	95,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	95,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	95,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	96,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	96,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	96,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	95,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	95,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	90,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	89,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	97,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	96,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -8181,133 +8715,149 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	90,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	97,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	90,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	90,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	90,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	88,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	88,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	89,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	97,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	97,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	97,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	95,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	95,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	96,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	89,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	96,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	90,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	88,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	89,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	97,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	95,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	96,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	90,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	97,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	89,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	90,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	90,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	89,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	97,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	97,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	96,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	89,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	89,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	96,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	96,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	89,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	96,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	88,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	89,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	73,  // 82: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	73,  // 83: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	89,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	89,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 86: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	83,  // 87: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	90,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 89: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	82,  // 90: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	89,  // 91: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	90,  // 92: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	88,  // 93: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	87,  // 94: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	3,   // 95: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 96: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 97: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 98: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 99: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 100: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 101: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 102: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 103: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	68,  // 104: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	84,  // 105: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	69,  // 106: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	69,  // 107: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	16,  // 108: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 109: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	39,  // 110: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	41,  // 111: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	42,  // 112: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	44,  // 113: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	47,  // 114: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	49,  // 115: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	54,  // 116: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	60,  // 117: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	62,  // 118: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58,  // 119: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	63,  // 120: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	77,  // 121: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	85,  // 122: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	79,  // 123: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	80,  // 124: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	75,  // 125: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	76,  // 126: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	71,  // 127: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	72,  // 128: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	2,   // 129: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 130: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 131: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 132: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 133: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 134: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 135: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 136: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 137: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 138: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 139: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 140: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	13,  // 141: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 142: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 143: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	40,  // 144: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	38,  // 145: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	38,  // 146: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	45,  // 147: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	48,  // 148: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	46,  // 149: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	55,  // 150: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	61,  // 151: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	56,  // 152: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59,  // 153: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	64,  // 154: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	78,  // 155: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	86,  // 156: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	17,  // 157: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	81,  // 158: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	74,  // 159: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	74,  // 160: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	70,  // 161: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	70,  // 162: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	129, // [129:163] is the sub-list for method output_type
-	95,  // [95:129] is the sub-list for method input_type
-	95,  // [95:95] is the sub-list for extension type_name
-	95,  // [95:95] is the sub-list for extension extendee
-	0,   // [0:95] is the sub-list for field type_name
+	95,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	96,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	96,  // 82: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	96,  // 83: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	96,  // 84: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	96,  // 85: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	96,  // 86: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	73,  // 87: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	73,  // 88: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	96,  // 89: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	80,  // 90: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	80,  // 91: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	96,  // 92: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	96,  // 93: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 94: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	90,  // 95: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	97,  // 96: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 97: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	89,  // 98: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	96,  // 99: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	97,  // 100: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	95,  // 101: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	94,  // 102: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	3,   // 103: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 104: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 105: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 106: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 107: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 108: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 109: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 110: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 111: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	68,  // 112: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	91,  // 113: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	69,  // 114: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	69,  // 115: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	16,  // 116: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 117: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	39,  // 118: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	41,  // 119: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	42,  // 120: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	44,  // 121: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	47,  // 122: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	49,  // 123: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	54,  // 124: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	60,  // 125: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	62,  // 126: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58,  // 127: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	63,  // 128: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	84,  // 129: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	92,  // 130: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	86,  // 131: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	87,  // 132: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	82,  // 133: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	83,  // 134: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	71,  // 135: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	72,  // 136: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	74,  // 137: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	76,  // 138: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	78,  // 139: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	79,  // 140: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	2,   // 141: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 142: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 143: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 144: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 145: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 146: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 147: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 148: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 149: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 150: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 151: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 152: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	13,  // 153: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 154: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 155: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	40,  // 156: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	38,  // 157: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	38,  // 158: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	45,  // 159: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	48,  // 160: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	46,  // 161: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	55,  // 162: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	61,  // 163: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	56,  // 164: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59,  // 165: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	64,  // 166: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	85,  // 167: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	93,  // 168: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	17,  // 169: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	88,  // 170: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	81,  // 171: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	81,  // 172: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	70,  // 173: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	70,  // 174: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	75,  // 175: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	77,  // 176: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	73,  // 177: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	73,  // 178: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	141, // [141:179] is the sub-list for method output_type
+	103, // [103:141] is the sub-list for method input_type
+	103, // [103:103] is the sub-list for extension type_name
+	103, // [103:103] is the sub-list for extension extendee
+	0,   // [0:103] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -8315,6 +8865,7 @@ func file_agentree_v1_agentree_proto_init() {
 	if File_agentree_v1_agentree_proto != nil {
 		return
 	}
+	file_agentree_v1_access_proto_init()
 	file_agentree_v1_agentree_proto_msgTypes[19].OneofWrappers = []any{
 		(*StreamEvent_AgentStarted)(nil),
 		(*StreamEvent_AgentResumed)(nil),
@@ -8332,14 +8883,14 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_AgentPaused)(nil),
 	}
 	file_agentree_v1_agentree_proto_msgTypes[50].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[78].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[85].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   88,
+			NumMessages:   95,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
