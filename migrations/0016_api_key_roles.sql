@@ -5,11 +5,11 @@
 -- declared role (proto/agentree/v1/access.proto).
 --
 -- Keys minted before roles existed could do everything, so they get all
--- four and nothing that works today breaks; the default is then dropped so
--- every new key states its roles.
+-- four and nothing that works today breaks. The default stays for the same
+-- reason: a binary from before this migration, still running during an
+-- upgrade, mints keys as it always did; this one always names the roles.
 ALTER TABLE api_key
     ADD COLUMN roles TEXT[] NOT NULL DEFAULT ARRAY['admin', 'run', 'approve', 'read'],
     ADD COLUMN expires_at TIMESTAMPTZ;
-ALTER TABLE api_key ALTER COLUMN roles DROP DEFAULT;
 ALTER TABLE api_key ADD CONSTRAINT api_key_roles_known
     CHECK (cardinality(roles) >= 1 AND roles <@ ARRAY['admin', 'run', 'approve', 'read']);
