@@ -43,7 +43,9 @@ var ErrSignalConsumed = fmt.Errorf("%w: the signal was already consumed", ErrCon
 // CompleteUnlessSignalled are ordered: either the signal is stored first
 // and the execution does not complete without it, or the execution
 // completes first and the signal is refused. A stored signal is thereby
-// always one the execution will act on.
+// always one the execution will act on. sg.ID, when set, is the row's ID
+// (a keyed request's effect ID, so its re-run finds the row); else one is
+// made.
 func (s *Store) PutSignal(ctx context.Context, sg Signal) (Signal, error) {
 	const op = "put signal"
 	ids, err := writeIDs(op, sg.OrgID, sg.ExecutionID)
@@ -53,12 +55,20 @@ func (s *Store) PutSignal(ctx context.Context, sg Signal) (Signal, error) {
 	if sg.Name == "" {
 		return Signal{}, errf(op, ErrInvalid, "name is required")
 	}
+	var id any
+	if sg.ID != "" {
+		own, err := writeIDs(op, sg.ID)
+		if err != nil {
+			return Signal{}, err
+		}
+		id = own[0]
+	}
 	out, err := queryOne[Signal](ctx, s.pool, `
-		INSERT INTO agent_signal (org_id, agent_execution_id, signal_name, signal_value)
-		SELECT $1, $2, $3, $4
+		INSERT INTO agent_signal (id, org_id, agent_execution_id, signal_name, signal_value)
+		SELECT coalesce($5::uuid, gen_random_uuid()), $1, $2, $3, $4
 		WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1
 			AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED', 'CANCELLING') FOR SHARE)
-		RETURNING `+signalCols, ids[0], ids[1], sg.Name, nullJSON(sg.Value))
+		RETURNING `+signalCols, ids[0], ids[1], sg.Name, nullJSON(sg.Value), id)
 	if errors.Is(err, errNoRows) {
 		if ex, gerr := getExecution(ctx, s.pool, ids[0], ids[1]); gerr == nil {
 			return Signal{}, fmt.Errorf("entrystore: %s: %w (%s)", op, ErrExecutionEnded, ex.Status)

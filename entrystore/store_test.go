@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -68,9 +69,55 @@ func TestOrgsAndAPIKeys(t *testing.T) {
 		_, _, err = f.store.AuthenticateAPIKey(ctx, bad)
 		require.ErrorIs(t, err, entrystore.ErrNotFound)
 	}
-	require.NoError(t, f.store.RevokeAPIKey(ctx, f.org.ID, key.ID))
+	require.Equal(t, entrystore.AllRoles, k.Roles, "a key minted without roles named carries all of them")
+	revoked, err := f.store.RevokeAPIKey(ctx, f.org.ID, key.ID)
+	require.NoError(t, err)
+	require.NotNil(t, revoked.RevokedAt)
 	_, _, err = f.store.AuthenticateAPIKey(ctx, secret)
 	require.ErrorIs(t, err, entrystore.ErrNotFound)
+}
+
+// TestAPIKeyRolesAndExpiry: a key keeps the roles it was minted with, an
+// expired one no longer authenticates, expiring never extends a key's life,
+// and the list shows every key with its state.
+func TestAPIKeyRolesAndExpiry(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	_, _, err := f.store.MintAPIKey(ctx, f.org.ID, entrystore.NewAPIKey{Roles: []string{"read", "root"}})
+	require.ErrorIs(t, err, entrystore.ErrInvalid)
+	past := time.Now().Add(-time.Minute)
+	_, _, err = f.store.MintAPIKey(ctx, f.org.ID, entrystore.NewAPIKey{ExpiresAt: &past})
+	require.ErrorIs(t, err, entrystore.ErrInvalid)
+
+	later := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+	secret, key, err := f.store.MintAPIKey(ctx, f.org.ID, entrystore.NewAPIKey{
+		Name: "ci", Roles: []string{"read", "run", "read"}, ExpiresAt: &later})
+	require.NoError(t, err)
+	require.Equal(t, []string{"run", "read"}, key.Roles, "roles in their canonical order, once each")
+	_, k, err := f.store.AuthenticateAPIKey(ctx, secret)
+	require.NoError(t, err)
+	require.True(t, k.Has("run"))
+	require.False(t, k.Has("admin"))
+	require.Equal(t, later, *k.ExpiresAt)
+
+	much := time.Now().Add(48 * time.Hour)
+	k, err = f.store.ExpireAPIKey(ctx, f.org.ID, key.ID, much)
+	require.NoError(t, err)
+	require.Equal(t, later, *k.ExpiresAt, "expire brings an expiry forward, never back")
+	k, err = f.store.ExpireAPIKey(ctx, f.org.ID, key.ID, time.Time{})
+	require.NoError(t, err)
+	require.True(t, k.Expired(time.Now()))
+	_, _, err = f.store.AuthenticateAPIKey(ctx, secret)
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+
+	_, err = f.store.ExpireAPIKey(ctx, f.org.ID, uuid.NewString(), time.Time{})
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+	keys, next, err := f.store.ListAPIKeys(ctx, f.org.ID, entrystore.Page{})
+	require.NoError(t, err)
+	require.Empty(t, next)
+	require.Len(t, keys, 1)
+	require.Equal(t, key.ID, keys[0].ID)
+	require.NotNil(t, keys[0].ExpiresAt)
 }
 
 func TestDefinitions(t *testing.T) {

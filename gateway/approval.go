@@ -51,6 +51,24 @@ func (s *service) DecideToolCall(ctx context.Context, req *pb.DecideToolCallRequ
 	if err != nil {
 		return nil, err
 	}
+	if id := effectID(ctx); id != "" {
+		// The re-run of a keyed decision whose first attempt stored it:
+		// the call no longer waits, so answer from the stored signal.
+		if _, err := s.es.GetSignal(ctx, ex.OrgID, id); err == nil {
+			cctx, cancel := committed(ctx)
+			defer cancel()
+			// SignalOnce finds the row and sends it on if not consumed.
+			sig, err := s.ex.SignalOnce(cctx, id, ex.OrgID, ex.ID, agentsdk.SignalToolApproval, nil)
+			if err != nil {
+				return nil, toStatus(s.log, "decide tool call", err)
+			}
+			tc, err := s.findToolCall(ctx, ex.OrgID, ex.ID, req.GetToolCallId())
+			if err != nil {
+				return nil, err
+			}
+			return &pb.DecideToolCallResponse{SignalId: sig.ID, ToolCall: toToolCall(tc)}, nil
+		}
+	}
 	tc, err := s.waitingCall(ctx, ex, req.GetToolCallId())
 	if err != nil {
 		return nil, err
@@ -63,7 +81,7 @@ func (s *service) DecideToolCall(ctx context.Context, req *pb.DecideToolCallRequ
 	}
 	cctx, cancel := committed(ctx)
 	defer cancel()
-	sig, err := s.ex.Signal(cctx, ex.OrgID, ex.ID, agentsdk.SignalToolApproval, value)
+	sig, err := s.ex.SignalOnce(cctx, effectID(ctx), ex.OrgID, ex.ID, agentsdk.SignalToolApproval, value)
 	if errors.Is(err, entrystore.ErrConflict) && !errors.Is(err, entrystore.ErrExecutionEnded) {
 		return nil, status.Errorf(codes.FailedPrecondition, "tool call %q has a decision already", tc.ToolCallID)
 	}

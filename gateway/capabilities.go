@@ -301,7 +301,7 @@ func (s *service) GetCapabilities(ctx context.Context, req *pb.GetCapabilitiesRe
 		return nil, toStatus(s.log, "list worker capabilities", err)
 	}
 	rows, _ = forOrg(rows, org.ID)
-	out := &pb.Capabilities{Workers: []*pb.WorkerCapabilities{}}
+	out := &pb.Capabilities{Workers: []*pb.WorkerCapabilities{}, Roles: s.callerRoles(ctx)}
 	for _, r := range rows {
 		w := &pb.WorkerCapabilities{
 			Identity: r.Identity, TaskQueue: r.TaskQueue, Version: r.Version, LastSeenAt: ts(r.LastSeen),

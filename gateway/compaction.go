@@ -24,7 +24,7 @@ func (s *service) CompactAgentExecution(ctx context.Context, req *pb.CompactAgen
 	}
 	cctx, cancel := committed(ctx)
 	defer cancel()
-	sig, err := s.ex.Signal(cctx, ex.OrgID, ex.ID, agentsdk.SignalCompact, nil)
+	sig, err := s.ex.SignalOnce(cctx, effectID(ctx), ex.OrgID, ex.ID, agentsdk.SignalCompact, nil)
 	if err != nil {
 		return nil, toStatus(s.log, "compact agent execution", err)
 	}

@@ -3,7 +3,10 @@
 // execution client, served as gRPC and, through grpc-gateway, as JSON REST
 // under /api/orgs/{org}/, plus Server-Sent Events streams, /healthz and the
 // OpenAPI document. Requests authenticate with an organization's API key
-// (Authorization: Bearer …).
+// (Authorization: Bearer …), whose roles are checked against the access
+// declaration each RPC carries in the proto (routes.go reads them with the
+// HTTP rules; access.go enforces them for REST and gRPC; idempotency.go
+// honours Idempotency-Key on the routes they declare mutating).
 //
 // Live events come from the agent_stream_event table: a stream replays what
 // the client missed (Last-Event-ID), then follows new rows, woken by one

@@ -95,7 +95,7 @@ func (s *service) SignalAgentExecution(ctx context.Context, req *pb.SignalAgentE
 	}
 	cctx, cancel := committed(ctx)
 	defer cancel()
-	sig, err := s.ex.Signal(cctx, ex.OrgID, ex.ID, req.GetSignalName(), value)
+	sig, err := s.ex.SignalOnce(cctx, effectID(ctx), ex.OrgID, ex.ID, req.GetSignalName(), value)
 	if err != nil {
 		return nil, toStatus(s.log, "signal agent execution", err)
 	}

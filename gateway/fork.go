@@ -24,7 +24,8 @@ func (s *service) ForkAgentExecution(ctx context.Context, req *pb.ForkAgentExecu
 	if err != nil {
 		return nil, err
 	}
-	fr := aclient.ForkRequest{OrgID: ex.OrgID, ExecutionID: ex.ID, EntryID: req.GetEntryId(), UserPrompt: req.GetUserPrompt()}
+	fr := aclient.ForkRequest{OrgID: ex.OrgID, ExecutionID: ex.ID, EntryID: req.GetEntryId(), UserPrompt: req.GetUserPrompt(),
+		NewID: effectID(ctx)}
 	if req.GetConfig() != nil {
 		var cfg agentsdk.Config
 		if err := json.Unmarshal(ex.Config, &cfg); err != nil {

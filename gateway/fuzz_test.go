@@ -32,7 +32,7 @@ func (r rowOnly) Start(ctx context.Context, req client.StartRequest) (entrystore
 	})
 }
 
-func (rowOnly) Signal(context.Context, string, string, string, json.RawMessage) (entrystore.Signal, error) {
+func (rowOnly) SignalOnce(context.Context, string, string, string, string, json.RawMessage) (entrystore.Signal, error) {
 	return entrystore.Signal{}, errors.New("rowOnly: no signals")
 }
 

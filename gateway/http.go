@@ -51,7 +51,11 @@ func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	mux.Handle("GET /ui/", page)
 	mux.HandleFunc("GET /openapi.json", serveDocument(pb.OpenAPI))
 	mux.HandleFunc("GET /swagger.json", serveDocument(pb.Swagger))
-	return svc.requireKey(limitBody(bodyLimit, requireJSON(svc.idempotent(mux)))), nil
+	routes, err := loadRoutes()
+	if err != nil {
+		return nil, err
+	}
+	return svc.requireKey(svc.permit(routes)(limitBody(bodyLimit, requireJSON(svc.idempotent(mux))))), nil
 }
 
 // serveDocument serves a fixed JSON document.

@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/agentree/agentree/entrystore"
+	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
 // IdempotencyTTL is how long the first response to a request with an
@@ -32,23 +32,6 @@ type idempotencyConfig struct {
 	ttl, lease time.Duration
 }
 
-// idempotentRoute is one route that honours Idempotency-Key. rerun says
-// whether the request may be run again when its first attempt died
-// without an answer: a create is keyed by the reserved execution ID and a
-// cancel is idempotent by nature, but a second signal would be a second
-// message.
-type idempotentRoute struct {
-	method string
-	path   *regexp.Regexp
-	rerun  bool
-}
-
-var idempotentRoutes = []idempotentRoute{
-	{http.MethodPost, regexp.MustCompile(`^/api/orgs/([^/]+)/agent-executions$`), true},
-	{http.MethodPost, regexp.MustCompile(`^/api/orgs/([^/]+)/agent-executions/[^/]+/signal$`), false},
-	{http.MethodDelete, regexp.MustCompile(`^/api/orgs/([^/]+)/agent-executions/[^/]+$`), true},
-}
-
 // effectIDKey is the context key of the reserved effect ID.
 type effectIDKey struct{}
 
@@ -58,29 +41,31 @@ func effectID(ctx context.Context) string {
 	return id
 }
 
-// idempotent implements the Idempotency-Key header on create, signal and
-// cancel. The key (per organization) is reserved in Postgres before the
-// request runs and its response stored after, so a retry with the same key
-// gets the first response (status and body, with Idempotent-Replayed:
-// true) and changes nothing; the same key with another request is a 422;
-// while the first is still running, a 409.
+// idempotent implements the Idempotency-Key header on every route whose
+// RPC declares an idempotency (access.proto; permit found the route). The
+// key (per organization) is reserved in Postgres before the request runs
+// and its response stored after, so a retry with the same key gets the
+// first response (status and body, with Idempotent-Replayed: true) and
+// changes nothing; the same key with another request is a 422; while the
+// first is still running, a 409.
 //
 // Crash safety: the reservation is committed before the effect, with an
-// effect ID the effect itself uses (a create's execution ID). A gateway
-// that dies between the effect and storing the response leaves the key
-// reserved; once its lease runs out, a retry takes over and runs the
-// request again with the same effect ID, which finds the execution the
-// first attempt created instead of creating another. A signal cannot be
-// keyed that way (its inbox row's ID is the store's), so a retry that finds
-// its first attempt died is refused with 409 rather than risking a second
-// message; the first attempt's message, if it was stored, is still
-// delivered (a stored inbox row is acted on).
+// effect ID the effect itself uses (a created, forked or resumed
+// execution's ID, a signal's inbox row ID). A gateway that dies between
+// the effect and storing the response leaves the key reserved; once its
+// lease runs out, a retry takes over and, on a route declared
+// IDEMPOTENCY_RERUN, runs the request again with the same effect ID, which
+// finds what the first attempt did instead of doing it again, and answers
+// as the first would have. A route declared IDEMPOTENCY_REPLAY (its effect
+// cannot be keyed) refuses such a retry with 409 rather than risk a second
+// effect.
 func (s *service) idempotent(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		org, authed := r.Context().Value(authenticatedOrg{}).(entrystore.Org)
-		route, ok := matchIdempotent(r)
-		if key == "" || !ok || !authed || !orgMatches(route, r.URL.Path, org) {
+		route, segs, ok := routeOf(r.Context())
+		if key == "" || !ok || !authed || route.Idempotency == pb.Idempotency_IDEMPOTENCY_UNSPECIFIED ||
+			!orgMatches(route.orgOf(segs), org) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -119,8 +104,8 @@ func (s *service) idempotent(next http.Handler) http.Handler {
 			writeError(w, http.StatusConflict, "conflict",
 				"a request with this Idempotency-Key is still in progress; retry after it has answered")
 			return
-		case res == entrystore.TakenOver && !route.rerun:
-			const msg = "the first request with this Idempotency-Key was interrupted before it answered; list the execution's messages to see whether it was taken"
+		case res == entrystore.TakenOver && route.Idempotency != pb.Idempotency_IDEMPOTENCY_RERUN:
+			const msg = "the first request with this Idempotency-Key was interrupted before it answered, and this request cannot safely run twice; check whether it took effect before sending it again with a new key"
 			s.completeKey(ctx, org.ID, key, rec.EffectID, http.StatusConflict, errorJSON("conflict", msg))
 			writeError(w, http.StatusConflict, "conflict", msg)
 			return
@@ -134,7 +119,11 @@ func (s *service) idempotent(next http.Handler) http.Handler {
 				s.log.Warn("gateway: release idempotency key", "err", err)
 			}
 		} else {
-			s.completeKey(ctx, org.ID, key, rec.EffectID, rw.status, rw.body.Bytes())
+			stored := rw.body.Bytes()
+			if route.SecretResponse {
+				stored = withoutSecret(stored)
+			}
+			s.completeKey(ctx, org.ID, key, rec.EffectID, rw.status, stored)
 		}
 		for k, v := range rw.header {
 			w.Header()[k] = v
@@ -153,21 +142,29 @@ func (s *service) completeKey(ctx context.Context, orgID, key, effect string, st
 	}
 }
 
-// matchIdempotent finds the route of a request that honours the header.
-func matchIdempotent(r *http.Request) (idempotentRoute, bool) {
-	for _, rt := range idempotentRoutes {
-		if r.Method == rt.method && rt.path.MatchString(r.URL.Path) {
-			return rt, true
-		}
-	}
-	return idempotentRoute{}, false
+// orgMatches reports whether the path's organization is the authenticated
+// one; another one answers 404 unrecorded.
+func orgMatches(named string, org entrystore.Org) bool {
+	return named == org.Slug || strings.EqualFold(named, org.ID)
 }
 
-// orgMatches reports whether the path names the authenticated organization;
-// another one answers 404 unrecorded.
-func orgMatches(rt idempotentRoute, path string, org entrystore.Org) bool {
-	m := rt.path.FindStringSubmatch(path)
-	return len(m) > 1 && (m[1] == org.Slug || strings.EqualFold(m[1], org.ID))
+// withoutSecret is a response body without its top-level "secret": a new
+// key's secret is shown once and never stored, so a replay answers with
+// the key alone.
+func withoutSecret(body []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	if _, ok := m["secret"]; !ok {
+		return body
+	}
+	delete(m, "secret")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return b
 }
 
 // errorJSON is an error body as writeError writes it.

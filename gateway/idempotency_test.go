@@ -165,8 +165,9 @@ func TestIdempotencyKeyOnCancel(t *testing.T) {
 // TestIdempotencyKeyInFlightAndTakeover plants reservations as a request in
 // flight, and one whose gateway died, would leave them: the first is a 409;
 // the second is taken over — a create runs again under the reserved
-// execution ID (so it cannot create a second execution), a signal is
-// refused rather than risk a second message.
+// execution ID (so it cannot create a second execution), a definition's
+// create (not keyed by the effect ID) is refused rather than risk a second
+// definition.
 func TestIdempotencyKeyInFlightAndTakeover(t *testing.T) {
 	e := newEnv(t, envOptions{providers: []agentsdk.Provider{scripted.New(scripted.Turns(scripted.Turn{Text: "done"}))}})
 	ctx := context.Background()
@@ -189,12 +190,14 @@ func TestIdempotencyKeyInFlightAndTakeover(t *testing.T) {
 	require.Equal(t, dead.EffectID, took.body["id"], "the execution has the reserved ID")
 	e.waitStatus(dead.EffectID, "COMPLETED", time.Minute)
 
-	sigPath := base + "/" + dead.EffectID + "/signal"
-	sigBody := `{"signalName":"userMessage","signalValue":{"text":"more"}}`
-	_, _, err = e.es.ReserveIdempotencyKey(ctx, e.orgA.ID, "dead-signal", fingerprint("POST", sigPath, sigBody), 0, time.Hour)
+	// A definition's create is declared IDEMPOTENCY_REPLAY: its row is not
+	// keyed by the effect ID, so a retry after a dead attempt is refused.
+	defPath := "/api/orgs/" + e.orgA.Slug + "/agent-definitions"
+	defBody := `{"name":"Researcher","slug":"researcher"}`
+	_, _, err = e.es.ReserveIdempotencyKey(ctx, e.orgA.ID, "dead-definition", fingerprint("POST", defPath, defBody), 0, time.Hour)
 	require.NoError(t, err)
-	refused := e.keyed(e.keyA, http.MethodPost, sigPath, "dead-signal", sigBody)
+	refused := e.keyed(e.keyA, http.MethodPost, defPath, "dead-definition", defBody)
 	require.Equal(t, http.StatusConflict, refused.status, refused.raw)
 	require.Contains(t, refused.body["message"], "interrupted")
-	require.Zero(t, e.count(`SELECT count(*) FROM agent_signal WHERE agent_execution_id = $1`, dead.EffectID))
+	require.Zero(t, e.count(`SELECT count(*) FROM agent_definition WHERE org_id = $1`, e.orgA.ID))
 }

@@ -25,7 +25,11 @@ import (
 //
 //   - a token not shaped like a key is refused before any hash or query;
 //   - lookups are cached by hash for KeyCacheTTL, valid and unknown keys in
-//     separate LRUs, so a flood of distinct junk keys evicts only junk;
+//     separate LRUs, so a flood of distinct junk keys evicts only junk; a
+//     cached key past its expiry is looked up again (and refused), and one
+//     this gateway revokes or expires is forgotten at once, so a key
+//     revoked elsewhere (another gateway, the CLI) is refused within
+//     KeyCacheTTL, 5 s by default;
 //   - a known key spends its own token bucket (KeyRate, KeyBurst);
 //   - everything else — no key, a malformed or unknown key, and the lookup
 //     of a key not yet cached — spends the client address's bucket
@@ -134,7 +138,7 @@ func (s *service) authenticate(ctx context.Context, header, addr string) (entrys
 	var hash [32]byte
 	if ok {
 		hash = sha256.Sum256([]byte(secret))
-		if r, hit := g.valid.get(hash, g.now()); hit {
+		if r, hit := g.valid.get(hash, g.now()); hit && !r.key.Expired(g.now()) {
 			if err := g.take(g.perKey, r.key.ID, g.keyRate, g.keyBurst, "this API key"); err != nil {
 				return entrystore.Org{}, entrystore.APIKey{}, err
 			}
@@ -158,6 +162,14 @@ func (s *service) authenticate(ctx context.Context, header, addr string) (entrys
 		g.valid.put(hash, resolvedKey{org: o, key: k}, g.now())
 	}
 	return o, k, err
+}
+
+// forget drops a key from the cache of valid keys, so the next request
+// with it asks the store: after this gateway revoked or expired it.
+func (g *keyGuard) forget(keyID string) {
+	if g != nil {
+		g.valid.removeIf(func(r resolvedKey) bool { return r.key.ID == keyID })
+	}
 }
 
 // lookupKey asks the store. Only a key it does not know is

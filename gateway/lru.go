@@ -87,6 +87,18 @@ func (c *lru[K, V]) getOrPut(k K, now time.Time, mk func() V) V {
 	return v
 }
 
+// removeIf drops every entry whose value drop reports.
+func (c *lru[K, V]) removeIf(drop func(V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, el := range c.items {
+		if drop(el.Value.(*lruEntry[K, V]).val) {
+			c.order.Remove(el)
+			delete(c.items, k)
+		}
+	}
+}
+
 // len is the number of entries held, expired ones included.
 func (c *lru[K, V]) len() int {
 	c.mu.Lock()

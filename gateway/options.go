@@ -102,6 +102,11 @@ type Options struct {
 	// between one and fifteen minutes. Negative: never (another process
 	// prunes).
 	PruneInterval time.Duration
+	// IdempotencyLease is how long a request with an Idempotency-Key holds
+	// the key before a retry may take over, presuming its gateway died;
+	// default 60 s, longer than any live request (commitTimeout + 30 s).
+	// Tests shorten it to play a crash.
+	IdempotencyLease time.Duration
 	// Logger receives errors the client does not see; default
 	// slog.Default().
 	Logger *slog.Logger
@@ -189,6 +194,9 @@ func (o Options) validate() (*Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.IdempotencyLease <= 0 {
+		o.IdempotencyLease = idempotencyLease
 	}
 	if o.KeyCacheTTL < 0 || o.KeyCacheSize < 0 || o.KeyRate < 0 || o.KeyBurst < 0 || o.AnonRate < 0 ||
 		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 {

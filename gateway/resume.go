@@ -37,7 +37,7 @@ func (s *service) ResumeAgentExecution(ctx context.Context, req *pb.ResumeAgentE
 	defer cancel()
 	out, err := s.ex.Resume(cctx, aclient.ResumeRequest{
 		OrgID: ex.OrgID, ExecutionID: ex.ID, MaxSteps: int(req.GetMaxSteps()), Message: req.GetMessage(),
-		MaxTotalSteps: s.maxTotalSteps,
+		MaxTotalSteps: s.maxTotalSteps, NewID: effectID(ctx),
 	})
 	switch {
 	case errors.Is(err, aclient.ErrNotPaused), errors.Is(err, aclient.ErrStepLimit), errors.Is(err, aclient.ErrResumed):

@@ -33,7 +33,7 @@ func Run(ctx context.Context, opts Options) error {
 	svc := &service{
 		es: o.Store, ex: o.Executions, v: newValidator(o),
 		log:         slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
-		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: idempotencyLease},
+		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: o.IdempotencyLease},
 		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing,
 			subscribers: o.subscribers()},
 		maxTotalSteps: o.MaxTotalSteps,
@@ -74,7 +74,11 @@ func Run(ctx context.Context, opts Options) error {
 
 	var gs *grpc.Server
 	if grpcLn != nil {
-		gs = grpc.NewServer(grpc.MaxRecvMsgSize(int(o.BodyLimit)), o.grpcTelemetry())
+		routes, err := loadRoutes()
+		if err != nil {
+			return err
+		}
+		gs = grpc.NewServer(append(svc.grpcInterceptors(routes), grpc.MaxRecvMsgSize(int(o.BodyLimit)), o.grpcTelemetry())...)
 		pb.RegisterAgentServiceServer(gs, svc)
 		go func() { errc <- gs.Serve(grpcLn) }()
 	}

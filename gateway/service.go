@@ -20,7 +20,7 @@ import (
 // stand-in where a test needs no Temporal.
 type executor interface {
 	Start(ctx context.Context, req client.StartRequest) (entrystore.Execution, error)
-	Signal(ctx context.Context, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error)
+	SignalOnce(ctx context.Context, id, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error)
 	Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error)
 	Resume(ctx context.Context, req client.ResumeRequest) (entrystore.Execution, error)
 	Fork(ctx context.Context, req client.ForkRequest) (entrystore.Execution, error)

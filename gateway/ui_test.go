@@ -338,7 +338,8 @@ func TestUILargeTranscript(t *testing.T) {
 }
 
 // TestUIApproval: an execution waiting for a tool call's approval shows an
-// approval card; approving it runs the tool and the answer follows.
+// approval card; approving it runs the tool and the answer follows. A key
+// without the approve role sees the card without its buttons.
 func TestUIApproval(t *testing.T) {
 	e := newEnv(t, envOptions{providers: []agentsdk.Provider{uiModel()}, tools: []*agentsdk.Tool{echoTool()}})
 	x := e.ok(e.keyA, "POST", "/api/orgs/"+e.orgA.Slug+"/agent-executions", map[string]any{
@@ -346,10 +347,19 @@ func TestUIApproval(t *testing.T) {
 		"config": map[string]any{"toolPolicy": map[string]string{"echo": "ask"}},
 	})
 	id := x["id"].(string)
+
+	// A key without the approve role sees the card but nothing to press.
+	watcher := browser(t)
+	signIn(t, watcher, e, e.orgA.Slug, e.keyWith(entrystore.RoleRun, entrystore.RoleRead))
+	require.NoError(t, chromedp.Run(watcher, chromedp.WaitVisible("#executions", chromedp.ByID), chromedp.Navigate(e.base+"/#/executions/"+id)))
+	waitText(t, watcher, ".approval", func(s string) bool { return strings.Contains(s, "lacks the approve role") }, "the card says the key cannot decide")
+	require.Zero(t, eval[int](t, watcher, `document.querySelectorAll(".approval button").length`), "no Approve or Reject for this key")
+
 	ctx := browser(t)
 	signIn(t, ctx, e, e.orgA.Slug, e.keyA)
 	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible("#executions", chromedp.ByID), chromedp.Navigate(e.base+"/#/executions/"+id)))
 	card := waitText(t, ctx, ".approval", func(s string) bool { return strings.Contains(s, "Approve echo?") }, "an approval card")
+	require.NotContains(t, card, "lacks the approve role")
 	require.Contains(t, card, "hi from the UI", "the card shows the arguments")
 	require.True(t, eval[bool](t, ctx, `document.querySelector("#message").disabled`), "no follow-up while a decision is due")
 	screenshot(t, ctx, "approval")

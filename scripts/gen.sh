@@ -57,6 +57,12 @@ PATH="$BIN:$PATH" protoc -I proto \
 	--openapiv2_opt=disable_default_errors=true,preserve_rpc_order=true \
 	"$OUT/agentree.proto"
 
+# The access declaration (an option every RPC carries) has messages only:
+# Go code, no service, nothing for OpenAPI.
+PATH="$BIN:$PATH" protoc -I proto \
+	--go_out=proto --go_opt=paths=source_relative \
+	"$OUT/access.proto"
+
 # protoc-gen-go and protoc-gen-go-grpc stamp protoc's version into their
 # headers; Debian releases differ, so the stamp is dropped to keep the output
 # identical wherever it is generated.

@@ -46,17 +46,17 @@ for _ in $(seq 1 300); do
 done
 healthy || { tail -20 .data/dev.log >&2; echo "run: the gateway did not answer within 60s" >&2; exit 1; }
 
-key=$(cat .data/dev-key)
 status=0
-bin/agentree run --addr "http://$addr" --org dev --key "$key" --demo || status=$?
+bin/agentree run --addr "http://$addr" --org dev --key-file .data/dev-key --demo || status=$?
 
 cat <<INFO
 
   REST API     http://$addr/api/orgs/dev/agent-executions
   OpenAPI      http://$addr/openapi.json
   Temporal UI  ${AGENTREE_TEMPORAL_UI:-http://127.0.0.1:${AGENTREE_TEMPORAL_UI_PORT:-8233}}
-  API key      $key
-  Try          curl -H "Authorization: Bearer $key" http://$addr/api/orgs/dev/agent-executions
+  API key      in .data/dev-key (0600; never printed, so it stays out of logs)
+  Try          export AGENTREE_API_KEY=\$(cat .data/dev-key)
+               curl -H "Authorization: Bearer \$AGENTREE_API_KEY" http://$addr/api/orgs/dev/agent-executions
 
   agentree dev keeps running (log .data/dev.log); \`make down\` stops it with Postgres and Temporal.
 INFO

@@ -184,14 +184,34 @@ var ErrTerminal = errors.New("execution has ended")
 // Signal writes the signal's value to the inbox, then sends the Temporal
 // signal with only its ID and name.
 func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error) {
+	return c.SignalOnce(ctx, "", orgID, executionID, name, value)
+}
+
+// SignalOnce is Signal with the inbox row's ID chosen by the caller (a
+// keyed request's effect ID; "" makes one), so it is repeat-safe: a repeat
+// finds the row the first call stored and returns it, sending the Temporal
+// signal again only if the row is not yet consumed (the workflow ignores
+// a second delivery of one signal).
+func (c *Client) SignalOnce(ctx context.Context, id, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error) {
 	ex, err := c.es.GetExecution(ctx, orgID, executionID)
 	if err != nil {
 		return entrystore.Signal{}, err
 	}
+	if id != "" {
+		s, err := c.es.GetSignal(ctx, orgID, id)
+		switch {
+		case err == nil && s.Consumed:
+			return s, nil
+		case err == nil:
+			return s, c.notify(ctx, ex, s)
+		case !errors.Is(err, entrystore.ErrNotFound):
+			return s, fmt.Errorf("client: signal: %w", err)
+		}
+	}
 	if ex.Status.Terminal() || ex.Status == entrystore.StatusCancelling {
 		return entrystore.Signal{}, fmt.Errorf("client: signal %s: %w (%s)", executionID, ErrTerminal, ex.Status)
 	}
-	s, err := c.es.PutSignal(ctx, entrystore.Signal{OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
+	s, err := c.es.PutSignal(ctx, entrystore.Signal{ID: id, OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
 	if errors.Is(err, entrystore.ErrExecutionEnded) {
 		// It ended between the check above and the store: refused before
 		// it was stored, so nothing acknowledged is dropped.
@@ -200,15 +220,20 @@ func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, va
 	if err != nil {
 		return s, fmt.Errorf("client: signal: %w", err)
 	}
-	err = c.tc.SignalWorkflow(inExecutionTrace(ctx, ex), executionID, "", SignalName, agentsdk.Signal{ID: s.ID, Name: name})
+	return s, c.notify(ctx, ex, s)
+}
+
+// notify sends the Temporal signal of a stored inbox row.
+func (c *Client) notify(ctx context.Context, ex entrystore.Execution, s entrystore.Signal) error {
+	err := c.tc.SignalWorkflow(inExecutionTrace(ctx, ex), ex.ID, "", SignalName, agentsdk.Signal{ID: s.ID, Name: s.Name})
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return s, fmt.Errorf("client: signal %s: %w", executionID, ErrTerminal)
+		return fmt.Errorf("client: signal %s: %w", ex.ID, ErrTerminal)
 	}
 	if err != nil {
-		return s, fmt.Errorf("client: signal: %w", err)
+		return fmt.Errorf("client: signal: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
 // Cancel marks the execution CANCELLING and asks Temporal to cancel it; the

@@ -18,6 +18,9 @@ type ForkRequest struct {
 	// Config, when set, replaces the source's configuration (models,
 	// tools, …); nil keeps it.
 	Config *agentsdk.Config
+	// NewID is the fork's execution ID; "" makes one. Set, the fork is
+	// repeat-safe: a repeat finds the execution the first call made.
+	NewID string
 }
 
 // ErrForkPoint: the entry cannot start a fork. It is an
@@ -61,6 +64,6 @@ func (c *Client) Fork(ctx context.Context, req ForkRequest) (entrystore.Executio
 	}
 	return c.Start(ctx, StartRequest{
 		OrgID: src.OrgID, Kind: src.Kind, DefinitionID: src.DefinitionID, Config: cfg, UserPrompt: req.UserPrompt,
-		Metadata: src.Metadata, ForkedFrom: src.ID, ResumeLeafID: req.EntryID,
+		Metadata: src.Metadata, ForkedFrom: src.ID, ResumeLeafID: req.EntryID, ExecutionID: req.NewID,
 	})
 }

@@ -28,6 +28,9 @@ const DefaultContinue = "Continue from where you left off."
 // ResumeRequest resumes a paused execution.
 type ResumeRequest struct {
 	OrgID, ExecutionID string
+	// NewID is the resumed execution's ID; "" makes one. Set, the resume
+	// is repeat-safe: a repeat finds the execution the first call made.
+	NewID string
 	// MaxSteps is the new session's step budget; 0 keeps the paused
 	// execution's.
 	MaxSteps int
@@ -56,11 +59,19 @@ func (c *Client) Resume(ctx context.Context, req ResumeRequest) (entrystore.Exec
 	if err != nil {
 		return ex, err
 	}
-	if ex.Status != entrystore.StatusPaused {
+	// A repeat of a resume that got as far as storing the new execution
+	// goes on through Start (which finds it and starts its workflow if the
+	// first call did not), whatever the paused one's state is by now.
+	again := false
+	if req.NewID != "" {
+		out, err := c.es.GetExecution(ctx, req.OrgID, req.NewID)
+		again = err == nil && out.ResumedFrom == ex.ID
+	}
+	if ex.Status != entrystore.StatusPaused && !again {
 		return ex, fmt.Errorf("client: resume %s: %w (it is %s)", ex.ID, ErrNotPaused, ex.Status)
 	}
 	left := limit - ex.StepCount
-	if left <= 0 {
+	if left <= 0 && !again {
 		return ex, fmt.Errorf("client: resume %s: %w: %d steps taken of %d", ex.ID, ErrStepLimit, ex.StepCount, limit)
 	}
 	var cfg agentsdk.Config
@@ -80,7 +91,7 @@ func (c *Client) Resume(ctx context.Context, req ResumeRequest) (entrystore.Exec
 	out, err := c.Start(ctx, StartRequest{
 		OrgID: ex.OrgID, Kind: ex.Kind, DefinitionID: ex.DefinitionID, ParentID: ex.ParentID,
 		Config: cfg, UserPrompt: msg, Metadata: ex.Metadata,
-		ResumedFrom: ex.ID, ResumeLeafID: ex.LeafEntryID, StepCount: ex.StepCount,
+		ResumedFrom: ex.ID, ResumeLeafID: ex.LeafEntryID, StepCount: ex.StepCount, ExecutionID: req.NewID,
 	})
 	if errors.Is(err, entrystore.ErrConflict) && out.ID == "" {
 		return out, fmt.Errorf("client: resume %s: %w", ex.ID, ErrResumed)

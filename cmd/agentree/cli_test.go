@@ -49,7 +49,7 @@ func freeAddr(t *testing.T) string {
 // task queue.
 type devInstance struct {
 	base, key string
-	common    []string // --addr, --org, --key
+	common    []string // --addr, --org, --key-file
 }
 
 func startDev(t *testing.T, args ...string) devInstance {
@@ -77,7 +77,10 @@ func startDev(t *testing.T, args ...string) devInstance {
 	require.NoError(t, err)
 	key := strings.TrimSpace(string(keyBytes))
 	base := "http://" + addr
-	return devInstance{base: base, key: key, common: []string{"--addr", base, "--org", "dev", "--key", key}}
+	info, err := os.Stat(keyFile)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the dev key is its owner's only")
+	return devInstance{base: base, key: key, common: []string{"--addr", base, "--org", "dev", "--key-file", keyFile}}
 }
 
 // TestDevAndClientCommands runs `agentree dev` (worker and gateway) and

@@ -23,7 +23,11 @@ func addClientFlags(cmd *cobra.Command, f *clientFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", envOr("AGENTREE_ADDR", "http://127.0.0.1:8080"), "gateway address ($AGENTREE_ADDR)")
 	fl.StringVar(&f.org, "org", envOr("AGENTREE_ORG", "dev"), "organization slug ($AGENTREE_ORG)")
-	fl.StringVar(&f.key, "key", "", "API key (default $AGENTREE_API_KEY)")
+	fl.StringVar(&f.keyFile, "key-file", "", "file holding the API key (default: the key in $AGENTREE_API_KEY)")
+	// --key puts the secret in ps and shell history: kept for scripts
+	// that pass it, hidden from help.
+	fl.StringVar(&f.key, "key", "", "API key")
+	_ = fl.MarkHidden("key")
 	fl.BoolVar(&f.json, "json", false, "print JSON, for scripts")
 }
 

@@ -60,8 +60,10 @@ func runDev(ctx context.Context, args []string) error {
 	defer stopWorkers()
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(os.Stderr, "agentree dev: worker on task queue %q; gateway on %s\n", cfg.TaskQueue, base)
-	fmt.Fprintf(os.Stderr, "  REST API     %s/api/orgs/%s/agent-executions\n  OpenAPI      %s/openapi.json\n  Temporal UI  %s\n  API key      %s (in %s)\n",
-		base, *org, base, *uiAddr, key, *keyFile)
+	// The key itself is never printed: stderr often ends in a log file
+	// (make run's .data/dev.log); the 0600 file is where it is kept.
+	fmt.Fprintf(os.Stderr, "  REST API     %s/api/orgs/%s/agent-executions\n  OpenAPI      %s/openapi.json\n  Temporal UI  %s\n  API key      %s… in %s (export AGENTREE_API_KEY=$(cat %s))\n",
+		base, *org, base, *uiAddr, key[:min(len(key), 12)], *keyFile, *keyFile)
 	// The worker above has recorded its capabilities, which the gateway
 	// validates requests against.
 	return gateway.Run(ctx, gateway.Options{
@@ -92,8 +94,12 @@ func devKey(ctx context.Context, es *entrystore.Store, org, path string) (string
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
-	return key, os.WriteFile(path, []byte(key+"\n"), 0o600)
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	// WriteFile keeps an existing file's mode: the key is the owner's only.
+	return key, os.Chmod(path, 0o600)
 }

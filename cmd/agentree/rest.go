@@ -29,8 +29,8 @@ type apiClient struct {
 // clientFlags are the flags every client subcommand takes, with their
 // environment defaults.
 type clientFlags struct {
-	addr, org, key string
-	json           bool
+	addr, org, key, keyFile string
+	json                    bool
 }
 
 func envOr(name, def string) string {
@@ -41,12 +41,19 @@ func envOr(name, def string) string {
 }
 
 func (f clientFlags) client() (*apiClient, error) {
+	if f.key == "" && f.keyFile != "" {
+		b, err := os.ReadFile(f.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--key-file: %w", err)
+		}
+		f.key = strings.TrimSpace(string(b))
+	}
 	if f.key == "" {
 		// Read here, not as the flag's default, so help never shows it.
 		f.key = os.Getenv("AGENTREE_API_KEY")
 	}
 	if f.key == "" {
-		return nil, errors.New("no API key: pass --key or set AGENTREE_API_KEY (make run prints the dev key; agentree keys create --org ORG makes one)")
+		return nil, errors.New("no API key: set AGENTREE_API_KEY or pass --key-file (make run keeps the dev key in .data/dev-key; agentree keys create --org ORG makes one)")
 	}
 	base := strings.TrimRight(f.addr, "/")
 	if !strings.Contains(base, "://") {
@@ -68,7 +75,7 @@ type apiError struct {
 func (e *apiError) Error() string {
 	switch e.Status {
 	case http.StatusUnauthorized:
-		return "the API key was refused (401): check --key / AGENTREE_API_KEY"
+		return "the API key was refused (401): check AGENTREE_API_KEY / --key-file"
 	case http.StatusNotFound:
 		return "not found (404): " + e.Message
 	}

@@ -40,8 +40,9 @@ func newRootCmd() *cobra.Command {
 		Long: `agentree runs the Agentree services (migrate, worker, gateway, dev) and talks
 to a running gateway over REST (run, send, ls, show, cancel, tools).
 
-Client commands read --addr, --org and --key from AGENTREE_ADDR, AGENTREE_ORG
-and AGENTREE_API_KEY; ` + "`make run`" + ` prints the dev key.`,
+Client commands read --addr and --org from AGENTREE_ADDR and AGENTREE_ORG,
+and the API key from AGENTREE_API_KEY or --key-file; ` + "`make run`" + ` keeps the dev
+key in .data/dev-key.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -87,7 +87,17 @@
   const fmtCost = (c) => (c ? '$' + Number(c).toFixed(4) : '$0');
   const badge = (status) => el('span', { class: 'badge ' + status, text: status });
 
+  // keyRoles is what the signed-in key may do (GET /capabilities says),
+  // asked once per sign-in; null when it could not be asked, so nothing is
+  // hidden on a guess (the gateway refuses what the key lacks anyway).
+  let rolesP = null;
+  function keyRoles() {
+    if (!rolesP) rolesP = api('GET', '/capabilities').then((c) => c.roles || []).catch(() => null);
+    return rolesP;
+  }
+
   function signOut(message) {
+    rolesP = null;
     store.removeItem('agentree.key');
     session = { org: session.org, key: '' };
     store.setItem('agentree.notice', message || '');
@@ -143,6 +153,7 @@
         try {
           await api('GET', '/agent-executions?pageSize=1', undefined, who);
           session = who;
+          rolesP = null;
           store.setItem('agentree.org', who.org);
           store.setItem('agentree.key', who.key);
           location.hash = '#/executions';
@@ -466,14 +477,22 @@
       };
       let args = p.arguments;
       try { args = JSON.stringify(typeof args === 'string' ? JSON.parse(args) : args, null, 2); } catch { /* as sent */ }
+      const buttons = el('p', { class: 'row' },
+        el('button', { type: 'button', class: 'approve', text: 'Approve', onclick: decide('approve') }),
+        el('button', { type: 'button', class: 'secondary always', text: 'Always allow ' + p.toolName, onclick: decide('approve', true) }),
+        el('span', null, el('label', { for: 'reason-' + p.toolCallId, class: 'sr-only', text: 'Reason for rejecting' }), reason),
+        el('button', { type: 'button', class: 'danger reject', text: 'Reject', onclick: decide('reject') }));
+      const cannot = el('p', { class: 'muted no-approve', text: 'This API key cannot decide tool calls: it lacks the approve role.' });
+      cannot.hidden = true;
+      keyRoles().then((roles) => {
+        if (roles && !roles.includes('approve')) {
+          buttons.remove();
+          cannot.hidden = false;
+        }
+      });
       return el('div', { class: 'approval', role: 'group', 'aria-label': 'Approve ' + p.toolName },
         el('strong', { text: 'Approve ' + p.toolName + '?' }), p.risk ? el('span', { class: 'muted', text: ' risk: ' + p.risk }) : null,
-        el('pre', { text: String(args) }),
-        el('p', { class: 'row' },
-          el('button', { type: 'button', class: 'approve', text: 'Approve', onclick: decide('approve') }),
-          el('button', { type: 'button', class: 'secondary always', text: 'Always allow ' + p.toolName, onclick: decide('approve', true) }),
-          el('span', null, el('label', { for: 'reason-' + p.toolCallId, class: 'sr-only', text: 'Reason for rejecting' }), reason),
-          el('button', { type: 'button', class: 'danger reject', text: 'Reject', onclick: decide('reject') })));
+        el('pre', { text: String(args) }), buttons, cannot);
     }
 
     async function loadExecution() {

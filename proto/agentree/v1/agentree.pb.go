@@ -5814,7 +5814,10 @@ type Capabilities struct {
 	Tools []*ToolCapability `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
 	// The model endpoints any live worker calls, by name, with the task
 	// queues serving each.
-	Models        []*ModelEndpoint `protobuf:"bytes,4,rep,name=models,proto3" json:"models,omitempty"`
+	Models []*ModelEndpoint `protobuf:"bytes,4,rep,name=models,proto3" json:"models,omitempty"`
+	// The roles of the API key that asked: what it may do (`admin`, `run`,
+	// `approve`, `read`).
+	Roles         []string `protobuf:"bytes,5,rep,name=roles,proto3" json:"roles,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5873,6 +5876,13 @@ func (x *Capabilities) GetTools() []*ToolCapability {
 func (x *Capabilities) GetModels() []*ModelEndpoint {
 	if x != nil {
 		return x.Models
+	}
+	return nil
+}
+
+func (x *Capabilities) GetRoles() []string {
+	if x != nil {
+		return x.Roles
 	}
 	return nil
 }
@@ -6460,6 +6470,479 @@ func (x *SetRetentionPolicyRequest) GetKeepFailedDays() int32 {
 	return 0
 }
 
+// ApiKey is an organization's API key as it is listed: never its secret.
+type ApiKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// A name to tell the key apart.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The clear start of the secret, `agt_<prefix>_…`.
+	Prefix string `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// What the key may do: `admin`, `run`, `approve`, `read`.
+	Roles     []string               `protobuf:"bytes,4,rep,name=roles,proto3" json:"roles,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When the key last authenticated (to the minute); unset if never.
+	LastUsedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=last_used_at,json=lastUsedAt,proto3" json:"last_used_at,omitempty"`
+	// When the key stops authenticating; unset if never.
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// When the key was revoked; unset if it was not.
+	RevokedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApiKey) Reset() {
+	*x = ApiKey{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApiKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApiKey) ProtoMessage() {}
+
+func (x *ApiKey) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
+func (*ApiKey) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *ApiKey) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ApiKey) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ApiKey) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ApiKey) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *ApiKey) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *ApiKey) GetLastUsedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastUsedAt
+	}
+	return nil
+}
+
+func (x *ApiKey) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *ApiKey) GetRevokedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevokedAt
+	}
+	return nil
+}
+
+// CreateApiKeyRequest mints a key.
+type CreateApiKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// A name to tell the key apart.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Roles the key carries: `admin`, `run`, `approve`, `read`; all four
+	// when empty.
+	Roles []string `protobuf:"bytes,3,rep,name=roles,proto3" json:"roles,omitempty"`
+	// When the key stops authenticating (in the future); never when unset.
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateApiKeyRequest) Reset() {
+	*x = CreateApiKeyRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateApiKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateApiKeyRequest) ProtoMessage() {}
+
+func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateApiKeyRequest.ProtoReflect.Descriptor instead.
+func (*CreateApiKeyRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *CreateApiKeyRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateApiKeyRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateApiKeyRequest) GetRoles() []string {
+	if x != nil {
+		return x.Roles
+	}
+	return nil
+}
+
+func (x *CreateApiKeyRequest) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+// CreatedApiKey is a new key with its secret, shown this once.
+type CreatedApiKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   *ApiKey                `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// The bearer secret, `agt_<prefix>_<64 hex>`; only its hash is stored.
+	Secret        string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatedApiKey) Reset() {
+	*x = CreatedApiKey{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatedApiKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatedApiKey) ProtoMessage() {}
+
+func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatedApiKey.ProtoReflect.Descriptor instead.
+func (*CreatedApiKey) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *CreatedApiKey) GetKey() *ApiKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *CreatedApiKey) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+// ListApiKeysRequest pages through an organization's keys.
+type ListApiKeysRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Items per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,3,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApiKeysRequest) Reset() {
+	*x = ListApiKeysRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApiKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApiKeysRequest) ProtoMessage() {}
+
+func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApiKeysRequest.ProtoReflect.Descriptor instead.
+func (*ListApiKeysRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *ListApiKeysRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListApiKeysRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListApiKeysRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListApiKeysResponse is a page of keys.
+type ListApiKeysResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	ApiKeys []*ApiKey              `protobuf:"bytes,1,rep,name=api_keys,json=apiKeys,proto3" json:"api_keys,omitempty"`
+	// Pass as `cursor` for the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApiKeysResponse) Reset() {
+	*x = ListApiKeysResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApiKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApiKeysResponse) ProtoMessage() {}
+
+func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApiKeysResponse.ProtoReflect.Descriptor instead.
+func (*ListApiKeysResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *ListApiKeysResponse) GetApiKeys() []*ApiKey {
+	if x != nil {
+		return x.ApiKeys
+	}
+	return nil
+}
+
+func (x *ListApiKeysResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// RevokeApiKeyRequest names a key.
+type RevokeApiKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The key's ID.
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeApiKeyRequest) Reset() {
+	*x = RevokeApiKeyRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeApiKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeApiKeyRequest) ProtoMessage() {}
+
+func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeApiKeyRequest.ProtoReflect.Descriptor instead.
+func (*RevokeApiKeyRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *RevokeApiKeyRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *RevokeApiKeyRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// ExpireApiKeyRequest names a key and when it expires.
+type ExpireApiKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The key's ID.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// When the key expires; now when unset. A later time than the key's
+	// expiry changes nothing.
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExpireApiKeyRequest) Reset() {
+	*x = ExpireApiKeyRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExpireApiKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExpireApiKeyRequest) ProtoMessage() {}
+
+func (x *ExpireApiKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExpireApiKeyRequest.ProtoReflect.Descriptor instead.
+func (*ExpireApiKeyRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *ExpireApiKeyRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ExpireApiKeyRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ExpireApiKeyRequest) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
 // UsageLine is the usage of one group of model calls.
 type UsageLine struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -6485,7 +6968,7 @@ type UsageLine struct {
 
 func (x *UsageLine) Reset() {
 	*x = UsageLine{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6497,7 +6980,7 @@ func (x *UsageLine) String() string {
 func (*UsageLine) ProtoMessage() {}
 
 func (x *UsageLine) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6510,7 +6993,7 @@ func (x *UsageLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageLine.ProtoReflect.Descriptor instead.
 func (*UsageLine) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *UsageLine) GetKey() string {
@@ -6582,7 +7065,7 @@ type UsageReport struct {
 
 func (x *UsageReport) Reset() {
 	*x = UsageReport{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6594,7 +7077,7 @@ func (x *UsageReport) String() string {
 func (*UsageReport) ProtoMessage() {}
 
 func (x *UsageReport) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6607,7 +7090,7 @@ func (x *UsageReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageReport.ProtoReflect.Descriptor instead.
 func (*UsageReport) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *UsageReport) GetLines() []*UsageLine {
@@ -6637,7 +7120,7 @@ type GetExecutionUsageRequest struct {
 
 func (x *GetExecutionUsageRequest) Reset() {
 	*x = GetExecutionUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6649,7 +7132,7 @@ func (x *GetExecutionUsageRequest) String() string {
 func (*GetExecutionUsageRequest) ProtoMessage() {}
 
 func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6662,7 +7145,7 @@ func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *GetExecutionUsageRequest) GetOrg() string {
@@ -6696,7 +7179,7 @@ type GetOrgUsageRequest struct {
 
 func (x *GetOrgUsageRequest) Reset() {
 	*x = GetOrgUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6708,7 +7191,7 @@ func (x *GetOrgUsageRequest) String() string {
 func (*GetOrgUsageRequest) ProtoMessage() {}
 
 func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6721,7 +7204,7 @@ func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetOrgUsageRequest) GetOrg() string {
@@ -6768,7 +7251,7 @@ type GetEntryContextRequest struct {
 
 func (x *GetEntryContextRequest) Reset() {
 	*x = GetEntryContextRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6780,7 +7263,7 @@ func (x *GetEntryContextRequest) String() string {
 func (*GetEntryContextRequest) ProtoMessage() {}
 
 func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6793,7 +7276,7 @@ func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryContextRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *GetEntryContextRequest) GetOrg() string {
@@ -6851,7 +7334,7 @@ type ModelContext struct {
 
 func (x *ModelContext) Reset() {
 	*x = ModelContext{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6863,7 +7346,7 @@ func (x *ModelContext) String() string {
 func (*ModelContext) ProtoMessage() {}
 
 func (x *ModelContext) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6876,7 +7359,7 @@ func (x *ModelContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelContext.ProtoReflect.Descriptor instead.
 func (*ModelContext) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ModelContext) GetEntryId() string {
@@ -6969,7 +7452,7 @@ type CompactAgentExecutionRequest struct {
 
 func (x *CompactAgentExecutionRequest) Reset() {
 	*x = CompactAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6981,7 +7464,7 @@ func (x *CompactAgentExecutionRequest) String() string {
 func (*CompactAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6994,7 +7477,7 @@ func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CompactAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *CompactAgentExecutionRequest) GetOrg() string {
@@ -7026,7 +7509,7 @@ type GetCompactionRequest struct {
 
 func (x *GetCompactionRequest) Reset() {
 	*x = GetCompactionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7038,7 +7521,7 @@ func (x *GetCompactionRequest) String() string {
 func (*GetCompactionRequest) ProtoMessage() {}
 
 func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7051,7 +7534,7 @@ func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCompactionRequest.ProtoReflect.Descriptor instead.
 func (*GetCompactionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetCompactionRequest) GetOrg() string {
@@ -7107,7 +7590,7 @@ type CompactionAudit struct {
 
 func (x *CompactionAudit) Reset() {
 	*x = CompactionAudit{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7119,7 +7602,7 @@ func (x *CompactionAudit) String() string {
 func (*CompactionAudit) ProtoMessage() {}
 
 func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7132,7 +7615,7 @@ func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionAudit.ProtoReflect.Descriptor instead.
 func (*CompactionAudit) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *CompactionAudit) GetEntryId() string {
@@ -7239,7 +7722,7 @@ type CompactedEntry struct {
 
 func (x *CompactedEntry) Reset() {
 	*x = CompactedEntry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7251,7 +7734,7 @@ func (x *CompactedEntry) String() string {
 func (*CompactedEntry) ProtoMessage() {}
 
 func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7264,7 +7747,7 @@ func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactedEntry.ProtoReflect.Descriptor instead.
 func (*CompactedEntry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *CompactedEntry) GetEntryId() string {
@@ -7301,7 +7784,7 @@ type ContextTool struct {
 
 func (x *ContextTool) Reset() {
 	*x = ContextTool{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7313,7 +7796,7 @@ func (x *ContextTool) String() string {
 func (*ContextTool) ProtoMessage() {}
 
 func (x *ContextTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7326,7 +7809,7 @@ func (x *ContextTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
 func (*ContextTool) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *ContextTool) GetName() string {
@@ -7371,7 +7854,7 @@ type ForkAgentExecutionRequest struct {
 
 func (x *ForkAgentExecutionRequest) Reset() {
 	*x = ForkAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7383,7 +7866,7 @@ func (x *ForkAgentExecutionRequest) String() string {
 func (*ForkAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7396,7 +7879,7 @@ func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *ForkAgentExecutionRequest) GetOrg() string {
@@ -7447,7 +7930,7 @@ type GetTokenTimelineRequest struct {
 
 func (x *GetTokenTimelineRequest) Reset() {
 	*x = GetTokenTimelineRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7459,7 +7942,7 @@ func (x *GetTokenTimelineRequest) String() string {
 func (*GetTokenTimelineRequest) ProtoMessage() {}
 
 func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7472,7 +7955,7 @@ func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
 func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *GetTokenTimelineRequest) GetOrg() string {
@@ -7502,7 +7985,7 @@ type TokenTimeline struct {
 
 func (x *TokenTimeline) Reset() {
 	*x = TokenTimeline{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7514,7 +7997,7 @@ func (x *TokenTimeline) String() string {
 func (*TokenTimeline) ProtoMessage() {}
 
 func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7527,7 +8010,7 @@ func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
 func (*TokenTimeline) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *TokenTimeline) GetPoints() []*TimelinePoint {
@@ -7572,7 +8055,7 @@ type TimelinePoint struct {
 
 func (x *TimelinePoint) Reset() {
 	*x = TimelinePoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7584,7 +8067,7 @@ func (x *TimelinePoint) String() string {
 func (*TimelinePoint) ProtoMessage() {}
 
 func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7597,7 +8080,7 @@ func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
 func (*TimelinePoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *TimelinePoint) GetEntryId() string {
@@ -7660,7 +8143,7 @@ var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
-	"\x1aagentree/v1/agentree.proto\x12\vagentree.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"5\n" +
+	"\x1aagentree/v1/agentree.proto\x12\vagentree.v1\x1a\x18agentree/v1/access.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"5\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\x80\x01\n" +
@@ -8166,12 +8649,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\ftool_call_id\x18\x03 \x01(\tR\n" +
 	"toolCallId\"*\n" +
 	"\x16GetCapabilitiesRequest\x12\x10\n" +
-	"\x03org\x18\x01 \x01(\tR\x03org\"\xc6\x01\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\"\xdc\x01\n" +
 	"\fCapabilities\x129\n" +
 	"\aworkers\x18\x01 \x03(\v2\x1f.agentree.v1.WorkerCapabilitiesR\aworkers\x12\x14\n" +
 	"\x05kinds\x18\x02 \x03(\tR\x05kinds\x121\n" +
 	"\x05tools\x18\x03 \x03(\v2\x1b.agentree.v1.ToolCapabilityR\x05tools\x122\n" +
-	"\x06models\x18\x04 \x03(\v2\x1a.agentree.v1.ModelEndpointR\x06models\"\xa4\x02\n" +
+	"\x06models\x18\x04 \x03(\v2\x1a.agentree.v1.ModelEndpointR\x06models\x12\x14\n" +
+	"\x05roles\x18\x05 \x03(\tR\x05roles\"\xa4\x02\n" +
 	"\x12WorkerCapabilities\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x1d\n" +
 	"\n" +
@@ -8218,7 +8702,45 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x19SetRetentionPolicyRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
 	"\tkeep_days\x18\x02 \x01(\x05R\bkeepDays\x12(\n" +
-	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays\"\x85\x02\n" +
+	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays\"\xc9\x02\n" +
+	"\x06ApiKey\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\x12\x14\n" +
+	"\x05roles\x18\x04 \x03(\tR\x05roles\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12<\n" +
+	"\flast_used_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastUsedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x129\n" +
+	"\n" +
+	"revoked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\x8c\x01\n" +
+	"\x13CreateApiKeyRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05roles\x18\x03 \x03(\tR\x05roles\x129\n" +
+	"\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"N\n" +
+	"\rCreatedApiKey\x12%\n" +
+	"\x03key\x18\x01 \x01(\v2\x13.agentree.v1.ApiKeyR\x03key\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\"[\n" +
+	"\x12ListApiKeysRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x03 \x01(\tR\x06cursor\"f\n" +
+	"\x13ListApiKeysResponse\x12.\n" +
+	"\bapi_keys\x18\x01 \x03(\v2\x13.agentree.v1.ApiKeyR\aapiKeys\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"7\n" +
+	"\x13RevokeApiKeyRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"t\n" +
+	"\x13ExpireApiKeyRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12;\n" +
+	"\vexpire_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\"\x85\x02\n" +
 	"\tUsageLine\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12!\n" +
@@ -8314,42 +8836,47 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\x9f\x18\n" +
-	"\fAgentService\x12`\n" +
-	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
-	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
-	"\x12GetAgentDefinition\x12&.agentree.v1.GetAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12`\n" +
-	"\x15UpdateAgentDefinition\x12).agentree.v1.UpdateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12n\n" +
-	"\x15DeleteAgentDefinition\x12).agentree.v1.DeleteAgentDefinitionRequest\x1a*.agentree.v1.DeleteAgentDefinitionResponse\x12]\n" +
-	"\x14CreateAgentExecution\x12(.agentree.v1.CreateAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12h\n" +
-	"\x13ListAgentExecutions\x12'.agentree.v1.ListAgentExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12W\n" +
-	"\x11GetAgentExecution\x12%.agentree.v1.GetAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12]\n" +
-	"\x14CancelAgentExecution\x12(.agentree.v1.CancelAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12]\n" +
-	"\x14ResumeAgentExecution\x12(.agentree.v1.ResumeAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12Y\n" +
-	"\x12ForkAgentExecution\x12&.agentree.v1.ForkAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\x12^\n" +
-	"\tListForks\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12h\n" +
-	"\x13ListChildExecutions\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\x12k\n" +
-	"\x14SignalAgentExecution\x12(.agentree.v1.SignalAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12\\\n" +
-	"\x14StreamAgentExecution\x12(.agentree.v1.StreamAgentExecutionRequest\x1a\x18.agentree.v1.StreamEvent0\x01\x12\\\n" +
-	"\x0fListCheckpoints\x12#.agentree.v1.ListCheckpointsRequest\x1a$.agentree.v1.ListCheckpointsResponse\x12K\n" +
-	"\rGetCheckpoint\x12!.agentree.v1.GetCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12W\n" +
-	"\x13GetLatestCheckpoint\x12'.agentree.v1.GetLatestCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\x12J\n" +
-	"\tListTasks\x12\x1d.agentree.v1.ListTasksRequest\x1a\x1e.agentree.v1.ListTasksResponse\x12P\n" +
-	"\vListEntries\x12\x1f.agentree.v1.ListEntriesRequest\x1a .agentree.v1.ListEntriesResponse\x12<\n" +
-	"\bGetEntry\x12\x1c.agentree.v1.GetEntryRequest\x1a\x12.agentree.v1.Entry\x12S\n" +
-	"\fListMessages\x12 .agentree.v1.ListMessagesRequest\x1a!.agentree.v1.ListMessagesResponse\x12V\n" +
-	"\rListToolCalls\x12!.agentree.v1.ListToolCallsRequest\x1a\".agentree.v1.ListToolCallsResponse\x12E\n" +
-	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\x12Y\n" +
-	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\x12Q\n" +
-	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\x12Q\n" +
-	"\x0fGetEntryContext\x12#.agentree.v1.GetEntryContextRequest\x1a\x19.agentree.v1.ModelContext\x12T\n" +
-	"\x10GetTokenTimeline\x12$.agentree.v1.GetTokenTimelineRequest\x1a\x1a.agentree.v1.TokenTimeline\x12m\n" +
-	"\x15CompactAgentExecution\x12).agentree.v1.CompactAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\x12P\n" +
-	"\rGetCompaction\x12!.agentree.v1.GetCompactionRequest\x1a\x1c.agentree.v1.CompactionAudit\x12T\n" +
-	"\x11GetExecutionUsage\x12%.agentree.v1.GetExecutionUsageRequest\x1a\x18.agentree.v1.UsageReport\x12H\n" +
-	"\vGetOrgUsage\x12\x1f.agentree.v1.GetOrgUsageRequest\x1a\x18.agentree.v1.UsageReport\x12Z\n" +
-	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\x12Z\n" +
-	"\x12SetRetentionPolicy\x12&.agentree.v1.SetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicyB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"compaction2\x9b\x1d\n" +
+	"\fAgentService\x12j\n" +
+	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
+	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
+	"\x12GetAgentDefinition\x12&.agentree.v1.GetAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\x06\xa2\x82\x19\x02\b\x04\x12j\n" +
+	"\x15UpdateAgentDefinition\x12).agentree.v1.UpdateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12x\n" +
+	"\x15DeleteAgentDefinition\x12).agentree.v1.DeleteAgentDefinitionRequest\x1a*.agentree.v1.DeleteAgentDefinitionResponse\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12g\n" +
+	"\x14CreateAgentExecution\x12(.agentree.v1.CreateAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12p\n" +
+	"\x13ListAgentExecutions\x12'.agentree.v1.ListAgentExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12_\n" +
+	"\x11GetAgentExecution\x12%.agentree.v1.GetAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\x06\xa2\x82\x19\x02\b\x04\x12g\n" +
+	"\x14CancelAgentExecution\x12(.agentree.v1.CancelAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12g\n" +
+	"\x14ResumeAgentExecution\x12(.agentree.v1.ResumeAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12c\n" +
+	"\x12ForkAgentExecution\x12&.agentree.v1.ForkAgentExecutionRequest\x1a\x1b.agentree.v1.AgentExecution\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12f\n" +
+	"\tListForks\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12p\n" +
+	"\x13ListChildExecutions\x12'.agentree.v1.ListChildExecutionsRequest\x1a(.agentree.v1.ListAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12u\n" +
+	"\x14SignalAgentExecution\x12(.agentree.v1.SignalAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12d\n" +
+	"\x14StreamAgentExecution\x12(.agentree.v1.StreamAgentExecutionRequest\x1a\x18.agentree.v1.StreamEvent\"\x06\xa2\x82\x19\x02\b\x040\x01\x12d\n" +
+	"\x0fListCheckpoints\x12#.agentree.v1.ListCheckpointsRequest\x1a$.agentree.v1.ListCheckpointsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12S\n" +
+	"\rGetCheckpoint\x12!.agentree.v1.GetCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\"\x06\xa2\x82\x19\x02\b\x04\x12_\n" +
+	"\x13GetLatestCheckpoint\x12'.agentree.v1.GetLatestCheckpointRequest\x1a\x17.agentree.v1.Checkpoint\"\x06\xa2\x82\x19\x02\b\x04\x12R\n" +
+	"\tListTasks\x12\x1d.agentree.v1.ListTasksRequest\x1a\x1e.agentree.v1.ListTasksResponse\"\x06\xa2\x82\x19\x02\b\x04\x12X\n" +
+	"\vListEntries\x12\x1f.agentree.v1.ListEntriesRequest\x1a .agentree.v1.ListEntriesResponse\"\x06\xa2\x82\x19\x02\b\x04\x12D\n" +
+	"\bGetEntry\x12\x1c.agentree.v1.GetEntryRequest\x1a\x12.agentree.v1.Entry\"\x06\xa2\x82\x19\x02\b\x04\x12[\n" +
+	"\fListMessages\x12 .agentree.v1.ListMessagesRequest\x1a!.agentree.v1.ListMessagesResponse\"\x06\xa2\x82\x19\x02\b\x04\x12^\n" +
+	"\rListToolCalls\x12!.agentree.v1.ListToolCallsRequest\x1a\".agentree.v1.ListToolCallsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12M\n" +
+	"\vGetToolCall\x12\x1f.agentree.v1.GetToolCallRequest\x1a\x15.agentree.v1.ToolCall\"\x06\xa2\x82\x19\x02\b\x04\x12c\n" +
+	"\x0eDecideToolCall\x12\".agentree.v1.DecideToolCallRequest\x1a#.agentree.v1.DecideToolCallResponse\"\b\xa2\x82\x19\x04\b\x03\x10\x01\x12Y\n" +
+	"\x0fGetCapabilities\x12#.agentree.v1.GetCapabilitiesRequest\x1a\x19.agentree.v1.Capabilities\"\x06\xa2\x82\x19\x02\b\x04\x12Y\n" +
+	"\x0fGetEntryContext\x12#.agentree.v1.GetEntryContextRequest\x1a\x19.agentree.v1.ModelContext\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
+	"\x10GetTokenTimeline\x12$.agentree.v1.GetTokenTimelineRequest\x1a\x1a.agentree.v1.TokenTimeline\"\x06\xa2\x82\x19\x02\b\x04\x12w\n" +
+	"\x15CompactAgentExecution\x12).agentree.v1.CompactAgentExecutionRequest\x1a).agentree.v1.SignalAgentExecutionResponse\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12X\n" +
+	"\rGetCompaction\x12!.agentree.v1.GetCompactionRequest\x1a\x1c.agentree.v1.CompactionAudit\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
+	"\x11GetExecutionUsage\x12%.agentree.v1.GetExecutionUsageRequest\x1a\x18.agentree.v1.UsageReport\"\x06\xa2\x82\x19\x02\b\x04\x12P\n" +
+	"\vGetOrgUsage\x12\x1f.agentree.v1.GetOrgUsageRequest\x1a\x18.agentree.v1.UsageReport\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
+	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\"\x06\xa2\x82\x19\x02\b\x04\x12d\n" +
+	"\x12SetRetentionPolicy\x12&.agentree.v1.SetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12X\n" +
+	"\fCreateApiKey\x12 .agentree.v1.CreateApiKeyRequest\x1a\x1a.agentree.v1.CreatedApiKey\"\n" +
+	"\xa2\x82\x19\x06\b\x01\x10\x02\x18\x01\x12X\n" +
+	"\vListApiKeys\x12\x1f.agentree.v1.ListApiKeysRequest\x1a .agentree.v1.ListApiKeysResponse\"\x06\xa2\x82\x19\x02\b\x01\x12O\n" +
+	"\fRevokeApiKey\x12 .agentree.v1.RevokeApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12O\n" +
+	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -8363,7 +8890,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 98)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -8440,58 +8967,65 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*RetentionPolicy)(nil),               // 72: agentree.v1.RetentionPolicy
 	(*GetRetentionPolicyRequest)(nil),     // 73: agentree.v1.GetRetentionPolicyRequest
 	(*SetRetentionPolicyRequest)(nil),     // 74: agentree.v1.SetRetentionPolicyRequest
-	(*UsageLine)(nil),                     // 75: agentree.v1.UsageLine
-	(*UsageReport)(nil),                   // 76: agentree.v1.UsageReport
-	(*GetExecutionUsageRequest)(nil),      // 77: agentree.v1.GetExecutionUsageRequest
-	(*GetOrgUsageRequest)(nil),            // 78: agentree.v1.GetOrgUsageRequest
-	(*GetEntryContextRequest)(nil),        // 79: agentree.v1.GetEntryContextRequest
-	(*ModelContext)(nil),                  // 80: agentree.v1.ModelContext
-	(*CompactAgentExecutionRequest)(nil),  // 81: agentree.v1.CompactAgentExecutionRequest
-	(*GetCompactionRequest)(nil),          // 82: agentree.v1.GetCompactionRequest
-	(*CompactionAudit)(nil),               // 83: agentree.v1.CompactionAudit
-	(*CompactedEntry)(nil),                // 84: agentree.v1.CompactedEntry
-	(*ContextTool)(nil),                   // 85: agentree.v1.ContextTool
-	(*ForkAgentExecutionRequest)(nil),     // 86: agentree.v1.ForkAgentExecutionRequest
-	(*GetTokenTimelineRequest)(nil),       // 87: agentree.v1.GetTokenTimelineRequest
-	(*TokenTimeline)(nil),                 // 88: agentree.v1.TokenTimeline
-	(*TimelinePoint)(nil),                 // 89: agentree.v1.TimelinePoint
-	nil,                                   // 90: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 91: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 92: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 93: google.protobuf.Timestamp
+	(*ApiKey)(nil),                        // 75: agentree.v1.ApiKey
+	(*CreateApiKeyRequest)(nil),           // 76: agentree.v1.CreateApiKeyRequest
+	(*CreatedApiKey)(nil),                 // 77: agentree.v1.CreatedApiKey
+	(*ListApiKeysRequest)(nil),            // 78: agentree.v1.ListApiKeysRequest
+	(*ListApiKeysResponse)(nil),           // 79: agentree.v1.ListApiKeysResponse
+	(*RevokeApiKeyRequest)(nil),           // 80: agentree.v1.RevokeApiKeyRequest
+	(*ExpireApiKeyRequest)(nil),           // 81: agentree.v1.ExpireApiKeyRequest
+	(*UsageLine)(nil),                     // 82: agentree.v1.UsageLine
+	(*UsageReport)(nil),                   // 83: agentree.v1.UsageReport
+	(*GetExecutionUsageRequest)(nil),      // 84: agentree.v1.GetExecutionUsageRequest
+	(*GetOrgUsageRequest)(nil),            // 85: agentree.v1.GetOrgUsageRequest
+	(*GetEntryContextRequest)(nil),        // 86: agentree.v1.GetEntryContextRequest
+	(*ModelContext)(nil),                  // 87: agentree.v1.ModelContext
+	(*CompactAgentExecutionRequest)(nil),  // 88: agentree.v1.CompactAgentExecutionRequest
+	(*GetCompactionRequest)(nil),          // 89: agentree.v1.GetCompactionRequest
+	(*CompactionAudit)(nil),               // 90: agentree.v1.CompactionAudit
+	(*CompactedEntry)(nil),                // 91: agentree.v1.CompactedEntry
+	(*ContextTool)(nil),                   // 92: agentree.v1.ContextTool
+	(*ForkAgentExecutionRequest)(nil),     // 93: agentree.v1.ForkAgentExecutionRequest
+	(*GetTokenTimelineRequest)(nil),       // 94: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 95: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 96: agentree.v1.TimelinePoint
+	nil,                                   // 97: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 98: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 99: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 100: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	90,  // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	97,  // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	3,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	91,  // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	98,  // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	1,   // 4: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 5: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 6: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	92,  // 7: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	93,  // 8: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	93,  // 9: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	99,  // 7: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	100, // 8: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	100, // 9: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 10: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 11: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	92,  // 12: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	99,  // 12: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	4,   // 13: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 14: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 15: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	92,  // 16: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	99,  // 16: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 17: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	92,  // 18: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	92,  // 19: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	92,  // 20: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	93,  // 21: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	93,  // 22: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	93,  // 23: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	93,  // 24: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	99,  // 18: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	99,  // 19: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	99,  // 20: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	100, // 21: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	100, // 22: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	100, // 23: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	100, // 24: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 25: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 26: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	92,  // 27: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	99,  // 27: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	12,  // 28: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	91,  // 29: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	93,  // 30: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 29: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	100, // 30: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	22,  // 31: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	23,  // 32: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	24,  // 33: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -8507,133 +9041,149 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	39,  // 43: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	30,  // 44: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	25,  // 45: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	91,  // 46: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	98,  // 46: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	33,  // 47: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	34,  // 48: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	35,  // 49: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	91,  // 50: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	91,  // 51: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	91,  // 52: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	92,  // 53: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	92,  // 54: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	93,  // 55: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 50: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	98,  // 51: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	98,  // 52: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	99,  // 53: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	99,  // 54: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	100, // 55: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	40,  // 56: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	93,  // 57: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	93,  // 58: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	100, // 57: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	100, // 58: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	45,  // 59: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	91,  // 60: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	92,  // 61: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	93,  // 62: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 60: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	99,  // 61: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	100, // 62: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	48,  // 63: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	91,  // 64: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	98,  // 64: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	53,  // 65: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	54,  // 66: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	52,  // 67: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	93,  // 68: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	100, // 68: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	55,  // 69: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	91,  // 70: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	91,  // 71: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	93,  // 72: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	93,  // 73: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	98,  // 70: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	98,  // 71: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	100, // 72: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	100, // 73: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	59,  // 74: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	93,  // 75: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	93,  // 76: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	100, // 75: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	100, // 76: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	58,  // 77: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	58,  // 78: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	67,  // 79: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	68,  // 80: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	69,  // 81: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	93,  // 82: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	100, // 82: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	68,  // 83: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	69,  // 84: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	92,  // 85: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	93,  // 86: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	75,  // 87: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	75,  // 88: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	93,  // 89: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	93,  // 90: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 91: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	85,  // 92: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	91,  // 93: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 94: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	84,  // 95: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	93,  // 96: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	91,  // 97: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 98: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	89,  // 99: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	5,   // 100: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	6,   // 101: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	8,   // 102: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	9,   // 103: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	10,  // 104: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	13,  // 105: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	14,  // 106: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	16,  // 107: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	17,  // 108: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	70,  // 109: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	86,  // 110: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	71,  // 111: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	71,  // 112: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	18,  // 113: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	20,  // 114: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	41,  // 115: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	43,  // 116: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	44,  // 117: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	46,  // 118: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	49,  // 119: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	51,  // 120: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	56,  // 121: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	62,  // 122: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	64,  // 123: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	60,  // 124: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	65,  // 125: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	79,  // 126: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	87,  // 127: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	81,  // 128: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	82,  // 129: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	77,  // 130: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	78,  // 131: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	73,  // 132: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	74,  // 133: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	4,   // 134: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	7,   // 135: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	4,   // 136: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	4,   // 137: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	11,  // 138: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	12,  // 139: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	15,  // 140: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	12,  // 141: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 142: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 143: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 144: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	15,  // 145: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	15,  // 146: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	19,  // 147: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	21,  // 148: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	42,  // 149: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	40,  // 150: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	40,  // 151: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	47,  // 152: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	50,  // 153: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	48,  // 154: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	57,  // 155: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	63,  // 156: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	58,  // 157: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	61,  // 158: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	66,  // 159: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	80,  // 160: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	88,  // 161: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	19,  // 162: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	83,  // 163: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	76,  // 164: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	76,  // 165: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	72,  // 166: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	72,  // 167: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	134, // [134:168] is the sub-list for method output_type
-	100, // [100:134] is the sub-list for method input_type
-	100, // [100:100] is the sub-list for extension type_name
-	100, // [100:100] is the sub-list for extension extendee
-	0,   // [0:100] is the sub-list for field type_name
+	99,  // 85: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	100, // 86: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	100, // 87: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	100, // 88: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	100, // 89: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	100, // 90: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	100, // 91: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	75,  // 92: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	75,  // 93: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	100, // 94: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	82,  // 95: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	82,  // 96: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	100, // 97: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	100, // 98: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 99: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	92,  // 100: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	98,  // 101: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 102: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	91,  // 103: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	100, // 104: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 105: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 106: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	96,  // 107: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	5,   // 108: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	6,   // 109: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	8,   // 110: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	9,   // 111: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	10,  // 112: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	13,  // 113: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	14,  // 114: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	16,  // 115: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	17,  // 116: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	70,  // 117: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	93,  // 118: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	71,  // 119: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	71,  // 120: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	18,  // 121: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	20,  // 122: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	41,  // 123: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	43,  // 124: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	44,  // 125: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	46,  // 126: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	49,  // 127: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	51,  // 128: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	56,  // 129: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	62,  // 130: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	64,  // 131: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	60,  // 132: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	65,  // 133: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	86,  // 134: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	94,  // 135: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	88,  // 136: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	89,  // 137: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	84,  // 138: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	85,  // 139: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	73,  // 140: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	74,  // 141: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	76,  // 142: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	78,  // 143: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	80,  // 144: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	81,  // 145: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	4,   // 146: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	7,   // 147: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	4,   // 148: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	4,   // 149: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	11,  // 150: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	12,  // 151: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	15,  // 152: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	12,  // 153: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 154: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 155: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 156: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	15,  // 157: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	15,  // 158: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	19,  // 159: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	21,  // 160: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	42,  // 161: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	40,  // 162: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	40,  // 163: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	47,  // 164: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	50,  // 165: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	48,  // 166: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	57,  // 167: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	63,  // 168: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	58,  // 169: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	61,  // 170: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	66,  // 171: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	87,  // 172: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	95,  // 173: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	19,  // 174: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	90,  // 175: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	83,  // 176: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	83,  // 177: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	72,  // 178: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	72,  // 179: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	77,  // 180: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	79,  // 181: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	75,  // 182: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	75,  // 183: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	146, // [146:184] is the sub-list for method output_type
+	108, // [108:146] is the sub-list for method input_type
+	108, // [108:108] is the sub-list for extension type_name
+	108, // [108:108] is the sub-list for extension extendee
+	0,   // [0:108] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -8641,6 +9191,7 @@ func file_agentree_v1_agentree_proto_init() {
 	if File_agentree_v1_agentree_proto != nil {
 		return
 	}
+	file_agentree_v1_access_proto_init()
 	file_agentree_v1_agentree_proto_msgTypes[2].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[3].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[21].OneofWrappers = []any{
@@ -8660,14 +9211,14 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_AgentPaused)(nil),
 	}
 	file_agentree_v1_agentree_proto_msgTypes[52].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[80].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[87].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   91,
+			NumMessages:   98,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

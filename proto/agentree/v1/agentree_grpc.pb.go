@@ -56,6 +56,10 @@ const (
 	AgentService_GetOrgUsage_FullMethodName           = "/agentree.v1.AgentService/GetOrgUsage"
 	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
 	AgentService_SetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/SetRetentionPolicy"
+	AgentService_CreateApiKey_FullMethodName          = "/agentree.v1.AgentService/CreateApiKey"
+	AgentService_ListApiKeys_FullMethodName           = "/agentree.v1.AgentService/ListApiKeys"
+	AgentService_RevokeApiKey_FullMethodName          = "/agentree.v1.AgentService/RevokeApiKey"
+	AgentService_ExpireApiKey_FullMethodName          = "/agentree.v1.AgentService/ExpireApiKey"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -66,7 +70,12 @@ const (
 // organization (its slug or ID) and carries that organization's API key as
 // `Authorization: Bearer <key>`; a missing or unknown key answers 401
 // (gRPC UNAUTHENTICATED) and another organization's resource answers 404
-// (NOT_FOUND). Errors are JSON `{code, message}`. Lists are cursor-paginated:
+// (NOT_FOUND). A key carries roles (`admin`, `run`, `approve`, `read`);
+// each RPC declares the one it needs (its `access` option), and a key
+// without it answers 403 (PERMISSION_DENIED) naming the role. Every
+// mutating route honours `Idempotency-Key`: a retry with the same key gets
+// the first response (`Idempotent-Replayed: true`) and changes nothing.
+// Errors are JSON `{code, message}`. Lists are cursor-paginated:
 // pass a response's `nextCursor` as `cursor` to get the next page.
 //
 // Live events are Server-Sent Events at
@@ -197,6 +206,21 @@ type AgentServiceClient interface {
 	GetRetentionPolicy(ctx context.Context, in *GetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error)
 	// SetRetentionPolicy sets it.
 	SetRetentionPolicy(ctx context.Context, in *SetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error)
+	// CreateApiKey mints an API key for the organization with the roles
+	// named (all four when none are) and an optional expiry. The secret is
+	// in this response only; a replay with the same Idempotency-Key answers
+	// without it.
+	CreateApiKey(ctx context.Context, in *CreateApiKeyRequest, opts ...grpc.CallOption) (*CreatedApiKey, error)
+	// ListApiKeys lists the organization's keys, revoked and expired ones
+	// included, oldest first: never their secrets.
+	ListApiKeys(ctx context.Context, in *ListApiKeysRequest, opts ...grpc.CallOption) (*ListApiKeysResponse, error)
+	// RevokeApiKey disables a key for good. Gateways cache a key for at most
+	// a few seconds (KeyCacheTTL, 5 s by default); the gateway that revokes
+	// it refuses it at once.
+	RevokeApiKey(ctx context.Context, in *RevokeApiKeyRequest, opts ...grpc.CallOption) (*ApiKey, error)
+	// ExpireApiKey brings a key's expiry forward to `expireTime` (now when
+	// unset); it never extends it.
+	ExpireApiKey(ctx context.Context, in *ExpireApiKeyRequest, opts ...grpc.CallOption) (*ApiKey, error)
 }
 
 type agentServiceClient struct {
@@ -556,6 +580,46 @@ func (c *agentServiceClient) SetRetentionPolicy(ctx context.Context, in *SetRete
 	return out, nil
 }
 
+func (c *agentServiceClient) CreateApiKey(ctx context.Context, in *CreateApiKeyRequest, opts ...grpc.CallOption) (*CreatedApiKey, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatedApiKey)
+	err := c.cc.Invoke(ctx, AgentService_CreateApiKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListApiKeys(ctx context.Context, in *ListApiKeysRequest, opts ...grpc.CallOption) (*ListApiKeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListApiKeysResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListApiKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) RevokeApiKey(ctx context.Context, in *RevokeApiKeyRequest, opts ...grpc.CallOption) (*ApiKey, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApiKey)
+	err := c.cc.Invoke(ctx, AgentService_RevokeApiKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ExpireApiKey(ctx context.Context, in *ExpireApiKeyRequest, opts ...grpc.CallOption) (*ApiKey, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApiKey)
+	err := c.cc.Invoke(ctx, AgentService_ExpireApiKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -564,7 +628,12 @@ func (c *agentServiceClient) SetRetentionPolicy(ctx context.Context, in *SetRete
 // organization (its slug or ID) and carries that organization's API key as
 // `Authorization: Bearer <key>`; a missing or unknown key answers 401
 // (gRPC UNAUTHENTICATED) and another organization's resource answers 404
-// (NOT_FOUND). Errors are JSON `{code, message}`. Lists are cursor-paginated:
+// (NOT_FOUND). A key carries roles (`admin`, `run`, `approve`, `read`);
+// each RPC declares the one it needs (its `access` option), and a key
+// without it answers 403 (PERMISSION_DENIED) naming the role. Every
+// mutating route honours `Idempotency-Key`: a retry with the same key gets
+// the first response (`Idempotent-Replayed: true`) and changes nothing.
+// Errors are JSON `{code, message}`. Lists are cursor-paginated:
 // pass a response's `nextCursor` as `cursor` to get the next page.
 //
 // Live events are Server-Sent Events at
@@ -695,6 +764,21 @@ type AgentServiceServer interface {
 	GetRetentionPolicy(context.Context, *GetRetentionPolicyRequest) (*RetentionPolicy, error)
 	// SetRetentionPolicy sets it.
 	SetRetentionPolicy(context.Context, *SetRetentionPolicyRequest) (*RetentionPolicy, error)
+	// CreateApiKey mints an API key for the organization with the roles
+	// named (all four when none are) and an optional expiry. The secret is
+	// in this response only; a replay with the same Idempotency-Key answers
+	// without it.
+	CreateApiKey(context.Context, *CreateApiKeyRequest) (*CreatedApiKey, error)
+	// ListApiKeys lists the organization's keys, revoked and expired ones
+	// included, oldest first: never their secrets.
+	ListApiKeys(context.Context, *ListApiKeysRequest) (*ListApiKeysResponse, error)
+	// RevokeApiKey disables a key for good. Gateways cache a key for at most
+	// a few seconds (KeyCacheTTL, 5 s by default); the gateway that revokes
+	// it refuses it at once.
+	RevokeApiKey(context.Context, *RevokeApiKeyRequest) (*ApiKey, error)
+	// ExpireApiKey brings a key's expiry forward to `expireTime` (now when
+	// unset); it never extends it.
+	ExpireApiKey(context.Context, *ExpireApiKeyRequest) (*ApiKey, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -806,6 +890,18 @@ func (UnimplementedAgentServiceServer) GetRetentionPolicy(context.Context, *GetR
 }
 func (UnimplementedAgentServiceServer) SetRetentionPolicy(context.Context, *SetRetentionPolicyRequest) (*RetentionPolicy, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetRetentionPolicy not implemented")
+}
+func (UnimplementedAgentServiceServer) CreateApiKey(context.Context, *CreateApiKeyRequest) (*CreatedApiKey, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateApiKey not implemented")
+}
+func (UnimplementedAgentServiceServer) ListApiKeys(context.Context, *ListApiKeysRequest) (*ListApiKeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListApiKeys not implemented")
+}
+func (UnimplementedAgentServiceServer) RevokeApiKey(context.Context, *RevokeApiKeyRequest) (*ApiKey, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeApiKey not implemented")
+}
+func (UnimplementedAgentServiceServer) ExpireApiKey(context.Context, *ExpireApiKeyRequest) (*ApiKey, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExpireApiKey not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1433,6 +1529,78 @@ func _AgentService_SetRetentionPolicy_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CreateApiKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateApiKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CreateApiKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CreateApiKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CreateApiKey(ctx, req.(*CreateApiKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListApiKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListApiKeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListApiKeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListApiKeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListApiKeys(ctx, req.(*ListApiKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_RevokeApiKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeApiKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RevokeApiKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RevokeApiKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RevokeApiKey(ctx, req.(*RevokeApiKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ExpireApiKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExpireApiKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ExpireApiKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ExpireApiKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ExpireApiKey(ctx, req.(*ExpireApiKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1571,6 +1739,22 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetRetentionPolicy",
 			Handler:    _AgentService_SetRetentionPolicy_Handler,
+		},
+		{
+			MethodName: "CreateApiKey",
+			Handler:    _AgentService_CreateApiKey_Handler,
+		},
+		{
+			MethodName: "ListApiKeys",
+			Handler:    _AgentService_ListApiKeys_Handler,
+		},
+		{
+			MethodName: "RevokeApiKey",
+			Handler:    _AgentService_RevokeApiKey_Handler,
+		},
+		{
+			MethodName: "ExpireApiKey",
+			Handler:    _AgentService_ExpireApiKey_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
