@@ -68,6 +68,10 @@ func (c *Client) Base() string { return c.base }
 // Org is the organization the client acts for.
 func (c *Client) Org() string { return c.org }
 
+// ErrUnreachable is a request that never reached the gateway: nothing
+// listens at its address, or the connection failed.
+var ErrUnreachable = errors.New("cannot reach the gateway")
+
 // Error is a request the gateway refused, or answered with an error: its
 // HTTP status, the API's error code (invalid_argument, not_found,
 // permission_denied, quota_exceeded, ...) and message, and for a 429 or
@@ -80,6 +84,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Status == http.StatusUnauthorized {
+		return fmt.Sprintf("the API key was refused: %s (401)", e.Message)
+	}
 	if e.Code == "" {
 		return fmt.Sprintf("gateway answered %d: %s", e.Status, e.Message)
 	}
@@ -181,7 +188,7 @@ func (c *Client) send(ctx context.Context, method, u string, in any, opts ...Cal
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) && ctx.Err() == nil {
-			return nil, fmt.Errorf("apiclient: cannot reach the gateway at %s: %w", c.base, op.Err)
+			return nil, fmt.Errorf("apiclient: %w at %s: %w", ErrUnreachable, c.base, op.Err)
 		}
 		return nil, fmt.Errorf("apiclient: %w", err)
 	}

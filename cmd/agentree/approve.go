@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -11,13 +12,14 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/apiclient"
 	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 )
 
 // decide sends a decision on a tool call waiting for approval.
-func decide(ctx context.Context, c *apiClient, id, call, decision, reason string, always bool) (*agentreev1.DecideToolCallResponse, error) {
+func decide(ctx context.Context, c *apiclient.Client, id, call, decision, reason string, always bool) (*agentreev1.DecideToolCallResponse, error) {
 	var out agentreev1.DecideToolCallResponse
-	err := c.do(ctx, "POST", "/agent-executions/"+url.PathEscape(id)+"/tool-calls/"+url.PathEscape(call)+"/approval",
+	err := c.Do(ctx, "POST", "/agent-executions/"+url.PathEscape(id)+"/tool-calls/"+url.PathEscape(call)+"/approval",
 		&agentreev1.DecideToolCallRequest{Decision: decision, Reason: reason, Always: always}, &out)
 	return &out, err
 }
@@ -86,7 +88,7 @@ func showPending(w io.Writer, st style, calls []event.PendingToolCall) {
 // answers: y approves, a approves for the rest of the execution, anything
 // else rejects (with an optional reason). It reports false when input
 // ended before every call was decided.
-func askDecisions(ctx context.Context, c *apiClient, w io.Writer, st style, id string, calls []event.PendingToolCall) (bool, error) {
+func askDecisions(ctx context.Context, c *apiclient.Client, w io.Writer, st style, id string, calls []event.PendingToolCall) (bool, error) {
 	read := func(prompt string) (string, bool) {
 		fmt.Fprint(w, prompt)
 		select {
@@ -116,8 +118,8 @@ func askDecisions(ctx context.Context, c *apiClient, w io.Writer, st style, id s
 		if _, err := decide(ctx, c, id, pc.ToolCallID, decision, reason, always); err != nil {
 			// Decided elsewhere meanwhile (a 409) is no failure here: the
 			// stream shows what happens next.
-			if ae, ok := err.(*apiError); ok && ae.Status == 409 {
-				fmt.Fprintln(w, st.dim(ae.Error()))
+			if statusOf(err) == http.StatusConflict {
+				fmt.Fprintln(w, st.dim(err.Error()))
 				continue
 			}
 			return false, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentree/agentree/apiclient"
 	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -47,11 +48,10 @@ const demoModelRef = "scripted/scripted-1"
 
 var demoTools = []string{"search_notes", "fetch_note", "word_count"}
 
-func fetchCapabilities(ctx context.Context, c *apiClient) (*agentreev1.Capabilities, error) {
+func fetchCapabilities(ctx context.Context, c *apiclient.Client) (*agentreev1.Capabilities, error) {
 	caps := &agentreev1.Capabilities{}
-	if err := c.do(ctx, http.MethodGet, "/capabilities", nil, caps); err != nil {
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+	if err := c.Do(ctx, http.MethodGet, "/capabilities", nil, caps); err != nil {
+		if statusOf(err) == http.StatusNotFound {
 			return nil, errNoCapabilities
 		}
 		return nil, err
@@ -63,7 +63,7 @@ func fetchCapabilities(ctx context.Context, c *apiClient) (*agentreev1.Capabilit
 // scripted demo model when a worker offers it, else the first model
 // offered; every tool offered on that model's task queues. note, when not
 // empty, tells the user what was chosen and why.
-func defaultModelAndTools(ctx context.Context, c *apiClient, model string) (string, []string, string, error) {
+func defaultModelAndTools(ctx context.Context, c *apiclient.Client, model string) (string, []string, string, error) {
 	caps, err := fetchCapabilities(ctx, c)
 	if errors.Is(err, errNoCapabilities) {
 		if model == "" {

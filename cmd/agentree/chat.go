@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/apiclient"
 )
 
 // stdinLines reads standard input line by line on its own goroutine, so
@@ -41,97 +42,77 @@ func interrupted(id string) error {
 }
 
 // follow streams an execution until it waits (or, with chat, until it
-// ends, sending each line of stdin when it waits). It reconnects with the
-// last event ID when the stream breaks.
-func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st style, id string, chat bool) error {
+// ends, sending each line of stdin when it waits). apiclient.Follow
+// resumes a broken stream after the last event seen; the view says so.
+func follow(ctx context.Context, c *apiclient.Client, f clientFlags, w io.Writer, st style, id string, chat bool) error {
 	view := &liveView{w: w, st: st, since: time.Now()}
-	var lastID, failure string
+	var failure string
 	var leftChat bool
 	stopTicks := view.startTicking(250 * time.Millisecond)
 	defer stopTicks()
-	for attempt := 0; ; attempt++ {
-		var finished bool
-		var err error
-		var wait time.Duration
-		var resume string
-		lastID, err = c.stream(ctx, id, lastID, func(ev sseEvent) bool {
-			if f.json {
-				fmt.Fprintf(w, "{\"id\":%q,\"event\":%q,\"data\":%s}\n", ev.ID, ev.Event, ev.Data)
-			}
-			if after, d, ok := streamBroke(ev); ok {
-				// The gateway ends the stream after it; the loop below
-				// reconnects after the pause it asks for.
-				wait, resume = d, after
-			}
-			var stopped bool
-			if f.json {
-				stopped, failure = terminalOrWaiting(ev)
-			} else {
-				stopped, failure = view.show(ev)
-			}
-			if !stopped {
-				return false
-			}
-			view.pause()
-			if pending := approvalsOf(ev); pending != nil && !f.json {
-				decided, err := askDecisions(ctx, c, w, st, id, pending)
-				if err != nil || !decided {
-					if err != nil && ctx.Err() == nil {
-						failure = err.Error()
-					}
-					finished = true
-					return true
-				}
-				view.resume()
-				return false
-			}
-			if ev.Event != event.NameWaiting || !chat {
-				finished = true
-				return true
-			}
-			if !f.json {
-				fmt.Fprint(w, st.bold("> "))
-			}
-			select {
-			case <-ctx.Done():
-				return true
-			case line, ok := <-stdinLines():
-				if !ok {
-					finished, leftChat = true, true
-					return true
-				}
-				view.resume()
-				if err := sendMessage(ctx, c, id, line); err != nil {
-					if ctx.Err() == nil {
-						failure, finished = err.Error(), true
-					}
-					return true
-				}
-				return false
-			}
-		})
-		if resume != "" {
-			lastID = resume
+	opts := apiclient.FollowOptions{OnReconnect: func(_ string, why error) {
+		if !f.json {
+			view.interrupted(why)
 		}
-		if ctx.Err() == nil && !finished && wait > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(wait):
+	}}
+events:
+	for ev, err := range c.Follow(ctx, id, opts) {
+		if err != nil {
+			if ctx.Err() != nil {
+				break
 			}
+			return err
 		}
-		if ctx.Err() != nil {
-			view.endLine()
-			return interrupted(id)
+		if f.json {
+			fmt.Fprintf(w, "{\"id\":%q,\"event\":%q,\"data\":%s}\n", ev.ID, ev.Name, ev.Data)
 		}
-		if finished {
+		var stopped bool
+		if f.json {
+			stopped, failure = terminalOrWaiting(ev)
+		} else {
+			stopped, failure = view.show(ev)
+		}
+		if !stopped {
+			continue
+		}
+		view.pause()
+		if pending := approvalsOf(ev); pending != nil && !f.json {
+			decided, err := askDecisions(ctx, c, w, st, id, pending)
+			if err != nil || !decided {
+				if err != nil && ctx.Err() == nil {
+					failure = err.Error()
+				}
+				break
+			}
+			view.resume()
+			continue
+		}
+		if ev.Name != event.NameWaiting || !chat {
 			break
 		}
-		if err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) || attempt >= 5 {
-				return err
+		if !f.json {
+			fmt.Fprint(w, st.bold("> "))
+		}
+		select {
+		case <-ctx.Done():
+			break events
+		case line, ok := <-stdinLines():
+			if !ok {
+				leftChat = true
+				break events
+			}
+			view.resume()
+			if err := sendMessage(ctx, c, id, line); err != nil {
+				if ctx.Err() == nil {
+					failure = err.Error()
+				}
+				break events
 			}
 		}
+	}
+	if ctx.Err() != nil {
+		view.endLine()
+		return interrupted(id)
 	}
 	if failure != "" {
 		return errors.New(failure)
@@ -144,11 +125,11 @@ func follow(ctx context.Context, c *apiClient, f clientFlags, w io.Writer, st st
 
 // approvalsOf are the calls an agent.waiting event for approval lists;
 // nil for any other event.
-func approvalsOf(ev sseEvent) []event.PendingToolCall {
-	if ev.Event != event.NameWaiting {
+func approvalsOf(ev apiclient.Event) []event.PendingToolCall {
+	if ev.Name != event.NameWaiting {
 		return nil
 	}
-	e, err := event.Decode(ev.Event, ev.Data)
+	e, err := event.Decode(ev.Name, ev.Data)
 	if err != nil {
 		return nil
 	}
@@ -158,13 +139,13 @@ func approvalsOf(ev sseEvent) []event.PendingToolCall {
 	return nil
 }
 
-func terminalOrWaiting(ev sseEvent) (bool, string) {
-	switch ev.Event {
+func terminalOrWaiting(ev apiclient.Event) (bool, string) {
+	switch ev.Name {
 	case event.NameWaiting, event.NameCompleted, event.NamePaused:
 		return true, ""
 	case event.NameFailed:
 		msg := "failed"
-		if e, err := event.Decode(ev.Event, ev.Data); err == nil {
+		if e, err := event.Decode(ev.Name, ev.Data); err == nil {
 			msg += ": " + e.(*event.Failed).Error
 		}
 		return true, msg
@@ -172,18 +153,4 @@ func terminalOrWaiting(ev sseEvent) (bool, string) {
 		return true, "cancelled"
 	}
 	return false, ""
-}
-
-// streamBroke reads a stream_error: where to resume and how long to wait
-// first.
-func streamBroke(ev sseEvent) (resumeAfter string, wait time.Duration, ok bool) {
-	if ev.Event != event.NameStreamError {
-		return "", 0, false
-	}
-	e, err := event.Decode(ev.Event, ev.Data)
-	if err != nil {
-		return "", time.Second, true
-	}
-	se := e.(*event.StreamError)
-	return se.LastEventID, time.Duration(se.RetryAfterMs) * time.Millisecond, true
 }

@@ -259,7 +259,7 @@ func testApprovals(t *testing.T, d devInstance, c func(args ...string) (string, 
 	require.NoError(t, err)
 	require.Contains(t, out, "approved "+call[1]+" (search_notes)")
 	_, _, err = c("reject", id, call[1], "--reason", "changed my mind")
-	require.ErrorContains(t, err, "(409)")
+	require.ErrorContains(t, err, "(409 conflict)")
 	require.Eventually(t, func() bool {
 		out, _, err := c("show", id, "--json")
 		return err == nil && strings.Contains(out, `"status":"COMPLETED"`)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	research "github.com/agentree/agentree/agentsdk/tools/demo"
+	"github.com/agentree/agentree/apiclient"
 	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -175,7 +176,7 @@ func runRun(cmd *cobra.Command, o runOpts, prompt string) error {
 		req.Config = cfg
 	}
 	ex := &agentreev1.AgentExecution{}
-	if err := c.do(ctx, "POST", "/agent-executions", req, ex); err != nil {
+	if err := c.Do(ctx, "POST", "/agent-executions", req, ex); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	if o.detach {
@@ -209,7 +210,7 @@ func splitList(in []string) []string {
 }
 
 // resolveDefinition turns a definition's slug (or ID) into its ID.
-func resolveDefinition(ctx context.Context, c *apiClient, ref string) (string, error) {
+func resolveDefinition(ctx context.Context, c *apiclient.Client, ref string) (string, error) {
 	if _, err := uuid.Parse(ref); err == nil {
 		return ref, nil
 	}
@@ -219,7 +220,7 @@ func resolveDefinition(ctx context.Context, c *apiClient, ref string) (string, e
 		if cursor != "" {
 			path += "&cursor=" + url.QueryEscape(cursor)
 		}
-		if err := c.do(ctx, "GET", path, nil, page); err != nil {
+		if err := c.Do(ctx, "GET", path, nil, page); err != nil {
 			return "", fmt.Errorf("definition %q: %w", ref, err)
 		}
 		for _, d := range page.GetAgentDefinitions() {
@@ -228,7 +229,7 @@ func resolveDefinition(ctx context.Context, c *apiClient, ref string) (string, e
 			}
 		}
 		if cursor = page.GetNextCursor(); cursor == "" {
-			return "", fmt.Errorf("no agent definition with slug or ID %q in organization %s", ref, c.org)
+			return "", fmt.Errorf("no agent definition with slug or ID %q in organization %s", ref, c.Org())
 		}
 	}
 }
@@ -246,7 +247,7 @@ func cancelCmd() *cobra.Command {
 				return err
 			}
 			ex := &agentreev1.AgentExecution{}
-			if err := c.do(cmd.Context(), "DELETE", "/agent-executions/"+url.PathEscape(args[0]), nil, ex); err != nil {
+			if err := c.Do(cmd.Context(), "DELETE", "/agent-executions/"+url.PathEscape(args[0]), nil, ex); err != nil {
 				return fmt.Errorf("cancel: %w", err)
 			}
 			return printResult(cmd.OutOrStdout(), f, ex, ex.GetId()+" "+ex.GetStatus())

@@ -19,7 +19,7 @@ func showContext(cmd *cobra.Command, f clientFlags, id, entry string) error {
 		return err
 	}
 	mc := &agentreev1.ModelContext{}
-	if err := c.do(cmd.Context(), "GET", "/agent-executions/"+url.PathEscape(id)+"/entries/"+url.PathEscape(entry)+"/context", nil, mc); err != nil {
+	if err := c.Do(cmd.Context(), "GET", "/agent-executions/"+url.PathEscape(id)+"/entries/"+url.PathEscape(entry)+"/context", nil, mc); err != nil {
 		return fmt.Errorf("show --context: %w", err)
 	}
 	w := cmd.OutOrStdout()
@@ -88,7 +88,7 @@ untouched. Entry IDs: agentree show ID --json, or GET …/entries.`,
 			}
 			ex := &agentreev1.AgentExecution{}
 			req := &agentreev1.ForkAgentExecutionRequest{EntryId: at, UserPrompt: strings.Join(args[1:], " ")}
-			if err := c.do(cmd.Context(), "POST", "/agent-executions/"+url.PathEscape(args[0])+"/fork", req, ex); err != nil {
+			if err := c.Do(cmd.Context(), "POST", "/agent-executions/"+url.PathEscape(args[0])+"/fork", req, ex); err != nil {
 				return fmt.Errorf("fork: %w", err)
 			}
 			if detach || f.json {
@@ -120,7 +120,7 @@ func timelineCmd() *cobra.Command {
 				return err
 			}
 			tl := &agentreev1.TokenTimeline{}
-			if err := c.do(cmd.Context(), "GET", "/agent-executions/"+url.PathEscape(args[0])+"/token-timeline", nil, tl); err != nil {
+			if err := c.Do(cmd.Context(), "GET", "/agent-executions/"+url.PathEscape(args[0])+"/token-timeline", nil, tl); err != nil {
 				return fmt.Errorf("timeline: %w", err)
 			}
 			if f.json {

@@ -10,11 +10,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/apiclient"
 )
 
 // TestFollowResumesAfterStreamError: a gateway that ends a stream with
 // stream_error (here: shutting down) is reconnected to (after the pause it
-// asks for) from the lastEventId it names, and the live view goes on. The
+// asks for) with Last-Event-ID after the last event shown, and the live
+// view says so and goes on. The
 // server speaks the gateway's SSE wire format; the gateway's own tests
 // prove it sends exactly this.
 func TestFollowResumesAfterStreamError(t *testing.T) {
@@ -23,7 +26,7 @@ func TestFollowResumesAfterStreamError(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		n := len(resumes)
-		resumes = append(resumes, r.URL.Query().Get("lastEventId"))
+		resumes = append(resumes, r.Header.Get("Last-Event-ID"))
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
 		if n == 0 {
@@ -37,8 +40,9 @@ func TestFollowResumesAfterStreamError(t *testing.T) {
 	defer srv.Close()
 
 	var out bytes.Buffer
-	c := &apiClient{base: srv.URL, org: "o", key: "k", hc: srv.Client()}
+	c, err := apiclient.New(srv.URL, "o", "k", apiclient.WithHTTPClient(srv.Client()))
+	require.NoError(t, err)
 	require.NoError(t, follow(context.Background(), c, clientFlags{}, &out, style{}, "x", false))
-	require.Equal(t, []string{"", "7"}, resumes, "the reconnect resumes after the stream_error's lastEventId")
+	require.Equal(t, []string{"", "7"}, resumes, "the reconnect resumes after the last event shown")
 	require.Contains(t, out.String(), "Hel\nstream interrupted: the gateway is shutting down; reconnecting\nlo\ncompleted (end_turn)")
 }

@@ -20,7 +20,7 @@ func main() {
 	stop()
 	if err != nil {
 		// An error may quote the server (an execution's failure).
-		fmt.Fprintln(os.Stderr, "agentree:", clean(err.Error()))
+		fmt.Fprintln(os.Stderr, "agentree:", clean(explain(err)))
 		os.Exit(exitCode(err))
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/apiclient"
 )
 
 // style colours terminal output; plain when not a terminal or NO_COLOR is set.
@@ -120,11 +122,11 @@ func (v *liveView) tick(now time.Time) {
 // show prints one event and reports whether the execution stopped
 // (waiting or ended) and, if it ended badly, why. An event this CLI has no
 // type for (a newer gateway's) is not shown.
-func (v *liveView) show(ev sseEvent) (stopped bool, failure string) {
+func (v *liveView) show(ev apiclient.Event) (stopped bool, failure string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.since = time.Now()
-	typed, err := event.Decode(ev.Event, ev.Data)
+	typed, err := event.Decode(ev.Name, ev.Data)
 	if err != nil {
 		return false, ""
 	}
@@ -162,11 +164,22 @@ func (v *liveView) show(ev sseEvent) (stopped bool, failure string) {
 		v.newline()
 		fmt.Fprintln(v.w, v.st.red("cancelled"))
 		return true, "cancelled"
-	case *event.StreamError:
-		v.newline()
-		fmt.Fprintln(v.w, v.st.dim("stream interrupted: "+e.Message+"; reconnecting"))
 	}
 	return false, ""
+}
+
+// interrupted says the stream broke and is being resumed (apiclient.Follow
+// resumes it after the last event shown).
+func (v *liveView) interrupted(why error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	msg := why.Error()
+	var ae *apiclient.Error
+	if errors.As(why, &ae) && ae.Message != "" {
+		msg = ae.Message
+	}
+	v.newline()
+	fmt.Fprintln(v.w, v.st.dim("stream interrupted: "+clean(msg)+"; reconnecting"))
 }
 
 // showData prints the data payloads a terminal shows: thinking, dimmed,

@@ -33,7 +33,7 @@ resumed, once; a run's steps across its resumes are capped at 500.`,
 			}
 			req := &agentreev1.ResumeAgentExecutionRequest{MaxSteps: int32(maxSteps), Message: strings.Join(args[1:], " ")}
 			ex := &agentreev1.AgentExecution{}
-			if err := c.do(cmd.Context(), "POST", "/agent-executions/"+url.PathEscape(args[0])+"/resume", req, ex); err != nil {
+			if err := c.Do(cmd.Context(), "POST", "/agent-executions/"+url.PathEscape(args[0])+"/resume", req, ex); err != nil {
 				return fmt.Errorf("resume: %w", err)
 			}
 			if detach || f.json {

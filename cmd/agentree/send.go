@@ -10,15 +10,16 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/agentree/agentree/apiclient"
 	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 )
 
-func sendMessage(ctx context.Context, c *apiClient, id, text string) error {
+func sendMessage(ctx context.Context, c *apiclient.Client, id, text string) error {
 	v, err := structpb.NewValue(map[string]any{"text": text})
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, "POST", "/agent-executions/"+url.PathEscape(id)+"/signal",
+	return c.Do(ctx, "POST", "/agent-executions/"+url.PathEscape(id)+"/signal",
 		&agentreev1.SignalAgentExecutionRequest{SignalName: "userMessage", SignalValue: v}, nil)
 }
 
@@ -64,13 +65,13 @@ answer and prints it.`,
 // waitForAnswer polls until the conversation holds the user's message
 // followed by an assistant answer and the execution waits or has ended,
 // then prints that answer.
-func waitForAnswer(cmd *cobra.Command, c *apiClient, f clientFlags, id, text string) error {
+func waitForAnswer(cmd *cobra.Command, c *apiclient.Client, f clientFlags, id, text string) error {
 	ctx, out := cmd.Context(), cmd.OutOrStdout()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		ex := &agentreev1.AgentExecution{}
-		if err := c.do(ctx, "GET", "/agent-executions/"+url.PathEscape(id), nil, ex); err != nil {
+		if err := c.Do(ctx, "GET", "/agent-executions/"+url.PathEscape(id), nil, ex); err != nil {
 			return fmt.Errorf("send: %w", err)
 		}
 		settled := ex.GetStatus() != "PENDING" && ex.GetStatus() != "RUNNING"

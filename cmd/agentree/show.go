@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentree/agentree/apiclient"
 	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -43,7 +44,7 @@ is read from each execution's conversation.`,
 	return cmd
 }
 
-func listExecutions(ctx context.Context, c *apiClient, status, kind string, limit int) ([]*agentreev1.AgentExecution, error) {
+func listExecutions(ctx context.Context, c *apiclient.Client, status, kind string, limit int) ([]*agentreev1.AgentExecution, error) {
 	q := url.Values{}
 	q.Set("pageSize", fmt.Sprint(limit))
 	if status != "" {
@@ -53,7 +54,7 @@ func listExecutions(ctx context.Context, c *apiClient, status, kind string, limi
 		q.Set("kind", kind)
 	}
 	page := &agentreev1.ListAgentExecutionsResponse{}
-	if err := c.do(ctx, "GET", "/agent-executions?"+q.Encode(), nil, page); err != nil {
+	if err := c.Do(ctx, "GET", "/agent-executions?"+q.Encode(), nil, page); err != nil {
 		return nil, err
 	}
 	return page.GetAgentExecutions(), nil
@@ -90,7 +91,7 @@ func runList(cmd *cobra.Command, f clientFlags, status, kind string, limit int) 
 // countSteps counts each execution's model turns and tool calls from its
 // conversation, four executions at a time; where that fails it falls back
 // to the execution's own stepCount (tool calls only).
-func countSteps(ctx context.Context, c *apiClient, exs []*agentreev1.AgentExecution) []int {
+func countSteps(ctx context.Context, c *apiclient.Client, exs []*agentreev1.AgentExecution) []int {
 	steps := make([]int, len(exs))
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
@@ -117,7 +118,7 @@ func countSteps(ctx context.Context, c *apiClient, exs []*agentreev1.AgentExecut
 }
 
 // allMessages reads the active path's messages, every page.
-func allMessages(ctx context.Context, c *apiClient, id string) ([]*agentreev1.Message, error) {
+func allMessages(ctx context.Context, c *apiclient.Client, id string) ([]*agentreev1.Message, error) {
 	var msgs []*agentreev1.Message
 	for cursor := ""; ; {
 		page := &agentreev1.ListMessagesResponse{}
@@ -125,7 +126,7 @@ func allMessages(ctx context.Context, c *apiClient, id string) ([]*agentreev1.Me
 		if cursor != "" {
 			path += "&cursor=" + url.QueryEscape(cursor)
 		}
-		if err := c.do(ctx, "GET", path, nil, page); err != nil {
+		if err := c.Do(ctx, "GET", path, nil, page); err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, page.GetMessages()...)
@@ -174,7 +175,7 @@ func waitSettled(ctx context.Context, f clientFlags, id string) error {
 	defer tick.Stop()
 	for {
 		ex := &agentreev1.AgentExecution{}
-		if err := c.do(ctx, "GET", "/agent-executions/"+url.PathEscape(id), nil, ex); err != nil {
+		if err := c.Do(ctx, "GET", "/agent-executions/"+url.PathEscape(id), nil, ex); err != nil {
 			return err
 		}
 		switch ex.GetStatus() {
@@ -208,7 +209,7 @@ func runShow(cmd *cobra.Command, f clientFlags, id string) error {
 		return err
 	}
 	ex := &agentreev1.AgentExecution{}
-	if err := c.do(ctx, "GET", "/agent-executions/"+url.PathEscape(id), nil, ex); err != nil {
+	if err := c.Do(ctx, "GET", "/agent-executions/"+url.PathEscape(id), nil, ex); err != nil {
 		return fmt.Errorf("show: %w", err)
 	}
 	msgs, err := allMessages(ctx, c, id)
