@@ -139,62 +139,95 @@ func (f *follower) run(yield func(Event, error) bool) {
 // done (a terminal event, or the consumer stopped), else why it broke, how
 // long the gateway asked to wait, and whether any event came first.
 func (f *follower) once(yield func(Event, error) bool) (progressed bool, wait time.Duration, err error) {
-	path := "/agent-executions/" + url.PathEscape(f.id) + "/stream"
-	if !f.o.Lifecycle {
-		path += "/consolidated"
-	}
-	req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, f.c.URL(path), nil)
-	if err != nil {
-		return false, 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+f.c.key)
-	req.Header.Set("Accept", "text/event-stream")
-	if f.last != "" {
-		req.Header.Set("Last-Event-ID", f.last)
-	}
-	resp, err := f.c.hc.Do(req)
-	if err != nil {
-		return false, 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		e := errorOf(resp)
-		return false, e.RetryAfter, e
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var ev Event
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		if line != "" {
-			parseLine(line, &ev, &data)
-			continue
+	for ev, err := range f.c.Events(f.ctx, f.id, EventsOptions{LastEventID: f.last, Lifecycle: f.o.Lifecycle}) {
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return progressed, e.RetryAfter, err
+			}
+			return progressed, 0, err
 		}
-		if ev.Name == "" && len(data) == 0 {
-			continue // a comment (": ping") block
+		if ev.Name == EventStreamError {
+			return progressed, streamErrorWait(ev.Data), streamError(ev.Data)
 		}
-		ev.Data = json.RawMessage(strings.Join(data, "\n"))
-		cur := ev
-		ev, data = Event{}, nil
-		if cur.Name == EventStreamError {
-			return progressed, streamErrorWait(cur.Data), streamError(cur.Data)
-		}
-		if cur.ID != "" && !after(cur.ID, f.last) {
+		if ev.ID != "" && !after(ev.ID, f.last) {
 			continue // already yielded: never twice, never backwards
 		}
-		if cur.ID != "" {
-			f.last = cur.ID
+		if ev.ID != "" {
+			f.last = ev.ID
 		}
 		progressed = true
-		if !yield(cur, nil) || Terminal(cur.Name) {
+		if !yield(ev, nil) || Terminal(ev.Name) {
 			return true, 0, nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return progressed, 0, err
-	}
 	return progressed, 0, errEnded
+}
+
+// EventsOptions say which stream Events reads and from where.
+type EventsOptions struct {
+	// LastEventID starts after that event ("" = the start of the replay
+	// window).
+	LastEventID string
+	// Lifecycle reads the lifecycle stream; the default is the
+	// consolidated one.
+	Lifecycle bool
+}
+
+// Events reads one connection of an execution's stream and yields its
+// events as the gateway sent them, stream_error included: no reconnection
+// and no deduplication (Follow adds both). It ends when the gateway closes
+// the stream; an answer other than 200 is yielded as an *Error, and a
+// broken connection as its error.
+func (c *Client) Events(ctx context.Context, executionID string, o EventsOptions) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		path := "/agent-executions/" + url.PathEscape(executionID) + "/stream"
+		if !o.Lifecycle {
+			path += "/consolidated"
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL(path), nil)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		req.Header.Set("Accept", "text/event-stream")
+		if o.LastEventID != "" {
+			req.Header.Set("Last-Event-ID", o.LastEventID)
+		}
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			yield(Event{}, errorOf(resp))
+			return
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		var ev Event
+		var data []string
+		for sc.Scan() {
+			line := sc.Text()
+			if line != "" {
+				parseLine(line, &ev, &data)
+				continue
+			}
+			if ev.Name == "" && len(data) == 0 {
+				continue // a comment (": ping") block
+			}
+			ev.Data = json.RawMessage(strings.Join(data, "\n"))
+			if !yield(ev, nil) {
+				return
+			}
+			ev, data = Event{}, nil
+		}
+		if err := sc.Err(); err != nil {
+			yield(Event{}, err)
+		}
+	}
 }
 
 // parseLine applies one SSE field line to the event being read.

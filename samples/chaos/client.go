@@ -1,35 +1,39 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/apiclient"
 )
 
-// api is a REST client of the gateway, as one organization. Requests that
-// fail for a reason a client should retry (the gateway unreachable, a
-// 5xx, a 429) are retried with the same Idempotency-Key until ctx ends.
+// api is the REST client of the gateway (apiclient), as one organization,
+// with the chaos suite's own retry rule and a count of the answers that
+// were not 2xx. Requests that fail for a reason a client should retry
+// (the gateway unreachable, a 5xx, a 429) are retried with the same
+// Idempotency-Key until ctx ends.
 type api struct {
-	base, org, key string
-	hc             *http.Client
+	c *apiclient.Client
 
 	mu sync.Mutex
 	// statuses counts the non-2xx answers by status code: a store outage
 	// should be 503s with Retry-After, never 500s.
 	statuses map[int]int
+}
+
+func newAPI(addr, org, key string) (*api, error) {
+	c, err := apiclient.New(addr, org, key)
+	if err != nil {
+		return nil, err
+	}
+	return &api{c: c}, nil
 }
 
 func (a *api) count(status int) {
@@ -48,61 +52,26 @@ func (a *api) answered(status int) int {
 	return a.statuses[status]
 }
 
-// httpError is an answer that is not 2xx.
-type httpError struct {
-	Status int
-	Body   string
-}
-
-func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body) }
-
-// retryable reports whether a client should try again.
+// retryable reports whether a client should try again: anything but an
+// answer below 500 other than 429 and 409.
 func retryable(err error) bool {
-	he, ok := err.(*httpError)
-	return !ok || he.Status >= 500 || he.Status == http.StatusTooManyRequests || he.Status == http.StatusConflict
-}
-
-func (a *api) url(path string) string {
-	return a.base + "/api/orgs/" + url.PathEscape(a.org) + path
+	s := apiclient.StatusOf(err)
+	return s == 0 || s >= 500 || s == http.StatusTooManyRequests || s == http.StatusConflict
 }
 
 // once sends one request and decodes a 2xx answer into out.
 func (a *api) once(ctx context.Context, method, path, idemKey string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, a.url(path), rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
+	var opts []apiclient.CallOption
 	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
+		opts = append(opts, apiclient.IdempotencyKey(idemKey))
 	}
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		return err
+	err := a.c.Do(ctx, method, path, body, out, opts...)
+	if s := apiclient.StatusOf(err); s != 0 {
+		a.count(s)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if resp.StatusCode/100 != 2 {
-		a.count(resp.StatusCode)
-		return &httpError{Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	return err
 }
 
 // do retries once until it succeeds, fails for good or ctx ends; tries
@@ -128,8 +97,8 @@ func (a *api) doRefusable(ctx context.Context, method, path, idemKey string, bod
 	for {
 		tries++
 		err = a.once(ctx, method, path, idemKey, body, nil)
-		if he, ok := err.(*httpError); ok && he.Status == http.StatusConflict {
-			return tries, fmt.Errorf("%w: %s", errRefused, he.Body)
+		if apiclient.StatusOf(err) == http.StatusConflict {
+			return tries, fmt.Errorf("%w: %w", errRefused, err)
 		}
 		if err == nil || !retryable(err) || ctx.Err() != nil {
 			return tries, err
@@ -138,13 +107,6 @@ func (a *api) doRefusable(ctx context.Context, method, path, idemKey string, bod
 			return tries, fmt.Errorf("%w (last: %v)", serr, err)
 		}
 	}
-}
-
-// sseEvent is one Server-Sent Event.
-type sseEvent struct {
-	ID    int64
-	Event string
-	Data  string
 }
 
 // follower is an SSE client of one execution's consolidated stream that
@@ -175,69 +137,51 @@ func (f *follower) run(ctx context.Context) {
 	}
 }
 
+// connect reads one connection with apiclient.Events, which yields what
+// the gateway sent as it sent it: the checker, not the client, is what
+// must notice an event twice or out of order.
 func (f *follower) connect(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.a.url("/agent-executions/"+url.PathEscape(f.execID)+"/stream/consolidated"), nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+f.a.key)
-	req.Header.Set("Accept", "text/event-stream")
 	f.mu.Lock()
+	last := ""
 	if f.last > 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(f.last, 10))
+		last = strconv.FormatInt(f.last, 10)
 	}
 	f.mu.Unlock()
-	resp, err := f.a.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return &httpError{Status: resp.StatusCode}
-	}
-	f.mu.Lock()
-	f.reconnects++ // the first connection counts too; see snapshot
-	f.mu.Unlock()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	var ev sseEvent
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if ev.Event != "" {
-				f.take(ev)
-			}
-			ev = sseEvent{}
-		case strings.HasPrefix(line, "id:"):
-			ev.ID, _ = strconv.ParseInt(strings.TrimSpace(line[3:]), 10, 64)
-		case strings.HasPrefix(line, "event:"):
-			ev.Event = strings.TrimSpace(line[6:])
-		case strings.HasPrefix(line, "data:"):
-			ev.Data += strings.TrimPrefix(line[5:], " ")
+	first := true
+	for ev, err := range f.a.c.Events(ctx, f.execID, apiclient.EventsOptions{LastEventID: last}) {
+		if err != nil {
+			return err
 		}
+		if first {
+			f.mu.Lock()
+			f.reconnects++ // the first connection counts too; see snapshot
+			f.mu.Unlock()
+			first = false
+		}
+		f.take(ev)
 	}
-	return sc.Err()
+	return nil
 }
 
-func (f *follower) take(ev sseEvent) {
-	if ev.Event == event.NameStreamError {
+func (f *follower) take(ev apiclient.Event) {
+	if ev.Name == event.NameStreamError {
 		// Not stored (no ID): the gateway says the stream broke; run
 		// reconnects after Last-Event-ID as for any other end.
 		f.mu.Lock()
-		f.events[ev.Event]++
+		f.events[ev.Name]++
 		f.mu.Unlock()
 		return
 	}
+	id, _ := strconv.ParseInt(ev.ID, 10, 64)
 	f.mu.Lock()
-	if f.received[ev.ID] == 0 {
-		f.events[ev.Event]++
+	if f.received[id] == 0 {
+		f.events[ev.Name]++
 	}
-	f.received[ev.ID]++
-	f.order = append(f.order, ev.ID)
-	f.last = max(f.last, ev.ID)
+	f.received[id]++
+	f.order = append(f.order, id)
+	f.last = max(f.last, id)
 	f.mu.Unlock()
-	if ev.Event == event.NameWaiting {
+	if ev.Name == event.NameWaiting {
 		select {
 		case f.wake <- struct{}{}:
 		default:

@@ -34,7 +34,10 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	}
 	defer c.close()
 
-	a := &api{base: "http://" + c.gatewayAddr, org: c.org, key: c.key, hc: &http.Client{}}
+	a, err := newAPI(c.gatewayAddr, c.org, c.key)
+	if err != nil {
+		return nil, err
+	}
 	d := &driver{cfg: cfg, api: a, runTag: fmt.Sprintf("s%d", cfg.Seed)}
 	convs := make([]*conversation, cfg.Conversations+cfg.OneShots)
 	var live sync.Map // execution ID → its messages' tag prefix, while its conversation runs
