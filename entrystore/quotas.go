@@ -144,7 +144,7 @@ func (s *Store) CheckBudget(ctx context.Context, orgID string, now time.Time) er
 
 // spent is the daily quota sp reached, if any.
 func (q Quota) spent(sp Spend, now time.Time) error {
-	reset := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day()+1, 0, 0, 0, 0, time.UTC)
+	reset := DayResets(now)
 	switch {
 	case q.TokensPerDay > 0 && sp.Tokens >= q.TokensPerDay:
 		return &QuotaError{Quota: QuotaTokensPerDay, Limit: float64(q.TokensPerDay), Used: float64(sp.Tokens), ResetAt: reset}
@@ -201,4 +201,23 @@ func (s *Store) CreateExecutionWithinQuota(ctx context.Context, e Execution) (Ex
 		return err
 	})
 	return out, err
+}
+
+// DayResets is when the UTC day of t ends: when daily quotas start afresh.
+func DayResets(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, time.UTC)
+}
+
+// CountLive counts the organization's executions that have not ended: what
+// QuotaMaxRunning bounds.
+func (s *Store) CountLive(ctx context.Context, orgID string) (int, error) {
+	const op = "count live executions"
+	ids, err := readIDs(op, orgID)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FROM agent_execution WHERE org_id = $1 AND status IN `+liveStatuses, ids[0]).Scan(&n)
+	return n, wrap(op, err)
 }

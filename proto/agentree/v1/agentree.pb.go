@@ -30,8 +30,8 @@ const (
 type Error struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A stable machine-readable code: invalid_argument, unauthenticated,
-	// not_found, conflict, payload_too_large, method_not_allowed, internal,
-	// unavailable.
+	// not_found, conflict, payload_too_large, quota_exceeded,
+	// method_not_allowed, internal, unavailable.
 	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	// What was wrong, for people.
 	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
@@ -6193,6 +6193,250 @@ func (x *SetRetentionPolicyRequest) GetKeepFailedDays() int32 {
 	return 0
 }
 
+// OrgQuota is an organization's quotas (0: no limit) and today's spend.
+// Past maxRunning a create, resume or fork answers 429 quota_exceeded. Once
+// the UTC day's spend reaches tokensPerDay or costPerDay, model calls are
+// refused: their executions end PAUSED with stopReason `budget`, their
+// conversations kept, and creates and resumes answer 429 until the day
+// resets (or the quota is raised); a resume then continues the paused
+// conversation.
+type OrgQuota struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Executions that have not ended (PENDING, RUNNING, WAITING,
+	// CANCELLING) the organization may have at once; 0: no limit.
+	MaxRunning int32 `protobuf:"varint,1,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Model tokens (input + output) per UTC day; 0: no limit.
+	TokensPerDay int64 `protobuf:"varint,2,opt,name=tokens_per_day,json=tokensPerDay,proto3" json:"tokens_per_day,omitempty"`
+	// Model cost per UTC day, in USD; 0: no limit.
+	CostPerDay float64 `protobuf:"fixed64,3,opt,name=cost_per_day,json=costPerDay,proto3" json:"cost_per_day,omitempty"`
+	// True when the organization set none: no limits apply.
+	IsDefault bool `protobuf:"varint,4,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
+	// When it was last set.
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Executions not ended now.
+	Running int32 `protobuf:"varint,6,opt,name=running,proto3" json:"running,omitempty"`
+	// Tokens spent today (UTC).
+	TokensToday int64 `protobuf:"varint,7,opt,name=tokens_today,json=tokensToday,proto3" json:"tokens_today,omitempty"`
+	// Cost spent today (UTC), in USD.
+	CostToday float64 `protobuf:"fixed64,8,opt,name=cost_today,json=costToday,proto3" json:"cost_today,omitempty"`
+	// When today's spend starts afresh: the next midnight UTC.
+	ResetsAt      *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=resets_at,json=resetsAt,proto3" json:"resets_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrgQuota) Reset() {
+	*x = OrgQuota{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrgQuota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrgQuota) ProtoMessage() {}
+
+func (x *OrgQuota) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrgQuota.ProtoReflect.Descriptor instead.
+func (*OrgQuota) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *OrgQuota) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetTokensPerDay() int64 {
+	if x != nil {
+		return x.TokensPerDay
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetCostPerDay() float64 {
+	if x != nil {
+		return x.CostPerDay
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetIsDefault() bool {
+	if x != nil {
+		return x.IsDefault
+	}
+	return false
+}
+
+func (x *OrgQuota) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *OrgQuota) GetRunning() int32 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetTokensToday() int64 {
+	if x != nil {
+		return x.TokensToday
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetCostToday() float64 {
+	if x != nil {
+		return x.CostToday
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetResetsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResetsAt
+	}
+	return nil
+}
+
+// GetOrgQuotaRequest names an organization.
+type GetOrgQuotaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org           string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOrgQuotaRequest) Reset() {
+	*x = GetOrgQuotaRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOrgQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOrgQuotaRequest) ProtoMessage() {}
+
+func (x *GetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOrgQuotaRequest.ProtoReflect.Descriptor instead.
+func (*GetOrgQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *GetOrgQuotaRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+// SetOrgQuotaRequest sets an organization's quotas; a zero limit removes it.
+type SetOrgQuotaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Executions not ended at once: 0 (no limit) to 1000000.
+	MaxRunning int32 `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Model tokens per UTC day: 0 (no limit) or more.
+	TokensPerDay int64 `protobuf:"varint,3,opt,name=tokens_per_day,json=tokensPerDay,proto3" json:"tokens_per_day,omitempty"`
+	// Model cost per UTC day, in USD: 0 (no limit) or more.
+	CostPerDay    float64 `protobuf:"fixed64,4,opt,name=cost_per_day,json=costPerDay,proto3" json:"cost_per_day,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetOrgQuotaRequest) Reset() {
+	*x = SetOrgQuotaRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetOrgQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetOrgQuotaRequest) ProtoMessage() {}
+
+func (x *SetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetOrgQuotaRequest.ProtoReflect.Descriptor instead.
+func (*SetOrgQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *SetOrgQuotaRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SetOrgQuotaRequest) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *SetOrgQuotaRequest) GetTokensPerDay() int64 {
+	if x != nil {
+		return x.TokensPerDay
+	}
+	return 0
+}
+
+func (x *SetOrgQuotaRequest) GetCostPerDay() float64 {
+	if x != nil {
+		return x.CostPerDay
+	}
+	return 0
+}
+
 // UsageLine is the usage of one group of model calls.
 type UsageLine struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -6218,7 +6462,7 @@ type UsageLine struct {
 
 func (x *UsageLine) Reset() {
 	*x = UsageLine{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6230,7 +6474,7 @@ func (x *UsageLine) String() string {
 func (*UsageLine) ProtoMessage() {}
 
 func (x *UsageLine) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6243,7 +6487,7 @@ func (x *UsageLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageLine.ProtoReflect.Descriptor instead.
 func (*UsageLine) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *UsageLine) GetKey() string {
@@ -6315,7 +6559,7 @@ type UsageReport struct {
 
 func (x *UsageReport) Reset() {
 	*x = UsageReport{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6327,7 +6571,7 @@ func (x *UsageReport) String() string {
 func (*UsageReport) ProtoMessage() {}
 
 func (x *UsageReport) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6340,7 +6584,7 @@ func (x *UsageReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageReport.ProtoReflect.Descriptor instead.
 func (*UsageReport) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *UsageReport) GetLines() []*UsageLine {
@@ -6370,7 +6614,7 @@ type GetExecutionUsageRequest struct {
 
 func (x *GetExecutionUsageRequest) Reset() {
 	*x = GetExecutionUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6382,7 +6626,7 @@ func (x *GetExecutionUsageRequest) String() string {
 func (*GetExecutionUsageRequest) ProtoMessage() {}
 
 func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6395,7 +6639,7 @@ func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *GetExecutionUsageRequest) GetOrg() string {
@@ -6429,7 +6673,7 @@ type GetOrgUsageRequest struct {
 
 func (x *GetOrgUsageRequest) Reset() {
 	*x = GetOrgUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6441,7 +6685,7 @@ func (x *GetOrgUsageRequest) String() string {
 func (*GetOrgUsageRequest) ProtoMessage() {}
 
 func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6454,7 +6698,7 @@ func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *GetOrgUsageRequest) GetOrg() string {
@@ -6501,7 +6745,7 @@ type GetEntryContextRequest struct {
 
 func (x *GetEntryContextRequest) Reset() {
 	*x = GetEntryContextRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6513,7 +6757,7 @@ func (x *GetEntryContextRequest) String() string {
 func (*GetEntryContextRequest) ProtoMessage() {}
 
 func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6526,7 +6770,7 @@ func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryContextRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *GetEntryContextRequest) GetOrg() string {
@@ -6584,7 +6828,7 @@ type ModelContext struct {
 
 func (x *ModelContext) Reset() {
 	*x = ModelContext{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6596,7 +6840,7 @@ func (x *ModelContext) String() string {
 func (*ModelContext) ProtoMessage() {}
 
 func (x *ModelContext) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6609,7 +6853,7 @@ func (x *ModelContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelContext.ProtoReflect.Descriptor instead.
 func (*ModelContext) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ModelContext) GetEntryId() string {
@@ -6702,7 +6946,7 @@ type CompactAgentExecutionRequest struct {
 
 func (x *CompactAgentExecutionRequest) Reset() {
 	*x = CompactAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6714,7 +6958,7 @@ func (x *CompactAgentExecutionRequest) String() string {
 func (*CompactAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6727,7 +6971,7 @@ func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CompactAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CompactAgentExecutionRequest) GetOrg() string {
@@ -6759,7 +7003,7 @@ type GetCompactionRequest struct {
 
 func (x *GetCompactionRequest) Reset() {
 	*x = GetCompactionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6771,7 +7015,7 @@ func (x *GetCompactionRequest) String() string {
 func (*GetCompactionRequest) ProtoMessage() {}
 
 func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6784,7 +7028,7 @@ func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCompactionRequest.ProtoReflect.Descriptor instead.
 func (*GetCompactionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *GetCompactionRequest) GetOrg() string {
@@ -6840,7 +7084,7 @@ type CompactionAudit struct {
 
 func (x *CompactionAudit) Reset() {
 	*x = CompactionAudit{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6852,7 +7096,7 @@ func (x *CompactionAudit) String() string {
 func (*CompactionAudit) ProtoMessage() {}
 
 func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6865,7 +7109,7 @@ func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionAudit.ProtoReflect.Descriptor instead.
 func (*CompactionAudit) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *CompactionAudit) GetEntryId() string {
@@ -6972,7 +7216,7 @@ type CompactedEntry struct {
 
 func (x *CompactedEntry) Reset() {
 	*x = CompactedEntry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6984,7 +7228,7 @@ func (x *CompactedEntry) String() string {
 func (*CompactedEntry) ProtoMessage() {}
 
 func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6997,7 +7241,7 @@ func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactedEntry.ProtoReflect.Descriptor instead.
 func (*CompactedEntry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *CompactedEntry) GetEntryId() string {
@@ -7034,7 +7278,7 @@ type ContextTool struct {
 
 func (x *ContextTool) Reset() {
 	*x = ContextTool{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7046,7 +7290,7 @@ func (x *ContextTool) String() string {
 func (*ContextTool) ProtoMessage() {}
 
 func (x *ContextTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7059,7 +7303,7 @@ func (x *ContextTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
 func (*ContextTool) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ContextTool) GetName() string {
@@ -7104,7 +7348,7 @@ type ForkAgentExecutionRequest struct {
 
 func (x *ForkAgentExecutionRequest) Reset() {
 	*x = ForkAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7116,7 +7360,7 @@ func (x *ForkAgentExecutionRequest) String() string {
 func (*ForkAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7129,7 +7373,7 @@ func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ForkAgentExecutionRequest) GetOrg() string {
@@ -7180,7 +7424,7 @@ type GetTokenTimelineRequest struct {
 
 func (x *GetTokenTimelineRequest) Reset() {
 	*x = GetTokenTimelineRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7192,7 +7436,7 @@ func (x *GetTokenTimelineRequest) String() string {
 func (*GetTokenTimelineRequest) ProtoMessage() {}
 
 func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7205,7 +7449,7 @@ func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
 func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetTokenTimelineRequest) GetOrg() string {
@@ -7235,7 +7479,7 @@ type TokenTimeline struct {
 
 func (x *TokenTimeline) Reset() {
 	*x = TokenTimeline{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7247,7 +7491,7 @@ func (x *TokenTimeline) String() string {
 func (*TokenTimeline) ProtoMessage() {}
 
 func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7260,7 +7504,7 @@ func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
 func (*TokenTimeline) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *TokenTimeline) GetPoints() []*TimelinePoint {
@@ -7305,7 +7549,7 @@ type TimelinePoint struct {
 
 func (x *TimelinePoint) Reset() {
 	*x = TimelinePoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7317,7 +7561,7 @@ func (x *TimelinePoint) String() string {
 func (*TimelinePoint) ProtoMessage() {}
 
 func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7330,7 +7574,7 @@ func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
 func (*TimelinePoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *TimelinePoint) GetEntryId() string {
@@ -7900,7 +8144,31 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x19SetRetentionPolicyRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
 	"\tkeep_days\x18\x02 \x01(\x05R\bkeepDays\x12(\n" +
-	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays\"\x85\x02\n" +
+	"\x10keep_failed_days\x18\x03 \x01(\x05R\x0ekeepFailedDays\"\xe2\x02\n" +
+	"\bOrgQuota\x12\x1f\n" +
+	"\vmax_running\x18\x01 \x01(\x05R\n" +
+	"maxRunning\x12$\n" +
+	"\x0etokens_per_day\x18\x02 \x01(\x03R\ftokensPerDay\x12 \n" +
+	"\fcost_per_day\x18\x03 \x01(\x01R\n" +
+	"costPerDay\x12\x1d\n" +
+	"\n" +
+	"is_default\x18\x04 \x01(\bR\tisDefault\x129\n" +
+	"\n" +
+	"updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x18\n" +
+	"\arunning\x18\x06 \x01(\x05R\arunning\x12!\n" +
+	"\ftokens_today\x18\a \x01(\x03R\vtokensToday\x12\x1d\n" +
+	"\n" +
+	"cost_today\x18\b \x01(\x01R\tcostToday\x127\n" +
+	"\tresets_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\bresetsAt\"&\n" +
+	"\x12GetOrgQuotaRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\"\x8f\x01\n" +
+	"\x12SetOrgQuotaRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1f\n" +
+	"\vmax_running\x18\x02 \x01(\x05R\n" +
+	"maxRunning\x12$\n" +
+	"\x0etokens_per_day\x18\x03 \x01(\x03R\ftokensPerDay\x12 \n" +
+	"\fcost_per_day\x18\x04 \x01(\x01R\n" +
+	"costPerDay\"\x85\x02\n" +
 	"\tUsageLine\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12!\n" +
@@ -7996,7 +8264,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\x9f\x18\n" +
+	"compaction2\xad\x19\n" +
 	"\fAgentService\x12`\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\x12k\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\x12Z\n" +
@@ -8031,7 +8299,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x11GetExecutionUsage\x12%.agentree.v1.GetExecutionUsageRequest\x1a\x18.agentree.v1.UsageReport\x12H\n" +
 	"\vGetOrgUsage\x12\x1f.agentree.v1.GetOrgUsageRequest\x1a\x18.agentree.v1.UsageReport\x12Z\n" +
 	"\x12GetRetentionPolicy\x12&.agentree.v1.GetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\x12Z\n" +
-	"\x12SetRetentionPolicy\x12&.agentree.v1.SetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicyB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\x12SetRetentionPolicy\x12&.agentree.v1.SetRetentionPolicyRequest\x1a\x1c.agentree.v1.RetentionPolicy\x12E\n" +
+	"\vGetOrgQuota\x12\x1f.agentree.v1.GetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\x12E\n" +
+	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuotaB;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -8045,7 +8315,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 91)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -8120,52 +8390,55 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*RetentionPolicy)(nil),               // 70: agentree.v1.RetentionPolicy
 	(*GetRetentionPolicyRequest)(nil),     // 71: agentree.v1.GetRetentionPolicyRequest
 	(*SetRetentionPolicyRequest)(nil),     // 72: agentree.v1.SetRetentionPolicyRequest
-	(*UsageLine)(nil),                     // 73: agentree.v1.UsageLine
-	(*UsageReport)(nil),                   // 74: agentree.v1.UsageReport
-	(*GetExecutionUsageRequest)(nil),      // 75: agentree.v1.GetExecutionUsageRequest
-	(*GetOrgUsageRequest)(nil),            // 76: agentree.v1.GetOrgUsageRequest
-	(*GetEntryContextRequest)(nil),        // 77: agentree.v1.GetEntryContextRequest
-	(*ModelContext)(nil),                  // 78: agentree.v1.ModelContext
-	(*CompactAgentExecutionRequest)(nil),  // 79: agentree.v1.CompactAgentExecutionRequest
-	(*GetCompactionRequest)(nil),          // 80: agentree.v1.GetCompactionRequest
-	(*CompactionAudit)(nil),               // 81: agentree.v1.CompactionAudit
-	(*CompactedEntry)(nil),                // 82: agentree.v1.CompactedEntry
-	(*ContextTool)(nil),                   // 83: agentree.v1.ContextTool
-	(*ForkAgentExecutionRequest)(nil),     // 84: agentree.v1.ForkAgentExecutionRequest
-	(*GetTokenTimelineRequest)(nil),       // 85: agentree.v1.GetTokenTimelineRequest
-	(*TokenTimeline)(nil),                 // 86: agentree.v1.TokenTimeline
-	(*TimelinePoint)(nil),                 // 87: agentree.v1.TimelinePoint
-	(*structpb.Struct)(nil),               // 88: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 89: google.protobuf.Timestamp
-	(*structpb.Value)(nil),                // 90: google.protobuf.Value
+	(*OrgQuota)(nil),                      // 73: agentree.v1.OrgQuota
+	(*GetOrgQuotaRequest)(nil),            // 74: agentree.v1.GetOrgQuotaRequest
+	(*SetOrgQuotaRequest)(nil),            // 75: agentree.v1.SetOrgQuotaRequest
+	(*UsageLine)(nil),                     // 76: agentree.v1.UsageLine
+	(*UsageReport)(nil),                   // 77: agentree.v1.UsageReport
+	(*GetExecutionUsageRequest)(nil),      // 78: agentree.v1.GetExecutionUsageRequest
+	(*GetOrgUsageRequest)(nil),            // 79: agentree.v1.GetOrgUsageRequest
+	(*GetEntryContextRequest)(nil),        // 80: agentree.v1.GetEntryContextRequest
+	(*ModelContext)(nil),                  // 81: agentree.v1.ModelContext
+	(*CompactAgentExecutionRequest)(nil),  // 82: agentree.v1.CompactAgentExecutionRequest
+	(*GetCompactionRequest)(nil),          // 83: agentree.v1.GetCompactionRequest
+	(*CompactionAudit)(nil),               // 84: agentree.v1.CompactionAudit
+	(*CompactedEntry)(nil),                // 85: agentree.v1.CompactedEntry
+	(*ContextTool)(nil),                   // 86: agentree.v1.ContextTool
+	(*ForkAgentExecutionRequest)(nil),     // 87: agentree.v1.ForkAgentExecutionRequest
+	(*GetTokenTimelineRequest)(nil),       // 88: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 89: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 90: agentree.v1.TimelinePoint
+	(*structpb.Struct)(nil),               // 91: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 92: google.protobuf.Timestamp
+	(*structpb.Value)(nil),                // 93: google.protobuf.Value
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	88,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
-	88,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	89,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	91,  // 1: agentree.v1.AgentDefinition.config:type_name -> google.protobuf.Struct
+	91,  // 2: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	92,  // 3: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	92,  // 4: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 5: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	91,  // 6: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	91,  // 7: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 8: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 9: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	88,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
-	88,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	88,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	88,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	89,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	89,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	89,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	91,  // 10: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> google.protobuf.Struct
+	91,  // 11: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	91,  // 12: agentree.v1.AgentExecution.config:type_name -> google.protobuf.Struct
+	91,  // 13: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	91,  // 14: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	91,  // 15: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	92,  // 16: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	92,  // 17: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	92,  // 18: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	92,  // 19: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 20: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	88,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	88,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	91,  // 21: agentree.v1.CreateAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	91,  // 22: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	10,  // 23: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	90,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	89,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 24: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	92,  // 25: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	20,  // 26: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	21,  // 27: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	22,  // 28: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -8181,133 +8454,139 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	37,  // 38: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	28,  // 39: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	23,  // 40: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	90,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	93,  // 41: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	31,  // 42: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	32,  // 43: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	33,  // 44: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	90,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	90,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	90,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	88,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	88,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	89,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 45: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	93,  // 46: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	93,  // 47: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	91,  // 48: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	91,  // 49: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	92,  // 50: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	38,  // 51: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	89,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	92,  // 52: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	92,  // 53: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	43,  // 54: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	90,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	88,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	89,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 55: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	91,  // 56: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	92,  // 57: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	46,  // 58: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	90,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	93,  // 59: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	51,  // 60: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	52,  // 61: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	50,  // 62: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	89,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	92,  // 63: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	53,  // 64: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	90,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	90,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	89,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	89,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	93,  // 65: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	93,  // 66: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	92,  // 67: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	92,  // 68: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	57,  // 69: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	89,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	89,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	92,  // 70: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	92,  // 71: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	56,  // 72: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	56,  // 73: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	65,  // 74: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	66,  // 75: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 76: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	89,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	92,  // 77: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	66,  // 78: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	67,  // 79: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	88,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	89,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	73,  // 82: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	73,  // 83: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	89,  // 84: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	89,  // 85: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 86: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	83,  // 87: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	90,  // 88: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 89: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	82,  // 90: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	89,  // 91: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	90,  // 92: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	88,  // 93: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
-	87,  // 94: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	3,   // 95: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	4,   // 96: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	6,   // 97: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	7,   // 98: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	8,   // 99: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	11,  // 100: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	12,  // 101: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	14,  // 102: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	15,  // 103: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	68,  // 104: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	84,  // 105: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	69,  // 106: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	69,  // 107: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	16,  // 108: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	18,  // 109: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	39,  // 110: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	41,  // 111: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	42,  // 112: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	44,  // 113: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	47,  // 114: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	49,  // 115: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	54,  // 116: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	60,  // 117: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	62,  // 118: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	58,  // 119: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	63,  // 120: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	77,  // 121: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	85,  // 122: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	79,  // 123: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	80,  // 124: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	75,  // 125: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	76,  // 126: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	71,  // 127: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	72,  // 128: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	2,   // 129: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 130: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	2,   // 131: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	2,   // 132: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 133: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	10,  // 134: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 135: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	10,  // 136: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 137: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 138: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	10,  // 139: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 140: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	13,  // 141: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 142: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	19,  // 143: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	40,  // 144: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	38,  // 145: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	38,  // 146: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	45,  // 147: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	48,  // 148: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	46,  // 149: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	55,  // 150: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	61,  // 151: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	56,  // 152: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	59,  // 153: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	64,  // 154: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	78,  // 155: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	86,  // 156: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	17,  // 157: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	81,  // 158: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	74,  // 159: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	74,  // 160: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	70,  // 161: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	70,  // 162: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	129, // [129:163] is the sub-list for method output_type
-	95,  // [95:129] is the sub-list for method input_type
-	95,  // [95:95] is the sub-list for extension type_name
-	95,  // [95:95] is the sub-list for extension extendee
-	0,   // [0:95] is the sub-list for field type_name
+	91,  // 80: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	92,  // 81: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	92,  // 82: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	92,  // 83: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	76,  // 84: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	76,  // 85: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	92,  // 86: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	92,  // 87: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 88: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	86,  // 89: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	93,  // 90: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 91: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	85,  // 92: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	92,  // 93: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 94: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	91,  // 95: agentree.v1.ForkAgentExecutionRequest.config:type_name -> google.protobuf.Struct
+	90,  // 96: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	3,   // 97: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	4,   // 98: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	6,   // 99: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	7,   // 100: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	8,   // 101: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	11,  // 102: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	12,  // 103: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	14,  // 104: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	15,  // 105: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	68,  // 106: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	87,  // 107: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	69,  // 108: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	69,  // 109: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	16,  // 110: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	18,  // 111: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	39,  // 112: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	41,  // 113: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	42,  // 114: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	44,  // 115: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	47,  // 116: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	49,  // 117: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	54,  // 118: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	60,  // 119: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	62,  // 120: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	58,  // 121: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	63,  // 122: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	80,  // 123: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	88,  // 124: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	82,  // 125: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	83,  // 126: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	78,  // 127: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	79,  // 128: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	71,  // 129: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	72,  // 130: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	74,  // 131: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	75,  // 132: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	2,   // 133: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 134: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	2,   // 135: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	2,   // 136: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 137: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	10,  // 138: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 139: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	10,  // 140: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 141: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 142: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	10,  // 143: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 144: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	13,  // 145: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 146: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	19,  // 147: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	40,  // 148: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	38,  // 149: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	38,  // 150: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	45,  // 151: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	48,  // 152: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	46,  // 153: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	55,  // 154: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	61,  // 155: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	56,  // 156: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	59,  // 157: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	64,  // 158: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	81,  // 159: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	89,  // 160: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	17,  // 161: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	84,  // 162: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	77,  // 163: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	77,  // 164: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	70,  // 165: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	70,  // 166: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	73,  // 167: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	73,  // 168: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	133, // [133:169] is the sub-list for method output_type
+	97,  // [97:133] is the sub-list for method input_type
+	97,  // [97:97] is the sub-list for extension type_name
+	97,  // [97:97] is the sub-list for extension extendee
+	0,   // [0:97] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -8332,14 +8611,14 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_AgentPaused)(nil),
 	}
 	file_agentree_v1_agentree_proto_msgTypes[50].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[78].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[81].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   88,
+			NumMessages:   91,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

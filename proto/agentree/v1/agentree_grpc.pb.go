@@ -56,6 +56,8 @@ const (
 	AgentService_GetOrgUsage_FullMethodName           = "/agentree.v1.AgentService/GetOrgUsage"
 	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
 	AgentService_SetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/SetRetentionPolicy"
+	AgentService_GetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/GetOrgQuota"
+	AgentService_SetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/SetOrgQuota"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -197,6 +199,12 @@ type AgentServiceClient interface {
 	GetRetentionPolicy(ctx context.Context, in *GetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error)
 	// SetRetentionPolicy sets it.
 	SetRetentionPolicy(ctx context.Context, in *SetRetentionPolicyRequest, opts ...grpc.CallOption) (*RetentionPolicy, error)
+	// GetOrgQuota returns the organization's quotas and today's (UTC) spend
+	// against them.
+	GetOrgQuota(ctx context.Context, in *GetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error)
+	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
+	// removes it.
+	SetOrgQuota(ctx context.Context, in *SetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error)
 }
 
 type agentServiceClient struct {
@@ -556,6 +564,26 @@ func (c *agentServiceClient) SetRetentionPolicy(ctx context.Context, in *SetRete
 	return out, nil
 }
 
+func (c *agentServiceClient) GetOrgQuota(ctx context.Context, in *GetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OrgQuota)
+	err := c.cc.Invoke(ctx, AgentService_GetOrgQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) SetOrgQuota(ctx context.Context, in *SetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OrgQuota)
+	err := c.cc.Invoke(ctx, AgentService_SetOrgQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -695,6 +723,12 @@ type AgentServiceServer interface {
 	GetRetentionPolicy(context.Context, *GetRetentionPolicyRequest) (*RetentionPolicy, error)
 	// SetRetentionPolicy sets it.
 	SetRetentionPolicy(context.Context, *SetRetentionPolicyRequest) (*RetentionPolicy, error)
+	// GetOrgQuota returns the organization's quotas and today's (UTC) spend
+	// against them.
+	GetOrgQuota(context.Context, *GetOrgQuotaRequest) (*OrgQuota, error)
+	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
+	// removes it.
+	SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -806,6 +840,12 @@ func (UnimplementedAgentServiceServer) GetRetentionPolicy(context.Context, *GetR
 }
 func (UnimplementedAgentServiceServer) SetRetentionPolicy(context.Context, *SetRetentionPolicyRequest) (*RetentionPolicy, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetRetentionPolicy not implemented")
+}
+func (UnimplementedAgentServiceServer) GetOrgQuota(context.Context, *GetOrgQuotaRequest) (*OrgQuota, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetOrgQuota not implemented")
+}
+func (UnimplementedAgentServiceServer) SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetOrgQuota not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1433,6 +1473,42 @@ func _AgentService_SetRetentionPolicy_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetOrgQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetOrgQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetOrgQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetOrgQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetOrgQuota(ctx, req.(*GetOrgQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_SetOrgQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetOrgQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SetOrgQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SetOrgQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SetOrgQuota(ctx, req.(*SetOrgQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1571,6 +1647,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetRetentionPolicy",
 			Handler:    _AgentService_SetRetentionPolicy_Handler,
+		},
+		{
+			MethodName: "GetOrgQuota",
+			Handler:    _AgentService_GetOrgQuota_Handler,
+		},
+		{
+			MethodName: "SetOrgQuota",
+			Handler:    _AgentService_SetOrgQuota_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
