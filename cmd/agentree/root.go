@@ -50,7 +50,7 @@ and AGENTREE_API_KEY; ` + "`make run`" + ` prints the dev key.`,
 		c.GroupID = "server"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{runCmd(), sendCmd(), decisionCmd(agentsdk.DecisionApprove), decisionCmd(agentsdk.DecisionReject), resumeCmd(), forkCmd(), timelineCmd(), listCmd(), showCmd(), cancelCmd(), toolsCmd()} {
+	for _, c := range []*cobra.Command{runCmd(), sendCmd(), decisionCmd(agentsdk.DecisionApprove), decisionCmd(agentsdk.DecisionReject), resumeCmd(), forkCmd(), timelineCmd(), listCmd(), showCmd(), cancelCmd(), toolsCmd(), quotaCmd()} {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
