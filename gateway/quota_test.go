@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -101,7 +102,8 @@ func TestOrgQuotaPausesAtTheBudget(t *testing.T) {
 // TestOrgQuotaRefusesCreatesPastMaxRunning: with maxRunning 2, executions
 // that have not ended (here WAITING for input) hold their places: a third
 // create answers 429 quota_exceeded naming the quota, however many arrive at
-// once, and a create passes again once one ends.
+// once, and a create passes again once one ends — a refused one retried
+// with its Idempotency-Key included.
 func TestOrgQuotaRefusesCreatesPastMaxRunning(t *testing.T) {
 	e := newEnv(t, envOptions{providers: []agentsdk.Provider{stepper(0)}, tools: []*agentsdk.Tool{echoTool()}})
 	org := "/api/orgs/" + e.orgA.Slug
@@ -148,8 +150,18 @@ func TestOrgQuotaRefusesCreatesPastMaxRunning(t *testing.T) {
 	// The other organization has no quota.
 	e.ok(e.keyB, http.MethodPost, "/api/orgs/"+e.orgB.Slug+"/agent-executions", create)
 
+	// A refused create with an Idempotency-Key is not its key's answer: the
+	// same request passes once there is room.
+	body, err := json.Marshal(create)
+	require.NoError(t, err)
+	kr := e.keyed(e.keyA, http.MethodPost, base, "quota-retry", string(body))
+	require.Equal(t, http.StatusTooManyRequests, kr.status, kr.raw)
+
 	e.ok(e.keyA, http.MethodDelete, base+"/"+ids[0], nil)
 	e.waitStatus(ids[0], "CANCELLED", time.Minute)
-	third := e.ok(e.keyA, http.MethodPost, base, create)
-	e.waitStatus(third["id"].(string), "WAITING", time.Minute)
+	kr = e.keyed(e.keyA, http.MethodPost, base, "quota-retry", string(body))
+	require.Equal(t, http.StatusOK, kr.status, kr.raw)
+	require.False(t, kr.replayed)
+	e.waitStatus(kr.body["id"].(string), "WAITING", time.Minute)
+	e.fails(e.keyA, http.MethodPost, base, create, http.StatusTooManyRequests, "quota_exceeded")
 }
