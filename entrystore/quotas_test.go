@@ -3,6 +3,7 @@ package entrystore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -97,4 +98,41 @@ func TestCreateWithinQuotaCountsExecutionsNotEnded(t *testing.T) {
 	ex, err := f.store.CreateExecutionWithinQuota(ctx, entrystore.Execution{OrgID: f.org.ID, Kind: entrystore.DefaultKind})
 	require.NoError(t, err)
 	require.Equal(t, entrystore.StatusPending, ex.Status)
+}
+
+// BenchmarkAppendModelCall appends answers that record a model call, with
+// the trigger that keeps the organization's daily spend and without it:
+// the difference is what the quotas cost each model call's write.
+func BenchmarkAppendModelCall(b *testing.B) {
+	for _, counted := range []bool{true, false} {
+		name := map[bool]string{true: "counted", false: "uncounted"}[counted]
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			f := newFixture(b)
+			if !counted {
+				_, err := f.store.Pool().Exec(ctx, `ALTER TABLE agent_entry DISABLE TRIGGER agent_entry_org_usage_day`)
+				require.NoError(b, err)
+			}
+			parent := f.append(b, "", "warm-up").ID
+			i := 0
+			for b.Loop() {
+				e, _, err := f.store.AppendEntry(ctx, entrystore.Entry{
+					OrgID: f.org.ID, ExecutionID: f.exec.ID, ParentID: parent, Type: "message", Role: "assistant",
+					Content:        []byte(`{"role":"assistant","content":[{"type":"text","text":"hello"}],"usage":{"input":100,"output":20,"cost":0.001}}`),
+					Metadata:       []byte(`{"llmCall":{"latencyMs":5}}`),
+					IdempotencyKey: fmt.Sprintf("%s/0/%d", f.exec.ID, i),
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				parent = e.ID
+				i++
+			}
+			sp, err := f.store.SpendOn(ctx, f.org.ID, time.Now())
+			require.NoError(b, err)
+			if counted && sp.Tokens == 0 {
+				b.Fatal("the trigger counted nothing")
+			}
+		})
+	}
 }
