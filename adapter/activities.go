@@ -67,6 +67,9 @@ func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsd
 	if cancelRequested(ctx) {
 		return res, errCallCancelled
 	}
+	if berr, ok := budgetError(err); ok {
+		return res, berr
+	}
 	// A call whose own context ended (cancelled, or a local first attempt
 	// past LocalCallLimit) failed for no fault of the model's.
 	if _, ok := agentsdk.AsModelError(err); !ok || ctx.Err() != nil {

@@ -341,7 +341,7 @@ func (o Options) validate() (*Options, error) {
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
 		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.operator(), Windows: o.ContextWindows,
-			Compacting: obs.compacting, Cache: cache},
+			Compacting: obs.compacting, Cache: cache, Budget: budgetCheck(o.Store, time.Now)},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

@@ -120,20 +120,14 @@ func (p *temporalPort) Local(op engine.Op, in any, out any) error {
 func (p *temporalPort) CallModel(in step.ModelInput) (agentsdk.ModelResult, error) {
 	if p.budget.LocalModels {
 		if res, done, err := p.callModelLocal(&in); done {
-			if isErrType(err, ErrTypeModelExhausted) {
-				err = engine.MarkExhausted(err)
-			}
-			return res, err
+			return res, modelCallError(err)
 		}
 	}
 	var res agentsdk.ModelResult
 	p.showRunning()
 	actx := workflow.WithActivityOptions(p.ctx, p.opts.modelActivityOptions())
 	err := workflow.ExecuteActivity(actx, CallModelActivity, in).Get(p.ctx, &res)
-	if isErrType(err, ErrTypeModelExhausted) {
-		err = engine.MarkExhausted(err)
-	}
-	return res, err
+	return res, modelCallError(err)
 }
 
 func (p *temporalPort) RunTool(in step.ToolInput) (agentsdk.ToolResult, error) {

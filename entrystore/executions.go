@@ -109,6 +109,10 @@ const DefaultQueue = "agentree"
 // ErrConflict. Definition, parent and resumed-from references must be rows of
 // the same organization (else ErrInvalid). Config is frozen here.
 func (s *Store) CreateExecution(ctx context.Context, e Execution) (Execution, error) {
+	return createExecution(ctx, s.pool, e)
+}
+
+func createExecution(ctx context.Context, q querier, e Execution) (Execution, error) {
 	const op = "create execution"
 	ids, err := writeIDs(op, e.OrgID)
 	if err != nil {
@@ -131,7 +135,7 @@ func (s *Store) CreateExecution(ctx context.Context, e Execution) (Execution, er
 	if e.Queue == "" {
 		e.Queue = DefaultQueue
 	}
-	out, err := queryOne[Execution](ctx, s.pool, `
+	out, err := queryOne[Execution](ctx, q, `
 		INSERT INTO agent_execution (id, org_id, agent_definition_id, parent_id, resumed_from, kind,
 			config, input, metadata, queue, step_count, forked_from, forked_from_entry, traceparent)
 		SELECT coalesce(NULLIF($2, '')::uuid, gen_random_uuid()), $1, NULLIF($3, '')::uuid,

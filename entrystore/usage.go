@@ -30,10 +30,11 @@ const (
 // record c.m and its usage c.u: an llm_call entry's metadata, or the
 // record folded into the assistant entry the call wrote (step.CallOf),
 // whose usage and model are the message's own unless it names them. The
-// OR of entry types is the agent_entry_model_call index's predicate.
-const modelCalls = `agent_entry e CROSS JOIN LATERAL (
-		SELECT CASE WHEN e.entry_type = 'llm_call' THEN e.metadata ELSE e.metadata->'llmCall' END AS m,
-			CASE WHEN e.entry_type = 'llm_call' THEN e.metadata->'usage' ELSE e.content->'usage' END AS u) c`
+// OR of entry types is the agent_entry_model_call index's predicate. The
+// SQL function model_call_usage (migration 0017) is the one reading of a
+// call's record: the trigger that keeps each organization's daily spend
+// for its quotas reads calls through it too.
+const modelCalls = `agent_entry e CROSS JOIN LATERAL model_call_usage(e.entry_type, e.content, e.metadata) c`
 
 const isModelCall = `(e.entry_type = 'llm_call' OR (e.entry_type = 'message' AND e.role = 'assistant')) AND c.m IS NOT NULL`
 

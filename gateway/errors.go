@@ -80,6 +80,9 @@ func writeError(w http.ResponseWriter, code int, kind, msg string) {
 // writeStatus writes err, a gRPC status error, as an HTTP error.
 func writeStatus(w http.ResponseWriter, err error) {
 	s := status.Convert(err)
+	if writeQuotaRefused(w, s) {
+		return
+	}
 	code, kind := httpStatus(s.Code())
 	writeError(w, code, kind, s.Message())
 }
@@ -130,7 +133,10 @@ func toStatus(log *slog.Logger, op string, err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	var qe *entrystore.QuotaError
 	switch {
+	case errors.As(err, &qe):
+		return quotaStatus(qe)
 	case errors.Is(err, entrystore.ErrNotFound):
 		return status.Error(codes.NotFound, "not found")
 	case errors.Is(err, entrystore.ErrInvalid), errors.Is(err, agentsdk.ErrInvalidInput):

@@ -34,6 +34,10 @@ func (s *service) CreateAgentExecution(ctx context.Context, req *pb.CreateAgentE
 	// With an Idempotency-Key the execution's ID is the key's, so a retry
 	// of a create that died halfway finds the same execution.
 	start.ExecutionID = effectID(ctx)
+	start.WithinQuota = true
+	if err := s.withinBudget(ctx, org.ID); err != nil {
+		return nil, err
+	}
 	cctx, cancel := committed(ctx)
 	defer cancel()
 	ex, err := s.ex.Start(cctx, start)

@@ -54,6 +54,9 @@ func (s *service) ForkAgentExecution(ctx context.Context, req *pb.ForkAgentExecu
 		}
 		fr.Config = &cfg
 	}
+	if err := s.withinBudget(ctx, ex.OrgID); err != nil {
+		return nil, err
+	}
 	cctx, cancel := committed(ctx)
 	defer cancel()
 	out, err := s.ex.Fork(cctx, fr)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -19,7 +20,8 @@ import (
 )
 
 // TestGRPC: the same service over gRPC, authenticated by metadata, with
-// the event stream as a server stream.
+// the event stream as a server stream and quota refusals as
+// RESOURCE_EXHAUSTED with their details.
 func TestGRPC(t *testing.T) {
 	model := scripted.New(scripted.Turns(scripted.Turn{Text: "over gRPC"}))
 	e := newEnv(t, envOptions{providers: []agentsdk.Provider{model}, grpc: true})
@@ -69,4 +71,32 @@ func TestGRPC(t *testing.T) {
 	require.Equal(t, "agent.started", events[0])
 	require.Contains(t, events, "token")
 	require.Equal(t, "agent.completed", events[len(events)-1])
+
+	// A spent quota is RESOURCE_EXHAUSTED with the standard details: which
+	// quota (QuotaFailure) and how long until it resets (RetryInfo).
+	q, err := c.SetOrgQuota(authed, &pb.SetOrgQuotaRequest{Org: e.orgA.Slug, TokensPerDay: 10})
+	require.NoError(t, err)
+	require.EqualValues(t, 10, q.GetTokensPerDay())
+	_, err = e.es.Pool().Exec(ctx, `INSERT INTO org_usage_day (org_id, day, tokens) VALUES ($1, $2::date, 10)
+		ON CONFLICT (org_id, day) DO UPDATE SET tokens = 10`, e.orgA.ID, time.Now().UTC().Format(time.DateOnly))
+	require.NoError(t, err)
+	_, err = c.CreateAgentExecution(authed, &pb.CreateAgentExecutionRequest{
+		Org: e.orgA.Slug, UserPrompt: "hi", Models: []*pb.ModelRef{{Provider: scripted.Name, ModelId: "m"}},
+	})
+	st := status.Convert(err)
+	require.Equal(t, codes.ResourceExhausted, st.Code(), "%v", err)
+	var quota *errdetails.QuotaFailure
+	var retry *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.QuotaFailure:
+			quota = d
+		case *errdetails.RetryInfo:
+			retry = d
+		}
+	}
+	require.NotNil(t, quota)
+	require.Equal(t, "tokensPerDay", quota.GetViolations()[0].GetDescription())
+	require.NotNil(t, retry)
+	require.Positive(t, retry.GetRetryDelay().AsDuration())
 }

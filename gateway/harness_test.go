@@ -255,6 +255,7 @@ func (e *env) startWorker(queue string, o envOptions) {
 // response is a decoded JSON response.
 type response struct {
 	Status int
+	Header http.Header
 	Body   map[string]any
 	Raw    []byte
 }
@@ -285,7 +286,7 @@ func (e *env) do(key, method, path string, body any) response {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(e.t, err)
-	out := response{Status: resp.StatusCode, Raw: raw}
+	out := response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	if len(raw) > 0 {
 		require.NoError(e.t, json.Unmarshal(raw, &out.Body), "%s %s answered non-JSON: %s", method, path, raw)
 	}

@@ -113,8 +113,9 @@ func (s *service) idempotent(next http.Handler) http.Handler {
 
 		rw := &recorder{header: http.Header{}, status: http.StatusOK}
 		next.ServeHTTP(rw, r.WithContext(context.WithValue(ctx, effectIDKey{}, rec.EffectID)))
-		if rw.status == http.StatusServiceUnavailable {
-			// Nothing could be done: the next attempt runs again.
+		if rw.status == http.StatusServiceUnavailable || rw.status == http.StatusTooManyRequests {
+			// Nothing could be done (the store was out of reach, or a
+			// quota refused it until later): the next attempt runs again.
 			if err := s.es.ReleaseIdempotencyKey(context.WithoutCancel(ctx), org.ID, key, rec.EffectID); err != nil {
 				s.log.Warn("gateway: release idempotency key", "err", err)
 			}

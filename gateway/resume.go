@@ -11,6 +11,7 @@ import (
 
 	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -32,6 +33,13 @@ func (s *service) ResumeAgentExecution(ctx context.Context, req *pb.ResumeAgentE
 	ex, err := s.conversation(ctx, req.GetOrg(), req.GetId())
 	if err != nil {
 		return nil, err
+	}
+	// A resume while the day's budget is spent would pause again at its
+	// first model call: 429, saying when the budget resets.
+	if ex.Status == entrystore.StatusPaused {
+		if err := s.withinBudget(ctx, ex.OrgID); err != nil {
+			return nil, err
+		}
 	}
 	cctx, cancel := committed(ctx)
 	defer cancel()

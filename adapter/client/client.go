@@ -60,6 +60,12 @@ type StartRequest struct {
 	// ForkedFrom makes the execution a fork of that one at ResumeLeafID
 	// (see Fork).
 	ForkedFrom string
+	// WithinQuota refuses the start with an *entrystore.QuotaError when the
+	// organization has its quota's maxRunning executions not ended
+	// (entrystore.CreateExecutionWithinQuota): what the gateway's creates,
+	// resumes and forks ask. A sub-agent started by its parent is not
+	// refused: its parent is running already.
+	WithinQuota bool
 }
 
 // startInput is an execution row's input: what its first entry is made
@@ -110,7 +116,11 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 	if req.ForkedFrom != "" {
 		forkedFromEntry = req.ResumeLeafID
 	}
-	ex, err := es.CreateExecution(ctx, entrystore.Execution{
+	create := es.CreateExecution
+	if req.WithinQuota {
+		create = es.CreateExecutionWithinQuota
+	}
+	ex, err := create(ctx, entrystore.Execution{
 		ID: req.ExecutionID, OrgID: req.OrgID, Kind: req.Kind, DefinitionID: req.DefinitionID,
 		ParentID: req.ParentID, Config: cfg, Input: input, Queue: queue, Metadata: req.Metadata,
 		ResumedFrom: req.ResumedFrom, StepCount: req.StepCount,

@@ -32,7 +32,8 @@ var ErrForkPoint = fmt.Errorf("%w: cannot fork there", entrystore.ErrInvalid)
 // with UserPrompt: forkedFrom and forkedFromEntry say where it came from,
 // and the source is untouched. The entry must be on the source's
 // conversation and not an answer whose tool calls are unanswered there
-// (fork at its last tool result instead).
+// (fork at its last tool result instead). A fork counts against the
+// organization's maxRunning quota (StartRequest.WithinQuota).
 func (c *Client) Fork(ctx context.Context, req ForkRequest) (entrystore.Execution, error) {
 	src, err := c.es.GetExecution(ctx, req.OrgID, req.ExecutionID)
 	if err != nil {
@@ -64,6 +65,6 @@ func (c *Client) Fork(ctx context.Context, req ForkRequest) (entrystore.Executio
 	}
 	return c.Start(ctx, StartRequest{
 		OrgID: src.OrgID, Kind: src.Kind, DefinitionID: src.DefinitionID, Config: cfg, UserPrompt: req.UserPrompt,
-		Metadata: src.Metadata, ForkedFrom: src.ID, ResumeLeafID: req.EntryID, ExecutionID: req.NewID,
+		Metadata: src.Metadata, ForkedFrom: src.ID, ResumeLeafID: req.EntryID, ExecutionID: req.NewID, WithinQuota: true,
 	})
 }

@@ -49,7 +49,10 @@ type ResumeRequest struct {
 // count starting at the paused run's total, so the next step is total + 1.
 // The session's budget is fresh, cut to what is left of MaxTotalSteps; a
 // run with nothing left is refused (ErrStepLimit), as is an execution that
-// is not PAUSED (ErrNotPaused) or was resumed before (ErrResumed).
+// is not PAUSED (ErrNotPaused) or was resumed before (ErrResumed). A
+// resume counts against the organization's maxRunning quota
+// (StartRequest.WithinQuota); its daily budgets are the gateway's to
+// check first, as a resume past them would only pause again.
 func (c *Client) Resume(ctx context.Context, req ResumeRequest) (entrystore.Execution, error) {
 	limit := req.MaxTotalSteps
 	if limit <= 0 {
@@ -91,7 +94,7 @@ func (c *Client) Resume(ctx context.Context, req ResumeRequest) (entrystore.Exec
 	out, err := c.Start(ctx, StartRequest{
 		OrgID: ex.OrgID, Kind: ex.Kind, DefinitionID: ex.DefinitionID, ParentID: ex.ParentID,
 		Config: cfg, UserPrompt: msg, Metadata: ex.Metadata,
-		ResumedFrom: ex.ID, ResumeLeafID: ex.LeafEntryID, StepCount: ex.StepCount, ExecutionID: req.NewID,
+		ResumedFrom: ex.ID, ResumeLeafID: ex.LeafEntryID, StepCount: ex.StepCount, ExecutionID: req.NewID, WithinQuota: true,
 	})
 	if errors.Is(err, entrystore.ErrConflict) && out.ID == "" {
 		return out, fmt.Errorf("client: resume %s: %w", ex.ID, ErrResumed)

@@ -28,6 +28,11 @@ type Options struct {
 	ModelAttempts, ToolAttempts int32
 	// ExecutionID names the execution (default "mem").
 	ExecutionID string
+	// Budget, when set, is asked before every model call, as the Temporal
+	// plugin asks the organization's daily quotas: an error wrapping
+	// agentsdk.ErrBudgetSpent (an *agentsdk.BudgetError) refuses the call
+	// and the execution ends PAUSED with stop reason budget.
+	Budget func(ctx context.Context, orgID string) error
 }
 
 // Status is where an in-memory execution stands: the execution row's
@@ -99,7 +104,8 @@ func Start(opts Options) (*Execution, error) {
 		opts.ExecutionID = "mem"
 	}
 	x := &Execution{opts: opts, Store: newStore(opts.Config, opts.ExecutionID), Status: StatusRunning}
-	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools, Policy: agentsdk.Operator{Policy: opts.ToolPolicy}}
+	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools, Policy: agentsdk.Operator{Policy: opts.ToolPolicy},
+		Budget: opts.Budget}
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, opts.UserPrompt)
 	b, _ := json.Marshal(msg)
 	es, err := x.Store.AppendEntries(context.Background(), "", []agentsdk.Entry{{

@@ -42,6 +42,12 @@ type Deps struct {
 	// between its model calls, so a call reads only what is new (see
 	// Cache); nil reads both whole on every call.
 	Cache *Cache
+	// Budget, when set, is asked before every model call whether the
+	// organization may spend more today; an error wrapping
+	// agentsdk.ErrBudgetSpent refuses the call (the execution pauses).
+	// A retry that finds its answer written is not asked: it spends
+	// nothing. nil allows every call.
+	Budget func(ctx context.Context, orgID string) error
 }
 
 // config is the execution's configuration, from the cache if it has it.
@@ -210,6 +216,11 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		return res, err
 	} else if !errors.Is(err, agentsdk.ErrNotFound) {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: find %s: %w", in.Key, err)
+	}
+	if d.Budget != nil {
+		if err := d.Budget(ctx, in.OrgID); err != nil {
+			return agentsdk.ModelResult{}, fmt.Errorf("step: model call: %w", err)
+		}
 	}
 	cfg, err := d.config(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {

@@ -17,9 +17,10 @@ func resumeCmd() *cobra.Command {
 	var detach bool
 	cmd := &cobra.Command{
 		Use:   "resume [flags] EXECUTION_ID [MESSAGE]",
-		Short: "Continue a paused execution (one that spent its step budget)",
-		Long: `Continue a PAUSED execution — one that spent its step budget (config.maxSteps) —
-as a new execution that carries on the same conversation from where it
+		Short: "Continue a paused execution (one that spent its step budget or its organization's daily budget)",
+		Long: `Continue a PAUSED execution — one that spent its step budget (config.maxSteps),
+or whose organization spent its daily token or cost quota (stop reason budget;
+resumable once the quota allows, see agentree quota) — as a new execution that carries on the same conversation from where it
 paused, with a fresh budget, and follow it. MESSAGE is its next user message
 (default: continue from where you left off). Only a paused execution can be
 resumed, once; a run's steps across its resumes are capped at 500.`,

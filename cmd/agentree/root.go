@@ -51,7 +51,7 @@ key in .data/dev-key.`,
 		c.GroupID = "server"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{runCmd(), sendCmd(), decisionCmd(agentsdk.DecisionApprove), decisionCmd(agentsdk.DecisionReject), resumeCmd(), forkCmd(), timelineCmd(), listCmd(), showCmd(), cancelCmd(), toolsCmd()} {
+	for _, c := range []*cobra.Command{runCmd(), sendCmd(), decisionCmd(agentsdk.DecisionApprove), decisionCmd(agentsdk.DecisionReject), resumeCmd(), forkCmd(), timelineCmd(), listCmd(), showCmd(), cancelCmd(), toolsCmd(), quotaCmd()} {
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}

@@ -29,6 +29,7 @@ func runMemory(t *testing.T, sc conformance.Scenario) conformance.Record {
 		Agent: sc.AgentOf(), Providers: []agentsdk.Provider{primary, backup},
 		Tools: conformance.Tools(hooks, func() string { return sc.Steer }), Config: sc.ConfigOf(),
 		UserPrompt: sc.Prompt, ModelAttempts: sc.ModelAttempts, ExecutionID: uuid.NewString(),
+		Budget: budgetOf(sc),
 	})
 	require.NoError(t, err)
 	if sc.StoreErrorOnce {
@@ -68,4 +69,19 @@ func runMemory(t *testing.T, sc conformance.Scenario) conformance.Record {
 		evs = append(evs, conformance.Event{Name: e.Name, Data: e.Data})
 	}
 	return conformance.Normalize(x.ExecutionID(), string(x.Status), entries, calls, cps, evs)
+}
+
+// budgetOf refuses the model calls past sc.BudgetCalls, as a spent daily
+// quota does; nil when the scenario has no budget.
+func budgetOf(sc conformance.Scenario) func(context.Context, string) error {
+	if sc.BudgetCalls == 0 {
+		return nil
+	}
+	var calls atomic.Int32
+	return func(context.Context, string) error {
+		if int(calls.Add(1)) > sc.BudgetCalls {
+			return &agentsdk.BudgetError{Reason: "the budget is spent"}
+		}
+		return nil
+	}
 }

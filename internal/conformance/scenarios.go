@@ -31,6 +31,21 @@ type Scenario struct {
 	CancelInTool bool
 	// Steer is a user message sent while the "steer" tool runs.
 	Steer string
+	// BudgetCalls, when set, is how many model calls the organization's
+	// daily budget allows: the Temporal runtime sets a tokensPerDay quota
+	// the first BudgetCalls turns' usage spends, the in-memory one refuses
+	// calls past that many.
+	BudgetCalls int
+}
+
+// BudgetTokens is the tokensPerDay quota the first BudgetCalls turns
+// spend (input + output).
+func (s Scenario) BudgetTokens() int64 {
+	var n int64
+	for _, t := range s.Turns[:s.BudgetCalls] {
+		n += t.Usage.Input + t.Usage.Output
+	}
+	return n
 }
 
 // Signal is a signal to send.
@@ -127,6 +142,16 @@ func Scenarios() []Scenario {
 				{Text: "Answered, steering included."},
 			},
 			Steer: "also mention the weather",
+		},
+		{
+			Name:   "the organization's daily budget pauses the execution",
+			Prompt: "spend it",
+			Turns: []scripted.Turn{
+				{Text: "One call first.", ToolCalls: []agentsdk.ToolCall{call("call_spend", "echo", "spent")},
+					Usage: agentsdk.Usage{Input: 30, Output: 12}},
+				{Text: "Never asked: the budget is spent."},
+			},
+			BudgetCalls: 1,
 		},
 		{
 			Name:          "fallback after retryable failures",

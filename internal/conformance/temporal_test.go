@@ -56,6 +56,10 @@ func runTemporal(t *testing.T, sc conformance.Scenario) conformance.Record {
 	es := entrystore.New(pool)
 	org, err := es.CreateOrg(ctx, "conf-"+uuid.NewString()[:8], "conformance")
 	require.NoError(t, err)
+	if sc.BudgetCalls > 0 {
+		_, err := es.SetQuota(ctx, entrystore.Quota{OrgID: org.ID, TokensPerDay: sc.BudgetTokens()})
+		require.NoError(t, err)
+	}
 
 	var ac *aclient.Client
 	var execID string

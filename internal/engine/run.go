@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -72,6 +73,12 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 		outcome, err := r.agent.RunSegment(seg)
 		if r.port.Cancelled() {
 			return r.cancelled()
+		}
+		if errors.Is(err, agentsdk.ErrBudgetSpent) {
+			// The model call was refused before it was made: nothing of
+			// the conversation is lost, and a resume continues from this
+			// leaf once the organization's quota allows.
+			return r.finish(StatusPaused, agentsdk.StopBudget, agentsdk.BudgetReason(err))
 		}
 		if err != nil {
 			return r.finish(StatusFailed, "error", tenantText(r.port.Logger(), in.ExecutionID, "execution", err.Error(), err))

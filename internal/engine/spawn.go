@@ -262,6 +262,8 @@ func spawnAnswer(outcomes []ChildOutcome) string {
 	for _, c := range outcomes {
 		fmt.Fprintf(&b, "\n## %s (%s, execution %s)\n", c.Name, c.Status, c.ExecutionID)
 		switch {
+		case c.Status == string(StatusPaused) && c.StopReason == agentsdk.StopBudget:
+			b.WriteString("It paused before answering: " + c.Error + ". It can be resumed once the quota allows.\n")
 		case c.Status == string(StatusPaused):
 			b.WriteString("It spent its step budget before answering; it can be resumed.\n")
 		case c.Error != "":

@@ -30,8 +30,8 @@ const (
 type Error struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A stable machine-readable code: invalid_argument, unauthenticated,
-	// not_found, conflict, payload_too_large, method_not_allowed, internal,
-	// unavailable.
+	// not_found, conflict, payload_too_large, quota_exceeded,
+	// method_not_allowed, internal, unavailable.
 	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
 	// What was wrong, for people.
 	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
@@ -6943,6 +6943,250 @@ func (x *ExpireApiKeyRequest) GetExpireTime() *timestamppb.Timestamp {
 	return nil
 }
 
+// OrgQuota is an organization's quotas (0: no limit) and today's spend.
+// Past maxRunning a create, resume or fork answers 429 quota_exceeded. Once
+// the UTC day's spend reaches tokensPerDay or costPerDay, model calls are
+// refused: their executions end PAUSED with stopReason `budget`, their
+// conversations kept, and creates and resumes answer 429 until the day
+// resets (or the quota is raised); a resume then continues the paused
+// conversation.
+type OrgQuota struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Executions that have not ended (PENDING, RUNNING, WAITING,
+	// CANCELLING) the organization may have at once; 0: no limit.
+	MaxRunning int32 `protobuf:"varint,1,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Model tokens (input + output) per UTC day; 0: no limit.
+	TokensPerDay int64 `protobuf:"varint,2,opt,name=tokens_per_day,json=tokensPerDay,proto3" json:"tokens_per_day,omitempty"`
+	// Model cost per UTC day, in USD; 0: no limit.
+	CostPerDay float64 `protobuf:"fixed64,3,opt,name=cost_per_day,json=costPerDay,proto3" json:"cost_per_day,omitempty"`
+	// True when the organization set none: no limits apply.
+	IsDefault bool `protobuf:"varint,4,opt,name=is_default,json=isDefault,proto3" json:"is_default,omitempty"`
+	// When it was last set.
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Executions not ended now.
+	Running int32 `protobuf:"varint,6,opt,name=running,proto3" json:"running,omitempty"`
+	// Tokens spent today (UTC).
+	TokensToday int64 `protobuf:"varint,7,opt,name=tokens_today,json=tokensToday,proto3" json:"tokens_today,omitempty"`
+	// Cost spent today (UTC), in USD.
+	CostToday float64 `protobuf:"fixed64,8,opt,name=cost_today,json=costToday,proto3" json:"cost_today,omitempty"`
+	// When today's spend starts afresh: the next midnight UTC.
+	ResetsAt      *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=resets_at,json=resetsAt,proto3" json:"resets_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrgQuota) Reset() {
+	*x = OrgQuota{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrgQuota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrgQuota) ProtoMessage() {}
+
+func (x *OrgQuota) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrgQuota.ProtoReflect.Descriptor instead.
+func (*OrgQuota) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *OrgQuota) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetTokensPerDay() int64 {
+	if x != nil {
+		return x.TokensPerDay
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetCostPerDay() float64 {
+	if x != nil {
+		return x.CostPerDay
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetIsDefault() bool {
+	if x != nil {
+		return x.IsDefault
+	}
+	return false
+}
+
+func (x *OrgQuota) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *OrgQuota) GetRunning() int32 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetTokensToday() int64 {
+	if x != nil {
+		return x.TokensToday
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetCostToday() float64 {
+	if x != nil {
+		return x.CostToday
+	}
+	return 0
+}
+
+func (x *OrgQuota) GetResetsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResetsAt
+	}
+	return nil
+}
+
+// GetOrgQuotaRequest names an organization.
+type GetOrgQuotaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org           string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOrgQuotaRequest) Reset() {
+	*x = GetOrgQuotaRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOrgQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOrgQuotaRequest) ProtoMessage() {}
+
+func (x *GetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOrgQuotaRequest.ProtoReflect.Descriptor instead.
+func (*GetOrgQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *GetOrgQuotaRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+// SetOrgQuotaRequest sets an organization's quotas; a zero limit removes it.
+type SetOrgQuotaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Executions not ended at once: 0 (no limit) to 1000000.
+	MaxRunning int32 `protobuf:"varint,2,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// Model tokens per UTC day: 0 (no limit) or more.
+	TokensPerDay int64 `protobuf:"varint,3,opt,name=tokens_per_day,json=tokensPerDay,proto3" json:"tokens_per_day,omitempty"`
+	// Model cost per UTC day, in USD: 0 (no limit) or more.
+	CostPerDay    float64 `protobuf:"fixed64,4,opt,name=cost_per_day,json=costPerDay,proto3" json:"cost_per_day,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetOrgQuotaRequest) Reset() {
+	*x = SetOrgQuotaRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetOrgQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetOrgQuotaRequest) ProtoMessage() {}
+
+func (x *SetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetOrgQuotaRequest.ProtoReflect.Descriptor instead.
+func (*SetOrgQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *SetOrgQuotaRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SetOrgQuotaRequest) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *SetOrgQuotaRequest) GetTokensPerDay() int64 {
+	if x != nil {
+		return x.TokensPerDay
+	}
+	return 0
+}
+
+func (x *SetOrgQuotaRequest) GetCostPerDay() float64 {
+	if x != nil {
+		return x.CostPerDay
+	}
+	return 0
+}
+
 // UsageLine is the usage of one group of model calls.
 type UsageLine struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -6968,7 +7212,7 @@ type UsageLine struct {
 
 func (x *UsageLine) Reset() {
 	*x = UsageLine{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6980,7 +7224,7 @@ func (x *UsageLine) String() string {
 func (*UsageLine) ProtoMessage() {}
 
 func (x *UsageLine) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6993,7 +7237,7 @@ func (x *UsageLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageLine.ProtoReflect.Descriptor instead.
 func (*UsageLine) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *UsageLine) GetKey() string {
@@ -7065,7 +7309,7 @@ type UsageReport struct {
 
 func (x *UsageReport) Reset() {
 	*x = UsageReport{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7077,7 +7321,7 @@ func (x *UsageReport) String() string {
 func (*UsageReport) ProtoMessage() {}
 
 func (x *UsageReport) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7090,7 +7334,7 @@ func (x *UsageReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageReport.ProtoReflect.Descriptor instead.
 func (*UsageReport) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *UsageReport) GetLines() []*UsageLine {
@@ -7120,7 +7364,7 @@ type GetExecutionUsageRequest struct {
 
 func (x *GetExecutionUsageRequest) Reset() {
 	*x = GetExecutionUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7132,7 +7376,7 @@ func (x *GetExecutionUsageRequest) String() string {
 func (*GetExecutionUsageRequest) ProtoMessage() {}
 
 func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7145,7 +7389,7 @@ func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetExecutionUsageRequest) GetOrg() string {
@@ -7179,7 +7423,7 @@ type GetOrgUsageRequest struct {
 
 func (x *GetOrgUsageRequest) Reset() {
 	*x = GetOrgUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7191,7 +7435,7 @@ func (x *GetOrgUsageRequest) String() string {
 func (*GetOrgUsageRequest) ProtoMessage() {}
 
 func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7204,7 +7448,7 @@ func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetOrgUsageRequest) GetOrg() string {
@@ -7251,7 +7495,7 @@ type GetEntryContextRequest struct {
 
 func (x *GetEntryContextRequest) Reset() {
 	*x = GetEntryContextRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7263,7 +7507,7 @@ func (x *GetEntryContextRequest) String() string {
 func (*GetEntryContextRequest) ProtoMessage() {}
 
 func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7276,7 +7520,7 @@ func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryContextRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetEntryContextRequest) GetOrg() string {
@@ -7334,7 +7578,7 @@ type ModelContext struct {
 
 func (x *ModelContext) Reset() {
 	*x = ModelContext{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7346,7 +7590,7 @@ func (x *ModelContext) String() string {
 func (*ModelContext) ProtoMessage() {}
 
 func (x *ModelContext) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7359,7 +7603,7 @@ func (x *ModelContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelContext.ProtoReflect.Descriptor instead.
 func (*ModelContext) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ModelContext) GetEntryId() string {
@@ -7452,7 +7696,7 @@ type CompactAgentExecutionRequest struct {
 
 func (x *CompactAgentExecutionRequest) Reset() {
 	*x = CompactAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7464,7 +7708,7 @@ func (x *CompactAgentExecutionRequest) String() string {
 func (*CompactAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7477,7 +7721,7 @@ func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CompactAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *CompactAgentExecutionRequest) GetOrg() string {
@@ -7509,7 +7753,7 @@ type GetCompactionRequest struct {
 
 func (x *GetCompactionRequest) Reset() {
 	*x = GetCompactionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7521,7 +7765,7 @@ func (x *GetCompactionRequest) String() string {
 func (*GetCompactionRequest) ProtoMessage() {}
 
 func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7534,7 +7778,7 @@ func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCompactionRequest.ProtoReflect.Descriptor instead.
 func (*GetCompactionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetCompactionRequest) GetOrg() string {
@@ -7590,7 +7834,7 @@ type CompactionAudit struct {
 
 func (x *CompactionAudit) Reset() {
 	*x = CompactionAudit{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7602,7 +7846,7 @@ func (x *CompactionAudit) String() string {
 func (*CompactionAudit) ProtoMessage() {}
 
 func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7615,7 +7859,7 @@ func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionAudit.ProtoReflect.Descriptor instead.
 func (*CompactionAudit) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *CompactionAudit) GetEntryId() string {
@@ -7722,7 +7966,7 @@ type CompactedEntry struct {
 
 func (x *CompactedEntry) Reset() {
 	*x = CompactedEntry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7734,7 +7978,7 @@ func (x *CompactedEntry) String() string {
 func (*CompactedEntry) ProtoMessage() {}
 
 func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7747,7 +7991,7 @@ func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactedEntry.ProtoReflect.Descriptor instead.
 func (*CompactedEntry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{91}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *CompactedEntry) GetEntryId() string {
@@ -7784,7 +8028,7 @@ type ContextTool struct {
 
 func (x *ContextTool) Reset() {
 	*x = ContextTool{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7796,7 +8040,7 @@ func (x *ContextTool) String() string {
 func (*ContextTool) ProtoMessage() {}
 
 func (x *ContextTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7809,7 +8053,7 @@ func (x *ContextTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
 func (*ContextTool) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{92}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ContextTool) GetName() string {
@@ -7854,7 +8098,7 @@ type ForkAgentExecutionRequest struct {
 
 func (x *ForkAgentExecutionRequest) Reset() {
 	*x = ForkAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7866,7 +8110,7 @@ func (x *ForkAgentExecutionRequest) String() string {
 func (*ForkAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7879,7 +8123,7 @@ func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{93}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *ForkAgentExecutionRequest) GetOrg() string {
@@ -7930,7 +8174,7 @@ type GetTokenTimelineRequest struct {
 
 func (x *GetTokenTimelineRequest) Reset() {
 	*x = GetTokenTimelineRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7942,7 +8186,7 @@ func (x *GetTokenTimelineRequest) String() string {
 func (*GetTokenTimelineRequest) ProtoMessage() {}
 
 func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7955,7 +8199,7 @@ func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
 func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{94}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *GetTokenTimelineRequest) GetOrg() string {
@@ -7985,7 +8229,7 @@ type TokenTimeline struct {
 
 func (x *TokenTimeline) Reset() {
 	*x = TokenTimeline{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7997,7 +8241,7 @@ func (x *TokenTimeline) String() string {
 func (*TokenTimeline) ProtoMessage() {}
 
 func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8010,7 +8254,7 @@ func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
 func (*TokenTimeline) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{95}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *TokenTimeline) GetPoints() []*TimelinePoint {
@@ -8055,7 +8299,7 @@ type TimelinePoint struct {
 
 func (x *TimelinePoint) Reset() {
 	*x = TimelinePoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8067,7 +8311,7 @@ func (x *TimelinePoint) String() string {
 func (*TimelinePoint) ProtoMessage() {}
 
 func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8080,7 +8324,7 @@ func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
 func (*TimelinePoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{96}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *TimelinePoint) GetEntryId() string {
@@ -8740,7 +8984,31 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12;\n" +
 	"\vexpire_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"expireTime\"\x85\x02\n" +
+	"expireTime\"\xe2\x02\n" +
+	"\bOrgQuota\x12\x1f\n" +
+	"\vmax_running\x18\x01 \x01(\x05R\n" +
+	"maxRunning\x12$\n" +
+	"\x0etokens_per_day\x18\x02 \x01(\x03R\ftokensPerDay\x12 \n" +
+	"\fcost_per_day\x18\x03 \x01(\x01R\n" +
+	"costPerDay\x12\x1d\n" +
+	"\n" +
+	"is_default\x18\x04 \x01(\bR\tisDefault\x129\n" +
+	"\n" +
+	"updated_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x18\n" +
+	"\arunning\x18\x06 \x01(\x05R\arunning\x12!\n" +
+	"\ftokens_today\x18\a \x01(\x03R\vtokensToday\x12\x1d\n" +
+	"\n" +
+	"cost_today\x18\b \x01(\x01R\tcostToday\x127\n" +
+	"\tresets_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\bresetsAt\"&\n" +
+	"\x12GetOrgQuotaRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\"\x8f\x01\n" +
+	"\x12SetOrgQuotaRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1f\n" +
+	"\vmax_running\x18\x02 \x01(\x05R\n" +
+	"maxRunning\x12$\n" +
+	"\x0etokens_per_day\x18\x03 \x01(\x03R\ftokensPerDay\x12 \n" +
+	"\fcost_per_day\x18\x04 \x01(\x01R\n" +
+	"costPerDay\"\x85\x02\n" +
 	"\tUsageLine\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12!\n" +
@@ -8836,7 +9104,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\x9b\x1d\n" +
+	"compaction2\xbb\x1e\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -8876,7 +9144,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\xa2\x82\x19\x06\b\x01\x10\x02\x18\x01\x12X\n" +
 	"\vListApiKeys\x12\x1f.agentree.v1.ListApiKeysRequest\x1a .agentree.v1.ListApiKeysResponse\"\x06\xa2\x82\x19\x02\b\x01\x12O\n" +
 	"\fRevokeApiKey\x12 .agentree.v1.RevokeApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12O\n" +
-	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12M\n" +
+	"\vGetOrgQuota\x12\x1f.agentree.v1.GetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\x06\xa2\x82\x19\x02\b\x04\x12O\n" +
+	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -8890,7 +9160,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 98)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 101)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -8974,58 +9244,61 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ListApiKeysResponse)(nil),           // 79: agentree.v1.ListApiKeysResponse
 	(*RevokeApiKeyRequest)(nil),           // 80: agentree.v1.RevokeApiKeyRequest
 	(*ExpireApiKeyRequest)(nil),           // 81: agentree.v1.ExpireApiKeyRequest
-	(*UsageLine)(nil),                     // 82: agentree.v1.UsageLine
-	(*UsageReport)(nil),                   // 83: agentree.v1.UsageReport
-	(*GetExecutionUsageRequest)(nil),      // 84: agentree.v1.GetExecutionUsageRequest
-	(*GetOrgUsageRequest)(nil),            // 85: agentree.v1.GetOrgUsageRequest
-	(*GetEntryContextRequest)(nil),        // 86: agentree.v1.GetEntryContextRequest
-	(*ModelContext)(nil),                  // 87: agentree.v1.ModelContext
-	(*CompactAgentExecutionRequest)(nil),  // 88: agentree.v1.CompactAgentExecutionRequest
-	(*GetCompactionRequest)(nil),          // 89: agentree.v1.GetCompactionRequest
-	(*CompactionAudit)(nil),               // 90: agentree.v1.CompactionAudit
-	(*CompactedEntry)(nil),                // 91: agentree.v1.CompactedEntry
-	(*ContextTool)(nil),                   // 92: agentree.v1.ContextTool
-	(*ForkAgentExecutionRequest)(nil),     // 93: agentree.v1.ForkAgentExecutionRequest
-	(*GetTokenTimelineRequest)(nil),       // 94: agentree.v1.GetTokenTimelineRequest
-	(*TokenTimeline)(nil),                 // 95: agentree.v1.TokenTimeline
-	(*TimelinePoint)(nil),                 // 96: agentree.v1.TimelinePoint
-	nil,                                   // 97: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 98: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 99: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 100: google.protobuf.Timestamp
+	(*OrgQuota)(nil),                      // 82: agentree.v1.OrgQuota
+	(*GetOrgQuotaRequest)(nil),            // 83: agentree.v1.GetOrgQuotaRequest
+	(*SetOrgQuotaRequest)(nil),            // 84: agentree.v1.SetOrgQuotaRequest
+	(*UsageLine)(nil),                     // 85: agentree.v1.UsageLine
+	(*UsageReport)(nil),                   // 86: agentree.v1.UsageReport
+	(*GetExecutionUsageRequest)(nil),      // 87: agentree.v1.GetExecutionUsageRequest
+	(*GetOrgUsageRequest)(nil),            // 88: agentree.v1.GetOrgUsageRequest
+	(*GetEntryContextRequest)(nil),        // 89: agentree.v1.GetEntryContextRequest
+	(*ModelContext)(nil),                  // 90: agentree.v1.ModelContext
+	(*CompactAgentExecutionRequest)(nil),  // 91: agentree.v1.CompactAgentExecutionRequest
+	(*GetCompactionRequest)(nil),          // 92: agentree.v1.GetCompactionRequest
+	(*CompactionAudit)(nil),               // 93: agentree.v1.CompactionAudit
+	(*CompactedEntry)(nil),                // 94: agentree.v1.CompactedEntry
+	(*ContextTool)(nil),                   // 95: agentree.v1.ContextTool
+	(*ForkAgentExecutionRequest)(nil),     // 96: agentree.v1.ForkAgentExecutionRequest
+	(*GetTokenTimelineRequest)(nil),       // 97: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 98: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 99: agentree.v1.TimelinePoint
+	nil,                                   // 100: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 101: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 102: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 103: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	97,  // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	100, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	3,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	98,  // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	101, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	1,   // 4: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 5: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 6: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	99,  // 7: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	100, // 8: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	100, // 9: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	102, // 7: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	103, // 8: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	103, // 9: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	1,   // 10: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 11: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	99,  // 12: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	102, // 12: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	4,   // 13: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 14: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 15: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	99,  // 16: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	102, // 16: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	2,   // 17: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	99,  // 18: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	99,  // 19: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	99,  // 20: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	100, // 21: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	100, // 22: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	100, // 23: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	100, // 24: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	102, // 18: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	102, // 19: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	102, // 20: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	103, // 21: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	103, // 22: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	103, // 23: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	103, // 24: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 25: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 26: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	99,  // 27: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	102, // 27: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	12,  // 28: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	98,  // 29: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	100, // 30: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	101, // 29: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	103, // 30: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	22,  // 31: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	23,  // 32: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	24,  // 33: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -9041,149 +9314,155 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	39,  // 43: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	30,  // 44: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	25,  // 45: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	98,  // 46: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	101, // 46: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	33,  // 47: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	34,  // 48: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	35,  // 49: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	98,  // 50: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	98,  // 51: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	98,  // 52: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	99,  // 53: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	99,  // 54: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	100, // 55: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	101, // 50: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	101, // 51: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	101, // 52: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	102, // 53: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	102, // 54: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	103, // 55: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	40,  // 56: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	100, // 57: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	100, // 58: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	103, // 57: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	103, // 58: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	45,  // 59: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	98,  // 60: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	99,  // 61: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	100, // 62: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	101, // 60: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	102, // 61: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	103, // 62: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	48,  // 63: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	98,  // 64: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	101, // 64: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	53,  // 65: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	54,  // 66: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	52,  // 67: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	100, // 68: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	103, // 68: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	55,  // 69: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	98,  // 70: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	98,  // 71: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	100, // 72: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	100, // 73: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	101, // 70: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	101, // 71: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	103, // 72: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	103, // 73: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	59,  // 74: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	100, // 75: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	100, // 76: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	103, // 75: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	103, // 76: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	58,  // 77: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	58,  // 78: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	67,  // 79: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	68,  // 80: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	69,  // 81: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	100, // 82: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	103, // 82: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	68,  // 83: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	69,  // 84: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	99,  // 85: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	100, // 86: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	100, // 87: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	100, // 88: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	100, // 89: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	100, // 90: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	100, // 91: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	102, // 85: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	103, // 86: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	103, // 87: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	103, // 88: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	103, // 89: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	103, // 90: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	103, // 91: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
 	75,  // 92: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
 	75,  // 93: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	100, // 94: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	82,  // 95: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	82,  // 96: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	100, // 97: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	100, // 98: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 99: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	92,  // 100: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	98,  // 101: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 102: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	91,  // 103: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	100, // 104: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	98,  // 105: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 106: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	96,  // 107: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	5,   // 108: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	6,   // 109: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	8,   // 110: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	9,   // 111: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	10,  // 112: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	13,  // 113: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	14,  // 114: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	16,  // 115: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	17,  // 116: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	70,  // 117: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	93,  // 118: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	71,  // 119: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	71,  // 120: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	18,  // 121: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	20,  // 122: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	41,  // 123: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	43,  // 124: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	44,  // 125: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	46,  // 126: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	49,  // 127: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	51,  // 128: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	56,  // 129: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	62,  // 130: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	64,  // 131: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	60,  // 132: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	65,  // 133: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	86,  // 134: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	94,  // 135: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	88,  // 136: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	89,  // 137: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	84,  // 138: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	85,  // 139: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	73,  // 140: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	74,  // 141: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	76,  // 142: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	78,  // 143: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	80,  // 144: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	81,  // 145: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	4,   // 146: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	7,   // 147: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	4,   // 148: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	4,   // 149: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	11,  // 150: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	12,  // 151: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	15,  // 152: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	12,  // 153: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 154: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 155: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 156: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	15,  // 157: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	15,  // 158: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	19,  // 159: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	21,  // 160: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	42,  // 161: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	40,  // 162: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	40,  // 163: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	47,  // 164: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	50,  // 165: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	48,  // 166: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	57,  // 167: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	63,  // 168: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	58,  // 169: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	61,  // 170: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	66,  // 171: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	87,  // 172: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	95,  // 173: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	19,  // 174: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	90,  // 175: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	83,  // 176: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	83,  // 177: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	72,  // 178: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	72,  // 179: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	77,  // 180: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	79,  // 181: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	75,  // 182: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	75,  // 183: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	146, // [146:184] is the sub-list for method output_type
-	108, // [108:146] is the sub-list for method input_type
-	108, // [108:108] is the sub-list for extension type_name
-	108, // [108:108] is the sub-list for extension extendee
-	0,   // [0:108] is the sub-list for field type_name
+	103, // 94: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	103, // 95: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	103, // 96: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	85,  // 97: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	85,  // 98: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	103, // 99: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	103, // 100: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 101: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	95,  // 102: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	101, // 103: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 104: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	94,  // 105: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	103, // 106: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	101, // 107: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 108: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	99,  // 109: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	5,   // 110: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	6,   // 111: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	8,   // 112: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	9,   // 113: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	10,  // 114: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	13,  // 115: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	14,  // 116: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	16,  // 117: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	17,  // 118: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	70,  // 119: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	96,  // 120: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	71,  // 121: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	71,  // 122: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	18,  // 123: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	20,  // 124: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	41,  // 125: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	43,  // 126: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	44,  // 127: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	46,  // 128: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	49,  // 129: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	51,  // 130: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	56,  // 131: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	62,  // 132: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	64,  // 133: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	60,  // 134: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	65,  // 135: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	89,  // 136: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	97,  // 137: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	91,  // 138: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	92,  // 139: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	87,  // 140: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	88,  // 141: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	73,  // 142: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	74,  // 143: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	76,  // 144: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	78,  // 145: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	80,  // 146: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	81,  // 147: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	83,  // 148: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	84,  // 149: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	4,   // 150: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	7,   // 151: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	4,   // 152: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	4,   // 153: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	11,  // 154: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	12,  // 155: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	15,  // 156: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	12,  // 157: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 158: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 159: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	12,  // 160: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	15,  // 161: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	15,  // 162: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	19,  // 163: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	21,  // 164: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	42,  // 165: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	40,  // 166: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	40,  // 167: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	47,  // 168: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	50,  // 169: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	48,  // 170: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	57,  // 171: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	63,  // 172: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	58,  // 173: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	61,  // 174: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	66,  // 175: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	90,  // 176: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	98,  // 177: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	19,  // 178: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	93,  // 179: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	86,  // 180: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	86,  // 181: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	72,  // 182: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	72,  // 183: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	77,  // 184: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	79,  // 185: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	75,  // 186: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	75,  // 187: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	82,  // 188: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	82,  // 189: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	150, // [150:190] is the sub-list for method output_type
+	110, // [110:150] is the sub-list for method input_type
+	110, // [110:110] is the sub-list for extension type_name
+	110, // [110:110] is the sub-list for extension extendee
+	0,   // [0:110] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9211,14 +9490,14 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_AgentPaused)(nil),
 	}
 	file_agentree_v1_agentree_proto_msgTypes[52].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[87].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[90].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   98,
+			NumMessages:   101,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

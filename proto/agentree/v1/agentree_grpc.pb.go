@@ -60,6 +60,8 @@ const (
 	AgentService_ListApiKeys_FullMethodName           = "/agentree.v1.AgentService/ListApiKeys"
 	AgentService_RevokeApiKey_FullMethodName          = "/agentree.v1.AgentService/RevokeApiKey"
 	AgentService_ExpireApiKey_FullMethodName          = "/agentree.v1.AgentService/ExpireApiKey"
+	AgentService_GetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/GetOrgQuota"
+	AgentService_SetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/SetOrgQuota"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -221,6 +223,12 @@ type AgentServiceClient interface {
 	// ExpireApiKey brings a key's expiry forward to `expireTime` (now when
 	// unset); it never extends it.
 	ExpireApiKey(ctx context.Context, in *ExpireApiKeyRequest, opts ...grpc.CallOption) (*ApiKey, error)
+	// GetOrgQuota returns the organization's quotas and today's (UTC) spend
+	// against them.
+	GetOrgQuota(ctx context.Context, in *GetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error)
+	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
+	// removes it.
+	SetOrgQuota(ctx context.Context, in *SetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error)
 }
 
 type agentServiceClient struct {
@@ -620,6 +628,26 @@ func (c *agentServiceClient) ExpireApiKey(ctx context.Context, in *ExpireApiKeyR
 	return out, nil
 }
 
+func (c *agentServiceClient) GetOrgQuota(ctx context.Context, in *GetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OrgQuota)
+	err := c.cc.Invoke(ctx, AgentService_GetOrgQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) SetOrgQuota(ctx context.Context, in *SetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OrgQuota)
+	err := c.cc.Invoke(ctx, AgentService_SetOrgQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -779,6 +807,12 @@ type AgentServiceServer interface {
 	// ExpireApiKey brings a key's expiry forward to `expireTime` (now when
 	// unset); it never extends it.
 	ExpireApiKey(context.Context, *ExpireApiKeyRequest) (*ApiKey, error)
+	// GetOrgQuota returns the organization's quotas and today's (UTC) spend
+	// against them.
+	GetOrgQuota(context.Context, *GetOrgQuotaRequest) (*OrgQuota, error)
+	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
+	// removes it.
+	SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -902,6 +936,12 @@ func (UnimplementedAgentServiceServer) RevokeApiKey(context.Context, *RevokeApiK
 }
 func (UnimplementedAgentServiceServer) ExpireApiKey(context.Context, *ExpireApiKeyRequest) (*ApiKey, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExpireApiKey not implemented")
+}
+func (UnimplementedAgentServiceServer) GetOrgQuota(context.Context, *GetOrgQuotaRequest) (*OrgQuota, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetOrgQuota not implemented")
+}
+func (UnimplementedAgentServiceServer) SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetOrgQuota not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1601,6 +1641,42 @@ func _AgentService_ExpireApiKey_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetOrgQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetOrgQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetOrgQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetOrgQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetOrgQuota(ctx, req.(*GetOrgQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_SetOrgQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetOrgQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SetOrgQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SetOrgQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SetOrgQuota(ctx, req.(*SetOrgQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1755,6 +1831,14 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExpireApiKey",
 			Handler:    _AgentService_ExpireApiKey_Handler,
+		},
+		{
+			MethodName: "GetOrgQuota",
+			Handler:    _AgentService_GetOrgQuota_Handler,
+		},
+		{
+			MethodName: "SetOrgQuota",
+			Handler:    _AgentService_SetOrgQuota_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
