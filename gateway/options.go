@@ -37,6 +37,11 @@ const (
 	DefaultIdleTimeout  = 2 * time.Minute
 	DefaultMaxConns     = 4096
 	DefaultMetricsAddr  = "127.0.0.1:9464"
+
+	// A browser tab holds one stream per execution it shows; 32 is many
+	// tabs, and an organization's 256 leave room for several users.
+	DefaultMaxStreamsPerKey = 32
+	DefaultMaxStreamsPerOrg = 256
 )
 
 // Options configure Run. Store and one of Temporal or Executions are
@@ -144,6 +149,12 @@ type Options struct {
 	// (further ones wait to be accepted); default 4096.
 	IdleTimeout time.Duration
 	MaxConns    int
+	// MaxStreamsPerKey and MaxStreamsPerOrg cap the event streams (SSE
+	// and gRPC) open at once per API key and per organization; default
+	// 32 and 256. Past a cap a stream is refused 429 (RESOURCE_EXHAUSTED)
+	// with Retry-After; a closed stream frees its slot.
+	MaxStreamsPerKey int
+	MaxStreamsPerOrg int
 }
 
 // validate checks opts and fills in the defaults.
@@ -191,7 +202,7 @@ func (o Options) validate() (*Options, error) {
 		o.Logger = slog.Default()
 	}
 	if o.KeyCacheTTL < 0 || o.KeyCacheSize < 0 || o.KeyRate < 0 || o.KeyBurst < 0 || o.AnonRate < 0 ||
-		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 {
+		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 || o.MaxStreamsPerKey < 0 || o.MaxStreamsPerOrg < 0 {
 		return nil, errors.New("gateway: the key cache, rate and connection limits must not be negative")
 	}
 	o.limitDefaults()
@@ -224,6 +235,12 @@ func (o *Options) limitDefaults() {
 	}
 	if o.MaxConns == 0 {
 		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxStreamsPerKey == 0 {
+		o.MaxStreamsPerKey = DefaultMaxStreamsPerKey
+	}
+	if o.MaxStreamsPerOrg == 0 {
+		o.MaxStreamsPerOrg = DefaultMaxStreamsPerOrg
 	}
 	if o.MetricsAddr == "" {
 		o.MetricsAddr = DefaultMetricsAddr

@@ -39,6 +39,7 @@ func Run(ctx context.Context, opts Options) error {
 		maxTotalSteps: o.MaxTotalSteps,
 		windows:       o.ContextWindows,
 		keys:          newKeyGuard(o),
+		slots:         newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {

@@ -38,6 +38,9 @@ type service struct {
 	// keys caches and rate-limits API key lookups (keyguard.go); nil:
 	// every request asks the store.
 	keys *keyGuard
+	// slots caps the streams open per key and per organization
+	// (ssecap.go); nil: no cap.
+	slots *streamSlots
 	// ready caches /readyz's database check (http.go).
 	ready readiness
 	// idempotency configures Idempotency-Key handling (idempotency.go).
