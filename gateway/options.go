@@ -58,6 +58,12 @@ type Options struct {
 	GRPCAddr string
 	// GRPCListener, when set, serves gRPC on it. Run closes it.
 	GRPCListener net.Listener
+	// TLSCertFile and TLSKeyFile, both set, serve HTTPS (HTTP/2 and
+	// HTTP/1.1) instead of HTTP, and gRPC over TLS, with this PEM
+	// certificate chain and key; default none: plain HTTP, for loopback
+	// or behind a reverse proxy that terminates TLS.
+	TLSCertFile string
+	TLSKeyFile  string
 
 	// Store is the Postgres side store; its pool also provides the one
 	// dedicated LISTEN connection.
@@ -167,6 +173,9 @@ func (o Options) validate() (*Options, error) {
 	}
 	if o.BodyLimit < 0 || o.Heartbeat < 0 || o.ReplayWindow < 0 {
 		return nil, errors.New("gateway: BodyLimit, Heartbeat and ReplayWindow must not be negative")
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return nil, errors.New("gateway: TLSCertFile and TLSKeyFile go together: set both or neither")
 	}
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = DefaultHTTPAddr
