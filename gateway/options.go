@@ -42,6 +42,10 @@ const (
 	// tabs, and an organization's 256 leave room for several users.
 	DefaultMaxStreamsPerKey = 32
 	DefaultMaxStreamsPerOrg = 256
+
+	// DefaultPageBytes is a page's byte budget: a list of 500 rows of up
+	// to ~1 MiB each would otherwise be half a gigabyte in one answer.
+	DefaultPageBytes = 1 << 20
 )
 
 // Options configure Run. Store and one of Temporal or Executions are
@@ -161,6 +165,13 @@ type Options struct {
 	// with Retry-After; a closed stream frees its slot.
 	MaxStreamsPerKey int
 	MaxStreamsPerOrg int
+	// PageBytes is the byte budget of one page of conversation data
+	// (executions, entries, messages, checkpoints, tasks, tool calls, the
+	// messages of an entry's context, the token timeline's entries): a
+	// page ends before the row that would take the rows' stored bytes past
+	// it, with a nextCursor, as it does at pageSize rows. A row larger than
+	// the budget comes alone on its page, whole. Default 1 MiB.
+	PageBytes int
 }
 
 // validate checks opts and fills in the defaults.
@@ -211,7 +222,8 @@ func (o Options) validate() (*Options, error) {
 		o.Logger = slog.Default()
 	}
 	if o.KeyCacheTTL < 0 || o.KeyCacheSize < 0 || o.KeyRate < 0 || o.KeyBurst < 0 || o.AnonRate < 0 ||
-		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 || o.MaxStreamsPerKey < 0 || o.MaxStreamsPerOrg < 0 {
+		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 || o.MaxStreamsPerKey < 0 || o.MaxStreamsPerOrg < 0 ||
+		o.PageBytes < 0 {
 		return nil, errors.New("gateway: the key cache, rate and connection limits must not be negative")
 	}
 	o.limitDefaults()
@@ -250,6 +262,9 @@ func (o *Options) limitDefaults() {
 	}
 	if o.MaxStreamsPerOrg == 0 {
 		o.MaxStreamsPerOrg = DefaultMaxStreamsPerOrg
+	}
+	if o.PageBytes == 0 {
+		o.PageBytes = DefaultPageBytes
 	}
 	if o.MetricsAddr == "" {
 		o.MetricsAddr = DefaultMetricsAddr

@@ -51,6 +51,7 @@ func Run(ctx context.Context, opts Options) error {
 		windows:       o.ContextWindows,
 		keys:          newKeyGuard(o),
 		slots:         newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),
+		pageBytes:     o.PageBytes,
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {
