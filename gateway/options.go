@@ -37,6 +37,8 @@ const (
 	DefaultIdleTimeout  = 2 * time.Minute
 	DefaultMaxConns     = 4096
 	DefaultMetricsAddr  = "127.0.0.1:9464"
+	DefaultTarpit       = time.Second
+	DefaultTarpitSlots  = 1024
 
 	// A browser tab holds one stream per execution it shows; 32 is many
 	// tabs, and an organization's 256 leave room for several users.
@@ -154,6 +156,13 @@ type Options struct {
 	// default 10 and 20. It bounds what one address's junk costs Postgres.
 	AnonRate  float64
 	AnonBurst int
+	// Tarpit is how long the 429 of an address past its bucket is held
+	// before it is sent, so a junk flood waits instead of spinning;
+	// default one second (its Retry-After). Negative: answered at once.
+	// TarpitSlots bounds the refusals held at once; past them, they go
+	// out at once. Default 1024.
+	Tarpit      time.Duration
+	TarpitSlots int
 	// IdleTimeout closes a keep-alive connection idle this long; default
 	// two minutes. MaxConns caps the HTTP connections open at once
 	// (further ones wait to be accepted); default 4096.
@@ -223,7 +232,7 @@ func (o Options) validate() (*Options, error) {
 	}
 	if o.KeyCacheTTL < 0 || o.KeyCacheSize < 0 || o.KeyRate < 0 || o.KeyBurst < 0 || o.AnonRate < 0 ||
 		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 || o.MaxStreamsPerKey < 0 || o.MaxStreamsPerOrg < 0 ||
-		o.PageBytes < 0 {
+		o.PageBytes < 0 || o.TarpitSlots < 0 {
 		return nil, errors.New("gateway: the key cache, rate and connection limits must not be negative")
 	}
 	o.limitDefaults()
@@ -250,6 +259,12 @@ func (o *Options) limitDefaults() {
 	}
 	if o.AnonBurst == 0 {
 		o.AnonBurst = DefaultAnonBurst
+	}
+	if o.Tarpit == 0 {
+		o.Tarpit = DefaultTarpit
+	}
+	if o.TarpitSlots == 0 {
+		o.TarpitSlots = DefaultTarpitSlots
 	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout

@@ -50,6 +50,7 @@ func Run(ctx context.Context, opts Options) error {
 		maxTotalSteps: o.MaxTotalSteps,
 		windows:       o.ContextWindows,
 		keys:          newKeyGuard(o),
+		tarpit:        newTarpit(o.Tarpit, o.TarpitSlots),
 		slots:         newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),
 		pageBytes:     o.PageBytes,
 	}

@@ -38,6 +38,9 @@ type service struct {
 	// keys caches and rate-limits API key lookups (keyguard.go); nil:
 	// every request asks the store.
 	keys *keyGuard
+	// tarpit holds refusals of addresses past their bucket (tarpit.go);
+	// nil: none.
+	tarpit *tarpit
 	// slots caps the streams open per key and per organization
 	// (ssecap.go); nil: no cap.
 	slots *streamSlots

@@ -87,6 +87,8 @@ type gatewayLimits struct {
 	maxConns            int
 	streamsPerKey       int
 	streamsPerOrg       int
+	tarpit              time.Duration
+	pageBytes           int
 }
 
 // limitFlags declares the limit flags on fs, for gateway and dev alike.
@@ -102,6 +104,8 @@ func limitFlags(fs *flag.FlagSet) *gatewayLimits {
 	fs.IntVar(&l.maxConns, "max-conns", gateway.DefaultMaxConns, "most HTTP connections open at once")
 	fs.IntVar(&l.streamsPerKey, "max-streams-per-key", gateway.DefaultMaxStreamsPerKey, "most event streams open at once per API key (past it: 429)")
 	fs.IntVar(&l.streamsPerOrg, "max-streams-per-org", gateway.DefaultMaxStreamsPerOrg, "most event streams open at once per organization (past it: 429)")
+	fs.DurationVar(&l.tarpit, "tarpit", gateway.DefaultTarpit, "how long a 429 to an address past its bucket is held (negative: not held)")
+	fs.IntVar(&l.pageBytes, "page-bytes", gateway.DefaultPageBytes, "byte budget of a page of conversation data (a page ends early, with a nextCursor)")
 	return l
 }
 
@@ -110,5 +114,6 @@ func (l *gatewayLimits) apply(o gateway.Options) gateway.Options {
 	o.MetricsAddr, o.KeyCacheTTL, o.KeyRate, o.KeyBurst = l.metricsAddr, l.keyCacheTTL, l.keyRate, l.keyBurst
 	o.AnonRate, o.AnonBurst, o.IdleTimeout, o.MaxConns = l.anonRate, l.anonBurst, l.idleTimeout, l.maxConns
 	o.MaxStreamsPerKey, o.MaxStreamsPerOrg = l.streamsPerKey, l.streamsPerOrg
+	o.Tarpit, o.PageBytes = l.tarpit, l.pageBytes
 	return o
 }
