@@ -66,7 +66,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	if err != nil {
 		return nil, err
 	}
-	cur, err := decodeCursor(req.GetCursor(), contextCursor.valid)
+	cur, err := decodeCursor(req.GetCursor(), contextCursor{}, contextCursor.valid)
 	if err != nil {
 		return nil, err
 	}

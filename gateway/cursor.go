@@ -19,13 +19,14 @@ func encodeCursor(c any) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeCursor parses a cursor encodeCursor made; "" is C's zero value,
-// the first page. Anything else, or a C that valid refuses, is a 400.
-func decodeCursor[C any](cursor string, valid func(C) bool) (C, error) {
-	var c C
+// decodeCursor parses a cursor encodeCursor made; "" is first, the
+// position of the first page. Anything else, or a C that valid refuses, is
+// a 400.
+func decodeCursor[C any](cursor string, first C, valid func(C) bool) (C, error) {
 	if cursor == "" {
-		return c, nil
+		return first, nil
 	}
+	var c C
 	raw, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err == nil {
 		dec := json.NewDecoder(bytes.NewReader(raw))

@@ -89,7 +89,7 @@ func (s *service) ListEntries(ctx context.Context, req *pb.ListEntriesRequest) (
 	if err != nil {
 		return nil, err
 	}
-	cur, err := decodeCursor(p.Cursor, entryCursor.valid)
+	cur, err := decodeCursor(p.Cursor, entryCursor{}, entryCursor.valid)
 	if err != nil {
 		return nil, err
 	}

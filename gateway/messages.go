@@ -31,11 +31,9 @@ func (s *service) ListMessages(ctx context.Context, req *pb.ListMessagesRequest)
 	if err != nil {
 		return nil, err
 	}
-	cur := messagesCursor{Leaf: ex.LeafEntryID, Depth: -1}
-	if c := req.GetCursor(); c != "" {
-		if cur, err = decodeCursor(c, messagesCursor.valid); err != nil {
-			return nil, err
-		}
+	cur, err := decodeCursor(req.GetCursor(), messagesCursor{Leaf: ex.LeafEntryID, Depth: -1}, messagesCursor.valid)
+	if err != nil {
+		return nil, err
 	}
 	out := &pb.ListMessagesResponse{LeafEntryId: cur.Leaf}
 	if cur.Leaf == "" {

@@ -20,13 +20,7 @@ import (
 // comes back with its Retry-After and body.
 func (e *env) tryStream(t *testing.T, key, path string) (status int, retryAfter string, body []byte, closeStream func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	resp, cancel := e.streamRequest(t, key, path, "")
 	closeStream = func() { cancel(); resp.Body.Close() }
 	t.Cleanup(closeStream)
 	if resp.StatusCode != http.StatusOK {

@@ -33,11 +33,9 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	if err != nil {
 		return nil, err
 	}
-	cur := timelineCursor{Leaf: ex.LeafEntryID, Depth: -1}
-	if c := req.GetCursor(); c != "" {
-		if cur, err = decodeCursor(c, timelineCursor.valid); err != nil {
-			return nil, err
-		}
+	cur, err := decodeCursor(req.GetCursor(), timelineCursor{Leaf: ex.LeafEntryID, Depth: -1}, timelineCursor.valid)
+	if err != nil {
+		return nil, err
 	}
 	if cur.Leaf == "" {
 		return out, nil
