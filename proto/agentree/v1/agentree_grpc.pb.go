@@ -67,7 +67,10 @@ const (
 // `Authorization: Bearer <key>`; a missing or unknown key answers 401
 // (gRPC UNAUTHENTICATED) and another organization's resource answers 404
 // (NOT_FOUND). Errors are JSON `{code, message}`. Lists are cursor-paginated:
-// pass a response's `nextCursor` as `cursor` to get the next page.
+// pass a response's `nextCursor` as `cursor` to get the next page. A page
+// ends at `pageSize` items or at the gateway's byte budget (1 MiB of stored
+// data by default), whichever comes first; an item larger than the budget
+// comes alone on its page.
 //
 // Live events are Server-Sent Events at
 // `GET /api/orgs/{org}/agent-executions/{executionId}/stream` (agent
@@ -565,7 +568,10 @@ func (c *agentServiceClient) SetRetentionPolicy(ctx context.Context, in *SetRete
 // `Authorization: Bearer <key>`; a missing or unknown key answers 401
 // (gRPC UNAUTHENTICATED) and another organization's resource answers 404
 // (NOT_FOUND). Errors are JSON `{code, message}`. Lists are cursor-paginated:
-// pass a response's `nextCursor` as `cursor` to get the next page.
+// pass a response's `nextCursor` as `cursor` to get the next page. A page
+// ends at `pageSize` items or at the gateway's byte budget (1 MiB of stored
+// data by default), whichever comes first; an item larger than the budget
+// comes alone on its page.
 //
 // Live events are Server-Sent Events at
 // `GET /api/orgs/{org}/agent-executions/{executionId}/stream` (agent
