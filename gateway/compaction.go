@@ -40,7 +40,7 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 	}
 	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
 	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, ex, e.ID)
+		err = s.onPath(ctx, ex, e)
 	}
 	if err != nil {
 		return nil, s.notFound(err, "entry", req.GetEntryId())

@@ -188,7 +188,7 @@ func TestLongConversationCompacts(t *testing.T) {
 	tl := e.ok(e.keyA, http.MethodGet, path+"/token-timeline", nil)
 	require.EqualValues(t, smallWindow, tl["limit"])
 	drops, prev := 0, int64(0)
-	for _, pt := range e.allOf(t, path+"/token-timeline", "points") {
+	for _, pt := range e.all(path+"/token-timeline?pageSize=500", "points") {
 		ctxTokens := int64Field(t, pt, "contextTokens")
 		if pt["compaction"] == true {
 			require.Less(t, ctxTokens, prev, "the context shrinks at a compaction")

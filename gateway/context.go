@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
@@ -37,7 +36,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 		}
 	}
 	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, ex, e.ID)
+		err = s.onPath(ctx, ex, e)
 	}
 	if err != nil {
 		return nil, s.notFound(err, "entry", req.GetEntryId())
@@ -137,17 +136,18 @@ type contextCursor struct {
 
 func (c contextCursor) valid() bool { return c.Skip >= 0 }
 
-// onPath is nil when the entry is on the execution's conversation (an
-// entry of the run it resumes), else ErrNotFound.
-func (s *service) onPath(ctx context.Context, ex entrystore.Execution, id string) error {
+// onPath is nil when e is on the execution's conversation (an entry of
+// the run it resumes), else ErrNotFound. A path holds one entry per
+// depth, so it reads the one at e's depth, not the whole path.
+func (s *service) onPath(ctx context.Context, ex entrystore.Execution, e entrystore.Entry) error {
 	if ex.LeafEntryID == "" {
 		return entrystore.ErrNotFound
 	}
-	path, err := s.es.Path(ctx, ex.OrgID, ex.LeafEntryID)
+	at, _, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, ex.LeafEntryID, e.Depth-1, 1, 0, "")
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(path, func(p entrystore.Entry) bool { return p.ID == id }) {
+	if len(at) == 0 || at[0].ID != e.ID {
 		return entrystore.ErrNotFound
 	}
 	return nil

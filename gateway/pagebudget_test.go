@@ -166,13 +166,27 @@ func TestResponsePagesHaveAByteBudget(t *testing.T) {
 	requireBudgeted(t, "executions", pages, sizes, "id", execs, "")
 }
 
-// allOf is every item of field on every page of path.
-func (e *env) allOf(t testing.TB, path, field string) []map[string]any {
-	t.Helper()
-	pages, _ := e.pagesOf(t, path, field)
-	var all []map[string]any
-	for _, p := range pages {
-		all = append(all, p...)
-	}
-	return all
+// TestContextOfAResumedRunsEntry: an entry of the run an execution resumes
+// has its context read through the resuming execution while it is on that
+// execution's path (found by its depth, not by reading the path), and is a
+// 404 off it.
+func TestContextOfAResumedRunsEntry(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, envOptions{noTemporal: true})
+	first, err := e.es.CreateExecution(ctx, entrystore.Execution{OrgID: e.orgA.ID, Kind: "react-agent"})
+	require.NoError(t, err)
+	c := &conversation{t: t, e: e, ex: first}
+	u := c.add("", agentsdk.RoleUser, agentsdk.EntryMessage)
+	a := c.add(u.ID, agentsdk.RoleAssistant, agentsdk.EntryMessage)
+	off := c.add(u.ID, agentsdk.RoleAssistant, agentsdk.EntryMessage) // another answer: a branch
+
+	resumed, err := e.es.CreateExecution(ctx, entrystore.Execution{OrgID: e.orgA.ID, Kind: "react-agent", ResumedFrom: first.ID})
+	require.NoError(t, err)
+	c.ex = resumed
+	c.add(a.ID, agentsdk.RoleUser, agentsdk.EntryMessage)
+
+	base := e.execPath(e.orgA, resumed.ID)
+	got := e.ok(e.keyA, http.MethodGet, base+"/entries/"+a.ID+"/context", nil)
+	require.Len(t, got["messages"], 2, "the resumed run's conversation up to its answer")
+	e.fails(e.keyA, http.MethodGet, base+"/entries/"+off.ID+"/context", nil, http.StatusNotFound, "not_found")
 }
