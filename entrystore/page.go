@@ -93,21 +93,12 @@ func listStart(op string, p Page, needID bool, scope ...string) ([]string, keyse
 	return ids, k, after, err
 }
 
-// cut trims the limit+1 rows a list fetched to limit and returns the cursor
-// for the next page, "" when the extra row shows there is none.
-func cut[T any](rows []T, limit int, key func(T) keyset) ([]T, string) {
-	if len(rows) <= limit {
-		return rows, ""
-	}
-	rows = rows[:limit]
-	return rows, key(rows[limit-1]).encode()
-}
-
 // listPage runs sql, a list query asking for p.limit()+1 rows, and keeps
 // what fits the page: at most p.limit() rows and, with p.Bytes, the rows
 // within that many stored bytes. The cursor is key's of the last row kept,
-// "" when no row was left out. Rows past the page are never decoded, and
-// the result is dropped as soon as the page is full.
+// "" when no row was left out. Rows past the page are drained off the
+// connection one at a time, never decoded or kept, so a page holds at most
+// its budget and one row in memory.
 func listPage[T any](ctx context.Context, q querier, p Page, scan pgx.RowToFunc[T], key func(T) keyset, sql string, args ...any) ([]T, string, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
