@@ -78,7 +78,7 @@ func (s pgStore) ContextPath(ctx context.Context, orgID, leafID string) ([]agent
 // PathPage: a model call's new entries are a handful, so a page that is
 // not the last means the caller reads the whole path instead.
 func (s pgStore) PathAfter(ctx context.Context, orgID, executionID, leafID string, afterDepth int) ([]agentsdk.Entry, bool, error) {
-	es, more, err := s.es.PathPage(ctx, orgID, executionID, leafID, afterDepth, entrystore.MaxPageLimit, "")
+	es, more, err := s.es.PathPage(ctx, orgID, executionID, leafID, afterDepth, entrystore.MaxPageLimit, 0, "")
 	if err != nil || more {
 		return nil, false, notFound(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"slices"
 	"strings"
 	"time"
@@ -198,7 +199,8 @@ func (s *Store) ListAPIKeys(ctx context.Context, orgID string, p Page) ([]APIKey
 	if after {
 		w.and("(created_at, id) > (?, ?::uuid)", k.T, k.ID)
 	}
-	ks, err := queryAll[APIKey](ctx, s.pool, `SELECT `+apiKeyCols+` FROM api_key
+	ks, next, err := listPage(ctx, s.pool, p, pgx.RowToStructByName[APIKey], func(k APIKey) keyset { return keyset{T: k.CreatedAt, ID: k.ID} },
+		`SELECT `+apiKeyCols+` FROM api_key
 		WHERE `+w.String()+` ORDER BY created_at, id LIMIT `+w.param(p.limit()+1), w.args...)
 	if err != nil {
 		return nil, "", wrap(op, err)
@@ -206,7 +208,6 @@ func (s *Store) ListAPIKeys(ctx context.Context, orgID string, p Page) ([]APIKey
 	for i := range ks {
 		ks[i] = ks[i].utc()
 	}
-	ks, next := cut(ks, p.limit(), func(k APIKey) keyset { return keyset{T: k.CreatedAt, ID: k.ID} })
 	return ks, next, nil
 }
 

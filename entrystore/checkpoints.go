@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Checkpoint is the state a segment hands to the next: the leaf it reached
@@ -129,14 +131,14 @@ func (s *Store) ListCheckpoints(ctx context.Context, orgID, executionID string, 
 	if after {
 		from = k.N
 	}
-	cs, err := queryAll[Checkpoint](ctx, s.pool, `SELECT `+checkpointCols+` FROM agent_checkpoint
+	cs, next, err := listPage(ctx, s.pool, p, pgx.RowToStructByName[Checkpoint], func(c Checkpoint) keyset { return keyset{N: int64(c.Sequence)} },
+		`SELECT `+checkpointCols+` FROM agent_checkpoint
 		WHERE agent_execution_id = $2 AND org_id = $1 AND sequence > $3 ORDER BY sequence LIMIT $4`,
 		ids[0], ids[1], from, p.limit()+1)
 	if err != nil {
 		return nil, "", wrap(op, err)
 	}
-	cs, next := cut(utcAll(cs), p.limit(), func(c Checkpoint) keyset { return keyset{N: int64(c.Sequence)} })
-	return cs, next, nil
+	return utcAll(cs), next, nil
 }
 
 // ReplaceCheckpoint rewrites the execution's latest checkpoint, which must

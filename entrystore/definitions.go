@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // DefaultKind is the agent kind (and workflow type) of the built-in ReAct
@@ -104,13 +106,13 @@ func (s *Store) ListDefinitions(ctx context.Context, orgID string, p Page) ([]De
 	if after {
 		w.and("(created_at, id) > (?, ?::uuid)", k.T, k.ID)
 	}
-	ds, err := queryAll[Definition](ctx, s.pool, `SELECT `+definitionCols+` FROM agent_definition
+	ds, next, err := listPage(ctx, s.pool, p, pgx.RowToStructByName[Definition], func(d Definition) keyset { return keyset{T: d.CreatedAt, ID: d.ID} },
+		`SELECT `+definitionCols+` FROM agent_definition
 		WHERE `+w.String()+` ORDER BY created_at, id LIMIT `+w.param(p.limit()+1), w.args...)
 	if err != nil {
 		return nil, "", wrap(op, err)
 	}
-	ds, next := cut(utcAll(ds), p.limit(), func(d Definition) keyset { return keyset{T: d.CreatedAt, ID: d.ID} })
-	return ds, next, nil
+	return utcAll(ds), next, nil
 }
 
 // UpdateDefinition replaces the editable fields of the definition (OrgID,

@@ -288,13 +288,13 @@ func (s *Store) ListEntries(ctx context.Context, orgID, executionID string, p Pa
 	if err != nil {
 		return nil, "", err
 	}
-	es, err := queryEntries(ctx, s.pool, `SELECT `+entryCols+` FROM agent_entry
+	es, next, err := listPage(ctx, s.pool, p, scanEntry, func(e Entry) keyset { return keyset{N: e.Seq} },
+		`SELECT `+entryCols+` FROM agent_entry
 		WHERE agent_execution_id = $2 AND org_id = $1 AND seq > $3 ORDER BY seq LIMIT $4`,
 		ids[0], ids[1], k.N, p.limit()+1)
 	if err != nil {
 		return nil, "", wrap(op, err)
 	}
-	es, next := cut(es, p.limit(), func(e Entry) keyset { return keyset{N: e.Seq} })
 	return es, next, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Status is an execution's lifecycle state, the UI's source of truth.
@@ -219,13 +221,13 @@ func (s *Store) ListExecutions(ctx context.Context, orgID string, f ExecutionFil
 	if after {
 		w.and("(created_at, id) < (?, ?::uuid)", k.T, k.ID)
 	}
-	es, err := queryAll[Execution](ctx, s.pool, `SELECT `+executionCols+` FROM agent_execution
+	es, next, err := listPage(ctx, s.pool, p, pgx.RowToStructByName[Execution], func(e Execution) keyset { return keyset{T: e.CreatedAt, ID: e.ID} },
+		`SELECT `+executionCols+` FROM agent_execution
 		WHERE `+w.String()+` ORDER BY created_at DESC, id DESC LIMIT `+w.param(p.limit()+1), w.args...)
 	if err != nil {
 		return nil, "", wrap(op, err)
 	}
-	es, next := cut(utcAll(es), p.limit(), func(e Execution) keyset { return keyset{T: e.CreatedAt, ID: e.ID} })
-	return es, next, nil
+	return utcAll(es), next, nil
 }
 
 // ResumedBy returns the ID of the execution that resumed id ("" when none

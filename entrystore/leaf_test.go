@@ -111,7 +111,7 @@ func TestPathPagePagesALongForkedPath(t *testing.T) {
 		var got []string
 		after := -1
 		for {
-			page, more, err := f.store.PathPage(ctx, f.org.ID, f.exec.ID, leaf, after, size, "message")
+			page, more, err := f.store.PathPage(ctx, f.org.ID, f.exec.ID, leaf, after, size, 0, "message")
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(page), size)
 			got = append(got, ids(page)...)
@@ -124,19 +124,19 @@ func TestPathPagePagesALongForkedPath(t *testing.T) {
 	}
 
 	// The first branch's old leaf still pages its own path.
-	page, more, err := f.store.PathPage(ctx, f.org.ID, f.exec.ID, chain[499].ID, 495, 50, "")
+	page, more, err := f.store.PathPage(ctx, f.org.ID, f.exec.ID, chain[499].ID, 495, 50, 0, "")
 	require.NoError(t, err)
 	require.False(t, more)
 	require.Equal(t, ids(chain[496:]), ids(page))
 
 	// Only entries of the type asked for; a leaf of another execution is
 	// not found.
-	page, _, err = f.store.PathPage(ctx, f.org.ID, f.exec.ID, leaf, -1, 10, "llm_call")
+	page, _, err = f.store.PathPage(ctx, f.org.ID, f.exec.ID, leaf, -1, 10, 0, "llm_call")
 	require.NoError(t, err)
 	require.Empty(t, page)
 	other, err := f.store.CreateExecution(ctx, entrystore.Execution{OrgID: f.org.ID, Kind: "k"})
 	require.NoError(t, err)
-	_, _, err = f.store.PathPage(ctx, f.org.ID, other.ID, leaf, -1, 10, "")
+	_, _, err = f.store.PathPage(ctx, f.org.ID, other.ID, leaf, -1, 10, 0, "")
 	require.ErrorIs(t, err, entrystore.ErrNotFound)
 }
 

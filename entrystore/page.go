@@ -2,11 +2,14 @@ package entrystore
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Page sizes: a zero Limit means DefaultPageLimit; anything above
@@ -17,10 +20,16 @@ const (
 )
 
 // Page asks for one page of a list. Cursor is the nextCursor of the previous
-// page ("" for the first); it is opaque to callers.
+// page ("" for the first); it is opaque to callers. Bytes, when positive,
+// also ends the page before the row that would take its rows' stored
+// bytes (every column as Postgres sends it) past Bytes; the first row
+// comes whatever its size, so a page always moves on. A list of rows up to
+// ~1 MiB each would otherwise hold MaxPageLimit of them in memory at once
+// (issue 36).
 type Page struct {
 	Limit  int
 	Cursor string
+	Bytes  int
 }
 
 func (p Page) limit() int {
@@ -84,14 +93,38 @@ func listStart(op string, p Page, needID bool, scope ...string) ([]string, keyse
 	return ids, k, after, err
 }
 
-// cut trims the limit+1 rows a list fetched to limit and returns the cursor
-// for the next page, "" when the extra row shows there is none.
-func cut[T any](rows []T, limit int, key func(T) keyset) ([]T, string) {
-	if len(rows) <= limit {
-		return rows, ""
+// listPage runs sql, a list query asking for p.limit()+1 rows, and keeps
+// what fits the page: at most p.limit() rows and, with p.Bytes, the rows
+// within that many stored bytes. The cursor is key's of the last row kept,
+// "" when no row was left out. Rows past the page are drained off the
+// connection one at a time, never decoded or kept, so a page holds at most
+// its budget and one row in memory.
+func listPage[T any](ctx context.Context, q querier, p Page, scan pgx.RowToFunc[T], key func(T) keyset, sql string, args ...any) ([]T, string, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, "", err
 	}
-	rows = rows[:limit]
-	return rows, key(rows[limit-1]).encode()
+	defer rows.Close()
+	limit := p.limit()
+	var out []T
+	used := 0
+	for rows.Next() {
+		size := 0
+		for _, v := range rows.RawValues() {
+			size += len(v)
+		}
+		if len(out) == limit || (p.Bytes > 0 && len(out) > 0 && used+size > p.Bytes) {
+			rows.Close()
+			return out, key(out[len(out)-1]).encode(), nil
+		}
+		v, err := scan(rows)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, v)
+		used += size
+	}
+	return out, "", rows.Err()
 }
 
 // where builds the WHERE clause of a list query from optional filters, so

@@ -143,29 +143,28 @@ var contextPathSQL = `
 
 // PathPage returns one page of the path from the root to leafID: the
 // entries of type entryType ("" for any) deeper than afterDepth, root
-// first, at most limit (MaxPageLimit at most), and whether more follow.
+// first, at most limit (MaxPageLimit at most) and, when bytes is positive,
+// within bytes of stored data (as Page.Bytes), and whether more follow.
 // Depth is a position on the path, so it is the cursor: the next page
 // starts after the last entry's depth, and the path never changes under it (entries are immutable). It
 // reads only the page — each branch of the path (one per fork on the way
 // up) at most limit entries of it — never the whole path. The leaf must be
 // an entry of executionID, else ErrNotFound.
-func (s *Store) PathPage(ctx context.Context, orgID, executionID, leafID string, afterDepth, limit int, entryType string) ([]Entry, bool, error) {
+func (s *Store) PathPage(ctx context.Context, orgID, executionID, leafID string, afterDepth, limit, bytes int, entryType string) ([]Entry, bool, error) {
 	op := "path page " + leafID
 	ids, err := readIDs(op, orgID, executionID, leafID)
 	if err != nil {
 		return nil, false, err
 	}
-	limit = Page{Limit: limit}.limit()
+	p := Page{Limit: limit, Bytes: bytes}
 	// One more than the page tells whether another follows.
-	es, err := queryEntries(ctx, s.pool, pathPageSQL, ids[0], ids[1], ids[2], afterDepth, limit+1, entryType)
+	es, next, err := listPage(ctx, s.pool, p, scanEntry, func(e Entry) keyset { return keyset{N: int64(e.Depth)} },
+		pathPageSQL, ids[0], ids[1], ids[2], afterDepth, p.limit()+1, entryType)
 	if err != nil {
 		return nil, false, wrap(op, err)
 	}
-	if len(es) > limit {
-		return es[:limit], true, nil
-	}
 	if len(es) > 0 {
-		return es, false, nil
+		return es, next != "", nil
 	}
 	var ok bool
 	err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agent_entry WHERE id = $3 AND org_id = $1 AND agent_execution_id = $2)`,

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Tool-call statuses. A record is written "running" when the call starts
@@ -211,15 +213,14 @@ func (s *Store) ListToolCalls(ctx context.Context, orgID, executionID string, f 
 	if after {
 		w.and("(step_number, created_at, id) > (?, ?, ?::uuid)", k.N, k.T, k.ID)
 	}
-	ts, err := queryAll[ToolCall](ctx, s.pool, `SELECT `+toolCallCols+` FROM agent_tool_call
+	ts, next, err := listPage(ctx, s.pool, p, pgx.RowToStructByName[ToolCall], func(t ToolCall) keyset {
+		return keyset{N: int64(t.StepNumber), T: t.CreatedAt, ID: t.ID}
+	}, `SELECT `+toolCallCols+` FROM agent_tool_call
 		WHERE `+w.String()+` ORDER BY step_number, created_at, id LIMIT `+w.param(p.limit()+1), w.args...)
 	if err != nil {
 		return nil, "", wrap(op, err)
 	}
-	ts, next := cut(utcAll(ts), p.limit(), func(t ToolCall) keyset {
-		return keyset{N: int64(t.StepNumber), T: t.CreatedAt, ID: t.ID}
-	})
-	return ts, next, nil
+	return utcAll(ts), next, nil
 }
 
 // LatestToolCall returns the newest record of the execution with the

@@ -49,7 +49,7 @@ func (s *service) requireKey(next http.Handler) http.Handler {
 			return
 		}
 		o, k, err := s.authenticate(r.Context(), r.Header.Get("Authorization"), clientAddr(r.RemoteAddr))
-		if writeRateLimited(w, err) {
+		if s.writeRateLimited(w, r, err) {
 			return
 		}
 		if err != nil {

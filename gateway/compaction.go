@@ -40,7 +40,7 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 	}
 	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
 	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, ex, e.ID)
+		err = s.onPath(ctx, ex, e)
 	}
 	if err != nil {
 		return nil, s.notFound(err, "entry", req.GetEntryId())
@@ -52,10 +52,6 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 	if err := json.Unmarshal(e.Content, &rec); err != nil {
 		return nil, toStatus(s.log, "get compaction", err)
 	}
-	path, err := s.es.Path(ctx, ex.OrgID, e.ID)
-	if err != nil {
-		return nil, toStatus(s.log, "get compaction: path", err)
-	}
 	out := &pb.CompactionAudit{
 		EntryId: e.ID, Trigger: rec.Trigger, Summary: rec.Summary, SummaryTokens: int64(rec.SummaryTokens),
 		TokensBefore: int64(rec.TokensBefore), TokensAfter: int64(rec.TokensAfter), Limit: int64(rec.Limit),
@@ -63,11 +59,23 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 		CompactedTokens: int64(rec.CompactedTokens), CreatedAt: ts(e.CreatedAt),
 		Model: &pb.ModelRef{Provider: rec.Model.Provider, ModelId: rec.Model.ModelID, Endpoint: rec.Model.Endpoint},
 	}
-	for _, p := range path {
-		if p.Type != string(agentsdk.EntryMessage) || p.Depth < rec.FromDepth || p.Depth >= rec.FirstKeptDepth {
-			continue
+	// The summarised messages are read a page of the path at a time, from
+	// the first one summarised: never the whole conversation at once.
+	for after := rec.FromDepth - 1; after < rec.FirstKeptDepth-1; {
+		page, more, err := s.es.PathPage(ctx, ex.OrgID, e.ExecutionID, e.ID, after, entrystore.MaxPageLimit, s.pageBytes, string(agentsdk.EntryMessage))
+		if err != nil {
+			return nil, toStatus(s.log, "get compaction: path", err)
 		}
-		out.CompactedEntries = append(out.CompactedEntries, &pb.CompactedEntry{EntryId: p.ID, Role: p.Role, Tokens: int64(entryTokens(p))})
+		for _, p := range page {
+			if p.Depth >= rec.FirstKeptDepth {
+				return out, nil
+			}
+			out.CompactedEntries = append(out.CompactedEntries, &pb.CompactedEntry{EntryId: p.ID, Role: p.Role, Tokens: int64(entryTokens(p))})
+			after = p.Depth
+		}
+		if !more || len(page) == 0 {
+			break
+		}
 	}
 	return out, nil
 }

@@ -188,8 +188,7 @@ func TestLongConversationCompacts(t *testing.T) {
 	tl := e.ok(e.keyA, http.MethodGet, path+"/token-timeline", nil)
 	require.EqualValues(t, smallWindow, tl["limit"])
 	drops, prev := 0, int64(0)
-	for _, p := range tl["points"].([]any) {
-		pt := p.(map[string]any)
+	for _, pt := range e.all(path+"/token-timeline?pageSize=500", "points") {
 		ctxTokens := int64Field(t, pt, "contextTokens")
 		if pt["compaction"] == true {
 			require.Less(t, ctxTokens, prev, "the context shrinks at a compaction")

@@ -1,10 +1,10 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
@@ -36,7 +36,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 		}
 	}
 	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, ex, e.ID)
+		err = s.onPath(ctx, ex, e)
 	}
 	if err != nil {
 		return nil, s.notFound(err, "entry", req.GetEntryId())
@@ -61,9 +61,19 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 			tools = meta.Tools
 		}
 	}
+	p, err := s.page(req.GetPageSize(), "")
+	if err != nil {
+		return nil, err
+	}
+	cur, err := decodeCursor(req.GetCursor(), contextCursor{}, contextCursor.valid)
+	if err != nil {
+		return nil, err
+	}
+	// The context path, as the model step reads it: from what the latest
+	// compaction kept, never the whole conversation.
 	var path []agentsdk.Entry
 	if leaf != "" {
-		stored, err := s.es.Path(ctx, ex.OrgID, leaf)
+		stored, err := s.es.ContextPath(ctx, ex.OrgID, leaf)
 		if err != nil {
 			return nil, toStatus(s.log, "entry context: path", err)
 		}
@@ -98,27 +108,46 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	for _, t := range r.Tools {
 		out.Tools = append(out.Tools, &pb.ContextTool{Name: t.Name, Description: t.Description, Parameters: toValue(t.Parameters)})
 	}
-	for _, m := range r.Messages {
-		b, err := json.Marshal(m)
+	// The messages are paged (pageSize, and the byte budget); the rest of
+	// the request comes with every page.
+	limit := min(cmp.Or(p.Limit, entrystore.DefaultPageLimit), entrystore.MaxPageLimit)
+	budget := s.newPageBudget()
+	for i := cur.Skip; i < len(r.Messages); i++ {
+		b, err := json.Marshal(r.Messages[i])
 		if err != nil {
 			return nil, toStatus(s.log, "entry context", err)
 		}
-		out.Messages = append(out.Messages, toValue(b))
+		m := toValue(b)
+		if len(out.Messages) == limit || !budget.take(m) {
+			out.NextCursor = encodeCursor(contextCursor{Skip: i})
+			break
+		}
+		out.Messages = append(out.Messages, m)
 	}
 	return out, nil
 }
 
-// onPath is nil when the entry is on the execution's conversation (an
-// entry of the run it resumes), else ErrNotFound.
-func (s *service) onPath(ctx context.Context, ex entrystore.Execution, id string) error {
+// contextCursor is a position in an entry's context: how many of its
+// messages were sent. The request is built again for each page, from
+// immutable entries, so the same position names the same message.
+type contextCursor struct {
+	Skip int `json:"s"`
+}
+
+func (c contextCursor) valid() bool { return c.Skip >= 0 }
+
+// onPath is nil when e is on the execution's conversation (an entry of
+// the run it resumes), else ErrNotFound. A path holds one entry per
+// depth, so it reads the one at e's depth, not the whole path.
+func (s *service) onPath(ctx context.Context, ex entrystore.Execution, e entrystore.Entry) error {
 	if ex.LeafEntryID == "" {
 		return entrystore.ErrNotFound
 	}
-	path, err := s.es.Path(ctx, ex.OrgID, ex.LeafEntryID)
+	at, _, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, ex.LeafEntryID, e.Depth-1, 1, 0, "")
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(path, func(p entrystore.Entry) bool { return p.ID == id }) {
+	if len(at) == 0 || at[0].ID != e.ID {
 		return entrystore.ErrNotFound
 	}
 	return nil

@@ -77,7 +77,7 @@ func (s *service) ListForks(ctx context.Context, req *pb.ListChildExecutionsRequ
 	if err != nil {
 		return nil, err
 	}
-	p, err := page(req.GetPageSize(), req.GetCursor())
+	p, err := s.page(req.GetPageSize(), req.GetCursor())
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,8 @@
 package gateway
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,7 +25,7 @@ func (s *service) scoped(ctx context.Context, org, execID string, size int32, cu
 	if err != nil {
 		return "", entrystore.Page{}, err
 	}
-	p, err := page(size, cursor)
+	p, err := s.page(size, cursor)
 	return ex.OrgID, p, err
 }
 
@@ -91,23 +89,25 @@ func (s *service) ListEntries(ctx context.Context, req *pb.ListEntriesRequest) (
 	if err != nil {
 		return nil, err
 	}
-	cur, err := decodeEntryCursor(p.Cursor)
+	cur, err := decodeCursor(p.Cursor, entryCursor{}, entryCursor.valid)
 	if err != nil {
 		return nil, err
 	}
 	limit := min(cmp.Or(p.Limit, entrystore.DefaultPageLimit), entrystore.MaxPageLimit)
+	budget := s.newPageBudget()
 	var out []*pb.Entry
 	for {
-		es, next, err := s.es.ListEntries(ctx, orgID, req.GetExecutionId(), entrystore.Page{Limit: limit, Cursor: cur.Store})
+		es, next, err := s.es.ListEntries(ctx, orgID, req.GetExecutionId(), entrystore.Page{Limit: limit, Cursor: cur.Store, Bytes: budget.storeBytes()})
 		if err != nil {
 			return nil, toStatus(s.log, "list entries", err)
 		}
 		items := withCalls(es)
 		for i := cur.Skip; i < len(items); i++ {
-			if len(out) == limit {
-				return &pb.ListEntriesResponse{Entries: out, NextCursor: entryCursor{Store: cur.Store, Skip: i}.encode()}, nil
+			e := toEntry(items[i])
+			if len(out) == limit || !budget.take(e) {
+				return &pb.ListEntriesResponse{Entries: out, NextCursor: encodeCursor(entryCursor{Store: cur.Store, Skip: i})}, nil
 			}
-			out = append(out, toEntry(items[i]))
+			out = append(out, e)
 		}
 		if next == "" {
 			return &pb.ListEntriesResponse{Entries: out}, nil
@@ -124,27 +124,7 @@ type entryCursor struct {
 	Skip  int    `json:"s,omitempty"`
 }
 
-func (c entryCursor) encode() string {
-	b, _ := json.Marshal(c) // plain fields cannot fail
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeEntryCursor(cursor string) (entryCursor, error) {
-	var c entryCursor
-	if cursor == "" {
-		return c, nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&c)
-	}
-	if err != nil || c.Skip < 0 {
-		return entryCursor{}, invalid("cursor %q is not a nextCursor of this list", cursor)
-	}
-	return c, nil
-}
+func (c entryCursor) valid() bool { return c.Skip >= 0 }
 
 // GetEntry returns a stored entry, or the llm_call entry served for an
 // answer (its ID is the answer's, flipped: flipLLMCallID).

@@ -81,6 +81,17 @@ type rateLimited struct {
 	what       string // "this API key" or "this address"
 }
 
+// anonymous is whether the address's bucket ran out (no known key),
+// which the tarpit holds; a known key past its own bucket is answered
+// at once.
+func (e *rateLimited) anonymous() bool { return e.what == addressBucket }
+
+// The buckets' names in a refusal.
+const (
+	keyBucket     = "this API key"
+	addressBucket = "this address"
+)
+
 func (e *rateLimited) Error() string {
 	return fmt.Sprintf("too many requests from %s; retry in %s", e.what, e.retryAfterHeader()+"s")
 }
@@ -95,11 +106,15 @@ func (e *rateLimited) GRPCStatus() *status.Status {
 	return status.New(codes.ResourceExhausted, e.Error())
 }
 
-// writeRateLimited answers err as a 429 if it is a rateLimited.
-func writeRateLimited(w http.ResponseWriter, err error) bool {
+// writeRateLimited answers err as a 429 if it is a rateLimited, after the
+// tarpit's delay when the address's bucket ran out.
+func (s *service) writeRateLimited(w http.ResponseWriter, r *http.Request, err error) bool {
 	var rl *rateLimited
 	if !errors.As(err, &rl) {
 		return false
+	}
+	if rl.anonymous() {
+		s.tarpit.hold(r.Context())
 	}
 	w.Header().Set("Retry-After", rl.retryAfterHeader())
 	writeError(w, http.StatusTooManyRequests, "rate_limited", rl.Error())
@@ -122,6 +137,22 @@ func (g *keyGuard) take(m *lru[string, *rate.Limiter], name string, r rate.Limit
 	return nil
 }
 
+// unknownKeyCost is what a lookup that finds no key costs its address's
+// bucket, in requests: a client that guesses keys gets one lookup where an
+// honest one gets ten, so a flood's share of lookups stays far below 1 %
+// even when the tarpit slows it to a few hundred requests a second
+// (junk_flood), while a first lookup of a real key costs one.
+const unknownKeyCost = 20
+
+// penalize charges addr's bucket for an unknown key: the one token its
+// lookup took, plus the rest of unknownKeyCost as debt (a reservation kept),
+// so its next lookups wait until the bucket refills.
+func (g *keyGuard) penalize(addr string) {
+	now := g.now()
+	lim := g.perAddr.getOrPut(addr, now, func() *rate.Limiter { return rate.NewLimiter(g.anonRate, g.anonBurst) })
+	lim.ReserveN(now, min(unknownKeyCost-1, g.anonBurst))
+}
+
 // authenticate resolves an Authorization header from addr (the client's
 // IP) to its organization and key, or refuses it: errUnauthenticated, a
 // *rateLimited, or the store's failure as a status.
@@ -139,13 +170,13 @@ func (s *service) authenticate(ctx context.Context, header, addr string) (entrys
 	if ok {
 		hash = sha256.Sum256([]byte(secret))
 		if r, hit := g.valid.get(hash, g.now()); hit && !r.key.Expired(g.now()) {
-			if err := g.take(g.perKey, r.key.ID, g.keyRate, g.keyBurst, "this API key"); err != nil {
+			if err := g.take(g.perKey, r.key.ID, g.keyRate, g.keyBurst, keyBucket); err != nil {
 				return entrystore.Org{}, entrystore.APIKey{}, err
 			}
 			return r.org, r.key, nil
 		}
 	}
-	if err := g.take(g.perAddr, addr, g.anonRate, g.anonBurst, "this address"); err != nil {
+	if err := g.take(g.perAddr, addr, g.anonRate, g.anonBurst, addressBucket); err != nil {
 		return entrystore.Org{}, entrystore.APIKey{}, err
 	}
 	if !ok {
@@ -158,6 +189,7 @@ func (s *service) authenticate(ctx context.Context, header, addr string) (entrys
 	switch {
 	case errors.Is(err, errUnauthenticated):
 		g.unknown.put(hash, struct{}{}, g.now())
+		g.penalize(addr)
 	case err == nil:
 		g.valid.put(hash, resolvedKey{org: o, key: k}, g.now())
 	}

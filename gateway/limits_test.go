@@ -130,11 +130,14 @@ func TestJunkKeysNeverReachPostgres(t *testing.T) {
 
 // TestRateLimitAnswers429: past its bucket a key is answered 429 with
 // Retry-After and the usual {code, message}; so is an address past its
-// bucket of unknown keys, while the valid key from another address is not.
+// bucket of unknown keys (an unknown key spends all of it), after the
+// tarpit's hold, while the valid key from another address is not.
 func TestRateLimitAnswers429(t *testing.T) {
+	const tarpit = 200 * time.Millisecond
 	e := newEnv(t, envOptions{noTemporal: true, gateway: func(o *gateway.Options) {
 		o.KeyRate, o.KeyBurst = 0.5, 3
 		o.AnonRate, o.AnonBurst = 0.5, 2
+		o.Tarpit = tarpit
 	}})
 	path := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 	isLimited := func(status int, retryAfter string, body []byte) {
@@ -161,12 +164,15 @@ func TestRateLimitAnswers429(t *testing.T) {
 	status, _, body := get(t, valid, e.base, "/api/orgs/"+e.orgB.Slug+"/agent-executions", e.keyB)
 	require.Equal(t, http.StatusOK, status, "%s", body)
 
+	// An unknown key costs its address the whole bucket (unknownKeyCost):
+	// the next lookup from there waits for it to refill. The refusal is
+	// held by the tarpit first.
 	junk := clientFrom("127.0.0.3")
-	for range 2 {
-		status, _, body := get(t, junk, e.base, path, randomKey())
-		require.Equal(t, http.StatusUnauthorized, status, "%s", body)
-	}
+	status, _, body = get(t, junk, e.base, path, randomKey())
+	require.Equal(t, http.StatusUnauthorized, status, "%s", body)
+	start := time.Now()
 	isLimited(get(t, junk, e.base, path, randomKey()))
+	require.GreaterOrEqual(t, time.Since(start), tarpit/2, "the address's refusal is held at least half the tarpit")
 	isLimited(get(t, junk, e.base, path, "not-a-key"))
 }
 

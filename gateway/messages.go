@@ -1,10 +1,7 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -20,24 +17,7 @@ type messagesCursor struct {
 	Depth int    `json:"d"`
 }
 
-func (c messagesCursor) encode() string {
-	b, _ := json.Marshal(c) // plain fields cannot fail
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeMessagesCursor(s string) (messagesCursor, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return messagesCursor{}, invalid("bad cursor")
-	}
-	var c messagesCursor
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil || c.Leaf == "" || c.Depth < 0 {
-		return messagesCursor{}, invalid("bad cursor")
-	}
-	return c, nil
-}
+func (c messagesCursor) valid() bool { return c.Leaf != "" && c.Depth >= 0 }
 
 // ListMessages pages over the active path: the execution's row names its
 // leaf (every append moves it), and each page is read from the store as
@@ -47,34 +27,40 @@ func (s *service) ListMessages(ctx context.Context, req *pb.ListMessagesRequest)
 	if err != nil {
 		return nil, err
 	}
-	p, err := page(req.GetPageSize(), "")
+	p, err := s.page(req.GetPageSize(), "")
 	if err != nil {
 		return nil, err
 	}
-	cur := messagesCursor{Leaf: ex.LeafEntryID, Depth: -1}
-	if c := req.GetCursor(); c != "" {
-		if cur, err = decodeMessagesCursor(c); err != nil {
-			return nil, err
-		}
+	cur, err := decodeCursor(req.GetCursor(), messagesCursor{Leaf: ex.LeafEntryID, Depth: -1}, messagesCursor.valid)
+	if err != nil {
+		return nil, err
 	}
 	out := &pb.ListMessagesResponse{LeafEntryId: cur.Leaf}
 	if cur.Leaf == "" {
 		return out, nil
 	}
-	es, more, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, string(agentsdk.EntryMessage))
+	es, more, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, p.Bytes, string(agentsdk.EntryMessage))
 	if errors.Is(err, entrystore.ErrNotFound) {
-		return nil, invalid("bad cursor")
+		return nil, invalid("cursor %q is not a nextCursor of this list", req.GetCursor())
 	}
 	if err != nil {
 		return nil, toStatus(s.log, "load the active path", err)
 	}
-	for _, e := range es {
-		if m, ok := toMessage(e); ok {
-			out.Messages = append(out.Messages, m)
+	budget := s.newPageBudget()
+	for i, e := range es {
+		m, ok := toMessage(e)
+		if !ok {
+			continue
 		}
+		if !budget.take(m) {
+			// The message past the budget starts the next page.
+			more, es = true, es[:i]
+			break
+		}
+		out.Messages = append(out.Messages, m)
 	}
 	if more {
-		out.NextCursor = messagesCursor{Leaf: cur.Leaf, Depth: es[len(es)-1].Depth}.encode()
+		out.NextCursor = encodeCursor(messagesCursor{Leaf: cur.Leaf, Depth: es[len(es)-1].Depth})
 	}
 	return out, nil
 }

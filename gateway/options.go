@@ -37,6 +37,17 @@ const (
 	DefaultIdleTimeout  = 2 * time.Minute
 	DefaultMaxConns     = 4096
 	DefaultMetricsAddr  = "127.0.0.1:9464"
+	DefaultTarpit       = time.Second
+	DefaultTarpitSlots  = 1024
+
+	// A browser tab holds one stream per execution it shows; 32 is many
+	// tabs, and an organization's 256 leave room for several users.
+	DefaultMaxStreamsPerKey = 32
+	DefaultMaxStreamsPerOrg = 256
+
+	// DefaultPageBytes is a page's byte budget: a list of 500 rows of up
+	// to ~1 MiB each would otherwise be half a gigabyte in one answer.
+	DefaultPageBytes = 1 << 20
 )
 
 // Options configure Run. Store and one of Temporal or Executions are
@@ -53,6 +64,12 @@ type Options struct {
 	GRPCAddr string
 	// GRPCListener, when set, serves gRPC on it. Run closes it.
 	GRPCListener net.Listener
+	// TLSCertFile and TLSKeyFile, both set, serve HTTPS (HTTP/2 and
+	// HTTP/1.1) instead of HTTP, and gRPC over TLS, with this PEM
+	// certificate chain and key; default none: plain HTTP, for loopback
+	// or behind a reverse proxy that terminates TLS.
+	TLSCertFile string
+	TLSKeyFile  string
 
 	// Store is the Postgres side store; its pool also provides the one
 	// dedicated LISTEN connection.
@@ -144,11 +161,31 @@ type Options struct {
 	// default 10 and 20. It bounds what one address's junk costs Postgres.
 	AnonRate  float64
 	AnonBurst int
+	// Tarpit is how long the 429 of an address past its bucket is held
+	// before it is sent, so a junk flood waits instead of spinning;
+	// default one second (its Retry-After). Negative: answered at once.
+	// TarpitSlots bounds the refusals held at once; past them, they go
+	// out at once. Default 1024.
+	Tarpit      time.Duration
+	TarpitSlots int
 	// IdleTimeout closes a keep-alive connection idle this long; default
 	// two minutes. MaxConns caps the HTTP connections open at once
 	// (further ones wait to be accepted); default 4096.
 	IdleTimeout time.Duration
 	MaxConns    int
+	// MaxStreamsPerKey and MaxStreamsPerOrg cap the event streams (SSE
+	// and gRPC) open at once per API key and per organization; default
+	// 32 and 256. Past a cap a stream is refused 429 (RESOURCE_EXHAUSTED)
+	// with Retry-After; a closed stream frees its slot.
+	MaxStreamsPerKey int
+	MaxStreamsPerOrg int
+	// PageBytes is the byte budget of one page of conversation data
+	// (executions, entries, messages, checkpoints, tasks, tool calls, the
+	// messages of an entry's context, the token timeline's entries): a
+	// page ends before the row that would take the rows' stored bytes past
+	// it, with a nextCursor, as it does at pageSize rows. A row larger than
+	// the budget comes alone on its page, whole. Default 1 MiB.
+	PageBytes int
 }
 
 // validate checks opts and fills in the defaults.
@@ -161,6 +198,9 @@ func (o Options) validate() (*Options, error) {
 	}
 	if o.BodyLimit < 0 || o.Heartbeat < 0 || o.ReplayWindow < 0 {
 		return nil, errors.New("gateway: BodyLimit, Heartbeat and ReplayWindow must not be negative")
+	}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return nil, errors.New("gateway: TLSCertFile and TLSKeyFile go together: set both or neither")
 	}
 	if o.HTTPAddr == "" {
 		o.HTTPAddr = DefaultHTTPAddr
@@ -199,7 +239,8 @@ func (o Options) validate() (*Options, error) {
 		o.IdempotencyLease = idempotencyLease
 	}
 	if o.KeyCacheTTL < 0 || o.KeyCacheSize < 0 || o.KeyRate < 0 || o.KeyBurst < 0 || o.AnonRate < 0 ||
-		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 {
+		o.AnonBurst < 0 || o.IdleTimeout < 0 || o.MaxConns < 0 || o.MaxStreamsPerKey < 0 || o.MaxStreamsPerOrg < 0 ||
+		o.PageBytes < 0 || o.TarpitSlots < 0 {
 		return nil, errors.New("gateway: the key cache, rate and connection limits must not be negative")
 	}
 	o.limitDefaults()
@@ -227,11 +268,26 @@ func (o *Options) limitDefaults() {
 	if o.AnonBurst == 0 {
 		o.AnonBurst = DefaultAnonBurst
 	}
+	if o.Tarpit == 0 {
+		o.Tarpit = DefaultTarpit
+	}
+	if o.TarpitSlots == 0 {
+		o.TarpitSlots = DefaultTarpitSlots
+	}
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	if o.MaxConns == 0 {
 		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxStreamsPerKey == 0 {
+		o.MaxStreamsPerKey = DefaultMaxStreamsPerKey
+	}
+	if o.MaxStreamsPerOrg == 0 {
+		o.MaxStreamsPerOrg = DefaultMaxStreamsPerOrg
+	}
+	if o.PageBytes == 0 {
+		o.PageBytes = DefaultPageBytes
 	}
 	if o.MetricsAddr == "" {
 		o.MetricsAddr = DefaultMetricsAddr

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
@@ -26,6 +28,15 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	cert, err := o.certificate()
+	if err != nil {
+		for _, ln := range []net.Listener{o.HTTPListener, o.GRPCListener, o.MetricsListener} {
+			if ln != nil {
+				_ = ln.Close()
+			}
+		}
+		return err
+	}
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHub()
 	h := newHub(o.Store, o.Logger)
@@ -39,6 +50,9 @@ func Run(ctx context.Context, opts Options) error {
 		maxTotalSteps: o.MaxTotalSteps,
 		windows:       o.ContextWindows,
 		keys:          newKeyGuard(o),
+		tarpit:        newTarpit(o.Tarpit, o.TarpitSlots),
+		slots:         newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),
+		pageBytes:     o.PageBytes,
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {
@@ -70,7 +84,17 @@ func Run(ctx context.Context, opts Options) error {
 		IdleTimeout:       o.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 	}
-	go func() { errc <- srv.Serve(netutil.LimitListener(httpLn, o.MaxConns)) }()
+	limited := netutil.LimitListener(httpLn, o.MaxConns)
+	go func() {
+		if cert != nil {
+			// ServeTLS with no file names serves TLSConfig's
+			// certificate and offers HTTP/2 as well.
+			srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12}
+			errc <- srv.ServeTLS(limited, "", "")
+			return
+		}
+		errc <- srv.Serve(limited)
+	}()
 
 	var gs *grpc.Server
 	if grpcLn != nil {
@@ -78,7 +102,11 @@ func Run(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-		gs = grpc.NewServer(append(svc.grpcInterceptors(routes), grpc.MaxRecvMsgSize(int(o.BodyLimit)), o.grpcTelemetry())...)
+		gopts := append(svc.grpcInterceptors(routes), grpc.MaxRecvMsgSize(int(o.BodyLimit)), o.grpcTelemetry())
+		if cert != nil {
+			gopts = append(gopts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12})))
+		}
+		gs = grpc.NewServer(gopts...)
 		pb.RegisterAgentServiceServer(gs, svc)
 		go func() { errc <- gs.Serve(grpcLn) }()
 	}
@@ -193,4 +221,17 @@ func prune(ctx context.Context, o *Options) {
 			o.Logger.Debug("gateway: pruned idempotency keys", "count", n)
 		}
 	}
+}
+
+// certificate loads the TLS pair Options name; nil when they name none.
+// It is read before anything listens, so a bad pair fails Run at once.
+func (o *Options) certificate() (*tls.Certificate, error) {
+	if o.TLSCertFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: TLS certificate: %w", err)
+	}
+	return &cert, nil
 }

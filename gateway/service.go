@@ -38,6 +38,15 @@ type service struct {
 	// keys caches and rate-limits API key lookups (keyguard.go); nil:
 	// every request asks the store.
 	keys *keyGuard
+	// tarpit holds refusals of addresses past their bucket (tarpit.go);
+	// nil: none.
+	tarpit *tarpit
+	// slots caps the streams open per key and per organization
+	// (ssecap.go); nil: no cap.
+	slots *streamSlots
+	// pageBytes is the byte budget of a page of conversation data
+	// (Options.PageBytes); 0: none.
+	pageBytes int
 	// ready caches /readyz's database check (http.go).
 	ready readiness
 	// idempotency configures Idempotency-Key handling (idempotency.go).
@@ -64,16 +73,17 @@ func (s *service) paged(ctx context.Context, org string, size int32, cursor stri
 	if err != nil {
 		return "", entrystore.Page{}, err
 	}
-	p, err := page(size, cursor)
+	p, err := s.page(size, cursor)
 	return o.ID, p, err
 }
 
-// page converts a list request's paging fields.
-func page(size int32, cursor string) (entrystore.Page, error) {
+// page converts a list request's paging fields, with the gateway's byte
+// budget: a page ends early, with a nextCursor, rather than pass it.
+func (s *service) page(size int32, cursor string) (entrystore.Page, error) {
 	if size < 0 {
 		return entrystore.Page{}, invalid("pageSize must not be negative")
 	}
-	return entrystore.Page{Limit: int(size), Cursor: cursor}, nil
+	return entrystore.Page{Limit: int(size), Cursor: cursor, Bytes: s.pageBytes}, nil
 }
 
 // execution authorizes a request about one execution and loads it;

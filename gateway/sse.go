@@ -57,6 +57,15 @@ func (s *service) serveStream(consolidated bool) http.HandlerFunc {
 				return
 			}
 		}
+		release, err := s.streamSlot(ctx, ex.OrgID)
+		if writeTooManyStreams(w, err) {
+			return
+		}
+		if err != nil {
+			writeStatus(w, err)
+			return
+		}
+		defer release()
 
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")

@@ -31,8 +31,9 @@ type sseStream struct {
 	pings  atomic.Int64
 }
 
-// openStream opens an SSE stream; lastEventID "" sends no Last-Event-ID.
-func (e *env) openStream(t testing.TB, key, path, lastEventID string) *sseStream {
+// streamRequest sends an SSE request; lastEventID "" sends no
+// Last-Event-ID. cancel ends the request.
+func (e *env) streamRequest(t testing.TB, key, path, lastEventID string) (resp *http.Response, cancel context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+path, nil)
@@ -42,8 +43,15 @@ func (e *env) openStream(t testing.TB, key, path, lastEventID string) *sseStream
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
+	return resp, cancel
+}
+
+// openStream opens an SSE stream that must be accepted.
+func (e *env) openStream(t testing.TB, key, path, lastEventID string) *sseStream {
+	t.Helper()
+	resp, cancel := e.streamRequest(t, key, path, lastEventID)
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()

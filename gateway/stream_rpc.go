@@ -18,6 +18,11 @@ func (s *service) StreamAgentExecution(req *pb.StreamAgentExecutionRequest, stre
 	if req.GetLastEventId() < 0 {
 		return invalid("lastEventId must not be negative")
 	}
+	release, err := s.streamSlot(ctx, ex.OrgID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	noop := func() error { return nil }
 	err = s.streams.follow(ctx, followRequest{
 		Org: ex.OrgID, Execution: ex.ID, After: req.GetLastEventId(), Consolidated: req.GetConsolidated(),

@@ -3,13 +3,16 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/entrystore"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
-// GetTokenTimeline walks the execution's conversation and says how large
+// GetTokenTimeline walks the execution's conversation, a page at a time,
+// and says how large
 // its context is after each entry: estimated from the entries' bytes,
 // and set to the provider's own count at each model call's record (the
 // input, cache reads and writes of that call, held by the answer it wrote
@@ -26,14 +29,27 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 		model = cfg.Models[0]
 	}
 	out := &pb.TokenTimeline{Limit: n32(s.windows.Of(model))}
-	if ex.LeafEntryID == "" {
+	p, err := s.page(req.GetPageSize(), "")
+	if err != nil {
+		return nil, err
+	}
+	cur, err := decodeCursor(req.GetCursor(), timelineCursor{Leaf: ex.LeafEntryID, Depth: -1}, timelineCursor.valid)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Leaf == "" {
 		return out, nil
 	}
-	path, err := s.es.Path(ctx, ex.OrgID, ex.LeafEntryID)
+	// A page of the path at a time, never the whole conversation: the
+	// cursor carries the running total the next page goes on from.
+	path, more, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, p.Bytes, "")
+	if errors.Is(err, entrystore.ErrNotFound) {
+		return nil, invalid("cursor %q is not a nextCursor of this list", req.GetCursor())
+	}
 	if err != nil {
 		return nil, toStatus(s.log, "token timeline", err)
 	}
-	var running int64
+	running := cur.Running
 	for _, e := range path {
 		p := &pb.TimelinePoint{EntryId: e.ID, Type: e.Type, Role: e.Role, Estimated: true,
 			Compaction: e.Type == string(agentsdk.EntryCompaction)}
@@ -67,5 +83,19 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 		p.Ratio = float64(running) / float64(out.Limit)
 		out.Points = append(out.Points, p)
 	}
+	if more {
+		out.NextCursor = encodeCursor(timelineCursor{Leaf: cur.Leaf, Depth: path[len(path)-1].Depth, Running: running})
+	}
 	return out, nil
 }
+
+// timelineCursor is a position in the token timeline: the leaf whose path
+// is walked (pinned, as messagesCursor), the depth of the last point sent
+// and the context's size there.
+type timelineCursor struct {
+	Leaf    string `json:"l"`
+	Depth   int    `json:"d"`
+	Running int64  `json:"r,omitempty"`
+}
+
+func (c timelineCursor) valid() bool { return c.Leaf != "" && c.Depth >= 0 && c.Running >= 0 }

@@ -18,9 +18,18 @@ func showContext(cmd *cobra.Command, f clientFlags, id, entry string) error {
 	if err != nil {
 		return err
 	}
+	// The messages come a page at a time; every page repeats the rest.
 	mc := &agentreev1.ModelContext{}
-	if err := c.Do(cmd.Context(), "GET", "/agent-executions/"+url.PathEscape(id)+"/entries/"+url.PathEscape(entry)+"/context", nil, mc); err != nil {
-		return fmt.Errorf("show --context: %w", err)
+	for cursor := ""; ; {
+		page := &agentreev1.ModelContext{}
+		path := "/agent-executions/" + url.PathEscape(id) + "/entries/" + url.PathEscape(entry) + "/context?cursor=" + url.QueryEscape(cursor)
+		if err := c.Do(cmd.Context(), "GET", path, nil, page); err != nil {
+			return fmt.Errorf("show --context: %w", err)
+		}
+		page.Messages = append(mc.GetMessages(), page.GetMessages()...)
+		if mc, cursor = page, page.GetNextCursor(); cursor == "" {
+			break
+		}
 	}
 	w := cmd.OutOrStdout()
 	if f.json {
@@ -120,8 +129,16 @@ func timelineCmd() *cobra.Command {
 				return err
 			}
 			tl := &agentreev1.TokenTimeline{}
-			if err := c.Do(cmd.Context(), "GET", "/agent-executions/"+url.PathEscape(args[0])+"/token-timeline", nil, tl); err != nil {
-				return fmt.Errorf("timeline: %w", err)
+			for cursor := ""; ; {
+				page := &agentreev1.TokenTimeline{}
+				path := "/agent-executions/" + url.PathEscape(args[0]) + "/token-timeline?pageSize=500&cursor=" + url.QueryEscape(cursor)
+				if err := c.Do(cmd.Context(), "GET", path, nil, page); err != nil {
+					return fmt.Errorf("timeline: %w", err)
+				}
+				page.Points = append(tl.GetPoints(), page.GetPoints()...)
+				if tl, cursor = page, page.GetNextCursor(); cursor == "" {
+					break
+				}
 			}
 			if f.json {
 				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", compactJSON(tl))

@@ -66,13 +66,11 @@ func runDev(ctx context.Context, args []string) error {
 		base, *org, base, *uiAddr, key[:min(len(key), 12)], *keyFile, *keyFile)
 	// The worker above has recorded its capabilities, which the gateway
 	// validates requests against.
-	return gateway.Run(ctx, gateway.Options{
+	return gateway.Run(ctx, lim.apply(gateway.Options{
 		HTTPListener: ln, Store: s.store, Temporal: s.tc, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, Propagator: tel.Propagator,
-		MetricsHandler: tel.MetricsHandler(), MetricsAddr: lim.metricsAddr,
-		KeyCacheTTL: lim.keyCacheTTL, KeyRate: lim.keyRate, KeyBurst: lim.keyBurst,
-		AnonRate: lim.anonRate, AnonBurst: lim.anonBurst, IdleTimeout: lim.idleTimeout, MaxConns: lim.maxConns,
-	})
+		MetricsHandler: tel.MetricsHandler(),
+	}))
 }
 
 // devKey returns the key kept in path if it still authenticates for org,

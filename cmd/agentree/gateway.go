@@ -23,6 +23,8 @@ func runGateway(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	addr := fs.String("addr", gateway.DefaultHTTPAddr, "HTTP address for REST, SSE, /healthz and /openapi.json")
 	grpcAddr := fs.String("grpc-addr", "", "gRPC address (empty: no gRPC)")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate chain: serve HTTPS and gRPC over TLS (with --tls-key; empty: plain HTTP, e.g. behind a TLS-terminating reverse proxy)")
+	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
 	queue := fs.String("task-queue", entrystore.DefaultQueue, "the workers' Temporal task queue")
 	namespace := fs.String("namespace", "", "Temporal namespace (default: Temporal's environment configuration, else default)")
 	bodyLimit := fs.Int64("body-limit", gateway.DefaultBodyLimit, "largest request body in bytes (larger: 413)")
@@ -66,15 +68,13 @@ func runGateway(ctx context.Context, args []string) error {
 		return fmt.Errorf("gateway: temporal: %w", err)
 	}
 	defer tc.Close()
-	return gateway.Run(ctx, gateway.Options{
-		HTTPAddr: *addr, GRPCAddr: *grpcAddr, Store: entrystore.New(pool), Temporal: tc, TaskQueue: *queue,
+	return gateway.Run(ctx, lim.apply(gateway.Options{
+		HTTPAddr: *addr, GRPCAddr: *grpcAddr, TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, Store: entrystore.New(pool), Temporal: tc, TaskQueue: *queue,
 		Namespace: *namespace, // requests are validated against the live workers of this namespace
 		BodyLimit: *bodyLimit, Heartbeat: *heartbeat, ReplayWindow: *window, Logger: logger,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, Propagator: tel.Propagator,
-		MetricsHandler: tel.MetricsHandler(), MetricsAddr: lim.metricsAddr,
-		KeyCacheTTL: lim.keyCacheTTL, KeyRate: lim.keyRate, KeyBurst: lim.keyBurst,
-		AnonRate: lim.anonRate, AnonBurst: lim.anonBurst, IdleTimeout: lim.idleTimeout, MaxConns: lim.maxConns,
-	})
+		MetricsHandler: tel.MetricsHandler(),
+	}))
 }
 
 // gatewayLimits are the flags of the gateway's limits (gateway.Options).
@@ -85,6 +85,10 @@ type gatewayLimits struct {
 	keyBurst, anonBurst int
 	idleTimeout         time.Duration
 	maxConns            int
+	streamsPerKey       int
+	streamsPerOrg       int
+	tarpit              time.Duration
+	pageBytes           int
 }
 
 // limitFlags declares the limit flags on fs, for gateway and dev alike.
@@ -98,5 +102,18 @@ func limitFlags(fs *flag.FlagSet) *gatewayLimits {
 	fs.IntVar(&l.anonBurst, "anon-burst", gateway.DefaultAnonBurst, "burst per client IP without a known key")
 	fs.DurationVar(&l.idleTimeout, "idle-timeout", gateway.DefaultIdleTimeout, "close keep-alive connections idle this long")
 	fs.IntVar(&l.maxConns, "max-conns", gateway.DefaultMaxConns, "most HTTP connections open at once")
+	fs.IntVar(&l.streamsPerKey, "max-streams-per-key", gateway.DefaultMaxStreamsPerKey, "most event streams open at once per API key (past it: 429)")
+	fs.IntVar(&l.streamsPerOrg, "max-streams-per-org", gateway.DefaultMaxStreamsPerOrg, "most event streams open at once per organization (past it: 429)")
+	fs.DurationVar(&l.tarpit, "tarpit", gateway.DefaultTarpit, "how long a 429 to an address past its bucket is held (negative: not held)")
+	fs.IntVar(&l.pageBytes, "page-bytes", gateway.DefaultPageBytes, "byte budget of a page of conversation data (a page ends early, with a nextCursor)")
 	return l
+}
+
+// apply sets o's limits from the flags.
+func (l *gatewayLimits) apply(o gateway.Options) gateway.Options {
+	o.MetricsAddr, o.KeyCacheTTL, o.KeyRate, o.KeyBurst = l.metricsAddr, l.keyCacheTTL, l.keyRate, l.keyBurst
+	o.AnonRate, o.AnonBurst, o.IdleTimeout, o.MaxConns = l.anonRate, l.anonBurst, l.idleTimeout, l.maxConns
+	o.MaxStreamsPerKey, o.MaxStreamsPerOrg = l.streamsPerKey, l.streamsPerOrg
+	o.Tarpit, o.PageBytes = l.tarpit, l.pageBytes
+	return o
 }

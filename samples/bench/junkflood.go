@@ -85,7 +85,8 @@ func (b *bench) junkFlood(ctx context.Context, r *report, _ io.Writer) error {
 	ratio := float64(floodP99) / float64(max(idleP99, time.Microsecond))
 	r.add("junk_flood_valid_p99_ratio", ratio)
 	r.add("junk_flood_valid_non200", idleBad+floodBad)
-	r.add("junk_flood_pg_queries_per_request", junkStmts/float64(max(sent.Load(), 1)))
+	// Four decimals: the target is 0.01, which two would round onto.
+	r.add("junk_flood_pg_queries_per_request", floatOf(junkStmts/float64(max(sent.Load(), 1)), 4))
 	r.add("junk_flood_junk_requests_per_s", float64(sent.Load())/period.Seconds())
 	t := r.table(fmt.Sprintf("junk_flood: a valid client (%s) every %s for %s, idle, then while %d clients (%s) send unknown keys",
 		junkFloodValid, junkFloodInterval, period, junkFloodClients, junkFloodJunk), "", "p50", "p99", "non-200")

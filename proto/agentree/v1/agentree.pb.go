@@ -7488,7 +7488,13 @@ type GetEntryContextRequest struct {
 	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
 	// An entry on the execution's conversation (its own, or one of the run
 	// it resumes).
-	EntryId       string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// Messages per page: default 50, at most 500. A page also stops at the
+	// gateway's byte budget (1 MiB by default); a message larger than that
+	// comes alone.
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7544,6 +7550,20 @@ func (x *GetEntryContextRequest) GetEntryId() string {
 	return ""
 }
 
+func (x *GetEntryContextRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetEntryContextRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
 // ModelContext is a model request as the model received it.
 type ModelContext struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -7572,8 +7592,11 @@ type ModelContext struct {
 	Tokens int64 `protobuf:"varint,10,opt,name=tokens,proto3" json:"tokens,omitempty"`
 	// The compaction whose summary the messages start with, if any.
 	CompactionEntryId string `protobuf:"bytes,11,opt,name=compaction_entry_id,json=compactionEntryId,proto3" json:"compaction_entry_id,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The cursor of the next page of messages; empty on the last. Every
+	// page carries the whole request but its messages.
+	NextCursor    string `protobuf:"bytes,12,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ModelContext) Reset() {
@@ -7679,6 +7702,13 @@ func (x *ModelContext) GetTokens() int64 {
 func (x *ModelContext) GetCompactionEntryId() string {
 	if x != nil {
 		return x.CompactionEntryId
+	}
+	return ""
+}
+
+func (x *ModelContext) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
 	}
 	return ""
 }
@@ -8167,7 +8197,12 @@ type GetTokenTimelineRequest struct {
 	// The organization's slug or ID.
 	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
 	// The execution's ID.
-	ExecutionId   string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// Points per page: default 50, at most 500. A page also stops at the
+	// gateway's byte budget of entries read (1 MiB by default).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8216,13 +8251,29 @@ func (x *GetTokenTimelineRequest) GetExecutionId() string {
 	return ""
 }
 
+func (x *GetTokenTimelineRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetTokenTimelineRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
 // TokenTimeline is an execution's context size, entry by entry.
 type TokenTimeline struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One point per entry of the conversation, root first.
 	Points []*TimelinePoint `protobuf:"bytes,1,rep,name=points,proto3" json:"points,omitempty"`
 	// The context window of the execution's model, in tokens.
-	Limit         int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The cursor of the next page of points; empty on the last.
+	NextCursor    string `protobuf:"bytes,3,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8269,6 +8320,13 @@ func (x *TokenTimeline) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *TokenTimeline) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
 }
 
 // TimelinePoint is the context after one entry.
@@ -9028,11 +9086,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x04from\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
 	"\x02to\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x12\x19\n" +
-	"\bgroup_by\x18\x04 \x01(\tR\agroupBy\"h\n" +
+	"\bgroup_by\x18\x04 \x01(\tR\agroupBy\"\x9d\x01\n" +
 	"\x16GetEntryContextRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
-	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\xad\x03\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursor\"\xce\x03\n" +
 	"\fModelContext\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\bR\x04sent\x12+\n" +
@@ -9046,7 +9106,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x0fthinking_budget\x18\t \x01(\x05R\x0ethinkingBudget\x12\x16\n" +
 	"\x06tokens\x18\n" +
 	" \x01(\x03R\x06tokens\x12.\n" +
-	"\x13compaction_entry_id\x18\v \x01(\tR\x11compactionEntryIdB\x0e\n" +
+	"\x13compaction_entry_id\x18\v \x01(\tR\x11compactionEntryId\x12\x1f\n" +
+	"\vnext_cursor\x18\f \x01(\tR\n" +
+	"nextCursorB\x0e\n" +
 	"\f_temperature\"@\n" +
 	"\x1cCompactAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
@@ -9087,13 +9149,17 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1f\n" +
 	"\vuser_prompt\x18\x04 \x01(\tR\n" +
 	"userPrompt\x124\n" +
-	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06configJ\x04\b\x05\x10\x06\"N\n" +
+	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06configJ\x04\b\x05\x10\x06\"\x83\x01\n" +
 	"\x17GetTokenTimelineRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
-	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"Y\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"z\n" +
 	"\rTokenTimeline\x122\n" +
 	"\x06points\x18\x01 \x03(\v2\x1a.agentree.v1.TimelinePointR\x06points\x12\x14\n" +
-	"\x05limit\x18\x02 \x01(\x05R\x05limit\"\xf0\x01\n" +
+	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x1f\n" +
+	"\vnext_cursor\x18\x03 \x01(\tR\n" +
+	"nextCursor\"\xf0\x01\n" +
 	"\rTimelinePoint\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +

@@ -78,7 +78,10 @@ const (
 // mutating route honours `Idempotency-Key`: a retry with the same key gets
 // the first response (`Idempotent-Replayed: true`) and changes nothing.
 // Errors are JSON `{code, message}`. Lists are cursor-paginated:
-// pass a response's `nextCursor` as `cursor` to get the next page.
+// pass a response's `nextCursor` as `cursor` to get the next page. A page
+// ends at `pageSize` items or at the gateway's byte budget (1 MiB of stored
+// data by default), whichever comes first; an item larger than the budget
+// comes alone on its page.
 //
 // Live events are Server-Sent Events at
 // `GET /api/orgs/{org}/agent-executions/{executionId}/stream` (agent
@@ -662,7 +665,10 @@ func (c *agentServiceClient) SetOrgQuota(ctx context.Context, in *SetOrgQuotaReq
 // mutating route honours `Idempotency-Key`: a retry with the same key gets
 // the first response (`Idempotent-Replayed: true`) and changes nothing.
 // Errors are JSON `{code, message}`. Lists are cursor-paginated:
-// pass a response's `nextCursor` as `cursor` to get the next page.
+// pass a response's `nextCursor` as `cursor` to get the next page. A page
+// ends at `pageSize` items or at the gateway's byte budget (1 MiB of stored
+// data by default), whichever comes first; an item larger than the budget
+// comes alone on its page.
 //
 // Live events are Server-Sent Events at
 // `GET /api/orgs/{org}/agent-executions/{executionId}/stream` (agent
