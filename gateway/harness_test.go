@@ -182,10 +182,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 		BodyLimit:  testBodyLimit,
 		Heartbeat:  o.heartbeat, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ContextWindows: o.windows,
-		// Tests poll every 5 ms with one key, twice the default bucket;
-		// the limit tests set their own. Floods of junk are answered at
-		// once (the tarpit would hold 10,000 refusals a second each).
-		KeyRate: 1e6, Tarpit: -1,
+		// Tests poll every 5 ms with one key, twice the default bucket,
+		// and try revoked and unknown keys from the one address they all
+		// share (an unknown key spends its address's whole bucket); the
+		// limit tests set their own. Floods of junk are answered at once
+		// (the tarpit would hold 10,000 refusals a second each).
+		KeyRate: 1e6, AnonRate: 1e6, AnonBurst: 1 << 20, Tarpit: -1,
 	}
 	if o.tel != nil {
 		gopts.TracerProvider, gopts.MeterProvider, gopts.Propagator = o.tel.TracerProvider, o.tel.MeterProvider, o.tel.Propagator

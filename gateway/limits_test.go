@@ -91,7 +91,9 @@ func randomKey() string {
 // gets its 200s.
 func TestJunkKeysNeverReachPostgres(t *testing.T) {
 	var queries queryCounter
-	e := newEnv(t, envOptions{noTemporal: true, gatewayTracer: &queries})
+	e := newEnv(t, envOptions{noTemporal: true, gatewayTracer: &queries, gateway: func(o *gateway.Options) {
+		o.AnonRate, o.AnonBurst = gateway.DefaultAnonRate, gateway.DefaultAnonBurst // the product's defaults
+	}})
 	path := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 	valid := clientFrom("127.0.0.2")
 	status, _, body := get(t, valid, e.base, path, e.keyA)
