@@ -1,22 +1,19 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentree/agentree/apiclient"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
 )
@@ -26,6 +23,7 @@ import (
 // own, on a loopback port; key is an API key of the bench's organization.
 type restGateway struct {
 	base, key string
+	api       *apiclient.Client
 	stop      func()
 }
 
@@ -72,6 +70,10 @@ func (b *bench) startGateway(ctx context.Context, tracer pgx.QueryTracer) (*rest
 		tc.Close()
 		pool.Close()
 	}}
+	if g.api, err = apiclient.New(g.base, b.org.ID, key); err != nil {
+		g.stop()
+		return nil, err
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp, err := http.Get(g.base + "/healthz")
@@ -89,83 +91,33 @@ func (b *bench) startGateway(ctx context.Context, tracer pgx.QueryTracer) (*rest
 	}
 }
 
-// post sends a JSON request to path and fails on any status but 200.
-func (g *restGateway) post(ctx context.Context, path string, body any) error {
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+g.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("bench: POST %s: %d %s", path, resp.StatusCode, msg)
-	}
-	return nil
-}
-
 // sseEvent is one Server-Sent Event and when the client had it whole.
 type sseEvent struct {
 	name, data string
 	at         time.Time
 }
 
-// sseStream reads an event stream in the background.
+// sseStream reads an execution's consolidated stream in the background.
 type sseStream struct {
 	events chan sseEvent
 	close  func()
 }
 
-// stream opens path as an event stream.
-func (g *restGateway) stream(ctx context.Context, path string) (*sseStream, error) {
+// stream follows the execution's consolidated stream with apiclient.Events
+// (one connection, events as sent), stamping each as it arrives.
+func (g *restGateway) stream(ctx context.Context, executionID string) *sseStream {
 	ctx, cancel := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.base+path, nil)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+g.key)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		cancel()
-		return nil, fmt.Errorf("bench: stream %s: %d %s", path, resp.StatusCode, msg)
-	}
-	s := &sseStream{events: make(chan sseEvent, 1024), close: func() { cancel(); resp.Body.Close() }}
+	s := &sseStream{events: make(chan sseEvent, 1024), close: cancel}
 	go func() {
 		defer close(s.events)
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.name != "" {
-					ev.at = time.Now()
-					s.events <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "event: "):
-				ev.name = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				ev.data += strings.TrimPrefix(line, "data: ")
+		for ev, err := range g.api.Events(ctx, executionID, apiclient.EventsOptions{}) {
+			if err != nil {
+				return // next says the stream ended
 			}
+			s.events <- sseEvent{name: ev.Name, data: string(ev.Data), at: time.Now()}
 		}
 	}()
-	return s, nil
+	return s
 }
 
 // next waits for the next event named name, skipping others.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -33,11 +34,7 @@ func (b *bench) ttft(ctx context.Context, r *report, trace io.Writer) error {
 		return err
 	}
 	defer func() { _ = a.stop(context.WithoutCancel(ctx), id) }()
-	path := "/api/orgs/" + b.org.ID + "/agent-executions/" + id
-	s, err := gw.stream(ctx, path+"/stream?consolidated=true")
-	if err != nil {
-		return err
-	}
+	s := gw.stream(ctx, id)
 	defer s.close()
 	wait := func(name string) (sseEvent, error) {
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -51,9 +48,9 @@ func (b *bench) ttft(ctx context.Context, r *report, trace io.Writer) error {
 	var added, before []time.Duration
 	for i := range c.TTFTTurns {
 		sent := time.Now()
-		err := gw.post(ctx, path+"/signal", map[string]any{
+		err := gw.api.Do(ctx, http.MethodPost, "/agent-executions/"+id+"/signal", map[string]any{
 			"signalName": agentsdk.SignalUserMessage, "signalValue": map[string]any{"text": fmt.Sprintf("Message %d.", i+1)},
-		})
+		}, nil)
 		if err != nil {
 			return err
 		}
