@@ -182,9 +182,11 @@ type AgentDefinition struct {
 	// When it was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When it was last updated.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// `remote` or `local` (see CreateAgentExecutionRequest.persistence_mode).
+	PersistenceMode string `protobuf:"bytes,14,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AgentDefinition) Reset() {
@@ -308,6 +310,13 @@ func (x *AgentDefinition) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AgentDefinition) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
+}
+
 // CreateAgentDefinitionRequest creates a definition.
 type CreateAgentDefinitionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -330,9 +339,14 @@ type CreateAgentDefinitionRequest struct {
 	// Further configuration (see AgentDefinition.config).
 	Config *structpb.Struct `protobuf:"bytes,9,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata.
-	Metadata      *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// Where the conversation is kept (seed 000 "Execution Modes"): `remote`
+	// (the default: the shared Postgres, any worker may continue it) or
+	// `local` (the store of the worker that first takes it). The same as
+	// config.persistenceMode; giving both with different values is a 400.
+	PersistenceMode string `protobuf:"bytes,11,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CreateAgentDefinitionRequest) Reset() {
@@ -433,6 +447,13 @@ func (x *CreateAgentDefinitionRequest) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *CreateAgentDefinitionRequest) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
 }
 
 // ListAgentDefinitionsRequest asks for a page of definitions.
@@ -633,9 +654,14 @@ type UpdateAgentDefinitionRequest struct {
 	// Further configuration (see AgentDefinition.config).
 	Config *structpb.Struct `protobuf:"bytes,10,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata.
-	Metadata      *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Metadata *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// Where the conversation is kept (seed 000 "Execution Modes"): `remote`
+	// (the default: the shared Postgres, any worker may continue it) or
+	// `local` (the store of the worker that first takes it). The same as
+	// config.persistenceMode; giving both with different values is a 400.
+	PersistenceMode string `protobuf:"bytes,12,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *UpdateAgentDefinitionRequest) Reset() {
@@ -743,6 +769,13 @@ func (x *UpdateAgentDefinitionRequest) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *UpdateAgentDefinitionRequest) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
 }
 
 // DeleteAgentDefinitionRequest names the definition to delete.
@@ -895,9 +928,13 @@ type AgentExecution struct {
 	ForkedFromEntry string `protobuf:"bytes,25,opt,name=forked_from_entry,json=forkedFromEntry,proto3" json:"forked_from_entry,omitempty"`
 	// For an execution in persistenceMode local: the worker whose local
 	// store holds its conversation, once one has taken it.
-	LocalWorker   string `protobuf:"bytes,26,opt,name=local_worker,json=localWorker,proto3" json:"local_worker,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LocalWorker string `protobuf:"bytes,26,opt,name=local_worker,json=localWorker,proto3" json:"local_worker,omitempty"`
+	// `remote` or `local`: where its conversation is kept. A local one's
+	// conversation is read over this API from its worker, which must be up
+	// (503 `unavailable` while it is not).
+	PersistenceMode string `protobuf:"bytes,27,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1112,6 +1149,13 @@ func (x *AgentExecution) GetLocalWorker() string {
 	return ""
 }
 
+func (x *AgentExecution) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
+}
+
 // CreateAgentExecutionRequest starts an execution. Give
 // `agentDefinitionId`, or an inline configuration, or both (inline fields
 // then override the definition's).
@@ -1139,9 +1183,14 @@ type CreateAgentExecutionRequest struct {
 	// The parent execution, for a sub-agent.
 	ParentId string `protobuf:"bytes,9,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
 	// Free-form metadata kept on the execution.
-	Metadata      *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// Where the conversation is kept (seed 000 "Execution Modes"): `remote`
+	// (the default: the shared Postgres, any worker may continue it) or
+	// `local` (the store of the worker that first takes it). The same as
+	// config.persistenceMode; giving both with different values is a 400.
+	PersistenceMode string `protobuf:"bytes,11,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CreateAgentExecutionRequest) Reset() {
@@ -1244,6 +1293,13 @@ func (x *CreateAgentExecutionRequest) GetMetadata() *structpb.Struct {
 	return nil
 }
 
+func (x *CreateAgentExecutionRequest) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
+}
+
 // ListAgentExecutionsRequest asks for a page of executions.
 type ListAgentExecutionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1260,9 +1316,11 @@ type ListAgentExecutionsRequest struct {
 	// Items per page: default 50, at most 500.
 	PageSize int32 `protobuf:"varint,6,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The `nextCursor` of the previous page; empty for the first.
-	Cursor        string `protobuf:"bytes,7,opt,name=cursor,proto3" json:"cursor,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Cursor string `protobuf:"bytes,7,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// Only executions in this persistence mode: `remote` or `local`.
+	PersistenceMode string `protobuf:"bytes,8,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListAgentExecutionsRequest) Reset() {
@@ -1340,6 +1398,13 @@ func (x *ListAgentExecutionsRequest) GetPageSize() int32 {
 func (x *ListAgentExecutionsRequest) GetCursor() string {
 	if x != nil {
 		return x.Cursor
+	}
+	return ""
+}
+
+func (x *ListAgentExecutionsRequest) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
 	}
 	return ""
 }
@@ -7400,7 +7465,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xdc\x03\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\x87\x04\n" +
 	"\x0fAgentDefinition\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12\x12\n" +
@@ -7417,7 +7482,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xde\x02\n" +
+	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12)\n" +
+	"\x10persistence_mode\x18\x0e \x01(\tR\x0fpersistenceMode\"\x89\x03\n" +
 	"\x1cCreateAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -7429,7 +7495,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x05tools\x18\b \x03(\tR\x05tools\x12/\n" +
 	"\x06config\x18\t \x01(\v2\x17.google.protobuf.StructR\x06config\x123\n" +
 	"\bmetadata\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\"d\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
+	"\x10persistence_mode\x18\v \x01(\tR\x0fpersistenceMode\"d\n" +
 	"\x1bListAgentDefinitionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x16\n" +
@@ -7440,7 +7507,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"nextCursor\"=\n" +
 	"\x19GetAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\"\xee\x02\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"\x99\x03\n" +
 	"\x1cUpdateAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
@@ -7453,11 +7520,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x05tools\x18\t \x03(\tR\x05tools\x12/\n" +
 	"\x06config\x18\n" +
 	" \x01(\v2\x17.google.protobuf.StructR\x06config\x123\n" +
-	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\"@\n" +
+	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
+	"\x10persistence_mode\x18\f \x01(\tR\x0fpersistenceMode\"@\n" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\x82\b\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\xad\b\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -7492,7 +7560,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vforked_from\x18\x18 \x01(\tR\n" +
 	"forkedFrom\x12*\n" +
 	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
-	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\"\x81\x03\n" +
+	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\x12)\n" +
+	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceMode\"\xac\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -7505,7 +7574,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06config\x18\b \x01(\v2\x17.google.protobuf.StructR\x06config\x12\x1b\n" +
 	"\tparent_id\x18\t \x01(\tR\bparentId\x123\n" +
 	"\bmetadata\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xdc\x01\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
+	"\x10persistence_mode\x18\v \x01(\tR\x0fpersistenceMode\"\x87\x02\n" +
 	"\x1aListAgentExecutionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n" +
@@ -7513,7 +7583,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x13agent_definition_id\x18\x04 \x01(\tR\x11agentDefinitionId\x12\x1b\n" +
 	"\tparent_id\x18\x05 \x01(\tR\bparentId\x12\x1b\n" +
 	"\tpage_size\x18\x06 \x01(\x05R\bpageSize\x12\x16\n" +
-	"\x06cursor\x18\a \x01(\tR\x06cursor\"\x86\x01\n" +
+	"\x06cursor\x18\a \x01(\tR\x06cursor\x12)\n" +
+	"\x10persistence_mode\x18\b \x01(\tR\x0fpersistenceMode\"\x86\x01\n" +
 	"\x1bListAgentExecutionsResponse\x12F\n" +
 	"\x10agent_executions\x18\x01 \x03(\v2\x1b.agentree.v1.AgentExecutionR\x0fagentExecutions\x12\x1f\n" +
 	"\vnext_cursor\x18\x02 \x01(\tR\n" +
