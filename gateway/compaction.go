@@ -34,13 +34,13 @@ func (s *service) CompactAgentExecution(ctx context.Context, req *pb.CompactAgen
 // GetCompaction is the compaction audit of one compaction entry: its
 // record, and the messages it summarised, read from the path to it.
 func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionRequest) (*pb.CompactionAudit, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
+	e, err := cs.GetEntry(ctx, ex.OrgID, req.GetEntryId())
 	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, ex, e.ID)
+		err = s.onPath(ctx, cs, ex, e.ID)
 	}
 	if err != nil {
 		return nil, s.notFound(err, "entry", req.GetEntryId())
@@ -52,7 +52,7 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 	if err := json.Unmarshal(e.Content, &rec); err != nil {
 		return nil, toStatus(s.log, "get compaction", err)
 	}
-	path, err := s.es.Path(ctx, ex.OrgID, e.ID)
+	path, err := cs.Path(ctx, ex.OrgID, e.ID)
 	if err != nil {
 		return nil, toStatus(s.log, "get compaction: path", err)
 	}

@@ -21,22 +21,22 @@ import (
 // a call at that entry would send: the conversation up to and including
 // it, the execution's first model and the tools its configuration offers.
 func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRequest) (*pb.ModelContext, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
+	e, err := cs.GetEntry(ctx, ex.OrgID, req.GetEntryId())
 	if answer, ok := flipLLMCallID(req.GetEntryId()); errors.Is(err, entrystore.ErrNotFound) && ok {
 		// An answer's llm_call entry (llmcall.go): its call's request is
 		// its answer's.
-		if a, aerr := s.es.GetEntry(ctx, ex.OrgID, answer); aerr == nil {
+		if a, aerr := cs.GetEntry(ctx, ex.OrgID, answer); aerr == nil {
 			if _, isCall := llmCallEntry(a); isCall {
 				e, err = a, nil
 			}
 		}
 	}
 	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, ex, e.ID)
+		err = s.onPath(ctx, cs, ex, e.ID)
 	}
 	if err != nil {
 		return nil, s.notFound(err, "entry", req.GetEntryId())
@@ -63,7 +63,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	}
 	var path []agentsdk.Entry
 	if leaf != "" {
-		stored, err := s.es.Path(ctx, ex.OrgID, leaf)
+		stored, err := cs.Path(ctx, ex.OrgID, leaf)
 		if err != nil {
 			return nil, toStatus(s.log, "entry context: path", err)
 		}
@@ -110,11 +110,11 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 
 // onPath is nil when the entry is on the execution's conversation (an
 // entry of the run it resumes), else ErrNotFound.
-func (s *service) onPath(ctx context.Context, ex entrystore.Execution, id string) error {
+func (s *service) onPath(ctx context.Context, cs conversationStore, ex entrystore.Execution, id string) error {
 	if ex.LeafEntryID == "" {
 		return entrystore.ErrNotFound
 	}
-	path, err := s.es.Path(ctx, ex.OrgID, ex.LeafEntryID)
+	path, err := cs.Path(ctx, ex.OrgID, ex.LeafEntryID)
 	if err != nil {
 		return err
 	}

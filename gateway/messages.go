@@ -43,7 +43,7 @@ func decodeMessagesCursor(s string) (messagesCursor, error) {
 // leaf (every append moves it), and each page is read from the store as
 // one keyset range of the path, never the whole path.
 func (s *service) ListMessages(ctx context.Context, req *pb.ListMessagesRequest) (*pb.ListMessagesResponse, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (s *service) ListMessages(ctx context.Context, req *pb.ListMessagesRequest)
 	if cur.Leaf == "" {
 		return out, nil
 	}
-	es, more, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, string(agentsdk.EntryMessage))
+	es, more, err := cs.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, string(agentsdk.EntryMessage))
 	if errors.Is(err, entrystore.ErrNotFound) {
 		return nil, invalid("bad cursor")
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/agentree/agentree/entrystore"
 	"net"
 	"net/http"
 	"time"
@@ -39,6 +41,7 @@ func Run(ctx context.Context, opts Options) error {
 		maxTotalSteps: o.MaxTotalSteps,
 		windows:       o.ContextWindows,
 		keys:          newKeyGuard(o),
+		local:         func(ex entrystore.Execution) conversationStore { return o.Executions.LocalReader(ex) },
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {

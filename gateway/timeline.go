@@ -15,7 +15,7 @@ import (
 // input, cache reads and writes of that call, held by the answer it wrote
 // or an llm_call entry), against the model's context window.
 func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimelineRequest) (*pb.TokenTimeline, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	if ex.LeafEntryID == "" {
 		return out, nil
 	}
-	path, err := s.es.Path(ctx, ex.OrgID, ex.LeafEntryID)
+	path, err := cs.Path(ctx, ex.OrgID, ex.LeafEntryID)
 	if err != nil {
 		return nil, toStatus(s.log, "token timeline", err)
 	}
