@@ -901,7 +901,8 @@ type AgentExecution struct {
 	StopReason string `protobuf:"bytes,12,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
 	// The sequence of its latest checkpoint.
 	CurrentCheckpointSeq int32 `protobuf:"varint,13,opt,name=current_checkpoint_seq,json=currentCheckpointSeq,proto3" json:"current_checkpoint_seq,omitempty"`
-	// Steps taken (model turns and tool calls), across resumes.
+	// Steps taken (a step is a model call and the tool calls it asks for:
+	// see Entry.step_number), counted on across resumes.
 	StepCount int32 `protobuf:"varint,14,opt,name=step_count,json=stepCount,proto3" json:"step_count,omitempty"`
 	// Free-form metadata given at creation.
 	Metadata *structpb.Struct `protobuf:"bytes,15,opt,name=metadata,proto3" json:"metadata,omitempty"`
@@ -3734,7 +3735,8 @@ type Task struct {
 	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
 	// The model's ID for the tool call.
 	ToolCallId string `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	// The agent step it belongs to.
+	// The step of the model call that asked for it (see
+	// Entry.step_number).
 	StepNumber int32 `protobuf:"varint,6,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// How long it ran, in milliseconds.
 	DurationMs int64 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
@@ -4000,10 +4002,14 @@ type Entry struct {
 	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When it was written.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	// The agent step it belongs to: the number of assistant messages (model
-	// calls) on the path from the root to it, itself included. The first
-	// prompt is step 0; a model's answer and the tool results it asked for
-	// share its step.
+	// The agent step it belongs to. A step is one model call together with
+	// the tool calls it asks for (seed 001's step_number), the one meaning
+	// of "step" in this API: the first prompt is step 0; the n-th model
+	// call's answer, the tool calls it asks for (ToolCall.step_number) and
+	// their results are all step n, counted along the conversation, so a
+	// resume or a fork goes on from the steps it continues.
+	// AgentExecution.step_count is the steps taken; config.maxSteps budgets
+	// them per resume, config.maxTurns per user input.
 	StepNumber int32 `protobuf:"varint,12,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// The entry's size in a model's context, in tokens: an answer's output
 	// tokens as its provider counted them, else estimated from its bytes (4
@@ -4930,7 +4936,8 @@ type ToolCall struct {
 	Truncated bool `protobuf:"varint,11,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// How long it ran, in milliseconds.
 	DurationMs int64 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
-	// The agent step it belongs to.
+	// The step of the model call that asked for it, the step of that
+	// answer and of the call's result (see Entry.step_number).
 	StepNumber int32 `protobuf:"varint,13,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// When it started.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
