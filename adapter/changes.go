@@ -21,6 +21,7 @@ var adapterChanges = map[string]int{searchAttributesChange: 2, localMode: 1, com
 // has — and runs continue as new every few turns.
 func (r *segmentRunner) changes() map[string]int {
 	out := maps.Clone(adapterChanges)
+	maps.Copy(out, agentsdk.RuntimeChanges)
 	if v, ok := r.agent.(agentsdk.Versioned); ok {
 		maps.Copy(out, v.Changes())
 	}

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
@@ -21,8 +22,9 @@ import (
 const localMode = "adapter.local-mode"
 
 // LocalQueue is the task queue only the worker named name polls, beside
-// the shared queue: where the executions whose store it holds run.
-func LocalQueue(queue, name string) string { return queue + "@" + name }
+// the shared queue: where the executions whose store it holds run (named
+// in the client package, whose local reads go there too).
+var LocalQueue = client.LocalQueue
 
 // ErrTypeNoLocalStore fails a local execution that reached a worker
 // without a local store before any worker with one took it.

@@ -378,6 +378,7 @@ func (o *Options) register(r Registry, activities bool) {
 		r.RegisterWorkflowWithOptions(sr.run, workflow.RegisterOptions{Name: a.Kind()})
 	}
 	r.RegisterWorkflowWithOptions(PruneWorkflow, workflow.RegisterOptions{Name: PruneWorkflowName})
+	r.RegisterWorkflowWithOptions(o.localReader, workflow.RegisterOptions{Name: LocalReaderWorkflow})
 	if !activities {
 		return
 	}

@@ -42,13 +42,35 @@ func addStorageDriver(es *converter.ExternalStorage, d *StorageDriver, threshold
 			return
 		}
 	}
+	var next converter.StorageDriverSelector
 	switch {
 	case len(es.Drivers) == 0:
 		es.PayloadSizeThreshold = threshold
+		next = firstDriver{d}
 	case es.DriverSelector == nil:
-		es.DriverSelector = firstDriver{es.Drivers[0]}
+		next = firstDriver{es.Drivers[0]}
+	default:
+		next = es.DriverSelector
 	}
+	es.DriverSelector = readsInline{next}
 	es.Drivers = append(es.Drivers, d)
+}
+
+// readsInline keeps the payloads of the local reader's workflow tasks —
+// its query answers, a local execution's conversation — inline: stored
+// externally they would put the conversation local mode keeps off
+// Postgres into its content store, for good. A query answer is never
+// history, so its size costs no history budget. Every other payload goes
+// where next selects.
+type readsInline struct {
+	next converter.StorageDriverSelector
+}
+
+func (r readsInline) SelectDriver(ctx converter.StorageDriverSelectContext, p *commonpb.Payload) (converter.StorageDriver, error) {
+	if w, ok := ctx.Target.(converter.StorageDriverWorkflowInfo); ok && w.WorkflowType == LocalReaderWorkflow {
+		return nil, nil
+	}
+	return r.next.SelectDriver(ctx, p)
 }
 
 // firstDriver selects the one driver a user configured, as the SDK does

@@ -129,6 +129,12 @@ func (s pgStore) PutContent(ctx context.Context, orgID, _ string, data []byte, m
 }
 
 func (s pgStore) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) error {
+	_, err := s.es.RecordToolCall(ctx, toStoreToolCall(r))
+	return err
+}
+
+// toStoreToolCall is a record in the Postgres store's terms.
+func toStoreToolCall(r agentsdk.ToolCallRecord) entrystore.ToolCall {
 	tc := entrystore.ToolCall{
 		OrgID: r.OrgID, ExecutionID: r.ExecutionID, MessageID: r.MessageID, ResultEntryID: r.ResultEntryID,
 		ToolCallID: r.ToolCallID, ToolName: r.ToolName, Status: string(r.Status),
@@ -142,8 +148,7 @@ func (s pgStore) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) 
 			tc.ApprovalRequestedAt = &a.RequestedAt
 		}
 	}
-	_, err := s.es.RecordToolCall(ctx, tc)
-	return err
+	return tc
 }
 
 func (s pgStore) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {

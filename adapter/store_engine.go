@@ -38,7 +38,7 @@ func toEngineExecution(ex entrystore.Execution) engine.Execution {
 }
 
 func toStoreTransition(tr engine.Transition) entrystore.Transition {
-	return entrystore.Transition{To: entrystore.Status(tr.To), Error: tr.Error, StopReason: tr.StopReason, Output: tr.Output}
+	return entrystore.Transition{To: entrystore.Status(tr.To), Error: tr.Error, StopReason: tr.StopReason, Output: tr.Output, Steps: tr.Steps}
 }
 
 func (s pgStore) Execution(ctx context.Context, orgID, executionID string) (engine.Execution, error) {

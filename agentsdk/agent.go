@@ -226,7 +226,9 @@ type State struct {
 	// InputTurn is Turn when the last user input was taken: a multi-turn
 	// agent's turn budget is per input.
 	InputTurn int `json:"inputTurn,omitempty"`
-	Steps     int `json:"steps"`
+	// Steps is the execution's step count across the runs it resumes
+	// (ChangeOneStep says what a step is); the runtime counts it.
+	Steps int `json:"steps"`
 	// StepBase is Steps when the execution started: the steps of the runs
 	// it resumes. Its budget (config.maxSteps) counts from there.
 	StepBase int          `json:"stepBase,omitempty"`
@@ -277,3 +279,21 @@ func (s *State) SetCustom(v any) error {
 	s.Custom = b
 	return nil
 }
+
+// ChangeOneStep is the runtime's change that gives "step" its one
+// meaning (seed 001's step_number): a step is one model call together
+// with the tool calls it asks for. The first prompt is step 0; the n-th
+// model call's answer, the tool calls it asks for and their results are
+// all step n, so messages and tool calls of one turn share the number;
+// an execution's stepCount is the steps it has taken, counted on across
+// resumes; config.maxSteps budgets steps per resume and config.maxTurns
+// the steps that answer one user input. The runtime counts (State.Steps
+// goes up with each model call); an agent reads the version only to stop
+// counting itself. Before it (version DefaultVersion), State.Steps and a
+// tool call's step number counted tool calls answered.
+const ChangeOneStep = "agentree.one-step"
+
+// RuntimeChanges are the changes the runtime guards in every execution,
+// at their highest versions: every run records them, and an agent asks
+// for them without declaring them (Versioned).
+var RuntimeChanges = map[string]int{ChangeOneStep: 1}

@@ -26,8 +26,9 @@ type Config struct {
 	Models       []ModelRef `json:"models,omitempty"`
 	Tools        []string   `json:"tools,omitempty"`
 	Mode         Mode       `json:"mode,omitempty"`
-	// MaxTurns bounds model calls per execution; default 50, at most 1000
-	// (ConfigBounds holds every numeric field's range).
+	// MaxTurns bounds the steps (model calls) that answer one user input —
+	// a multi-turn execution gets a fresh budget with every message; default
+	// 50, at most 1000 (ConfigBounds holds every numeric field's range).
 	MaxTurns int `json:"maxTurns,omitempty"`
 	// MaxTokens bounds each answer; default 4096, at most 1,000,000.
 	MaxTokens int `json:"maxTokens,omitempty"`
@@ -47,11 +48,11 @@ type Config struct {
 	// MaxParallelTools is how many tool calls of one answer run at once;
 	// default 4, at most 64.
 	MaxParallelTools int `json:"maxParallelTools,omitempty"`
-	// MaxSteps is the execution's step budget: after the answer whose tool
-	// calls make it reach this many steps (one step = one tool call
-	// answered, the unit of stepCount and of a tool call's stepNumber), it
-	// ends PAUSED rather than call the model again; a resume continues
-	// with a fresh budget. 0: no budget (maxTurns still bounds each input).
+	// MaxSteps is the execution's step budget (a step is one model call
+	// and the tool calls it asks for: ChangeOneStep): once the step that
+	// reaches it has its tool calls answered, the execution ends PAUSED
+	// rather than call the model again; a resume continues with a fresh
+	// budget. 0: no budget (maxTurns still bounds each input).
 	MaxSteps int `json:"maxSteps,omitempty"`
 	// ToolPolicy sets, per tool name or glob, whether a call runs (auto),
 	// waits for a person's approval (ask) or is never run (forbid), under

@@ -126,6 +126,15 @@ func (s *Store) DeleteCapability(ctx context.Context, identity, taskQueue string
 	return wrap("delete worker capability", err)
 }
 
+// QueueLive reports whether a worker polls taskQueue now: a row of it
+// whose lease has not run out.
+func (s *Store) QueueLive(ctx context.Context, taskQueue string) (bool, error) {
+	var live bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM worker_capability WHERE task_queue = $1 AND lease_expires_at > now())`,
+		taskQueue).Scan(&live)
+	return live, wrap("queue live", err)
+}
+
 // LiveCapabilities lists the rows whose lease has not run out, by task
 // queue then identity.
 func (s *Store) LiveCapabilities(ctx context.Context) ([]WorkerCapability, error) {

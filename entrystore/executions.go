@@ -64,17 +64,20 @@ type Execution struct {
 	ForkedFromEntry string `db:"forked_from_entry"`
 	// LocalWorker names the worker whose local store holds the
 	// execution's conversation (persistenceMode local), once it ran.
-	LocalWorker   string          `db:"local_worker"`
-	Kind          string          `db:"kind"`
-	Status        Status          `db:"status"`
-	Config        json.RawMessage `db:"config"`
-	Input         json.RawMessage `db:"input"`
-	Output        json.RawMessage `db:"output"`
-	Error         string          `db:"error"`
-	StopReason    string          `db:"stop_reason"`
-	Queue         string          `db:"queue"`
-	CheckpointSeq int             `db:"current_checkpoint_seq"`
-	StepCount     int             `db:"step_count"`
+	LocalWorker string `db:"local_worker"`
+	// PersistenceMode is PersistenceRemote or PersistenceLocal, generated
+	// from the frozen config's persistenceMode (migration 0018).
+	PersistenceMode string          `db:"persistence_mode"`
+	Kind            string          `db:"kind"`
+	Status          Status          `db:"status"`
+	Config          json.RawMessage `db:"config"`
+	Input           json.RawMessage `db:"input"`
+	Output          json.RawMessage `db:"output"`
+	Error           string          `db:"error"`
+	StopReason      string          `db:"stop_reason"`
+	Queue           string          `db:"queue"`
+	CheckpointSeq   int             `db:"current_checkpoint_seq"`
+	StepCount       int             `db:"step_count"`
 	// LeafEntryID is the entry appended last: the end of the active path
 	// ("" before the first entry). Every append moves it.
 	LeafEntryID string          `db:"leaf_entry_id"`
@@ -95,7 +98,8 @@ const executionCols = `id::text AS id, org_id::text AS org_id,
 	coalesce(resumed_from::text, '') AS resumed_from, coalesce(forked_from::text, '') AS forked_from,
 	coalesce(forked_from_entry::text, '') AS forked_from_entry, kind, status, config, execution_input(input, id) AS input, output, error,
 	stop_reason, queue, current_checkpoint_seq, step_count, coalesce(leaf_entry_id::text, '') AS leaf_entry_id, metadata, created_at, updated_at,
-	started_at, completed_at, version, coalesce(local_worker, '') AS local_worker, traceparent`
+	started_at, completed_at, version, coalesce(local_worker, '') AS local_worker, traceparent,
+	persistence_mode`
 
 func (e Execution) utc() Execution {
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
@@ -187,7 +191,17 @@ type ExecutionFilter struct {
 	ParentID     string
 	// ForkedFrom: only the forks of this execution.
 	ForkedFrom string
+	// PersistenceMode: only executions in this mode (PersistenceRemote or
+	// PersistenceLocal).
+	PersistenceMode string
 }
+
+// The persistence modes an execution's row records (seed 000 "Execution
+// Modes"): the same words as agentsdk.Config.PersistenceMode.
+const (
+	PersistenceRemote = "remote"
+	PersistenceLocal  = "local"
+)
 
 // ListExecutions pages through the organization's executions, newest first.
 // Each filter has its own index, so every combination stays a range scan.
@@ -207,6 +221,13 @@ func (s *Store) ListExecutions(ctx context.Context, orgID string, f ExecutionFil
 	}
 	if f.Kind != "" {
 		w.and("kind = ?", f.Kind)
+	}
+	switch f.PersistenceMode {
+	case "":
+	case PersistenceRemote, PersistenceLocal:
+		w.and("persistence_mode = ?", f.PersistenceMode)
+	default:
+		return nil, "", errf(op, ErrInvalid, "persistence mode %q", f.PersistenceMode)
 	}
 	for col, ref := range map[string]string{"agent_definition_id": f.DefinitionID, "parent_id": f.ParentID, "forked_from": f.ForkedFrom} {
 		if ref == "" {

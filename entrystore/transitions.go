@@ -13,6 +13,10 @@ type Transition struct {
 	Error      string
 	StopReason string
 	Output     json.RawMessage
+	// Steps are added to the execution's step count with the move (not
+	// on a move to the status it has): a completion counts its last step
+	// as it shows the status, so no reader sees COMPLETED without it.
+	Steps int
 }
 
 // maxTransitionAttempts bounds Transition's read-and-swap loop; each retry
@@ -47,11 +51,12 @@ func updateStatus(ctx context.Context, q querier, op string, ids []string, expec
 			started_at = CASE WHEN $4 = 'RUNNING' THEN coalesce(started_at, now()) ELSE started_at END,
 			completed_at = CASE WHEN $4 IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED') THEN coalesce(completed_at, now())
 				ELSE completed_at END,
+			step_count = step_count + CASE WHEN status <> $4 THEN $9 ELSE 0 END,
 			version = version + 1,
 			updated_at = now()
 		WHERE org_id = $1 AND id = $2 AND version = $3 AND status = ANY($8)
 		RETURNING `+executionCols,
-		ids[0], ids[1], expectedVersion, string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To))
+		ids[0], ids[1], expectedVersion, string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To), tr.Steps)
 	if !errors.Is(err, errNoRows) {
 		return e.utc(), wrap(op, err)
 	}

@@ -20,10 +20,10 @@ const maxDecisionReason = 2000
 
 // findToolCall finds the execution's tool call by the model's call ID
 // (its latest record) or by the record's own ID; a 404 otherwise.
-func (s *service) findToolCall(ctx context.Context, orgID, executionID, id string) (entrystore.ToolCall, error) {
-	tc, err := s.es.LatestToolCall(ctx, orgID, executionID, id)
+func (s *service) findToolCall(ctx context.Context, cs conversationStore, orgID, executionID, id string) (entrystore.ToolCall, error) {
+	tc, err := cs.LatestToolCall(ctx, orgID, executionID, id)
 	if errors.Is(err, entrystore.ErrNotFound) {
-		if tc, err = s.es.GetToolCall(ctx, orgID, id); err == nil && tc.ExecutionID != executionID {
+		if tc, err = cs.GetToolCall(ctx, orgID, id); err == nil && tc.ExecutionID != executionID {
 			err = entrystore.ErrNotFound
 		}
 	}
@@ -62,7 +62,7 @@ func (s *service) DecideToolCall(ctx context.Context, req *pb.DecideToolCallRequ
 			if err != nil {
 				return nil, toStatus(s.log, "decide tool call", err)
 			}
-			tc, err := s.findToolCall(ctx, ex.OrgID, ex.ID, req.GetToolCallId())
+			tc, err := s.findToolCall(ctx, s.es, ex.OrgID, ex.ID, req.GetToolCallId())
 			if err != nil {
 				return nil, err
 			}
@@ -110,7 +110,7 @@ func decisionOf(req *pb.DecideToolCallRequest) (agentsdk.Decision, error) {
 // waitingCall finds the call id names (the model's ID, else the record's)
 // in the execution and checks that it waits for a decision.
 func (s *service) waitingCall(ctx context.Context, ex entrystore.Execution, id string) (entrystore.ToolCall, error) {
-	tc, err := s.findToolCall(ctx, ex.OrgID, ex.ID, id)
+	tc, err := s.findToolCall(ctx, s.es, ex.OrgID, ex.ID, id)
 	if err != nil {
 		return tc, err
 	}

@@ -102,7 +102,7 @@ func TestBadInput(t *testing.T) {
 		{"a second object", "POST", base, valid(``) + valid(``), 400, "invalid_argument", "the request body is not valid JSON: unexpected data after the JSON value at byte 68"},
 		{"body cut short", "POST", base, `{"userPrompt":"hi","models":[`, 400, "invalid_argument", "the request body is not valid JSON: it ends at byte 29 before the value is complete"},
 		{"bad character", "POST", base, `{"userPrompt" "hi"}`, 400, "invalid_argument", `the request body is not valid JSON: invalid character '"' after object key at byte 15`},
-		{"unknown top-level field", "POST", base, `{"prompt":"hi"}`, 400, "invalid_argument", `unknown field "prompt" in CreateAgentExecution request (known: agentDefinitionId, config, kind, metadata, models, parentId, systemPrompt, tools, userPrompt)`},
+		{"unknown top-level field", "POST", base, `{"prompt":"hi"}`, 400, "invalid_argument", `unknown field "prompt" in CreateAgentExecution request (known: agentDefinitionId, config, kind, metadata, models, parentId, persistenceMode, systemPrompt, tools, userPrompt)`},
 		{"unknown model field", "POST", base, `{"userPrompt":"hi","models":[{"provider":"scripted","model":"m"}]}`, 400, "invalid_argument", `unknown field "models[0].model" in CreateAgentExecution request (known: endpoint, modelId, provider)`},
 		{"userPrompt a number", "POST", base, `{"userPrompt":42}`, 400, "invalid_argument", "userPrompt must be a string, not the number 42"},
 		{"tools not a list", "POST", base, valid(`,"tools":"echo"`), 400, "invalid_argument", `tools must be a list, not the string "echo"`},

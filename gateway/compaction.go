@@ -34,13 +34,13 @@ func (s *service) CompactAgentExecution(ctx context.Context, req *pb.CompactAgen
 // GetCompaction is the compaction audit of one compaction entry: its
 // record, and the messages it summarised, read from the path to it.
 func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionRequest) (*pb.CompactionAudit, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
+	e, err := cs.GetEntry(ctx, ex.OrgID, req.GetEntryId())
 	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, ex, e)
+		err = s.onPath(ctx, cs, ex, e)
 	}
 	if err != nil {
 		return nil, s.notFound(err, "entry", req.GetEntryId())
@@ -62,7 +62,7 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 	// The summarised messages are read a page of the path at a time, from
 	// the first one summarised: never the whole conversation at once.
 	for after := rec.FromDepth - 1; after < rec.FirstKeptDepth-1; {
-		page, more, err := s.es.PathPage(ctx, ex.OrgID, e.ExecutionID, e.ID, after, entrystore.MaxPageLimit, s.pageBytes, string(agentsdk.EntryMessage))
+		page, more, err := cs.PathPage(ctx, ex.OrgID, e.ExecutionID, e.ID, after, entrystore.MaxPageLimit, s.pageBytes, string(agentsdk.EntryMessage))
 		if err != nil {
 			return nil, toStatus(s.log, "get compaction: path", err)
 		}

@@ -21,22 +21,22 @@ import (
 // a call at that entry would send: the conversation up to and including
 // it, the execution's first model and the tools its configuration offers.
 func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRequest) (*pb.ModelContext, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.es.GetEntry(ctx, ex.OrgID, req.GetEntryId())
+	e, err := cs.GetEntry(ctx, ex.OrgID, req.GetEntryId())
 	if answer, ok := flipLLMCallID(req.GetEntryId()); errors.Is(err, entrystore.ErrNotFound) && ok {
 		// An answer's llm_call entry (llmcall.go): its call's request is
 		// its answer's.
-		if a, aerr := s.es.GetEntry(ctx, ex.OrgID, answer); aerr == nil {
+		if a, aerr := cs.GetEntry(ctx, ex.OrgID, answer); aerr == nil {
 			if _, isCall := llmCallEntry(a); isCall {
 				e, err = a, nil
 			}
 		}
 	}
 	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, ex, e)
+		err = s.onPath(ctx, cs, ex, e)
 	}
 	if err != nil {
 		return nil, s.notFound(err, "entry", req.GetEntryId())
@@ -73,7 +73,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	// compaction kept, never the whole conversation.
 	var path []agentsdk.Entry
 	if leaf != "" {
-		stored, err := s.es.ContextPath(ctx, ex.OrgID, leaf)
+		stored, err := cs.ContextPath(ctx, ex.OrgID, leaf)
 		if err != nil {
 			return nil, toStatus(s.log, "entry context: path", err)
 		}
@@ -139,11 +139,11 @@ func (c contextCursor) valid() bool { return c.Skip >= 0 }
 // onPath is nil when e is on the execution's conversation (an entry of
 // the run it resumes), else ErrNotFound. A path holds one entry per
 // depth, so it reads the one at e's depth, not the whole path.
-func (s *service) onPath(ctx context.Context, ex entrystore.Execution, e entrystore.Entry) error {
+func (s *service) onPath(ctx context.Context, cs conversationStore, ex entrystore.Execution, e entrystore.Entry) error {
 	if ex.LeafEntryID == "" {
 		return entrystore.ErrNotFound
 	}
-	at, _, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, ex.LeafEntryID, e.Depth-1, 1, 0, "")
+	at, _, err := cs.PathPage(ctx, ex.OrgID, ex.ID, ex.LeafEntryID, e.Depth-1, 1, 0, "")
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func toDefinition(d entrystore.Definition) *pb.AgentDefinition {
 		Id: d.ID, OrgId: d.OrgID, Name: d.Name, Slug: d.Slug, Description: d.Description, Kind: d.Kind,
 		SystemPrompt: d.SystemPrompt, Models: toModelRefs(models), Tools: d.Tools,
 		Config: toConfig(d.Config), Metadata: toStruct(d.Metadata),
-		CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt),
+		CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt), PersistenceMode: persistenceMode(d.Config),
 	}
 }
 
@@ -153,7 +153,8 @@ func toExecution(e entrystore.Execution) *pb.AgentExecution {
 		CreatedAt: ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt),
 		StartedAt: tsPtr(e.StartedAt), CompletedAt: tsPtr(e.CompletedAt),
 		ForkedFrom: e.ForkedFrom, ForkedFromEntry: e.ForkedFromEntry, LocalWorker: e.LocalWorker,
-		Summary: summary(out.Text), ErrorMessage: e.Error, MaxSteps: cfg.MaxSteps, DurationMs: durationMs(e, time.Now()),
+		PersistenceMode: e.PersistenceMode,
+		Summary:         summary(out.Text), ErrorMessage: e.Error, MaxSteps: cfg.MaxSteps, DurationMs: durationMs(e, time.Now()),
 	}
 }
 

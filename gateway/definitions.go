@@ -24,6 +24,7 @@ type definitionFields interface {
 	GetTools() []string
 	GetConfig() *pb.ExecutionConfig
 	GetMetadata() *structpb.Struct
+	GetPersistenceMode() string
 }
 
 // definition validates a definition's fields as an execution's would be,
@@ -52,6 +53,9 @@ func (v *validator) definition(ctx context.Context, log *slog.Logger, orgID, id 
 		return entrystore.Definition{}, invalid("config: %v", err)
 	}
 	if err := decodeConfig(conf, &cfg, "config"); err != nil {
+		return entrystore.Definition{}, err
+	}
+	if conf, err = topPersistenceMode(f.GetPersistenceMode(), conf, &cfg); err != nil {
 		return entrystore.Definition{}, err
 	}
 	if err := cfg.Validate(nil, nil); err != nil {

@@ -19,6 +19,11 @@
 // 400 listing what they do serve (a queue with no live worker at all, a
 // 503). GET /api/orgs/{org}/capabilities lists them.
 //
+// An execution in persistenceMode local keeps its conversation on the
+// worker that took it; the read endpoints ask that worker, through
+// adapter/client's LocalReader (a Temporal query), and answer as for any
+// execution (conversation.go).
+//
 // It may import entrystore, the generated proto package, adapter/client (the
 // execution client), agentsdk and agentsdk/event (the execution config,
 // message types and stream event names) and the Temporal client; never the

@@ -141,6 +141,8 @@ func toStatus(log *slog.Logger, op string, err error) error {
 		return status.Error(codes.NotFound, "not found")
 	case errors.Is(err, entrystore.ErrInvalid), errors.Is(err, agentsdk.ErrInvalidInput):
 		return status.Error(codes.InvalidArgument, strings.ReplaceAll(err.Error(), "entrystore: ", ""))
+	case errors.Is(err, client.ErrWorkerUnavailable):
+		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, client.ErrTerminal):
 		return status.Error(codes.FailedPrecondition, "the execution has ended")
 	case errors.Is(err, entrystore.ErrConflict):

@@ -55,6 +55,12 @@ func (s *service) ListAgentExecutions(ctx context.Context, req *pb.ListAgentExec
 	f := entrystore.ExecutionFilter{
 		Status: entrystore.Status(req.GetStatus()), Kind: req.GetKind(),
 		DefinitionID: req.GetAgentDefinitionId(), ParentID: req.GetParentId(),
+		PersistenceMode: req.GetPersistenceMode(),
+	}
+	switch f.PersistenceMode {
+	case "", entrystore.PersistenceRemote, entrystore.PersistenceLocal:
+	default:
+		return nil, invalid("persistenceMode %q is not remote or local", f.PersistenceMode)
 	}
 	es, next, err := s.es.ListExecutions(ctx, orgID, f, p)
 	if err != nil {

@@ -20,7 +20,7 @@ func (s *service) ForkAgentExecution(ctx context.Context, req *pb.ForkAgentExecu
 	if req.GetEntryId() == "" {
 		return nil, invalid("entryId is required: the entry to fork at")
 	}
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetId())
+	ex, err := s.continued(ctx, req.GetOrg(), req.GetId(), "forked")
 	if err != nil {
 		return nil, err
 	}

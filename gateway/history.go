@@ -20,21 +20,22 @@ import (
 // empty list.
 
 // scoped authorizes a request about one execution and checks its paging.
-func (s *service) scoped(ctx context.Context, org, execID string, size int32, cursor string) (string, entrystore.Page, error) {
-	ex, err := s.conversation(ctx, org, execID)
+// It returns the store that holds the execution's conversation.
+func (s *service) scoped(ctx context.Context, org, execID string, size int32, cursor string) (string, conversationStore, entrystore.Page, error) {
+	ex, cs, err := s.conversation(ctx, org, execID)
 	if err != nil {
-		return "", entrystore.Page{}, err
+		return "", nil, entrystore.Page{}, err
 	}
 	p, err := s.page(size, cursor)
-	return ex.OrgID, p, err
+	return ex.OrgID, cs, p, err
 }
 
 func (s *service) ListCheckpoints(ctx context.Context, req *pb.ListCheckpointsRequest) (*pb.ListCheckpointsResponse, error) {
-	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
+	orgID, cs, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
 	if err != nil {
 		return nil, err
 	}
-	cps, next, err := s.es.ListCheckpoints(ctx, orgID, req.GetExecutionId(), p)
+	cps, next, err := cs.ListCheckpoints(ctx, orgID, req.GetExecutionId(), p)
 	if err != nil {
 		return nil, toStatus(s.log, "list checkpoints", err)
 	}
@@ -42,11 +43,11 @@ func (s *service) ListCheckpoints(ctx context.Context, req *pb.ListCheckpointsRe
 }
 
 func (s *service) GetCheckpoint(ctx context.Context, req *pb.GetCheckpointRequest) (*pb.Checkpoint, error) {
-	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
+	orgID, cs, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.es.GetCheckpoint(ctx, orgID, req.GetExecutionId(), int(req.GetSequence()))
+	c, err := cs.GetCheckpoint(ctx, orgID, req.GetExecutionId(), int(req.GetSequence()))
 	if err != nil {
 		return nil, s.notFound(err, "checkpoint", fmt.Sprintf("%s/%d", req.GetExecutionId(), req.GetSequence()))
 	}
@@ -54,11 +55,11 @@ func (s *service) GetCheckpoint(ctx context.Context, req *pb.GetCheckpointReques
 }
 
 func (s *service) GetLatestCheckpoint(ctx context.Context, req *pb.GetLatestCheckpointRequest) (*pb.Checkpoint, error) {
-	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
+	orgID, cs, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.es.LatestCheckpoint(ctx, orgID, req.GetExecutionId())
+	c, err := cs.LatestCheckpoint(ctx, orgID, req.GetExecutionId())
 	if err != nil {
 		if errors.Is(err, entrystore.ErrNotFound) {
 			return nil, status.Errorf(codes.NotFound, "agent execution %q has no checkpoint yet", req.GetExecutionId())
@@ -69,11 +70,11 @@ func (s *service) GetLatestCheckpoint(ctx context.Context, req *pb.GetLatestChec
 }
 
 func (s *service) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.ListTasksResponse, error) {
-	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
+	orgID, cs, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
 	if err != nil {
 		return nil, err
 	}
-	calls, next, err := s.es.ListToolCalls(ctx, orgID, req.GetExecutionId(), entrystore.ToolCallFilter{}, p)
+	calls, next, err := cs.ListToolCalls(ctx, orgID, req.GetExecutionId(), entrystore.ToolCallFilter{}, p)
 	if err != nil {
 		return nil, toStatus(s.log, "list tasks", err)
 	}
@@ -85,7 +86,7 @@ func (s *service) ListTasks(ctx context.Context, req *pb.ListTasksRequest) (*pb.
 // from as many store pages as it takes; its cursor names the store page
 // and how many of its entries were served.
 func (s *service) ListEntries(ctx context.Context, req *pb.ListEntriesRequest) (*pb.ListEntriesResponse, error) {
-	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
+	orgID, cs, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func (s *service) ListEntries(ctx context.Context, req *pb.ListEntriesRequest) (
 	budget := s.newPageBudget()
 	var out []*pb.Entry
 	for {
-		es, next, err := s.es.ListEntries(ctx, orgID, req.GetExecutionId(), entrystore.Page{Limit: limit, Cursor: cur.Store, Bytes: budget.storeBytes()})
+		es, next, err := cs.ListEntries(ctx, orgID, req.GetExecutionId(), entrystore.Page{Limit: limit, Cursor: cur.Store, Bytes: budget.storeBytes()})
 		if err != nil {
 			return nil, toStatus(s.log, "list entries", err)
 		}
@@ -129,11 +130,11 @@ func (c entryCursor) valid() bool { return c.Skip >= 0 }
 // GetEntry returns a stored entry, or the llm_call entry served for an
 // answer (its ID is the answer's, flipped: flipLLMCallID).
 func (s *service) GetEntry(ctx context.Context, req *pb.GetEntryRequest) (*pb.Entry, error) {
-	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
+	orgID, cs, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
 	if err != nil {
 		return nil, err
 	}
-	e, err := s.treeEntry(ctx, orgID, req.GetExecutionId(), req.GetEntryId())
+	e, err := s.treeEntry(ctx, cs, orgID, req.GetExecutionId(), req.GetEntryId())
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +143,11 @@ func (s *service) GetEntry(ctx context.Context, req *pb.GetEntryRequest) (*pb.En
 
 // treeEntry finds an entry of the execution by its ID in the API: a stored
 // one, or an answer's llm_call entry.
-func (s *service) treeEntry(ctx context.Context, orgID, execID, id string) (treeEntry, error) {
-	e, err := s.es.GetEntry(ctx, orgID, id)
+func (s *service) treeEntry(ctx context.Context, cs conversationStore, orgID, execID, id string) (treeEntry, error) {
+	e, err := cs.GetEntry(ctx, orgID, id)
 	if errors.Is(err, entrystore.ErrNotFound) {
 		if answer, ok := flipLLMCallID(id); ok {
-			if a, aerr := s.es.GetEntry(ctx, orgID, answer); aerr == nil && a.ExecutionID == execID {
+			if a, aerr := cs.GetEntry(ctx, orgID, answer); aerr == nil && a.ExecutionID == execID {
 				if c, ok := llmCallEntry(a); ok {
 					return c, nil
 				}
@@ -163,7 +164,7 @@ func (s *service) treeEntry(ctx context.Context, orgID, execID, id string) (tree
 }
 
 func (s *service) ListToolCalls(ctx context.Context, req *pb.ListToolCallsRequest) (*pb.ListToolCallsResponse, error) {
-	orgID, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
+	orgID, cs, p, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), req.GetPageSize(), req.GetCursor())
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func (s *service) ListToolCalls(ctx context.Context, req *pb.ListToolCallsReques
 		return nil, invalid("status %q is not running, completed, error, cancelled, awaiting_approval or rejected", req.GetStatus())
 	}
 	f := entrystore.ToolCallFilter{ToolName: req.GetToolName(), Status: req.GetStatus()}
-	calls, next, err := s.es.ListToolCalls(ctx, orgID, req.GetExecutionId(), f, p)
+	calls, next, err := cs.ListToolCalls(ctx, orgID, req.GetExecutionId(), f, p)
 	if err != nil {
 		return nil, toStatus(s.log, "list tool calls", err)
 	}
@@ -182,24 +183,24 @@ func (s *service) ListToolCalls(ctx context.Context, req *pb.ListToolCallsReques
 }
 
 func (s *service) GetToolCall(ctx context.Context, req *pb.GetToolCallRequest) (*pb.ToolCall, error) {
-	orgID, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
+	orgID, cs, _, err := s.scoped(ctx, req.GetOrg(), req.GetExecutionId(), 0, "")
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.findToolCall(ctx, orgID, req.GetExecutionId(), req.GetToolCallId())
+	c, err := s.findToolCall(ctx, cs, orgID, req.GetExecutionId(), req.GetToolCallId())
 	if err != nil {
 		return nil, err
 	}
 	if c.Truncated && c.OutputSHA256 != "" {
-		c.Output = s.wholeOutput(ctx, orgID, c)
+		c.Output = s.wholeOutput(ctx, cs, orgID, c)
 	}
 	return toToolCall(c), nil
 }
 
 // wholeOutput puts the full text the content store kept in place of the
 // cut one the model saw; on any failure the record's output stands.
-func (s *service) wholeOutput(ctx context.Context, orgID string, c entrystore.ToolCall) json.RawMessage {
-	full, _, err := s.es.GetContent(ctx, orgID, c.OutputSHA256)
+func (s *service) wholeOutput(ctx context.Context, cs conversationStore, orgID string, c entrystore.ToolCall) json.RawMessage {
+	full, _, err := cs.GetContent(ctx, orgID, c.OutputSHA256)
 	if err != nil {
 		s.log.Warn("gateway: tool call output", "toolCall", c.ID, "err", err)
 		return c.Output
@@ -218,8 +219,9 @@ func (s *service) wholeOutput(ctx context.Context, orgID string, c entrystore.To
 
 func toCheckpoint(c entrystore.Checkpoint) *pb.Checkpoint {
 	meta := c.Metadata
-	if len(meta) == 0 {
-		// A turn's checkpoint stores no reason (engine.Ops.Checkpoint).
+	if len(meta) == 0 || string(meta) == "null" {
+		// A turn's checkpoint stores no reason (engine.Ops.Checkpoint);
+		// read from a worker's local store, none arrives as null.
 		meta = json.RawMessage(`{"reason":"turn"}`)
 	}
 	return &pb.Checkpoint{

@@ -23,7 +23,7 @@ func (c messagesCursor) valid() bool { return c.Leaf != "" && c.Depth >= 0 }
 // leaf (every append moves it), and each page is read from the store as
 // one keyset range of the path, never the whole path.
 func (s *service) ListMessages(ctx context.Context, req *pb.ListMessagesRequest) (*pb.ListMessagesResponse, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (s *service) ListMessages(ctx context.Context, req *pb.ListMessagesRequest)
 	if cur.Leaf == "" {
 		return out, nil
 	}
-	es, more, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, p.Bytes, string(agentsdk.EntryMessage))
+	es, more, err := cs.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, p.Bytes, string(agentsdk.EntryMessage))
 	if errors.Is(err, entrystore.ErrNotFound) {
 		return nil, invalid("cursor %q is not a nextCursor of this list", req.GetCursor())
 	}

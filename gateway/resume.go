@@ -30,7 +30,7 @@ func (s *service) ResumeAgentExecution(ctx context.Context, req *pb.ResumeAgentE
 	if req.GetMessage() != "" && strings.TrimSpace(req.GetMessage()) == "" {
 		return nil, invalid("message is blank: leave it out for the default continue message")
 	}
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetId())
+	ex, err := s.continued(ctx, req.GetOrg(), req.GetId(), "resumed")
 	if err != nil {
 		return nil, err
 	}

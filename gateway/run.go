@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/agentree/agentree/entrystore"
 	"net"
 	"net/http"
 	"time"
@@ -53,6 +55,7 @@ func Run(ctx context.Context, opts Options) error {
 		tarpit:        newTarpit(o.Tarpit, o.TarpitSlots),
 		slots:         newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),
 		pageBytes:     o.PageBytes,
+		local:         func(ex entrystore.Execution) conversationStore { return o.Executions.LocalReader(ex) },
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -55,6 +54,9 @@ type service struct {
 	maxTotalSteps int
 	// windows extends the table of models' context windows.
 	windows agentsdk.ContextWindows
+	// local reads a local execution's conversation from its worker
+	// (conversation.go); nil: such reads are unavailable.
+	local func(entrystore.Execution) conversationStore
 }
 
 // commitTimeout bounds a start, signal or cancel once it has begun.
@@ -96,27 +98,6 @@ func (s *service) execution(ctx context.Context, org, id string) (entrystore.Exe
 	ex, err := s.es.GetExecution(ctx, o.ID, id)
 	if err != nil {
 		return ex, s.notFound(err, "agent execution", id)
-	}
-	return ex, nil
-}
-
-// conversation is execution for requests that read its conversation
-// (entries, messages, checkpoints, tool calls and what is built from
-// them): an execution in persistenceMode local keeps it on a worker,
-// which the gateway cannot read, so it answers 409 naming the worker.
-func (s *service) conversation(ctx context.Context, org, id string) (entrystore.Execution, error) {
-	ex, err := s.execution(ctx, org, id)
-	if err != nil {
-		return ex, err
-	}
-	var cfg agentsdk.Config
-	if json.Unmarshal(ex.Config, &cfg) == nil && cfg.Local() {
-		where := "the worker that takes it (none has yet)"
-		if ex.LocalWorker != "" {
-			where = "worker " + strconv.Quote(ex.LocalWorker)
-		}
-		return ex, status.Errorf(codes.FailedPrecondition,
-			"execution %s keeps its conversation in the local store of %s (persistenceMode local): the gateway cannot read its entries, messages, checkpoints or tool calls; its status, events and signals work as for any execution", ex.ID, where)
 	}
 	return ex, nil
 }

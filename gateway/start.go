@@ -63,6 +63,9 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 	if err := decodeConfig(over, &cfg, "config"); err != nil {
 		return client.StartRequest{}, err
 	}
+	if _, err := topPersistenceMode(req.GetPersistenceMode(), over, &cfg); err != nil {
+		return client.StartRequest{}, err
+	}
 	if p := req.GetSystemPrompt(); p != "" {
 		cfg.SystemPrompt = p
 	}

@@ -18,7 +18,7 @@ import (
 // input, cache reads and writes of that call, held by the answer it wrote
 // or an llm_call entry), against the model's context window.
 func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimelineRequest) (*pb.TokenTimeline, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	}
 	// A page of the path at a time, never the whole conversation: the
 	// cursor carries the running total the next page goes on from.
-	path, more, err := s.es.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, p.Bytes, "")
+	path, more, err := cs.PathPage(ctx, ex.OrgID, ex.ID, cur.Leaf, cur.Depth, p.Limit, p.Bytes, "")
 	if errors.Is(err, entrystore.ErrNotFound) {
 		return nil, invalid("cursor %q is not a nextCursor of this list", req.GetCursor())
 	}

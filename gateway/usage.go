@@ -13,11 +13,11 @@ const defaultUsageRange = 30 * 24 * time.Hour
 
 // GetExecutionUsage sums the execution's llm_call entries by model.
 func (s *service) GetExecutionUsage(ctx context.Context, req *pb.GetExecutionUsageRequest) (*pb.UsageReport, error) {
-	ex, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
 	if err != nil {
 		return nil, err
 	}
-	lines, err := s.es.ExecutionUsage(ctx, ex.OrgID, ex.ID)
+	lines, err := cs.ExecutionUsage(ctx, ex.OrgID, ex.ID)
 	if err != nil {
 		return nil, toStatus(s.log, "execution usage", err)
 	}

@@ -66,5 +66,8 @@ func (c *Client) Fork(ctx context.Context, req ForkRequest) (entrystore.Executio
 	return c.Start(ctx, StartRequest{
 		OrgID: src.OrgID, Kind: src.Kind, DefinitionID: src.DefinitionID, Config: cfg, UserPrompt: req.UserPrompt,
 		Metadata: src.Metadata, ForkedFrom: src.ID, ResumeLeafID: req.EntryID, ExecutionID: req.NewID, WithinQuota: true,
+		// Its steps go on from the entry's, as its messages' do: a step
+		// numbers a message and the tool calls of its turn alike.
+		StepCount: path[i].Step,
 	})
 }

@@ -4,7 +4,9 @@
 // the worker (pure Go, modernc.org/sqlite), so a coding agent's gigabytes
 // never reach the shared Postgres. The execution row, its status, signals
 // and live stream stay in Postgres. The adapter routes a local
-// execution's work to the worker that holds its file.
+// execution's work to the worker that holds its file, and answers the
+// API's reads of it (read.go: the same lists, orders and paging as the
+// Postgres store's) from there.
 //
 // It imports agentsdk and the SQLite driver only.
 package localstore

@@ -46,6 +46,10 @@ func Open(dir, name string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("localstore: schema of %s: %w", path, err)
 	}
+	if err := upgrade(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("localstore: upgrade %s: %w", path, err)
+	}
 	return &Store{db: db, path: path}, nil
 }
 
@@ -203,11 +207,11 @@ func (s *Store) AppendEntries(ctx context.Context, orgID string, es []agentsdk.E
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return nil, wrap("append", err)
 		}
-		depth := 0
+		depth, step := 0, 0
 		var parent any
 		if e.ParentID != "" {
 			var pexec string
-			if err := tx.QueryRowContext(ctx, `SELECT depth, execution FROM entry WHERE id = ? AND org = ?`, e.ParentID, orgID).Scan(&depth, &pexec); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT depth, step, execution FROM entry WHERE id = ? AND org = ?`, e.ParentID, orgID).Scan(&depth, &step, &pexec); err != nil {
 				return nil, notFound("append: parent "+e.ParentID, err)
 			}
 			if pexec != e.ExecutionID {
@@ -217,13 +221,16 @@ func (s *Store) AppendEntries(ctx context.Context, orgID string, es []agentsdk.E
 			parent = e.ParentID
 		}
 		e.ID, e.Depth = uuid.NewString(), depth
+		if e.Type == agentsdk.EntryMessage && e.Role == agentsdk.RoleAssistant {
+			step++
+		}
 		content := []byte(e.Content)
 		if content == nil {
 			content = []byte("{}")
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO entry (id, org, execution, parent, depth, type, role, content, turn, metadata, key, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, orgID, e.ExecutionID, parent, depth, string(e.Type), string(e.Role),
-			content, e.TurnID, []byte(e.Metadata), e.IdempotencyKey, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO entry (id, org, execution, parent, depth, step, type, role, content, turn, metadata, key, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, orgID, e.ExecutionID, parent, depth, step, string(e.Type), string(e.Role),
+			content, e.TurnID, []byte(e.Metadata), e.IdempotencyKey, now()); err != nil {
 			return nil, wrap("append", err)
 		}
 		out = append(out, e)
@@ -273,9 +280,10 @@ func (s *Store) RecordToolCall(ctx context.Context, rec agentsdk.ToolCallRecord)
 	if b, err = json.Marshal(rec); err != nil {
 		return wrap("record tool call", err)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO tool_call (execution, message_id, tool_call_id, status, record) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (execution, message_id, tool_call_id) DO UPDATE SET status = excluded.status, record = excluded.record`,
-		rec.ExecutionID, rec.MessageID, rec.ToolCallID, string(rec.Status), b)
+	at := now()
+	_, err = tx.ExecContext(ctx, `INSERT INTO tool_call (execution, message_id, tool_call_id, status, record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (execution, message_id, tool_call_id) DO UPDATE SET status = excluded.status, record = excluded.record, updated_at = excluded.updated_at`,
+		rec.ExecutionID, rec.MessageID, rec.ToolCallID, string(rec.Status), b, at, at)
 	if err != nil {
 		return wrap("record tool call", err)
 	}
@@ -325,12 +333,14 @@ type Checkpoint struct {
 	Sequence           int
 	LeafID             string
 	State, Metadata    json.RawMessage
+	// CreatedAt is set by the store (zero on files older than it).
+	CreatedAt time.Time
 }
 
 // AppendCheckpoint records c; ErrConflict when its sequence exists.
 func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO checkpoint (execution, seq, org, leaf, state, metadata) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`, c.ExecutionID, c.Sequence, c.OrgID, c.LeafID, []byte(c.State), []byte(c.Metadata))
+	res, err := s.db.ExecContext(ctx, `INSERT INTO checkpoint (execution, seq, org, leaf, state, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, c.ExecutionID, c.Sequence, c.OrgID, c.LeafID, []byte(c.State), []byte(c.Metadata), now())
 	if err != nil {
 		return wrap("checkpoint", err)
 	}
@@ -342,11 +352,7 @@ func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) error {
 
 // GetCheckpoint reads one checkpoint.
 func (s *Store) GetCheckpoint(ctx context.Context, _, executionID string, seq int) (Checkpoint, error) {
-	c := Checkpoint{ExecutionID: executionID, Sequence: seq}
-	var state, meta []byte
-	err := s.db.QueryRowContext(ctx, `SELECT org, leaf, state, metadata FROM checkpoint WHERE execution = ? AND seq = ?`, executionID, seq).
-		Scan(&c.OrgID, &c.LeafID, &state, &meta)
-	c.State, c.Metadata = state, meta
+	c, err := scanCheckpoint(s.db.QueryRowContext(ctx, `SELECT `+checkpointCols+` FROM checkpoint WHERE execution = ? AND seq = ?`, executionID, seq))
 	return c, notFound(fmt.Sprintf("checkpoint %d", seq), err)
 }
 

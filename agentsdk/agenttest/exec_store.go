@@ -46,6 +46,9 @@ func (s *Store) transition(tr engine.Transition) (engine.Execution, error) {
 	if !allowed {
 		return engine.Execution{}, fmt.Errorf("%w: cannot move from %s to %s", engine.ErrConflict, cur, tr.To)
 	}
+	if cur != tr.To {
+		s.steps += tr.Steps
+	}
 	s.exec.Status = tr.To
 	if tr.Error != "" {
 		s.exec.Error = tr.Error

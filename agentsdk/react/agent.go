@@ -26,8 +26,8 @@ const stepBudget = "react.step-budget"
 type Options struct {
 	// Kind overrides the agent's kind; empty = "react-agent".
 	Kind string
-	// (MaxTurns bounds the model calls that answer one user input: a
-	// multi-turn agent gets a fresh budget with every message.)
+	// (MaxTurns bounds the steps — model calls — that answer one user
+	// input: a multi-turn agent gets a fresh budget with every message.)
 	//
 	// SelectModels picks the models for a turn (first answers, the rest
 	// are fallbacks); nil = the execution's configured models in order.
@@ -176,7 +176,9 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 			answered = len(results)
 		}
 		if answered > 0 {
-			st.Steps += answered
+			if ctx.Version(agentsdk.ChangeOneStep, 1) == agentsdk.DefaultVersion {
+				st.Steps += answered
+			}
 			st.LastToolDigest, st.ToolRepeats = after[done+answered-1].digest, after[done+answered-1].repeats
 			for _, tc := range run[done : done+answered] {
 				delete(st.Decided, tc.ID)
@@ -351,7 +353,9 @@ func (a *Agent) runToolsInTurn(ctx agentsdk.Context, cfg agentsdk.Config, assist
 		if _, err := ctx.RunTool(assistant.ID, tc); err != nil {
 			return agentsdk.Outcome{}, err
 		}
-		st.Steps++
+		if ctx.Version(agentsdk.ChangeOneStep, 1) == agentsdk.DefaultVersion {
+			st.Steps++
+		}
 	}
 	return agentsdk.Continue(), nil
 }

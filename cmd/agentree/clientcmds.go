@@ -83,7 +83,7 @@ keeps waiting); Ctrl-C stops following and says how to come back.`,
 	fl.StringVar(&o.system, "system", "", "system prompt (inline)")
 	fl.StringVar(&o.mode, "mode", "", "one-shot or multi-turn")
 	fl.IntVar(&o.maxTurns, "max-turns", 0, "most model calls (0: default)")
-	fl.IntVar(&o.maxSteps, "max-steps", 0, "step budget: pause after this many tool calls (0: none; agentree resume continues)")
+	fl.IntVar(&o.maxSteps, "max-steps", 0, "step budget: pause after this many steps, a step being a model call and its tool calls (0: none; agentree resume continues)")
 	fl.BoolVar(&o.chat, "chat", false, "multi-turn: read each follow-up from stdin when the agent waits")
 	fl.BoolVar(&o.detach, "detach", false, "start and print the ID; do not follow")
 	fl.BoolVar(&o.demo, "demo", false, "run the research sample (its prompt, tools and the demo model)")

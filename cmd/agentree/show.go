@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -78,43 +77,15 @@ func runList(cmd *cobra.Command, f clientFlags, status, kind string, limit int) 
 		}
 		return json.NewEncoder(out).Encode(all)
 	}
-	steps := countSteps(ctx, c, exs)
+	// STEPS is the execution's own stepCount: a step is a model call and
+	// the tool calls it asks for, counted on across resumes.
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSTATUS\tSTEPS\tCREATED")
-	for i, e := range exs {
-		fmt.Fprint(tw, clean(fmt.Sprintf("%s\t%s\t%s\t%d\t%s\n", e.GetId(), e.GetKind(), e.GetStatus(), steps[i],
+	for _, e := range exs {
+		fmt.Fprint(tw, clean(fmt.Sprintf("%s\t%s\t%s\t%d\t%s\n", e.GetId(), e.GetKind(), e.GetStatus(), e.GetStepCount(),
 			e.GetCreatedAt().AsTime().Local().Format("2006-01-02 15:04:05"))))
 	}
 	return tw.Flush()
-}
-
-// countSteps counts each execution's model turns and tool calls from its
-// conversation, four executions at a time; where that fails it falls back
-// to the execution's own stepCount (tool calls only).
-func countSteps(ctx context.Context, c *apiclient.Client, exs []*agentreev1.AgentExecution) []int {
-	steps := make([]int, len(exs))
-	sem := make(chan struct{}, 4)
-	var wg sync.WaitGroup
-	for i, e := range exs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			msgs, err := allMessages(ctx, c, e.GetId())
-			if err != nil {
-				steps[i] = int(e.GetStepCount())
-				return
-			}
-			for _, m := range msgs {
-				if m.GetRole() == "assistant" || m.GetRole() == "tool_result" {
-					steps[i]++
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return steps
 }
 
 // allMessages reads the active path's messages, every page.

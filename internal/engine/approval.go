@@ -27,6 +27,10 @@ type ApprovalInput struct {
 	OrgID, ExecutionID, AssistantID string
 	ToolCallIDs                     []string
 	StepNumber                      int
+	// OneStep: every call of the entry is step StepNumber
+	// (agentsdk.ChangeOneStep); without it each took the step of its
+	// place.
+	OneStep bool `json:",omitempty"`
 }
 
 // RequestApproval records each call awaiting approval, with its arguments,
@@ -52,7 +56,8 @@ func (o *Ops) pendingCalls(ctx context.Context, in ApprovalInput, record bool) (
 	now := time.Now().UTC()
 	var out []event.PendingToolCall
 	// The first call waiting is the next to be answered, step StepNumber;
-	// the ones after it take the steps of their places.
+	// the ones after it share it (OneStep) or take the steps of their
+	// places.
 	first := -1
 	for i, tc := range msg.ToolCalls() {
 		if !slices.Contains(in.ToolCallIDs, tc.ID) {
@@ -61,7 +66,10 @@ func (o *Ops) pendingCalls(ctx context.Context, in ApprovalInput, record bool) (
 		if first < 0 {
 			first = i
 		}
-		stepNumber := in.StepNumber + i - first
+		stepNumber := in.StepNumber
+		if !in.OneStep {
+			stepNumber += i - first
+		}
 		out = append(out, event.PendingToolCall{ToolCallID: tc.ID, ToolName: tc.Name, Arguments: tc.Arguments, Risk: meta.Risks[tc.ID]})
 		if !record {
 			continue
@@ -242,7 +250,8 @@ func (c *segment) RequestApproval(assistantID string, calls []agentsdk.ToolCallR
 	for i, tc := range calls {
 		ids[i] = tc.ID
 	}
-	in := ApprovalInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID, ToolCallIDs: ids, StepNumber: c.state.Steps + 1}
+	in := ApprovalInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID, ToolCallIDs: ids,
+		StepNumber: c.toolStep(0), OneStep: c.oneStep()}
 	if err := c.port.Local(OpRequestApproval, in, nil); err != nil {
 		return err
 	}
@@ -280,7 +289,7 @@ func (c *segment) RejectCall(assistantID string, call agentsdk.ToolCallRef) (*ag
 
 func (c *segment) ApplyDecision(assistantID string, d agentsdk.DecisionRef) (*agentsdk.EntryRef, error) {
 	in := DecideInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
-		ParentID: c.leafID(), SignalID: d.SignalID, StepNumber: c.state.Steps + 1}
+		ParentID: c.leafID(), SignalID: d.SignalID, StepNumber: c.toolStep(0)}
 	return c.consume(OpApplyDecision, in, d.SignalID)
 }
 

@@ -197,6 +197,9 @@ func (c *segment) CallModel(call agentsdk.ModelCall) (*agentsdk.ModelResult, err
 		})
 		if err == nil {
 			c.leaf = &res.Entry
+			if c.oneStep() {
+				c.state.Steps++
+			}
 			return &res, nil
 		}
 		// Only a model that kept failing with retryable model errors falls
@@ -230,7 +233,7 @@ func rootCause(err error) string {
 }
 
 func (c *segment) RunTool(assistantID string, call agentsdk.ToolCallRef) (*agentsdk.ToolResult, error) {
-	return c.runTool(assistantID, call, c.state.Steps+1)
+	return c.runTool(assistantID, call, c.toolStep(0))
 }
 
 func (c *segment) runTool(assistantID string, call agentsdk.ToolCallRef, stepNumber int) (*agentsdk.ToolResult, error) {
@@ -305,4 +308,21 @@ func (c *segment) StreamData(v any) error {
 		return err
 	}
 	return c.port.Local(OpPublish, PublishInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, Event: event.NameData, Data: b}, nil)
+}
+
+// oneStep reports whether this execution counts steps as
+// agentsdk.ChangeOneStep says: one per model call, its tool calls sharing
+// its number.
+func (c *segment) oneStep() bool {
+	return c.port.Version(agentsdk.ChangeOneStep, agentsdk.RuntimeChanges[agentsdk.ChangeOneStep]) != agentsdk.DefaultVersion
+}
+
+// toolStep is the step number of the tool call answered nth (from 0)
+// after the last one counted: the step of the model call that asked for
+// it, or, before ChangeOneStep, a number of its own.
+func (c *segment) toolStep(nth int) int {
+	if c.oneStep() {
+		return c.state.Steps
+	}
+	return c.state.Steps + nth + 1
 }

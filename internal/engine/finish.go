@@ -148,14 +148,22 @@ func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) 
 			tr.Output, _ = json.Marshal(map[string]string{"text": out.Text, "entryId": in.LeafID})
 		}
 		var pending []agentsdk.Signal
+		// The last step counts with the completion, in its transaction: a
+		// reader that sees COMPLETED sees every step.
+		var cp *CheckpointInput
+		if in.Checkpoint != nil {
+			c := *in.Checkpoint
+			tr.Steps, c.Steps = c.Steps, 0
+			cp = &c
+		}
 		ex, pending, err = o.Store.CompleteUnlessSignalled(ctx, in.OrgID, in.ExecutionID, in.Known, tr)
 		if err == nil && len(pending) > 0 {
 			return FinishOutput{Pending: pending}, nil
 		}
 		// Only now: a completion the inbox refused goes on, and its next
 		// segment's checkpoint takes this sequence.
-		if err == nil && in.Checkpoint != nil {
-			err = o.Checkpoint(ctx, *in.Checkpoint)
+		if err == nil && cp != nil {
+			err = o.Checkpoint(ctx, *cp)
 		}
 	} else {
 		if in.Checkpoint != nil {

@@ -283,7 +283,7 @@ func (c *segment) SpawnAgents(assistantID string, call agentsdk.ToolCallRef) (*a
 		return nil, err
 	}
 	in := AnswerInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
-		ToolCallID: call.ID, StepNumber: c.state.Steps + 1, Problem: plan.Problem}
+		ToolCallID: call.ID, StepNumber: c.toolStep(0), Problem: plan.Problem}
 	if plan.Problem == "" {
 		outcomes, err := c.port.RunChildren(c.in.OrgID, c.in.ExecutionID, plan.Children, plan.WaitFirst)
 		if err != nil {

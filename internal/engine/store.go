@@ -60,6 +60,9 @@ type Transition struct {
 	Error      string
 	StopReason string
 	Output     json.RawMessage
+	// Steps are added to the step count with the move (not on a move to
+	// the status the execution has).
+	Steps int
 }
 
 // Checkpoint is one checkpoint row.

@@ -34,7 +34,7 @@ func (c *segment) RunTools(assistantID string, calls []agentsdk.ToolCallRef) ([]
 		if len(chunk) == 1 {
 			// One call alone: one activity that appends its own result,
 			// not an activity and a store write.
-			res, err := c.runTool(assistantID, chunk[0], c.state.Steps+len(results)+1)
+			res, err := c.runTool(assistantID, chunk[0], c.toolStep(len(results)))
 			if err != nil {
 				return results, err
 			}
@@ -47,7 +47,7 @@ func (c *segment) RunTools(assistantID string, calls []agentsdk.ToolCallRef) ([]
 			key := c.key()
 			ins[i] = step.ToolInput{
 				OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID,
-				ToolCallID: tc.ID, Key: key, StepNumber: c.state.Steps + len(results) + i + 1, Local: tc.Local,
+				ToolCallID: tc.ID, Key: key, StepNumber: c.toolStep(len(results) + i), Local: tc.Local,
 			}
 			app.ToolCallIDs, app.Keys = append(app.ToolCallIDs, tc.ID), append(app.Keys, key)
 		}

@@ -152,7 +152,7 @@ func TestCodingEndToEnd(t *testing.T) {
 	}
 	require.Equal(t, entrystore.StatusCompleted, ex.Status, ex.Error)
 	require.Equal(t, []string{builtin.WriteFileTool, builtin.EditFileTool}, decided, "the writers, and only they, waited for approval")
-	require.Equal(t, 4, ex.StepCount)
+	require.Equal(t, 5, ex.StepCount, "a step per model call: four with tool calls, and the answer")
 	for _, tool := range []string{builtin.ListFilesTool, builtin.WriteFileTool, builtin.EditFileTool, builtin.ReadFileTool} {
 		require.Contains(t, printed.String(), "  → "+tool+" ")
 	}

@@ -40,7 +40,7 @@ func TestResearchEndToEnd(t *testing.T) {
 	})
 	ex, printed := env.Follow(env.Start(react.Kind, demo.Config(), demo.Prompt).ID, sampleenv.Ended)
 	require.Equal(t, entrystore.StatusCompleted, ex.Status, ex.Error)
-	require.Equal(t, 3, ex.StepCount)
+	require.Equal(t, 4, ex.StepCount, "a step per model call: three with tool calls, and the answer")
 	require.Contains(t, printed, "I'll search my notes for that.\n  → search_notes {\"query\":")
 	require.Contains(t, printed, "  ← 3 notes match")
 	require.Contains(t, printed, "\n"+answerStart)

@@ -31,7 +31,7 @@ func TestLeadAndTeam(t *testing.T) {
 	for _, c := range team {
 		require.Equal(t, entrystore.StatusCompleted, c.Status)
 		require.Equal(t, ex.ID, c.ParentID)
-		require.Equal(t, 1, c.StepCount)
+		require.Equal(t, 2, c.StepCount, "a step with its tool call, and the answer's")
 	}
 	msgs := env.Conversation(ex)
 	answer := msgs[len(msgs)-1].Text()

@@ -75,7 +75,7 @@ func TestResearchSessionInMemory(t *testing.T) {
 	}
 	require.Greater(t, tokens, 50)
 	require.True(t, strings.HasSuffix(streamed.String(), answer.Text()))
-	require.Equal(t, 3, x.State().Steps)
+	require.Equal(t, 4, x.State().Steps, "a step per model call")
 	require.Equal(t, 4, x.State().Turn)
 }
 
@@ -84,7 +84,7 @@ func TestResearchSessionInMemory(t *testing.T) {
 func TestScriptAnswersFollowUps(t *testing.T) {
 	cfg := demo.Config()
 	cfg.Mode = agentsdk.ModeMultiTurn
-	cfg.MaxTurns = 0 // MaxTurns counts the execution's model calls, not one question's
+	cfg.MaxTurns = 0 // the default: room for every question's model calls
 	x := startInMemory(t, cfg)
 	ctx := context.Background()
 	require.NoError(t, x.Run(ctx))

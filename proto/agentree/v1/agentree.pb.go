@@ -448,9 +448,11 @@ type AgentDefinition struct {
 	// When it was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When it was last updated.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// `remote` or `local` (see CreateAgentExecutionRequest.persistence_mode).
+	PersistenceMode string `protobuf:"bytes,14,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AgentDefinition) Reset() {
@@ -574,6 +576,13 @@ func (x *AgentDefinition) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AgentDefinition) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
+}
+
 // CreateAgentDefinitionRequest creates a definition.
 type CreateAgentDefinitionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -597,9 +606,14 @@ type CreateAgentDefinitionRequest struct {
 	// (or, in a request that names a definition, the definition's value).
 	Config *ExecutionConfig `protobuf:"bytes,20,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata.
-	Metadata      *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// Where the conversation is kept (seed 000 "Execution Modes"): `remote`
+	// (the default: the shared Postgres, any worker may continue it) or
+	// `local` (the store of the worker that first takes it). The same as
+	// config.persistenceMode; giving both with different values is a 400.
+	PersistenceMode string `protobuf:"bytes,11,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CreateAgentDefinitionRequest) Reset() {
@@ -700,6 +714,13 @@ func (x *CreateAgentDefinitionRequest) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *CreateAgentDefinitionRequest) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
 }
 
 // ListAgentDefinitionsRequest asks for a page of definitions.
@@ -901,9 +922,14 @@ type UpdateAgentDefinitionRequest struct {
 	// (or, in a request that names a definition, the definition's value).
 	Config *ExecutionConfig `protobuf:"bytes,20,opt,name=config,proto3" json:"config,omitempty"`
 	// Free-form metadata.
-	Metadata      *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Metadata *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// Where the conversation is kept (seed 000 "Execution Modes"): `remote`
+	// (the default: the shared Postgres, any worker may continue it) or
+	// `local` (the store of the worker that first takes it). The same as
+	// config.persistenceMode; giving both with different values is a 400.
+	PersistenceMode string `protobuf:"bytes,12,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *UpdateAgentDefinitionRequest) Reset() {
@@ -1011,6 +1037,13 @@ func (x *UpdateAgentDefinitionRequest) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *UpdateAgentDefinitionRequest) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
 }
 
 // DeleteAgentDefinitionRequest names the definition to delete.
@@ -1137,7 +1170,8 @@ type AgentExecution struct {
 	StopReason string `protobuf:"bytes,12,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
 	// The sequence of its latest checkpoint.
 	CurrentCheckpointSeq int32 `protobuf:"varint,13,opt,name=current_checkpoint_seq,json=currentCheckpointSeq,proto3" json:"current_checkpoint_seq,omitempty"`
-	// Steps taken (model turns and tool calls), across resumes.
+	// Steps taken (a step is a model call and the tool calls it asks for:
+	// see Entry.step_number), counted on across resumes.
 	StepCount int32 `protobuf:"varint,14,opt,name=step_count,json=stepCount,proto3" json:"step_count,omitempty"`
 	// Free-form metadata given at creation.
 	Metadata *structpb.Struct `protobuf:"bytes,15,opt,name=metadata,proto3" json:"metadata,omitempty"`
@@ -1164,9 +1198,13 @@ type AgentExecution struct {
 	ForkedFromEntry string `protobuf:"bytes,25,opt,name=forked_from_entry,json=forkedFromEntry,proto3" json:"forked_from_entry,omitempty"`
 	// For an execution in persistenceMode local: the worker whose local
 	// store holds its conversation, once one has taken it.
-	LocalWorker   string `protobuf:"bytes,26,opt,name=local_worker,json=localWorker,proto3" json:"local_worker,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LocalWorker string `protobuf:"bytes,26,opt,name=local_worker,json=localWorker,proto3" json:"local_worker,omitempty"`
+	// `remote` or `local`: where its conversation is kept. A local one's
+	// conversation is read over this API from its worker, which must be up
+	// (503 `unavailable` while it is not).
+	PersistenceMode string `protobuf:"bytes,27,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1381,6 +1419,13 @@ func (x *AgentExecution) GetLocalWorker() string {
 	return ""
 }
 
+func (x *AgentExecution) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
+}
+
 // CreateAgentExecutionRequest starts an execution. Give
 // `agentDefinitionId`, or an inline configuration, or both (inline fields
 // then override the definition's).
@@ -1406,9 +1451,14 @@ type CreateAgentExecutionRequest struct {
 	// The parent execution, for a sub-agent.
 	ParentId string `protobuf:"bytes,9,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
 	// Free-form metadata kept on the execution.
-	Metadata      *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// Where the conversation is kept (seed 000 "Execution Modes"): `remote`
+	// (the default: the shared Postgres, any worker may continue it) or
+	// `local` (the store of the worker that first takes it). The same as
+	// config.persistenceMode; giving both with different values is a 400.
+	PersistenceMode string `protobuf:"bytes,11,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CreateAgentExecutionRequest) Reset() {
@@ -1511,6 +1561,13 @@ func (x *CreateAgentExecutionRequest) GetMetadata() *structpb.Struct {
 	return nil
 }
 
+func (x *CreateAgentExecutionRequest) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
+	}
+	return ""
+}
+
 // ListAgentExecutionsRequest asks for a page of executions.
 type ListAgentExecutionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1527,9 +1584,11 @@ type ListAgentExecutionsRequest struct {
 	// Items per page: default 50, at most 500.
 	PageSize int32 `protobuf:"varint,6,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The `nextCursor` of the previous page; empty for the first.
-	Cursor        string `protobuf:"bytes,7,opt,name=cursor,proto3" json:"cursor,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Cursor string `protobuf:"bytes,7,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// Only executions in this persistence mode: `remote` or `local`.
+	PersistenceMode string `protobuf:"bytes,8,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListAgentExecutionsRequest) Reset() {
@@ -1607,6 +1666,13 @@ func (x *ListAgentExecutionsRequest) GetPageSize() int32 {
 func (x *ListAgentExecutionsRequest) GetCursor() string {
 	if x != nil {
 		return x.Cursor
+	}
+	return ""
+}
+
+func (x *ListAgentExecutionsRequest) GetPersistenceMode() string {
+	if x != nil {
+		return x.PersistenceMode
 	}
 	return ""
 }
@@ -3936,7 +4002,8 @@ type Task struct {
 	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
 	// The model's ID for the tool call.
 	ToolCallId string `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
-	// The agent step it belongs to.
+	// The step of the model call that asked for it (see
+	// Entry.step_number).
 	StepNumber int32 `protobuf:"varint,6,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// How long it ran, in milliseconds.
 	DurationMs int64 `protobuf:"varint,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
@@ -4202,10 +4269,14 @@ type Entry struct {
 	Metadata *structpb.Struct `protobuf:"bytes,10,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// When it was written.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	// The agent step it belongs to: the number of assistant messages (model
-	// calls) on the path from the root to it, itself included. The first
-	// prompt is step 0; a model's answer and the tool results it asked for
-	// share its step.
+	// The agent step it belongs to. A step is one model call together with
+	// the tool calls it asks for (seed 001's step_number), the one meaning
+	// of "step" in this API: the first prompt is step 0; the n-th model
+	// call's answer, the tool calls it asks for (ToolCall.step_number) and
+	// their results are all step n, counted along the conversation, so a
+	// resume or a fork goes on from the steps it continues.
+	// AgentExecution.step_count is the steps taken; config.maxSteps budgets
+	// them per resume, config.maxTurns per user input.
 	StepNumber int32 `protobuf:"varint,12,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// The entry's size in a model's context, in tokens: an answer's output
 	// tokens as its provider counted them, else estimated from its bytes (4
@@ -5132,7 +5203,8 @@ type ToolCall struct {
 	Truncated bool `protobuf:"varint,11,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// How long it ran, in milliseconds.
 	DurationMs int64 `protobuf:"varint,12,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
-	// The agent step it belongs to.
+	// The step of the model call that asked for it, the step of that
+	// answer and of the call's result (see Entry.step_number).
 	StepNumber int32 `protobuf:"varint,13,opt,name=step_number,json=stepNumber,proto3" json:"step_number,omitempty"`
 	// When it started.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
@@ -8502,7 +8574,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\b_enabledB\f\n" +
 	"\n" +
 	"_thresholdB\x0e\n" +
-	"\f_keep_recent\"\xe7\x03\n" +
+	"\f_keep_recent\"\x92\x04\n" +
 	"\x0fAgentDefinition\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12\x12\n" +
@@ -8518,8 +8590,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtJ\x04\b\n" +
-	"\x10\v\"\xe9\x02\n" +
+	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12)\n" +
+	"\x10persistence_mode\x18\x0e \x01(\tR\x0fpersistenceModeJ\x04\b\n" +
+	"\x10\v\"\x94\x03\n" +
 	"\x1cCreateAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -8531,7 +8604,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x05tools\x18\b \x03(\tR\x05tools\x124\n" +
 	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x123\n" +
 	"\bmetadata\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\bmetadataJ\x04\b\t\x10\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
+	"\x10persistence_mode\x18\v \x01(\tR\x0fpersistenceModeJ\x04\b\t\x10\n" +
 	"\"d\n" +
 	"\x1bListAgentDefinitionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
@@ -8543,7 +8617,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"nextCursor\"=\n" +
 	"\x19GetAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\"\xf9\x02\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"\xa4\x03\n" +
 	"\x1cUpdateAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
@@ -8555,12 +8629,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06models\x18\b \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
 	"\x05tools\x18\t \x03(\tR\x05tools\x124\n" +
 	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x123\n" +
-	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadataJ\x04\b\n" +
+	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
+	"\x10persistence_mode\x18\f \x01(\tR\x0fpersistenceModeJ\x04\b\n" +
 	"\x10\v\"@\n" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\x8d\b\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\xb8\b\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -8595,7 +8670,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\vforked_from\x18\x18 \x01(\tR\n" +
 	"forkedFrom\x12*\n" +
 	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
-	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorkerJ\x04\b\b\x10\t\"\x8c\x03\n" +
+	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\x12)\n" +
+	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceModeJ\x04\b\b\x10\t\"\xb7\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -8608,7 +8684,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x12\x1b\n" +
 	"\tparent_id\x18\t \x01(\tR\bparentId\x123\n" +
 	"\bmetadata\x18\n" +
-	" \x01(\v2\x17.google.protobuf.StructR\bmetadataJ\x04\b\b\x10\t\"\xdc\x01\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
+	"\x10persistence_mode\x18\v \x01(\tR\x0fpersistenceModeJ\x04\b\b\x10\t\"\x87\x02\n" +
 	"\x1aListAgentExecutionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x12\n" +
@@ -8616,7 +8693,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x13agent_definition_id\x18\x04 \x01(\tR\x11agentDefinitionId\x12\x1b\n" +
 	"\tparent_id\x18\x05 \x01(\tR\bparentId\x12\x1b\n" +
 	"\tpage_size\x18\x06 \x01(\x05R\bpageSize\x12\x16\n" +
-	"\x06cursor\x18\a \x01(\tR\x06cursor\"\x86\x01\n" +
+	"\x06cursor\x18\a \x01(\tR\x06cursor\x12)\n" +
+	"\x10persistence_mode\x18\b \x01(\tR\x0fpersistenceMode\"\x86\x01\n" +
 	"\x1bListAgentExecutionsResponse\x12F\n" +
 	"\x10agent_executions\x18\x01 \x03(\v2\x1b.agentree.v1.AgentExecutionR\x0fagentExecutions\x12\x1f\n" +
 	"\vnext_cursor\x18\x02 \x01(\tR\n" +
