@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Roles a key may carry. Each RPC declares the one it needs
@@ -190,26 +188,12 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string) (Org, API
 // ListAPIKeys pages through the organization's keys, revoked and expired
 // ones included, oldest first.
 func (s *Store) ListAPIKeys(ctx context.Context, orgID string, p Page) ([]APIKey, string, error) {
-	const op = "list api keys"
-	ids, k, after, err := listStart(op, p, true, orgID)
-	if err != nil {
-		return nil, "", err
-	}
-	var w where
-	w.and("org_id = ?", ids[0])
-	if after {
-		w.and("(created_at, id) > (?, ?::uuid)", k.T, k.ID)
-	}
-	ks, next, err := listPage(ctx, s.pool, p, pgx.RowToStructByName[APIKey], func(k APIKey) keyset { return keyset{T: k.CreatedAt, ID: k.ID} },
-		`SELECT `+apiKeyCols+` FROM api_key
-		WHERE `+w.String()+` ORDER BY created_at, id LIMIT `+w.param(p.limit()+1), w.args...)
-	if err != nil {
-		return nil, "", wrap(op, err)
-	}
+	ks, next, err := listOldestFirst(ctx, s.pool, "list api keys", "api_key", apiKeyCols, orgID, p,
+		func(k APIKey) keyset { return keyset{T: k.CreatedAt, ID: k.ID} })
 	for i := range ks {
 		ks[i] = ks[i].utc()
 	}
-	return ks, next, nil
+	return ks, next, err
 }
 
 // RevokeAPIKey disables a key for good; authenticating with it answers

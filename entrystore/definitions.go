@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // DefaultKind is the agent kind (and workflow type) of the built-in ReAct
@@ -96,23 +94,9 @@ func (s *Store) GetDefinition(ctx context.Context, orgID, id string) (Definition
 // ListDefinitions pages through the organization's definitions, oldest
 // first.
 func (s *Store) ListDefinitions(ctx context.Context, orgID string, p Page) ([]Definition, string, error) {
-	const op = "list definitions"
-	ids, k, after, err := listStart(op, p, true, orgID)
-	if err != nil {
-		return nil, "", err
-	}
-	var w where
-	w.and("org_id = ?", ids[0])
-	if after {
-		w.and("(created_at, id) > (?, ?::uuid)", k.T, k.ID)
-	}
-	ds, next, err := listPage(ctx, s.pool, p, pgx.RowToStructByName[Definition], func(d Definition) keyset { return keyset{T: d.CreatedAt, ID: d.ID} },
-		`SELECT `+definitionCols+` FROM agent_definition
-		WHERE `+w.String()+` ORDER BY created_at, id LIMIT `+w.param(p.limit()+1), w.args...)
-	if err != nil {
-		return nil, "", wrap(op, err)
-	}
-	return utcAll(ds), next, nil
+	ds, next, err := listOldestFirst(ctx, s.pool, "list definitions", "agent_definition", definitionCols, orgID, p,
+		func(d Definition) keyset { return keyset{T: d.CreatedAt, ID: d.ID} })
+	return utcAll(ds), next, err
 }
 
 // UpdateDefinition replaces the editable fields of the definition (OrgID,

@@ -127,6 +127,27 @@ func listPage[T any](ctx context.Context, q querier, p Page, scan pgx.RowToFunc[
 	return out, "", rows.Err()
 }
 
+// listOldestFirst pages through one organization's rows of table (cols its
+// columns, T their struct), oldest first by (created_at, id): the lists
+// of definitions and of API keys.
+func listOldestFirst[T any](ctx context.Context, q querier, op, table, cols, orgID string, p Page, key func(T) keyset) ([]T, string, error) {
+	ids, k, after, err := listStart(op, p, true, orgID)
+	if err != nil {
+		return nil, "", err
+	}
+	var w where
+	w.and("org_id = ?", ids[0])
+	if after {
+		w.and("(created_at, id) > (?, ?::uuid)", k.T, k.ID)
+	}
+	rows, next, err := listPage(ctx, q, p, pgx.RowToStructByName[T], key,
+		`SELECT `+cols+` FROM `+table+` WHERE `+w.String()+` ORDER BY created_at, id LIMIT `+w.param(p.limit()+1), w.args...)
+	if err != nil {
+		return nil, "", wrap(op, err)
+	}
+	return rows, next, nil
+}
+
 // where builds the WHERE clause of a list query from optional filters, so
 // each filter combination gets its own (index-friendly) statement instead of
 // "$n = ” OR col = $n" guards a generic plan cannot use.

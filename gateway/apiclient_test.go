@@ -2,12 +2,10 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,25 +30,7 @@ func TestAPIClientFollowsThroughCuts(t *testing.T) {
 	t.Cleanup(cancel)
 	id := e.newRow()
 
-	var published atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			data, _ := json.Marshal(event.Token{AgentExecutionID: id, TaskExecutionID: "m1", Data: strconv.Itoa(i)})
-			if _, err := e.es.AppendStreamEvent(context.Background(), e.orgA.ID, id, event.NameToken, data); err != nil {
-				return // the test's store is not behind the proxy: the check below says so
-			}
-			published.Add(1)
-		}
-	})
+	pub := e.startPublisher(id)
 
 	var mu sync.Mutex
 	var got []int64
@@ -81,14 +61,13 @@ func TestAPIClientFollowsThroughCuts(t *testing.T) {
 		before := received()
 		poll(t, time.Minute, func() bool { return received() >= before+30 }, "nothing new before cut %d", cycle)
 		proxy.Cut()
-		down := published.Load()
-		poll(t, time.Minute, func() bool { return published.Load() >= down+20 }, "the publisher stopped")
+		down := pub.published.Load()
+		poll(t, time.Minute, func() bool { return pub.published.Load() >= down+20 }, "the publisher stopped")
 		proxy.Restore()
 	}
 	before := received()
 	poll(t, time.Minute, func() bool { return received() >= before+30 }, "nothing after the last restore")
-	close(stop)
-	wg.Wait()
+	require.NoError(t, pub.halt())
 	e.publish(id, event.NameCompleted, 1)
 	require.NoError(t, <-done)
 

@@ -36,37 +36,7 @@ func TestSSENeverRepeatsAnEventAcrossAPostgresRestart(t *testing.T) {
 	id := e.newRow()
 	path := e.execPath(e.orgA, id) + "/stream/consolidated"
 
-	// The worker: tokens one by one and in batches of three (one
-	// notification naming the batch's first ID), until told to stop.
-	var published atomic.Int64
-	var publishErr error
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			data, _ := json.Marshal(event.Token{AgentExecutionID: id, TaskExecutionID: "m1", Data: strconv.Itoa(i)})
-			var err error
-			if i%2 == 0 {
-				_, err = e.es.AppendStreamEvent(context.Background(), e.orgA.ID, id, event.NameToken, data)
-				published.Add(1)
-			} else {
-				batch := []entrystore.NewStreamEvent{{Event: event.NameToken, Data: data}, {Event: event.NameToken, Data: data}, {Event: event.NameToken, Data: data}}
-				_, err = e.es.AppendStreamEvents(context.Background(), e.orgA.ID, id, batch)
-				published.Add(3)
-			}
-			if err != nil {
-				publishErr = fmt.Errorf("publish: %w", err) // the worker's store is not behind the proxy
-				return
-			}
-		}
-	})
+	pub := e.startPublisher(id)
 
 	// The client, in the background: it follows, and resumes after the
 	// last ID it received whenever the stream ends (a stream_error, a cut).
@@ -93,15 +63,13 @@ func TestSSENeverRepeatsAnEventAcrossAPostgresRestart(t *testing.T) {
 		poll(t, time.Minute, func() bool { return received() >= before+50 }, "the client received nothing new before cut %d", cycle)
 		proxy.Cut()
 		// Events stored while the gateway cannot reach Postgres.
-		down := published.Load()
-		poll(t, time.Minute, func() bool { return published.Load() >= down+30 }, "the worker stopped publishing")
+		down := pub.published.Load()
+		poll(t, time.Minute, func() bool { return pub.published.Load() >= down+30 }, "the worker stopped publishing")
 		proxy.Restore()
 	}
 	before := received()
 	poll(t, time.Minute, func() bool { return received() >= before+50 }, "the client received nothing after the last restore")
-	close(stop)
-	wg.Wait()
-	require.NoError(t, publishErr)
+	require.NoError(t, pub.halt())
 	e.publish(id, event.NameCompleted, 1)
 	select {
 	case err := <-clientDone:
@@ -122,6 +90,53 @@ func TestSSENeverRepeatsAnEventAcrossAPostgresRestart(t *testing.T) {
 		}
 	}
 	require.Equal(t, e.tableIDs(id, got[len(got)-1]), got, "every stored event, once, in order")
+}
+
+// publisher stores tokens of one execution every 2 ms, one by one and in
+// batches of three (one notification naming the batch's first ID), as a
+// worker does, until halted. Its store is the test's, not the gateway's.
+type publisher struct {
+	published atomic.Int64
+	err       error
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+func (e *env) startPublisher(id string) *publisher {
+	p := &publisher{stop: make(chan struct{})}
+	p.wg.Go(func() {
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+			}
+			data, _ := json.Marshal(event.Token{AgentExecutionID: id, TaskExecutionID: "m1", Data: strconv.Itoa(i)})
+			var err error
+			if i%2 == 0 {
+				_, err = e.es.AppendStreamEvent(context.Background(), e.orgA.ID, id, event.NameToken, data)
+				p.published.Add(1)
+			} else {
+				batch := []entrystore.NewStreamEvent{{Event: event.NameToken, Data: data}, {Event: event.NameToken, Data: data}, {Event: event.NameToken, Data: data}}
+				_, err = e.es.AppendStreamEvents(context.Background(), e.orgA.ID, id, batch)
+				p.published.Add(3)
+			}
+			if err != nil {
+				p.err = fmt.Errorf("publish: %w", err)
+				return
+			}
+		}
+	})
+	return p
+}
+
+// halt stops the publisher and says whether every write went through.
+func (p *publisher) halt() error {
+	close(p.stop)
+	p.wg.Wait()
+	return p.err
 }
 
 // follow reads an SSE stream at streamURL, reconnecting with Last-Event-ID
