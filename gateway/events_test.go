@@ -19,6 +19,16 @@ import (
 // reply is one streamed Messages API answer of the fake model server.
 func reply(body string) providertest.Reply { return providertest.Reply{Body: body} }
 
+// newAnthropicEnv is a gateway and a worker whose one model provider is
+// the official Anthropic client pointed at srv (a fake server speaking
+// Anthropic's wire protocol), with the demo tools.
+func newAnthropicEnv(t *testing.T, srv *providertest.Server) *env {
+	t.Helper()
+	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
+	require.NoError(t, err)
+	return newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools()})
+}
+
 // TestSSEEventsDecodeIntoTypes runs one multi-turn execution over REST
 // against a fake Anthropic server (through the official SDK, so the
 // stream has thinking, text and tool-call argument deltas) with the demo
@@ -50,9 +60,7 @@ func TestSSEEventsDecodeIntoTypes(t *testing.T) {
 			ToolUse("toolu_3", demo.SearchNotesTool, `{"query": "checkpoint"}`).
 			End("tool_use", 20)),
 	)
-	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
-	require.NoError(t, err)
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools()})
+	e := newAnthropicEnv(t, srv)
 	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 
 	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{

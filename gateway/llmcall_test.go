@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/anthropic"
 	"github.com/agentree/agentree/agentsdk/providertest"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 )
@@ -34,9 +33,7 @@ func TestLLMCallEntriesForEveryModelCall(t *testing.T) {
 			ToolUse("toolu_2", demo.WordCountTool, `{"text": "two words"}`).End("tool_use", 20)),
 		reply(providertest.NewAnthropicStream(model, usage).Text("Two.").End("end_turn", 7)),
 	)
-	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
-	require.NoError(t, err)
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools()})
+	e := newAnthropicEnv(t, srv)
 	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 	create := func(mode string) (string, string) {
 		ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/anthropic"
 	"github.com/agentree/agentree/agentsdk/providertest"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 )
@@ -32,9 +31,7 @@ func TestOrgQuotaPausesAtTheBudget(t *testing.T) {
 			ToolUse("toolu_1", demo.SearchNotesTool, `{"query": "history"}`).End("tool_use", 30)),
 		reply(providertest.NewAnthropicStream(model, usage).Text("Done.").End("end_turn", 5)),
 	)
-	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
-	require.NoError(t, err)
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools()})
+	e := newAnthropicEnv(t, srv)
 	org := "/api/orgs/" + e.orgA.Slug
 	base := org + "/agent-executions"
 	create := map[string]any{

@@ -118,7 +118,7 @@ func askDecisions(ctx context.Context, c *apiclient.Client, w io.Writer, st styl
 		if _, err := decide(ctx, c, id, pc.ToolCallID, decision, reason, always); err != nil {
 			// Decided elsewhere meanwhile (a 409) is no failure here: the
 			// stream shows what happens next.
-			if statusOf(err) == http.StatusConflict {
+			if apiclient.StatusOf(err) == http.StatusConflict {
 				fmt.Fprintln(w, st.dim(err.Error()))
 				continue
 			}

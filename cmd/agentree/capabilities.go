@@ -51,7 +51,7 @@ var demoTools = []string{"search_notes", "fetch_note", "word_count"}
 func fetchCapabilities(ctx context.Context, c *apiclient.Client) (*agentreev1.Capabilities, error) {
 	caps := &agentreev1.Capabilities{}
 	if err := c.Do(ctx, http.MethodGet, "/capabilities", nil, caps); err != nil {
-		if statusOf(err) == http.StatusNotFound {
+		if apiclient.StatusOf(err) == http.StatusNotFound {
 			return nil, errNoCapabilities
 		}
 		return nil, err

@@ -53,16 +53,13 @@ func (f clientFlags) client() (*apiclient.Client, error) {
 	return c, nil
 }
 
-// statusOf is the HTTP status of a gateway's answer (0 for none).
-func statusOf(err error) int { return apiclient.StatusOf(err) }
-
 // explain says an error for a person at a terminal: what to do about a
 // refused key or a gateway that is not there.
 func explain(err error) string {
 	switch {
 	case errors.Is(err, apiclient.ErrUnreachable):
 		return err.Error() + " (is it running? make run starts one)"
-	case statusOf(err) == http.StatusUnauthorized:
+	case apiclient.StatusOf(err) == http.StatusUnauthorized:
 		return err.Error() + ": check AGENTREE_API_KEY / --key-file"
 	}
 	return err.Error()
