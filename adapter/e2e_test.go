@@ -163,7 +163,9 @@ func TestHistoryStaysSmall(t *testing.T) {
 		require.Contains(t, out.Text(), "omitted")
 	}
 	runs := h.runs(ex.ID)
-	require.Greater(t, len(runs), turns/10, "the execution continued as new as its runs filled")
+	// Local calls' turns are short (markers only), so a run holds more of
+	// them than activities' would; it still fills and continues as new.
+	require.Greater(t, len(runs), 1, "the execution continued as new as its runs filled")
 	var maxEvents, maxBytes int64
 	for _, r := range runs {
 		maxEvents = max(maxEvents, r.Events)

@@ -91,8 +91,9 @@ func modelCalls(t *testing.T, h *harness, id string) (local, activities int) {
 }
 
 // TestDefaultModeIsTheFastPath: a plugin given nothing but its agents'
-// model and tools runs model calls as local activities — what make bench
-// measures fastest — and schedules no model-call activity.
+// model and tools runs model calls and tool calls as local activities —
+// what make bench measures fastest — and schedules no activity for
+// either.
 func TestDefaultModeIsTheFastPath(t *testing.T) {
 	var runs atomic.Int32
 	model := scripted.New(scripted.Turns(
@@ -107,7 +108,25 @@ func TestDefaultModeIsTheFastPath(t *testing.T) {
 	local, activities := modelCalls(t, h, ex.ID)
 	require.Equal(t, 2, local, "both model calls ran as local activities")
 	require.Zero(t, activities, "no model call was scheduled as an activity")
+	require.Empty(t, toolActivities(t, h, ex.ID), "no tool call was scheduled as an activity")
+	require.Equal(t, 1, localToolCalls(t, h, ex.ID), "the tool call ran as a local activity")
 	require.Equal(t, int32(1), runs.Load())
+}
+
+// localToolCalls counts the tool calls an execution ran as local
+// activities, by their markers.
+func localToolCalls(t *testing.T, h *harness, id string) int {
+	n := 0
+	for _, run := range h.runs(id) {
+		for _, e := range h.history(id, run.RunID).Events {
+			if m := e.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "LocalActivity" {
+				if typ := localActivityType(t, m); typ == adapter.RunToolActivity || typ == adapter.ExecuteToolActivity {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // TestCancelStopsAStreamingCallQuickly: a cancel request stops a model

@@ -20,14 +20,14 @@ import (
 )
 
 // countingTool is a tool named name that answers "<name>: <text>" and
-// counts its runs; LocalActivity as local says.
-func countingTool(name string, local bool, runs *atomic.Int32) *agentsdk.Tool {
+// counts its runs; LongRunning as longRunning says.
+func countingTool(name string, longRunning bool, runs *atomic.Int32) *agentsdk.Tool {
 	t := agentsdk.NewTool(name, "Answers with its text.",
 		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
 			runs.Add(1)
 			return name + ": " + a.Text, nil
 		})
-	t.LocalActivity = local
+	t.LongRunning = longRunning
 	return t
 }
 
@@ -52,16 +52,17 @@ func toolActivities(t *testing.T, h *harness, id string) map[string]int {
 	return n
 }
 
-// TestLocalActivityTools: calls of a tool marked LocalActivity run as
-// local activities — alone (RunTool) and beside an activity tool in one
-// answer (ExecuteTools) — and schedule no activity; the other tool's calls
-// still do. Every call runs once and its result is on the path in the
-// model's order, with model calls as activities and as local activities.
-func TestLocalActivityTools(t *testing.T) {
+// TestToolCallsRunLocalUnlessLongRunning: calls of an unmarked tool run
+// as local activities — alone (RunTool) and beside a LongRunning tool's in
+// one answer (ExecuteTools) — and schedule no activity; the LongRunning
+// tool's calls still do. Every call runs once and its result is on the
+// path in the model's order, with model calls as activities and as local
+// activities.
+func TestToolCallsRunLocalUnlessLongRunning(t *testing.T) {
 	for _, localModels := range []bool{false, true} {
 		t.Run(fmt.Sprintf("localModelCalls=%v", localModels), func(t *testing.T) {
 			var quickRuns, slowRuns atomic.Int32
-			quick, slow := countingTool("quick", true, &quickRuns), countingTool("slow", false, &slowRuns)
+			quick, slow := countingTool("quick", false, &quickRuns), countingTool("slow", true, &slowRuns)
 			call := func(id, tool, text string) agentsdk.ToolCall {
 				return agentsdk.ToolCall{ID: id, Name: tool, Arguments: []byte(`{"text":"` + text + `"}`)}
 			}
@@ -136,7 +137,6 @@ func TestLocalActivityToolRetriedAsActivity(t *testing.T) {
 					}
 					return "flaky: " + a.Text, nil
 				})
-			flaky.LocalActivity = true
 			model := scripted.New(scripted.Turns(
 				scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "f1", Name: "flaky", Arguments: []byte(`{"text":"ok"}`)}}},
 				scripted.Turn{Text: "Tried."},
@@ -158,6 +158,24 @@ func TestLocalActivityToolRetriedAsActivity(t *testing.T) {
 			require.Equal(t, "flaky: ok", msgs[len(msgs)-2].Text(), "the activity's result is on the path")
 		})
 	}
+}
+
+// TestActivityToolCallsRunsEveryToolAsAnActivity: with
+// Options.ActivityToolCalls an unmarked tool's call is an activity from
+// its first attempt.
+func TestActivityToolCallsRunsEveryToolAsAnActivity(t *testing.T) {
+	var runs atomic.Int32
+	model := scripted.New(scripted.Turns(
+		scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "c1", Name: "echo", Arguments: []byte(`{"text":"hi"}`)}}},
+		scripted.Turn{Text: "Done."},
+	))
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{countingTool("echo", false, &runs)},
+		ActivityToolCalls: true, ReconcileInterval: -1}, false)
+	ex := h.start(agentsdk.Config{Tools: []string{"echo"}}, "go")
+	res := h.wait(ex.ID, time.Minute)
+	require.Equal(t, "COMPLETED", res.Status, res.Error)
+	require.Equal(t, map[string]int{adapter.RunToolActivity: 1}, toolActivities(t, h, ex.ID))
+	require.Equal(t, int32(1), runs.Load())
 }
 
 // localActivityType is the activity type a local activity's marker

@@ -85,8 +85,9 @@ type Options struct {
 	// default (false) a model call's first attempt is a local activity, in
 	// the workflow task that asks for it: no task-queue round trip before
 	// or after it, and an answer with tool calls goes on to them in the
-	// same task — with tools marked agentsdk.Tool.LocalActivity, a whole
-	// model → tools → model turn runs in one workflow task (README "Model
+	// same task — with tool calls local too (the default, see
+	// ActivityToolCalls), a whole model → tools → model turn runs in one
+	// workflow task (README "Model
 	// calls" has the measured figures). What the default keeps of the
 	// activity's guarantees: a cancel request stops a running call within
 	// about a second (the worker watches the store for it, see
@@ -98,6 +99,12 @@ type Options struct {
 	// runs the workflow task heartbeats every 4 s, three history events
 	// each (within the run's budget).
 	ActivityModelCalls bool
+	// ActivityToolCalls runs every tool call as an activity from its
+	// first attempt. By default (false) a tool call's first attempt is a
+	// local activity, as a model call's is, unless its tool is
+	// agentsdk.Tool.LongRunning: what the default keeps and costs is as
+	// for model calls (above), LocalCallLimit bounding the local attempt.
+	ActivityToolCalls bool
 	// LocalCallLimit bounds a model or tool call's first attempt as a
 	// local activity; past it the call is made again as an activity, which
 	// heartbeats, so long calls cost neither the run's history budget nor
@@ -341,7 +348,8 @@ func (o Options) validate() (*Options, error) {
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
 		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.operator(), Windows: o.ContextWindows,
-			Compacting: obs.compacting, Cache: cache, Budget: budgetCheck(o.Store, time.Now)},
+			Compacting: obs.compacting, Cache: cache, Budget: budgetCheck(o.Store, time.Now),
+			ActivityTools: o.ActivityToolCalls},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

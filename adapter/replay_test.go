@@ -87,7 +87,7 @@ func TestReplayerReplaysLocalCalls(t *testing.T) {
 		scripted.Turn{ToolCalls: []agentsdk.ToolCall{call("q2"), call("q3")}},
 		scripted.Turn{Text: "Done."},
 	))
-	opts := adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{countingTool("quick", true, &runs)},
+	opts := adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{countingTool("quick", false, &runs)},
 		ReconcileInterval: -1}
 	h := newHarness(t, opts, false)
 	ex := h.start(agentsdk.Config{Tools: []string{"quick"}}, "replay me")

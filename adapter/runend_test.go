@@ -25,8 +25,8 @@ func TestRunsEndAtWaits(t *testing.T) {
 	// A budget of 10 events: every turn passes it long before its end. A
 	// budget of 95: the second turn would fit it, but not the hard limit
 	// of 100 events (with a segment's reserve), so the first run ends at
-	// its first wait as well. The sizes are those of model calls run as
-	// activities (a turn of local calls is about half as long).
+	// its first wait as well. The sizes are those of model and tool calls
+	// run as activities (a turn of local calls is about half as long).
 	for _, budget := range []int{10, 95} {
 		t.Run(fmt.Sprintf("budget %d", budget), func(t *testing.T) { runsEndAtWaits(t, budget) })
 	}
@@ -43,7 +43,7 @@ func runsEndAtWaits(t *testing.T, budget int) {
 		return scripted.Turn{Text: fmt.Sprintf("answer %d", turn/(tools+1)+1)}
 	})
 	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()}, RunEvents: budget,
-		ActivityModelCalls: true}, false)
+		ActivityModelCalls: true, ActivityToolCalls: true}, false)
 	ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn, Tools: []string{"echo"}}, "message 1")
 	for i := 2; i <= turns; i++ {
 		h.waitStatus(ex.ID, entrystore.StatusWaiting, time.Minute)

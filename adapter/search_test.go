@@ -109,7 +109,7 @@ func TestRunningShownOnceATurnOutlastsItsTask(t *testing.T) {
 			return scripted.Turn{Text: fmt.Sprintf("answer %d", turn)}
 		})
 		h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model},
-			Tools: []*agentsdk.Tool{countingTool("echo", true, &runs)}}, false)
+			Tools: []*agentsdk.Tool{countingTool("echo", false, &runs)}}, false)
 		ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn, Tools: []string{"echo"}}, "turn 1")
 		seq := h.awaitWaiting(ex.ID, 0)
 		for i := 2; i <= 3; i++ {

@@ -77,9 +77,10 @@ type ToolCallRef struct {
 	// Policy is the call's tool policy, resolved when the model answered
 	// (empty: auto, as for answers recorded before policies).
 	Policy ToolPolicy `json:"policy,omitempty"`
-	// Local runs the call as a local activity: its tool's LocalActivity
-	// when the model answered (not stored with the answer: an answer read
-	// back from the store runs its calls as activities).
+	// Local runs the call's first attempt as a local activity: its tool
+	// was not LongRunning when the model answered (not stored with the
+	// answer: an answer read back from the store runs its calls as
+	// activities).
 	Local bool `json:"local,omitempty"`
 }
 

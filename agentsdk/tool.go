@@ -32,21 +32,23 @@ type Tool struct {
 	// Risk is shown with a call waiting for approval: low, medium (the
 	// default) or high.
 	Risk string
-	// LocalActivity runs the tool's calls as Temporal local activities, in
-	// the workflow task of the answer that asked for them: no task-queue
-	// round trip before or after a call, so an answer, its tool calls and
-	// the next model call (with Options.LocalModelCalls) can all run in
-	// one workflow task. For tools that finish in a few seconds and are
-	// safe to repeat — a lookup, a calculation, a short read — not for
-	// long or heartbeating work: a call runs to its end (cancellation
-	// reaches it at the workflow task's next heartbeat, every 4 s), and a
-	// worker lost mid-call is noticed when the workflow task times out
-	// (5 s), whereupon the call runs again. A first attempt that fails
-	// other than with the tool's own final error is retried as an
-	// activity. Resolved when the model answers (the model call's result,
-	// recorded in the workflow's history, says it), so a replay runs a
-	// call as its first run did whatever the worker's tools say now.
-	LocalActivity bool
+	// LongRunning runs the tool's calls as activities from their first
+	// attempt: heartbeating, cancellable at once, retried on another
+	// worker within the heartbeat timeout when theirs dies. Mark tools
+	// that may outlast the runtime's local-call limit (20 s by default)
+	// or must not be cut and made again: a shell command, a build, a
+	// crawl, a remote server's tool. By default (false) a call's first
+	// attempt is a Temporal local activity, in the workflow task of the
+	// answer that asked for it: no task-queue round trip before or after
+	// it, so an answer, its tool calls and the next model call run in one
+	// workflow task. Such a call that outlasts the limit is stopped and
+	// made again as an activity, and so is a first attempt that fails
+	// other than with the tool's own final error; a worker lost mid-call
+	// is noticed when the workflow task times out (5 s). Resolved when
+	// the model answers (the model call's result, recorded in the
+	// workflow's history, says it), so a replay runs a call as its first
+	// run did whatever the worker's tools say now.
+	LongRunning bool
 	// Orgs are the organizations (by ID) whose executions may see and
 	// call the tool; nil: every organization. A tool that holds an
 	// operator's credential for some tenants only (an MCP server's) is

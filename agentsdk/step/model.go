@@ -48,6 +48,9 @@ type Deps struct {
 	// A retry that finds its answer written is not asked: it spends
 	// nothing. nil allows every call.
 	Budget func(ctx context.Context, orgID string) error
+	// ActivityTools runs every tool call as an activity from its first
+	// attempt, as if each tool were LongRunning (see markLocal).
+	ActivityTools bool
 }
 
 // config is the execution's configuration, from the cache if it has it.

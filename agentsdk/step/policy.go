@@ -68,15 +68,16 @@ func (d Deps) answerMeta(org string, cfg agentsdk.Config, msg agentsdk.Message) 
 	return meta
 }
 
-// markLocal marks the tool calls of res whose tool runs as a local
-// activity (agentsdk.Tool.LocalActivity). It is not stored with the
+// markLocal marks the tool calls of res whose first attempt runs as a
+// local activity: every call, unless its tool is LongRunning or
+// Deps.ActivityTools says none. It is not stored with the
 // answer: the workflow reads it from the model call's result, recorded in
 // its history, so a replay runs each call as its first run did. An
 // answer read back from the store later (a segment that takes up an
 // earlier one's calls) runs its calls as activities.
 func (d Deps) markLocal(res *agentsdk.ModelResult) {
 	for i, tc := range res.Entry.ToolCalls {
-		if t, err := d.Tools.Get(tc.Name); err == nil && t.LocalActivity {
+		if t, err := d.Tools.Get(tc.Name); err == nil && !t.LongRunning && !d.ActivityTools {
 			res.Entry.ToolCalls[i].Local = true
 		}
 	}

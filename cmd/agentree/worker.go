@@ -81,8 +81,9 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
 		OrgTools: orgTools, ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
 		LocalStore: local, LocalName: w.LocalStore.Name, LocalGrace: w.LocalStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
-		ExecutionEnded: w.ExecutionEnded,
-		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider})
+		ActivityToolCalls: w.ActivityToolCalls,
+		ExecutionEnded:    w.ExecutionEnded,
+		TracerProvider:    tel.TracerProvider, MeterProvider: tel.MeterProvider})
 	if err != nil {
 		pool.Close()
 		return nil, err

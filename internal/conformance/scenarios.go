@@ -67,7 +67,7 @@ type Hooks struct {
 
 // Tools are the scenario tools, their hooks bound to a runtime.
 func Tools(h Hooks, steer func() string) []*agentsdk.Tool {
-	return []*agentsdk.Tool{
+	tools := []*agentsdk.Tool{
 		agentsdk.NewTool("echo", "Echoes its text.",
 			func(_ context.Context, _ agentsdk.ToolInvocation, a textArgs) (string, error) {
 				return "echo: " + a.Text, nil
@@ -92,6 +92,13 @@ func Tools(h Hooks, steer func() string) []*agentsdk.Tool {
 				return "", agentsdk.Retryable(errors.New("upstream busy"))
 			}),
 	}
+	// block and steer stand for long work a user cancels or steers while
+	// it runs: activities from their first attempt. A local call's
+	// workflow task sees a message only when it ends or heartbeats, so a
+	// message sent during one joins the conversation after the answer
+	// that follows the call, not before it (README "Model calls").
+	tools[2].LongRunning, tools[3].LongRunning = true, true
+	return tools
 }
 
 type textArgs struct {

@@ -45,10 +45,11 @@ type Worker struct {
 	ContextWindows agentsdk.ContextWindows
 	// LocalStore is Config.LocalStore.
 	LocalStore LocalStore
-	// ActivityModelCalls is Config.LocalActivities.ModelCalls set to
-	// false; the tools Config.LocalActivities.Tools names have
-	// LocalActivity set.
-	ActivityModelCalls bool
+	// ActivityModelCalls and ActivityToolCalls are
+	// Config.LocalActivities.ModelCalls and ToolCalls set to false; the
+	// tools Config.LocalActivities.LongRunningTools names have LongRunning
+	// set.
+	ActivityModelCalls, ActivityToolCalls bool
 	// PruneEvery and Retention are Config.Retention as the plugin takes
 	// them.
 	PruneEvery time.Duration
@@ -92,7 +93,7 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 		orgID = func(slug string) (string, error) { return slug, nil }
 	}
 	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, LocalStore: c.LocalStore,
-		ActivityModelCalls: c.LocalActivities.ModelCalls != nil && !*c.LocalActivities.ModelCalls}
+		ActivityModelCalls: isFalse(c.LocalActivities.ModelCalls), ActivityToolCalls: isFalse(c.LocalActivities.ToolCalls)}
 	if r := c.Retention; r.Every != nil {
 		w.PruneEvery = *r.Every
 		w.Retention = entrystore.RetentionPolicy{KeepDays: *r.KeepDays, KeepFailedDays: *r.KeepFailedDays}
@@ -131,7 +132,7 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 		}
 		w.Tools = append(w.Tools, w.mcp.Tools()...)
 	}
-	if err := markLocal(w.Tools, c.LocalActivities.Tools); err != nil {
+	if err := markLongRunning(w.Tools, c.LocalActivities.LongRunningTools); err != nil {
 		_ = w.Close()
 		return Worker{}, err
 	}
@@ -148,9 +149,12 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 	return w, nil
 }
 
-// markLocal sets LocalActivity on the tools names names, each of which
+// isFalse reports whether b is set and false.
+func isFalse(b *bool) bool { return b != nil && !*b }
+
+// markLongRunning sets LongRunning on the tools names names, each of which
 // must be one of tools.
-func markLocal(tools []*agentsdk.Tool, names []string) error {
+func markLongRunning(tools []*agentsdk.Tool, names []string) error {
 	for i, n := range names {
 		j := slices.IndexFunc(tools, func(t *agentsdk.Tool) bool { return t.Name == n })
 		if j < 0 {
@@ -158,9 +162,9 @@ func markLocal(tools []*agentsdk.Tool, names []string) error {
 			for k, t := range tools {
 				known[k] = t.Name
 			}
-			return fmt.Errorf("worker config: localActivities.tools[%d]: the worker has no tool %q (it has: %s)", i, n, strings.Join(known, ", "))
+			return fmt.Errorf("worker config: localActivities.longRunningTools[%d]: the worker has no tool %q (it has: %s)", i, n, strings.Join(known, ", "))
 		}
-		tools[j].LocalActivity = true
+		tools[j].LongRunning = true
 	}
 	return nil
 }

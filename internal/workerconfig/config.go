@@ -102,22 +102,29 @@ type Config struct {
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, …) whatever it says.
 	Observability Observability `yaml:"observability"`
 	// LocalActivities chooses which calls' first attempts run as Temporal
-	// local activities; omitted: model calls do, and the tools whose
-	// authors mark them (agentsdk.Tool.LocalActivity).
+	// local activities; omitted: model calls and tool calls do, but for
+	// the tools marked long-running (by their authors, as bash and MCP
+	// tools are, or in LongRunningTools).
 	LocalActivities LocalActivities `yaml:"localActivities"`
 }
 
 // LocalActivities chooses which calls run as local activities, in the
-// workflow task that asks for them (README "Architecture").
+// workflow task that asks for them (README "Model calls").
 type LocalActivities struct {
 	// ModelCalls runs model calls' first attempts as local activities;
 	// default true, false runs every model call as an activity
 	// (adapter.Options.ActivityModelCalls).
 	ModelCalls *bool `yaml:"modelCalls"`
-	// Tools are the names of the tools whose calls run as local activities
-	// (agentsdk.Tool.LocalActivity): quick ones, safe to repeat. A name no
+	// ToolCalls runs tool calls' first attempts as local activities;
+	// default true, false runs every tool call as an activity
+	// (adapter.Options.ActivityToolCalls).
+	ToolCalls *bool `yaml:"toolCalls"`
+	// LongRunningTools are the names of the tools whose calls run as
+	// activities from their first attempt (agentsdk.Tool.LongRunning),
+	// besides those their authors mark: tools that may run past the
+	// local-call limit (20 s) or must not be cut and made again. A name no
 	// tool of the worker has stops it at start.
-	Tools []string `yaml:"tools"`
+	LongRunningTools []string `yaml:"longRunningTools"`
 }
 
 // localName is what a worker's name may hold: it names a task queue.
@@ -402,12 +409,14 @@ func (c Config) withDefaults() (Config, error) {
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	checkOrgs(c.Orgs, c.ToolSets, bad)
 	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
-	if len(c.LocalActivities.Tools) == 0 {
-		c.LocalActivities.Tools = nil
+	if len(c.LocalActivities.LongRunningTools) == 0 {
+		c.LocalActivities.LongRunningTools = nil
 	}
-	if c.LocalActivities.ModelCalls == nil {
-		local := true
-		c.LocalActivities.ModelCalls = &local
+	for _, b := range []**bool{&c.LocalActivities.ModelCalls, &c.LocalActivities.ToolCalls} {
+		if *b == nil {
+			local := true
+			*b = &local
+		}
 	}
 	if c.LocalStore.Dir != "" && c.LocalStore.Name == "" {
 		c.LocalStore.Name, _ = os.Hostname()

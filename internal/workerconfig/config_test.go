@@ -43,7 +43,7 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 		Retention:       workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
 		LocalStore:      workerconfig.LocalStore{Grace: 5 * time.Minute},
 		Observability:   workerconfig.Observability{LogFormat: "text"},
-		LocalActivities: workerconfig.LocalActivities{ModelCalls: ptr(true)},
+		LocalActivities: workerconfig.LocalActivities{ModelCalls: ptr(true), ToolCalls: ptr(true)},
 	}, c)
 
 	w, err := c.Build()
@@ -245,35 +245,45 @@ func TestObservability(t *testing.T) {
 	require.ErrorContains(t, err, "observability.logFormat")
 }
 
-// localActivities chooses local model calls and marks the tools it names;
-// a name the worker has no tool of, or an unknown field, is an error
-// naming it.
+// localActivities chooses local model and tool calls and marks the
+// tools it names long-running; a name the worker has no tool of, or an
+// unknown field, is an error naming it.
 func TestLocalActivities(t *testing.T) {
 	noKeys(t)
-	c, err := workerconfig.Parse([]byte("localActivities:\n  modelCalls: true\n  tools: [" + demo.WordCountTool + "]\n"))
+	c, err := workerconfig.Parse([]byte("localActivities:\n  modelCalls: true\n  longRunningTools: [" + demo.WordCountTool + "]\n"))
 	require.NoError(t, err)
 	w, err := c.Build()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
 	require.False(t, w.ActivityModelCalls)
+	require.False(t, w.ActivityToolCalls)
 	require.NotEmpty(t, w.Tools)
 	for _, tool := range w.Tools {
-		require.Equal(t, tool.Name == demo.WordCountTool, tool.LocalActivity, tool.Name)
+		require.Equal(t, tool.Name == demo.WordCountTool, tool.LongRunning, tool.Name)
 	}
 
-	// Local model calls are the default; false runs them as activities.
-	for yaml, activities := range map[string]bool{"": false, "localActivities:\n  modelCalls: false\n": true} {
+	// Local model and tool calls are the default; false runs them as
+	// activities.
+	for yaml, want := range map[string][2]bool{
+		"": {false, false},
+		"localActivities:\n  modelCalls: false\n": {true, false},
+		"localActivities:\n  toolCalls: false\n":  {false, true},
+	} {
 		c, err = workerconfig.Parse([]byte(yaml))
 		require.NoError(t, err)
 		w, err = c.Build()
 		require.NoError(t, err)
-		require.Equal(t, activities, w.ActivityModelCalls, yaml)
+		require.Equal(t, want, [2]bool{w.ActivityModelCalls, w.ActivityToolCalls}, yaml)
 	}
 
-	c, err = workerconfig.Parse([]byte("localActivities:\n  tools: [nope]\n"))
+	c, err = workerconfig.Parse([]byte("localActivities:\n  longRunningTools: [nope]\n"))
 	require.NoError(t, err)
 	_, err = c.Build()
-	require.ErrorContains(t, err, `localActivities.tools[0]: the worker has no tool "nope" (it has: `)
+	require.ErrorContains(t, err, `localActivities.longRunningTools[0]: the worker has no tool "nope" (it has: `)
+
+	// The list of local tools is gone: every tool is local unless marked.
+	_, err = workerconfig.Parse([]byte("localActivities:\n  tools: [x]\n"))
+	require.ErrorContains(t, err, `unknown field "tools" in localActivities`)
 
 	_, err = workerconfig.Parse([]byte("localActivities:\n  model: true\n"))
 	require.ErrorContains(t, err, `unknown field "model" in localActivities`)

@@ -125,7 +125,7 @@ func (b *bench) startChild(dir, name string, blockAt int) (*child, error) {
 		ToolHeartbeat: b.cfg.ResumeHeartbeat, BlockAt: blockAt, Log: filepath.Join(dir, name+".log"),
 		// A worker that dies mid-call stands for a long, heartbeating
 		// tool: the tool is an activity whatever the set.
-		Mode: mode{ActivityModelCalls: b.set.Mode.ActivityModelCalls},
+		Mode: mode{ActivityModelCalls: b.set.Mode.ActivityModelCalls, ActivityToolCalls: true},
 	})
 }
 

@@ -69,6 +69,10 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 		r.add(n+"p99_overhead_ms", p99)
 		r.add(n+"turn_start_p50_ms", t50)
 		r.add(n+"turn_start_p99_ms", t99)
+		r.add(n+"first_start_p50_ms", percentile(cr.firstStarts, .5))
+		r.add(n+"first_start_p99_ms", percentile(cr.firstStarts, .99))
+		r.add(n+"ready_gap_p50_ms", percentile(cr.readyGaps, .5))
+		r.add(n+"ready_gap_p99_ms", percentile(cr.readyGaps, .99))
 		r.add(n+"cpu_s_per_call", cpu)
 		r.add(n+"rss_mb", rss)
 		r.add(n+"actions_per_call", floatOf(cr.actionsPerCall, 2))
@@ -118,6 +122,11 @@ type concResult struct {
 	// the time from sending it to the start of the model call that
 	// answers it.
 	turnStarts []time.Duration
+	// firstStarts are, per conversation, the time from starting it to its
+	// first model call's start; readyGaps, per turn but the last, from the
+	// end of the turn's answer to the next user message (the time the
+	// system takes to be seen ready for it).
+	firstStarts, readyGaps []time.Duration
 	cpu        time.Duration
 	rss        int64
 	// serverCPU and pgCPU are the CPU time the Temporal server and
@@ -230,6 +239,14 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 	for i, p := range plans {
 		starts, ends := wl.times("call", p.ID), wl.times("end", p.ID)
 		res.calls += len(starts)
+		if s0, ok := starts[0]; ok {
+			res.firstStarts = append(res.firstStarts, s0.Sub(sent[i][0]))
+		}
+		for turn := 0; turn+1 < len(sent[i]); turn++ {
+			if end, ok := ends[(turn+1)*p.Calls-1]; ok {
+				res.readyGaps = append(res.readyGaps, sent[i][turn+1].Sub(end))
+			}
+		}
 		for turn := 1; turn < len(sent[i]); turn++ {
 			if start, ok := starts[turn*p.Calls]; ok {
 				res.turnStarts = append(res.turnStarts, start.Sub(sent[i][turn]))

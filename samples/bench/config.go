@@ -129,7 +129,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.ResumeHeartbeat, "resume-heartbeat", 2*time.Second, "resume: tool heartbeat timeout, how soon the dead worker's tool call is retried")
 	fs.BoolVar(&c.ResumeNaive, "resume-naive", true, "resume: measure the naive pattern too")
 	fs.BoolVar(&c.LocalModelCalls, "local-model-calls", true, "set X: Agentree's model calls' first attempts as local activities (its default); false: adapter.Options.ActivityModelCalls")
-	fs.BoolVar(&c.LocalTools, "local-tools", false, "set X: mark the scripted tool agentsdk.Tool.LocalActivity for Agentree (not in resume)")
+	fs.BoolVar(&c.LocalTools, "local-tools", true, "set X: Agentree's tool calls' first attempts as local activities (its default; not in resume); false: adapter.Options.ActivityToolCalls")
 	fs.BoolVar(&c.NaiveLocalModelCalls, "naive-local-model-calls", false, "set X: the naive pattern's model calls as local activities (openai_agents' use_local_activity)")
 	fs.BoolVar(&c.NaiveLocalTools, "naive-local-tools", false, "set X: the naive pattern's tool calls as local activities (not in resume)")
 	fs.Var(&c.ScalePoints, "scale-points", "scale_n: the calls to time, ascending; the conversation is as long as the last (at most 1000, Agentree's maxTurns)")

@@ -15,9 +15,11 @@ type mode struct {
 	// every model call a regular activity (false, the default: each
 	// call's first attempt a local activity).
 	ActivityModelCalls bool
-	// LocalTools marks the scripted tool agentsdk.Tool.LocalActivity for
-	// Agentree.
-	LocalTools bool
+	// ActivityToolCalls is Agentree's adapter.Options.ActivityToolCalls:
+	// every tool call a regular activity (false, the default: each call's
+	// first attempt a local activity, the scripted tool not being
+	// agentsdk.Tool.LongRunning).
+	ActivityToolCalls bool
 	// NaiveLocalModelCalls and NaiveLocalTools run the naive pattern's
 	// model calls and tool calls as local activities.
 	NaiveLocalModelCalls, NaiveLocalTools bool
@@ -32,12 +34,13 @@ type benchSet struct {
 }
 
 // The sets the bench knows. The scripted fetch tool stands for a quick
-// lookup a tool author may or may not mark local; set A leaves it
-// unmarked, as a tool is by default.
+// lookup, which its author does not mark long-running; Agentree runs in
+// its defaults in every set, where both its model and tool calls are
+// local, and the naive pattern in the modes its plugins offer.
 var knownSets = []benchSet{
 	{"A", "each system's defaults", mode{}},
 	{"B", "local model calls on both", mode{NaiveLocalModelCalls: true}},
-	{"C", "everything local on both: model calls and tools", mode{LocalTools: true, NaiveLocalModelCalls: true, NaiveLocalTools: true}},
+	{"C", "everything local on both: model calls and tools", mode{NaiveLocalModelCalls: true, NaiveLocalTools: true}},
 }
 
 // setNames are the sets -sets may name: the known ones, and X, whose
@@ -56,7 +59,7 @@ func (c config) sets() []benchSet {
 		}
 		if name == "X" {
 			out = append(out, benchSet{"X", "the modes the flags give", mode{
-				ActivityModelCalls: !c.LocalModelCalls, LocalTools: c.LocalTools,
+				ActivityModelCalls: !c.LocalModelCalls, ActivityToolCalls: !c.LocalTools,
 				NaiveLocalModelCalls: c.NaiveLocalModelCalls, NaiveLocalTools: c.NaiveLocalTools,
 			}})
 		}
@@ -81,9 +84,9 @@ func (m mode) agentree() string {
 	if m.ActivityModelCalls {
 		calls = "model calls as activities (adapter.Options.ActivityModelCalls)"
 	}
-	tools := "tool calls as activities (the tool not marked agentsdk.Tool.LocalActivity)"
-	if m.LocalTools {
-		tools = "tool calls as local activities (the tool marked agentsdk.Tool.LocalActivity; resume's worker processes excepted)"
+	tools := "tool calls' first attempts as local activities (adapter.Options{}, the tool not LongRunning; resume's worker processes excepted)"
+	if m.ActivityToolCalls {
+		tools = "tool calls as activities (adapter.Options.ActivityToolCalls)"
 	}
 	return calls + "; " + tools
 }
@@ -100,7 +103,7 @@ func (m mode) naive() string {
 // agentreeFloorLocal says which floor Agentree's step is judged against:
 // the local-activity floor when its model and tool calls are all local,
 // the activity floor when a step holds at least one activity.
-func (m mode) agentreeFloorLocal() bool { return !m.ActivityModelCalls && m.LocalTools }
+func (m mode) agentreeFloorLocal() bool { return !m.ActivityModelCalls && !m.ActivityToolCalls }
 
 // naiveFloorLocal is the same for the naive pattern.
 func (m mode) naiveFloorLocal() bool { return m.NaiveLocalModelCalls && m.NaiveLocalTools }

@@ -15,13 +15,13 @@ import (
 // calls on both, C everything local on both; X takes the flags; -sets
 // refuses a set it does not know.
 func TestSetsAreTheModesTheyName(t *testing.T) {
-	cfg, err := parseConfig([]string{"-sets=a,C,X", "-local-model-calls=false", "-naive-local-tools"})
+	cfg, err := parseConfig([]string{"-sets=a,C,X", "-local-model-calls=false", "-local-tools=false", "-naive-local-tools"})
 	require.NoError(t, err)
 	sets := cfg.sets()
 	require.Len(t, sets, 3)
-	require.Equal(t, mode{}, sets[0].Mode, "A: Agentree's zero options, the tool unmarked; the naive pattern's activities")
-	require.Equal(t, mode{LocalTools: true, NaiveLocalModelCalls: true, NaiveLocalTools: true}, sets[1].Mode)
-	require.Equal(t, mode{ActivityModelCalls: true, NaiveLocalTools: true}, sets[2].Mode)
+	require.Equal(t, mode{}, sets[0].Mode, "A: Agentree's zero options; the naive pattern's activities")
+	require.Equal(t, mode{NaiveLocalModelCalls: true, NaiveLocalTools: true}, sets[1].Mode)
+	require.Equal(t, mode{ActivityModelCalls: true, ActivityToolCalls: true, NaiveLocalTools: true}, sets[2].Mode)
 	require.Equal(t, "setX_", sets[2].prefix())
 
 	def, err := parseConfig(nil)
@@ -35,8 +35,10 @@ func TestSetsAreTheModesTheyName(t *testing.T) {
 
 	// Each system's step is judged against the floor of its kind: local
 	// only when all of it is local.
-	require.False(t, knownSets[0].Mode.agentreeFloorLocal())
+	require.True(t, knownSets[0].Mode.agentreeFloorLocal(), "Agentree's defaults are all local")
+	require.False(t, knownSets[0].Mode.naiveFloorLocal())
 	require.False(t, knownSets[1].Mode.naiveFloorLocal())
+	require.False(t, sets[2].Mode.agentreeFloorLocal())
 	require.True(t, knownSets[2].Mode.agentreeFloorLocal())
 	require.True(t, knownSets[2].Mode.naiveFloorLocal())
 }

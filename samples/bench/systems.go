@@ -101,9 +101,8 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		provider = endRecorder{model, o.RecordEnd}
 	}
 	tool := newTool(o.Block)
-	// Agentree's own copy of the tool, which may run as a local activity.
+	// Agentree's own copy of the tool.
 	atool := newTool(o.Block)
-	atool.LocalActivity = o.Mode.LocalTools
 	logger := quietLogger()
 	s := &systems{}
 	s.agentreeBeats.on, s.naiveBeats.on = o.OnHeartbeat, o.OnHeartbeat
@@ -118,7 +117,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		plugin, err := adapter.NewPlugin(adapter.Options{
 			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{atool},
-			ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls,
+			ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls, ActivityToolCalls: o.Mode.ActivityToolCalls,
 			LocalStore: s.local, LocalName: benchWorkerName,
 		})
 		if err != nil {
@@ -206,7 +205,7 @@ func (s *systems) dialTraced(store *entrystore.Store, o systemOptions, model age
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{tool},
-		ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls,
+		ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls, ActivityToolCalls: o.Mode.ActivityToolCalls,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider,
 	})
 	if err != nil {

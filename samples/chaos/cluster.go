@@ -82,7 +82,7 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, err
 	}
 	c.logf("chaos: built %s", c.bin)
-	if cfg.LocalActivities || cfg.ActivityModelCalls {
+	if cfg.ActivityToolCalls || cfg.ActivityModelCalls {
 		if err = c.writeWorkerConfig(); err != nil {
 			return c, err
 		}

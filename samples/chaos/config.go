@@ -42,10 +42,10 @@ type config struct {
 	// finish; Timeout bounds the whole run.
 	Settle, Timeout time.Duration
 
-	// LocalActivities runs the research tools' calls as local activities
-	// too (the worker configuration's localActivities.tools); model calls
-	// are local activities by default.
-	LocalActivities bool
+	// ActivityToolCalls runs the workers' tool calls as activities
+	// (localActivities.toolCalls: false), the mode that is not the
+	// default.
+	ActivityToolCalls bool
 	// ActivityModelCalls runs the workers' model calls as activities
 	// (localActivities.modelCalls: false), the mode that is not the
 	// default.
@@ -94,7 +94,7 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.TemporalServer, "temporal-server", os.Getenv("AGENTREE_TEMPORAL") == "server", "run the Temporal server on the run's Postgres cluster instead of the dev server (default true with AGENTREE_TEMPORAL=server, as make up)")
 	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.StringVar(&c.Bin, "bin", "", "an agentree binary to run (default: build ./cmd/agentree)")
-	fs.BoolVar(&c.LocalActivities, "local-activities", false, "run the research tools' calls as local activities too (localActivities.tools in the workers' configuration); model calls are local activities by default")
+	fs.BoolVar(&c.ActivityToolCalls, "activity-tool-calls", false, "run the workers' tool calls as activities (localActivities.toolCalls: false), not the default local activities")
 	fs.BoolVar(&c.ActivityModelCalls, "activity-model-calls", false, "run the workers' model calls as activities (localActivities.modelCalls: false), not the default local activities")
 	fs.IntVar(&c.CancelProbes, "cancel-probes", 10, "executions cancelled as their model call streams, after the faults (chaos_cancel_p99_s)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (logs, Postgres, Temporal database)")
@@ -134,8 +134,10 @@ func (c config) String() string {
 	if c.ActivityModelCalls {
 		mode = "model calls as activities"
 	}
-	if c.LocalActivities {
-		mode += ", research tools as local activities"
+	if c.ActivityToolCalls {
+		mode += ", tool calls as activities"
+	} else {
+		mode += ", tool calls as local activities (the default)"
 	}
 	temporal := "the Temporal dev server (SQLite)"
 	if c.TemporalServer {

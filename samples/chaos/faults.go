@@ -65,7 +65,7 @@ type injector struct {
 
 // localCalls: the workers run calls as local activities, inside workflow
 // tasks, where Temporal does not show them as started activities.
-func (in *injector) localCalls() bool { return !in.cfg.ActivityModelCalls || in.cfg.LocalActivities }
+func (in *injector) localCalls() bool { return !in.cfg.ActivityModelCalls || !in.cfg.ActivityToolCalls }
 
 func (in *injector) run(ctx context.Context, kinds []string) []*fault {
 	var out []*fault

@@ -33,7 +33,7 @@ func (c *cluster) workerProc(i int) *proc {
 		research.EnvToolDelay+"="+c.cfg.ToolDelay.String(),
 	)
 	args := []string{"worker", "--task-queue", c.queue}
-	if c.cfg.LocalActivities || c.cfg.ActivityModelCalls {
+	if c.cfg.ActivityToolCalls || c.cfg.ActivityModelCalls {
 		args = append(args, "--config", c.workerConfig())
 	}
 	return &proc{
@@ -42,17 +42,15 @@ func (c *cluster) workerProc(i int) *proc {
 	}
 }
 
-// workerConfig is the workers' configuration file with -local-activities
-// or -activity-model-calls (writeWorkerConfig writes it).
+// workerConfig is the workers' configuration file with
+// -activity-tool-calls or -activity-model-calls (writeWorkerConfig writes
+// it).
 func (c *cluster) workerConfig() string { return filepath.Join(c.dir, "worker.yaml") }
 
-// writeWorkerConfig writes workerConfig: the defaults, with model calls as
-// activities or every research tool's calls as local activities.
+// writeWorkerConfig writes workerConfig: the defaults, with model calls
+// or tool calls as activities.
 func (c *cluster) writeWorkerConfig() error {
-	yaml := fmt.Sprintf("localActivities:\n  modelCalls: %v\n", !c.cfg.ActivityModelCalls)
-	if c.cfg.LocalActivities {
-		yaml += fmt.Sprintf("  tools: [%s, %s, %s]\n", research.SearchNotesTool, research.FetchNoteTool, research.WordCountTool)
-	}
+	yaml := fmt.Sprintf("localActivities:\n  modelCalls: %v\n  toolCalls: %v\n", !c.cfg.ActivityModelCalls, !c.cfg.ActivityToolCalls)
 	if err := os.WriteFile(c.workerConfig(), []byte(yaml), 0o644); err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}

@@ -173,9 +173,13 @@ func (b *bash) tool() *agentsdk.Tool {
 		"with timeout_seconds; on timeout every process it started is killed. Limits: %s; workspace quota %s. "+
 		"Long output is cut to its head and tail. Prefer read_file, grep and edit_file for files.",
 		where, network, b.opts.Timeout, b.opts.MaxTimeout, b.limits, quotaString(b.ws.Quota))
-	return withPolicy(agentsdk.NewTool(BashTool, desc, func(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs) (string, error) {
+	t := withPolicy(agentsdk.NewTool(BashTool, desc, func(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs) (string, error) {
 		return b.run(ctx, call, a)
 	}), agentsdk.PolicyAsk, agentsdk.RiskHigh)
+	// A script may run for minutes and must not be cut and run again: an
+	// activity from its first attempt, heartbeating its output.
+	t.LongRunning = true
+	return t
 }
 
 func (b *bash) run(ctx context.Context, call agentsdk.ToolInvocation, a BashArgs) (string, error) {

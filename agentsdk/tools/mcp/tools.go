@@ -44,7 +44,10 @@ func (g *group) offer(listed []*sdk.Tool) {
 			g.byRemote[t.Name], g.order = old, append(g.order, t.Name)
 			continue
 		}
-		tool, remote := &agentsdk.Tool{Name: name, Description: desc, Parameters: schema, Policy: policy, Orgs: g.orgs()}, t.Name
+		// A remote server's call may take any time and may not be safe to
+		// make twice: an activity from its first attempt (LongRunning).
+		tool, remote := &agentsdk.Tool{Name: name, Description: desc, Parameters: schema, Policy: policy, Orgs: g.orgs(),
+			LongRunning: true}, t.Name
 		tool.Run = func(ctx context.Context, call agentsdk.ToolInvocation) (string, error) {
 			if !g.lists(remote) {
 				return "", fmt.Errorf("MCP server %s no longer offers %s", g.name, remote)
