@@ -46,7 +46,7 @@ func (s pgStore) Execution(ctx context.Context, orgID, executionID string) (engi
 	if err != nil {
 		return engine.Execution{}, engineError(err)
 	}
-	return engine.Execution{Config: ex.Config, Status: engine.Status(ex.Status)}, nil
+	return engine.Execution{Config: ex.Config, Status: engine.Status(ex.Status), CheckpointSeq: ex.CheckpointSeq}, nil
 }
 
 func (s pgStore) Transition(ctx context.Context, orgID, executionID string, tr engine.Transition) (engine.Execution, error) {

@@ -170,12 +170,14 @@ func (s *Store) GetExecution(ctx context.Context, orgID, id string) (Execution, 
 type ExecutionSettings struct {
 	Status Status          `db:"status"`
 	Config json.RawMessage `db:"config"`
+	// CheckpointSeq is the latest checkpoint's sequence.
+	CheckpointSeq int `db:"current_checkpoint_seq"`
 }
 
 // GetExecutionSettings reads only an execution's status and config: the
 // hot path's read, kept off the row's large columns.
 func (s *Store) GetExecutionSettings(ctx context.Context, orgID, id string) (ExecutionSettings, error) {
-	return getOne[ExecutionSettings](ctx, s.pool, "get execution settings "+id, "agent_execution", "status, config", orgID, id)
+	return getOne[ExecutionSettings](ctx, s.pool, "get execution settings "+id, "agent_execution", "status, config, current_checkpoint_seq", orgID, id)
 }
 
 func getExecution(ctx context.Context, q querier, orgID, id string) (Execution, error) {

@@ -30,7 +30,13 @@ func (s *Store) execution() engine.Execution {
 }
 
 func (s *Store) Execution(context.Context, string, string) (engine.Execution, error) {
-	return s.execution(), nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ex := s.exec
+	for seq := range s.checkpoints {
+		ex.CheckpointSeq = max(ex.CheckpointSeq, seq)
+	}
+	return ex, nil
 }
 
 func (s *Store) Transition(_ context.Context, _ string, _ string, tr engine.Transition) (engine.Execution, error) {

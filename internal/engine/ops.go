@@ -25,6 +25,8 @@ type BeginInput struct {
 	// Announce is the lifecycle event to publish with the move to RUNNING
 	// (agent.started, agent.resumed), or "" for a plain segment.
 	Announce string
+	// Sequence is the segment's: its checkpoint will be Sequence+1.
+	Sequence int `json:",omitempty"`
 }
 
 // BeginOutput is what a segment starts from.
@@ -109,9 +111,12 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 			return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
 		}
 		out.Status = running.Status
-		if ex.Status == running.Status {
-			// Already running: this Begin ran before (a local activity
-			// run again after its workflow task was lost) and announced.
+		if ex.Status == running.Status || ex.CheckpointSeq > in.Sequence {
+			// This Begin ran before and announced: a local activity run
+			// again after its workflow task was lost, the execution still
+			// running, or moved on past this segment — the lost task ran
+			// the whole turn, to the checkpoint of its wait (local model
+			// and tool calls), and the re-run goes its way again.
 			return out, nil
 		}
 		var ev event.Event = event.Started{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}

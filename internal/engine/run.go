@@ -54,7 +54,8 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 	for {
 		if announce != "" || seg.leaf == nil {
 			var begin BeginOutput
-			if err := r.port.Local(OpBegin, BeginInput{OrgID: seg.in.OrgID, ExecutionID: seg.in.ExecutionID, LeafID: seg.in.LeafID, Announce: announce}, &begin); err != nil {
+			if err := r.port.Local(OpBegin, BeginInput{OrgID: seg.in.OrgID, ExecutionID: seg.in.ExecutionID, LeafID: seg.in.LeafID, Announce: announce,
+				Sequence: seg.in.Sequence}, &begin); err != nil {
 				return Result{}, nil, err
 			}
 			if begin.Status.Terminal() {

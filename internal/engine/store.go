@@ -38,6 +38,9 @@ type Execution struct {
 	// StepCount is the execution's step count (across resumes), as
 	// Transition returns it.
 	StepCount int
+	// CheckpointSeq is the latest checkpoint's sequence, as Execution
+	// reads it.
+	CheckpointSeq int
 }
 
 // ResumeSource is what resuming an execution needs of it.
