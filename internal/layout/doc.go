@@ -5,7 +5,9 @@
 // rebuilds or redeploys them and they never register workflow code; the
 // SDK (agentsdk) never reaches the runtime under internal/; samples talk
 // to Agentree through its clients, never pgx or entrystore. Each failure
-// names the import chain to cut. It has no code of its own.
+// names the import chain to cut. It also checks that the README's Layout
+// table lists every package of the module, and nothing that is gone. It
+// has no code of its own.
 //
 // It imports nothing.
 package layout
