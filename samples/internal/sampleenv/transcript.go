@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -19,21 +17,11 @@ import (
 // the entry it has reached — what the model saw, without bookkeeping
 // entries.
 func Conversation(ctx context.Context, c *apiclient.Client, id string) ([]*agentreev1.Message, error) {
-	var msgs []*agentreev1.Message
-	for cursor := ""; ; {
-		page := &agentreev1.ListMessagesResponse{}
-		path := "/agent-executions/" + url.PathEscape(id) + "/messages?pageSize=500"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		if err := c.Do(ctx, http.MethodGet, path, nil, page); err != nil {
-			return nil, fmt.Errorf("sampleenv: conversation of %s: %w", id, err)
-		}
-		msgs = append(msgs, page.GetMessages()...)
-		if cursor = page.GetNextCursor(); cursor == "" {
-			return msgs, nil
-		}
+	msgs, err := c.Messages(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("sampleenv: conversation of %s: %w", id, err)
 	}
+	return msgs, nil
 }
 
 // Text is a message's text: its text blocks, joined.
