@@ -14,19 +14,19 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
-	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/wire"
 )
 
 // The types that cross the runtime boundary: a segment's input, an
 // execution's workflow result and the one signal name.
 type (
-	SegmentInput = engine.SegmentInput
-	Result       = engine.Result
+	SegmentInput = wire.SegmentInput
+	Result       = wire.Result
 )
 
 // SignalName is the one Temporal signal Agentree sends; it carries only an
 // agentsdk.Signal (the inbox row's ID and the signal's name).
-const SignalName = engine.SignalName
+const SignalName = wire.SignalName
 
 // Client starts, signals and cancels executions: the store first, then
 // Temporal, so nothing the workflow needs is ever only in flight.

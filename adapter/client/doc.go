@@ -6,7 +6,8 @@
 // workers offloaded to the Postgres content store, so a client can read
 // large results.
 //
-// It imports internal/engine (only for the wire types SegmentInput, Result
-// and SignalName), entrystore, agentsdk and the Temporal client SDK; never
-// the adapter package (the worker's plugin and workflows), which imports it.
+// It imports internal/wire (the types SegmentInput, Result and SignalName),
+// entrystore, agentsdk and the Temporal client SDK; never internal/engine,
+// the workflow package or the adapter package (the worker's plugin and
+// workflows), which imports it.
 package client

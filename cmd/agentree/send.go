@@ -76,7 +76,7 @@ func waitForAnswer(cmd *cobra.Command, c *apiclient.Client, f clientFlags, id, t
 		}
 		settled := ex.GetStatus() != "PENDING" && ex.GetStatus() != "RUNNING"
 		if settled {
-			msgs, err := allMessages(ctx, c, id)
+			msgs, err := c.Messages(ctx, id)
 			if err != nil {
 				return fmt.Errorf("send: %w", err)
 			}

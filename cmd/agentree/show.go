@@ -88,25 +88,6 @@ func runList(cmd *cobra.Command, f clientFlags, status, kind string, limit int) 
 	return tw.Flush()
 }
 
-// allMessages reads the active path's messages, every page.
-func allMessages(ctx context.Context, c *apiclient.Client, id string) ([]*agentreev1.Message, error) {
-	var msgs []*agentreev1.Message
-	for cursor := ""; ; {
-		page := &agentreev1.ListMessagesResponse{}
-		path := "/agent-executions/" + url.PathEscape(id) + "/messages?pageSize=500"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		if err := c.Do(ctx, "GET", path, nil, page); err != nil {
-			return nil, err
-		}
-		msgs = append(msgs, page.GetMessages()...)
-		if cursor = page.GetNextCursor(); cursor == "" {
-			return msgs, nil
-		}
-	}
-}
-
 func showCmd() *cobra.Command {
 	var f clientFlags
 	var wait bool
@@ -183,7 +164,7 @@ func runShow(cmd *cobra.Command, f clientFlags, id string) error {
 	if err := c.Do(ctx, "GET", "/agent-executions/"+url.PathEscape(id), nil, ex); err != nil {
 		return fmt.Errorf("show: %w", err)
 	}
-	msgs, err := allMessages(ctx, c, id)
+	msgs, err := c.Messages(ctx, id)
 	if err != nil {
 		return fmt.Errorf("show: %w", err)
 	}

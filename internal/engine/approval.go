@@ -237,14 +237,6 @@ func RejectionText(reason string) string {
 	return "error: a person rejected this tool call; it was not run. Their reason: " + reason
 }
 
-// PendingApproval is what a segment waits on: calls of one assistant
-// entry awaiting approval, listed in the agent.waiting event.
-type PendingApproval struct {
-	AssistantID string
-	ToolCallIDs []string
-	StepNumber  int
-}
-
 func (c *segment) RequestApproval(assistantID string, calls []agentsdk.ToolCallRef) error {
 	ids := make([]string, len(calls))
 	for i, tc := range calls {

@@ -7,9 +7,10 @@
 // signals. The Temporal plugin (adapter) binds the port to activities and
 // local activities; agentsdk/agenttest binds it to direct calls.
 //
-// It also holds the types that cross the runtime boundary (SegmentInput,
-// Result, SignalName), so clients can start and read executions without
-// importing the workflow package.
+// The types that cross between clients and workflows (SegmentInput,
+// Result, SignalName) are internal/wire's, named here too: clients link
+// that package, never this one.
 //
-// It imports agentsdk and its subpackages; never Temporal, never Postgres.
+// It imports agentsdk and its subpackages and internal/wire; never
+// Temporal, never Postgres.
 package engine

@@ -11,19 +11,6 @@ import (
 	"github.com/agentree/agentree/agentsdk/event"
 )
 
-// CheckpointInput records a checkpoint.
-type CheckpointInput struct {
-	OrgID, ExecutionID, LeafID string
-	Sequence                   int
-	State                      agentsdk.State
-	Steps                      int // steps done in this segment
-	// Wait, when set, also marks the execution WAITING for WaitReason.
-	Wait       bool
-	WaitReason string
-	// Approval, when waiting for decisions, names the calls waiting.
-	Approval *PendingApproval `json:",omitempty"`
-}
-
 // CheckpointReplacer is a Store that can rewrite its latest checkpoint
 // (see Ops.Checkpoint); ErrNotFound when the latest has another sequence.
 type CheckpointReplacer interface {

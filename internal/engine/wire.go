@@ -1,51 +1,16 @@
 package engine
 
-import "github.com/agentree/agentree/agentsdk"
+import "github.com/agentree/agentree/internal/wire"
 
-// SignalName is the one Temporal signal Agentree sends. It carries only an
-// agentsdk.Signal (the inbox row's ID and the signal's name).
-const SignalName = "agentree.signal"
+// The types that cross between clients and workflows are defined in
+// internal/wire, so a client links them without the engine; these names
+// are the same types, for the engine's code and its runtimes.
+type (
+	SegmentInput    = wire.SegmentInput
+	Result          = wire.Result
+	CheckpointInput = wire.CheckpointInput
+	PendingApproval = wire.PendingApproval
+)
 
-// SegmentInput is all a segment run carries: references and small state.
-type SegmentInput struct {
-	ExecutionID string `json:"executionId"`
-	OrgID       string `json:"orgId"`
-	// Sequence is the checkpoint this segment starts from (0: none yet).
-	Sequence int            `json:"sequence"`
-	LeafID   string         `json:"leafId"`
-	State    agentsdk.State `json:"state"`
-	// Signals received and not yet consumed, in arrival order.
-	Signals []agentsdk.Signal `json:"signals,omitempty"`
-	// Resumed is set on the segment that follows a wait.
-	Resumed bool `json:"resumed,omitempty"`
-	// Waiting: the run that handed over this input checkpointed and ended
-	// as its execution began to wait; this run records Waiting (the same
-	// checkpoint, which marks the execution WAITING) and waits for one of
-	// WaitFor (any signal when empty) before its segment.
-	Waiting *CheckpointInput `json:"waiting,omitempty"`
-	WaitFor []string         `json:"waitFor,omitempty"`
-	// Local: the execution keeps its conversation on the worker that
-	// first ran it (persistenceMode local), and its runs go to that
-	// worker's queue.
-	Local bool `json:"local,omitempty"`
-	// ShortKeys: the execution's idempotency keys are
-	// {sequence}/{step}, without the execution ID the store keys them
-	// under anyway (issue 18: 37 bytes less per entry). An execution
-	// started before keeps {execution}/{sequence}/{step} in every run:
-	// a replay or a retry of its steps must find what they wrote.
-	ShortKeys bool `json:"shortKeys,omitempty"`
-}
-
-// Result is an execution's workflow result.
-type Result struct {
-	ExecutionID string `json:"executionId"`
-	Status      string `json:"status"`
-	StopReason  string `json:"stopReason,omitempty"`
-	Error       string `json:"error,omitempty"`
-	LeafID      string `json:"leafId,omitempty"`
-	// Text is the final answer of a completed execution.
-	Text string `json:"text,omitempty"`
-	// Usage is what the run's last segment counted, by model: the whole
-	// execution's, for a parent to add to its own.
-	Usage agentsdk.UsageTracker `json:"usage,omitempty"`
-}
+// SignalName is the one Temporal signal Agentree sends (wire.SignalName).
+const SignalName = wire.SignalName

@@ -24,7 +24,7 @@ func TestClientsDoNotImportTheWorkerPackage(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "go list -deps %s: %s", pkg, out)
 		deps := strings.Fields(string(out))
-		require.Contains(t, deps, "github.com/agentree/agentree/entrystore", "go list -deps %s listed no dependencies", pkg)
+		require.Contains(t, deps, "github.com/agentree/agentree/agentsdk", "go list -deps %s listed no dependencies", pkg)
 		require.NotContains(t, deps, workerPackage, "%s reaches the worker package; use adapter/client", pkg)
 	}
 }

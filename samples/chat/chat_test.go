@@ -12,7 +12,6 @@ import (
 	"github.com/agentree/agentree/agentsdk/agenttest"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/samples/chat"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 	"github.com/agentree/agentree/samples/internal/sampletest"
@@ -50,19 +49,19 @@ func TestChatInMemory(t *testing.T) {
 	require.Equal(t, wantConversation, sampletest.Texts(msgs))
 }
 
-// TestChatEndToEnd holds the starter's chat on a Temporal worker, then
-// cancels it.
+// TestChatEndToEnd holds the starter's chat on a Temporal worker through
+// the REST API, then cancels it.
 func TestChatEndToEnd(t *testing.T) {
 	env := sampletest.New(t, adapter.Options{
 		Agents:    []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(chat.Script())},
 	})
 	var out strings.Builder
-	ex, err := chat.Converse(env.Context(), env.Agentree, env.Store, env.Org.ID, chat.Config(), chat.Messages, &out)
+	ex, err := chat.Converse(env.Context(), env.API, chat.Config(), chat.Messages, &out)
 	require.NoError(t, err)
-	require.Equal(t, entrystore.StatusWaiting, ex.Status)
-	require.Equal(t, 3, ex.CheckpointSeq, "one checkpoint per reply")
-	require.Equal(t, wantConversation, sampletest.Texts(env.Conversation(ex)))
+	require.Equal(t, "WAITING", ex.GetStatus())
+	require.EqualValues(t, 3, ex.GetCurrentCheckpointSeq(), "one checkpoint per reply")
+	require.Equal(t, wantConversation, sampleenv.Texts(env.Conversation(ex.GetId())))
 
 	var want strings.Builder
 	for i, line := range wantConversation {
@@ -74,9 +73,8 @@ func TestChatEndToEnd(t *testing.T) {
 	}
 	require.Equal(t, want.String(), out.String(), "each reply streamed after its message")
 
-	_, err = env.Agentree.Cancel(env.Context(), env.Org.ID, ex.ID)
+	require.NoError(t, sampleenv.Cancel(env.Context(), env.API, ex.GetId()))
+	ex, err = sampleenv.Await(env.Context(), env.API, ex.GetId(), sampleenv.Ended)
 	require.NoError(t, err)
-	ex, err = sampleenv.Await(env.Context(), env.Store, env.Org.ID, ex.ID, sampleenv.Ended)
-	require.NoError(t, err)
-	require.Equal(t, entrystore.StatusCancelled, ex.Status)
+	require.Equal(t, "CANCELLED", ex.GetStatus())
 }

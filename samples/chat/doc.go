@@ -5,6 +5,6 @@
 // made from the conversation read back from Postgres, never from workflow
 // state.
 //
-// Converse drives a chat through the execution client, as an application
-// would. It imports agentsdk, adapter/client and the samples' sampleenv.
+// Converse drives a chat through the REST API, as an application would.
+// It imports agentsdk, apiclient, the API types and the samples' sampleenv.
 package chat

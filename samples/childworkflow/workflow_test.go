@@ -29,6 +29,7 @@ import (
 	"github.com/agentree/agentree/internal/temporaltest"
 	"github.com/agentree/agentree/samples/childworkflow"
 	"github.com/agentree/agentree/samples/childworkflow/triage"
+	"github.com/agentree/agentree/samples/internal/sampleenv"
 	"github.com/agentree/agentree/samples/internal/sampletest"
 )
 
@@ -149,7 +150,7 @@ func TestTriageEndToEnd(t *testing.T) {
 	for i, ticket := range childworkflow.ExampleTickets {
 		var err error
 		runs[i], err = env.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "triage-" + uuid.NewString(), TaskQueue: env.TaskQueue},
-			childworkflow.TriageWorkflowName, childworkflow.TriageInput{OrgID: env.Org.ID, Ticket: ticket})
+			childworkflow.TriageWorkflowName, childworkflow.TriageInput{OrgID: env.OrgID, Ticket: ticket})
 		require.NoError(t, err)
 	}
 	outs := make([]childworkflow.TriageOutput, len(runs))
@@ -166,13 +167,15 @@ func TestTriageEndToEnd(t *testing.T) {
 
 	// Each child is an ordinary execution: its row, its conversation.
 	for i, out := range outs {
-		ex, err := env.Store.GetExecution(ctx, env.Org.ID, out.AgentExecutionID)
+		ex, err := sampleenv.Get(ctx, env.API, out.AgentExecutionID)
 		require.NoError(t, err)
-		require.Equal(t, entrystore.StatusCompleted, ex.Status)
-		require.JSONEq(t, `{"ticketId":"`+childworkflow.ExampleTickets[i].ID+`","workflowId":"`+runs[i].GetID()+`"}`, string(ex.Metadata))
-		msgs := env.Conversation(ex)
-		require.Equal(t, agentsdk.RoleToolResult, msgs[2].Role)
-		require.Contains(t, msgs[2].Text(), childworkflow.ExampleTickets[i].Customer+": ")
+		require.Equal(t, "COMPLETED", ex.GetStatus())
+		meta, err := protojson.Marshal(ex.GetMetadata())
+		require.NoError(t, err)
+		require.JSONEq(t, `{"ticketId":"`+childworkflow.ExampleTickets[i].ID+`","workflowId":"`+runs[i].GetID()+`"}`, string(meta))
+		msgs := env.Conversation(ex.GetId())
+		require.Equal(t, string(agentsdk.RoleToolResult), msgs[2].GetRole())
+		require.Contains(t, sampleenv.Text(msgs[2]), childworkflow.ExampleTickets[i].Customer+": ")
 	}
 
 	if *updateHistory {

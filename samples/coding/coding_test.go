@@ -15,7 +15,8 @@ import (
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/apiclient"
+	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 	"github.com/agentree/agentree/samples/coding"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 	"github.com/agentree/agentree/samples/internal/sampletest"
@@ -120,8 +121,9 @@ func TestModelSeesEscapeErrors(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
-// TestCodingEndToEnd runs the scripted session on a Temporal worker: the
-// workspace is named after the execution.
+// TestCodingEndToEnd runs the scripted session on a Temporal worker
+// through the REST API, approving each call that waits: the workspace is
+// named after the execution.
 func TestCodingEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	env := sampletest.New(t, adapter.Options{
@@ -129,36 +131,34 @@ func TestCodingEndToEnd(t *testing.T) {
 		Providers: []agentsdk.Provider{scripted.New(coding.Script())},
 		Tools:     tools(t, dir),
 	})
-	id := env.Start(react.Kind, coding.Config(), coding.Prompt).ID
+	id := env.Start(react.Kind, coding.Config(), coding.Prompt).GetId()
 	var printed strings.Builder
-	stream := sampleenv.NewStream(env.Store, env.Org.ID, id, &printed)
+	stream := sampleenv.NewStream(env.API, id, &printed)
 	var decided []string
-	var ex entrystore.Execution
-	for seq := 0; ; seq = ex.CheckpointSeq {
+	var ex *agentreev1.AgentExecution
+	for {
 		var err error
-		ex, err = stream.Follow(env.Context(), func(ex entrystore.Execution) bool {
-			return ex.Status.Terminal() || sampleenv.WaitingAfter(seq)(ex)
-		})
+		ex, err = stream.Follow(env.Context(), func(ev apiclient.Event) bool { return sampleenv.Ended(ev) || sampleenv.Waiting(ev) })
 		require.NoError(t, err)
-		if ex.Status.Terminal() {
+		if ex.GetStatus() != "WAITING" {
 			break
 		}
-		n, err := coding.DecidePending(env.Context(), env.Store, env.Agentree, env.Org.ID, id, func(c entrystore.ToolCall) agentsdk.Decision {
-			decided = append(decided, c.ToolName)
-			return agentsdk.Decision{Decision: agentsdk.DecisionApprove, DecidedBy: "test"}
+		n, err := coding.DecidePending(env.Context(), env.API, id, func(c *agentreev1.ToolCall) (string, string) {
+			decided = append(decided, c.GetToolName())
+			return coding.Approve(c)
 		})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 	}
-	require.Equal(t, entrystore.StatusCompleted, ex.Status, ex.Error)
+	require.Equal(t, "COMPLETED", ex.GetStatus(), ex.GetError())
 	require.Equal(t, []string{builtin.WriteFileTool, builtin.EditFileTool}, decided, "the writers, and only they, waited for approval")
-	require.Equal(t, 5, ex.StepCount, "a step per model call: four with tool calls, and the answer")
+	require.EqualValues(t, 5, ex.GetStepCount(), "a step per model call: four with tool calls, and the answer")
 	for _, tool := range []string{builtin.ListFilesTool, builtin.WriteFileTool, builtin.EditFileTool, builtin.ReadFileTool} {
 		require.Contains(t, printed.String(), "  → "+tool+" ")
 	}
 	require.True(t, strings.HasSuffix(printed.String(), coding.FinalAnswer+"\n"), printed.String())
 
-	b, err := os.ReadFile(filepath.Join(dir, ex.ID, coding.GreetPath))
+	b, err := os.ReadFile(filepath.Join(dir, ex.GetId(), coding.GreetPath))
 	require.NoError(t, err)
 	require.Equal(t, wantGreet, string(b))
 }

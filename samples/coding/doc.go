@@ -5,6 +5,6 @@
 // an absolute path, a symlink pointing out) is refused with an error the
 // model reads and can correct.
 //
-// It imports agentsdk and its tools only; its worker imports the adapter, its
-// starter adapter/client.
+// It imports agentsdk and its tools, apiclient and the API types (to
+// decide approvals over REST); its worker imports the adapter.
 package coding

@@ -17,6 +17,10 @@ const (
 	SignalReject  = "reject"
 )
 
+// Signals are the names the gateway must accept for this agent: a
+// gateway refuses a signal name it was not told of.
+var Signals = []string{SignalApprove, SignalReject}
+
 // Decision is the value of an approve or reject signal.
 type Decision struct {
 	By   string `json:"by"`

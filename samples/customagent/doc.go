@@ -7,6 +7,6 @@
 // agent's own state (State.Custom) and configuration (Config.Agent), and
 // data events on the live stream.
 //
-// Review drives the human side through the adapter client. The agent
-// imports agentsdk only; Review imports adapter/client.
+// Review drives the human side through the REST API. The agent imports
+// agentsdk only; Review imports apiclient and the API types.
 package customagent

@@ -2,12 +2,11 @@ package customagent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
-	"github.com/agentree/agentree/adapter/client"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/apiclient"
+	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 )
 
@@ -24,41 +23,34 @@ func Editor(n int, _ string) (string, Decision) {
 	return SignalApprove, Decision{By: "ana", Note: "Ship it."}
 }
 
-// Review is the human side of the loop: it follows the execution, asks
-// review about each draft the agent waits on, and sends the decision as a
-// signal, until the execution ends. It prints the stream and each
-// decision to w.
-func Review(ctx context.Context, ac *client.Client, store *entrystore.Store, orgID, executionID string, review Reviewer, w io.Writer) (entrystore.Execution, error) {
-	stream := sampleenv.NewStream(store, orgID, executionID, w)
-	seq := 0
+// Review is the human side of the loop: it follows the execution's
+// stream through the REST API, asks review about each draft the agent
+// waits on, and sends the decision as a signal, until the execution ends.
+// It prints the stream and each decision to w.
+func Review(ctx context.Context, api *apiclient.Client, executionID string, review Reviewer, w io.Writer) (*agentreev1.AgentExecution, error) {
+	stream := sampleenv.NewStream(api, executionID, w)
 	for n := 1; ; n++ {
-		waiting := sampleenv.WaitingAfter(seq)
-		ex, err := stream.Follow(ctx, func(ex entrystore.Execution) bool { return ex.Status.Terminal() || waiting(ex) })
-		if err != nil || ex.Status.Terminal() {
+		ex, err := stream.Follow(ctx, func(ev apiclient.Event) bool { return sampleenv.Ended(ev) || sampleenv.Waiting(ev) })
+		if err != nil || ex.GetStatus() != "WAITING" {
 			return ex, err
 		}
-		seq = ex.CheckpointSeq
-		draft, err := leafText(ctx, store, ex)
+		draft, err := leafText(ctx, api, executionID)
 		if err != nil {
 			return ex, err
 		}
 		signal, d := review(n, draft)
 		fmt.Fprintf(w, "%s: %s.%s\n", d.By, signal, withNote(d.Note))
-		value, err := json.Marshal(d)
-		if err != nil {
-			return ex, err
-		}
-		if _, err := ac.Signal(ctx, orgID, executionID, signal, value); err != nil {
+		if err := sampleenv.Signal(ctx, api, executionID, signal, d); err != nil {
 			return ex, fmt.Errorf("customagent: send %s: %w", signal, err)
 		}
 	}
 }
 
 // leafText is the text of the entry the execution waits at: the draft.
-func leafText(ctx context.Context, store *entrystore.Store, ex entrystore.Execution) (string, error) {
-	msgs, err := sampleenv.ConversationOf(ctx, store, ex)
+func leafText(ctx context.Context, api *apiclient.Client, id string) (string, error) {
+	msgs, err := sampleenv.Conversation(ctx, api, id)
 	if err != nil || len(msgs) == 0 {
 		return "", err
 	}
-	return msgs[len(msgs)-1].Text(), nil
+	return sampleenv.Text(msgs[len(msgs)-1]), nil
 }

@@ -9,16 +9,16 @@ import (
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/samples/customagent"
+	"github.com/agentree/agentree/samples/internal/sampleenv"
 	"github.com/agentree/agentree/samples/internal/sampletest"
 )
 
 // TestReviewEndToEnd registers the custom agent with the plugin and runs
-// the starter's review on a Temporal worker: a draft, a rejection, a
-// revision, an approval.
+// the starter's review on a Temporal worker through the REST API: a
+// draft, a rejection, a revision, an approval.
 func TestReviewEndToEnd(t *testing.T) {
-	env := sampletest.New(t, adapter.Options{
+	env := sampletest.NewAccepting(t, customagent.Signals, adapter.Options{
 		Agents:    []agentsdk.Agent{customagent.New()},
 		Providers: []agentsdk.Provider{scripted.New(customagent.DraftScript())},
 	})
@@ -30,10 +30,10 @@ func TestReviewEndToEnd(t *testing.T) {
 		return customagent.Editor(n, draft)
 	}
 	var out strings.Builder
-	ex, err := customagent.Review(env.Context(), env.Agentree, env.Store, env.Org.ID, ex.ID, reviewer, &out)
+	ex, err := customagent.Review(env.Context(), env.API, ex.GetId(), reviewer, &out)
 	require.NoError(t, err)
-	require.Equal(t, entrystore.StatusCompleted, ex.Status, ex.Error)
-	require.Equal(t, customagent.StopApproved, ex.StopReason)
+	require.Equal(t, "COMPLETED", ex.GetStatus(), ex.GetError())
+	require.Equal(t, customagent.StopApproved, ex.GetStopReason())
 	require.Equal(t, customagent.Drafts[:2], seen)
 
 	printed := out.String()
@@ -42,14 +42,12 @@ func TestReviewEndToEnd(t *testing.T) {
 	require.Contains(t, printed, customagent.Drafts[1]+"\n  • {\"draft\":2,")
 	require.Contains(t, printed, "ana: approve. Ship it.\n  • {\"by\":\"ana\",\"approved\":", "jsonb orders keys by length")
 
-	res, err := env.Agentree.Wait(env.Context(), ex.ID)
-	require.NoError(t, err)
-	require.Equal(t, "Approved by ana. Ship it.", res.Text)
+	require.Equal(t, "Approved by ana. Ship it.", sampleenv.OutputText(ex))
 	require.Equal(t, []string{
 		"user: " + customagent.Prompt,
 		"assistant: " + customagent.Drafts[0],
 		"user: Rejected by ana. Less hype, please: say what it does. Please revise the draft.",
 		"assistant: " + customagent.Drafts[1],
 		"user: Approved by ana. Ship it.",
-	}, sampletest.Texts(env.Conversation(ex)))
+	}, sampleenv.Texts(env.Conversation(ex.GetId())))
 }

@@ -5,6 +5,7 @@
 // with no API key. `make run` streams the same agent from `agentree dev`.
 //
 // The worker (worker/main.go) runs the agent; the starter (starter/main.go)
-// starts an execution and follows its stream. It imports agentsdk only; its
-// worker imports the adapter, its starter adapter/client.
+// starts an execution and follows its stream through the REST API the
+// worker serves. It imports agentsdk only; its worker imports the adapter,
+// its starter the REST client (apiclient, through sampleenv).
 package research

@@ -10,7 +10,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/samples/internal/sampleenv"
 	"github.com/agentree/agentree/samples/internal/sampletest"
 	"github.com/agentree/agentree/samples/subagents"
 )
@@ -24,17 +24,17 @@ func TestLeadAndTeam(t *testing.T) {
 		Tools:     subagents.WorkerTools(),
 	})
 	var out strings.Builder
-	ex, team, err := subagents.Run(env.Context(), env.Agentree, env.Store, env.Org.ID, &out)
+	ex, team, err := subagents.Run(env.Context(), env.API, &out)
 	require.NoError(t, err, out.String())
-	require.Equal(t, entrystore.StatusCompleted, ex.Status, ex.Error)
+	require.Equal(t, "COMPLETED", ex.GetStatus(), ex.GetError())
 	require.Len(t, team, 3)
 	for _, c := range team {
-		require.Equal(t, entrystore.StatusCompleted, c.Status)
-		require.Equal(t, ex.ID, c.ParentID)
-		require.Equal(t, 2, c.StepCount, "a step with its tool call, and the answer's")
+		require.Equal(t, "COMPLETED", c.GetStatus())
+		require.Equal(t, ex.GetId(), c.GetParentId())
+		require.EqualValues(t, 2, c.GetStepCount(), "a step with its tool call, and the answer's")
 	}
-	msgs := env.Conversation(ex)
-	answer := msgs[len(msgs)-1].Text()
+	msgs := env.Conversation(ex.GetId())
+	answer := sampleenv.Text(msgs[len(msgs)-1])
 	require.Equal(t, "What the team found:\n"+
 		"- On checkpoints: the note \"Segments and checkpoints\" covers it.\n"+
 		"- On continue-as-new: the note \"Continue-as-new\" covers it.\n"+

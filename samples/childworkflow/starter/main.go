@@ -1,6 +1,7 @@
 // Command starter triages the example tickets: one triage workflow each,
-// side by side. It prints each decision and the conversation of the agent
-// that informed it.
+// side by side, started with the Temporal client (the workflow is the
+// sample's own code). It prints each decision and, read through the REST
+// API, the conversation of the agent that informed it.
 package main
 
 import (
@@ -20,17 +21,26 @@ import (
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	conn, err := sampleenv.Connect(ctx)
+	// Connect waits for the sample's worker; its published gateway also
+	// names the organization the agents' executions belong to.
+	api, err := sampleenv.Connect(ctx, childworkflow.TaskQueue)
 	if err != nil {
 		log.Fatalln(err)
 	}
-	defer conn.Close()
-	conn.WatchForWorker(childworkflow.TaskQueue)
+	gw, err := sampleenv.Published(sampleenv.Dir(), childworkflow.TaskQueue)
+	if err != nil {
+		log.Fatalln(err)
+	}
+	tc, err := sampleenv.DialTemporal()
+	if err != nil {
+		log.Fatalln(err)
+	}
+	defer tc.Close()
 
 	var runs []client.WorkflowRun
 	for _, ticket := range childworkflow.ExampleTickets {
 		opts := client.StartWorkflowOptions{ID: "triage-" + ticket.ID + "-" + uuid.NewString()[:8], TaskQueue: childworkflow.TaskQueue}
-		run, err := conn.Temporal.ExecuteWorkflow(ctx, opts, childworkflow.TriageWorkflowName, childworkflow.TriageInput{OrgID: conn.Org.ID, Ticket: ticket})
+		run, err := tc.ExecuteWorkflow(ctx, opts, childworkflow.TriageWorkflowName, childworkflow.TriageInput{OrgID: gw.OrgID, Ticket: ticket})
 		if err != nil {
 			log.Fatalln("Unable to start the workflow", err)
 		}
@@ -43,11 +53,7 @@ func main() {
 		}
 		t := childworkflow.ExampleTickets[i]
 		fmt.Printf("%s from %s: %q\n  severity %s → %s\n  the agent's execution %s:\n", t.ID, t.Customer, t.Subject, out.Verdict.Severity, out.Action, out.AgentExecutionID)
-		ex, err := conn.Store.GetExecution(ctx, conn.Org.ID, out.AgentExecutionID)
-		if err != nil {
-			log.Fatalln(err)
-		}
-		msgs, err := sampleenv.ConversationOf(ctx, conn.Store, ex)
+		msgs, err := sampleenv.Conversation(ctx, api, out.AgentExecutionID)
 		if err != nil {
 			log.Fatalln(err)
 		}

@@ -1,4 +1,5 @@
-// Command starter gives the coding agent its task, streams the session and
+// Command starter gives the coding agent its task through the REST API,
+// streams the session, decides each call that waits for approval, and
 // prints the file it wrote. It reads the workspace directly, so run it on
 // the worker's machine with the same -dir.
 package main
@@ -14,10 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/apiclient"
+	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 	"github.com/agentree/agentree/samples/coding"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 )
@@ -28,28 +29,25 @@ func main() {
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	conn, err := sampleenv.Connect(ctx)
+	api, err := sampleenv.Connect(ctx, coding.TaskQueue)
 	if err != nil {
 		log.Fatalln(err)
 	}
-	defer conn.Close()
 
-	ex, err := conn.Agentree(coding.TaskQueue).Start(ctx, client.StartRequest{
-		OrgID: conn.Org.ID, Kind: react.Kind, Config: coding.Config(), UserPrompt: coding.Prompt,
-	})
+	ex, err := sampleenv.Create(ctx, api, react.Kind, coding.Config(), coding.Prompt)
 	if err != nil {
 		log.Fatalln("Unable to start the execution", err)
 	}
-	fmt.Printf("execution %s\nuser: %s\n\n", ex.ID, coding.Prompt)
-	ex, err = followApproving(ctx, conn, ex.ID, *yes)
+	fmt.Printf("execution %s\nuser: %s\n\n", ex.GetId(), coding.Prompt)
+	ex, err = followApproving(ctx, api, ex.GetId(), *yes)
 	if err != nil {
 		log.Fatalln(err)
 	}
-	if ex.Status != entrystore.StatusCompleted {
-		log.Fatalf("the execution ended %s: %s", ex.Status, ex.Error)
+	if ex.GetStatus() != "COMPLETED" {
+		log.Fatalf("the execution ended %s: %s", ex.GetStatus(), ex.GetError())
 	}
 
-	path := filepath.Join(*dir, ex.ID, coding.GreetPath)
+	path := filepath.Join(*dir, ex.GetId(), coding.GreetPath)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		log.Fatalln("The agent's file is not in the workspace", err)
@@ -60,29 +58,26 @@ func main() {
 // followApproving streams the execution to its end; each time it waits
 // for approval it asks on the terminal (or, with yes, approves) every
 // call waiting.
-func followApproving(ctx context.Context, conn *sampleenv.Conn, id string, yes bool) (entrystore.Execution, error) {
-	stream := sampleenv.NewStream(conn.Store, conn.Org.ID, id, os.Stdout)
+func followApproving(ctx context.Context, api *apiclient.Client, id string, yes bool) (*agentreev1.AgentExecution, error) {
+	stream := sampleenv.NewStream(api, id, os.Stdout)
 	in := bufio.NewScanner(os.Stdin)
-	for seq := 0; ; {
-		ex, err := stream.Follow(ctx, func(ex entrystore.Execution) bool {
-			return ex.Status.Terminal() || sampleenv.WaitingAfter(seq)(ex)
-		})
-		if err != nil || ex.Status.Terminal() {
+	for {
+		ex, err := stream.Follow(ctx, func(ev apiclient.Event) bool { return sampleenv.Ended(ev) || sampleenv.Waiting(ev) })
+		if err != nil || ex.GetStatus() != "WAITING" {
 			return ex, err
 		}
-		seq = ex.CheckpointSeq
-		_, err = coding.DecidePending(ctx, conn.Store, conn.Agentree(coding.TaskQueue), conn.Org.ID, id,
-			func(c entrystore.ToolCall) agentsdk.Decision {
-				fmt.Printf("  ? %s %s — approve? [y/N] ", c.ToolName, c.Input)
-				if yes {
-					fmt.Println("y (-yes)")
-					return agentsdk.Decision{Decision: agentsdk.DecisionApprove, DecidedBy: "starter"}
-				}
-				if in.Scan() && strings.EqualFold(strings.TrimSpace(in.Text()), "y") {
-					return agentsdk.Decision{Decision: agentsdk.DecisionApprove, DecidedBy: "starter"}
-				}
-				return agentsdk.Decision{Decision: agentsdk.DecisionReject, Reason: "the user said no", DecidedBy: "starter"}
-			})
+		_, err = coding.DecidePending(ctx, api, id, func(c *agentreev1.ToolCall) (string, string) {
+			args, _ := c.GetInput().MarshalJSON()
+			fmt.Printf("  ? %s %s — approve? [y/N] ", c.GetToolName(), args)
+			if yes {
+				fmt.Println("y (-yes)")
+				return agentsdk.DecisionApprove, ""
+			}
+			if in.Scan() && strings.EqualFold(strings.TrimSpace(in.Text()), "y") {
+				return agentsdk.DecisionApprove, ""
+			}
+			return agentsdk.DecisionReject, "the user said no"
+		})
 		if err != nil {
 			return ex, err
 		}

@@ -1,6 +1,6 @@
-// Command starter asks the approval agent for a draft and reviews it: by
-// default as a scripted editor (reject the first draft, approve the
-// second); with -ask, you decide at the terminal.
+// Command starter asks the approval agent for a draft through the REST API
+// and reviews it: by default as a scripted editor (reject the first draft,
+// approve the second); with -ask, you decide at the terminal.
 package main
 
 import (
@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/samples/customagent"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
@@ -24,41 +23,37 @@ func main() {
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	conn, err := sampleenv.Connect(ctx)
+	api, err := sampleenv.Connect(ctx, customagent.TaskQueue)
 	if err != nil {
 		log.Fatalln(err)
 	}
-	defer conn.Close()
 
-	ac := conn.Agentree(customagent.TaskQueue)
-	ex, err := ac.Start(ctx, client.StartRequest{
-		OrgID: conn.Org.ID, Kind: customagent.Kind, Config: customagent.Config(customagent.Settings{}), UserPrompt: customagent.Prompt,
-	})
+	ex, err := sampleenv.Create(ctx, api, customagent.Kind, customagent.Config(customagent.Settings{}), customagent.Prompt)
 	if err != nil {
 		log.Fatalln("Unable to start the execution", err)
 	}
-	fmt.Printf("execution %s\nuser: %s\n\n", ex.ID, customagent.Prompt)
+	fmt.Printf("execution %s\nuser: %s\n\n", ex.GetId(), customagent.Prompt)
 
 	reviewer := customagent.Reviewer(customagent.Editor)
 	if *ask {
 		reviewer = terminalReviewer(bufio.NewScanner(os.Stdin))
 	}
-	if _, err := customagent.Review(ctx, ac, conn.Store, conn.Org.ID, ex.ID, reviewer, os.Stdout); err != nil {
+	ex, err = customagent.Review(ctx, api, ex.GetId(), reviewer, os.Stdout)
+	if err != nil {
 		log.Fatalln(err)
 	}
-	res, err := ac.Wait(ctx, ex.ID)
-	if err != nil {
-		log.Fatalln("The execution failed:", err)
+	if ex.GetStatus() != "COMPLETED" {
+		log.Fatalf("The execution ended %s: %s", ex.GetStatus(), ex.GetError())
 	}
 	// The execution's output is its last entry, the approval; the approved
 	// draft is the assistant message before it.
-	msgs, err := sampleenv.Conversation(ctx, conn.Store, conn.Org.ID, res.LeafID)
+	msgs, err := sampleenv.Conversation(ctx, api, ex.GetId())
 	if err != nil {
 		log.Fatalln(err)
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == agentsdk.RoleAssistant {
-			fmt.Printf("\n%s (%s: %s)\napproved draft: %s\n", res.Status, res.StopReason, res.Text, msgs[i].Text())
+		if msgs[i].GetRole() == string(agentsdk.RoleAssistant) {
+			fmt.Printf("\n%s (%s: %s)\napproved draft: %s\n", ex.GetStatus(), ex.GetStopReason(), sampleenv.OutputText(ex), sampleenv.Text(msgs[i]))
 			break
 		}
 	}

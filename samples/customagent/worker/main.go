@@ -1,5 +1,6 @@
 // Command worker runs the approval agent: a custom agent registered with
-// the plugin like the built-in one, on the custom-agent task queue.
+// the plugin like the built-in one, on the custom-agent task queue, and
+// the REST API that accepts its approve and reject signals.
 package main
 
 import (
@@ -14,7 +15,7 @@ import (
 
 func main() {
 	// Each agent in Agents becomes a workflow type named by its Kind.
-	err := sampleworker.Run(customagent.TaskQueue, adapter.Options{
+	err := sampleworker.RunAccepting(customagent.Signals, customagent.TaskQueue, adapter.Options{
 		Agents:    []agentsdk.Agent{customagent.New()},
 		Providers: []agentsdk.Provider{scripted.New(customagent.DraftScript())},
 	})

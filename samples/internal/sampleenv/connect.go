@@ -2,114 +2,170 @@ package sampleenv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 
-	aclient "github.com/agentree/agentree/adapter/client"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/apiclient"
 )
 
 // OrgSlug is the organization every sample's executions belong to.
 const OrgSlug = "samples"
 
-// Conn is a starter's connection: the store, a Temporal client and the
-// samples' organization.
-type Conn struct {
-	Store    *entrystore.Store
-	Temporal client.Client
-	Org      entrystore.Org
-	close    func()
-	// stop ends the no-worker watch (WatchForWorker) when the starter
-	// closes the connection.
-	watch context.Context
-	stop  context.CancelFunc
+// DirEnv names the directory where a sample's worker says where its
+// gateway listens; default .data/samples (git-ignored, under the
+// directory the samples run from).
+const DirEnv = "AGENTREE_SAMPLES_DIR"
+
+// Dir is where samples' workers publish their gateways (DirEnv).
+func Dir() string {
+	if d := os.Getenv(DirEnv); d != "" {
+		return d
+	}
+	return filepath.Join(".data", "samples")
 }
 
-// Connect opens a starter's connection. Close it when done.
-func Connect(ctx context.Context) (*Conn, error) {
-	store, closeStore, err := OpenStore(ctx)
+// Gateway is how a starter reaches its sample's worker: the REST API the
+// worker serves beside its Temporal worker, the organization and an API
+// key of it.
+type Gateway struct {
+	URL string `json:"url"`
+	Org string `json:"org"`
+	Key string `json:"key"`
+	// OrgID is the organization's ID, for a starter that starts workflows
+	// of its own whose input names it (the child-workflow sample).
+	OrgID string `json:"orgId"`
+}
+
+// gatewayFile is where the worker of taskQueue publishes its gateway.
+func gatewayFile(dir, taskQueue string) string { return filepath.Join(dir, taskQueue+".json") }
+
+// Publish writes g as the gateway of the sample on taskQueue, readable by
+// its owner only (it holds an API key), and returns a func that removes it.
+func Publish(dir, taskQueue string, g Gateway) (func(), error) {
+	b, err := json.Marshal(g)
 	if err != nil {
 		return nil, err
 	}
-	c, err := Dial(store)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sampleenv: publish the gateway: %w", err)
+	}
+	path := gatewayFile(dir, taskQueue)
+	// Written aside and renamed, so a starter never reads half a file.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return nil, fmt.Errorf("sampleenv: publish the gateway: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("sampleenv: publish the gateway: %w", err)
+	}
+	return func() { _ = os.Remove(path) }, nil
+}
+
+// workerGrace is how long a starter waits for its sample's worker before
+// it says none is running: long enough for a worker started alongside it,
+// short enough that nobody stares at a silent terminal.
+const workerGrace = 3 * time.Second
+
+// retryEvery is how often Connect looks for the worker again.
+const retryEvery = 250 * time.Millisecond
+
+// Connect returns the REST client of the sample on taskQueue, once its
+// worker runs (see ConnectIn).
+func Connect(ctx context.Context, taskQueue string) (*apiclient.Client, error) {
+	return ConnectIn(ctx, Dir(), taskQueue, os.Stderr)
+}
+
+// ConnectIn returns a REST client of the gateway the worker of taskQueue
+// published in dir, once that gateway answers. Until then it keeps
+// looking, and when workerGrace passes first it says once on w that no
+// worker runs, with the command that starts one; a starter would
+// otherwise wait in silence.
+func ConnectIn(ctx context.Context, dir, taskQueue string, w io.Writer) (*apiclient.Client, error) {
+	grace := time.NewTimer(workerGrace)
+	defer grace.Stop()
+	tick := time.NewTicker(retryEvery)
+	defer tick.Stop()
+	var last error // why the last attempt before ctx ended failed
+	for {
+		c, err := reach(ctx, dir, taskQueue)
+		if err == nil {
+			return c, nil
+		}
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("sampleenv: no worker of %q answered: %w (%w)", taskQueue, ctx.Err(), last)
+		case <-grace.C:
+			fmt.Fprintf(w, "\nno worker of task queue %q is running, so nothing runs yet; start one in another terminal:\n  %s\n(this starter keeps waiting)\n\n",
+				taskQueue, WorkerCommand(taskQueue))
+		case <-tick.C:
+		}
+	}
+}
+
+// Published is the gateway the worker of taskQueue published in dir.
+func Published(dir, taskQueue string) (Gateway, error) {
+	var g Gateway
+	b, err := os.ReadFile(gatewayFile(dir, taskQueue))
 	if err != nil {
-		closeStore()
+		return g, err
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		return g, fmt.Errorf("sampleenv: %s: %w", gatewayFile(dir, taskQueue), err)
+	}
+	return g, nil
+}
+
+// reach reads the published gateway and asks it for the organization's
+// capabilities: an answer means the worker and its gateway run.
+func reach(ctx context.Context, dir, taskQueue string) (*apiclient.Client, error) {
+	g, err := Published(dir, taskQueue)
+	if err != nil {
 		return nil, err
 	}
-	org, err := store.EnsureOrg(ctx, OrgSlug)
+	c, err := apiclient.New(g.URL, g.Org, g.Key)
 	if err != nil {
-		c.Close()
-		closeStore()
-		return nil, fmt.Errorf("sampleenv: organization %q: %w", OrgSlug, err)
+		return nil, err
 	}
-	watch, stop := context.WithCancel(context.Background())
-	return &Conn{Store: store, Temporal: c, Org: org, close: func() { c.Close(); closeStore() }, watch: watch, stop: stop}, nil
+	if err := c.Do(ctx, http.MethodGet, "/capabilities", nil, nil); err != nil {
+		if errors.Is(err, apiclient.ErrUnreachable) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("sampleenv: the gateway of %q: %w", taskQueue, err)
+	}
+	return c, nil
 }
 
-// Close closes the Temporal client and the Postgres pool.
-func (c *Conn) Close() { c.stop(); c.close() }
-
-// Agentree is an execution client that starts executions on taskQueue. It
-// writes the store first, then Temporal, so nothing the workflow needs is
-// ever only in flight. When no worker polls taskQueue within a few seconds
-// the starter says so (WatchForWorker).
-func (c *Conn) Agentree(taskQueue string) *aclient.Client {
-	c.WatchForWorker(taskQueue)
-	return aclient.NewClient(c.Temporal, c.Store, taskQueue)
+// WorkerCommand is how to start the worker of the sample whose task queue
+// is taskQueue ("agentree-research" → the research sample).
+func WorkerCommand(taskQueue string) string {
+	return "eval \"$(make -s env)\" && go run ./samples/" + strings.TrimPrefix(taskQueue, "agentree-") + "/worker"
 }
 
-// WatchForWorker is WatchForWorker on stderr for the connection's life,
-// for starters that start workflows on taskQueue themselves.
-func (c *Conn) WatchForWorker(taskQueue string) {
-	_ = WatchForWorker(c.watch, c.Temporal, taskQueue, os.Stderr)
-}
-
-// OpenStore connects to DATABASE_URL. Call the returned func to close the
-// pool. The schema must be migrated already (`make up` does it).
-func OpenStore(ctx context.Context) (*entrystore.Store, func(), error) {
-	url := os.Getenv("DATABASE_URL")
-	if url == "" {
-		return nil, nil, errors.New(`DATABASE_URL is not set: run "make up" and eval "$(make -s env)"`)
-	}
-	// Sized as the agentree worker's pool is: a sample's worker runs its
-	// executions' store operations on it.
-	cfg, err := entrystore.PoolConfig(url)
-	if err != nil {
-		return nil, nil, fmt.Errorf("sampleenv: %w", err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("sampleenv: connect to Postgres: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, nil, fmt.Errorf("sampleenv: connect to Postgres: %w", err)
-	}
-	return entrystore.New(pool), pool.Close, nil
-}
-
-// Dial connects to the Temporal server at TEMPORAL_ADDRESS (default
-// localhost:7233). A worker passes the Agentree plugin; a starter passes
-// none and still gets the Postgres storage driver, because an execution's
-// result past the plugin's payload threshold lives in the content store and
-// only that driver can read it back.
-func Dial(store *entrystore.Store, plugins ...client.Plugin) (client.Client, error) {
+// DialTemporal connects to the Temporal server at TEMPORAL_ADDRESS
+// (default localhost:7233), for a starter that starts workflows of its
+// own (the child-workflow sample); agent executions are the gateway's.
+// A worker passes the Agentree plugin.
+func DialTemporal(plugins ...client.Plugin) (client.Client, error) {
 	c, err := client.Dial(client.Options{
 		HostPort: os.Getenv("TEMPORAL_ADDRESS"),
 		Plugins:  plugins,
 		// The SDK's default logger writes a DEBUG line per activity; the
 		// samples' output is the agent's, so only warnings get through.
 		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
-		ExternalStorage: converter.ExternalStorage{
-			Drivers: []converter.StorageDriver{aclient.NewStorageDriver(store)},
-		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sampleenv: connect to Temporal: %w", err)

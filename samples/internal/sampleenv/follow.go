@@ -7,109 +7,82 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/apiclient"
+	agentreev1 "github.com/agentree/agentree/proto/agentree/v1"
 )
 
-// pollInterval is how often Follow reads the execution row and its stream.
-// The gateway pushes events with LISTEN/NOTIFY; a sample can afford to poll.
-const pollInterval = 25 * time.Millisecond
+// Until is the event of the execution's stream that ends Follow.
+type Until func(apiclient.Event) bool
 
-// Until is the condition on the execution row that ends Follow or Await.
-type Until func(entrystore.Execution) bool
+// Ended holds at the event that ends the execution (agent.completed,
+// agent.failed, agent.cancelled).
+func Ended(ev apiclient.Event) bool { return apiclient.Terminal(ev.Name) }
 
-// Ended holds once the execution is COMPLETED, FAILED or CANCELLED.
-func Ended(ex entrystore.Execution) bool { return ex.Status.Terminal() }
+// Waiting holds at the event that says the execution waits for input:
+// each turn of a multi-turn execution ends with one.
+func Waiting(ev apiclient.Event) bool { return ev.Name == event.NameWaiting }
 
-// WaitingAfter holds once the execution waits at a checkpoint later than
-// seq. Status alone is not enough after a signal: the execution may still
-// show the WAITING it had before the signal was taken.
-func WaitingAfter(seq int) Until {
-	return func(ex entrystore.Execution) bool {
-		return ex.Status == entrystore.StatusWaiting && ex.CheckpointSeq > seq
-	}
-}
-
-// Await polls the execution row until until holds, printing nothing.
-func Await(ctx context.Context, store *entrystore.Store, orgID, id string, until Until) (entrystore.Execution, error) {
-	return NewStream(store, orgID, id, nil).Follow(ctx, until)
+// Await follows the execution's stream until until holds, printing
+// nothing, and returns the execution as it is then.
+func Await(ctx context.Context, c *apiclient.Client, id string, until Until) (*agentreev1.AgentExecution, error) {
+	return NewStream(c, id, nil).Follow(ctx, until)
 }
 
 // Follow prints the execution's live stream to w from its start until
 // until holds; see Stream.Follow.
-func Follow(ctx context.Context, store *entrystore.Store, orgID, id string, w io.Writer, until Until) (entrystore.Execution, error) {
-	return NewStream(store, orgID, id, w).Follow(ctx, until)
+func Follow(ctx context.Context, c *apiclient.Client, id string, w io.Writer, until Until) (*agentreev1.AgentExecution, error) {
+	return NewStream(c, id, w).Follow(ctx, until)
 }
 
 // Stream is one execution's live stream as a terminal shows it. It
-// remembers how far it has printed, so following it turn after turn prints
-// each event once.
+// remembers the last event it has seen, so following it turn after turn
+// prints each event once: the gateway resumes after it (Last-Event-ID).
 type Stream struct {
-	store     *entrystore.Store
-	orgID, id string
-	p         printer
-	after     int64
+	c    *apiclient.Client
+	id   string
+	p    printer
+	last string
 }
 
 // NewStream returns the execution's stream, printed to w from its start.
 // A nil w prints nothing.
-func NewStream(store *entrystore.Store, orgID, id string, w io.Writer) *Stream {
-	return &Stream{store: store, orgID: orgID, id: id, p: printer{w: w}}
+func NewStream(c *apiclient.Client, id string, w io.Writer) *Stream {
+	return &Stream{c: c, id: id, p: printer{w: w}}
 }
 
 // Follow prints the stream (model tokens as they arrive, each tool call
-// as it starts and its result, the agent's own data events) until until holds for
-// the execution row. An execution that ends while until does not hold is
-// an error, as is ctx ending first.
-func (s *Stream) Follow(ctx context.Context, until Until) (entrystore.Execution, error) {
+// as it starts and its result, the agent's own data events) until until
+// holds for an event, and returns the execution as the API shows it then.
+// An execution that ends while until does not hold is an error, as is
+// ctx ending first.
+func (s *Stream) Follow(ctx context.Context, until Until) (*agentreev1.AgentExecution, error) {
 	defer s.p.endLine()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
-		// The row is read before the stream, so every event written before
-		// the state until accepts has been printed when Follow returns.
-		ex, err := s.store.GetExecution(ctx, s.orgID, s.id)
+	for ev, err := range s.c.Follow(ctx, s.id, apiclient.FollowOptions{LastEventID: s.last}) {
 		if err != nil {
-			return ex, fmt.Errorf("sampleenv: follow %s: %w", s.id, err)
+			return nil, fmt.Errorf("sampleenv: follow %s: %w", s.id, err)
 		}
-		if s.p.w != nil {
-			if err := s.drain(ctx); err != nil {
-				return ex, err
+		s.last = ev.ID
+		s.p.event(ev)
+		if until(ev) {
+			return Get(ctx, s.c, s.id)
+		}
+		if apiclient.Terminal(ev.Name) {
+			ex, err := Get(ctx, s.c, s.id)
+			if err != nil {
+				return nil, err
 			}
-		}
-		if until(ex) {
-			return ex, nil
-		}
-		if ex.Status.Terminal() {
-			return ex, fmt.Errorf("sampleenv: execution %s ended %s (%s)", s.id, ex.Status, ex.Error)
-		}
-		select {
-		case <-ctx.Done():
-			return ex, fmt.Errorf("sampleenv: execution %s is still %s: %w", s.id, ex.Status, ctx.Err())
-		case <-tick.C:
+			return ex, fmt.Errorf("sampleenv: execution %s ended %s (%s)", s.id, ex.GetStatus(), ex.GetError())
 		}
 	}
-}
-
-// streamPage is how many events one read of the stream returns at most.
-const streamPage = 500
-
-func (s *Stream) drain(ctx context.Context) error {
-	for {
-		evs, err := s.store.StreamEventsAfter(ctx, s.orgID, s.id, s.after, streamPage)
-		if err != nil {
-			return fmt.Errorf("sampleenv: read stream of %s: %w", s.id, err)
-		}
-		for _, e := range evs {
-			s.p.event(e)
-			s.after = e.ID
-		}
-		if len(evs) < streamPage {
-			return nil
-		}
+	// Follow ends without a terminal event only when the execution has
+	// ended (the gateway said so) and until did not hold at its end.
+	ex, err := Get(ctx, s.c, s.id)
+	if err != nil {
+		return nil, err
 	}
+	return ex, fmt.Errorf("sampleenv: execution %s ended %s (%s)", s.id, ex.GetStatus(), ex.GetError())
 }
 
 // printer writes stream events as a terminal shows them.
@@ -118,8 +91,11 @@ type printer struct {
 	midLine bool
 }
 
-func (p *printer) event(e entrystore.StreamEvent) {
-	ev, err := event.Decode(e.Event, e.Data)
+func (p *printer) event(e apiclient.Event) {
+	if p.w == nil {
+		return
+	}
+	ev, err := event.Decode(e.Name, e.Data)
 	if err != nil {
 		return
 	}

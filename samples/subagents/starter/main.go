@@ -1,5 +1,5 @@
-// Command starter gives the sub-agents sample's lead its question, streams
-// it, and lists the sub-agents it spawned.
+// Command starter gives the sub-agents sample's lead its question through
+// the REST API, streams it, and lists the sub-agents it spawned.
 package main
 
 import (
@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/samples/internal/sampleenv"
 	"github.com/agentree/agentree/samples/subagents"
 )
@@ -16,16 +15,15 @@ import (
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	conn, err := sampleenv.Connect(ctx)
+	api, err := sampleenv.Connect(ctx, subagents.TaskQueue)
 	if err != nil {
 		log.Fatalln(err)
 	}
-	defer conn.Close()
-	ex, _, err := subagents.Run(ctx, conn.Agentree(subagents.TaskQueue), conn.Store, conn.Org.ID, os.Stdout)
+	ex, _, err := subagents.Run(ctx, api, os.Stdout)
 	if err != nil {
 		log.Fatalln(err)
 	}
-	if ex.Status != entrystore.StatusCompleted {
-		log.Fatalf("the lead ended %s: %s", ex.Status, ex.Error)
+	if ex.GetStatus() != "COMPLETED" {
+		log.Fatalf("the lead ended %s: %s", ex.GetStatus(), ex.GetError())
 	}
 }
