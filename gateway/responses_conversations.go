@@ -256,7 +256,7 @@ func (s *service) conversationItems(r *http.Request, org entrystore.Org, ex entr
 		}
 		var m agentsdk.Message
 		if json.Unmarshal(e.Content, &m) == nil {
-			items = append(items, oaItem{Type: "message", ID: messageItemID(e.IdempotencyKey), Status: "completed", Role: "user",
+			items = append(items, oaItem{Type: "message", ID: messageItemID(e.ExecutionID, e.IdempotencyKey), Status: "completed", Role: "user",
 				Content: []oaPart{{Type: "input_text", Text: m.Text()}}})
 		}
 	}

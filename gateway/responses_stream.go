@@ -63,8 +63,8 @@ func (o *oaStream) add(it oaItem) error {
 
 // delta sends text of the model call whose events carry key, opening its
 // message item first.
-func (o *oaStream) delta(key, text string) error {
-	id := messageItemID(key)
+func (o *oaStream) delta(exec, key, text string) error {
+	id := messageItemID(exec, key)
 	if o.open != id {
 		if err := o.closeOpen(); err != nil {
 			return err
@@ -127,7 +127,7 @@ func (o *oaStream) onEvent(ev entrystore.StreamEvent) error {
 		if json.Unmarshal(ev.Data, &tok) != nil || tok.Data == "" {
 			return nil
 		}
-		return o.delta(tok.TaskExecutionID, tok.Data)
+		return o.delta(tok.AgentExecutionID, tok.TaskExecutionID, tok.Data)
 	case event.NameTaskStarted:
 		var ts event.TaskStarted
 		if json.Unmarshal(ev.Data, &ts) != nil {
@@ -159,16 +159,18 @@ func (o *oaStream) announce(it oaItem) error {
 	return o.send(oaEvent{Type: "response.content_part.added", ItemID: it.ID, OutputIndex: intp(o.items[it.ID]), ContentIndex: intp(0), Part: &part})
 }
 
-// finish ends every item from the tree's output and sends the last event.
+// finish ends every item with the tree's output — a message with the text
+// kept, which differs from the deltas when a model call was retried (its
+// retry streams from the start again) — and sends the last event.
 func (o *oaStream) finish(resp oaResponse) error {
-	if err := o.closeOpen(); err != nil {
-		return err
-	}
 	for _, it := range resp.Output {
 		if _, ok := o.items[it.ID]; !ok {
 			if err := o.announce(it); err != nil {
 				return err
 			}
+		}
+		if o.open == it.ID {
+			o.open = ""
 		}
 		if it.Type == "message" {
 			if err := o.finishMessage(it); err != nil {
@@ -183,6 +185,11 @@ func (o *oaStream) finish(resp oaResponse) error {
 				return err
 			}
 		}
+	}
+	// A message the tree did not keep (a call that failed) ends as
+	// streamed.
+	if err := o.closeOpen(); err != nil {
+		return err
 	}
 	name := "response.completed"
 	switch resp.Status {

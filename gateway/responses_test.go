@@ -191,7 +191,10 @@ func TestResponsesWithOpenAIGoSDK(t *testing.T) {
 		items, err := oa.Conversations.Items.List(ctx, conv.ID, conversations.ItemListParams{Order: conversations.ItemListParamsOrderAsc})
 		require.NoError(t, err)
 		var texts []string
+		seen := map[string]bool{}
 		for _, it := range items.Data {
+			require.False(t, seen[it.ID], "item IDs are unique: %s", it.ID)
+			seen[it.ID] = true
 			for _, c := range it.Content.OfMessageContentArray {
 				texts = append(texts, it.Role+": "+c.Text)
 			}

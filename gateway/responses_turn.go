@@ -182,11 +182,11 @@ func (t *turn) done() bool {
 // Agentree's workers, as a remote MCP server's tools run on it.
 const mcpServerLabel = "agentree"
 
-// messageItemID is the ID of the message item of the model call whose
-// entry (and stream events) carry key: the same whether read from the
-// tree or streamed.
-func messageItemID(key string) string {
-	h := sha256.Sum256([]byte(key))
+// messageItemID is the ID of the message item of execution exec's model
+// call whose entry (and stream events) carry key, which is unique only
+// within its execution: the same whether read from the tree or streamed.
+func messageItemID(exec, key string) string {
+	h := sha256.Sum256([]byte(exec + "\x00" + key))
 	return "msg_" + hex.EncodeToString(h[:16])
 }
 
@@ -215,7 +215,7 @@ func (t *turn) output() ([]oaItem, oaUsage) {
 			u = u.Add(*m.Usage)
 		}
 		if text := m.Text(); text != "" {
-			items = append(items, oaItem{Type: "message", ID: messageItemID(e.IdempotencyKey), Status: "completed",
+			items = append(items, oaItem{Type: "message", ID: messageItemID(e.ExecutionID, e.IdempotencyKey), Status: "completed",
 				Role: "assistant", Content: []oaPart{outputText(text)}})
 		}
 		for _, c := range m.ToolCalls() {
