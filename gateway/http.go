@@ -44,6 +44,7 @@ func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	mux.Handle("/", gw)
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream", svc.serveStream(false))
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream/consolidated", svc.serveStream(true))
+	mux.HandleFunc("GET /api/orgs/{org}/agent-executions/{id}/ag-ui", svc.serveAGUI)
 	mux.Handle("/v1/", svc.openAIHandler())
 	mux.HandleFunc("GET /healthz", live)
 	mux.HandleFunc("GET /readyz", svc.readyz)
