@@ -61,8 +61,11 @@ var approvalResponseSchema = json.RawMessage(`{"type":"object","properties":{"ap
 // tool calls, steps), so every START it sends gets its END and nothing
 // is sent outside a run.
 type aguiMapper struct {
-	thread    string
-	run       string
+	thread string
+	run    string
+	// nextRun, when set, is the ID of the next run to start: the runId of
+	// the RunAgentInput that starts it.
+	nextRun   string
 	text      string // the open text message's ID
 	reasoning string // the open reasoning message's ID
 	calls     map[string]bool
@@ -86,6 +89,9 @@ func (m *aguiMapper) mapEvent(ev entrystore.StreamEvent) []aguiEvent {
 	}
 	if m.run == "" && !event.Terminal(ev.Event) && ev.Event != event.NameCheckpoint {
 		m.run = fmt.Sprintf("%s-%d", m.thread, ev.ID)
+		if m.nextRun != "" {
+			m.run, m.nextRun = m.nextRun, ""
+		}
 		emit(aguiEvent{Type: "RUN_STARTED", ThreadID: m.thread, RunID: m.run, Timestamp: ts})
 	}
 	switch ev.Event {

@@ -36,26 +36,27 @@ func (s *service) serveAGUI(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, err)
 		return
 	}
-	m := newAGUIMapper(ex.ID)
-	if err := s.primeAGUI(ctx, ex, after, m); err != nil {
-		writeStatus(w, toStatus(s.log, "read the stream", err))
-		return
-	}
-	release, err := s.streamSlot(ctx, ex.OrgID)
-	if writeTooManyStreams(w, err) {
-		return
-	}
+	m, err := s.aguiMapperAt(ctx, ex, after)
 	if err != nil {
 		writeStatus(w, err)
 		return
 	}
+	release, ok := s.sseSlot(ctx, w, ex.OrgID)
+	if !ok {
+		return
+	}
 	defer release()
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	err = s.writeAGUI(w, r, ex, after, m, false)
+	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		s.log.Warn("gateway: AG-UI stream ended", "execution", ex.ID, "err", err)
+	}
+}
+
+// writeAGUI answers with the execution's events after after, mapped by
+// m, as SSE; oneRun ends the answer when a run ends (errRunDone).
+func (s *service) writeAGUI(w http.ResponseWriter, r *http.Request, ex entrystore.Execution, after int64, m *aguiMapper, oneRun bool) error {
+	startSSE(w)
 	rc := http.NewResponseController(w)
 	var buf bytes.Buffer
 	write := func() error {
@@ -64,10 +65,11 @@ func (s *service) serveAGUI(w http.ResponseWriter, r *http.Request) {
 		buf.Reset()
 		return err
 	}
-	err = s.streams.follow(ctx, followRequest{
+	return s.streams.follow(r.Context(), followRequest{
 		Org: ex.OrgID, Execution: ex.ID, After: after, Consolidated: true,
 		Emit: func(ev entrystore.StreamEvent) error {
 			evs := m.mapEvent(ev)
+			done := false
 			for i, a := range evs {
 				data, err := json.Marshal(a)
 				if err != nil {
@@ -79,8 +81,16 @@ func (s *service) serveAGUI(w http.ResponseWriter, r *http.Request) {
 				buf.WriteString("data: ")
 				buf.Write(data)
 				buf.WriteString("\n\n")
+				done = done || (oneRun && aguiRunDone(a))
 			}
-			return write()
+			if err := write(); err != nil {
+				return err
+			}
+			if done {
+				_ = rc.Flush()
+				return errRunDone
+			}
+			return nil
 		},
 		Flush: rc.Flush,
 		Ping: func() error {
@@ -91,29 +101,28 @@ func (s *service) serveAGUI(w http.ResponseWriter, r *http.Request) {
 			return rc.Flush()
 		},
 	})
-	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
-		s.log.Warn("gateway: AG-UI stream ended", "execution", ex.ID, "err", err)
-	}
 }
 
-// primeAGUI feeds m the events up to after, sending nothing.
-func (s *service) primeAGUI(ctx context.Context, ex entrystore.Execution, after int64, m *aguiMapper) error {
+// aguiMapperAt is ex's mapper as it stands after event after: it is fed
+// the events up to there, sending nothing, so it knows what is open.
+func (s *service) aguiMapperAt(ctx context.Context, ex entrystore.Execution, after int64) (*aguiMapper, error) {
+	m := newAGUIMapper(ex.ID)
 	var last int64
 	for last < after {
 		evs, err := s.es.StreamEventsAfter(ctx, ex.OrgID, ex.ID, last, fetchLimit)
 		if err != nil {
-			return err
+			return nil, toStatus(s.log, "read the stream", err)
 		}
 		for _, ev := range evs {
 			if ev.ID > after {
-				return nil
+				return m, nil
 			}
 			m.mapEvent(ev)
 			last = ev.ID
 		}
 		if len(evs) < fetchLimit {
-			return nil
+			break
 		}
 	}
-	return nil
+	return m, nil
 }

@@ -12,8 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/anthropic"
 	"github.com/agentree/agentree/agentsdk/providertest"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 )
@@ -364,19 +362,9 @@ func datas(evs []sseEvent) []string {
 // call; once approved, the next run sends the call's TOOL_CALL_RESULT
 // (without starting the call again) and the answer.
 func TestAGUIApprovalInterrupt(t *testing.T) {
-	const model = "claude-sonnet-4-5"
-	usage := providertest.AnthropicUsage{Input: 40}
-	srv := providertest.NewServer(t,
-		reply(providertest.NewAnthropicStream(model, usage).
-			Text("Counting.").
-			ToolUse("toolu_1", demo.WordCountTool, `{"text": "three little words"}`).
-			End("tool_use", 20)),
-		reply(providertest.NewAnthropicStream(model, usage).Text("Three words.").End("end_turn", 4)),
-	)
-	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
-	require.NoError(t, err)
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools(),
-		toolPolicy: agentsdk.Policies{demo.WordCountTool: agentsdk.PolicyAsk}})
+	const model = responsesModel
+	srv := providertest.NewServer(t, countingReplies()...)
+	e := newAskEnv(t, srv)
 	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
 		"kind": "react-agent", "userPrompt": "How many words in 'three little words'?",

@@ -45,6 +45,7 @@ func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream", svc.serveStream(false))
 	mux.Handle("GET /api/orgs/{org}/agent-executions/{id}/stream/consolidated", svc.serveStream(true))
 	mux.HandleFunc("GET /api/orgs/{org}/agent-executions/{id}/ag-ui", svc.serveAGUI)
+	mux.HandleFunc("POST /api/orgs/{org}/agent-definitions/{id}/ag-ui", svc.serveAGUIRun)
 	mux.Handle("/v1/", svc.openAIHandler())
 	mux.HandleFunc("GET /healthz", live)
 	mux.HandleFunc("GET /readyz", svc.readyz)

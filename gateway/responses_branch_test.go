@@ -87,24 +87,36 @@ func TestBranchFromAnOlderResponse(t *testing.T) {
 	requireAPIError(t, err, http.StatusNotFound, "")
 }
 
+// newAskEnv is newAnthropicEnv whose operator asks approval for every
+// word_count call.
+func newAskEnv(t *testing.T, srv *providertest.Server) *env {
+	t.Helper()
+	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
+	require.NoError(t, err)
+	return newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools(),
+		toolPolicy: agentsdk.Policies{demo.WordCountTool: agentsdk.PolicyAsk}})
+}
+
+// countingReplies are a model's answers that call word_count on three
+// little words, then, given its result, say so.
+func countingReplies() []providertest.Reply {
+	return []providertest.Reply{
+		reply(providertest.NewAnthropicStream(responsesModel, providertest.AnthropicUsage{Input: 40}).
+			Text("Counting.").
+			ToolUse("toolu_1", demo.WordCountTool, `{"text": "three little words"}`).
+			End("tool_use", 20)),
+		answer(60, 4, "Three words."),
+	}
+}
+
 // TestApprovalOverResponses: a worker tool the operator asks approval
 // for surfaces as the spec's mcp_approval_request item; an
 // mcp_approval_response approving it continues the turn, which runs the
 // tool and answers.
 func TestApprovalOverResponses(t *testing.T) {
 	const model = responsesModel
-	usage := providertest.AnthropicUsage{Input: 40}
-	srv := providertest.NewServer(t,
-		reply(providertest.NewAnthropicStream(model, usage).
-			Text("Counting.").
-			ToolUse("toolu_1", demo.WordCountTool, `{"text": "three little words"}`).
-			End("tool_use", 20)),
-		answer(60, 4, "Three words."),
-	)
-	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
-	require.NoError(t, err)
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools(),
-		toolPolicy: agentsdk.Policies{demo.WordCountTool: agentsdk.PolicyAsk}})
+	srv := providertest.NewServer(t, countingReplies()...)
+	e := newAskEnv(t, srv)
 	oa := e.openAIClient(e.keyA)
 	ctx := context.Background()
 

@@ -231,11 +231,7 @@ func (s *service) streamTurn(w http.ResponseWriter, r *http.Request, org entryst
 		writeOAStatus(w, err)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	startSSE(w)
 	o := &oaStream{w: w, rc: http.NewResponseController(w), items: map[string]int{}, done: map[string]bool{}, text: map[string]*bytes.Buffer{}}
 	first := s.responseObject(t, req)
 	first.Status, first.Output, first.Usage, first.CompletedAt = "in_progress", []oaItem{}, nil, nil
