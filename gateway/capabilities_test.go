@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/anthropic"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
@@ -31,6 +32,10 @@ const (
 	envWorkerProcess = "AGENTREE_GATEWAY_TEST_WORKER"
 	envWorkerDB      = "AGENTREE_GATEWAY_TEST_DB"
 	envWorkerQueue   = "AGENTREE_GATEWAY_TEST_QUEUE"
+	// envWorkerAnthropic, when set, gives the worker process the official
+	// Anthropic client pointed at that URL (a fake server of the test's)
+	// instead of the scripted model.
+	envWorkerAnthropic = "AGENTREE_GATEWAY_TEST_ANTHROPIC"
 )
 
 func TestMain(m *testing.M) {
@@ -60,9 +65,15 @@ func runWorkerProcess() error {
 	if err != nil {
 		return err
 	}
+	var provider agentsdk.Provider = scripted.New(scripted.Turns())
+	if url := os.Getenv(envWorkerAnthropic); url != "" {
+		if provider, err = anthropic.New(anthropic.Options{BaseURL: url, APIKey: "test-key"}); err != nil {
+			return err
+		}
+	}
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
-		Providers: []agentsdk.Provider{scripted.New(scripted.Turns())}, Tools: []*agentsdk.Tool{shoutTool()},
+		Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{shoutTool()},
 		CapabilityInterval: 100 * time.Millisecond, CapabilityLease: time.Second,
 	})
 	if err != nil {

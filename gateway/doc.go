@@ -19,6 +19,15 @@
 // 400 listing what they do serve (a queue with no live worker at all, a
 // 503). GET /api/orgs/{org}/capabilities lists them.
 //
+// /v1/responses and /v1/conversations (responses*.go) serve the OpenAI
+// Responses and Conversations APIs as a projection of executions: a
+// conversation is an execution's tree, a response one turn of it, named by
+// the entry the turn starts at. They authenticate as the native routes do
+// and call the same service methods (create, signal, fork, decide,
+// cancel), so roles, limits and durability are the native API's. The
+// AG-UI stream of an execution (agui*.go) maps the same stored events to
+// AG-UI 1.0 events; an agent definition takes AG-UI's RunAgentInput.
+//
 // An execution in persistenceMode local keeps its conversation on the
 // worker that took it; the read endpoints ask that worker, through
 // adapter/client's LocalReader (a Temporal query), and answer as for any

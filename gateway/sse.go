@@ -57,22 +57,13 @@ func (s *service) serveStream(consolidated bool) http.HandlerFunc {
 				return
 			}
 		}
-		release, err := s.streamSlot(ctx, ex.OrgID)
-		if writeTooManyStreams(w, err) {
-			return
-		}
-		if err != nil {
-			writeStatus(w, err)
+		release, ok := s.sseSlot(ctx, w, ex.OrgID)
+		if !ok {
 			return
 		}
 		defer release()
 
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("Connection", "keep-alive")
-		h.Set("X-Accel-Buffering", "no") // no proxy buffering
-		w.WriteHeader(http.StatusOK)
+		startSSE(w)
 		rc := http.NewResponseController(w)
 		var buf bytes.Buffer
 		write := func() error {
