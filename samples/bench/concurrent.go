@@ -127,8 +127,8 @@ type concResult struct {
 	// end of the turn's answer to the next user message (the time the
 	// system takes to be seen ready for it).
 	firstStarts, readyGaps []time.Duration
-	cpu        time.Duration
-	rss        int64
+	cpu                    time.Duration
+	rss                    int64
 	// serverCPU and pgCPU are the CPU time the Temporal server and
 	// Postgres used over the run, when they run on this machine (-1 when
 	// not).
