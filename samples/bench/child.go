@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,6 +25,39 @@ import (
 // its test binary) a worker process instead; its value is a workerSpec in
 // JSON. The resume scenario kills such processes.
 const workerEnv = "AGENTREE_BENCH_WORKER"
+
+// envProfile, when set, is a path prefix under which each worker process
+// writes a CPU profile of its run (<prefix>-<system>-<pid>.cpu) and, as it
+// stops, a heap profile (.heap) and its memory statistics (.memstats):
+// where a worker's time and memory go, e.g. concurrent's.
+const envProfile = "AGENTREE_BENCH_PROFILE"
+
+// startCPUProfile profiles the process's CPU into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeHeap writes the process's heap profile to prefix.heap and its
+// runtime.MemStats to prefix.memstats, best effort.
+func writeHeap(prefix string) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	stats := fmt.Sprintf("HeapInuse=%d HeapSys=%d StackInuse=%d Sys=%d NumGC=%d HeapObjects=%d Goroutines=%d\n",
+		ms.HeapInuse, ms.HeapSys, ms.StackInuse, ms.Sys, ms.NumGC, ms.HeapObjects, runtime.NumGoroutine())
+	_ = os.WriteFile(prefix+".memstats", []byte(stats), 0o644)
+	if f, err := os.Create(prefix + ".heap"); err == nil {
+		_ = pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+	}
+}
 
 // workerSpec configures a worker process.
 type workerSpec struct {
@@ -103,11 +138,21 @@ func runWorkerProcess(raw string) error {
 		return err
 	}
 	defer sys.close()
+	if prefix := os.Getenv(envProfile); prefix != "" {
+		stop, err := startCPUProfile(fmt.Sprintf("%s-%s-%d.cpu", prefix, spec.Only, os.Getpid()))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	write("start", "-", -1, time.Now())
 	if err := sys.start(); err != nil {
 		return err
 	}
 	<-worker.InterruptCh()
+	if prefix := os.Getenv(envProfile); prefix != "" {
+		writeHeap(fmt.Sprintf("%s-%s-%d", prefix, spec.Only, os.Getpid()))
+	}
 	return nil
 }
 
