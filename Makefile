@@ -34,13 +34,13 @@ run:
 
 ## bench: side-by-side benchmark of Agentree and the naive pattern.
 bench: up
-	@eval "$$($(SERVICES) env)" && $(GO) run ./samples/bench
+	@eval "$$($(SERVICES) env)" && $(GO) run ./tools/bench
 
 ## chaos: the fault-injection suite (issue 19) on private Postgres and Temporal
-## processes it kills and restarts; flags in CHAOS_FLAGS (go run ./samples/chaos -h).
+## processes it kills and restarts; flags in CHAOS_FLAGS (go run ./tools/chaos -h).
 chaos:
 	@$(SERVICES) temporal-bin >/dev/null
-	@$(GO) run ./samples/chaos $(CHAOS_FLAGS)
+	@$(GO) run ./tools/chaos $(CHAOS_FLAGS)
 
 ## generate: regenerate protobuf, gateway and OpenAPI code.
 generate:

@@ -11,7 +11,7 @@ import (
 // next request as soon as it has an answer then sends one per delay on
 // each connection instead of thousands a second, and each held request
 // costs a sleeping goroutine rather than a parse, a refusal and a write.
-// Measured with samples/bench's junk_flood (200 clients sending unknown
+// Measured with tools/bench's junk_flood (200 clients sending unknown
 // keys on 2 cores, the gateway in the same process): 5,300-7,400 junk
 // requests/s answered at once made the valid client's p99 ×20; held a
 // second, see the README's figure. The 429 says Retry-After: 1 anyway, so

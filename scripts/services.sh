@@ -335,7 +335,7 @@ env)
 	[ -n "${TEMPORAL_ADDRESS:-}" ] || [ "$(running_mode)" != dev ] || echo "export AGENTREE_TEMPORAL_UI='$(temporal_ui)'";;
 temporal-bin) temporal_build; [ "$TEMPORAL_MODE" = dev ] || temporal_server_build; echo "$temporal_bin";;
 temporal-server-bin) temporal_server_build; echo "$server_bin";;
-# For a supervisor of its own (samples/chaos): set up the server mode's
+# For a supervisor of its own (tools/chaos): set up the server mode's
 # databases and configuration for PG_PORT and TEMPORAL_PORT, print the
 # command line (an argument a line); once it answers, register its
 # namespace and search attributes.

@@ -147,7 +147,7 @@ YAML
 
 # temporal_server_prepare checks the ports, sets up the databases and
 # writes the configuration; `services.sh temporal-server-prepare` runs it
-# for a supervisor of its own (samples/chaos).
+# for a supervisor of its own (tools/chaos).
 temporal_server_prepare() {
 	if [ -n "${DATABASE_URL:-}" ]; then
 		log "AGENTREE_TEMPORAL=server keeps Temporal's databases in the local cluster: unset DATABASE_URL"; exit 1

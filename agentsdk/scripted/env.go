@@ -12,7 +12,7 @@ import (
 
 // The environment a scripted provider made by New reads, so a worker
 // process (agentree worker) can be slowed and observed from outside: the
-// fault-injection suite (samples/chaos) needs model calls in flight when it
+// fault-injection suite (tools/chaos) needs model calls in flight when it
 // kills a process, and a record of every call to tell a retried call from
 // a completed one run again.
 const (

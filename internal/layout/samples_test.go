@@ -14,19 +14,6 @@ var storePackage = func(p string) bool {
 	return p == module+"entrystore" || p == "github.com/jackc/pgx/v5" || strings.HasPrefix(p, "github.com/jackc/pgx/v5/")
 }
 
-// harness says whether a package is one of the project's own measuring
-// and fault-injection harnesses filed under samples/ (make bench, make
-// chaos): they start their own Postgres schemas and measure the store,
-// so they may link pgx. Every other package under samples/ is a sample.
-func harness(p string) bool {
-	for _, h := range []string{module + "samples/bench", module + "samples/chaos"} {
-		if p == h || strings.HasPrefix(p, h+"/") {
-			return true
-		}
-	}
-	return false
-}
-
 // TestSamplesUseNeitherPgxNorTheStore: no sample imports pgx or
 // entrystore, and a starter (with sampleenv, all a starter links of the
 // samples' helpers) does not link them at all. A worker links them
@@ -40,9 +27,6 @@ func TestSamplesUseNeitherPgxNorTheStore(t *testing.T) {
 	samples := 0
 	for line := range strings.Lines(string(out)) {
 		pkg, imports, _ := strings.Cut(strings.TrimSpace(line), "|")
-		if harness(pkg) {
-			continue
-		}
 		samples++
 		for _, imp := range strings.Split(imports, ",") {
 			require.False(t, storePackage(imp), "%s imports %s: use apiclient (starters) or adapter.OpenStore (workers)", pkg, imp)

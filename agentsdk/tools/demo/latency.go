@@ -12,7 +12,7 @@ import (
 
 // EnvToolDelay, a duration such as 500ms, makes every research tool take at
 // least that long, honouring its context: the fault-injection suite
-// (samples/chaos) slows the worker's tools so a kill can land while a tool
+// (tools/chaos) slows the worker's tools so a kill can land while a tool
 // call is in flight. A value that is not a duration is reported on stderr
 // and ignored.
 const EnvToolDelay = "AGENTREE_RESEARCH_TOOL_DELAY"
