@@ -233,13 +233,11 @@ func (c Config) boundProblems() []string {
 }
 
 // ProviderHint is what to add to "unknown provider" for a provider a worker
-// serves only when configured for it: the built-in providers need their
-// API key in the worker's environment ("" for other names).
+// serves only when configured for it: a registered kind (ProviderKind)
+// needs its API key in the worker's environment ("" for other names).
 func ProviderHint(provider string) string {
-	switch provider {
-	case "anthropic", "openai":
-		return fmt.Sprintf("; to serve it, start a worker with %s_API_KEY set (or an %s endpoint in its configuration)",
-			strings.ToUpper(provider), provider)
+	if k, ok := ProviderKindOf(provider); ok {
+		return fmt.Sprintf("; to serve it, start a worker with %s set (or an %s endpoint in its configuration)", k.KeyEnv, provider)
 	}
 	return ""
 }

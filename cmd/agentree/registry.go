@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -25,14 +26,14 @@ func loadWorkerConfig(path, queue, namespace string) (workerconfig.Config, error
 	return cfg, nil
 }
 
-// demoModel is the model the demo uses: a real provider when its key is
-// set (Anthropic first), else the scripted one.
+// demoModel is the model the demo uses: the first registered provider
+// whose key is set (anthropic before openai), its DemoModel unless
+// AGENTREE_<PROVIDER>_MODEL names another; else the scripted one.
 func demoModel() agentsdk.ModelRef {
-	switch {
-	case os.Getenv("ANTHROPIC_API_KEY") != "":
-		return agentsdk.ModelRef{Provider: "anthropic", ModelID: envOr("AGENTREE_ANTHROPIC_MODEL", "claude-sonnet-4-5")}
-	case os.Getenv("OPENAI_API_KEY") != "":
-		return agentsdk.ModelRef{Provider: "openai", ModelID: envOr("AGENTREE_OPENAI_MODEL", "gpt-4.1-mini")}
+	for _, k := range agentsdk.ProviderKinds() {
+		if os.Getenv(k.KeyEnv) != "" {
+			return agentsdk.ModelRef{Provider: k.Name, ModelID: envOr("AGENTREE_"+strings.ToUpper(k.Name)+"_MODEL", k.DemoModel)}
+		}
 	}
 	return scripted.Model("")
 }

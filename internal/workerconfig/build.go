@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/anthropic"
-	"github.com/agentree/agentree/agentsdk/openai"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
@@ -187,23 +185,13 @@ func (e Endpoint) provider() (agentsdk.Provider, error) {
 	if key == "" && e.BaseURL == "" && e.Provider != ProviderScripted {
 		return nil, fmt.Errorf("$%s is empty: set it, or remove the endpoint", e.APIKeyEnv)
 	}
-	var p interface {
-		agentsdk.Provider
-		agentsdk.EndpointDescriber
-		PricedModels() []string
-	}
-	var err error
-	switch e.Provider {
-	case ProviderAnthropic:
-		p, err = anthropic.New(anthropic.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
-			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
-	case ProviderOpenAI:
-		p, err = openai.New(openai.Options{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
-			APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
-	default: // ProviderScripted; validated in Parse. It costs nothing.
+	kind, ok := agentsdk.ProviderKindOf(e.Provider)
+	if !ok { // ProviderScripted; validated in Parse. It costs nothing.
 		return described{Provider: demo.Model(), info: agentsdk.EndpointInfo{
 			Name: e.Name, Provider: ProviderScripted, Models: slices.Clone(e.Models), Priced: []string{agentsdk.AnyModel}}}, nil
 	}
+	p, err := kind.New(agentsdk.EndpointOptions{Endpoint: e.Name, Models: e.Models, BaseURL: e.BaseURL,
+		APIKey: key, APIKeyEnv: e.APIKeyEnv, Prices: prices})
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -27,19 +26,10 @@ const EnvVar = "AGENTREE_CONFIG"
 // the gateway's default too.
 const DefaultTaskQueue = "agentree"
 
-// The provider kinds an endpoint may have.
-const (
-	ProviderAnthropic = "anthropic"
-	ProviderOpenAI    = "openai"
-	// ProviderScripted is the demo's scripted model: no network, no key.
-	ProviderScripted = "scripted"
-)
-
-var providerKinds = []string{ProviderAnthropic, ProviderOpenAI, ProviderScripted}
-
-// defaultKeyEnv is, by provider, the variable holding the key of its own
-// API.
-var defaultKeyEnv = map[string]string{ProviderAnthropic: "ANTHROPIC_API_KEY", ProviderOpenAI: "OPENAI_API_KEY"}
+// ProviderScripted is the demo's scripted model, a provider kind besides
+// the registered ones (agentsdk.ProviderKinds, listed in providers.go):
+// no network, no key.
+const ProviderScripted = "scripted"
 
 // BuiltinReact is the built-in ReAct agent, the only Agent.Builtin today.
 const BuiltinReact = "react"
@@ -337,8 +327,8 @@ func (c Config) withDefaults() (Config, error) {
 	for i := range c.Endpoints {
 		e := &c.Endpoints[i]
 		field := fmt.Sprintf("endpoints[%d]", i)
-		if !slices.Contains(providerKinds, e.Provider) {
-			bad("%s.provider: %q is not one of %s", field, e.Provider, strings.Join(providerKinds, ", "))
+		if !isProvider(e.Provider) {
+			bad("%s.provider: %q is not one of %s", field, e.Provider, strings.Join(providerNames(), ", "))
 			continue
 		}
 		e.Name = cmp.Or(e.Name, e.Provider)
@@ -360,17 +350,14 @@ func (c Config) withDefaults() (Config, error) {
 				bad("%s.prices.%s: a price must not be negative", field, id)
 			}
 		}
-		switch e.Provider {
-		case ProviderScripted:
+		if e.Provider == ProviderScripted {
 			if e.BaseURL != "" || e.APIKeyEnv != "" || len(e.Prices) > 0 || e.Price != "" {
 				bad("%s: a scripted endpoint calls no server and costs nothing: baseUrl, apiKeyEnv, price and prices do not apply", field)
 			}
-		case ProviderAnthropic, ProviderOpenAI:
+		} else if k, _ := agentsdk.ProviderKindOf(e.Provider); e.BaseURL == "" {
 			// Only the provider's own API gets its key unasked: another
 			// server receives the key the endpoint names, or none.
-			if e.BaseURL == "" {
-				e.APIKeyEnv = cmp.Or(e.APIKeyEnv, defaultKeyEnv[e.Provider])
-			}
+			e.APIKeyEnv = cmp.Or(e.APIKeyEnv, k.KeyEnv)
 		}
 		if e.BaseURL != "" && !httpURL.MatchString(e.BaseURL) {
 			bad("%s.baseUrl: %q is not an http(s) URL", field, e.BaseURL)
@@ -457,11 +444,10 @@ func defaultEndpoints() []Endpoint {
 	// Any model each can price: the built-in tables decide.
 	anyModel := []string{agentsdk.AnyModel}
 	eps := []Endpoint{{Name: "demo", Provider: ProviderScripted, Models: anyModel}}
-	if os.Getenv("ANTHROPIC_API_KEY") != "" {
-		eps = append(eps, Endpoint{Provider: ProviderAnthropic, Models: anyModel})
-	}
-	if os.Getenv("OPENAI_API_KEY") != "" {
-		eps = append(eps, Endpoint{Provider: ProviderOpenAI, Models: anyModel})
+	for _, k := range agentsdk.ProviderKinds() {
+		if os.Getenv(k.KeyEnv) != "" {
+			eps = append(eps, Endpoint{Provider: k.Name, Models: anyModel})
+		}
 	}
 	return eps
 }
