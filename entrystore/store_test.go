@@ -258,10 +258,7 @@ func TestStreamEvents(t *testing.T) {
 	conn, err := pgx.ConnectConfig(ctx, f.store.Pool().Config().ConnConfig)
 	require.NoError(t, err)
 	defer conn.Close(ctx)
-	channel, err := entrystore.NotifyChannel(ctx, conn)
-	require.NoError(t, err)
-	_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize())
-	require.NoError(t, err)
+	require.NoError(t, entrystore.ListenStream(ctx, conn))
 
 	// Another schema's event, committed first, must not reach this
 	// listener: parallel test packages share the database.
@@ -280,13 +277,20 @@ func TestStreamEvents(t *testing.T) {
 	for _, ev := range evs {
 		// The channel is the database's, shared with every test running
 		// at the same time: skip other executions' notifications.
-		var payload string
-		for !strings.HasPrefix(payload, f.exec.ID+":") {
+		var exec string
+		var id int64
+		for exec != f.exec.ID {
 			n, err := conn.WaitForNotification(waitCtx)
 			require.NoError(t, err)
-			payload = n.Payload
+			var ok bool
+			exec, id, ok = entrystore.ParseStreamNotification(n.Payload)
+			require.True(t, ok, "payload %q", n.Payload)
 		}
-		require.Equal(t, fmt.Sprintf("%s:%d", f.exec.ID, ev.ID), payload)
+		require.Equal(t, ev.ID, id)
+	}
+	for _, bad := range []string{"", "x", ":5", "e1:", "e1:x"} {
+		_, _, ok := entrystore.ParseStreamNotification(bad)
+		require.False(t, ok, "payload %q", bad)
 	}
 	after, err := f.store.StreamEventsAfter(ctx, f.org.ID, f.exec.ID, evs[0].ID, 10)
 	require.NoError(t, err)

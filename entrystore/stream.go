@@ -3,6 +3,8 @@ package entrystore
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +26,29 @@ const NotifyChannelPrefix = "agentree_stream"
 const notifyChannelSQL = `CASE WHEN octet_length(current_schema()) <= 47
 	THEN '` + NotifyChannelPrefix + `.' || current_schema()
 	ELSE '` + NotifyChannelPrefix + `.' || md5(current_schema()) END`
+
+// ListenStream makes conn LISTEN on the channel stream events of its
+// current schema are announced on; read them with WaitForNotification
+// and ParseStreamNotification.
+func ListenStream(ctx context.Context, conn *pgx.Conn) error {
+	channel, err := NotifyChannel(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return wrap("listen to the stream", err)
+	}
+	return nil
+}
+
+// ParseStreamNotification reads a stream notification's payload,
+// "<execution_id>:<event id>", as the inserts below write it: the
+// execution, and the first event of the batch it announces.
+func ParseStreamNotification(payload string) (execution string, id int64, ok bool) {
+	execution, idText, found := strings.Cut(payload, ":")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	return execution, id, found && err == nil && execution != ""
+}
 
 // NotifyChannel returns the channel stream events of conn's current schema
 // are announced on, for a LISTEN on that connection.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,11 +145,7 @@ func (h *hub) listen(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	channel, err := entrystore.NotifyChannel(ctx, conn)
-	if err != nil {
-		return err
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+	if err := entrystore.ListenStream(ctx, conn); err != nil {
 		return err
 	}
 	h.resync()
@@ -173,9 +167,8 @@ func (h *hub) listen(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		exec, idText, ok := strings.Cut(n.Payload, ":")
-		id, perr := strconv.ParseInt(idText, 10, 64)
-		if !ok || perr != nil {
+		exec, id, ok := entrystore.ParseStreamNotification(n.Payload)
+		if !ok {
 			h.log.Warn("gateway: malformed stream notification", "payload", n.Payload)
 			continue
 		}
