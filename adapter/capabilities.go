@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/periodic"
 )
 
 // Defaults for how workers advertise what they serve.
@@ -110,18 +111,11 @@ func (c *capabilities) start(ctx context.Context, ro temporal.SimplePluginRunCon
 	c.mu.Unlock()
 	go func() {
 		defer close(rec.done)
-		t := time.NewTicker(c.o.CapabilityInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-rctx.Done():
-				return
-			case <-t.C:
-				// A failed refresh is retried at the next tick; the lease
-				// spans several, so one database hiccup changes nothing.
-				_ = c.o.Store.RecordCapability(rctx, row, c.o.CapabilityLease)
-			}
-		}
+		periodic.Every(rctx, c.o.CapabilityInterval, false, func(ctx context.Context) {
+			// A failed refresh is retried at the next tick; the lease
+			// spans several, so one database hiccup changes nothing.
+			_ = c.o.Store.RecordCapability(ctx, row, c.o.CapabilityLease)
+		})
 	}()
 	return nil
 }

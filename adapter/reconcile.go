@@ -15,6 +15,7 @@ import (
 	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/periodic"
 )
 
 // Reconciler finishes work a gateway (or any Client caller) left half done
@@ -75,14 +76,7 @@ type ReconcileReport struct {
 // Run reconciles every interval until ctx ends; a failed pass is logged
 // and the next one tried.
 func (r *Reconciler) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, interval, false, func(ctx context.Context) {
 		rep, err := r.Once(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -90,7 +84,7 @@ func (r *Reconciler) Run(ctx context.Context, interval time.Duration) {
 		case rep.Started+rep.Signalled > 0:
 			r.log("reconciled half-done work", "started", rep.Started, "signalled", rep.Signalled)
 		}
-	}
+	})
 }
 
 func (r *Reconciler) log(msg string, kv ...any) {

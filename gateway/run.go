@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-
-	"github.com/agentree/agentree/entrystore"
 	"net"
 	"net/http"
 	"time"
@@ -16,6 +14,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/periodic"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -202,14 +202,7 @@ func prune(ctx context.Context, o *Options) {
 	if o.PruneInterval < 0 {
 		return
 	}
-	tick := time.NewTicker(o.PruneInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	periodic.Every(ctx, o.PruneInterval, false, func(ctx context.Context) {
 		n, err := o.Store.PruneStreamEvents(ctx, time.Now().Add(-o.ReplayWindow))
 		if err != nil && ctx.Err() == nil {
 			o.Logger.Warn("gateway: prune stream events", "err", err)
@@ -223,7 +216,7 @@ func prune(ctx context.Context, o *Options) {
 		} else if n > 0 {
 			o.Logger.Debug("gateway: pruned idempotency keys", "count", n)
 		}
-	}
+	})
 }
 
 // certificate loads the TLS pair Options name; nil when they name none.

@@ -13,6 +13,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
 	"github.com/agentree/agentree/agentsdk/tools/workspace"
+	"github.com/agentree/agentree/internal/periodic"
 )
 
 // Workspace is where the builtin tool set works: one directory per
@@ -194,16 +195,20 @@ func builtinTools(c Config) ([]*agentsdk.Tool, error) {
 type workspaceJanitor struct {
 	ws      workspace.Workspaces
 	keepFor time.Duration
-	stop    chan struct{}
+	stop    context.CancelFunc
 	done    chan struct{}
 }
 
 // startJanitor sweeps c's workspaces now and then every sweepEvery until
 // stopped.
 func startJanitor(c Config) *workspaceJanitor {
+	ctx, stop := context.WithCancel(context.Background())
 	j := &workspaceJanitor{ws: workspace.Workspaces{Root: c.Workspace.Root}, keepFor: c.Workspace.KeepFor,
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go j.run()
+		stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		periodic.Every(ctx, j.sweepEvery(), true, func(context.Context) { j.sweep() })
+	}()
 	return j
 }
 
@@ -213,21 +218,12 @@ func (j *workspaceJanitor) sweepEvery() time.Duration {
 	return min(max(j.keepFor/10, time.Minute), time.Hour)
 }
 
-func (j *workspaceJanitor) run() {
-	defer close(j.done)
-	t := time.NewTicker(j.sweepEvery())
-	defer t.Stop()
-	for {
-		if n, err := j.ws.Sweep(j.keepFor); err != nil {
-			slog.Warn("workspaces: sweep", "root", j.ws.Root, "removed", n, "error", err)
-		} else if n > 0 {
-			slog.Info("workspaces: removed idle workspaces", "removed", n, "idle", j.keepFor)
-		}
-		select {
-		case <-j.stop:
-			return
-		case <-t.C:
-		}
+// sweep removes the workspaces idle for longer than keepFor.
+func (j *workspaceJanitor) sweep() {
+	if n, err := j.ws.Sweep(j.keepFor); err != nil {
+		slog.Warn("workspaces: sweep", "root", j.ws.Root, "removed", n, "error", err)
+	} else if n > 0 {
+		slog.Info("workspaces: removed idle workspaces", "removed", n, "idle", j.keepFor)
 	}
 }
 
@@ -240,6 +236,6 @@ func (j *workspaceJanitor) ended(_ context.Context, _, executionID string) {
 }
 
 func (j *workspaceJanitor) close() {
-	close(j.stop)
+	j.stop()
 	<-j.done
 }
