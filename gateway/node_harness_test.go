@@ -30,14 +30,15 @@ const nodeHarnessDir = "../interop/node"
 
 // nodeHarnessTests is how many tests the Node suite has: a suite that
 // ran fewer (a file not found, a test dropped) fails here.
-const nodeHarnessTests = 6
+const nodeHarnessTests = 7
 
 // promptModel is a fake Anthropic server that answers from the request
 // itself, so the Node suite's tests may run in any order: a prompt P is
 // answered "You said: P (turn N)", N the number of user messages sent
 // (the history the model saw), with 10·N input and 5 output tokens; a
 // prompt about the notes thinks, says so, searches them and, given the
-// result, answers "Found it.".
+// result, answers "Found it."; one asking to count calls word_count and,
+// given its result, answers "Three words.".
 type promptModel struct{ t *testing.T }
 
 func (m promptModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -68,8 +69,12 @@ func (m promptModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := providertest.NewAnthropicStream(responsesModel, providertest.AnthropicUsage{Input: 10 * turn})
 	var body string
 	switch last := prompts[len(prompts)-1]; {
+	case toolResult && strings.Contains(last, "count"):
+		body = s.Text("Three ", "words.").End("end_turn", 5)
 	case toolResult:
 		body = s.Text("Found ", "it.").End("end_turn", 5)
+	case strings.Contains(last, "count"):
+		body = s.Text("Counting.").ToolUse("toolu_2", demo.WordCountTool, `{"text": "three little words"}`).End("tool_use", 5)
 	case strings.Contains(last, "notes"):
 		body = s.Thinking("sig-1", "Checking ", "the notes.").Text("Let me ", "search.").
 			ToolUse("toolu_1", demo.SearchNotesTool, `{"query":`, ` "history limit"}`).End("tool_use", 5)
@@ -120,11 +125,13 @@ func TestNodeHarness(t *testing.T) {
 	t.Cleanup(fake.Close)
 	p, err := anthropic.New(anthropic.Options{BaseURL: fake.URL, APIKey: "test-key", Models: []string{responsesModel}})
 	require.NoError(t, err)
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools()})
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools(),
+		toolPolicy: agentsdk.Policies{demo.WordCountTool: agentsdk.PolicyAsk}})
 	models := []any{map[string]any{"provider": "anthropic", "modelId": responsesModel}}
 
 	// An execution that thinks, calls a tool and answers, whose AG-UI
-	// stream the suite replays; and a definition it runs over AG-UI.
+	// stream the suite replays; and a definition it runs over AG-UI, whose
+	// word_count calls wait for approval.
 	base := "/api/orgs/" + e.orgA.Slug
 	ex := e.ok(e.keyA, http.MethodPost, base+"/agent-executions", map[string]any{
 		"kind": "react-agent", "userPrompt": "What do the notes say about the history limit?", "models": models,
@@ -133,7 +140,7 @@ func TestNodeHarness(t *testing.T) {
 	id := ex["id"].(string)
 	e.waitStatus(id, "COMPLETED", time.Minute)
 	def := e.ok(e.keyA, http.MethodPost, base+"/agent-definitions", map[string]any{
-		"name": "Echo", "slug": "echo", "models": models,
+		"name": "Echo", "slug": "echo", "models": models, "tools": []string{demo.WordCountTool},
 	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -91,3 +91,46 @@ test("@ag-ui/client's HttpAgent runs a definition, two runs on one thread", asyn
   assert.deepEqual(said(second), ["You said: And again (turn 2)"], "the model saw the first run");
   assert.equal(agent.messages.filter((m) => m.role === "assistant").length, 2);
 });
+
+test("an approval round-trips through HttpAgent: an interrupt, then resume", async () => {
+  const agent = new HttpAgent({
+    url: `${agentree.base}/api/orgs/${agentree.org}/agent-definitions/${agentree.definition}/ag-ui`,
+    headers: auth,
+    threadId: randomUUID(),
+    initialMessages: [{ id: randomUUID(), role: "user", content: "Please count 'three little words'" }],
+  });
+  const run = async (params) => {
+    const seen = [];
+    await agent.runAgent(params, { onEvent({ event }) { seen.push(validateAGUI(event)); } });
+    return seen;
+  };
+
+  // The call waits for approval: the run finishes with an interrupt.
+  const first = await run({ runId: "run-ask" });
+  const started = first.filter((e) => e.type === "TOOL_CALL_START");
+  assert.equal(started.length, 1);
+  assert.equal(started[0].toolCallName, "word_count");
+  assert.ok(!first.some((e) => e.type === "TOOL_CALL_RESULT"), "nothing ran before the approval");
+  const finished = first.at(-1);
+  assert.equal(finished.type, "RUN_FINISHED");
+  assert.equal(finished.outcome?.type, "interrupt");
+  assert.equal(finished.outcome.interrupts.length, 1);
+  const interrupt = finished.outcome.interrupts[0];
+  assert.equal(interrupt.reason, "tool_call");
+  assert.equal(interrupt.toolCallId, started[0].toolCallId);
+
+  // Approved with resume[], the next run has the call's result and the answer.
+  const second = await run({
+    runId: "run-approve",
+    resume: [{ interruptId: interrupt.id, status: "resolved", payload: { approved: true } }],
+  });
+  assert.equal(second[0].type, "RUN_STARTED");
+  assert.equal(second[0].runId, "run-approve");
+  const result = second.find((e) => e.type === "TOOL_CALL_RESULT");
+  assert.equal(result?.toolCallId, interrupt.toolCallId);
+  assert.equal(result.content, "3 words");
+  assert.ok(!second.some((e) => e.type === "TOOL_CALL_START"), "the call is not started again");
+  const text = second.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("");
+  assert.equal(text, "Three words.");
+  assert.equal(second.at(-1).outcome?.type, "success");
+});
