@@ -65,6 +65,11 @@ func (m promptModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			prompts = append(prompts, text)
 		}
 	}
+	if len(prompts) == 0 {
+		m.t.Errorf("promptModel: a request with no user prompt")
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"no prompt"}}`, http.StatusBadRequest)
+		return
+	}
 	turn := int64(len(prompts))
 	s := providertest.NewAnthropicStream(responsesModel, providertest.AnthropicUsage{Input: 10 * turn})
 	var body string
