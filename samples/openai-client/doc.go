@@ -5,6 +5,8 @@
 // turn: a worker killed mid-answer costs the client nothing but a pause
 // (the sample's test kills one).
 //
-// Stream is the client side, as such a program writes it; it imports the
-// openai-go SDK only. Script is the worker's scripted model.
+// Stream is the client side, as such a program writes it, on the
+// openai-go SDK alone; Script is the worker's scripted model (agentsdk).
+// The package imports those SDKs only, never apiclient's internals, pgx
+// or entrystore.
 package openaiclient
