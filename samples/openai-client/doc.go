@@ -7,6 +7,5 @@
 //
 // Stream is the client side, as such a program writes it, on the
 // openai-go SDK alone; Script is the worker's scripted model (agentsdk).
-// The package imports those SDKs only, never apiclient's internals, pgx
-// or entrystore.
+// The package imports those SDKs only, never pgx or entrystore.
 package openaiclient
