@@ -25,6 +25,7 @@ build:
 test: up
 	@$(SERVICES) temporal-bin >/dev/null
 	@$(SERVICES) chromium
+	@$(SERVICES) node-harness
 	@echo "test: compiling, then each package's result as it finishes (the first build takes minutes)" >&2
 	@eval "$$($(SERVICES) env)" && $(SERVICES) progress "testing" $(GO) test -race -count=1 -timeout 45m ./...
 

@@ -148,6 +148,30 @@ as_pg() {
 	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# node_harness_install installs the Node harness's packages
+# (interop/node, run by the gateway's TestNodeHarness) from its
+# package-lock, when node_modules is missing or older than the lock;
+# Debian's nodejs and npm are installed first when missing (as root).
+node_harness_install() {
+	local dir="$root/interop/node"
+	if [ -e "$dir/node_modules/.package-lock.json" ] && [ ! "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+		return
+	fi
+	if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+		if is_debian && [ "$(id -u)" = 0 ]; then
+			log "Node.js not found (the Node harness needs it); installing it: apt-get install -y nodejs npm"
+			DEBIAN_FRONTEND=noninteractive "$apt_get" update -q >&2 &&
+				DEBIAN_FRONTEND=noninteractive "$apt_get" install -y -q nodejs npm >&2 ||
+				{ log "apt-get install nodejs npm failed (see above)"; exit 1; }
+		else
+			log "Node.js and npm not found: the Node harness (interop/node) needs them (Debian: sudo apt-get install -y nodejs npm)"
+			exit 1
+		fi
+	fi
+	log "installing the Node harness's packages: npm ci --prefix interop/node"
+	npm ci --prefix "$dir" --no-audit --no-fund >&2 || { log "npm ci --prefix interop/node failed (see above)"; exit 1; }
+}
+
 # pg_dir picks the cluster's directory: .data/postgres when the server's user
 # can reach it, else a private directory under /tmp keyed by this checkout.
 pg_dir() {
@@ -343,6 +367,7 @@ temporal-server-prepare) temporal_server_build; temporal_server_prepare; tempora
 temporal-server-namespace) temporal_build; temporal_server_namespace;;
 pg-bin) pg_install; command -v initdb;;
 chromium) chromium_install;;
+node-harness) node_harness_install;;
 progress) shift; progress "$@";;
-*) echo "usage: [AGENTREE_TEMPORAL=dev|server] $0 up|down|env|temporal-bin|temporal-server-bin|temporal-server-prepare|temporal-server-namespace|pg-bin|chromium|progress WHAT CMD..." >&2; exit 2;;
+*) echo "usage: [AGENTREE_TEMPORAL=dev|server] $0 up|down|env|temporal-bin|temporal-server-bin|temporal-server-prepare|temporal-server-namespace|pg-bin|chromium|node-harness|progress WHAT CMD..." >&2; exit 2;;
 esac

@@ -2,6 +2,7 @@ package sampletest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -31,11 +32,17 @@ type Env struct {
 	T *testing.T
 	// API is the REST client a starter would have.
 	API *apiclient.Client
+	// Gateway is the gateway's URL and API key, for a client other than
+	// apiclient (an OpenAI SDK).
+	Gateway sampleenv.Gateway
 	// Temporal is the worker's client, for samples that start workflows
-	// of their own.
+	// of their own (nil with NewGateway).
 	Temporal  client.Client
 	OrgID     string
 	TaskQueue string
+	// DatabaseURL is the test's Postgres schema, for workers the test
+	// runs as processes of their own (RunWorker).
+	DatabaseURL string
 }
 
 // New starts a worker with the plugin built from opts (its Store is set
@@ -49,26 +56,106 @@ func New(t *testing.T, opts adapter.Options, register ...func(worker.Registry)) 
 // own: the gateway accepts those names (sampleworker.RunAccepting).
 func NewAccepting(t *testing.T, signals []string, opts adapter.Options, register ...func(worker.Registry)) *Env {
 	t.Helper()
-	addr := temporaltest.Address(t)
-	store, err := adapter.OpenStore(t.Context(), pgtest.URL(t))
+	e := &Env{T: t, TaskQueue: "sample-test-" + uuid.NewString()[:8], DatabaseURL: pgtest.URL(t)}
+	w, err := newWorker(t.Context(), e.DatabaseURL, temporaltest.Address(t), e.TaskQueue, opts)
 	require.NoError(t, err)
-	t.Cleanup(store.Pool().Close)
-	opts.Store = store
-	plugin, err := adapter.NewPlugin(opts)
-	require.NoError(t, err)
-	tc, err := client.Dial(client.Options{HostPort: addr, Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
-	e := &Env{T: t, Temporal: tc, TaskQueue: "sample-test-" + uuid.NewString()[:8]}
-	w := worker.New(tc, e.TaskQueue, worker.Options{})
+	t.Cleanup(w.stop)
 	for _, r := range register {
 		r(w)
 	}
 	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	e.Temporal = w.tc
+	o := w.gateway
+	o.Signals = signals
+	e.serve(o)
+	return e
+}
 
+// NewGateway starts the gateway for a task queue of its own and no
+// worker: the test starts them, in its process (StartWorker) or as
+// processes it may kill (RunWorker on DatabaseURL and TaskQueue).
+func NewGateway(t *testing.T) *Env {
+	t.Helper()
+	e := &Env{T: t, TaskQueue: "sample-test-" + uuid.NewString()[:8], DatabaseURL: pgtest.URL(t)}
+	store, err := adapter.OpenStore(t.Context(), e.DatabaseURL)
+	require.NoError(t, err)
+	t.Cleanup(store.Pool().Close)
+	tc, err := client.Dial(client.Options{HostPort: temporaltest.Address(t), Logger: temporaltest.Logger{}})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	e.serve(gateway.Options{Store: store, Temporal: tc})
+	return e
+}
+
+// StartWorker runs a worker with the plugin built from opts on the
+// test's queue, in the test's process, until the test ends.
+func (e *Env) StartWorker(opts adapter.Options) {
+	e.T.Helper()
+	w, err := newWorker(e.T.Context(), e.DatabaseURL, temporaltest.Address(e.T), e.TaskQueue, opts)
+	require.NoError(e.T, err)
+	require.NoError(e.T, w.Start())
+	e.T.Cleanup(w.stop)
+}
+
+// RunWorker runs a worker with the plugin built from opts on queue, with
+// the store at dbURL and the Temporal server at temporalAddr, until the
+// process is interrupted: the body of a test binary started as a worker
+// process, which a test can SIGKILL.
+func RunWorker(dbURL, temporalAddr, queue string, opts adapter.Options) error {
+	w, err := newWorker(context.Background(), dbURL, temporalAddr, queue, opts)
+	if err != nil {
+		return err
+	}
+	defer w.stop()
+	return w.Run(worker.InterruptCh())
+}
+
+// sampleWorker is a Temporal worker with the plugin, and what it holds.
+type sampleWorker struct {
+	worker.Worker
+	tc client.Client
+	// gateway has the worker's store and client, for a gateway beside it
+	// (this package names no store type).
+	gateway    gateway.Options
+	closeStore func()
+}
+
+func (w *sampleWorker) stop() {
+	w.Stop()
+	w.tc.Close()
+	w.closeStore()
+}
+
+// newWorker builds (and does not start) a worker with the plugin built
+// from opts, its Store opened at dbURL.
+func newWorker(ctx context.Context, dbURL, temporalAddr, queue string, opts adapter.Options) (*sampleWorker, error) {
+	store, err := adapter.OpenStore(ctx, dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("sampletest: store: %w", err)
+	}
+	opts.Store = store
+	plugin, err := adapter.NewPlugin(opts)
+	if err != nil {
+		store.Pool().Close()
+		return nil, fmt.Errorf("sampletest: plugin: %w", err)
+	}
+	tc, err := client.Dial(client.Options{HostPort: temporalAddr, Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
+	if err != nil {
+		store.Pool().Close()
+		return nil, fmt.Errorf("sampletest: Temporal: %w", err)
+	}
+	return &sampleWorker{Worker: worker.New(tc, queue, worker.Options{}), tc: tc,
+		gateway: gateway.Options{Store: store, Temporal: tc}, closeStore: store.Pool().Close}, nil
+}
+
+// serve starts the gateway o describes (Store, Temporal, Signals) for
+// e's queue, with an API key of an organization of the test's own, until
+// the test ends.
+func (e *Env) serve(o gateway.Options) {
+	t := e.T
 	org := "sample-" + uuid.NewString()[:8]
-	gw, err := sampleworker.Listen(t.Context(), gateway.Options{Store: store, Temporal: tc, TaskQueue: e.TaskQueue, Signals: signals}, org, "127.0.0.1:0")
+	o.TaskQueue = e.TaskQueue
+	gw, err := sampleworker.Listen(t.Context(), o, org, "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -79,8 +166,7 @@ func NewAccepting(t *testing.T, signals []string, opts adapter.Options, register
 	})
 	e.API, err = apiclient.New(gw.URL, gw.Org, gw.Key)
 	require.NoError(t, err)
-	e.OrgID = gw.OrgID
-	return e
+	e.Gateway, e.OrgID = gw.Gateway, gw.OrgID
 }
 
 // Context is a context that ends after Timeout or with the test.
