@@ -49,36 +49,47 @@ func (c Config) IsClientTool(name string) bool {
 	return slices.ContainsFunc(c.ClientTools, func(t ToolSpec) bool { return t.Name == name })
 }
 
-// clientToolProblems lists what is wrong with the client tools: a bad or
-// repeated name, a name a worker tool has (worker: the worker tools'
-// names, when known), a schema that is not an object schema, or past the
-// bounds.
+// clientToolProblems lists what is wrong with the client tools
+// (ClientToolProblems) and any named as a worker tool: one in Tools, or
+// in worker (the worker tools' names, when known).
 func (c Config) clientToolProblems(worker Tools) []string {
+	problems := ClientToolProblems(c.ClientTools, "clientTools")
+	for i, t := range c.ClientTools {
+		_, known := worker[t.Name]
+		if slices.Contains(c.Tools, t.Name) || known {
+			problems = append(problems, fmt.Sprintf("clientTools[%d].name %q is the name of a worker tool", i, t.Name))
+		}
+	}
+	return problems
+}
+
+// ClientToolProblems lists what is wrong with client tool specs, each
+// named as field[i] (field "" for a caller that adds its own prefix: then
+// [i] is left out): a bad or repeated name, a schema that is not an
+// object schema, or past the bounds.
+func ClientToolProblems(specs []ToolSpec, field string) []string {
 	var problems []string
-	if len(c.ClientTools) > MaxClientTools {
-		problems = append(problems, fmt.Sprintf("clientTools has %d tools, over the %d allowed", len(c.ClientTools), MaxClientTools))
+	if len(specs) > MaxClientTools {
+		problems = append(problems, fmt.Sprintf("%s has %d tools, over the %d allowed", field, len(specs), MaxClientTools))
 	}
 	seen := map[string]bool{}
-	for i, t := range c.ClientTools {
-		field := fmt.Sprintf("clientTools[%d]", i)
+	for i, t := range specs {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if field == "" {
+			f = ""
+		}
 		switch {
 		case !toolName.MatchString(t.Name):
-			problems = append(problems, fmt.Sprintf("%s.name must be 1 to 64 letters, digits, _ or -; got %q", field, t.Name))
+			problems = append(problems, fmt.Sprintf("%s.name must be 1 to 64 letters, digits, _ or -; got %q", f, t.Name))
 		case seen[t.Name]:
-			problems = append(problems, fmt.Sprintf("%s.name %q is given twice", field, t.Name))
-		case slices.Contains(c.Tools, t.Name):
-			problems = append(problems, fmt.Sprintf("%s.name %q is the name of a worker tool in tools", field, t.Name))
-		default:
-			if _, ok := worker[t.Name]; ok {
-				problems = append(problems, fmt.Sprintf("%s.name %q is the name of a worker tool", field, t.Name))
-			}
+			problems = append(problems, fmt.Sprintf("%s.name %q is given twice", f, t.Name))
 		}
 		seen[t.Name] = true
 		if n := len([]rune(t.Description)); n > MaxClientToolDescription {
-			problems = append(problems, fmt.Sprintf("%s.description is %d characters, over the %d allowed", field, n, MaxClientToolDescription))
+			problems = append(problems, fmt.Sprintf("%s.description is %d characters, over the %d allowed", f, n, MaxClientToolDescription))
 		}
 		if p := schemaProblem(t.Parameters); p != "" {
-			problems = append(problems, field+".parameters "+p)
+			problems = append(problems, f+".parameters "+p)
 		}
 	}
 	return problems

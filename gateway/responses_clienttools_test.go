@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk/providertest"
+	"github.com/agentree/agentree/agentsdk/tools/demo"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -155,6 +156,28 @@ func TestClientFunctionToolRoundTrip(t *testing.T) {
 		requireUsage(t, &r2, 60, 4)
 		require.Contains(t, string(srv.Last().Body), "minus five, snowing")
 	})
+}
+
+// TestClientToolsConfigRefused: over the native API, client tools are
+// checked at create: a name a live worker's tool has, or a schema that
+// is not an object schema, is a 400 naming the field.
+func TestClientToolsConfigRefused(t *testing.T) {
+	srv := providertest.NewServer(t)
+	e := newAnthropicEnv(t, srv)
+	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
+	create := func(tool map[string]any) response {
+		return e.do(e.keyA, http.MethodPost, base, map[string]any{
+			"userPrompt": "Hi", "models": []map[string]any{{"provider": "anthropic", "modelId": responsesModel}},
+			"config": map[string]any{"clientTools": []map[string]any{tool}},
+		})
+	}
+	r := create(map[string]any{"name": demo.WordCountTool, "parameters": map[string]any{"type": "object"}})
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Raw)
+	require.Contains(t, r.Body["message"], "clientTools[0].name")
+	r = create(map[string]any{"name": "get_weather", "parameters": map[string]any{"type": "array"}})
+	require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Raw)
+	require.Contains(t, r.Body["message"], "clientTools[0].parameters must be an object schema")
+	require.Empty(t, srv.Requests(), "no refused execution reached the model")
 }
 
 // streamResponse streams a response with the SDK and returns its event
