@@ -177,9 +177,9 @@ func (s *service) continueTurn(ctx context.Context, org entrystore.Org, key entr
 		return s.sendToolOutputs(ctx, org, req, prev)
 	}
 	if waits {
-		after, err := s.es.LatestStreamEventID(ctx, prev.ex.OrgID, prev.ex.ID)
+		after, err := s.streamAt(ctx, prev.ex)
 		if err != nil {
-			return respRef{}, 0, toStatus(s.log, "read the stream", err)
+			return respRef{}, 0, err
 		}
 		v, err := structpb.NewValue(map[string]any{"text": req.text})
 		if err != nil {
@@ -222,9 +222,9 @@ func (s *service) decideApprovals(ctx context.Context, org entrystore.Org, key e
 			return respRef{}, 0, badParam(fmt.Sprintf("input[%d].approval_request_id", i), "%q is not an approval request of response %s", a.RequestID, prev.ref.id())
 		}
 	}
-	after, err := s.es.LatestStreamEventID(ctx, prev.ex.OrgID, prev.ex.ID)
+	after, err := s.streamAt(ctx, prev.ex)
 	if err != nil {
-		return respRef{}, 0, toStatus(s.log, "read the stream", err)
+		return respRef{}, 0, err
 	}
 	var ref respRef
 	for _, a := range req.approvals {
@@ -273,9 +273,9 @@ func (s *service) sendToolOutputs(ctx context.Context, org entrystore.Org, req *
 		return respRef{}, 0, badParam("input", "response %s waits for the output of function calls %s: send a function_call_output item for each",
 			prev.ref.id(), strings.Join(missing, ", "))
 	}
-	after, err := s.es.LatestStreamEventID(ctx, prev.ex.OrgID, prev.ex.ID)
+	after, err := s.streamAt(ctx, prev.ex)
 	if err != nil {
-		return respRef{}, 0, toStatus(s.log, "read the stream", err)
+		return respRef{}, 0, err
 	}
 	var ref respRef
 	for _, o := range req.outputs {
@@ -291,6 +291,16 @@ func (s *service) sendToolOutputs(ctx context.Context, org entrystore.Org, req *
 		ref = respRef{Exec: prev.ex.ID, Signal: sig.GetSignalId()}
 	}
 	return ref, after, nil
+}
+
+// streamAt is the last event of ex's stream: a response that a signal is
+// about to start follows the events after it.
+func (s *service) streamAt(ctx context.Context, ex entrystore.Execution) (int64, error) {
+	after, err := s.es.LatestStreamEventID(ctx, ex.OrgID, ex.ID)
+	if err != nil {
+		return 0, toStatus(s.log, "read the stream", err)
+	}
+	return after, nil
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {

@@ -15,14 +15,7 @@ import (
 // client's outputs, listing the calls still waiting, and each output is
 // its call's tool result, before the model's next answer.
 func TestClientToolsScenario(t *testing.T) {
-	var sc conformance.Scenario
-	for _, s := range conformance.Scenarios() {
-		if s.Name == "client tool calls wait for their outputs" {
-			sc = s
-		}
-	}
-	require.NotEmpty(t, sc.Name)
-	rec := runMemory(t, sc)
+	rec := runMemory(t, scenarioNamed(t, "client tool calls wait for their outputs"))
 	require.Equal(t, "COMPLETED", rec.Status, "%s", strings.Join(rec.Entries, "\n"))
 	calls := strings.Join(rec.ToolCalls, "\n")
 	require.Regexp(t, `call_w1 echo .* completed .*echo: mine`, calls)
@@ -45,4 +38,16 @@ func TestClientToolsScenario(t *testing.T) {
 	all := strings.Join(rec.Entries, "\n")
 	w, c2, c1, answer := strings.Index(all, "echo: mine"), strings.Index(all, "second"), strings.Index(all, "first"), strings.Index(all, "Both looked up.")
 	require.True(t, w >= 0 && c2 > w && c1 > c2 && answer > c1, "worker result, then the outputs as they came, then the answer:\n%s", all)
+}
+
+// scenarioNamed is the conformance scenario called name.
+func scenarioNamed(t *testing.T, name string) conformance.Scenario {
+	t.Helper()
+	for _, s := range conformance.Scenarios() {
+		if s.Name == name {
+			return s
+		}
+	}
+	require.Failf(t, "no scenario", "no conformance scenario is called %q", name)
+	return conformance.Scenario{}
 }
