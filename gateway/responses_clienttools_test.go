@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/conversations"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/require"
 
@@ -155,6 +156,38 @@ func TestClientFunctionToolRoundTrip(t *testing.T) {
 		require.Equal(t, r1.ID, r2.PreviousResponseID)
 		requireUsage(t, &r2, 60, 4)
 		require.Contains(t, string(srv.Last().Body), "minus five, snowing")
+	})
+
+	t.Run("in a conversation", func(t *testing.T) {
+		srv.Push(weatherReplies("toolu_w3", "Rome", "Warm in Rome.")...)
+		conv, err := oa.Conversations.New(ctx, conversations.ConversationNewParams{})
+		require.NoError(t, err)
+		params := ask("Rome?", "")
+		params.Conversation = responses.ResponseNewParamsConversationUnion{OfString: openai.String(conv.ID)}
+		params.Tools = []responses.ToolUnionParam{weatherTool()}
+		r1, err := oa.Responses.New(ctx, params)
+		require.NoError(t, err)
+		fc := r1.Output[len(r1.Output)-1].AsFunctionCall()
+		require.Equal(t, "get_weather", fc.Name)
+
+		r2, err := oa.Responses.New(ctx, responses.ResponseNewParams{Model: responsesModel,
+			Conversation: responses.ResponseNewParamsConversationUnion{OfString: openai.String(conv.ID)},
+			Input:        outputOf(fc.CallID, "warm and dry")})
+		require.NoError(t, err)
+		require.Equal(t, "Warm in Rome.", r2.OutputText())
+		require.Equal(t, r1.ID, r2.PreviousResponseID)
+
+		items, err := oa.Conversations.Items.List(ctx, conv.ID, conversations.ItemListParams{Order: conversations.ItemListParamsOrderAsc})
+		require.NoError(t, err)
+		var kinds []string
+		for _, it := range items.Data {
+			kinds = append(kinds, it.Type)
+			if it.Type == "function_call_output" {
+				require.Equal(t, fc.CallID, it.CallID)
+				require.Equal(t, "warm and dry", it.Output.OfString)
+			}
+		}
+		require.Equal(t, []string{"message", "message", "function_call", "function_call_output", "message"}, kinds)
 	})
 }
 
