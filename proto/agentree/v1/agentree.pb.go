@@ -1931,9 +1931,10 @@ type SignalAgentExecutionRequest struct {
 	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
 	// The execution's ID.
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
-	// The signal's name, such as `userMessage`.
+	// The signal's name, such as `userMessage` or `toolResult`.
 	SignalName string `protobuf:"bytes,3,opt,name=signal_name,json=signalName,proto3" json:"signal_name,omitempty"`
-	// The signal's value; for `userMessage`, `{"text": "..."}`.
+	// The signal's value; for `userMessage`, `{"text": "..."}`; for
+	// `toolResult`, `{"toolCallId": "...", "output": "...", "isError": false}`.
 	SignalValue   *structpb.Value `protobuf:"bytes,4,opt,name=signal_value,json=signalValue,proto3" json:"signal_value,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
