@@ -109,6 +109,11 @@ func (l localOps) AnswerSpawn(ctx context.Context, in engine.AnswerInput) (agent
 	return out, storeError(err)
 }
 
+func (l localOps) ClientResults(ctx context.Context, in engine.ClientResultsInput) (engine.ClientResultsOutput, error) {
+	out, err := l.ops.ClientResults(ctx, in)
+	return out, storeError(err)
+}
+
 // fn is the local activity function of op.
 func (l localOps) fn(op engine.Op) any {
 	switch op {
@@ -142,6 +147,8 @@ func (l localOps) fn(op engine.Op) any {
 		return l.PlanSpawn
 	case engine.OpAnswerSpawn:
 		return l.AnswerSpawn
+	case engine.OpClientResults:
+		return l.ClientResults
 	}
 	panic("adapter: unknown store operation " + string(op))
 }

@@ -86,6 +86,15 @@ type Context interface {
 	// tells the model the person's reason; the call never runs.
 	RejectCall(assistantID string, call ToolCallRef) (*ToolResult, error)
 
+	// ClientResults answers client tool calls of the assistant entry
+	// assistantID (calls, all with Client set) from the pending
+	// toolResult signals: each output becomes its call's tool_result,
+	// consuming its signal (a result for no call of calls is consumed as
+	// ignored). It returns the calls still without an output, recorded as
+	// awaiting one: the agent then returns Wait(WaitClientTool,
+	// SignalToolResult), and agent.waiting lists them.
+	ClientResults(assistantID string, calls []ToolCallRef) ([]ToolCallRef, error)
+
 	// SpawnAgents answers a spawn_agents call of the assistant entry: it
 	// starts the sub-agents it asks for as child executions, waits for
 	// them (durably: a worker kill or restart resumes the wait, and never

@@ -25,7 +25,11 @@ type Config struct {
 	SystemPrompt string     `json:"systemPrompt,omitempty"`
 	Models       []ModelRef `json:"models,omitempty"`
 	Tools        []string   `json:"tools,omitempty"`
-	Mode         Mode       `json:"mode,omitempty"`
+	// ClientTools are tools the execution's client runs itself: offered to
+	// the model beside Tools, a call to one makes the execution wait for
+	// its output (SignalToolResult). Names must not be worker tools'.
+	ClientTools []ToolSpec `json:"clientTools,omitempty"`
+	Mode        Mode       `json:"mode,omitempty"`
 	// MaxTurns bounds the steps (model calls) that answer one user input —
 	// a multi-turn execution gets a fresh budget with every message; default
 	// 50, at most 1000 (ConfigBounds holds every numeric field's range).
@@ -163,6 +167,7 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 			}
 		}
 	}
+	problems = append(problems, c.clientToolProblems(tools)...)
 	if tools != nil {
 		for _, n := range c.Tools {
 			if _, ok := tools[n]; !ok {

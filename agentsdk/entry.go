@@ -16,6 +16,9 @@ const (
 	// EntryApproval records a person's approval of a tool call, between
 	// the call and its result.
 	EntryApproval EntryType = "approval"
+	// EntryIgnoredSignal records a signal consumed without effect (a
+	// toolResult for no call waiting for one); the model never sees it.
+	EntryIgnoredSignal EntryType = "ignored_signal"
 )
 
 // Entry is one node of an execution's conversation tree.
@@ -82,6 +85,10 @@ type ToolCallRef struct {
 	// answer: an answer read back from the store runs its calls as
 	// activities).
 	Local bool `json:"local,omitempty"`
+	// Client: the call is to a client tool (Config.ClientTools), answered
+	// by the client's toolResult signal, never run by a worker; resolved
+	// when the model answered.
+	Client bool `json:"client,omitempty"`
 }
 
 // PreviewBytes bounds EntryRef.Preview and other previews carried through

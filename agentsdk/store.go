@@ -59,6 +59,9 @@ const (
 	ToolCancelled ToolCallStatus = "cancelled"
 	// ToolAwaitingApproval: the call waits for a person's decision.
 	ToolAwaitingApproval ToolCallStatus = "awaiting_approval"
+	// ToolAwaitingResult: a client tool call waits for the client's
+	// output (SignalToolResult).
+	ToolAwaitingResult ToolCallStatus = "awaiting_result"
 	// ToolRejected: a person rejected the call; it never ran.
 	ToolRejected ToolCallStatus = "rejected"
 )
@@ -114,7 +117,7 @@ type Approval struct {
 func (old ToolCallRecord) Merge(r ToolCallRecord) ToolCallRecord {
 	out := r
 	switch {
-	case r.Status == ToolAwaitingApproval && old.Status != "":
+	case (r.Status == ToolAwaitingApproval || r.Status == ToolAwaitingResult) && old.Status != "":
 		out.Status = old.Status
 	case r.Status == ToolRunning && old.Status != "" && old.Status != ToolAwaitingApproval:
 		out.Status = old.Status

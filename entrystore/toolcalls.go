@@ -21,6 +21,9 @@ const (
 	ToolCallAwaitingApproval = "awaiting_approval"
 	// ToolCallRejected: a person rejected the call; it never ran.
 	ToolCallRejected = "rejected"
+	// ToolCallAwaitingResult: a client tool call waits for the client's
+	// output.
+	ToolCallAwaitingResult = "awaiting_result"
 )
 
 // ToolCall records one tool invocation: what the model asked (MessageID is
@@ -135,7 +138,7 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 			SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
 		ON CONFLICT (agent_execution_id, message_id, tool_call_id) DO UPDATE SET
 			status = CASE
-				WHEN EXCLUDED.status = 'awaiting_approval' THEN t.status
+				WHEN EXCLUDED.status IN ('awaiting_approval', 'awaiting_result') THEN t.status
 				WHEN EXCLUDED.status = 'running' AND t.status <> 'awaiting_approval' THEN t.status
 				ELSE EXCLUDED.status END,
 			step_number = CASE WHEN t.step_number = 0 THEN EXCLUDED.step_number ELSE t.step_number END,
@@ -240,7 +243,7 @@ func (s *Store) LatestToolCall(ctx context.Context, orgID, executionID, toolCall
 }
 
 // CancelAwaitingToolCalls marks the execution's calls still waiting for
-// approval cancelled (it has ended; they will never run) and returns how
+// approval or a client's output cancelled (it has ended; they will never run) and returns how
 // many it marked.
 func (s *Store) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) (int64, error) {
 	const op = "cancel awaiting tool calls"
@@ -249,6 +252,6 @@ func (s *Store) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID 
 		return 0, err
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE agent_tool_call SET status = 'cancelled', updated_at = now()
-		WHERE org_id = $1 AND agent_execution_id = $2 AND status = 'awaiting_approval'`, ids[0], ids[1])
+		WHERE org_id = $1 AND agent_execution_id = $2 AND status IN ('awaiting_approval', 'awaiting_result')`, ids[0], ids[1])
 	return tag.RowsAffected(), wrap(op, err)
 }

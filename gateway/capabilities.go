@@ -113,6 +113,11 @@ func offers(rows []entrystore.WorkerCapability, orgID, where, kind string, cfg a
 		}
 		problems = append(problems, fmt.Sprintf("unknown tool %q: live workers %s offer %s", t, where, listed(sortedKeys(u.tools))))
 	}
+	for i, t := range cfg.ClientTools {
+		if _, ok := u.tools[t.Name]; ok {
+			problems = append(problems, fmt.Sprintf("clientTools[%d].name %q is the name of a tool live workers %s run: a client tool needs a name of its own", i, t.Name, where))
+		}
+	}
 	for i, m := range cfg.Models {
 		if u.servesUnpriced(m) {
 			problems = append(problems, fmt.Sprintf("models[%d] %s: the model has no price on the live workers %s, so its cost could not be counted; "+

@@ -85,6 +85,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	if err != nil {
 		return nil, err
 	}
+	specs = append(specs, cfg.ClientTools...) // offered after the worker's, as the model step does
 	view, err := step.ViewOf(path)
 	if err != nil {
 		return nil, toStatus(s.log, "entry context", err)

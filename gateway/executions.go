@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
@@ -98,6 +99,9 @@ func (s *service) SignalAgentExecution(ctx context.Context, req *pb.SignalAgentE
 	ex, err := s.execution(ctx, req.GetOrg(), req.GetId())
 	if err != nil {
 		return nil, err
+	}
+	if req.GetSignalName() == agentsdk.SignalToolResult {
+		return s.signalToolResult(ctx, ex, req)
 	}
 	value, err := s.v.signalValue(req)
 	if err != nil {

@@ -170,9 +170,9 @@ func (s *service) ListToolCalls(ctx context.Context, req *pb.ListToolCallsReques
 	}
 	switch req.GetStatus() {
 	case "", entrystore.ToolCallRunning, entrystore.ToolCallCompleted, entrystore.ToolCallError, entrystore.ToolCallCancelled,
-		entrystore.ToolCallAwaitingApproval, entrystore.ToolCallRejected:
+		entrystore.ToolCallAwaitingApproval, entrystore.ToolCallRejected, entrystore.ToolCallAwaitingResult:
 	default:
-		return nil, invalid("status %q is not running, completed, error, cancelled, awaiting_approval or rejected", req.GetStatus())
+		return nil, invalid("status %q is not running, completed, error, cancelled, awaiting_approval, rejected or awaiting_result", req.GetStatus())
 	}
 	f := entrystore.ToolCallFilter{ToolName: req.GetToolName(), Status: req.GetStatus()}
 	calls, next, err := cs.ListToolCalls(ctx, orgID, req.GetExecutionId(), f, p)

@@ -206,6 +206,9 @@ func (s *service) responseObject(t *turn, req *oaRequest) oaResponse {
 	for _, name := range cfg.Tools {
 		resp.Tools = append(resp.Tools, oaTool{Type: "function", Name: name})
 	}
+	for _, t := range cfg.ClientTools {
+		resp.Tools = append(resp.Tools, oaTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
 	if m := publicMetadata(t.ex.Metadata); m != nil {
 		resp.Metadata = m
 	}

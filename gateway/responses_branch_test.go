@@ -186,9 +186,14 @@ func TestResponsesBadInput(t *testing.T) {
 	requireAPIError(t, err, http.StatusBadRequest, "top_logprobs")
 
 	req = ask("Hi", "")
-	req.Tools = []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{Name: "get_weather"}}}
+	// A function the workers do not run is the client's: its name and
+	// schema are checked.
+	req.Tools = []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{Name: "get weather"}}}
 	_, err = oa.Responses.New(ctx, req)
 	requireAPIError(t, err, http.StatusBadRequest, "tools[0].name")
+	req.Tools = []responses.ToolUnionParam{{OfFunction: &responses.FunctionToolParam{Name: "get_weather", Parameters: map[string]any{"type": "string"}}}}
+	_, err = oa.Responses.New(ctx, req)
+	requireAPIError(t, err, http.StatusBadRequest, "tools[0].parameters")
 
 	_, err = oa.Responses.New(ctx, ask("Hi", "resp_nonsense"))
 	requireAPIError(t, err, http.StatusNotFound, "")

@@ -255,7 +255,14 @@ func (s *service) conversationItems(r *http.Request, org entrystore.Org, ex entr
 			continue
 		}
 		var m agentsdk.Message
-		if json.Unmarshal(e.Content, &m) == nil {
+		switch {
+		case json.Unmarshal(e.Content, &m) != nil:
+		case e.Role == string(agentsdk.RoleToolResult):
+			// A client tool call's output, as the client sent it.
+			out := m.Text()
+			items = append(items, oaItem{Type: "function_call_output", ID: "fco_" + m.ToolCallID, CallID: m.ToolCallID,
+				Output: &out, Status: "completed"})
+		default:
 			items = append(items, oaItem{Type: "message", ID: messageItemID(e.ExecutionID, e.IdempotencyKey), Status: "completed", Role: "user",
 				Content: []oaPart{{Type: "input_text", Text: m.Text()}}})
 		}

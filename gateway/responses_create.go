@@ -104,6 +104,8 @@ func (s *service) startTurn(ctx context.Context, org entrystore.Org, key entryst
 		return s.continueTurn(ctx, org, key, req, last, false)
 	case len(req.approvals) > 0:
 		return respRef{}, 0, badParam("input", "mcp_approval_response items answer a response: give its ID as previous_response_id")
+	case len(req.outputs) > 0:
+		return respRef{}, 0, badParam("input", "function_call_output items answer a response: give its ID as previous_response_id")
 	}
 	return s.newConversation(ctx, org, req, "")
 }
@@ -115,12 +117,12 @@ func (s *service) newConversation(ctx context.Context, org entrystore.Org, req *
 	if err != nil {
 		return respRef{}, 0, err
 	}
-	tools, err := s.requestTools(ctx, org, req.Tools)
+	tools, client, err := s.requestTools(ctx, org, req.Tools)
 	if err != nil {
 		return respRef{}, 0, err
 	}
 	mode := string(agentsdk.ModeMultiTurn)
-	cfg := &pb.ExecutionConfig{Mode: &mode, Temperature: req.Temperature}
+	cfg := &pb.ExecutionConfig{Mode: &mode, Temperature: req.Temperature, ClientTools: client}
 	if req.MaxOutputTokens != nil {
 		n := int32(min(*req.MaxOutputTokens, 1<<30))
 		cfg.MaxTokens = &n
@@ -170,10 +172,13 @@ func (s *service) continueTurn(ctx context.Context, org entrystore.Org, key entr
 	if len(req.approvals) > 0 || len(prev.awaiting) > 0 {
 		return s.decideApprovals(ctx, org, key, req, prev)
 	}
+	if len(req.outputs) > 0 || len(prev.clientCalls) > 0 {
+		return s.sendToolOutputs(ctx, org, req, prev)
+	}
 	if waits {
-		after, err := s.es.LatestStreamEventID(ctx, prev.ex.OrgID, prev.ex.ID)
+		after, err := s.streamAt(ctx, prev.ex)
 		if err != nil {
-			return respRef{}, 0, toStatus(s.log, "read the stream", err)
+			return respRef{}, 0, err
 		}
 		v, err := structpb.NewValue(map[string]any{"text": req.text})
 		if err != nil {
@@ -216,9 +221,9 @@ func (s *service) decideApprovals(ctx context.Context, org entrystore.Org, key e
 			return respRef{}, 0, badParam(fmt.Sprintf("input[%d].approval_request_id", i), "%q is not an approval request of response %s", a.RequestID, prev.ref.id())
 		}
 	}
-	after, err := s.es.LatestStreamEventID(ctx, prev.ex.OrgID, prev.ex.ID)
+	after, err := s.streamAt(ctx, prev.ex)
 	if err != nil {
-		return respRef{}, 0, toStatus(s.log, "read the stream", err)
+		return respRef{}, 0, err
 	}
 	var ref respRef
 	for _, a := range req.approvals {
@@ -234,6 +239,16 @@ func (s *service) decideApprovals(ctx context.Context, org entrystore.Org, key e
 		ref = respRef{Exec: prev.ex.ID, Signal: out.GetSignalId()}
 	}
 	return ref, after, nil
+}
+
+// streamAt is the last event of ex's stream: a response that a signal is
+// about to start follows the events after it.
+func (s *service) streamAt(ctx context.Context, ex entrystore.Execution) (int64, error) {
+	after, err := s.es.LatestStreamEventID(ctx, ex.OrgID, ex.ID)
+	if err != nil {
+		return 0, toStatus(s.log, "read the stream", err)
+	}
+	return after, nil
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -261,7 +276,11 @@ func sameSettings(req *oaRequest, cfg agentsdk.Config) error {
 		for _, t := range req.Tools {
 			names = append(names, t.Name)
 		}
-		if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(cfg.Tools))) {
+		have := slices.Clone(cfg.Tools)
+		for _, t := range cfg.ClientTools {
+			have = append(have, t.Name)
+		}
+		if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(have))) {
 			return badParam("tools", "tools differ from the conversation's: they are set by its first response")
 		}
 	}
@@ -310,34 +329,6 @@ func (s *service) resolveModel(ctx context.Context, org entrystore.Org, model st
 		return found, capError(s.log, err)
 	}
 	return found, nil
-}
-
-// requestTools maps function tools to worker tools by name. A tool the
-// workers do not run would be a client-side function tool, which is not
-// served yet.
-func (s *service) requestTools(ctx context.Context, org entrystore.Org, tools []oaTool) ([]string, error) {
-	if len(tools) == 0 {
-		return nil, nil
-	}
-	rows, err := s.v.live.get(ctx, false)
-	if err != nil {
-		return nil, capError(s.log, err)
-	}
-	rows, _ = forOrg(rows, org.ID)
-	u := union(rows)
-	var names []string
-	for i, t := range tools {
-		p := fmt.Sprintf("tools[%d]", i)
-		if t.Type != "function" {
-			return nil, badParam(p+".type", "tool type %q is not supported: only function tools naming the workers' tools", t.Type)
-		}
-		if _, ok := u.tools[t.Name]; !ok {
-			return nil, badParam(p+".name", "function %q is not a tool the workers run (they run %s); client-side function tools are not served yet",
-				t.Name, listed(sortedKeys(u.tools)))
-		}
-		names = append(names, t.Name)
-	}
-	return names, nil
 }
 
 // lastTurn is the response that ends ex's conversation: the one that

@@ -27,6 +27,7 @@ type oaRequest struct {
 	// Read from Input.
 	text      string
 	approvals []oaApproval
+	outputs   []oaToolOutput
 	// conversation is Conversation's ID.
 	conversation string
 }
@@ -36,6 +37,13 @@ type oaApproval struct {
 	RequestID string
 	Approve   bool
 	Reason    string
+}
+
+// oaToolOutput is a function_call_output input item: a client tool
+// call's output.
+type oaToolOutput struct {
+	CallID string
+	Output string
 }
 
 // servedParams are the request fields the server honours; acceptedAsDefault
@@ -156,10 +164,13 @@ type inputItem struct {
 	ApprovalRequestID string          `json:"approval_request_id"`
 	Approve           *bool           `json:"approve"`
 	Reason            string          `json:"reason"`
+	CallID            string          `json:"call_id"`
+	Output            json.RawMessage `json:"output"`
 }
 
 // readInput reads input: a string, or a list of user messages (their text
-// joined) or of mcp_approval_response items. Earlier turns are in the
+// joined), of mcp_approval_response items or of function_call_output
+// items. Earlier turns are in the
 // tree, so other roles and item types are refused rather than taken for
 // history.
 func (r *oaRequest) readInput() error {
@@ -195,7 +206,11 @@ func (r *oaRequest) readInput() error {
 			}
 			r.approvals = append(r.approvals, oaApproval{RequestID: it.ApprovalRequestID, Approve: *it.Approve, Reason: it.Reason})
 		case "function_call_output":
-			return badParam(p+".type", "client-side function tools are not served yet, so there is no function call to answer (see README \"OpenAI-compatible API\")")
+			var out string
+			if it.CallID == "" || json.Unmarshal(it.Output, &out) != nil {
+				return badParam(p, "%s needs call_id and output, a string", p)
+			}
+			r.outputs = append(r.outputs, oaToolOutput{CallID: it.CallID, Output: out})
 		default:
 			return badParam(p+".type", "input item type %q is not supported", it.Type)
 		}
@@ -204,7 +219,9 @@ func (r *oaRequest) readInput() error {
 	switch {
 	case len(r.approvals) > 0 && r.text != "":
 		return badParam("input", "send approval responses without messages: the turn they continue answers first")
-	case len(r.approvals) == 0 && strings.TrimSpace(r.text) == "":
+	case len(r.outputs) > 0 && (r.text != "" || len(r.approvals) > 0):
+		return badParam("input", "send function_call_output items alone: the turn they continue answers first")
+	case len(r.approvals) == 0 && len(r.outputs) == 0 && strings.TrimSpace(r.text) == "":
 		return badParam("input", "input has no text")
 	}
 	return nil

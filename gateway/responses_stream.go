@@ -149,6 +149,17 @@ func (o *oaStream) onEvent(ev entrystore.StreamEvent) error {
 // announce adds an item no event announced (a message whose tokens were
 // not streamed, a call waiting for approval), a message with its part.
 func (o *oaStream) announce(it oaItem) error {
+	if it.Type == "function_call" && it.Arguments != nil {
+		// As the spec streams a function call: the item in progress, then
+		// its arguments (whole: the model's were not streamed as tokens).
+		empty := ""
+		start := it
+		start.Status, start.Arguments = "in_progress", &empty
+		if err := o.add(start); err != nil {
+			return err
+		}
+		return o.send(oaEvent{Type: "response.function_call_arguments.delta", ItemID: it.ID, OutputIndex: intp(o.items[it.ID]), Delta: it.Arguments})
+	}
 	if it.Type != "message" {
 		return o.add(it)
 	}
@@ -177,6 +188,12 @@ func (o *oaStream) finish(resp oaResponse) error {
 				return err
 			}
 			continue
+		}
+		if !o.done[it.ID] && it.Type == "function_call" && it.Arguments != nil {
+			if err := o.send(oaEvent{Type: "response.function_call_arguments.done", ItemID: it.ID, OutputIndex: intp(o.items[it.ID]),
+				Arguments: it.Arguments}); err != nil {
+				return err
+			}
 		}
 		if !o.done[it.ID] {
 			o.done[it.ID] = true

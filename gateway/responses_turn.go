@@ -69,8 +69,10 @@ type turn struct {
 	entries []entrystore.Entry
 	// last: no response follows this one on the path.
 	last bool
-	// awaiting are the calls of the turn waiting for a decision.
-	awaiting map[string]entrystore.ToolCall
+	// awaiting are the calls of the turn waiting for a decision,
+	// clientCalls those waiting for the client's output.
+	awaiting    map[string]entrystore.ToolCall
+	clientCalls map[string]entrystore.ToolCall
 	// prev is the start of the response before this one on the path, if
 	// any: it may belong to the execution this one was forked from.
 	prev *entrystore.Entry
@@ -103,10 +105,12 @@ func (t *turn) leaf() string {
 }
 
 // startsResponse reports whether e begins a response of its own: a user
-// message or an approval decision, both appended from a signal.
+// message, an approval decision or a client tool call's output, each
+// appended from a signal.
 func startsResponse(e entrystore.Entry) bool {
 	return (e.Type == string(agentsdk.EntryMessage) && e.Role == string(agentsdk.RoleUser)) ||
-		e.Type == string(agentsdk.EntryApproval)
+		e.Type == string(agentsdk.EntryApproval) ||
+		(e.Type == string(agentsdk.EntryMessage) && e.Role == string(agentsdk.RoleToolResult) && strings.HasPrefix(e.IdempotencyKey, "signal/"))
 }
 
 // loadTurn reads the response ref names; another organization's is a 404.
@@ -149,8 +153,24 @@ func (s *service) loadTurn(ctx context.Context, org entrystore.Org, ref respRef)
 		for _, c := range calls {
 			t.awaiting[c.ToolCallID] = c
 		}
+		if t.clientCalls, err = s.waitingCalls(ctx, cs, ex, entrystore.ToolCallAwaitingResult); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
+}
+
+// waitingCalls are ex's tool calls in state st, by the model's call ID.
+func (s *service) waitingCalls(ctx context.Context, cs conversationStore, ex entrystore.Execution, st string) (map[string]entrystore.ToolCall, error) {
+	calls, _, err := cs.ListToolCalls(ctx, ex.OrgID, ex.ID, entrystore.ToolCallFilter{Status: st}, entrystore.Page{})
+	if err != nil {
+		return nil, toStatus(s.log, "list tool calls", err)
+	}
+	out := map[string]entrystore.ToolCall{}
+	for _, c := range calls {
+		out[c.ToolCallID] = c
+	}
+	return out, nil
 }
 
 // status is the response's status in the spec's terms.
@@ -193,6 +213,7 @@ func messageItemID(exec, key string) string {
 // output is the response's items, in the tree's order, and its usage.
 func (t *turn) output() ([]oaItem, oaUsage) {
 	items := []oaItem{}
+	cfg := executionConfig(t.ex)
 	var u agentsdk.Usage
 	results := map[string]agentsdk.Message{}
 	for _, e := range t.entries {
@@ -223,6 +244,12 @@ func (t *turn) output() ([]oaItem, oaUsage) {
 			if args == "" {
 				args = "{}"
 			}
+			if cfg.IsClientTool(c.Name) {
+				// The client runs it: its output starts the next response.
+				items = append(items, oaItem{Type: "function_call", ID: functionCallItemID(c.ID), CallID: c.ID, Name: c.Name,
+					Arguments: &args, Status: "completed"})
+				continue
+			}
 			if _, waits := t.awaiting[c.ID]; waits {
 				items = append(items, oaItem{Type: "mcp_approval_request", ID: c.ID, Name: c.Name,
 					Arguments: &args, ServerLabel: mcpServerLabel})
@@ -242,6 +269,10 @@ func (t *turn) output() ([]oaItem, oaUsage) {
 	}
 	return items, usageOf(u)
 }
+
+// functionCallItemID is the item ID of client tool call id's function_call
+// item (the spec's items have IDs of their own beside the call's).
+func functionCallItemID(id string) string { return "fc_" + id }
 
 // usageOf is a usage in the spec's fields: input tokens count the cached
 // ones, as OpenAI's do.

@@ -48,7 +48,8 @@ type oaIncomplete struct {
 	Reason string `json:"reason"`
 }
 
-// oaTool is a tool a request offers: a function (a worker tool by name).
+// oaTool is a tool a request offers: a function, a worker tool by name or
+// a client tool (name, description and parameters) the client runs.
 type oaTool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
@@ -89,6 +90,9 @@ type oaItem struct {
 	ServerLabel string  `json:"server_label,omitempty"`
 	Output      *string `json:"output,omitempty"`
 	ItemError   *string `json:"error,omitempty"`
+	// function_call: a call to a client tool, answered by the client's
+	// function_call_output.
+	CallID string `json:"call_id,omitempty"`
 }
 
 // oaPart is a message's content part.
@@ -151,6 +155,7 @@ type oaEvent struct {
 	Part           *oaPart     `json:"part,omitempty"`
 	Delta          *string     `json:"delta,omitempty"`
 	Text           *string     `json:"text,omitempty"`
+	Arguments      *string     `json:"arguments,omitempty"`
 	Logprobs       []any       `json:"logprobs,omitempty"`
 	// error events.
 	Code    string `json:"code,omitempty"`

@@ -305,7 +305,8 @@ func (s *Store) ToolCall(ctx context.Context, _, executionID, messageID, toolCal
 // CancelAwaitingToolCalls marks the execution's calls waiting for a
 // decision cancelled.
 func (s *Store) CancelAwaitingToolCalls(ctx context.Context, executionID string) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT record FROM tool_call WHERE execution = ? AND status = ?`, executionID, string(agentsdk.ToolAwaitingApproval))
+	rows, err := s.db.QueryContext(ctx, `SELECT record FROM tool_call WHERE execution = ? AND status IN (?, ?)`, executionID,
+		string(agentsdk.ToolAwaitingApproval), string(agentsdk.ToolAwaitingResult))
 	if err != nil {
 		return wrap("cancel awaiting", err)
 	}

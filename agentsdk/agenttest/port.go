@@ -109,6 +109,8 @@ func (p *memPort) Local(op engine.Op, in any, out any) error {
 		res, err = call(ctx, in, p.ops.PlanSpawn)
 	case engine.OpAnswerSpawn:
 		res, err = call(ctx, in, p.ops.AnswerSpawn)
+	case engine.OpClientResults:
+		res, err = call(ctx, in, p.ops.ClientResults)
 	case engine.OpPublish:
 		res, err = call(ctx, in, func(ctx context.Context, in engine.PublishInput) (any, error) {
 			return nil, p.ops.Publish(ctx, in)

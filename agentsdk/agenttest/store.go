@@ -202,7 +202,7 @@ func (s *Store) CancelAwaitingToolCalls(context.Context, string, string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, r := range s.toolCalls {
-		if r.Status == agentsdk.ToolAwaitingApproval {
+		if r.Status == agentsdk.ToolAwaitingApproval || r.Status == agentsdk.ToolAwaitingResult {
 			r.Status = agentsdk.ToolCancelled
 			s.toolCalls[k] = r
 		}

@@ -136,7 +136,7 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 	}
 	approvals := ctx.Version(toolApprovals, 1) != agentsdk.DefaultVersion
 	st := ctx.State()
-	calls := assistant.ToolCalls[st.ToolsDone:]
+	calls := workerCallsFirst(assistant.ToolCalls)[st.ToolsDone:]
 	after, stop := loopCheck(st, cfg, calls)
 	run := calls
 	if stop >= 0 {
@@ -148,6 +148,24 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 		}
 	}
 	for done := 0; done < len(run); {
+		if run[done].Client {
+			// The client's calls come last: they wait for the client's
+			// outputs once the worker's calls are answered.
+			pending, err := ctx.ClientResults(assistant.ID, run[done:])
+			if err != nil {
+				return agentsdk.Outcome{}, err
+			}
+			if len(pending) > 0 {
+				st.ToolsOf, st.ToolsDone = assistant.ID, st.ToolsDone+done
+				return agentsdk.Wait(agentsdk.WaitClientTool, agentsdk.SignalToolResult), nil
+			}
+			if ctx.Version(agentsdk.ChangeOneStep, 1) == agentsdk.DefaultVersion {
+				st.Steps += len(run) - done
+			}
+			st.LastToolDigest, st.ToolRepeats = after[len(run)-1].digest, after[len(run)-1].repeats
+			done = len(run)
+			break
+		}
 		// The calls from done on that may run now: up to the first that
 		// needs a person's decision, or that one alone once approved.
 		n, wait, err := a.nextCalls(ctx, assistant, run[done:], approvals)
@@ -214,6 +232,26 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 		return agentsdk.Complete(StopLoopDetected), nil
 	}
 	return agentsdk.Continue(), nil
+}
+
+// workerCallsFirst orders an answer's calls as they are answered: the
+// calls workers run, then the client's (agentsdk.Config.ClientTools),
+// each in the answer's order. Answers without client calls — every
+// answer of an execution without client tools — keep their order, so
+// State.ToolsDone indexes them as before.
+func workerCallsFirst(calls []agentsdk.ToolCallRef) []agentsdk.ToolCallRef {
+	if !slices.ContainsFunc(calls, func(tc agentsdk.ToolCallRef) bool { return tc.Client }) {
+		return calls
+	}
+	out := make([]agentsdk.ToolCallRef, 0, len(calls))
+	for _, client := range []bool{false, true} {
+		for _, tc := range calls {
+			if tc.Client == client {
+				out = append(out, tc)
+			}
+		}
+	}
+	return out
 }
 
 // seen is loop detection's state after a call.
@@ -311,7 +349,7 @@ func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, ca
 		return 1, false, nil
 	}
 	n = 1
-	for n < len(calls) && !needsDecision(st, calls[n]) && st.Decided[calls[n].ID] == "" && calls[n].Name != agentsdk.ToolSpawnAgents {
+	for n < len(calls) && !needsDecision(st, calls[n]) && st.Decided[calls[n].ID] == "" && calls[n].Name != agentsdk.ToolSpawnAgents && !calls[n].Client {
 		n++
 	}
 	return n, false, nil

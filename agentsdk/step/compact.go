@@ -186,7 +186,7 @@ func Compact(ctx context.Context, d Deps, in agentsdk.CompactInput) (agentsdk.Co
 		return agentsdk.Compacted{}, fmt.Errorf("step: compact: config: %w", err)
 	}
 	cfg = cfg.WithDefaults()
-	tools, err := d.Tools.Specs(d.offered(in.OrgID, cfg))
+	tools, err := d.offeredSpecs(d.offered(in.OrgID, cfg), cfg)
 	if err != nil {
 		return agentsdk.Compacted{}, err
 	}

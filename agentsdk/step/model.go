@@ -235,7 +235,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		return agentsdk.ModelResult{}, err
 	}
 	offered := d.offered(in.OrgID, cfg)
-	tools, err := d.Tools.Specs(offered)
+	tools, err := d.offeredSpecs(offered, cfg)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
@@ -344,7 +344,8 @@ func Ref(e agentsdk.Entry) (agentsdk.EntryRef, error) {
 	ref.Preview = agentsdk.Preview(m.Text())
 	policies := AnswerMetaOf(e)
 	for _, tc := range m.ToolCalls() {
-		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policy(tc.ID)})
+		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policy(tc.ID),
+			Client: slices.Contains(policies.Client, tc.ID)})
 	}
 	return ref, nil
 }

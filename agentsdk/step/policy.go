@@ -17,7 +17,10 @@ import (
 type AnswerMeta struct {
 	Policies map[string]agentsdk.ToolPolicy `json:"toolPolicies,omitempty"`
 	Risks    map[string]string              `json:"toolRisks,omitempty"`
-	Call     *LLMCallMeta                   `json:"llmCall,omitempty"`
+	// Client are the IDs of the calls to client tools
+	// (Config.ClientTools): no worker runs them.
+	Client []string     `json:"clientCalls,omitempty"`
+	Call   *LLMCallMeta `json:"llmCall,omitempty"`
 }
 
 // Policy is the recorded policy of tool call id.
@@ -33,6 +36,16 @@ func (m AnswerMeta) Policy(id string) agentsdk.ToolPolicy {
 func (d Deps) policy(org string, cfg agentsdk.Config, name string) agentsdk.ToolPolicy {
 	t, _ := d.Tools.Get(name)
 	return agentsdk.PolicyFor(org, name, t, cfg.ToolPolicy, d.Policy)
+}
+
+// offeredSpecs are the specs of the tools the model is told about: the
+// offered worker tools, then the execution's client tools.
+func (d Deps) offeredSpecs(offered []string, cfg agentsdk.Config) ([]agentsdk.ToolSpec, error) {
+	specs, err := d.Tools.Specs(offered)
+	if err != nil || len(cfg.ClientTools) == 0 {
+		return specs, err
+	}
+	return append(specs, cfg.ClientTools...), nil
 }
 
 // offered are the configured tools the model is told about: all but the
@@ -52,6 +65,10 @@ func (d Deps) offered(org string, cfg agentsdk.Config) []string {
 func (d Deps) answerMeta(org string, cfg agentsdk.Config, msg agentsdk.Message) AnswerMeta {
 	var meta AnswerMeta
 	for _, tc := range msg.ToolCalls() {
+		if _, err := d.Tools.Get(tc.Name); err != nil && cfg.IsClientTool(tc.Name) {
+			meta.Client = append(meta.Client, tc.ID)
+			continue
+		}
 		p := d.policy(org, cfg, tc.Name)
 		if p == agentsdk.PolicyAuto {
 			continue

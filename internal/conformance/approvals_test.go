@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentree/agentree/internal/conformance"
 )
 
 // TestToolApprovalsScenario checks what the approvals scenario leaves
@@ -14,14 +12,7 @@ import (
 // approved calls ran, the forbidden and the rejected one did not and say
 // why, and agent.waiting listed the calls waiting.
 func TestToolApprovalsScenario(t *testing.T) {
-	var sc conformance.Scenario
-	for _, s := range conformance.Scenarios() {
-		if s.Name == "tool approvals" {
-			sc = s
-		}
-	}
-	require.Equal(t, "tool approvals", sc.Name)
-	rec := runMemory(t, sc)
+	rec := runMemory(t, scenarioNamed(t, "tool approvals"))
 	require.Equal(t, "COMPLETED", rec.Status)
 	calls := strings.Join(rec.ToolCalls, "\n")
 	require.Regexp(t, `call_a echo .* completed .*echo: one`, calls)

@@ -234,6 +234,20 @@ func Scenarios() []Scenario {
 			},
 		},
 		{
+			// lookup is the client's: the worker runs echo, and the
+			// execution waits for both lookup outputs, which come in
+			// the other order; the turn then goes on with the model.
+			Name:   "client tool calls wait for their outputs",
+			Prompt: "look two things up",
+			Config: agentsdk.Config{ClientTools: []agentsdk.ToolSpec{{Name: "lookup", Description: "Looks a word up on the client.",
+				Parameters: []byte(`{"type":"object","properties":{"text":{"type":"string"}}}`)}}},
+			Turns: []scripted.Turn{
+				{ToolCalls: []agentsdk.ToolCall{call("call_c1", "lookup", "one"), call("call_w1", "echo", "mine"), call("call_c2", "lookup", "two")}},
+				{Text: "Both looked up."},
+			},
+			FollowUps: []Signal{toolResult("call_c2", "second"), toolResult("call_c1", "first")},
+		},
+		{
 			// A tool that used its attempts is an error result the model
 			// reads, alone and in a parallel batch; the execution goes on.
 			Name:   "a tool that keeps failing is given up on",
@@ -250,6 +264,10 @@ func Scenarios() []Scenario {
 func decision(id, d, reason string, always bool) Signal {
 	return Signal{Name: agentsdk.SignalToolApproval,
 		Value: agentsdk.Decision{ToolCallID: id, Decision: d, Reason: reason, Always: always, DecidedBy: "key-1"}}
+}
+
+func toolResult(id, output string) Signal {
+	return Signal{Name: agentsdk.SignalToolResult, Value: agentsdk.ToolResultValue{ToolCallID: id, Output: output}}
 }
 
 func userMessage(text string) Signal {

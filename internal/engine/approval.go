@@ -297,5 +297,14 @@ func (o *Ops) waitingEvent(ctx context.Context, in CheckpointInput, status Statu
 			ev.PendingToolCalls = calls
 		}
 	}
+	if p := in.ClientCalls; p != nil {
+		calls, err := o.pendingCalls(ctx, ApprovalInput{OrgID: in.OrgID, ExecutionID: in.ExecutionID,
+			AssistantID: p.AssistantID, ToolCallIDs: p.ToolCallIDs}, false)
+		if err == nil {
+			// Without them, clients read the calls from the tool-call
+			// records, status awaiting_result.
+			ev.PendingToolCalls = append(ev.PendingToolCalls, calls...)
+		}
+	}
 	return ev
 }

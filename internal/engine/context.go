@@ -43,6 +43,9 @@ type segment struct {
 	// approval, once the agent asked for decisions, is what the
 	// segment's waiting checkpoint lists.
 	approval *PendingApproval
+	// clientCalls, once client tool calls wait for outputs, is what the
+	// segment's waiting checkpoint lists.
+	clientCalls *PendingApproval
 }
 
 var _ agentsdk.Context = (*segment)(nil)
@@ -112,7 +115,7 @@ func (c *segment) checkpointInput() *CheckpointInput {
 	return &CheckpointInput{
 		OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, LeafID: c.leaf.ID,
 		Sequence: c.in.Sequence + 1, State: *c.state, Steps: c.state.Steps - c.in.State.Steps,
-		Approval: c.approval,
+		Approval: c.approval, ClientCalls: c.clientCalls,
 	}
 }
 
@@ -133,7 +136,7 @@ func (c *segment) advance() {
 	c.in = c.nextInput(false)
 	c.in.Signals = nil
 	c.step = 0
-	c.approval = nil
+	c.approval, c.clientCalls = nil, nil
 }
 
 // key is the idempotency key of the segment's next append:

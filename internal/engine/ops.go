@@ -88,6 +88,9 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 	// The system prompt is the model step's business; keeping it out of
 	// segment code keeps it out of workflow history.
 	cfg.SystemPrompt = ""
+	// So are client tools' schemas: a call's Client flag, recorded with
+	// the answer, is all segment code needs of them.
+	cfg.ClientTools = nil
 	out := BeginOutput{Config: cfg, Status: ex.Status}
 	if ex.Status.Terminal() {
 		if out.Ended, err = o.ended(ctx, in, ex); err != nil {

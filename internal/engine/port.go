@@ -79,6 +79,8 @@ const (
 	OpDecisions       Op = "Decisions"
 	OpApplyDecision   Op = "ApplyDecision"
 	OpRejectCall      Op = "RejectCall"
+	// Client tool calls.
+	OpClientResults Op = "ClientResults"
 	// Sub-agents.
 	OpPlanSpawn   Op = "PlanSpawn"
 	OpAnswerSpawn Op = "AnswerSpawn"

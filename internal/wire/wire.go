@@ -50,6 +50,9 @@ type CheckpointInput struct {
 	WaitReason string
 	// Approval, when waiting for decisions, names the calls waiting.
 	Approval *PendingApproval `json:",omitempty"`
+	// ClientCalls, when waiting for client tool outputs, names the client
+	// tool calls waiting (their StepNumber unused).
+	ClientCalls *PendingApproval `json:",omitempty"`
 }
 
 // PendingApproval is what a segment waits on: calls of one assistant

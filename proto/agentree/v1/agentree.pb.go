@@ -196,7 +196,15 @@ type ExecutionConfig struct {
 	// Compaction of the context before it outgrows the model's window.
 	Compaction *CompactionConfig `protobuf:"bytes,15,opt,name=compaction,proto3" json:"compaction,omitempty"`
 	// The agent kind's own configuration, free-form.
-	Agent         *structpb.Value `protobuf:"bytes,16,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent *structpb.Value `protobuf:"bytes,16,opt,name=agent,proto3" json:"agent,omitempty"`
+	// Tools the execution's client runs itself (the OpenAI Responses API's
+	// function tools), offered to the model beside tools. A call to one is
+	// run by no worker: the execution waits (reason `client_tool`, the calls
+	// listed in agent.waiting, their records `awaiting_result`) until the
+	// client sends each call's output as a `toolResult` signal, value
+	// `{"toolCallId": …, "output": "…", "isError": false}`; the turn then
+	// goes on. At most 64.
+	ClientTools   []*ClientTool `protobuf:"bytes,17,rep,name=client_tools,json=clientTools,proto3" json:"client_tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -343,6 +351,80 @@ func (x *ExecutionConfig) GetAgent() *structpb.Value {
 	return nil
 }
 
+func (x *ExecutionConfig) GetClientTools() []*ClientTool {
+	if x != nil {
+		return x.ClientTools
+	}
+	return nil
+}
+
+// ClientTool is a tool the execution's client runs: what the model is told
+// of it.
+type ClientTool struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The function's name: 1 to 64 letters, digits, `_` or `-`, and not the
+	// name of a worker tool.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What the tool does, for the model (at most 4096 characters).
+	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	// The JSON Schema of the arguments object: `"type": "object"`, at most
+	// 16 KiB.
+	Parameters    *structpb.Struct `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClientTool) Reset() {
+	*x = ClientTool{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClientTool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClientTool) ProtoMessage() {}
+
+func (x *ClientTool) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClientTool.ProtoReflect.Descriptor instead.
+func (*ClientTool) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ClientTool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ClientTool) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ClientTool) GetParameters() *structpb.Struct {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
 // CompactionConfig tunes context compaction; unset fields take defaults.
 type CompactionConfig struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -363,7 +445,7 @@ type CompactionConfig struct {
 
 func (x *CompactionConfig) Reset() {
 	*x = CompactionConfig{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[3]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -375,7 +457,7 @@ func (x *CompactionConfig) String() string {
 func (*CompactionConfig) ProtoMessage() {}
 
 func (x *CompactionConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[3]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -388,7 +470,7 @@ func (x *CompactionConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionConfig.ProtoReflect.Descriptor instead.
 func (*CompactionConfig) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{3}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CompactionConfig) GetEnabled() bool {
@@ -457,7 +539,7 @@ type AgentDefinition struct {
 
 func (x *AgentDefinition) Reset() {
 	*x = AgentDefinition{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[4]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +551,7 @@ func (x *AgentDefinition) String() string {
 func (*AgentDefinition) ProtoMessage() {}
 
 func (x *AgentDefinition) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[4]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +564,7 @@ func (x *AgentDefinition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentDefinition.ProtoReflect.Descriptor instead.
 func (*AgentDefinition) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{4}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AgentDefinition) GetId() string {
@@ -618,7 +700,7 @@ type CreateAgentDefinitionRequest struct {
 
 func (x *CreateAgentDefinitionRequest) Reset() {
 	*x = CreateAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[5]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -630,7 +712,7 @@ func (x *CreateAgentDefinitionRequest) String() string {
 func (*CreateAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *CreateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[5]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -643,7 +725,7 @@ func (x *CreateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{5}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateAgentDefinitionRequest) GetOrg() string {
@@ -738,7 +820,7 @@ type ListAgentDefinitionsRequest struct {
 
 func (x *ListAgentDefinitionsRequest) Reset() {
 	*x = ListAgentDefinitionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -750,7 +832,7 @@ func (x *ListAgentDefinitionsRequest) String() string {
 func (*ListAgentDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListAgentDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -763,7 +845,7 @@ func (x *ListAgentDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{6}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListAgentDefinitionsRequest) GetOrg() string {
@@ -800,7 +882,7 @@ type ListAgentDefinitionsResponse struct {
 
 func (x *ListAgentDefinitionsResponse) Reset() {
 	*x = ListAgentDefinitionsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -812,7 +894,7 @@ func (x *ListAgentDefinitionsResponse) String() string {
 func (*ListAgentDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListAgentDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -825,7 +907,7 @@ func (x *ListAgentDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{7}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListAgentDefinitionsResponse) GetAgentDefinitions() []*AgentDefinition {
@@ -855,7 +937,7 @@ type GetAgentDefinitionRequest struct {
 
 func (x *GetAgentDefinitionRequest) Reset() {
 	*x = GetAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +949,7 @@ func (x *GetAgentDefinitionRequest) String() string {
 func (*GetAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *GetAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +962,7 @@ func (x *GetAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{8}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetAgentDefinitionRequest) GetOrg() string {
@@ -934,7 +1016,7 @@ type UpdateAgentDefinitionRequest struct {
 
 func (x *UpdateAgentDefinitionRequest) Reset() {
 	*x = UpdateAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1028,7 @@ func (x *UpdateAgentDefinitionRequest) String() string {
 func (*UpdateAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *UpdateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1041,7 @@ func (x *UpdateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{9}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdateAgentDefinitionRequest) GetOrg() string {
@@ -1059,7 +1141,7 @@ type DeleteAgentDefinitionRequest struct {
 
 func (x *DeleteAgentDefinitionRequest) Reset() {
 	*x = DeleteAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1153,7 @@ func (x *DeleteAgentDefinitionRequest) String() string {
 func (*DeleteAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *DeleteAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1166,7 @@ func (x *DeleteAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{10}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeleteAgentDefinitionRequest) GetOrg() string {
@@ -1110,7 +1192,7 @@ type DeleteAgentDefinitionResponse struct {
 
 func (x *DeleteAgentDefinitionResponse) Reset() {
 	*x = DeleteAgentDefinitionResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1122,7 +1204,7 @@ func (x *DeleteAgentDefinitionResponse) String() string {
 func (*DeleteAgentDefinitionResponse) ProtoMessage() {}
 
 func (x *DeleteAgentDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1135,7 +1217,7 @@ func (x *DeleteAgentDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{11}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{12}
 }
 
 // AgentExecution is one run of an agent: one durable workflow whose status
@@ -1209,7 +1291,7 @@ type AgentExecution struct {
 
 func (x *AgentExecution) Reset() {
 	*x = AgentExecution{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1221,7 +1303,7 @@ func (x *AgentExecution) String() string {
 func (*AgentExecution) ProtoMessage() {}
 
 func (x *AgentExecution) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1234,7 +1316,7 @@ func (x *AgentExecution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentExecution.ProtoReflect.Descriptor instead.
 func (*AgentExecution) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{12}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AgentExecution) GetId() string {
@@ -1463,7 +1545,7 @@ type CreateAgentExecutionRequest struct {
 
 func (x *CreateAgentExecutionRequest) Reset() {
 	*x = CreateAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1557,7 @@ func (x *CreateAgentExecutionRequest) String() string {
 func (*CreateAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CreateAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1570,7 @@ func (x *CreateAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{13}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateAgentExecutionRequest) GetOrg() string {
@@ -1593,7 +1675,7 @@ type ListAgentExecutionsRequest struct {
 
 func (x *ListAgentExecutionsRequest) Reset() {
 	*x = ListAgentExecutionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1687,7 @@ func (x *ListAgentExecutionsRequest) String() string {
 func (*ListAgentExecutionsRequest) ProtoMessage() {}
 
 func (x *ListAgentExecutionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1700,7 @@ func (x *ListAgentExecutionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentExecutionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentExecutionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{14}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListAgentExecutionsRequest) GetOrg() string {
@@ -1690,7 +1772,7 @@ type ListAgentExecutionsResponse struct {
 
 func (x *ListAgentExecutionsResponse) Reset() {
 	*x = ListAgentExecutionsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1784,7 @@ func (x *ListAgentExecutionsResponse) String() string {
 func (*ListAgentExecutionsResponse) ProtoMessage() {}
 
 func (x *ListAgentExecutionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1797,7 @@ func (x *ListAgentExecutionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentExecutionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentExecutionsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{15}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListAgentExecutionsResponse) GetAgentExecutions() []*AgentExecution {
@@ -1745,7 +1827,7 @@ type GetAgentExecutionRequest struct {
 
 func (x *GetAgentExecutionRequest) Reset() {
 	*x = GetAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1757,7 +1839,7 @@ func (x *GetAgentExecutionRequest) String() string {
 func (*GetAgentExecutionRequest) ProtoMessage() {}
 
 func (x *GetAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1770,7 +1852,7 @@ func (x *GetAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{16}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetAgentExecutionRequest) GetOrg() string {
@@ -1800,7 +1882,7 @@ type CancelAgentExecutionRequest struct {
 
 func (x *CancelAgentExecutionRequest) Reset() {
 	*x = CancelAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1812,7 +1894,7 @@ func (x *CancelAgentExecutionRequest) String() string {
 func (*CancelAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CancelAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1825,7 +1907,7 @@ func (x *CancelAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CancelAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{17}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CancelAgentExecutionRequest) GetOrg() string {
@@ -1849,9 +1931,10 @@ type SignalAgentExecutionRequest struct {
 	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
 	// The execution's ID.
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
-	// The signal's name, such as `userMessage`.
+	// The signal's name, such as `userMessage` or `toolResult`.
 	SignalName string `protobuf:"bytes,3,opt,name=signal_name,json=signalName,proto3" json:"signal_name,omitempty"`
-	// The signal's value; for `userMessage`, `{"text": "..."}`.
+	// The signal's value; for `userMessage`, `{"text": "..."}`; for
+	// `toolResult`, `{"toolCallId": "...", "output": "...", "isError": false}`.
 	SignalValue   *structpb.Value `protobuf:"bytes,4,opt,name=signal_value,json=signalValue,proto3" json:"signal_value,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1859,7 +1942,7 @@ type SignalAgentExecutionRequest struct {
 
 func (x *SignalAgentExecutionRequest) Reset() {
 	*x = SignalAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +1954,7 @@ func (x *SignalAgentExecutionRequest) String() string {
 func (*SignalAgentExecutionRequest) ProtoMessage() {}
 
 func (x *SignalAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +1967,7 @@ func (x *SignalAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*SignalAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{18}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SignalAgentExecutionRequest) GetOrg() string {
@@ -1931,7 +2014,7 @@ type SignalAgentExecutionResponse struct {
 
 func (x *SignalAgentExecutionResponse) Reset() {
 	*x = SignalAgentExecutionResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1943,7 +2026,7 @@ func (x *SignalAgentExecutionResponse) String() string {
 func (*SignalAgentExecutionResponse) ProtoMessage() {}
 
 func (x *SignalAgentExecutionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1956,7 +2039,7 @@ func (x *SignalAgentExecutionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAgentExecutionResponse.ProtoReflect.Descriptor instead.
 func (*SignalAgentExecutionResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{19}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SignalAgentExecutionResponse) GetSignalId() string {
@@ -1997,7 +2080,7 @@ type StreamAgentExecutionRequest struct {
 
 func (x *StreamAgentExecutionRequest) Reset() {
 	*x = StreamAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +2092,7 @@ func (x *StreamAgentExecutionRequest) String() string {
 func (*StreamAgentExecutionRequest) ProtoMessage() {}
 
 func (x *StreamAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,7 +2105,7 @@ func (x *StreamAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*StreamAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{20}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StreamAgentExecutionRequest) GetOrg() string {
@@ -2095,7 +2178,7 @@ type StreamEvent struct {
 
 func (x *StreamEvent) Reset() {
 	*x = StreamEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2190,7 @@ func (x *StreamEvent) String() string {
 func (*StreamEvent) ProtoMessage() {}
 
 func (x *StreamEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2203,7 @@ func (x *StreamEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEvent.ProtoReflect.Descriptor instead.
 func (*StreamEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{21}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StreamEvent) GetId() int64 {
@@ -2392,7 +2475,7 @@ type AgentStartedEvent struct {
 
 func (x *AgentStartedEvent) Reset() {
 	*x = AgentStartedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2404,7 +2487,7 @@ func (x *AgentStartedEvent) String() string {
 func (*AgentStartedEvent) ProtoMessage() {}
 
 func (x *AgentStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2417,7 +2500,7 @@ func (x *AgentStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentStartedEvent.ProtoReflect.Descriptor instead.
 func (*AgentStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{22}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AgentStartedEvent) GetAgentExecutionId() string {
@@ -2448,7 +2531,7 @@ type AgentResumedEvent struct {
 
 func (x *AgentResumedEvent) Reset() {
 	*x = AgentResumedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2543,7 @@ func (x *AgentResumedEvent) String() string {
 func (*AgentResumedEvent) ProtoMessage() {}
 
 func (x *AgentResumedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2473,7 +2556,7 @@ func (x *AgentResumedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentResumedEvent.ProtoReflect.Descriptor instead.
 func (*AgentResumedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AgentResumedEvent) GetAgentExecutionId() string {
@@ -2511,7 +2594,7 @@ type AgentWaitingEvent struct {
 
 func (x *AgentWaitingEvent) Reset() {
 	*x = AgentWaitingEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2523,7 +2606,7 @@ func (x *AgentWaitingEvent) String() string {
 func (*AgentWaitingEvent) ProtoMessage() {}
 
 func (x *AgentWaitingEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2536,7 +2619,7 @@ func (x *AgentWaitingEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentWaitingEvent.ProtoReflect.Descriptor instead.
 func (*AgentWaitingEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AgentWaitingEvent) GetAgentExecutionId() string {
@@ -2584,7 +2667,7 @@ type PendingToolCall struct {
 
 func (x *PendingToolCall) Reset() {
 	*x = PendingToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2596,7 +2679,7 @@ func (x *PendingToolCall) String() string {
 func (*PendingToolCall) ProtoMessage() {}
 
 func (x *PendingToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2609,7 +2692,7 @@ func (x *PendingToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingToolCall.ProtoReflect.Descriptor instead.
 func (*PendingToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PendingToolCall) GetToolCallId() string {
@@ -2654,7 +2737,7 @@ type AgentCheckpointEvent struct {
 
 func (x *AgentCheckpointEvent) Reset() {
 	*x = AgentCheckpointEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2749,7 @@ func (x *AgentCheckpointEvent) String() string {
 func (*AgentCheckpointEvent) ProtoMessage() {}
 
 func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2762,7 @@ func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCheckpointEvent.ProtoReflect.Descriptor instead.
 func (*AgentCheckpointEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AgentCheckpointEvent) GetAgentExecutionId() string {
@@ -2712,7 +2795,7 @@ type AgentCompletedEvent struct {
 
 func (x *AgentCompletedEvent) Reset() {
 	*x = AgentCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2807,7 @@ func (x *AgentCompletedEvent) String() string {
 func (*AgentCompletedEvent) ProtoMessage() {}
 
 func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +2820,7 @@ func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCompletedEvent.ProtoReflect.Descriptor instead.
 func (*AgentCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AgentCompletedEvent) GetAgentExecutionId() string {
@@ -2779,7 +2862,7 @@ type AgentFailedEvent struct {
 
 func (x *AgentFailedEvent) Reset() {
 	*x = AgentFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2791,7 +2874,7 @@ func (x *AgentFailedEvent) String() string {
 func (*AgentFailedEvent) ProtoMessage() {}
 
 func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2804,7 +2887,7 @@ func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFailedEvent.ProtoReflect.Descriptor instead.
 func (*AgentFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AgentFailedEvent) GetAgentExecutionId() string {
@@ -2851,7 +2934,7 @@ type AgentCancelledEvent struct {
 
 func (x *AgentCancelledEvent) Reset() {
 	*x = AgentCancelledEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2863,7 +2946,7 @@ func (x *AgentCancelledEvent) String() string {
 func (*AgentCancelledEvent) ProtoMessage() {}
 
 func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2876,7 +2959,7 @@ func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCancelledEvent.ProtoReflect.Descriptor instead.
 func (*AgentCancelledEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AgentCancelledEvent) GetAgentExecutionId() string {
@@ -2918,7 +3001,7 @@ type AgentPausedEvent struct {
 
 func (x *AgentPausedEvent) Reset() {
 	*x = AgentPausedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2930,7 +3013,7 @@ func (x *AgentPausedEvent) String() string {
 func (*AgentPausedEvent) ProtoMessage() {}
 
 func (x *AgentPausedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2943,7 +3026,7 @@ func (x *AgentPausedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentPausedEvent.ProtoReflect.Descriptor instead.
 func (*AgentPausedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AgentPausedEvent) GetAgentExecutionId() string {
@@ -2990,7 +3073,7 @@ type TokenEvent struct {
 
 func (x *TokenEvent) Reset() {
 	*x = TokenEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3002,7 +3085,7 @@ func (x *TokenEvent) String() string {
 func (*TokenEvent) ProtoMessage() {}
 
 func (x *TokenEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3015,7 +3098,7 @@ func (x *TokenEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenEvent.ProtoReflect.Descriptor instead.
 func (*TokenEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *TokenEvent) GetAgentExecutionId() string {
@@ -3055,7 +3138,7 @@ type DataEvent struct {
 
 func (x *DataEvent) Reset() {
 	*x = DataEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +3150,7 @@ func (x *DataEvent) String() string {
 func (*DataEvent) ProtoMessage() {}
 
 func (x *DataEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +3163,7 @@ func (x *DataEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataEvent.ProtoReflect.Descriptor instead.
 func (*DataEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DataEvent) GetAgentExecutionId() string {
@@ -3134,7 +3217,7 @@ type DataPayload struct {
 
 func (x *DataPayload) Reset() {
 	*x = DataPayload{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3146,7 +3229,7 @@ func (x *DataPayload) String() string {
 func (*DataPayload) ProtoMessage() {}
 
 func (x *DataPayload) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3159,7 +3242,7 @@ func (x *DataPayload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataPayload.ProtoReflect.Descriptor instead.
 func (*DataPayload) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DataPayload) GetType() string {
@@ -3233,7 +3316,7 @@ type StreamToolCall struct {
 
 func (x *StreamToolCall) Reset() {
 	*x = StreamToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3245,7 +3328,7 @@ func (x *StreamToolCall) String() string {
 func (*StreamToolCall) ProtoMessage() {}
 
 func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3258,7 +3341,7 @@ func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolCall.ProtoReflect.Descriptor instead.
 func (*StreamToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StreamToolCall) GetId() string {
@@ -3298,7 +3381,7 @@ type StreamToolResult struct {
 
 func (x *StreamToolResult) Reset() {
 	*x = StreamToolResult{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3393,7 @@ func (x *StreamToolResult) String() string {
 func (*StreamToolResult) ProtoMessage() {}
 
 func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +3406,7 @@ func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolResult.ProtoReflect.Descriptor instead.
 func (*StreamToolResult) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StreamToolResult) GetIsError() bool {
@@ -3365,7 +3448,7 @@ type TaskStartedEvent struct {
 
 func (x *TaskStartedEvent) Reset() {
 	*x = TaskStartedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3377,7 +3460,7 @@ func (x *TaskStartedEvent) String() string {
 func (*TaskStartedEvent) ProtoMessage() {}
 
 func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3390,7 +3473,7 @@ func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStartedEvent.ProtoReflect.Descriptor instead.
 func (*TaskStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TaskStartedEvent) GetAgentExecutionId() string {
@@ -3437,7 +3520,7 @@ type TaskCompletedEvent struct {
 
 func (x *TaskCompletedEvent) Reset() {
 	*x = TaskCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3449,7 +3532,7 @@ func (x *TaskCompletedEvent) String() string {
 func (*TaskCompletedEvent) ProtoMessage() {}
 
 func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3462,7 +3545,7 @@ func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskCompletedEvent.ProtoReflect.Descriptor instead.
 func (*TaskCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *TaskCompletedEvent) GetAgentExecutionId() string {
@@ -3504,7 +3587,7 @@ type TaskFailedEvent struct {
 
 func (x *TaskFailedEvent) Reset() {
 	*x = TaskFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3516,7 +3599,7 @@ func (x *TaskFailedEvent) String() string {
 func (*TaskFailedEvent) ProtoMessage() {}
 
 func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3529,7 +3612,7 @@ func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskFailedEvent.ProtoReflect.Descriptor instead.
 func (*TaskFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TaskFailedEvent) GetAgentExecutionId() string {
@@ -3584,7 +3667,7 @@ type StreamErrorEvent struct {
 
 func (x *StreamErrorEvent) Reset() {
 	*x = StreamErrorEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3596,7 +3679,7 @@ func (x *StreamErrorEvent) String() string {
 func (*StreamErrorEvent) ProtoMessage() {}
 
 func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3609,7 +3692,7 @@ func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamErrorEvent.ProtoReflect.Descriptor instead.
 func (*StreamErrorEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *StreamErrorEvent) GetCode() string {
@@ -3664,7 +3747,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3676,7 +3759,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3689,7 +3772,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -3758,7 +3841,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3770,7 +3853,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3783,7 +3866,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListCheckpointsRequest) GetOrg() string {
@@ -3827,7 +3910,7 @@ type ListCheckpointsResponse struct {
 
 func (x *ListCheckpointsResponse) Reset() {
 	*x = ListCheckpointsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3839,7 +3922,7 @@ func (x *ListCheckpointsResponse) String() string {
 func (*ListCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3852,7 +3935,7 @@ func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListCheckpointsResponse) GetCheckpoints() []*Checkpoint {
@@ -3884,7 +3967,7 @@ type GetCheckpointRequest struct {
 
 func (x *GetCheckpointRequest) Reset() {
 	*x = GetCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3896,7 +3979,7 @@ func (x *GetCheckpointRequest) String() string {
 func (*GetCheckpointRequest) ProtoMessage() {}
 
 func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3909,7 +3992,7 @@ func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetCheckpointRequest) GetOrg() string {
@@ -3947,7 +4030,7 @@ type GetLatestCheckpointRequest struct {
 
 func (x *GetLatestCheckpointRequest) Reset() {
 	*x = GetLatestCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3959,7 +4042,7 @@ func (x *GetLatestCheckpointRequest) String() string {
 func (*GetLatestCheckpointRequest) ProtoMessage() {}
 
 func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3972,7 +4055,7 @@ func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLatestCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetLatestCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetLatestCheckpointRequest) GetOrg() string {
@@ -4017,7 +4100,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4029,7 +4112,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4042,7 +4125,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Task) GetId() string {
@@ -4125,7 +4208,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4137,7 +4220,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4150,7 +4233,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListTasksRequest) GetOrg() string {
@@ -4194,7 +4277,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4206,7 +4289,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4219,7 +4302,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -4288,7 +4371,7 @@ type Entry struct {
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4300,7 +4383,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4313,7 +4396,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Entry) GetId() string {
@@ -4424,7 +4507,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4436,7 +4519,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4449,7 +4532,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ListEntriesRequest) GetOrg() string {
@@ -4493,7 +4576,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4505,7 +4588,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4518,7 +4601,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -4550,7 +4633,7 @@ type GetEntryRequest struct {
 
 func (x *GetEntryRequest) Reset() {
 	*x = GetEntryRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4562,7 +4645,7 @@ func (x *GetEntryRequest) String() string {
 func (*GetEntryRequest) ProtoMessage() {}
 
 func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4575,7 +4658,7 @@ func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetEntryRequest) GetOrg() string {
@@ -4621,7 +4704,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4633,7 +4716,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4646,7 +4729,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Usage) GetInput() int64 {
@@ -4707,7 +4790,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4719,7 +4802,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4732,7 +4815,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ToolCallRequest) GetId() string {
@@ -4779,7 +4862,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4791,7 +4874,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4804,7 +4887,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ContentBlock) GetType() string {
@@ -4901,7 +4984,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4913,7 +4996,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4926,7 +5009,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Message) GetEntryId() string {
@@ -5052,7 +5135,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5064,7 +5147,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5077,7 +5160,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListMessagesRequest) GetOrg() string {
@@ -5124,7 +5207,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5136,7 +5219,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5149,7 +5232,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -5221,7 +5304,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5233,7 +5316,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5246,7 +5329,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ToolCall) GetId() string {
@@ -5391,7 +5474,7 @@ type ToolApproval struct {
 
 func (x *ToolApproval) Reset() {
 	*x = ToolApproval{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5403,7 +5486,7 @@ func (x *ToolApproval) String() string {
 func (*ToolApproval) ProtoMessage() {}
 
 func (x *ToolApproval) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5416,7 +5499,7 @@ func (x *ToolApproval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolApproval.ProtoReflect.Descriptor instead.
 func (*ToolApproval) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ToolApproval) GetRisk() string {
@@ -5490,7 +5573,7 @@ type DecideToolCallRequest struct {
 
 func (x *DecideToolCallRequest) Reset() {
 	*x = DecideToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5502,7 +5585,7 @@ func (x *DecideToolCallRequest) String() string {
 func (*DecideToolCallRequest) ProtoMessage() {}
 
 func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5515,7 +5598,7 @@ func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideToolCallRequest.ProtoReflect.Descriptor instead.
 func (*DecideToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DecideToolCallRequest) GetOrg() string {
@@ -5575,7 +5658,7 @@ type DecideToolCallResponse struct {
 
 func (x *DecideToolCallResponse) Reset() {
 	*x = DecideToolCallResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5587,7 +5670,7 @@ func (x *DecideToolCallResponse) String() string {
 func (*DecideToolCallResponse) ProtoMessage() {}
 
 func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5600,7 +5683,7 @@ func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideToolCallResponse.ProtoReflect.Descriptor instead.
 func (*DecideToolCallResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *DecideToolCallResponse) GetSignalId() string {
@@ -5639,7 +5722,7 @@ type ListToolCallsRequest struct {
 
 func (x *ListToolCallsRequest) Reset() {
 	*x = ListToolCallsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5651,7 +5734,7 @@ func (x *ListToolCallsRequest) String() string {
 func (*ListToolCallsRequest) ProtoMessage() {}
 
 func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5664,7 +5747,7 @@ func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolCallsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListToolCallsRequest) GetOrg() string {
@@ -5722,7 +5805,7 @@ type ListToolCallsResponse struct {
 
 func (x *ListToolCallsResponse) Reset() {
 	*x = ListToolCallsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5734,7 +5817,7 @@ func (x *ListToolCallsResponse) String() string {
 func (*ListToolCallsResponse) ProtoMessage() {}
 
 func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5747,7 +5830,7 @@ func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolCallsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListToolCallsResponse) GetToolCalls() []*ToolCall {
@@ -5779,7 +5862,7 @@ type GetToolCallRequest struct {
 
 func (x *GetToolCallRequest) Reset() {
 	*x = GetToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5791,7 +5874,7 @@ func (x *GetToolCallRequest) String() string {
 func (*GetToolCallRequest) ProtoMessage() {}
 
 func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5804,7 +5887,7 @@ func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolCallRequest.ProtoReflect.Descriptor instead.
 func (*GetToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetToolCallRequest) GetOrg() string {
@@ -5839,7 +5922,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5851,7 +5934,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5864,7 +5947,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetCapabilitiesRequest) GetOrg() string {
@@ -5896,7 +5979,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5908,7 +5991,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5921,7 +6004,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
@@ -5983,7 +6066,7 @@ type WorkerCapabilities struct {
 
 func (x *WorkerCapabilities) Reset() {
 	*x = WorkerCapabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5995,7 +6078,7 @@ func (x *WorkerCapabilities) String() string {
 func (*WorkerCapabilities) ProtoMessage() {}
 
 func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6008,7 +6091,7 @@ func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
 func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{67}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *WorkerCapabilities) GetIdentity() string {
@@ -6077,7 +6160,7 @@ type ToolCapability struct {
 
 func (x *ToolCapability) Reset() {
 	*x = ToolCapability{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6089,7 +6172,7 @@ func (x *ToolCapability) String() string {
 func (*ToolCapability) ProtoMessage() {}
 
 func (x *ToolCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6102,7 +6185,7 @@ func (x *ToolCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
 func (*ToolCapability) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{68}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ToolCapability) GetName() string {
@@ -6151,7 +6234,7 @@ type ModelEndpoint struct {
 
 func (x *ModelEndpoint) Reset() {
 	*x = ModelEndpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6163,7 +6246,7 @@ func (x *ModelEndpoint) String() string {
 func (*ModelEndpoint) ProtoMessage() {}
 
 func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6176,7 +6259,7 @@ func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
 func (*ModelEndpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{69}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ModelEndpoint) GetName() string {
@@ -6226,7 +6309,7 @@ type ResumeAgentExecutionRequest struct {
 
 func (x *ResumeAgentExecutionRequest) Reset() {
 	*x = ResumeAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6238,7 +6321,7 @@ func (x *ResumeAgentExecutionRequest) String() string {
 func (*ResumeAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ResumeAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6251,7 +6334,7 @@ func (x *ResumeAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ResumeAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{70}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ResumeAgentExecutionRequest) GetOrg() string {
@@ -6299,7 +6382,7 @@ type ListChildExecutionsRequest struct {
 
 func (x *ListChildExecutionsRequest) Reset() {
 	*x = ListChildExecutionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6311,7 +6394,7 @@ func (x *ListChildExecutionsRequest) String() string {
 func (*ListChildExecutionsRequest) ProtoMessage() {}
 
 func (x *ListChildExecutionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6324,7 +6407,7 @@ func (x *ListChildExecutionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChildExecutionsRequest.ProtoReflect.Descriptor instead.
 func (*ListChildExecutionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{71}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ListChildExecutionsRequest) GetOrg() string {
@@ -6376,7 +6459,7 @@ type RetentionPolicy struct {
 
 func (x *RetentionPolicy) Reset() {
 	*x = RetentionPolicy{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6388,7 +6471,7 @@ func (x *RetentionPolicy) String() string {
 func (*RetentionPolicy) ProtoMessage() {}
 
 func (x *RetentionPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6401,7 +6484,7 @@ func (x *RetentionPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetentionPolicy.ProtoReflect.Descriptor instead.
 func (*RetentionPolicy) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{72}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *RetentionPolicy) GetKeepDays() int32 {
@@ -6443,7 +6526,7 @@ type GetRetentionPolicyRequest struct {
 
 func (x *GetRetentionPolicyRequest) Reset() {
 	*x = GetRetentionPolicyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6455,7 +6538,7 @@ func (x *GetRetentionPolicyRequest) String() string {
 func (*GetRetentionPolicyRequest) ProtoMessage() {}
 
 func (x *GetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6468,7 +6551,7 @@ func (x *GetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRetentionPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetRetentionPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *GetRetentionPolicyRequest) GetOrg() string {
@@ -6493,7 +6576,7 @@ type SetRetentionPolicyRequest struct {
 
 func (x *SetRetentionPolicyRequest) Reset() {
 	*x = SetRetentionPolicyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6505,7 +6588,7 @@ func (x *SetRetentionPolicyRequest) String() string {
 func (*SetRetentionPolicyRequest) ProtoMessage() {}
 
 func (x *SetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6518,7 +6601,7 @@ func (x *SetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRetentionPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetRetentionPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *SetRetentionPolicyRequest) GetOrg() string {
@@ -6565,7 +6648,7 @@ type ApiKey struct {
 
 func (x *ApiKey) Reset() {
 	*x = ApiKey{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6577,7 +6660,7 @@ func (x *ApiKey) String() string {
 func (*ApiKey) ProtoMessage() {}
 
 func (x *ApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6590,7 +6673,7 @@ func (x *ApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
 func (*ApiKey) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ApiKey) GetId() string {
@@ -6667,7 +6750,7 @@ type CreateApiKeyRequest struct {
 
 func (x *CreateApiKeyRequest) Reset() {
 	*x = CreateApiKeyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6679,7 +6762,7 @@ func (x *CreateApiKeyRequest) String() string {
 func (*CreateApiKeyRequest) ProtoMessage() {}
 
 func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6692,7 +6775,7 @@ func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *CreateApiKeyRequest) GetOrg() string {
@@ -6735,7 +6818,7 @@ type CreatedApiKey struct {
 
 func (x *CreatedApiKey) Reset() {
 	*x = CreatedApiKey{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6747,7 +6830,7 @@ func (x *CreatedApiKey) String() string {
 func (*CreatedApiKey) ProtoMessage() {}
 
 func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6760,7 +6843,7 @@ func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApiKey.ProtoReflect.Descriptor instead.
 func (*CreatedApiKey) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CreatedApiKey) GetKey() *ApiKey {
@@ -6792,7 +6875,7 @@ type ListApiKeysRequest struct {
 
 func (x *ListApiKeysRequest) Reset() {
 	*x = ListApiKeysRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6804,7 +6887,7 @@ func (x *ListApiKeysRequest) String() string {
 func (*ListApiKeysRequest) ProtoMessage() {}
 
 func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6817,7 +6900,7 @@ func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApiKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListApiKeysRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ListApiKeysRequest) GetOrg() string {
@@ -6853,7 +6936,7 @@ type ListApiKeysResponse struct {
 
 func (x *ListApiKeysResponse) Reset() {
 	*x = ListApiKeysResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6865,7 +6948,7 @@ func (x *ListApiKeysResponse) String() string {
 func (*ListApiKeysResponse) ProtoMessage() {}
 
 func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6878,7 +6961,7 @@ func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApiKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListApiKeysResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ListApiKeysResponse) GetApiKeys() []*ApiKey {
@@ -6908,7 +6991,7 @@ type RevokeApiKeyRequest struct {
 
 func (x *RevokeApiKeyRequest) Reset() {
 	*x = RevokeApiKeyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6920,7 +7003,7 @@ func (x *RevokeApiKeyRequest) String() string {
 func (*RevokeApiKeyRequest) ProtoMessage() {}
 
 func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6933,7 +7016,7 @@ func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *RevokeApiKeyRequest) GetOrg() string {
@@ -6966,7 +7049,7 @@ type ExpireApiKeyRequest struct {
 
 func (x *ExpireApiKeyRequest) Reset() {
 	*x = ExpireApiKeyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6978,7 +7061,7 @@ func (x *ExpireApiKeyRequest) String() string {
 func (*ExpireApiKeyRequest) ProtoMessage() {}
 
 func (x *ExpireApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6991,7 +7074,7 @@ func (x *ExpireApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*ExpireApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *ExpireApiKeyRequest) GetOrg() string {
@@ -7049,7 +7132,7 @@ type OrgQuota struct {
 
 func (x *OrgQuota) Reset() {
 	*x = OrgQuota{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7061,7 +7144,7 @@ func (x *OrgQuota) String() string {
 func (*OrgQuota) ProtoMessage() {}
 
 func (x *OrgQuota) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7074,7 +7157,7 @@ func (x *OrgQuota) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrgQuota.ProtoReflect.Descriptor instead.
 func (*OrgQuota) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *OrgQuota) GetMaxRunning() int32 {
@@ -7151,7 +7234,7 @@ type GetOrgQuotaRequest struct {
 
 func (x *GetOrgQuotaRequest) Reset() {
 	*x = GetOrgQuotaRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7163,7 +7246,7 @@ func (x *GetOrgQuotaRequest) String() string {
 func (*GetOrgQuotaRequest) ProtoMessage() {}
 
 func (x *GetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7176,7 +7259,7 @@ func (x *GetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgQuotaRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *GetOrgQuotaRequest) GetOrg() string {
@@ -7203,7 +7286,7 @@ type SetOrgQuotaRequest struct {
 
 func (x *SetOrgQuotaRequest) Reset() {
 	*x = SetOrgQuotaRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7215,7 +7298,7 @@ func (x *SetOrgQuotaRequest) String() string {
 func (*SetOrgQuotaRequest) ProtoMessage() {}
 
 func (x *SetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7228,7 +7311,7 @@ func (x *SetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOrgQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetOrgQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *SetOrgQuotaRequest) GetOrg() string {
@@ -7284,7 +7367,7 @@ type UsageLine struct {
 
 func (x *UsageLine) Reset() {
 	*x = UsageLine{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7296,7 +7379,7 @@ func (x *UsageLine) String() string {
 func (*UsageLine) ProtoMessage() {}
 
 func (x *UsageLine) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7309,7 +7392,7 @@ func (x *UsageLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageLine.ProtoReflect.Descriptor instead.
 func (*UsageLine) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *UsageLine) GetKey() string {
@@ -7381,7 +7464,7 @@ type UsageReport struct {
 
 func (x *UsageReport) Reset() {
 	*x = UsageReport{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7393,7 +7476,7 @@ func (x *UsageReport) String() string {
 func (*UsageReport) ProtoMessage() {}
 
 func (x *UsageReport) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7406,7 +7489,7 @@ func (x *UsageReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageReport.ProtoReflect.Descriptor instead.
 func (*UsageReport) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *UsageReport) GetLines() []*UsageLine {
@@ -7436,7 +7519,7 @@ type GetExecutionUsageRequest struct {
 
 func (x *GetExecutionUsageRequest) Reset() {
 	*x = GetExecutionUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7448,7 +7531,7 @@ func (x *GetExecutionUsageRequest) String() string {
 func (*GetExecutionUsageRequest) ProtoMessage() {}
 
 func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7461,7 +7544,7 @@ func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetExecutionUsageRequest) GetOrg() string {
@@ -7495,7 +7578,7 @@ type GetOrgUsageRequest struct {
 
 func (x *GetOrgUsageRequest) Reset() {
 	*x = GetOrgUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7507,7 +7590,7 @@ func (x *GetOrgUsageRequest) String() string {
 func (*GetOrgUsageRequest) ProtoMessage() {}
 
 func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7520,7 +7603,7 @@ func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetOrgUsageRequest) GetOrg() string {
@@ -7573,7 +7656,7 @@ type GetEntryContextRequest struct {
 
 func (x *GetEntryContextRequest) Reset() {
 	*x = GetEntryContextRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7585,7 +7668,7 @@ func (x *GetEntryContextRequest) String() string {
 func (*GetEntryContextRequest) ProtoMessage() {}
 
 func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7598,7 +7681,7 @@ func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryContextRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GetEntryContextRequest) GetOrg() string {
@@ -7673,7 +7756,7 @@ type ModelContext struct {
 
 func (x *ModelContext) Reset() {
 	*x = ModelContext{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7685,7 +7768,7 @@ func (x *ModelContext) String() string {
 func (*ModelContext) ProtoMessage() {}
 
 func (x *ModelContext) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7698,7 +7781,7 @@ func (x *ModelContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelContext.ProtoReflect.Descriptor instead.
 func (*ModelContext) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *ModelContext) GetEntryId() string {
@@ -7798,7 +7881,7 @@ type CompactAgentExecutionRequest struct {
 
 func (x *CompactAgentExecutionRequest) Reset() {
 	*x = CompactAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7810,7 +7893,7 @@ func (x *CompactAgentExecutionRequest) String() string {
 func (*CompactAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7823,7 +7906,7 @@ func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CompactAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{91}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *CompactAgentExecutionRequest) GetOrg() string {
@@ -7855,7 +7938,7 @@ type GetCompactionRequest struct {
 
 func (x *GetCompactionRequest) Reset() {
 	*x = GetCompactionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7867,7 +7950,7 @@ func (x *GetCompactionRequest) String() string {
 func (*GetCompactionRequest) ProtoMessage() {}
 
 func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7880,7 +7963,7 @@ func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCompactionRequest.ProtoReflect.Descriptor instead.
 func (*GetCompactionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{92}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *GetCompactionRequest) GetOrg() string {
@@ -7936,7 +8019,7 @@ type CompactionAudit struct {
 
 func (x *CompactionAudit) Reset() {
 	*x = CompactionAudit{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7948,7 +8031,7 @@ func (x *CompactionAudit) String() string {
 func (*CompactionAudit) ProtoMessage() {}
 
 func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7961,7 +8044,7 @@ func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionAudit.ProtoReflect.Descriptor instead.
 func (*CompactionAudit) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{93}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *CompactionAudit) GetEntryId() string {
@@ -8068,7 +8151,7 @@ type CompactedEntry struct {
 
 func (x *CompactedEntry) Reset() {
 	*x = CompactedEntry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8080,7 +8163,7 @@ func (x *CompactedEntry) String() string {
 func (*CompactedEntry) ProtoMessage() {}
 
 func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8093,7 +8176,7 @@ func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactedEntry.ProtoReflect.Descriptor instead.
 func (*CompactedEntry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{94}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *CompactedEntry) GetEntryId() string {
@@ -8130,7 +8213,7 @@ type ContextTool struct {
 
 func (x *ContextTool) Reset() {
 	*x = ContextTool{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8142,7 +8225,7 @@ func (x *ContextTool) String() string {
 func (*ContextTool) ProtoMessage() {}
 
 func (x *ContextTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8155,7 +8238,7 @@ func (x *ContextTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
 func (*ContextTool) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{95}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *ContextTool) GetName() string {
@@ -8200,7 +8283,7 @@ type ForkAgentExecutionRequest struct {
 
 func (x *ForkAgentExecutionRequest) Reset() {
 	*x = ForkAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8212,7 +8295,7 @@ func (x *ForkAgentExecutionRequest) String() string {
 func (*ForkAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8225,7 +8308,7 @@ func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{96}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ForkAgentExecutionRequest) GetOrg() string {
@@ -8281,7 +8364,7 @@ type GetTokenTimelineRequest struct {
 
 func (x *GetTokenTimelineRequest) Reset() {
 	*x = GetTokenTimelineRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8293,7 +8376,7 @@ func (x *GetTokenTimelineRequest) String() string {
 func (*GetTokenTimelineRequest) ProtoMessage() {}
 
 func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8306,7 +8389,7 @@ func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
 func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{97}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *GetTokenTimelineRequest) GetOrg() string {
@@ -8352,7 +8435,7 @@ type TokenTimeline struct {
 
 func (x *TokenTimeline) Reset() {
 	*x = TokenTimeline{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8364,7 +8447,7 @@ func (x *TokenTimeline) String() string {
 func (*TokenTimeline) ProtoMessage() {}
 
 func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8377,7 +8460,7 @@ func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
 func (*TokenTimeline) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{98}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *TokenTimeline) GetPoints() []*TimelinePoint {
@@ -8429,7 +8512,7 @@ type TimelinePoint struct {
 
 func (x *TimelinePoint) Reset() {
 	*x = TimelinePoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8441,7 +8524,7 @@ func (x *TimelinePoint) String() string {
 func (*TimelinePoint) ProtoMessage() {}
 
 func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8454,7 +8537,7 @@ func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
 func (*TimelinePoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{99}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *TimelinePoint) GetEntryId() string {
@@ -8524,7 +8607,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xd0\a\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\x8c\b\n" +
 	"\x0fExecutionConfig\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x12-\n" +
 	"\x06models\x18\x02 \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
@@ -8547,7 +8630,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
 	"compaction\x18\x0f \x01(\v2\x1d.agentree.v1.CompactionConfigR\n" +
 	"compaction\x12,\n" +
-	"\x05agent\x18\x10 \x01(\v2\x16.google.protobuf.ValueR\x05agent\x1a=\n" +
+	"\x05agent\x18\x10 \x01(\v2\x16.google.protobuf.ValueR\x05agent\x12:\n" +
+	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x1a=\n" +
 	"\x0fToolPolicyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -8563,7 +8647,14 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x13_max_parallel_toolsB\f\n" +
 	"\n" +
 	"_max_stepsB\x13\n" +
-	"\x11_persistence_mode\"\xd1\x01\n" +
+	"\x11_persistence_mode\"{\n" +
+	"\n" +
+	"ClientTool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x127\n" +
+	"\n" +
+	"parameters\x18\x03 \x01(\v2\x17.google.protobuf.StructR\n" +
+	"parameters\"\xd1\x01\n" +
 	"\x10CompactionConfig\x12\x1d\n" +
 	"\aenabled\x18\x01 \x01(\bH\x00R\aenabled\x88\x01\x01\x12!\n" +
 	"\tthreshold\x18\x02 \x01(\x01H\x01R\tthreshold\x88\x01\x01\x12$\n" +
@@ -9304,309 +9395,312 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 101)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
 	(*ExecutionConfig)(nil),               // 2: agentree.v1.ExecutionConfig
-	(*CompactionConfig)(nil),              // 3: agentree.v1.CompactionConfig
-	(*AgentDefinition)(nil),               // 4: agentree.v1.AgentDefinition
-	(*CreateAgentDefinitionRequest)(nil),  // 5: agentree.v1.CreateAgentDefinitionRequest
-	(*ListAgentDefinitionsRequest)(nil),   // 6: agentree.v1.ListAgentDefinitionsRequest
-	(*ListAgentDefinitionsResponse)(nil),  // 7: agentree.v1.ListAgentDefinitionsResponse
-	(*GetAgentDefinitionRequest)(nil),     // 8: agentree.v1.GetAgentDefinitionRequest
-	(*UpdateAgentDefinitionRequest)(nil),  // 9: agentree.v1.UpdateAgentDefinitionRequest
-	(*DeleteAgentDefinitionRequest)(nil),  // 10: agentree.v1.DeleteAgentDefinitionRequest
-	(*DeleteAgentDefinitionResponse)(nil), // 11: agentree.v1.DeleteAgentDefinitionResponse
-	(*AgentExecution)(nil),                // 12: agentree.v1.AgentExecution
-	(*CreateAgentExecutionRequest)(nil),   // 13: agentree.v1.CreateAgentExecutionRequest
-	(*ListAgentExecutionsRequest)(nil),    // 14: agentree.v1.ListAgentExecutionsRequest
-	(*ListAgentExecutionsResponse)(nil),   // 15: agentree.v1.ListAgentExecutionsResponse
-	(*GetAgentExecutionRequest)(nil),      // 16: agentree.v1.GetAgentExecutionRequest
-	(*CancelAgentExecutionRequest)(nil),   // 17: agentree.v1.CancelAgentExecutionRequest
-	(*SignalAgentExecutionRequest)(nil),   // 18: agentree.v1.SignalAgentExecutionRequest
-	(*SignalAgentExecutionResponse)(nil),  // 19: agentree.v1.SignalAgentExecutionResponse
-	(*StreamAgentExecutionRequest)(nil),   // 20: agentree.v1.StreamAgentExecutionRequest
-	(*StreamEvent)(nil),                   // 21: agentree.v1.StreamEvent
-	(*AgentStartedEvent)(nil),             // 22: agentree.v1.AgentStartedEvent
-	(*AgentResumedEvent)(nil),             // 23: agentree.v1.AgentResumedEvent
-	(*AgentWaitingEvent)(nil),             // 24: agentree.v1.AgentWaitingEvent
-	(*PendingToolCall)(nil),               // 25: agentree.v1.PendingToolCall
-	(*AgentCheckpointEvent)(nil),          // 26: agentree.v1.AgentCheckpointEvent
-	(*AgentCompletedEvent)(nil),           // 27: agentree.v1.AgentCompletedEvent
-	(*AgentFailedEvent)(nil),              // 28: agentree.v1.AgentFailedEvent
-	(*AgentCancelledEvent)(nil),           // 29: agentree.v1.AgentCancelledEvent
-	(*AgentPausedEvent)(nil),              // 30: agentree.v1.AgentPausedEvent
-	(*TokenEvent)(nil),                    // 31: agentree.v1.TokenEvent
-	(*DataEvent)(nil),                     // 32: agentree.v1.DataEvent
-	(*DataPayload)(nil),                   // 33: agentree.v1.DataPayload
-	(*StreamToolCall)(nil),                // 34: agentree.v1.StreamToolCall
-	(*StreamToolResult)(nil),              // 35: agentree.v1.StreamToolResult
-	(*TaskStartedEvent)(nil),              // 36: agentree.v1.TaskStartedEvent
-	(*TaskCompletedEvent)(nil),            // 37: agentree.v1.TaskCompletedEvent
-	(*TaskFailedEvent)(nil),               // 38: agentree.v1.TaskFailedEvent
-	(*StreamErrorEvent)(nil),              // 39: agentree.v1.StreamErrorEvent
-	(*Checkpoint)(nil),                    // 40: agentree.v1.Checkpoint
-	(*ListCheckpointsRequest)(nil),        // 41: agentree.v1.ListCheckpointsRequest
-	(*ListCheckpointsResponse)(nil),       // 42: agentree.v1.ListCheckpointsResponse
-	(*GetCheckpointRequest)(nil),          // 43: agentree.v1.GetCheckpointRequest
-	(*GetLatestCheckpointRequest)(nil),    // 44: agentree.v1.GetLatestCheckpointRequest
-	(*Task)(nil),                          // 45: agentree.v1.Task
-	(*ListTasksRequest)(nil),              // 46: agentree.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 47: agentree.v1.ListTasksResponse
-	(*Entry)(nil),                         // 48: agentree.v1.Entry
-	(*ListEntriesRequest)(nil),            // 49: agentree.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),           // 50: agentree.v1.ListEntriesResponse
-	(*GetEntryRequest)(nil),               // 51: agentree.v1.GetEntryRequest
-	(*Usage)(nil),                         // 52: agentree.v1.Usage
-	(*ToolCallRequest)(nil),               // 53: agentree.v1.ToolCallRequest
-	(*ContentBlock)(nil),                  // 54: agentree.v1.ContentBlock
-	(*Message)(nil),                       // 55: agentree.v1.Message
-	(*ListMessagesRequest)(nil),           // 56: agentree.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 57: agentree.v1.ListMessagesResponse
-	(*ToolCall)(nil),                      // 58: agentree.v1.ToolCall
-	(*ToolApproval)(nil),                  // 59: agentree.v1.ToolApproval
-	(*DecideToolCallRequest)(nil),         // 60: agentree.v1.DecideToolCallRequest
-	(*DecideToolCallResponse)(nil),        // 61: agentree.v1.DecideToolCallResponse
-	(*ListToolCallsRequest)(nil),          // 62: agentree.v1.ListToolCallsRequest
-	(*ListToolCallsResponse)(nil),         // 63: agentree.v1.ListToolCallsResponse
-	(*GetToolCallRequest)(nil),            // 64: agentree.v1.GetToolCallRequest
-	(*GetCapabilitiesRequest)(nil),        // 65: agentree.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),                  // 66: agentree.v1.Capabilities
-	(*WorkerCapabilities)(nil),            // 67: agentree.v1.WorkerCapabilities
-	(*ToolCapability)(nil),                // 68: agentree.v1.ToolCapability
-	(*ModelEndpoint)(nil),                 // 69: agentree.v1.ModelEndpoint
-	(*ResumeAgentExecutionRequest)(nil),   // 70: agentree.v1.ResumeAgentExecutionRequest
-	(*ListChildExecutionsRequest)(nil),    // 71: agentree.v1.ListChildExecutionsRequest
-	(*RetentionPolicy)(nil),               // 72: agentree.v1.RetentionPolicy
-	(*GetRetentionPolicyRequest)(nil),     // 73: agentree.v1.GetRetentionPolicyRequest
-	(*SetRetentionPolicyRequest)(nil),     // 74: agentree.v1.SetRetentionPolicyRequest
-	(*ApiKey)(nil),                        // 75: agentree.v1.ApiKey
-	(*CreateApiKeyRequest)(nil),           // 76: agentree.v1.CreateApiKeyRequest
-	(*CreatedApiKey)(nil),                 // 77: agentree.v1.CreatedApiKey
-	(*ListApiKeysRequest)(nil),            // 78: agentree.v1.ListApiKeysRequest
-	(*ListApiKeysResponse)(nil),           // 79: agentree.v1.ListApiKeysResponse
-	(*RevokeApiKeyRequest)(nil),           // 80: agentree.v1.RevokeApiKeyRequest
-	(*ExpireApiKeyRequest)(nil),           // 81: agentree.v1.ExpireApiKeyRequest
-	(*OrgQuota)(nil),                      // 82: agentree.v1.OrgQuota
-	(*GetOrgQuotaRequest)(nil),            // 83: agentree.v1.GetOrgQuotaRequest
-	(*SetOrgQuotaRequest)(nil),            // 84: agentree.v1.SetOrgQuotaRequest
-	(*UsageLine)(nil),                     // 85: agentree.v1.UsageLine
-	(*UsageReport)(nil),                   // 86: agentree.v1.UsageReport
-	(*GetExecutionUsageRequest)(nil),      // 87: agentree.v1.GetExecutionUsageRequest
-	(*GetOrgUsageRequest)(nil),            // 88: agentree.v1.GetOrgUsageRequest
-	(*GetEntryContextRequest)(nil),        // 89: agentree.v1.GetEntryContextRequest
-	(*ModelContext)(nil),                  // 90: agentree.v1.ModelContext
-	(*CompactAgentExecutionRequest)(nil),  // 91: agentree.v1.CompactAgentExecutionRequest
-	(*GetCompactionRequest)(nil),          // 92: agentree.v1.GetCompactionRequest
-	(*CompactionAudit)(nil),               // 93: agentree.v1.CompactionAudit
-	(*CompactedEntry)(nil),                // 94: agentree.v1.CompactedEntry
-	(*ContextTool)(nil),                   // 95: agentree.v1.ContextTool
-	(*ForkAgentExecutionRequest)(nil),     // 96: agentree.v1.ForkAgentExecutionRequest
-	(*GetTokenTimelineRequest)(nil),       // 97: agentree.v1.GetTokenTimelineRequest
-	(*TokenTimeline)(nil),                 // 98: agentree.v1.TokenTimeline
-	(*TimelinePoint)(nil),                 // 99: agentree.v1.TimelinePoint
-	nil,                                   // 100: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 101: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 102: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 103: google.protobuf.Timestamp
+	(*ClientTool)(nil),                    // 3: agentree.v1.ClientTool
+	(*CompactionConfig)(nil),              // 4: agentree.v1.CompactionConfig
+	(*AgentDefinition)(nil),               // 5: agentree.v1.AgentDefinition
+	(*CreateAgentDefinitionRequest)(nil),  // 6: agentree.v1.CreateAgentDefinitionRequest
+	(*ListAgentDefinitionsRequest)(nil),   // 7: agentree.v1.ListAgentDefinitionsRequest
+	(*ListAgentDefinitionsResponse)(nil),  // 8: agentree.v1.ListAgentDefinitionsResponse
+	(*GetAgentDefinitionRequest)(nil),     // 9: agentree.v1.GetAgentDefinitionRequest
+	(*UpdateAgentDefinitionRequest)(nil),  // 10: agentree.v1.UpdateAgentDefinitionRequest
+	(*DeleteAgentDefinitionRequest)(nil),  // 11: agentree.v1.DeleteAgentDefinitionRequest
+	(*DeleteAgentDefinitionResponse)(nil), // 12: agentree.v1.DeleteAgentDefinitionResponse
+	(*AgentExecution)(nil),                // 13: agentree.v1.AgentExecution
+	(*CreateAgentExecutionRequest)(nil),   // 14: agentree.v1.CreateAgentExecutionRequest
+	(*ListAgentExecutionsRequest)(nil),    // 15: agentree.v1.ListAgentExecutionsRequest
+	(*ListAgentExecutionsResponse)(nil),   // 16: agentree.v1.ListAgentExecutionsResponse
+	(*GetAgentExecutionRequest)(nil),      // 17: agentree.v1.GetAgentExecutionRequest
+	(*CancelAgentExecutionRequest)(nil),   // 18: agentree.v1.CancelAgentExecutionRequest
+	(*SignalAgentExecutionRequest)(nil),   // 19: agentree.v1.SignalAgentExecutionRequest
+	(*SignalAgentExecutionResponse)(nil),  // 20: agentree.v1.SignalAgentExecutionResponse
+	(*StreamAgentExecutionRequest)(nil),   // 21: agentree.v1.StreamAgentExecutionRequest
+	(*StreamEvent)(nil),                   // 22: agentree.v1.StreamEvent
+	(*AgentStartedEvent)(nil),             // 23: agentree.v1.AgentStartedEvent
+	(*AgentResumedEvent)(nil),             // 24: agentree.v1.AgentResumedEvent
+	(*AgentWaitingEvent)(nil),             // 25: agentree.v1.AgentWaitingEvent
+	(*PendingToolCall)(nil),               // 26: agentree.v1.PendingToolCall
+	(*AgentCheckpointEvent)(nil),          // 27: agentree.v1.AgentCheckpointEvent
+	(*AgentCompletedEvent)(nil),           // 28: agentree.v1.AgentCompletedEvent
+	(*AgentFailedEvent)(nil),              // 29: agentree.v1.AgentFailedEvent
+	(*AgentCancelledEvent)(nil),           // 30: agentree.v1.AgentCancelledEvent
+	(*AgentPausedEvent)(nil),              // 31: agentree.v1.AgentPausedEvent
+	(*TokenEvent)(nil),                    // 32: agentree.v1.TokenEvent
+	(*DataEvent)(nil),                     // 33: agentree.v1.DataEvent
+	(*DataPayload)(nil),                   // 34: agentree.v1.DataPayload
+	(*StreamToolCall)(nil),                // 35: agentree.v1.StreamToolCall
+	(*StreamToolResult)(nil),              // 36: agentree.v1.StreamToolResult
+	(*TaskStartedEvent)(nil),              // 37: agentree.v1.TaskStartedEvent
+	(*TaskCompletedEvent)(nil),            // 38: agentree.v1.TaskCompletedEvent
+	(*TaskFailedEvent)(nil),               // 39: agentree.v1.TaskFailedEvent
+	(*StreamErrorEvent)(nil),              // 40: agentree.v1.StreamErrorEvent
+	(*Checkpoint)(nil),                    // 41: agentree.v1.Checkpoint
+	(*ListCheckpointsRequest)(nil),        // 42: agentree.v1.ListCheckpointsRequest
+	(*ListCheckpointsResponse)(nil),       // 43: agentree.v1.ListCheckpointsResponse
+	(*GetCheckpointRequest)(nil),          // 44: agentree.v1.GetCheckpointRequest
+	(*GetLatestCheckpointRequest)(nil),    // 45: agentree.v1.GetLatestCheckpointRequest
+	(*Task)(nil),                          // 46: agentree.v1.Task
+	(*ListTasksRequest)(nil),              // 47: agentree.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 48: agentree.v1.ListTasksResponse
+	(*Entry)(nil),                         // 49: agentree.v1.Entry
+	(*ListEntriesRequest)(nil),            // 50: agentree.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),           // 51: agentree.v1.ListEntriesResponse
+	(*GetEntryRequest)(nil),               // 52: agentree.v1.GetEntryRequest
+	(*Usage)(nil),                         // 53: agentree.v1.Usage
+	(*ToolCallRequest)(nil),               // 54: agentree.v1.ToolCallRequest
+	(*ContentBlock)(nil),                  // 55: agentree.v1.ContentBlock
+	(*Message)(nil),                       // 56: agentree.v1.Message
+	(*ListMessagesRequest)(nil),           // 57: agentree.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 58: agentree.v1.ListMessagesResponse
+	(*ToolCall)(nil),                      // 59: agentree.v1.ToolCall
+	(*ToolApproval)(nil),                  // 60: agentree.v1.ToolApproval
+	(*DecideToolCallRequest)(nil),         // 61: agentree.v1.DecideToolCallRequest
+	(*DecideToolCallResponse)(nil),        // 62: agentree.v1.DecideToolCallResponse
+	(*ListToolCallsRequest)(nil),          // 63: agentree.v1.ListToolCallsRequest
+	(*ListToolCallsResponse)(nil),         // 64: agentree.v1.ListToolCallsResponse
+	(*GetToolCallRequest)(nil),            // 65: agentree.v1.GetToolCallRequest
+	(*GetCapabilitiesRequest)(nil),        // 66: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 67: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 68: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 69: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 70: agentree.v1.ModelEndpoint
+	(*ResumeAgentExecutionRequest)(nil),   // 71: agentree.v1.ResumeAgentExecutionRequest
+	(*ListChildExecutionsRequest)(nil),    // 72: agentree.v1.ListChildExecutionsRequest
+	(*RetentionPolicy)(nil),               // 73: agentree.v1.RetentionPolicy
+	(*GetRetentionPolicyRequest)(nil),     // 74: agentree.v1.GetRetentionPolicyRequest
+	(*SetRetentionPolicyRequest)(nil),     // 75: agentree.v1.SetRetentionPolicyRequest
+	(*ApiKey)(nil),                        // 76: agentree.v1.ApiKey
+	(*CreateApiKeyRequest)(nil),           // 77: agentree.v1.CreateApiKeyRequest
+	(*CreatedApiKey)(nil),                 // 78: agentree.v1.CreatedApiKey
+	(*ListApiKeysRequest)(nil),            // 79: agentree.v1.ListApiKeysRequest
+	(*ListApiKeysResponse)(nil),           // 80: agentree.v1.ListApiKeysResponse
+	(*RevokeApiKeyRequest)(nil),           // 81: agentree.v1.RevokeApiKeyRequest
+	(*ExpireApiKeyRequest)(nil),           // 82: agentree.v1.ExpireApiKeyRequest
+	(*OrgQuota)(nil),                      // 83: agentree.v1.OrgQuota
+	(*GetOrgQuotaRequest)(nil),            // 84: agentree.v1.GetOrgQuotaRequest
+	(*SetOrgQuotaRequest)(nil),            // 85: agentree.v1.SetOrgQuotaRequest
+	(*UsageLine)(nil),                     // 86: agentree.v1.UsageLine
+	(*UsageReport)(nil),                   // 87: agentree.v1.UsageReport
+	(*GetExecutionUsageRequest)(nil),      // 88: agentree.v1.GetExecutionUsageRequest
+	(*GetOrgUsageRequest)(nil),            // 89: agentree.v1.GetOrgUsageRequest
+	(*GetEntryContextRequest)(nil),        // 90: agentree.v1.GetEntryContextRequest
+	(*ModelContext)(nil),                  // 91: agentree.v1.ModelContext
+	(*CompactAgentExecutionRequest)(nil),  // 92: agentree.v1.CompactAgentExecutionRequest
+	(*GetCompactionRequest)(nil),          // 93: agentree.v1.GetCompactionRequest
+	(*CompactionAudit)(nil),               // 94: agentree.v1.CompactionAudit
+	(*CompactedEntry)(nil),                // 95: agentree.v1.CompactedEntry
+	(*ContextTool)(nil),                   // 96: agentree.v1.ContextTool
+	(*ForkAgentExecutionRequest)(nil),     // 97: agentree.v1.ForkAgentExecutionRequest
+	(*GetTokenTimelineRequest)(nil),       // 98: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 99: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 100: agentree.v1.TimelinePoint
+	nil,                                   // 101: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 102: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 103: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 104: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	100, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
-	3,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	101, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
-	1,   // 4: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
-	1,   // 5: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	2,   // 6: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	102, // 7: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	103, // 8: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	103, // 9: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	1,   // 10: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 11: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	102, // 12: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	4,   // 13: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,   // 14: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 15: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	102, // 16: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	2,   // 17: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	102, // 18: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	102, // 19: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	102, // 20: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	103, // 21: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	103, // 22: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	103, // 23: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	103, // 24: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 25: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 26: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	102, // 27: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	12,  // 28: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	101, // 29: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	103, // 30: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	22,  // 31: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	23,  // 32: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	24,  // 33: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	26,  // 34: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	27,  // 35: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	28,  // 36: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	29,  // 37: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	31,  // 38: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	32,  // 39: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	36,  // 40: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	37,  // 41: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	38,  // 42: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	39,  // 43: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	30,  // 44: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	25,  // 45: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	101, // 46: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	33,  // 47: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	34,  // 48: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	35,  // 49: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	101, // 50: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	101, // 51: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	101, // 52: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	102, // 53: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	102, // 54: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	103, // 55: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	40,  // 56: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	103, // 57: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	103, // 58: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	45,  // 59: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	101, // 60: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	102, // 61: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	103, // 62: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	48,  // 63: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	101, // 64: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	53,  // 65: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	54,  // 66: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	52,  // 67: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	103, // 68: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	55,  // 69: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	101, // 70: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	101, // 71: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	103, // 72: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	103, // 73: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	59,  // 74: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	103, // 75: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	103, // 76: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	58,  // 77: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	58,  // 78: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	67,  // 79: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	68,  // 80: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	69,  // 81: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	103, // 82: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	68,  // 83: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	69,  // 84: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	102, // 85: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	103, // 86: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	103, // 87: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	103, // 88: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	103, // 89: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	103, // 90: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	103, // 91: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	75,  // 92: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	75,  // 93: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	103, // 94: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	103, // 95: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	103, // 96: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	85,  // 97: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	85,  // 98: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	103, // 99: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	103, // 100: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 101: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	95,  // 102: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	101, // 103: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 104: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	94,  // 105: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	103, // 106: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	101, // 107: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 108: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	99,  // 109: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	5,   // 110: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	6,   // 111: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	8,   // 112: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	9,   // 113: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	10,  // 114: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	13,  // 115: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	14,  // 116: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	16,  // 117: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	17,  // 118: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	70,  // 119: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	96,  // 120: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	71,  // 121: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	71,  // 122: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	18,  // 123: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	20,  // 124: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	41,  // 125: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	43,  // 126: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	44,  // 127: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	46,  // 128: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	49,  // 129: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	51,  // 130: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	56,  // 131: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	62,  // 132: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	64,  // 133: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	60,  // 134: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	65,  // 135: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	89,  // 136: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	97,  // 137: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	91,  // 138: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	92,  // 139: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	87,  // 140: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	88,  // 141: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	73,  // 142: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	74,  // 143: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	76,  // 144: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	78,  // 145: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	80,  // 146: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	81,  // 147: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	83,  // 148: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	84,  // 149: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	4,   // 150: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	7,   // 151: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	4,   // 152: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	4,   // 153: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	11,  // 154: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	12,  // 155: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	15,  // 156: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	12,  // 157: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 158: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 159: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	12,  // 160: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	15,  // 161: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	15,  // 162: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	19,  // 163: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	21,  // 164: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	42,  // 165: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	40,  // 166: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	40,  // 167: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	47,  // 168: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	50,  // 169: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	48,  // 170: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	57,  // 171: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	63,  // 172: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	58,  // 173: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	61,  // 174: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	66,  // 175: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	90,  // 176: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	98,  // 177: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	19,  // 178: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	93,  // 179: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	86,  // 180: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	86,  // 181: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	72,  // 182: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	72,  // 183: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	77,  // 184: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	79,  // 185: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	75,  // 186: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	75,  // 187: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	82,  // 188: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	82,  // 189: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	150, // [150:190] is the sub-list for method output_type
-	110, // [110:150] is the sub-list for method input_type
-	110, // [110:110] is the sub-list for extension type_name
-	110, // [110:110] is the sub-list for extension extendee
-	0,   // [0:110] is the sub-list for field type_name
+	101, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
+	102, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
+	103, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	1,   // 6: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
+	1,   // 7: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
+	2,   // 8: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
+	103, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	104, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	104, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	1,   // 12: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 13: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	103, // 14: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	5,   // 15: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 16: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 17: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	103, // 18: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	2,   // 19: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
+	103, // 20: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	103, // 21: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	103, // 22: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	104, // 23: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	104, // 24: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	104, // 25: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	104, // 26: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 27: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 28: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	103, // 29: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	13,  // 30: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	102, // 31: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	104, // 32: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	23,  // 33: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	24,  // 34: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	25,  // 35: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	27,  // 36: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	28,  // 37: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	29,  // 38: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	30,  // 39: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	32,  // 40: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	33,  // 41: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	37,  // 42: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	38,  // 43: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	39,  // 44: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	40,  // 45: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	31,  // 46: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	26,  // 47: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	102, // 48: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	34,  // 49: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	35,  // 50: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	36,  // 51: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	102, // 52: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	102, // 53: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	102, // 54: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	103, // 55: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	103, // 56: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	104, // 57: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	41,  // 58: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	104, // 59: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	104, // 60: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	46,  // 61: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	102, // 62: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	103, // 63: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	104, // 64: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	49,  // 65: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	102, // 66: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	54,  // 67: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	55,  // 68: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	53,  // 69: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	104, // 70: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	56,  // 71: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	102, // 72: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	102, // 73: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	104, // 74: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	104, // 75: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	60,  // 76: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	104, // 77: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	104, // 78: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	59,  // 79: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	59,  // 80: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	68,  // 81: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	69,  // 82: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	70,  // 83: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	104, // 84: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	69,  // 85: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	70,  // 86: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	103, // 87: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	104, // 88: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	104, // 89: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	104, // 90: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	104, // 91: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	104, // 92: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	104, // 93: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	76,  // 94: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	76,  // 95: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	104, // 96: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	104, // 97: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	104, // 98: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	86,  // 99: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	86,  // 100: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	104, // 101: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	104, // 102: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 103: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	96,  // 104: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	102, // 105: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 106: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	95,  // 107: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	104, // 108: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	102, // 109: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 110: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	100, // 111: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	6,   // 112: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	7,   // 113: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	9,   // 114: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	10,  // 115: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	11,  // 116: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	14,  // 117: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	15,  // 118: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	17,  // 119: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	18,  // 120: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	71,  // 121: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	97,  // 122: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	72,  // 123: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	72,  // 124: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	19,  // 125: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	21,  // 126: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	42,  // 127: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	44,  // 128: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	45,  // 129: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	47,  // 130: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	50,  // 131: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	52,  // 132: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	57,  // 133: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	63,  // 134: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	65,  // 135: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	61,  // 136: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	66,  // 137: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	90,  // 138: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	98,  // 139: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	92,  // 140: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	93,  // 141: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	88,  // 142: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	89,  // 143: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	74,  // 144: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	75,  // 145: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	77,  // 146: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	79,  // 147: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	81,  // 148: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	82,  // 149: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	84,  // 150: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	85,  // 151: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	5,   // 152: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	8,   // 153: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 154: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 155: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	12,  // 156: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	13,  // 157: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	16,  // 158: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	13,  // 159: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 160: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 161: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	13,  // 162: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	16,  // 163: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	16,  // 164: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	20,  // 165: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	22,  // 166: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	43,  // 167: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	41,  // 168: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	41,  // 169: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	48,  // 170: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	51,  // 171: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	49,  // 172: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	58,  // 173: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	64,  // 174: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	59,  // 175: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	62,  // 176: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	67,  // 177: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	91,  // 178: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	99,  // 179: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	20,  // 180: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	94,  // 181: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	87,  // 182: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	87,  // 183: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	73,  // 184: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	73,  // 185: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	78,  // 186: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	80,  // 187: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	76,  // 188: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	76,  // 189: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	83,  // 190: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	83,  // 191: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	152, // [152:192] is the sub-list for method output_type
+	112, // [112:152] is the sub-list for method input_type
+	112, // [112:112] is the sub-list for extension type_name
+	112, // [112:112] is the sub-list for extension extendee
+	0,   // [0:112] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9616,8 +9710,8 @@ func file_agentree_v1_agentree_proto_init() {
 	}
 	file_agentree_v1_access_proto_init()
 	file_agentree_v1_agentree_proto_msgTypes[2].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[3].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[21].OneofWrappers = []any{
+	file_agentree_v1_agentree_proto_msgTypes[4].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[22].OneofWrappers = []any{
 		(*StreamEvent_AgentStarted)(nil),
 		(*StreamEvent_AgentResumed)(nil),
 		(*StreamEvent_AgentWaiting)(nil),
@@ -9633,15 +9727,15 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_StreamError)(nil),
 		(*StreamEvent_AgentPaused)(nil),
 	}
-	file_agentree_v1_agentree_proto_msgTypes[52].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[90].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[53].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[91].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   101,
+			NumMessages:   102,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

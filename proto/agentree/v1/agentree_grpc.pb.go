@@ -136,8 +136,12 @@ type AgentServiceClient interface {
 	// (spawn_agents), newest first: the executions whose parentId it is.
 	ListChildExecutions(ctx context.Context, in *ListChildExecutionsRequest, opts ...grpc.CallOption) (*ListAgentExecutionsResponse, error)
 	// SignalAgentExecution sends a signal, such as a follow-up user message
-	// (`userMessage` with `{"text": "..."}`). An ended execution answers 409;
-	// an unknown signal name 400.
+	// (`userMessage` with `{"text": "..."}`) or a client tool call's output
+	// (`toolResult` with `{"toolCallId": "...", "output": "...", "isError":
+	// false}`: a 400 for a call that is not a client call waiting for one, a
+	// 409 for one that has another output; the same output again answers
+	// with its first signal). An ended execution answers 409; an unknown
+	// signal name 400.
 	SignalAgentExecution(ctx context.Context, in *SignalAgentExecutionRequest, opts ...grpc.CallOption) (*SignalAgentExecutionResponse, error)
 	// StreamAgentExecution streams the execution's events: those after
 	// `lastEventId` still in the replay window, then live ones, until a
@@ -723,8 +727,12 @@ type AgentServiceServer interface {
 	// (spawn_agents), newest first: the executions whose parentId it is.
 	ListChildExecutions(context.Context, *ListChildExecutionsRequest) (*ListAgentExecutionsResponse, error)
 	// SignalAgentExecution sends a signal, such as a follow-up user message
-	// (`userMessage` with `{"text": "..."}`). An ended execution answers 409;
-	// an unknown signal name 400.
+	// (`userMessage` with `{"text": "..."}`) or a client tool call's output
+	// (`toolResult` with `{"toolCallId": "...", "output": "...", "isError":
+	// false}`: a 400 for a call that is not a client call waiting for one, a
+	// 409 for one that has another output; the same output again answers
+	// with its first signal). An ended execution answers 409; an unknown
+	// signal name 400.
 	SignalAgentExecution(context.Context, *SignalAgentExecutionRequest) (*SignalAgentExecutionResponse, error)
 	// StreamAgentExecution streams the execution's events: those after
 	// `lastEventId` still in the replay window, then live ones, until a
