@@ -153,6 +153,19 @@ func TestModelDeltasKeepTheirOrderUnderConcurrency(t *testing.T) {
 	for i, c := range results {
 		evs := c.events(t)
 		require.Equal(t, texts[i], tokenText(t, evs, c.in.Key), "call %d: every token, once, in order", i)
+		// Each token says where in the call's text it starts (merged
+		// tokens too), so a reader can skip what a retry streams again.
+		at := 0
+		for _, ev := range evs {
+			if ev.Event != event.NameToken {
+				continue
+			}
+			d, err := event.Decode(ev.Event, ev.Data)
+			require.NoError(t, err)
+			tok := d.(*event.Token)
+			require.Equal(t, at, tok.Offset, "call %d: a token's offset", i)
+			at += len(tok.Data)
+		}
 		var kinds []string
 		for _, ev := range evs {
 			k := ev.Event

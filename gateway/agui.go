@@ -70,10 +70,13 @@ type aguiMapper struct {
 	reasoning string // the open reasoning message's ID
 	calls     map[string]bool
 	steps     map[string]string // open steps by tool call ID: their names
+	// shown is, by message, how many bytes of its text were mapped: a
+	// retried model call's text is not sent twice (event.Token.Unseen).
+	shown map[string]int
 }
 
 func newAGUIMapper(thread string) *aguiMapper {
-	return &aguiMapper{thread: thread, calls: map[string]bool{}, steps: map[string]string{}}
+	return &aguiMapper{thread: thread, calls: map[string]bool{}, steps: map[string]string{}, shown: map[string]int{}}
 }
 
 // reasoningID is the reasoning message of a model call.
@@ -97,16 +100,23 @@ func (m *aguiMapper) mapEvent(ev entrystore.StreamEvent) []aguiEvent {
 	switch ev.Event {
 	case event.NameToken:
 		var tok event.Token
-		if json.Unmarshal(ev.Data, &tok) != nil || tok.Data == "" {
+		if json.Unmarshal(ev.Data, &tok) != nil {
 			break
 		}
 		id := messageItemID(tok.AgentExecutionID, tok.TaskExecutionID)
+		// A retried call streams its text again: send only what the
+		// client has not had.
+		text := tok.Unseen(m.shown[id])
+		if text == "" {
+			break
+		}
+		m.shown[id] += len(text)
 		if m.text != id {
 			m.closeMessages(emit)
 			m.text = id
 			emit(aguiEvent{Type: "TEXT_MESSAGE_START", MessageID: id, Role: "assistant"})
 		}
-		emit(aguiEvent{Type: "TEXT_MESSAGE_CONTENT", MessageID: id, Delta: tok.Data})
+		emit(aguiEvent{Type: "TEXT_MESSAGE_CONTENT", MessageID: id, Delta: text})
 	case event.NameData:
 		var d event.Data
 		if json.Unmarshal(ev.Data, &d) == nil {

@@ -52,7 +52,8 @@ func setPayload(out *pb.StreamEvent, ev event.Event) error {
 	case *event.Cancelled:
 		out.Payload = &pb.StreamEvent_AgentCancelled{AgentCancelled: &pb.AgentCancelledEvent{AgentExecutionId: e.AgentExecutionID, Status: e.Status, StopReason: e.StopReason}}
 	case *event.Token:
-		out.Payload = &pb.StreamEvent_Token{Token: &pb.TokenEvent{AgentExecutionId: e.AgentExecutionID, TaskExecutionId: e.TaskExecutionID, Data: e.Data}}
+		out.Payload = &pb.StreamEvent_Token{Token: &pb.TokenEvent{AgentExecutionId: e.AgentExecutionID, TaskExecutionId: e.TaskExecutionID, Data: e.Data,
+			Offset: int32(e.Offset)}}
 	case *event.Data:
 		out.Payload = &pb.StreamEvent_Data{Data: &pb.DataEvent{AgentExecutionId: e.AgentExecutionID, TaskExecutionId: e.TaskExecutionID, Data: toDataPayload(e.Data)}}
 	case *event.TaskStarted:

@@ -86,7 +86,7 @@ func TestOpenAPIDescribesEveryStreamEvent(t *testing.T) {
 		"agentFailed":     event.Failed{AgentExecutionID: "x", Status: "s", StopReason: "r", Error: "e"},
 		"agentCancelled":  event.Cancelled{AgentExecutionID: "x", Status: "s", StopReason: "r"},
 		"agentPaused":     event.Paused{AgentExecutionID: "x", Status: "s", StopReason: "r", Steps: 1},
-		"token":           event.Token{AgentExecutionID: "x", TaskExecutionID: "m", Data: "d"},
+		"token":           event.Token{AgentExecutionID: "x", TaskExecutionID: "m", Data: "d", Offset: 1},
 		"data":            event.Data{AgentExecutionID: "x", TaskExecutionID: "m", Data: payload},
 		"taskStarted":     event.TaskStarted{AgentExecutionID: "x", TaskExecutionID: "c", Kind: "k", Arguments: args},
 		"taskCompleted":   event.TaskCompleted{AgentExecutionID: "x", TaskExecutionID: "c", Kind: "k"},

@@ -59,8 +59,10 @@ func (s *stallingAnthropic) callCount() int {
 // TestResponseSurvivesWorkerKill streams a response through the official
 // SDK while the worker process answering it is SIGKILLed mid-answer: a
 // worker started afterwards takes the turn over, the stream goes on, and
-// the client gets the whole answer — in one output_text.done and one
-// response.completed — as the one assistant entry the tree keeps.
+// the client gets the whole answer once — its deltas, one
+// output_text.done and one response.completed — as the one assistant
+// entry the tree keeps: the retried call streams again from its start,
+// and the gateway sends only what the client has not had.
 func TestResponseSurvivesWorkerKill(t *testing.T) {
 	const whole = "Survives the kill."
 	fake := &stallingAnthropic{
@@ -112,7 +114,8 @@ func TestResponseSurvivesWorkerKill(t *testing.T) {
 	require.NoError(t, stream.Err())
 	require.True(t, killed, "no token arrived before the kill")
 	require.Equal(t, "Survives ", before.String())
-	require.Contains(t, after.String(), "the kill.", "the retried call streamed on")
+	require.Equal(t, "the kill.", after.String(), "the retried call's deltas, without what the client had")
+	require.Equal(t, whole, before.String()+after.String(), "the deltas hold the answer once")
 	require.Equal(t, []string{whole}, done, "the answer is delivered whole, once")
 	require.Len(t, completed, 1)
 	final := completed[0]

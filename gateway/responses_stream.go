@@ -124,10 +124,18 @@ func (o *oaStream) onEvent(ev entrystore.StreamEvent) error {
 	switch ev.Event {
 	case event.NameToken:
 		var tok event.Token
-		if json.Unmarshal(ev.Data, &tok) != nil || tok.Data == "" {
+		if json.Unmarshal(ev.Data, &tok) != nil {
 			return nil
 		}
-		return o.delta(tok.AgentExecutionID, tok.TaskExecutionID, tok.Data)
+		shown := 0
+		if b := o.text[messageItemID(tok.AgentExecutionID, tok.TaskExecutionID)]; b != nil {
+			shown = b.Len()
+		}
+		text := tok.Unseen(shown)
+		if text == "" {
+			return nil
+		}
+		return o.delta(tok.AgentExecutionID, tok.TaskExecutionID, text)
 	case event.NameTaskStarted:
 		var ts event.TaskStarted
 		if json.Unmarshal(ev.Data, &ts) != nil {

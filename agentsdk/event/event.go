@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Event is one stream event's payload. Name is its SSE event name.
@@ -110,6 +111,30 @@ type Token struct {
 	AgentExecutionID string `json:"agentExecutionId"`
 	TaskExecutionID  string `json:"taskExecutionId,omitempty"`
 	Data             string `json:"data"`
+	// Offset is how many bytes of text the call streamed before Data in
+	// this attempt. A call retried after its worker died streams again
+	// from 0 under the same TaskExecutionID: a reader that has shown
+	// more than Offset skips what it has (the Responses and AG-UI
+	// streams do).
+	Offset int `json:"offset,omitempty"`
+}
+
+// Unseen is the part of t's text a reader has not shown when it has shown
+// the first shown bytes of the call's text: all of it while the call
+// streams on, none or only its end when a retried call streams again
+// what the reader has. The cut moves forward to a rune boundary.
+func (t Token) Unseen(shown int) string {
+	if t.Offset >= shown {
+		return t.Data
+	}
+	cut := shown - t.Offset
+	if cut >= len(t.Data) {
+		return ""
+	}
+	for cut < len(t.Data) && !utf8.RuneStart(t.Data[cut]) {
+		cut++
+	}
+	return t.Data[cut:]
 }
 
 // Data carries a typed payload: model deltas other than text, tool

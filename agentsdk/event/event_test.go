@@ -49,3 +49,17 @@ func TestCustomWrapsValues(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "hi", p.Output)
 }
+
+// TestTokenUnseen: a reader that has shown n bytes of a call's text gets
+// all of a token that starts there or later, and only the unshown end of
+// one a retried call streams again from its start, cut on a rune.
+func TestTokenUnseen(t *testing.T) {
+	tok := func(offset int, data string) event.Token { return event.Token{Offset: offset, Data: data} }
+	require.Equal(t, "Survives ", tok(0, "Survives ").Unseen(0))
+	require.Equal(t, "the kill.", tok(9, "the kill.").Unseen(9))
+	require.Equal(t, "", tok(0, "Survives ").Unseen(9), "the retry's first token: shown already")
+	require.Equal(t, "kill.", tok(0, "Survives the kill.").Unseen(13), "a merged retry token: only its end")
+	require.Equal(t, "é!", tok(0, "café!").Unseen(3))
+	require.Equal(t, "!", tok(0, "café!").Unseen(4), "a cut inside a rune moves to the next rune")
+	require.Equal(t, "late", tok(20, "late").Unseen(5), "a gap: the token is sent whole")
+}

@@ -75,6 +75,9 @@ type publisher struct {
 	failure error
 	// merged counts deltas merged into the one before them.
 	merged int
+	// text is how many bytes of text the call has streamed so far: the
+	// next token's Offset.
+	text int
 
 	wake  chan struct{} // deltas arrived, or close was called
 	done  chan struct{} // the writer has finished
@@ -97,13 +100,14 @@ func newPublisher(ctx context.Context, s agentsdk.Store, org, exec, task string,
 
 // onEvent is the provider's callback: it only queues.
 func (p *publisher) onEvent(ev agentsdk.StreamEvent) {
+	p.mu.Lock()
 	var e event.Event
 	if ev.Type == agentsdk.StreamText {
-		e = event.Token{AgentExecutionID: p.exec, TaskExecutionID: p.task, Data: ev.Text}
+		e = event.Token{AgentExecutionID: p.exec, TaskExecutionID: p.task, Data: ev.Text, Offset: p.text}
+		p.text += len(ev.Text)
 	} else {
 		e = event.Data{AgentExecutionID: p.exec, TaskExecutionID: p.task, Data: deltaPayload(ev)}
 	}
-	p.mu.Lock()
 	n := p.add(e)
 	p.mu.Unlock()
 	if n == 1 || n >= p.opts.Size {

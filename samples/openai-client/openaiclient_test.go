@@ -115,11 +115,8 @@ func TestStreamSurvivesWorkerKill(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, killed, "no token arrived before the kill")
 	require.Equal(t, openaiclient.Answer, res.Text, "the completed response holds the whole answer")
-	// The deltas are the cut call's first tokens, then the retried call's
-	// whole answer: a client that prints deltas shows the start twice,
-	// one that keeps the completed response has the answer once.
-	before, ok := strings.CutSuffix(out.String(), openaiclient.Answer+"\n")
-	require.True(t, ok, "the retried call streamed the whole answer: %q", out.String())
-	require.NotEmpty(t, before, "the first worker's tokens arrived before the kill")
-	require.True(t, strings.HasPrefix(openaiclient.Answer, before), "before the kill, the start of the answer: %q", before)
+	// The retried call streams its answer again from the start; the
+	// gateway sends only what the client has not had, so a client that
+	// prints deltas shows the answer once too.
+	require.Equal(t, openaiclient.Answer+"\n", out.String(), "the deltas hold the answer once")
 }

@@ -3066,7 +3066,11 @@ type TokenEvent struct {
 	// The model call's ID; consecutive tokens of one call may arrive joined.
 	TaskExecutionId string `protobuf:"bytes,2,opt,name=task_execution_id,json=taskExecutionId,proto3" json:"task_execution_id,omitempty"`
 	// The text.
-	Data          string `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	Data string `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// Where data starts in its call's text, in bytes. A call retried after
+	// its worker died streams again from 0 under the same task_execution_id:
+	// a client that has shown more skips what it has.
+	Offset        int32 `protobuf:"varint,4,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3120,6 +3124,13 @@ func (x *TokenEvent) GetData() string {
 		return x.Data
 	}
 	return ""
+}
+
+func (x *TokenEvent) GetOffset() int32 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
 }
 
 // DataEvent (data) carries a typed payload: model deltas other than text,
@@ -8875,12 +8886,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
 	"\vstop_reason\x18\x03 \x01(\tR\n" +
 	"stopReason\x12\x14\n" +
-	"\x05steps\x18\x04 \x01(\x05R\x05steps\"z\n" +
+	"\x05steps\x18\x04 \x01(\x05R\x05steps\"\x92\x01\n" +
 	"\n" +
 	"TokenEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
 	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\tR\x04data\"\x93\x01\n" +
+	"\x04data\x18\x03 \x01(\tR\x04data\x12\x16\n" +
+	"\x06offset\x18\x04 \x01(\x05R\x06offset\"\x93\x01\n" +
 	"\tDataEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
 	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12,\n" +
