@@ -284,7 +284,9 @@ func checkAGUI(t *testing.T, evs []sseEvent) *aguiTranscript {
 
 // TestAGUIStreamShapes runs an execution that thinks, writes, calls a
 // tool and answers, and reads its AG-UI stream: every event decodes into
-// its AG-UI 1.0 shape, the stream obeys the protocol's ordering, and it
+// its AG-UI 1.0 shape here and passes @ag-ui/core's own schemas (the
+// Node harness's validate-agui.js), the stream obeys the protocol's
+// ordering, and it
 // says what the model said. A client that resumes with Last-Event-ID from
 // the middle of a message gets the rest, so that what it saw before and
 // after is the whole stream, with nothing started twice.
@@ -314,6 +316,7 @@ func TestAGUIStreamShapes(t *testing.T) {
 	require.NotEmpty(t, all)
 
 	tr := checkAGUI(t, all)
+	requireAGUIValid(t, all)
 	require.Equal(t, "RUN_STARTED", tr.types[0])
 	require.Equal(t, id, tr.events[0].(*aguiRunStarted).ThreadID, "the thread is the execution")
 	require.Equal(t, []string{"The notes should say."}, tr.reasoning)
@@ -399,6 +402,7 @@ func TestAGUIApprovalInterrupt(t *testing.T) {
 	e.ok(e.keyA, http.MethodPost, base+"/"+id+"/tool-calls/"+intr.ToolCallID+"/approval", map[string]any{"decision": "approve"})
 	rest := stream.rest(t, time.Minute)
 	tr = checkAGUI(t, append(first, rest...))
+	requireAGUIValid(t, append(first, rest...))
 	require.Len(t, tr.runs, 2, "the approval starts a second run")
 	require.Equal(t, "3 words", tr.results[intr.ToolCallID], "the second run reports the approved call's result")
 	require.Equal(t, []string{"Counting.", "Three words."}, tr.text)

@@ -117,14 +117,7 @@ func userContent(raw json.RawMessage) (string, bool) {
 // test` runs `npm ci` for it); any failing Node test fails this one with
 // Node's report.
 func TestNodeHarness(t *testing.T) {
-	dir, err := filepath.Abs(nodeHarnessDir)
-	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client")); err != nil {
-		require.FailNow(t, "the Node harness is not installed",
-			"%s has no node_modules: run `make test` (which installs it) or `npm ci --prefix interop/node` (%v)", dir, err)
-	}
-	node, err := exec.LookPath("node")
-	require.NoError(t, err, "the Node harness needs node on PATH")
+	dir, node := nodeHarness(t)
 
 	fake := httptest.NewServer(promptModel{t})
 	t.Cleanup(fake.Close)
@@ -164,4 +157,39 @@ func TestNodeHarness(t *testing.T) {
 	require.NoError(t, err, "node --test: %s", out)
 	require.Regexp(t, regexp.MustCompile(fmt.Sprintf(`(?m)^# pass %d$`, nodeHarnessTests)), string(out), "every Node test ran and passed:\n%s", out)
 	require.Regexp(t, regexp.MustCompile(`(?m)^# fail 0$`), string(out), "%s", out)
+}
+
+// nodeHarness is the Node harness's directory and the node to run it
+// with; a harness not installed fails the test, saying how to install it.
+func nodeHarness(t *testing.T) (dir, node string) {
+	t.Helper()
+	dir, err := filepath.Abs(nodeHarnessDir)
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "client")); err != nil {
+		require.FailNow(t, "the Node harness is not installed",
+			"%s has no node_modules: run `make test` (which installs it) or `npm ci --prefix interop/node` (%v)", dir, err)
+	}
+	node, err = exec.LookPath("node")
+	require.NoError(t, err, "the Node harness needs node on PATH")
+	return dir, node
+}
+
+// requireAGUIValid has @ag-ui/core's own schemas (interop/node,
+// validate-agui.js) check every event of an AG-UI stream.
+func requireAGUIValid(t *testing.T, events []sseEvent) {
+	t.Helper()
+	dir, node := nodeHarness(t)
+	var lines strings.Builder
+	for _, ev := range events {
+		lines.WriteString(ev.Data + "\n")
+	}
+	file := filepath.Join(t.TempDir(), "agui.jsonl")
+	require.NoError(t, os.WriteFile(file, []byte(lines.String()), 0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "validate-agui.js", file)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "@ag-ui/core refused an event: %s", out)
+	require.Equal(t, fmt.Sprintf("%d AG-UI events valid\n", len(events)), string(out))
 }

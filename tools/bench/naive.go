@@ -72,9 +72,13 @@ func NaiveAgent(ctx workflow.Context, in NaiveInput) (NaiveResult, error) {
 // conversation with everything appended, the last answer and the calls.
 func naiveTurn(ctx workflow.Context, in NaiveInput, msgs []agentsdk.Message) ([]agentsdk.Message, agentsdk.Message, int, error) {
 	retry := &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 4}
-	mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Minute, RetryPolicy: retry})
+	// A minute per call, as the integrations' samples and pydantic-ai's
+	// TemporalAgent set by default: an activity task the server handed to
+	// a worker that never ran it (seen once with eager dispatch, the call
+	// "started" and no heartbeat) is retried after it, not after ten.
+	mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute, RetryPolicy: retry})
 	tctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: in.ToolHeartbeat, RetryPolicy: retry,
+		StartToCloseTimeout: time.Minute, HeartbeatTimeout: in.ToolHeartbeat, RetryPolicy: retry,
 	})
 	// A local activity cannot heartbeat: its workflow task does, while
 	// the call runs past most of the task's timeout.
