@@ -26,12 +26,7 @@ func (s *service) serveAGUI(w http.ResponseWriter, r *http.Request) {
 			(&permissionDenied{role: entrystore.RoleRead, what: "GET " + r.Pattern}).Error())
 		return
 	}
-	ex, err := s.execution(ctx, r.PathValue("org"), r.PathValue("id"))
-	if err != nil {
-		writeStatus(w, err)
-		return
-	}
-	after, err := lastEventID(r)
+	ex, after, err := s.streamFrom(r)
 	if err != nil {
 		writeStatus(w, err)
 		return

@@ -15,6 +15,18 @@ import (
 // stopped reading cannot hold a handler forever.
 const sseWriteTimeout = 30 * time.Second
 
+// streamFrom is the execution an events request names (its org and id
+// path values) and the event it resumes after (Last-Event-ID, 0 for
+// none): what every stream of an execution begins with.
+func (s *service) streamFrom(r *http.Request) (entrystore.Execution, int64, error) {
+	ex, err := s.execution(r.Context(), r.PathValue("org"), r.PathValue("id"))
+	if err != nil {
+		return ex, 0, err
+	}
+	after, err := lastEventID(r)
+	return ex, after, err
+}
+
 // lastEventID is where a stream resumes: the Last-Event-ID header a
 // reconnecting EventSource sends, or ?lastEventId= for clients that cannot
 // set headers.
@@ -41,12 +53,7 @@ func lastEventID(r *http.Request) (int64, error) {
 func (s *service) serveStream(consolidated bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		ex, err := s.execution(ctx, r.PathValue("org"), r.PathValue("id"))
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		after, err := lastEventID(r)
+		ex, after, err := s.streamFrom(r)
 		if err != nil {
 			writeStatus(w, err)
 			return
