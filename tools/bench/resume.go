@@ -149,20 +149,34 @@ func resetSticky(ctx context.Context, tc client.Client, id string) error {
 	return nil
 }
 
-// retryDue polls until the tool call the dead worker held is due again:
-// its attempt timed out and the retry's backoff has passed.
+// retryDue polls until the tool call the dead worker held is due again
+// and waiting in its task queue: its attempt timed out, the retry's
+// backoff has passed, and the server has put the retry's task on the
+// queue. The server does that last step when its retry timer fires,
+// which can be a few hundred milliseconds after the retry is due; a
+// replacement started before then would be timed waiting on the server's
+// timers, not resuming.
 func retryDue(ctx context.Context, tc client.Client, id, activityType string) error {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
+	due := false
 	for {
-		d, err := tc.DescribeWorkflowExecution(ctx, id, "")
-		if err != nil {
-			return fmt.Errorf("describe: %w", err)
+		if !due {
+			d, err := tc.DescribeWorkflowExecution(ctx, id, "")
+			if err != nil {
+				return fmt.Errorf("describe: %w", err)
+			}
+			for _, a := range d.PendingActivities {
+				if a.GetActivityType().GetName() == activityType && a.Attempt > 1 &&
+					a.State == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && a.NextAttemptScheduleTime == nil {
+					due = true
+				}
+			}
 		}
-		for _, a := range d.PendingActivities {
-			if a.GetActivityType().GetName() == activityType && a.Attempt > 1 &&
-				a.State == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && a.NextAttemptScheduleTime == nil {
-				return nil
+		if due {
+			queued, err := activityQueued(ctx, tc, id)
+			if err != nil || queued {
+				return err
 			}
 		}
 		select {
@@ -171,6 +185,23 @@ func retryDue(ctx context.Context, tc client.Client, id, activityType string) er
 		case <-tick.C:
 		}
 	}
+}
+
+// activityQueued reports whether the activity task queue of the workflow id
+// holds a task no worker has taken.
+func activityQueued(ctx context.Context, tc client.Client, id string) (bool, error) {
+	d, err := tc.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return false, fmt.Errorf("describe: %w", err)
+	}
+	q, err := tc.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+		Namespace: client.DefaultNamespace, TaskQueue: d.GetExecutionConfig().GetTaskQueue(),
+		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY, ReportStats: true,
+	})
+	if err != nil {
+		return false, fmt.Errorf("describe task queue: %w", err)
+	}
+	return q.GetStats().GetApproximateBacklogCount() > 0, nil
 }
 
 // traceResume prints the events the server recorded between the kill and
