@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
@@ -63,7 +63,7 @@ type Options struct {
 	// task queue, LocalQueue(taskQueue, LocalName) — run a second worker
 	// on it (the CLI's worker does). Keep the name across restarts: a
 	// worker that comes back with it takes its executions up again.
-	LocalStore *localstore.Store
+	LocalStore *workerstore.Store
 	LocalName  string
 	// LocalGrace is how long a local execution's worker may be gone
 	// before the reconciler fails the execution; default 5 minutes.

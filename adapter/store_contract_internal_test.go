@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
@@ -40,7 +40,7 @@ func TestStoreContract(t *testing.T) {
 	t.Run("local", func(t *testing.T) {
 		storetest.Contract(t, func(t *testing.T) storetest.Fixture {
 			f, es := fixture(t, agentsdk.PersistenceLocal)
-			file, err := localstore.Open(t.TempDir(), "w1")
+			file, err := workerstore.Open(t.TempDir(), "w1")
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = file.Close() })
 			f.Store = newLocalAware(pgStore{es: es}, file)

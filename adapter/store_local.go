@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/internal/engine"
 )
@@ -17,7 +17,7 @@ import (
 // stream, and everything of other executions, are pgStore's.
 type localAware struct {
 	pgStore
-	file *localstore.Store
+	file *workerstore.Store
 
 	mu    sync.Mutex
 	modes map[string]bool // execution → kept locally
@@ -32,7 +32,7 @@ const defaultMaxModes = 100_000
 
 var _ engine.Store = (*localAware)(nil)
 
-func newLocalAware(pg pgStore, file *localstore.Store) *localAware {
+func newLocalAware(pg pgStore, file *workerstore.Store) *localAware {
 	return &localAware{pgStore: pg, file: file, modes: map[string]bool{}, maxModes: defaultMaxModes}
 }
 
@@ -171,9 +171,9 @@ func (s *localAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) 
 	if pgErr != nil && !errors.Is(pgErr, engine.ErrConflict) {
 		return pgErr
 	}
-	err = s.file.AppendCheckpoint(ctx, localstore.Checkpoint{OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
+	err = s.file.AppendCheckpoint(ctx, workerstore.Checkpoint{OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
 		LeafID: leaf, State: c.State, Metadata: c.Metadata})
-	if errors.Is(err, localstore.ErrConflict) {
+	if errors.Is(err, workerstore.ErrConflict) {
 		return fmt.Errorf("%w: %w", engine.ErrConflict, err)
 	}
 	if err != nil {

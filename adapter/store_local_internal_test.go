@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
@@ -21,7 +21,7 @@ func TestLocalModesStayBounded(t *testing.T) {
 	es := entrystore.New(pgtest.New(t))
 	org, err := es.CreateOrg(ctx, "modes", "Modes")
 	require.NoError(t, err)
-	file, err := localstore.Open(t.TempDir(), "w1")
+	file, err := workerstore.Open(t.TempDir(), "w1")
 	require.NoError(t, err)
 	s := newLocalAware(pgStore{es: es}, file)
 	s.maxModes = 3

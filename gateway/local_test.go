@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -25,11 +25,11 @@ import (
 // one worker.Worker on the shared queue and one on its own queue. It
 // returns the store and a stop that ends both, as a worker process
 // stopping would.
-func (e *env) startLocalWorker(name, dir string, grace time.Duration, providers []agentsdk.Provider, tools []*agentsdk.Tool) (*localstore.Store, func()) {
+func (e *env) startLocalWorker(name, dir string, grace time.Duration, providers []agentsdk.Provider, tools []*agentsdk.Tool) (*workerstore.Store, func()) {
 	t := e.t
 	pool, err := pgxpool.New(context.Background(), e.dbURL)
 	require.NoError(t, err)
-	store, err := localstore.Open(dir, name)
+	store, err := workerstore.Open(dir, name)
 	require.NoError(t, err)
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})}, Providers: providers, Tools: tools,

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/telemetry"
@@ -30,7 +30,7 @@ type services struct {
 	tc     client.Client
 	worker workerconfig.Worker
 	// local is the worker's local store, if it has one.
-	local *localstore.Store
+	local *workerstore.Store
 }
 
 func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Telemetry) (*services, error) {
@@ -66,9 +66,9 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 			_ = w.Close()
 		}
 	}()
-	var local *localstore.Store
+	var local *workerstore.Store
 	if w.LocalStore.Dir != "" {
-		if local, err = localstore.Open(w.LocalStore.Dir, w.LocalStore.Name); err != nil {
+		if local, err = workerstore.Open(w.LocalStore.Dir, w.LocalStore.Name); err != nil {
 			pool.Close()
 			return nil, err
 		}

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter"
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -82,7 +82,7 @@ type systems struct {
 	// local is the Agentree worker's local store, where executions in
 	// persistenceMode local keep their conversations (the short
 	// scenario's third column).
-	local *localstore.Store
+	local *workerstore.Store
 	// beats count each client's activity heartbeats (traced's are not
 	// counted).
 	agentreeBeats, naiveBeats heartbeatCounter
@@ -111,7 +111,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.local, err = localstore.Open(dir, benchWorkerName); err != nil {
+		if s.local, err = workerstore.Open(dir, benchWorkerName); err != nil {
 			return nil, err
 		}
 		plugin, err := adapter.NewPlugin(adapter.Options{

@@ -1,4 +1,4 @@
-// Package localstore is the worker-local side store of executions in
+// Package workerstore is the worker-local side store of executions in
 // persistenceMode "local" (seed 000, "Execution Modes"): their entries,
 // content, checkpoints and tool-call records live in one SQLite file on
 // the worker (pure Go, modernc.org/sqlite), so a coding agent's gigabytes
@@ -9,4 +9,4 @@
 // Postgres store's) from there.
 //
 // It imports agentsdk and the SQLite driver only.
-package localstore
+package workerstore
