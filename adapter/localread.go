@@ -19,18 +19,18 @@ import (
 	"github.com/agentree/agentree/entrystore"
 )
 
-// localReader is the workflow of client.LocalReaderWorkflow: it answers
-// client.LocalReadQuery from this worker's local store and otherwise
+// heldReader is the workflow of client.HeldReaderWorkflow: it answers
+// client.HeldReadQuery from this worker's local store and otherwise
 // waits forever, so its history stays the few events of its start. The
 // query handler reads the store, which a workflow may not do: a query
 // changes nothing and adds no event, so nothing replays its reads, and
 // the store it reads is the one the execution's own runs write on this
 // worker — the answer is the conversation as stored now.
-func (o *Options) localReader(ctx workflow.Context) error {
-	err := workflow.SetQueryHandler(ctx, client.LocalReadQuery, func(in client.LocalReadInput) (client.LocalReadOutput, error) {
+func (o *Options) heldReader(ctx workflow.Context) error {
+	err := workflow.SetQueryHandler(ctx, client.HeldReadQuery, func(in client.HeldReadInput) (client.HeldReadOutput, error) {
 		qctx, cancel := context.WithTimeout(context.Background(), storeWriteTimeout)
 		defer cancel()
-		return o.readLocal(qctx, in)
+		return o.readHeld(qctx, in)
 	})
 	if err != nil {
 		return err
@@ -38,14 +38,14 @@ func (o *Options) localReader(ctx workflow.Context) error {
 	return workflow.Await(ctx, func() bool { return false })
 }
 
-// readLocal answers one read. What is not there, or a malformed cursor,
+// readHeld answers one read. What is not there, or a malformed cursor,
 // is said in the answer (the client maps it to the store's errors); an
 // error is a store that failed.
-func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (client.LocalReadOutput, error) {
-	var out client.LocalReadOutput
-	f := o.LocalStore
+func (o *Options) readHeld(ctx context.Context, in client.HeldReadInput) (client.HeldReadOutput, error) {
+	var out client.HeldReadOutput
+	f := o.WorkerStore
 	if f == nil {
-		return out, fmt.Errorf("adapter: worker %q has no local store", o.LocalName)
+		return out, fmt.Errorf("adapter: worker %q has no local store", o.WorkerName)
 	}
 	n := min(max(in.Limit, 0), entrystore.MaxPageLimit)
 	if n == 0 {
@@ -56,7 +56,7 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 	case client.ReadEntries:
 		var after int64
 		if after, err = intCursor(in.Cursor); err != nil {
-			return client.LocalReadOutput{Invalid: err.Error()}, nil
+			return client.HeldReadOutput{Invalid: err.Error()}, nil
 		}
 		var es []workerstore.Stored
 		var more bool
@@ -86,7 +86,7 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 		after := int64(-1)
 		if in.Cursor != "" {
 			if after, err = intCursor(in.Cursor); err != nil {
-				return client.LocalReadOutput{Invalid: err.Error()}, nil
+				return client.HeldReadOutput{Invalid: err.Error()}, nil
 			}
 		}
 		var cs []workerstore.Checkpoint
@@ -114,7 +114,7 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 		if in.Cursor != "" {
 			cur = &workerstore.CallCursor{}
 			if json.Unmarshal([]byte(in.Cursor), cur) != nil {
-				return client.LocalReadOutput{Invalid: fmt.Sprintf("cursor %q is not a nextCursor of this list", in.Cursor)}, nil
+				return client.HeldReadOutput{Invalid: fmt.Sprintf("cursor %q is not a nextCursor of this list", in.Cursor)}, nil
 			}
 		}
 		var cs []workerstore.StoredCall
@@ -160,10 +160,10 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 			out.Usage = usageByModel(es)
 		}
 	default:
-		return client.LocalReadOutput{Invalid: fmt.Sprintf("unknown read %q", in.Op)}, nil
+		return client.HeldReadOutput{Invalid: fmt.Sprintf("unknown read %q", in.Op)}, nil
 	}
 	if errors.Is(err, agentsdk.ErrNotFound) {
-		return client.LocalReadOutput{NotFound: err.Error()}, nil
+		return client.HeldReadOutput{NotFound: err.Error()}, nil
 	}
 	return out, err
 }
@@ -287,6 +287,6 @@ func usageByModel(es []workerstore.Stored) []entrystore.UsageLine {
 	return lines
 }
 
-// LocalReaderWorkflow is the workflow type of a worker's local reader
-// (client.LocalReaderWorkflow).
-const LocalReaderWorkflow = client.LocalReaderWorkflow
+// HeldReaderWorkflow is the workflow type of a worker's local reader
+// (client.HeldReaderWorkflow).
+const HeldReaderWorkflow = client.HeldReaderWorkflow

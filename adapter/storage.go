@@ -67,7 +67,7 @@ type readsInline struct {
 }
 
 func (r readsInline) SelectDriver(ctx converter.StorageDriverSelectContext, p *commonpb.Payload) (converter.StorageDriver, error) {
-	if w, ok := ctx.Target.(converter.StorageDriverWorkflowInfo); ok && w.WorkflowType == LocalReaderWorkflow {
+	if w, ok := ctx.Target.(converter.StorageDriverWorkflowInfo); ok && w.WorkflowType == HeldReaderWorkflow {
 		return nil, nil
 	}
 	return r.next.SelectDriver(ctx, p)

@@ -39,11 +39,11 @@ func TestStoreContract(t *testing.T) {
 	})
 	t.Run("local", func(t *testing.T) {
 		storetest.Contract(t, func(t *testing.T) storetest.Fixture {
-			f, es := fixture(t, agentsdk.PersistenceLocal)
+			f, es := fixture(t, agentsdk.PersistenceWorkerHeld)
 			file, err := workerstore.Open(t.TempDir(), "w1")
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = file.Close() })
-			f.Store = newLocalAware(pgStore{es: es}, file)
+			f.Store = newHeldAware(pgStore{es: es}, file)
 			return f
 		})
 	})

@@ -43,7 +43,7 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 		return Result{}, err
 	}
 	if in.Local {
-		queue, err := r.toLocalQueue(ctx, p.budget.Changes, &in)
+		queue, err := r.toWorkerQueue(ctx, p.budget.Changes, &in)
 		if err != nil {
 			return Result{}, err
 		}

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// ClaimLocal makes worker (polling queue) the holder of the execution's
+// ClaimHolder makes worker (polling queue) the holder of the execution's
 // local store, unless another worker holds it already, and returns the
 // holder's name and queue: a local execution's conversation lives on
 // the first worker that ran it and nowhere else.
-func (s *Store) ClaimLocal(ctx context.Context, orgID, executionID, worker, queue string) (string, string, error) {
+func (s *Store) ClaimHolder(ctx context.Context, orgID, executionID, worker, queue string) (string, string, error) {
 	op := "claim local " + executionID
 	ids, err := writeIDs(op, orgID, executionID)
 	if err != nil {
@@ -30,8 +30,8 @@ func (s *Store) ClaimLocal(ctx context.Context, orgID, executionID, worker, queu
 	return holder, holderQueue, wrap(op, err)
 }
 
-// LocalHolding is a live local execution and where its store lives.
-type LocalHolding struct {
+// Holding is a live local execution and where its store lives.
+type Holding struct {
 	OrgID        string     `db:"org_id"`
 	ExecutionID  string     `db:"id"`
 	Worker       string     `db:"local_worker"`
@@ -41,10 +41,10 @@ type LocalHolding struct {
 	Live bool `db:"live"`
 }
 
-// LocalHoldings lists live local executions (at most limit) with
+// Holdings lists live local executions (at most limit) with
 // whether a worker on their queue is alive.
-func (s *Store) LocalHoldings(ctx context.Context, limit int) ([]LocalHolding, error) {
-	hs, err := queryAll[LocalHolding](ctx, s.pool, `
+func (s *Store) Holdings(ctx context.Context, limit int) ([]Holding, error) {
+	hs, err := queryAll[Holding](ctx, s.pool, `
 		SELECT x.org_id::text AS org_id, x.id::text AS id, x.local_worker, x.local_queue, x.local_missing_since,
 			EXISTS (SELECT 1 FROM worker_capability w WHERE w.task_queue = x.local_queue AND w.lease_expires_at > now()) AS live
 		FROM agent_execution x
@@ -54,10 +54,10 @@ func (s *Store) LocalHoldings(ctx context.Context, limit int) ([]LocalHolding, e
 	return hs, wrap("local holdings", err)
 }
 
-// SetLocalMissing records since as when the execution's store holder was
+// SetHolderMissing records since as when the execution's store holder was
 // first found gone (nil: it is back). It returns the recorded time: the
 // first one, when it was set before.
-func (s *Store) SetLocalMissing(ctx context.Context, orgID, executionID string, since *time.Time) (*time.Time, error) {
+func (s *Store) SetHolderMissing(ctx context.Context, orgID, executionID string, since *time.Time) (*time.Time, error) {
 	op := "set local missing " + executionID
 	ids, err := writeIDs(op, orgID, executionID)
 	if err != nil {

@@ -12,14 +12,14 @@ import (
 	"github.com/agentree/agentree/entrystore"
 )
 
-// errNoLocalReads: a gateway without a Temporal client cannot ask a
+// errNoHeldReads: a gateway without a Temporal client cannot ask a
 // worker for a local execution's conversation.
-var errNoLocalReads = fmt.Errorf("%w: this gateway has no Temporal client to ask it", aclient.ErrWorkerUnavailable)
+var errNoHeldReads = fmt.Errorf("%w: this gateway has no Temporal client to ask it", aclient.ErrWorkerUnavailable)
 
 // conversationStore is what the read endpoints read an execution's
 // conversation from: the Postgres store, or, for an execution in
 // persistenceMode local, the store of the worker that holds it, asked
-// over Temporal (adapter/client.LocalReader). Both answer in the Postgres
+// over Temporal (adapter/client.HeldReader). Both answer in the Postgres
 // store's types and errors, so every endpoint serves both the same way.
 type conversationStore interface {
 	ListEntries(ctx context.Context, orgID, executionID string, p entrystore.Page) ([]entrystore.Entry, string, error)
@@ -55,11 +55,11 @@ func (s *service) conversation(ctx context.Context, org, id string) (entrystore.
 	if err != nil {
 		return ex, nil, err
 	}
-	if ex.PersistenceMode != entrystore.PersistenceLocal {
+	if ex.PersistenceMode != entrystore.PersistenceWorkerHeld {
 		return ex, s.es, nil
 	}
 	if s.local == nil {
-		return ex, nil, toStatus(s.log, "read a local execution", errNoLocalReads)
+		return ex, nil, toStatus(s.log, "read a local execution", errNoHeldReads)
 	}
 	cs := s.local(ex)
 	if lr, ok := cs.(leafReader); ok {
@@ -79,12 +79,12 @@ func (s *service) conversation(ctx context.Context, org, id string) (entrystore.
 // load.
 func (s *service) continued(ctx context.Context, org, id, verb string) (entrystore.Execution, error) {
 	ex, err := s.execution(ctx, org, id)
-	if err != nil || ex.PersistenceMode != entrystore.PersistenceLocal {
+	if err != nil || ex.PersistenceMode != entrystore.PersistenceWorkerHeld {
 		return ex, err
 	}
 	where := "the worker that takes it"
-	if ex.LocalWorker != "" {
-		where = "worker " + strconv.Quote(ex.LocalWorker)
+	if ex.Holder != "" {
+		where = "worker " + strconv.Quote(ex.Holder)
 	}
 	return ex, status.Errorf(codes.FailedPrecondition,
 		"execution %s is in persistenceMode local: its conversation is only in the local store of %s, and a %s execution is a new one any worker may run from Postgres; only remote executions can be %s",

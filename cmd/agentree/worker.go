@@ -67,8 +67,8 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		}
 	}()
 	var local *workerstore.Store
-	if w.LocalStore.Dir != "" {
-		if local, err = workerstore.Open(w.LocalStore.Dir, w.LocalStore.Name); err != nil {
+	if w.WorkerStore.Dir != "" {
+		if local, err = workerstore.Open(w.WorkerStore.Dir, w.WorkerStore.Name); err != nil {
 			pool.Close()
 			return nil, err
 		}
@@ -80,7 +80,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 	}
 	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
 		OrgTools: orgTools, ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
-		LocalStore: local, LocalName: w.LocalStore.Name, LocalGrace: w.LocalStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
+		WorkerStore: local, WorkerName: w.WorkerStore.Name, HolderGrace: w.WorkerStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
 		ActivityToolCalls: w.ActivityToolCalls,
 		ExecutionEnded:    w.ExecutionEnded,
 		TracerProvider:    tel.TracerProvider, MeterProvider: tel.MeterProvider})
@@ -128,12 +128,12 @@ func orgsByID(ctx context.Context, store *entrystore.Store, bySlug map[string]ag
 }
 
 // startWorkers starts the worker on queue and, when it has a local store,
-// a second one on its own queue (adapter.LocalQueue), where its local
+// a second one on its own queue (adapter.WorkerQueue), where its local
 // executions run. stop stops them all.
 func (s *services) startWorkers(queue string) (stop func(), err error) {
 	queues := []string{queue}
 	if s.local != nil {
-		queues = append(queues, adapter.LocalQueue(queue, s.worker.LocalStore.Name))
+		queues = append(queues, adapter.WorkerQueue(queue, s.worker.WorkerStore.Name))
 	}
 	var started []worker.Worker
 	stop = func() {

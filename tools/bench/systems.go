@@ -118,7 +118,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{atool},
 			ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls, ActivityToolCalls: o.Mode.ActivityToolCalls,
-			LocalStore: s.local, LocalName: benchWorkerName,
+			WorkerStore: s.local, WorkerName: benchWorkerName,
 		})
 		if err != nil {
 			s.close()
@@ -131,7 +131,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 			return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
 		}
 		s.workers = append(s.workers, worker.New(s.agentree, o.Queues.Agentree, workerOptions()),
-			worker.New(s.agentree, adapter.LocalQueue(o.Queues.Agentree, benchWorkerName), workerOptions()))
+			worker.New(s.agentree, adapter.WorkerQueue(o.Queues.Agentree, benchWorkerName), workerOptions()))
 	}
 	if o.Only == "" || o.Only == nameNaive {
 		var err error
