@@ -20,7 +20,7 @@ import (
 )
 
 // heldReader is the workflow of client.HeldReaderWorkflow: it answers
-// client.HeldReadQuery from this worker's local store and otherwise
+// client.HeldReadQuery from this worker's store and otherwise
 // waits forever, so its history stays the few events of its start. The
 // query handler reads the store, which a workflow may not do: a query
 // changes nothing and adds no event, so nothing replays its reads, and
@@ -45,7 +45,7 @@ func (o *Options) readHeld(ctx context.Context, in client.HeldReadInput) (client
 	var out client.HeldReadOutput
 	f := o.WorkerStore
 	if f == nil {
-		return out, fmt.Errorf("adapter: worker %q has no local store", o.WorkerName)
+		return out, fmt.Errorf("adapter: worker %q has no worker store", o.WorkerName)
 	}
 	n := min(max(in.Limit, 0), entrystore.MaxPageLimit)
 	if n == 0 {
@@ -168,7 +168,7 @@ func (o *Options) readHeld(ctx context.Context, in client.HeldReadInput) (client
 	return out, err
 }
 
-// intCursor reads a cursor the local reads issue: a number.
+// intCursor reads a cursor the held reads issue: a number.
 func intCursor(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
@@ -192,7 +192,7 @@ func storeEntries(orgID string, es []workerstore.Stored) []entrystore.Entry {
 	return out
 }
 
-// checkpointIDs and toolCallIDs name the IDs derived for a local
+// checkpointIDs and toolCallIDs name the IDs derived for a worker-held
 // execution's checkpoints and tool calls, which the file keys by their
 // natural keys: stable, and distinct from every other execution's.
 var (
@@ -287,6 +287,6 @@ func usageByModel(es []workerstore.Stored) []entrystore.UsageLine {
 	return lines
 }
 
-// HeldReaderWorkflow is the workflow type of a worker's local reader
+// HeldReaderWorkflow is the workflow type of a worker's held reader
 // (client.HeldReaderWorkflow).
 const HeldReaderWorkflow = client.HeldReaderWorkflow

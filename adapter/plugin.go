@@ -65,7 +65,7 @@ type Options struct {
 	// worker that comes back with it takes its executions up again.
 	WorkerStore *workerstore.Store
 	WorkerName  string
-	// HolderGrace is how long a local execution's worker may be gone
+	// HolderGrace is how long a worker-held execution's worker may be gone
 	// before the reconciler fails the execution; default 5 minutes.
 	HolderGrace time.Duration
 

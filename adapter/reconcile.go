@@ -39,7 +39,7 @@ type Reconciler struct {
 	es     *entrystore.Store
 	grace  time.Duration
 	logger log.Logger
-	// holderGrace is how long a local execution's worker may be gone
+	// holderGrace is how long a worker-held execution's worker may be gone
 	// before it fails (0: never).
 	holderGrace time.Duration
 
@@ -68,7 +68,7 @@ type ReconcileReport struct {
 	Ran       bool
 	Started   int
 	Signalled int
-	// HeldFailed counts local executions failed because the worker
+	// HeldFailed counts worker-held executions failed because the worker
 	// holding their store was gone past the grace period.
 	HeldFailed int
 }

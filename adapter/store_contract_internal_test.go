@@ -15,7 +15,7 @@ import (
 )
 
 // TestStoreContract runs the store contract against the Postgres store and
-// against the worker's local store (an execution in persistenceMode local,
+// against the worker's store (an execution in persistenceMode local,
 // whose conversation lives in the worker's SQLite file).
 func TestStoreContract(t *testing.T) {
 	es := entrystore.New(pgtest.New(t))

@@ -11,7 +11,7 @@ import (
 	"github.com/agentree/agentree/internal/engine"
 )
 
-// heldAware is the store of a worker with a local store: an execution in
+// heldAware is the store of a worker with its own store: an execution in
 // persistenceMode local keeps its entries, content, checkpoints and
 // tool-call records in the worker's file; its row, status, signals and
 // stream, and everything of other executions, are pgStore's.
@@ -20,7 +20,7 @@ type heldAware struct {
 	file *workerstore.Store
 
 	mu    sync.Mutex
-	modes map[string]bool // execution → kept locally
+	modes map[string]bool // execution → held here
 	// maxModes bounds modes: past it the map starts over (a mode is
 	// read again from the execution's row, once).
 	maxModes int
@@ -58,7 +58,7 @@ func (s *heldAware) isHeld(ctx context.Context, orgID, executionID string) (bool
 	return cfg.WorkerHeld(), nil
 }
 
-// here reports whether the entry is in the local file.
+// here reports whether the entry is in the worker's file.
 func (s *heldAware) here(ctx context.Context, id string) (bool, error) {
 	return s.file.Has(ctx, id)
 }
@@ -83,7 +83,7 @@ func (s *heldAware) ContextPath(ctx context.Context, orgID, leafID string) ([]ag
 	return s.pgStore.ContextPath(ctx, orgID, leafID)
 }
 
-// PathAfter is pgStore's for executions in Postgres; a local execution's
+// PathAfter is pgStore's for executions in Postgres; a worker-held execution's
 // path is read whole from the file (complete false).
 func (s *heldAware) PathAfter(ctx context.Context, orgID, executionID, leafID string, afterDepth int) ([]agentsdk.Entry, bool, error) {
 	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
@@ -154,7 +154,7 @@ func (s *heldAware) ToolCall(ctx context.Context, orgID, executionID, messageID,
 	return s.pgStore.ToolCall(ctx, orgID, executionID, messageID, toolCallID)
 }
 
-// AppendCheckpoint keeps a local execution's checkpoint here, and its
+// AppendCheckpoint keeps a worker-held execution's checkpoint here, and its
 // sequence and state (without the leaf, an entry Postgres does not hold)
 // in Postgres, whose sequence rule decides conflicts as for any execution.
 func (s *heldAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) error {
@@ -182,14 +182,14 @@ func (s *heldAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) e
 	return pgErr
 }
 
-// ReplaceCheckpoint is pgStore's for executions in Postgres; a local
+// ReplaceCheckpoint is pgStore's for executions in Postgres; a worker-held
 // execution's checkpoints are not rewritten.
 func (s *heldAware) ReplaceCheckpoint(ctx context.Context, c engine.Checkpoint) error {
 	if ok, err := s.isHeld(ctx, c.OrgID, c.ExecutionID); err != nil || ok {
 		if err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: a local execution's checkpoint is not rewritten", engine.ErrConflict)
+		return fmt.Errorf("%w: a worker-held execution's checkpoint is not rewritten", engine.ErrConflict)
 	}
 	return s.pgStore.ReplaceCheckpoint(ctx, c)
 }
@@ -205,7 +205,7 @@ func (s *heldAware) GetCheckpoint(ctx context.Context, orgID, executionID string
 	return s.pgStore.GetCheckpoint(ctx, orgID, executionID, seq)
 }
 
-// ConsumeSignal appends a local execution's entry here, then marks the
+// ConsumeSignal appends a worker-held execution's entry here, then marks the
 // signal consumed in Postgres: a crash between the two leaves the entry
 // and an unconsumed signal, and the retry finds the entry by its key and
 // marks the signal.

@@ -13,7 +13,7 @@ import (
 	"github.com/agentree/agentree/internal/pgtest"
 )
 
-// TestWorkerHeldModesStayBounded: a worker with a local store remembers each
+// TestWorkerHeldModesStayBounded: a worker with its own store remembers each
 // execution's persistence mode, but no more than maxModes of them: past
 // that it starts over, and every answer stays right.
 func TestWorkerHeldModesStayBounded(t *testing.T) {

@@ -23,14 +23,14 @@ const workerHeldChange = "adapter.local-mode"
 
 // WorkerQueue is the task queue only the worker named name polls, beside
 // the shared queue: where the executions whose store it holds run (named
-// in the client package, whose local reads go there too).
+// in the client package, whose held reads go there too).
 var WorkerQueue = client.WorkerQueue
 
-// ErrTypeNoWorkerStore fails a local execution that reached a worker
-// without a local store before any worker with one took it.
+// ErrTypeNoWorkerStore fails a worker-held execution that reached a worker
+// without a worker store before any worker with one took it.
 const ErrTypeNoWorkerStore = "AgentreeNoLocalStore"
 
-// HolderClaimInput asks which worker holds a local execution's store
+// HolderClaimInput asks which worker holds a worker-held execution's store
 // (claiming it for this worker if none does yet); with First, the
 // holder appends the execution's first user entry to its store.
 type HolderClaimInput struct {
@@ -39,7 +39,7 @@ type HolderClaimInput struct {
 	First       bool   `json:"first,omitempty"`
 }
 
-// HolderClaim is where a local execution's store lives.
+// HolderClaim is where a worker-held execution's store lives.
 type HolderClaim struct {
 	Worker string `json:"worker"`
 	Queue  string `json:"queue"`
@@ -48,7 +48,7 @@ type HolderClaim struct {
 	FirstEntryID string `json:"firstEntryId,omitempty"`
 }
 
-// toWorkerQueue routes a local execution's run: on a worker other than the
+// toWorkerQueue routes a worker-held execution's run: on a worker other than the
 // one holding its store it returns that worker's queue, to continue as
 // new there; on the holder it returns "" and, for the first run, sets the
 // first user entry (appended to the holder's store) as the leaf.
@@ -72,14 +72,16 @@ func (r *segmentRunner) toWorkerQueue(ctx workflow.Context, changes map[string]i
 	return "", nil
 }
 
-// claimLocal is the local activity of toWorkerQueue.
+// claimLocal is the local activity of toWorkerQueue. Its name is the
+// local-activity type recorded in histories (the SDK names a local
+// activity given as a function after it): keep it.
 func (o *Options) claimLocal(ctx context.Context, in HolderClaimInput) (HolderClaim, error) {
 	ex, err := o.Store.GetExecution(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
 		return HolderClaim{}, storeError(err)
 	}
 	if ex.Holder == "" && o.WorkerStore == nil {
-		msg := fmt.Sprintf("execution %s is in persistenceMode local, and the worker that took it has no local store (set localStore.dir in its configuration)", ex.ID)
+		msg := fmt.Sprintf("execution %s is in persistenceMode local, and the worker that took it has no worker store (set localStore.dir in its configuration)", ex.ID)
 		_, _ = o.Store.Transition(ctx, in.OrgID, in.ExecutionID, entrystore.Transition{To: entrystore.StatusFailed, Error: msg})
 		_ = pgStore{es: o.Store}.Publish(ctx, in.OrgID, in.ExecutionID, event.Failed{AgentExecutionID: ex.ID, Status: string(entrystore.StatusFailed), Error: msg})
 		return HolderClaim{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeNoWorkerStore, nil)
@@ -109,13 +111,13 @@ func (o *Options) claimLocal(ctx context.Context, in HolderClaimInput) (HolderCl
 	return claim, nil
 }
 
-// UnavailableWorkerStore is the error of a local execution failed because
+// UnavailableWorkerStore is the error of a worker-held execution failed because
 // the worker holding its store was gone past the grace period.
 func UnavailableWorkerStore(worker string, gone time.Duration) string {
-	return fmt.Sprintf("its local store lives on worker %s, which is unavailable (gone for %s, past the grace period)", worker, gone.Round(time.Second))
+	return fmt.Sprintf("its worker store lives on worker %s, which is unavailable (gone for %s, past the grace period)", worker, gone.Round(time.Second))
 }
 
-// failLostHeld fails the live local executions whose worker has been
+// failLostHeld fails the live worker-held executions whose worker has been
 // gone (no live capability on its queue) longer than grace, and returns
 // how many it failed. A worker back in time clears the clock.
 func (r *Reconciler) failLostHeld(ctx context.Context) (int, error) {
@@ -154,7 +156,7 @@ func (r *Reconciler) failLostHeld(ctx context.Context) (int, error) {
 			errs = append(errs, err)
 		}
 		failed++
-		r.log("local execution failed: its worker is gone", "execution", h.ExecutionID, "worker", h.Worker)
+		r.log("worker-held execution failed: its worker is gone", "execution", h.ExecutionID, "worker", h.Worker)
 	}
 	return failed, errors.Join(errs...)
 }

@@ -80,7 +80,7 @@ const (
 	// PersistenceRemote keeps the conversation in the shared Postgres.
 	PersistenceRemote = "remote"
 	// PersistenceWorkerHeld keeps entries, content, checkpoints and tool-call
-	// records in the local store of the worker that first runs the
+	// records in the worker store of the worker that first runs the
 	// execution; the execution row, status, signals and stream stay in
 	// Postgres. Only that worker can run it.
 	PersistenceWorkerHeld = "local"

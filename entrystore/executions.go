@@ -62,7 +62,7 @@ type Execution struct {
 	// shares its conversation with.
 	ForkedFrom      string `db:"forked_from"`
 	ForkedFromEntry string `db:"forked_from_entry"`
-	// LocalWorker names the worker whose local store holds the
+	// Holder names the worker whose worker store holds the
 	// execution's conversation (persistenceMode local), once it ran.
 	Holder string `db:"local_worker"`
 	// PersistenceMode is PersistenceRemote or PersistenceWorkerHeld, generated

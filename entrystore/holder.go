@@ -6,11 +6,11 @@ import (
 )
 
 // ClaimHolder makes worker (polling queue) the holder of the execution's
-// local store, unless another worker holds it already, and returns the
-// holder's name and queue: a local execution's conversation lives on
+// worker store, unless another worker holds it already, and returns the
+// holder's name and queue: a worker-held execution's conversation lives on
 // the first worker that ran it and nowhere else.
 func (s *Store) ClaimHolder(ctx context.Context, orgID, executionID, worker, queue string) (string, string, error) {
-	op := "claim local " + executionID
+	op := "claim holder " + executionID
 	ids, err := writeIDs(op, orgID, executionID)
 	if err != nil {
 		return "", "", err
@@ -30,7 +30,7 @@ func (s *Store) ClaimHolder(ctx context.Context, orgID, executionID, worker, que
 	return holder, holderQueue, wrap(op, err)
 }
 
-// Holding is a live local execution and where its store lives.
+// Holding is a live worker-held execution and where its store lives.
 type Holding struct {
 	OrgID        string     `db:"org_id"`
 	ExecutionID  string     `db:"id"`
@@ -41,7 +41,7 @@ type Holding struct {
 	Live bool `db:"live"`
 }
 
-// Holdings lists live local executions (at most limit) with
+// Holdings lists live worker-held executions (at most limit) with
 // whether a worker on their queue is alive.
 func (s *Store) Holdings(ctx context.Context, limit int) ([]Holding, error) {
 	hs, err := queryAll[Holding](ctx, s.pool, `
@@ -51,14 +51,14 @@ func (s *Store) Holdings(ctx context.Context, limit int) ([]Holding, error) {
 		WHERE x.local_queue IS NOT NULL AND x.status IN ('PENDING', 'RUNNING', 'WAITING', 'CANCELLING')
 		ORDER BY x.local_missing_since NULLS LAST
 		LIMIT $1`, limit)
-	return hs, wrap("local holdings", err)
+	return hs, wrap("holdings", err)
 }
 
 // SetHolderMissing records since as when the execution's store holder was
 // first found gone (nil: it is back). It returns the recorded time: the
 // first one, when it was set before.
 func (s *Store) SetHolderMissing(ctx context.Context, orgID, executionID string, since *time.Time) (*time.Time, error) {
-	op := "set local missing " + executionID
+	op := "set holder missing " + executionID
 	ids, err := writeIDs(op, orgID, executionID)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (s *Store) SignalState(ctx context.Context, orgID, signalID string) (execut
 }
 
 // MarkSignalConsumed marks a signal consumed whose entry is kept
-// elsewhere (a local execution's store). Marking it again changes nothing.
+// elsewhere (a worker-held execution's store). Marking it again changes nothing.
 func (s *Store) MarkSignalConsumed(ctx context.Context, orgID, signalID string) error {
 	op := "mark signal consumed " + signalID
 	ids, err := writeIDs(op, orgID, signalID)

@@ -14,7 +14,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/scripted"
 )
 
-// TestWorkerHeldExecutionIsReadableOverREST: a local execution's conversation
+// TestWorkerHeldExecutionIsReadableOverREST: a worker-held execution's conversation
 // is read from its worker, and every read answers what the same
 // conversation kept in Postgres answers — the same items, fields and
 // numbers, IDs and times aside — page by page; with its worker stopped,
@@ -138,7 +138,7 @@ func TestWorkerHeldExecutionIsReadableOverREST(t *testing.T) {
 	stop()
 	for _, p := range []string{"/messages", "/tool-calls", "/usage"} {
 		r := e.fails(e.keyA, http.MethodGet, base+"/"+local+p, nil, http.StatusServiceUnavailable, "unavailable")
-		require.Contains(t, r.Body["message"], `the worker holding the execution's local store is not reachable: worker "wr"`, p)
+		require.Contains(t, r.Body["message"], `the worker holding the execution's conversation is not reachable: worker "wr"`, p)
 	}
 	require.Equal(t, "local", e.ok(e.keyA, http.MethodGet, base+"/"+local, nil)["persistenceMode"])
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/agentree/agentree/internal/temporaltest"
 )
 
-// startHoldingWorker runs a worker named name with a local store under dir:
+// startHoldingWorker runs a worker named name with a worker store under dir:
 // one worker.Worker on the shared queue and one on its own queue. It
 // returns the store and a stop that ends both, as a worker process
 // stopping would.
@@ -128,7 +128,7 @@ func TestWorkerHeldKeepsEntriesOnTheWorker(t *testing.T) {
 		end = e.ok(e.keyA, http.MethodGet, path, nil)
 		return end["status"] == "FAILED"
 	}, "the execution never failed")
-	require.Contains(t, end["errorMessage"], "its local store lives on worker wa, which is unavailable")
+	require.Contains(t, end["errorMessage"], "its worker store lives on worker wa, which is unavailable")
 	n, err = storeB.Count(ctx, id)
 	require.NoError(t, err)
 	require.Zero(t, n, "the other worker took nothing over")

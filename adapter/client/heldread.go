@@ -13,10 +13,10 @@ import (
 	"github.com/agentree/agentree/entrystore"
 )
 
-// A local execution (persistenceMode local) keeps its conversation in the
+// A worker-held execution (persistenceMode local) keeps its conversation in the
 // store of the worker that took it; the API reads it from there. Each
 // such worker answers reads as queries of one workflow of its own, the
-// local reader, on its own task queue: a query adds no history event, and
+// held reader, on its own task queue: a query adds no history event, and
 // the queue is one only that worker polls, so an answer comes from the
 // store that holds the conversation or not at all. The reader does
 // nothing but wait, so its history stays a handful of events forever.
@@ -32,14 +32,14 @@ const (
 
 // WorkerQueue is the task queue only the worker named name polls, beside
 // the shared queue: where the executions whose store it holds run, and
-// its local reader.
+// its held reader.
 func WorkerQueue(queue, name string) string { return queue + "@" + name }
 
 // HeldReaderID is the workflow ID of the reader of the worker polling
-// localQueue.
-func HeldReaderID(localQueue string) string { return "agentree-local-reader/" + localQueue }
+// workerQueue.
+func HeldReaderID(workerQueue string) string { return "agentree-local-reader/" + workerQueue }
 
-// The reads a local reader answers (HeldReadInput.Op).
+// The reads a held reader answers (HeldReadInput.Op).
 const (
 	ReadEntries          = "entries"
 	ReadEntry            = "entry"
@@ -56,7 +56,7 @@ const (
 	ReadUsage            = "usage"
 )
 
-// HeldReadInput is one read of a local execution's conversation.
+// HeldReadInput is one read of a worker-held execution's conversation.
 type HeldReadInput struct {
 	Op          string `json:"op"`
 	OrgID       string `json:"orgId"`
@@ -93,9 +93,9 @@ type HeldReadOutput struct {
 	Invalid  string `json:"invalid,omitempty"`
 }
 
-// ErrWorkerUnavailable is a read of a local execution whose worker did
+// ErrWorkerUnavailable is a read of a worker-held execution whose worker did
 // not answer: it is stopped, or has not taken the execution yet.
-var ErrWorkerUnavailable = errors.New("the worker holding the execution's local store is not reachable")
+var ErrWorkerUnavailable = errors.New("the worker holding the execution's conversation is not reachable")
 
 // heldReadTimeout bounds one read of a worker that holds a capability
 // lease (one that stopped cleanly holds none, and is answered for at
@@ -103,7 +103,7 @@ var ErrWorkerUnavailable = errors.New("the worker holding the execution's local 
 // died within its lease.
 const heldReadTimeout = 20 * time.Second
 
-// HeldReader reads one local execution's conversation from its worker,
+// HeldReader reads one worker-held execution's conversation from its worker,
 // with the Postgres store's method names and types.
 type HeldReader struct {
 	tc          client.Client
@@ -113,7 +113,7 @@ type HeldReader struct {
 	executionID string
 }
 
-// HeldReader returns the reader of ex, a local execution; its reads are
+// HeldReader returns the reader of ex, a worker-held execution; its reads are
 // ErrWorkerUnavailable until a worker has taken ex.
 func (c *Client) HeldReader(ex entrystore.Execution) *HeldReader {
 	r := &HeldReader{tc: c.tc, es: c.es, worker: ex.Holder, executionID: ex.ID}
@@ -146,7 +146,7 @@ func (r *HeldReader) read(ctx context.Context, in HeldReadInput) (HeldReadOutput
 		v, err := r.tc.QueryWorkflow(ctx, id, "", HeldReadQuery, in)
 		if err == nil {
 			if err := v.Get(&out); err != nil {
-				return out, fmt.Errorf("client: local read %s: %w", in.Op, err)
+				return out, fmt.Errorf("client: held read %s: %w", in.Op, err)
 			}
 			return out, outcome(out)
 		}
@@ -160,7 +160,7 @@ func (r *HeldReader) read(ctx context.Context, in HeldReadInput) (HeldReadOutput
 				WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 			}, HeldReaderWorkflow)
 			if err != nil && ctx.Err() == nil {
-				return out, fmt.Errorf("client: start the local reader of %s: %w", r.worker, err)
+				return out, fmt.Errorf("client: start the held reader of %s: %w", r.worker, err)
 			}
 		case errors.As(err, &notReady):
 		case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded), errors.As(err, new(*serviceerror.DeadlineExceeded)):
@@ -168,7 +168,7 @@ func (r *HeldReader) read(ctx context.Context, in HeldReadInput) (HeldReadOutput
 			// before the caller's deadline.
 			return out, fmt.Errorf("%w: worker %q did not answer within %s", ErrWorkerUnavailable, r.worker, heldReadTimeout)
 		default:
-			return out, fmt.Errorf("client: local read %s: %w", in.Op, err)
+			return out, fmt.Errorf("client: held read %s: %w", in.Op, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -200,13 +200,13 @@ type verdict struct {
 func (v verdict) Error() string { return v.reason }
 func (v verdict) Unwrap() error { return v.err }
 
-// ListEntries is entrystore.Store.ListEntries for a local execution.
+// ListEntries is entrystore.Store.ListEntries for a worker-held execution.
 func (r *HeldReader) ListEntries(ctx context.Context, orgID, _ string, p entrystore.Page) ([]entrystore.Entry, string, error) {
 	out, err := r.read(ctx, HeldReadInput{Op: ReadEntries, OrgID: orgID, Limit: p.Limit, Cursor: p.Cursor})
 	return out.Entries, out.Next, err
 }
 
-// GetEntry is entrystore.Store.GetEntry for a local execution.
+// GetEntry is entrystore.Store.GetEntry for a worker-held execution.
 func (r *HeldReader) GetEntry(ctx context.Context, orgID, id string) (entrystore.Entry, error) {
 	out, err := r.read(ctx, HeldReadInput{Op: ReadEntry, OrgID: orgID, ID: id})
 	if err != nil || len(out.Entries) == 0 {
@@ -215,20 +215,20 @@ func (r *HeldReader) GetEntry(ctx context.Context, orgID, id string) (entrystore
 	return out.Entries[0], nil
 }
 
-// Path is entrystore.Store.Path for a local execution.
+// Path is entrystore.Store.Path for a worker-held execution.
 func (r *HeldReader) Path(ctx context.Context, orgID, leafID string) ([]entrystore.Entry, error) {
 	out, err := r.read(ctx, HeldReadInput{Op: ReadPath, OrgID: orgID, ID: leafID})
 	return out.Entries, err
 }
 
-// ContextPath is entrystore.Store.ContextPath for a local execution: the
+// ContextPath is entrystore.Store.ContextPath for a worker-held execution: the
 // whole path, which holds the part a model's context needs (more is
 // correct, only slower).
 func (r *HeldReader) ContextPath(ctx context.Context, orgID, leafID string) ([]entrystore.Entry, error) {
 	return r.Path(ctx, orgID, leafID)
 }
 
-// PathPage is entrystore.Store.PathPage for a local execution. The byte
+// PathPage is entrystore.Store.PathPage for a worker-held execution. The byte
 // budget is not the worker's to keep: the gateway measures what it sends
 // (Options.PageBytes) and ends a page there.
 func (r *HeldReader) PathPage(ctx context.Context, orgID, _, leafID string, afterDepth, limit, _ int, entryType string) ([]entrystore.Entry, bool, error) {
@@ -243,19 +243,19 @@ func (r *HeldReader) Leaf(ctx context.Context, orgID string) (string, error) {
 	return out.Leaf, err
 }
 
-// ListCheckpoints is entrystore.Store.ListCheckpoints for a local
+// ListCheckpoints is entrystore.Store.ListCheckpoints for a worker-held
 // execution.
 func (r *HeldReader) ListCheckpoints(ctx context.Context, orgID, _ string, p entrystore.Page) ([]entrystore.Checkpoint, string, error) {
 	out, err := r.read(ctx, HeldReadInput{Op: ReadCheckpoints, OrgID: orgID, Limit: p.Limit, Cursor: p.Cursor})
 	return out.Checkpoints, out.Next, err
 }
 
-// GetCheckpoint is entrystore.Store.GetCheckpoint for a local execution.
+// GetCheckpoint is entrystore.Store.GetCheckpoint for a worker-held execution.
 func (r *HeldReader) GetCheckpoint(ctx context.Context, orgID, _ string, seq int) (entrystore.Checkpoint, error) {
 	return r.checkpoint(ctx, HeldReadInput{Op: ReadCheckpoint, OrgID: orgID, Sequence: seq})
 }
 
-// LatestCheckpoint is entrystore.Store.LatestCheckpoint for a local
+// LatestCheckpoint is entrystore.Store.LatestCheckpoint for a worker-held
 // execution.
 func (r *HeldReader) LatestCheckpoint(ctx context.Context, orgID, _ string) (entrystore.Checkpoint, error) {
 	return r.checkpoint(ctx, HeldReadInput{Op: ReadLatestCheckpoint, OrgID: orgID})
@@ -269,20 +269,20 @@ func (r *HeldReader) checkpoint(ctx context.Context, in HeldReadInput) (entrysto
 	return out.Checkpoints[0], nil
 }
 
-// ListToolCalls is entrystore.Store.ListToolCalls for a local execution.
+// ListToolCalls is entrystore.Store.ListToolCalls for a worker-held execution.
 func (r *HeldReader) ListToolCalls(ctx context.Context, orgID, _ string, f entrystore.ToolCallFilter, p entrystore.Page) ([]entrystore.ToolCall, string, error) {
 	out, err := r.read(ctx, HeldReadInput{Op: ReadToolCalls, OrgID: orgID, Limit: p.Limit, Cursor: p.Cursor, ToolName: f.ToolName, Status: f.Status})
 	return out.ToolCalls, out.Next, err
 }
 
-// LatestToolCall is entrystore.Store.LatestToolCall for a local
+// LatestToolCall is entrystore.Store.LatestToolCall for a worker-held
 // execution.
 func (r *HeldReader) LatestToolCall(ctx context.Context, orgID, _, toolCallID string) (entrystore.ToolCall, error) {
 	return r.toolCall(ctx, HeldReadInput{Op: ReadLatestToolCall, OrgID: orgID, ID: toolCallID})
 }
 
 // GetToolCall is entrystore.Store.GetToolCall (by the record's ID) for a
-// local execution.
+// worker-held execution.
 func (r *HeldReader) GetToolCall(ctx context.Context, orgID, id string) (entrystore.ToolCall, error) {
 	return r.toolCall(ctx, HeldReadInput{Op: ReadToolCall, OrgID: orgID, ID: id})
 }
@@ -295,13 +295,13 @@ func (r *HeldReader) toolCall(ctx context.Context, in HeldReadInput) (entrystore
 	return out.ToolCalls[0], nil
 }
 
-// GetContent is entrystore.Store.GetContent for a local execution.
+// GetContent is entrystore.Store.GetContent for a worker-held execution.
 func (r *HeldReader) GetContent(ctx context.Context, orgID, sha string) ([]byte, string, error) {
 	out, err := r.read(ctx, HeldReadInput{Op: ReadContent, OrgID: orgID, ID: sha})
 	return out.Content, out.MediaType, err
 }
 
-// ExecutionUsage is entrystore.Store.ExecutionUsage for a local
+// ExecutionUsage is entrystore.Store.ExecutionUsage for a worker-held
 // execution.
 func (r *HeldReader) ExecutionUsage(ctx context.Context, orgID, _ string) ([]entrystore.UsageLine, error) {
 	out, err := r.read(ctx, HeldReadInput{Op: ReadUsage, OrgID: orgID})
@@ -313,5 +313,5 @@ func orNotFound(err error) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("client: local read: %w", entrystore.ErrNotFound)
+	return fmt.Errorf("client: held read: %w", entrystore.ErrNotFound)
 }

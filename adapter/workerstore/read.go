@@ -10,7 +10,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 )
 
-// The reads below serve a local execution's conversation to the API (the
+// The reads below serve a worker-held execution's conversation to the API (the
 // adapter answers the gateway's queries with them): the same lists, in
 // the same orders, as the Postgres store's, paged by keyset.
 

@@ -22,7 +22,7 @@ import (
 // sequence taken).
 var ErrConflict = errors.New("localstore: conflict")
 
-// Store is one worker's local store.
+// Store is one worker's store.
 type Store struct {
 	db   *sql.DB
 	path string

@@ -84,7 +84,7 @@ type Config struct {
 	// worker's prune schedule removes the rest.
 	Retention Retention `yaml:"retention"`
 	// WorkerStore, with a dir, gives the worker a store for executions in
-	// persistenceMode local; omitted: the worker takes none (a local
+	// persistenceMode local; omitted: the worker takes none (a worker-held
 	// execution that reaches it first fails, saying so).
 	WorkerStore WorkerStore `yaml:"localStore"`
 	// Observability configures metrics and logs; traces and metrics are
@@ -120,14 +120,14 @@ type LocalActivities struct {
 // workerName is what a worker's name may hold: it names a task queue.
 var workerName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 
-// WorkerStore configures the worker-local store (issue 16).
+// WorkerStore configures the worker store (issue 16).
 type WorkerStore struct {
 	// Dir is where the store's SQLite file lives.
 	Dir string `yaml:"dir"`
-	// Name is the worker's name, which its local executions are bound
+	// Name is the worker's name, which its worker-held executions are bound
 	// to: keep it across restarts; default the host name.
 	Name string `yaml:"name"`
-	// Grace is how long the worker may be gone before its local
+	// Grace is how long the worker may be gone before its worker-held
 	// executions fail; default 5m.
 	Grace time.Duration `yaml:"grace"`
 }

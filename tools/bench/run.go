@@ -181,9 +181,9 @@ func (a agentreeWorkerHeld) start(ctx context.Context, queue string, p plan, con
 	return a.startIn(ctx, queue, p, conversation, agentsdk.PersistenceWorkerHeld)
 }
 
-// calls counts the model calls recorded in the worker's local store.
+// calls counts the model calls recorded in the worker's store.
 func (a agentreeWorkerHeld) calls(ctx context.Context, id string) (int, error) {
-	return a.b.sys.local.ModelCalls(ctx, id)
+	return a.b.sys.held.ModelCalls(ctx, id)
 }
 
 func (a agentree) wait(ctx context.Context, id string) (string, string, error) {
