@@ -93,7 +93,7 @@ func (s *Store) PathPage(ctx context.Context, orgID, executionID, leafID string,
 		return nil, false, err
 	}
 	if leaf.ExecutionID != executionID {
-		return nil, false, fmt.Errorf("localstore: path page: leaf %s: %w", leafID, agentsdk.ErrNotFound)
+		return nil, false, fmt.Errorf("workerstore: path page: leaf %s: %w", leafID, agentsdk.ErrNotFound)
 	}
 	page, err := s.pathPage(ctx, orgID, leafID, afterDepth, limit+1, entryType)
 	if err != nil {
