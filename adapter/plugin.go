@@ -53,8 +53,9 @@ type Options struct {
 	// windows, which compaction measures contexts against (for models
 	// the table does not know, or knows wrongly).
 	ContextWindows agentsdk.ContextWindows
-	// Tasks are custom activities agents run with Context.RunTask, by name.
-	Tasks map[string]any
+	// Activities are the agents' own activities, run with
+	// Context.RunActivity, by name.
+	Activities map[string]any
 
 	// WorkerStore, when set, is this worker's store for executions in
 	// persistenceMode local, and WorkerName its name (required with it):
@@ -395,8 +396,8 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.ExecuteTool, activity.RegisterOptions{Name: ExecuteToolActivity})
 	r.RegisterActivityWithOptions(o.acts.PrepareExecution, activity.RegisterOptions{Name: PrepareExecutionActivity})
 	r.RegisterActivityWithOptions(o.acts.Prune, activity.RegisterOptions{Name: PruneActivityName})
-	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.TaskCompact})
-	for name, fn := range o.Tasks {
+	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.CompactActivity})
+	for name, fn := range o.Activities {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 }
