@@ -80,7 +80,7 @@ func (a *Activities) CallModel(ctx context.Context, in step.ModelInput) (agentsd
 }
 
 // Compact writes a manual compaction for the workflow to append (the
-// built-in task agentsdk.TaskCompact). See step.Compact.
+// built-in activity agentsdk.CompactActivity). See step.Compact.
 func (a *Activities) Compact(ctx context.Context, in agentsdk.CompactInput) (agentsdk.Compacted, error) {
 	stop := startHeartbeat(ctx, a.modelHeartbeat, previousFailures(ctx, 0))
 	defer stop()

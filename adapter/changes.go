@@ -11,7 +11,7 @@ import (
 
 // adapterChanges are the changes the adapter's own workflow code guards,
 // at their highest versions.
-var adapterChanges = map[string]int{searchAttributesChange: 2, localMode: 1, commitChange: 2}
+var adapterChanges = map[string]int{searchAttributesChange: 2, workerHeldChange: 1, commitChange: 2}
 
 // changes are the versions a new run records in its side effect: the
 // adapter's changes and those the agent declares (agentsdk.Versioned).

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
@@ -53,21 +53,22 @@ type Options struct {
 	// windows, which compaction measures contexts against (for models
 	// the table does not know, or knows wrongly).
 	ContextWindows agentsdk.ContextWindows
-	// Tasks are custom activities agents run with Context.RunTask, by name.
-	Tasks map[string]any
+	// Activities are the agents' own activities, run with
+	// Context.RunActivity, by name.
+	Activities map[string]any
 
-	// LocalStore, when set, is this worker's store for executions in
-	// persistenceMode local, and LocalName its name (required with it):
+	// WorkerStore, when set, is this worker's store for executions in
+	// persistenceMode local, and WorkerName its name (required with it):
 	// such an execution's conversation lives in the store of the first
 	// worker that runs it, whose workflow then runs on that worker's own
-	// task queue, LocalQueue(taskQueue, LocalName) — run a second worker
+	// task queue, WorkerQueue(taskQueue, WorkerName) — run a second worker
 	// on it (the CLI's worker does). Keep the name across restarts: a
 	// worker that comes back with it takes its executions up again.
-	LocalStore *localstore.Store
-	LocalName  string
-	// LocalGrace is how long a local execution's worker may be gone
+	WorkerStore *workerstore.Store
+	WorkerName  string
+	// HolderGrace is how long a worker-held execution's worker may be gone
 	// before the reconciler fails the execution; default 5 minutes.
-	LocalGrace time.Duration
+	HolderGrace time.Duration
 
 	// ModelAttempts is how many times one model is tried on retryable model
 	// errors before falling back to the next; default 4. Only the model's
@@ -331,14 +332,14 @@ func (o Options) validate() (*Options, error) {
 	}
 	o.tools, o.endpoints = tools, endpoints
 	var store engine.Store = pgStore{es: o.Store}
-	if o.LocalStore != nil {
-		if o.LocalName == "" {
-			return nil, errors.New("adapter: LocalStore needs LocalName, the worker's name")
+	if o.WorkerStore != nil {
+		if o.WorkerName == "" {
+			return nil, errors.New("adapter: WorkerStore needs WorkerName, the worker's name")
 		}
-		store = newLocalAware(pgStore{es: o.Store}, o.LocalStore)
+		store = newHeldAware(pgStore{es: o.Store}, o.WorkerStore)
 	}
-	if o.LocalGrace == 0 {
-		o.LocalGrace = 5 * time.Minute
+	if o.HolderGrace == 0 {
+		o.HolderGrace = 5 * time.Minute
 	}
 	o.locals = localOps{ops: &engine.Ops{Store: store}, ended: o.ExecutionEnded}
 	var cache *step.Cache
@@ -386,7 +387,7 @@ func (o *Options) register(r Registry, activities bool) {
 		r.RegisterWorkflowWithOptions(sr.run, workflow.RegisterOptions{Name: a.Kind()})
 	}
 	r.RegisterWorkflowWithOptions(PruneWorkflow, workflow.RegisterOptions{Name: PruneWorkflowName})
-	r.RegisterWorkflowWithOptions(o.localReader, workflow.RegisterOptions{Name: LocalReaderWorkflow})
+	r.RegisterWorkflowWithOptions(o.heldReader, workflow.RegisterOptions{Name: HeldReaderWorkflow})
 	if !activities {
 		return
 	}
@@ -395,8 +396,8 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.ExecuteTool, activity.RegisterOptions{Name: ExecuteToolActivity})
 	r.RegisterActivityWithOptions(o.acts.PrepareExecution, activity.RegisterOptions{Name: PrepareExecutionActivity})
 	r.RegisterActivityWithOptions(o.acts.Prune, activity.RegisterOptions{Name: PruneActivityName})
-	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.TaskCompact})
-	for name, fn := range o.Tasks {
+	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.CompactActivity})
+	for name, fn := range o.Activities {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 }

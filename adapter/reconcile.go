@@ -39,9 +39,9 @@ type Reconciler struct {
 	es     *entrystore.Store
 	grace  time.Duration
 	logger log.Logger
-	// localGrace is how long a local execution's worker may be gone
+	// holderGrace is how long a worker-held execution's worker may be gone
 	// before it fails (0: never).
-	localGrace time.Duration
+	holderGrace time.Duration
 
 	mu sync.Mutex
 	// sent is when this process last sent each signal, so a signal the
@@ -68,9 +68,9 @@ type ReconcileReport struct {
 	Ran       bool
 	Started   int
 	Signalled int
-	// LocalFailed counts local executions failed because the worker
+	// HeldFailed counts worker-held executions failed because the worker
 	// holding their store was gone past the grace period.
-	LocalFailed int
+	HeldFailed int
 }
 
 // Run reconciles every interval until ctx ends; a failed pass is logged
@@ -122,8 +122,8 @@ func (r *Reconciler) Once(ctx context.Context) (ReconcileReport, error) {
 				rep.Signalled++
 			}
 		}
-		lost, err := r.failLostLocal(ctx)
-		rep.LocalFailed = lost
+		lost, err := r.failLostHeld(ctx)
+		rep.HeldFailed = lost
 		return errors.Join(append(errs, err)...)
 	})
 	rep.Ran = ran
@@ -246,7 +246,7 @@ func (rs *reconcilers) start(instance string, o *Options) error {
 		}
 		if o.ReconcileInterval > 0 {
 			r := NewReconciler(tc, o.Store, o.ReconcileGrace, rs.options.Logger)
-			r.localGrace = o.LocalGrace
+			r.holderGrace = o.HolderGrace
 			r.Run(ctx, o.ReconcileInterval)
 		}
 	}()

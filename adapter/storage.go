@@ -56,9 +56,9 @@ func addStorageDriver(es *converter.ExternalStorage, d *StorageDriver, threshold
 	es.Drivers = append(es.Drivers, d)
 }
 
-// readsInline keeps the payloads of the local reader's workflow tasks —
-// its query answers, a local execution's conversation — inline: stored
-// externally they would put the conversation local mode keeps off
+// readsInline keeps the payloads of the held reader's workflow tasks —
+// its query answers, a worker-held execution's conversation — inline: stored
+// externally they would put the conversation worker-held persistence keeps off
 // Postgres into its content store, for good. A query answer is never
 // history, so its size costs no history budget. Every other payload goes
 // where next selects.
@@ -67,7 +67,7 @@ type readsInline struct {
 }
 
 func (r readsInline) SelectDriver(ctx converter.StorageDriverSelectContext, p *commonpb.Payload) (converter.StorageDriver, error) {
-	if w, ok := ctx.Target.(converter.StorageDriverWorkflowInfo); ok && w.WorkflowType == LocalReaderWorkflow {
+	if w, ok := ctx.Target.(converter.StorageDriverWorkflowInfo); ok && w.WorkflowType == HeldReaderWorkflow {
 		return nil, nil
 	}
 	return r.next.SelectDriver(ctx, p)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
@@ -15,7 +15,7 @@ import (
 )
 
 // TestStoreContract runs the store contract against the Postgres store and
-// against the worker's local store (an execution in persistenceMode local,
+// against the worker's store (an execution in persistenceMode local,
 // whose conversation lives in the worker's SQLite file).
 func TestStoreContract(t *testing.T) {
 	es := entrystore.New(pgtest.New(t))
@@ -39,11 +39,11 @@ func TestStoreContract(t *testing.T) {
 	})
 	t.Run("local", func(t *testing.T) {
 		storetest.Contract(t, func(t *testing.T) storetest.Fixture {
-			f, es := fixture(t, agentsdk.PersistenceLocal)
-			file, err := localstore.Open(t.TempDir(), "w1")
+			f, es := fixture(t, agentsdk.PersistenceWorkerHeld)
+			file, err := workerstore.Open(t.TempDir(), "w1")
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = file.Close() })
-			f.Store = newLocalAware(pgStore{es: es}, file)
+			f.Store = newHeldAware(pgStore{es: es}, file)
 			return f
 		})
 	})

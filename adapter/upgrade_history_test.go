@@ -65,7 +65,7 @@ func upgradeHistories() []upgradeHistory {
 		{"custom_waiting_own_signal.json", recordCustomWaiting, func(t *testing.T, h *historypb.History) {
 			require.Equal(t, approvalKind, h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName())
 			require.Empty(t, pendingActivities(h))
-			require.Equal(t, 1, completedActivities(h, stampTask), "the agent's own task ran")
+			require.Equal(t, 1, completedActivities(h, stampActivity), "the agent's own activity ran")
 			require.Equal(t, 1, countEvents(h, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED), "a signal that does not end the wait")
 		}},
 	}
@@ -213,13 +213,13 @@ func recordAfterContinueAsNewMidModelCall(t *testing.T) *historypb.History {
 	return h.settledHistory(ex.ID, hasPending(adapter.CallModelActivity))
 }
 
-// recordCustomWaiting: the test's approval agent ran its own task and a
+// recordCustomWaiting: the test's approval agent ran its own activity and a
 // model call and waits for "approve"; a "comment" signal arrived and did
 // not end the wait.
 func recordCustomWaiting(t *testing.T) *historypb.History {
 	model := scripted.New(scripted.Turns(scripted.Turn{Text: "A draft."}))
 	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Agents: []agentsdk.Agent{approvalAgent{}},
-		Tasks: approvalTasks(), ReconcileInterval: -1}, false)
+		Activities: approvalActivities(), ReconcileInterval: -1}, false)
 	ex, err := h.ac.Start(context.Background(), aclient.StartRequest{OrgID: h.org.ID, Kind: approvalKind,
 		Config: agentsdk.Config{Models: []agentsdk.ModelRef{scripted.Model("")}}, UserPrompt: "draft something"})
 	require.NoError(t, err)

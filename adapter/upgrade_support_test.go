@@ -15,11 +15,11 @@ import (
 // agents users write, whose waiting executions a deploy must not break.
 const approvalKind = "upgrade-approval"
 
-// stampTask is the approval agent's own task (an activity it runs by name).
-const stampTask = "upgrade.stamp"
+// stampActivity is the approval agent's own activity (run by name).
+const stampActivity = "upgrade.stamp"
 
-func approvalTasks() map[string]any {
-	return map[string]any{stampTask: func(_ context.Context, executionID string) (string, error) {
+func approvalActivities() map[string]any {
+	return map[string]any{stampActivity: func(_ context.Context, executionID string) (string, error) {
 		return "stamped " + executionID, nil
 	}}
 }
@@ -58,7 +58,7 @@ func (approvalAgent) RunSegment(ctx agentsdk.Context) (agentsdk.Outcome, error) 
 		return agentsdk.Complete("approved"), nil
 	}
 	if st.DraftID == "" {
-		if err := ctx.RunTask(stampTask, ctx.ExecutionID(), &st.Stamp); err != nil {
+		if err := ctx.RunActivity(stampActivity, ctx.ExecutionID(), &st.Stamp); err != nil {
 			return agentsdk.Outcome{}, err
 		}
 		res, err := ctx.CallModel(agentsdk.ModelCall{TurnID: "draft-1"})

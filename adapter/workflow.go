@@ -43,7 +43,7 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 		return Result{}, err
 	}
 	if in.Local {
-		queue, err := r.toLocalQueue(ctx, p.budget.Changes, &in)
+		queue, err := r.toWorkerQueue(ctx, p.budget.Changes, &in)
 		if err != nil {
 			return Result{}, err
 		}
@@ -167,7 +167,7 @@ func (p *temporalPort) Version(changeID string, maxSupported int) int {
 	return int(version(p.ctx, p.budget.Changes, changeID, maxSupported))
 }
 
-func (p *temporalPort) RunTask(name string, input any, output any) error {
+func (p *temporalPort) RunActivity(name string, input any, output any) error {
 	p.showRunning()
 	actx := workflow.WithActivityOptions(p.ctx, p.opts.taskActivityOptions())
 	return workflow.ExecuteActivity(actx, name, input).Get(p.ctx, output)

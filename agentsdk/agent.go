@@ -54,8 +54,8 @@ type Context interface {
 	// workflow.GetVersion does: a segment recorded before the change gets
 	// DefaultVersion, any other maxSupported.
 	Version(changeID string, maxSupported int) int
-	// RunTask runs a registered custom task (an activity) by name.
-	RunTask(name string, input any, output any) error
+	// RunActivity runs a registered activity of the agent's own (Options.Activities) by name.
+	RunActivity(name string, input any, output any) error
 
 	// Signals are the signals received and not yet consumed, in arrival
 	// order.

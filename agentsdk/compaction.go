@@ -155,9 +155,9 @@ func (e Entry) Tokens() int {
 	return est
 }
 
-// TaskCompact is the built-in task (Context.RunTask) that writes a manual
-// compaction: CompactInput in, Compacted out.
-const TaskCompact = "agentree.Compact"
+// CompactActivity is the built-in activity (Context.RunActivity) that
+// writes a manual compaction: CompactInput in, Compacted out.
+const CompactActivity = "agentree.Compact"
 
 // CompactInput asks for the context at LeafID to be compacted now,
 // whatever its size (a manual compaction), for Model's window.

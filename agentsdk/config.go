@@ -66,7 +66,7 @@ type Config struct {
 	// PersistenceMode is where the conversation is kept: "remote" (the
 	// default) in the shared Postgres, or "local" in a store on the worker
 	// that first runs the execution, which alone can then run it
-	// (PersistenceLocal).
+	// (PersistenceWorkerHeld).
 	PersistenceMode string `json:"persistenceMode,omitempty"`
 	// Compaction keeps the context under the model's window; nil = on,
 	// with its defaults.
@@ -79,15 +79,15 @@ type Config struct {
 const (
 	// PersistenceRemote keeps the conversation in the shared Postgres.
 	PersistenceRemote = "remote"
-	// PersistenceLocal keeps entries, content, checkpoints and tool-call
-	// records in the local store of the worker that first runs the
+	// PersistenceWorkerHeld keeps entries, content, checkpoints and tool-call
+	// records in the worker store of the worker that first runs the
 	// execution; the execution row, status, signals and stream stay in
 	// Postgres. Only that worker can run it.
-	PersistenceLocal = "local"
+	PersistenceWorkerHeld = "local"
 )
 
-// Local reports whether the execution keeps its conversation on a worker.
-func (c Config) Local() bool { return c.PersistenceMode == PersistenceLocal }
+// WorkerHeld reports whether the execution keeps its conversation on a worker.
+func (c Config) WorkerHeld() bool { return c.PersistenceMode == PersistenceWorkerHeld }
 
 // OfferedTools are the tools the configuration offers the model: its
 // tools but those its own policy forbids (a worker's policy, or a tool's
@@ -152,7 +152,7 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	problems = append(problems, c.Compaction.Problems("compaction")...)
 	switch c.PersistenceMode {
-	case "", PersistenceRemote, PersistenceLocal:
+	case "", PersistenceRemote, PersistenceWorkerHeld:
 	default:
 		problems = append(problems, fmt.Sprintf("persistenceMode %q is not remote or local", c.PersistenceMode))
 	}

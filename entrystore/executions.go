@@ -62,10 +62,10 @@ type Execution struct {
 	// shares its conversation with.
 	ForkedFrom      string `db:"forked_from"`
 	ForkedFromEntry string `db:"forked_from_entry"`
-	// LocalWorker names the worker whose local store holds the
+	// Holder names the worker whose worker store holds the
 	// execution's conversation (persistenceMode local), once it ran.
-	LocalWorker string `db:"local_worker"`
-	// PersistenceMode is PersistenceRemote or PersistenceLocal, generated
+	Holder string `db:"local_worker"`
+	// PersistenceMode is PersistenceRemote or PersistenceWorkerHeld, generated
 	// from the frozen config's persistenceMode (migration 0018).
 	PersistenceMode string          `db:"persistence_mode"`
 	Kind            string          `db:"kind"`
@@ -194,15 +194,15 @@ type ExecutionFilter struct {
 	// ForkedFrom: only the forks of this execution.
 	ForkedFrom string
 	// PersistenceMode: only executions in this mode (PersistenceRemote or
-	// PersistenceLocal).
+	// PersistenceWorkerHeld).
 	PersistenceMode string
 }
 
 // The persistence modes an execution's row records (seed 000 "Execution
 // Modes"): the same words as agentsdk.Config.PersistenceMode.
 const (
-	PersistenceRemote = "remote"
-	PersistenceLocal  = "local"
+	PersistenceRemote     = "remote"
+	PersistenceWorkerHeld = "local"
 )
 
 // ListExecutions pages through the organization's executions, newest first.
@@ -226,7 +226,7 @@ func (s *Store) ListExecutions(ctx context.Context, orgID string, f ExecutionFil
 	}
 	switch f.PersistenceMode {
 	case "":
-	case PersistenceRemote, PersistenceLocal:
+	case PersistenceRemote, PersistenceWorkerHeld:
 		w.and("persistence_mode = ?", f.PersistenceMode)
 	default:
 		return nil, "", errf(op, ErrInvalid, "persistence mode %q", f.PersistenceMode)

@@ -12,14 +12,14 @@ import (
 	"github.com/agentree/agentree/entrystore"
 )
 
-// errNoLocalReads: a gateway without a Temporal client cannot ask a
-// worker for a local execution's conversation.
-var errNoLocalReads = fmt.Errorf("%w: this gateway has no Temporal client to ask it", aclient.ErrWorkerUnavailable)
+// errNoHeldReads: a gateway without a Temporal client cannot ask a
+// worker for a worker-held execution's conversation.
+var errNoHeldReads = fmt.Errorf("%w: this gateway has no Temporal client to ask it", aclient.ErrWorkerUnavailable)
 
 // conversationStore is what the read endpoints read an execution's
 // conversation from: the Postgres store, or, for an execution in
 // persistenceMode local, the store of the worker that holds it, asked
-// over Temporal (adapter/client.LocalReader). Both answer in the Postgres
+// over Temporal (adapter/client.HeldReader). Both answer in the Postgres
 // store's types and errors, so every endpoint serves both the same way.
 type conversationStore interface {
 	ListEntries(ctx context.Context, orgID, executionID string, p entrystore.Page) ([]entrystore.Entry, string, error)
@@ -38,7 +38,7 @@ type conversationStore interface {
 }
 
 // leafReader is a conversationStore that knows the execution's leaf
-// itself: a local execution's row in Postgres does not name it.
+// itself: a worker-held execution's row in Postgres does not name it.
 type leafReader interface {
 	Leaf(ctx context.Context, orgID string) (string, error)
 }
@@ -47,7 +47,7 @@ var _ conversationStore = (*entrystore.Store)(nil)
 
 // conversation is execution for requests that read its conversation
 // (entries, messages, checkpoints, tool calls and what is built from
-// them), with the store that holds it. For a local execution that is its
+// them), with the store that holds it. For a worker-held execution that is its
 // worker's, and the execution's leaf is read from there; a worker that
 // does not answer is a 503 saying so.
 func (s *service) conversation(ctx context.Context, org, id string) (entrystore.Execution, conversationStore, error) {
@@ -55,16 +55,16 @@ func (s *service) conversation(ctx context.Context, org, id string) (entrystore.
 	if err != nil {
 		return ex, nil, err
 	}
-	if ex.PersistenceMode != entrystore.PersistenceLocal {
+	if ex.PersistenceMode != entrystore.PersistenceWorkerHeld {
 		return ex, s.es, nil
 	}
-	if s.local == nil {
-		return ex, nil, toStatus(s.log, "read a local execution", errNoLocalReads)
+	if s.held == nil {
+		return ex, nil, toStatus(s.log, "read a worker-held execution", errNoHeldReads)
 	}
-	cs := s.local(ex)
+	cs := s.held(ex)
 	if lr, ok := cs.(leafReader); ok {
 		if ex.LeafEntryID, err = lr.Leaf(ctx, ex.OrgID); err != nil {
-			return ex, nil, toStatus(s.log, "read the leaf of a local execution", err)
+			return ex, nil, toStatus(s.log, "read the leaf of a worker-held execution", err)
 		}
 	}
 	return ex, cs, nil
@@ -73,20 +73,20 @@ func (s *service) conversation(ctx context.Context, org, id string) (entrystore.
 // continued is execution for a fork or a resume, which start a new
 // execution on the conversation of this one. A fork or a resume is a
 // remote execution any worker may run, reading the conversation it shares
-// from Postgres; a local execution's conversation is only in its worker's
-// file, which no other worker can read. So those of a local execution are
+// from Postgres; a worker-held execution's conversation is only in its worker's
+// file, which no other worker can read. So those of a worker-held execution are
 // refused (409) rather than started on a conversation no worker could
 // load.
 func (s *service) continued(ctx context.Context, org, id, verb string) (entrystore.Execution, error) {
 	ex, err := s.execution(ctx, org, id)
-	if err != nil || ex.PersistenceMode != entrystore.PersistenceLocal {
+	if err != nil || ex.PersistenceMode != entrystore.PersistenceWorkerHeld {
 		return ex, err
 	}
 	where := "the worker that takes it"
-	if ex.LocalWorker != "" {
-		where = "worker " + strconv.Quote(ex.LocalWorker)
+	if ex.Holder != "" {
+		where = "worker " + strconv.Quote(ex.Holder)
 	}
 	return ex, status.Errorf(codes.FailedPrecondition,
-		"execution %s is in persistenceMode local: its conversation is only in the local store of %s, and a %s execution is a new one any worker may run from Postgres; only remote executions can be %s",
+		"execution %s is in persistenceMode local: its conversation is only in the worker store of %s, and a %s execution is a new one any worker may run from Postgres; only remote executions can be %s",
 		ex.ID, where, verb, verb)
 }

@@ -30,7 +30,7 @@
 //
 // An execution in persistenceMode local keeps its conversation on the
 // worker that took it; the read endpoints ask that worker, through
-// adapter/client's LocalReader (a Temporal query), and answer as for any
+// adapter/client's HeldReader (a Temporal query), and answer as for any
 // execution (conversation.go).
 //
 // It may import entrystore, the generated proto package, adapter/client (the

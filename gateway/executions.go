@@ -59,7 +59,7 @@ func (s *service) ListAgentExecutions(ctx context.Context, req *pb.ListAgentExec
 		PersistenceMode: req.GetPersistenceMode(),
 	}
 	switch f.PersistenceMode {
-	case "", entrystore.PersistenceRemote, entrystore.PersistenceLocal:
+	case "", entrystore.PersistenceRemote, entrystore.PersistenceWorkerHeld:
 	default:
 		return nil, invalid("persistenceMode %q is not remote or local", f.PersistenceMode)
 	}

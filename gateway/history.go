@@ -221,7 +221,7 @@ func toCheckpoint(c entrystore.Checkpoint) *pb.Checkpoint {
 	meta := c.Metadata
 	if len(meta) == 0 || string(meta) == "null" {
 		// A turn's checkpoint stores no reason (engine.Ops.Checkpoint);
-		// read from a worker's local store, none arrives as null.
+		// read from a worker's store, none arrives as null.
 		meta = json.RawMessage(`{"reason":"turn"}`)
 	}
 	return &pb.Checkpoint{

@@ -16,7 +16,7 @@ func topPersistenceMode(top string, conf json.RawMessage, cfg *agentsdk.Config) 
 	if top == "" {
 		return conf, nil
 	}
-	if top != agentsdk.PersistenceRemote && top != agentsdk.PersistenceLocal {
+	if top != agentsdk.PersistenceRemote && top != agentsdk.PersistenceWorkerHeld {
 		return nil, invalid("persistenceMode %q is not remote or local", top)
 	}
 	var body map[string]json.RawMessage
@@ -48,8 +48,8 @@ func persistenceMode(conf json.RawMessage) string {
 	var cfg struct {
 		PersistenceMode string `json:"persistenceMode"`
 	}
-	if json.Unmarshal(conf, &cfg) == nil && cfg.PersistenceMode == agentsdk.PersistenceLocal {
-		return entrystore.PersistenceLocal
+	if json.Unmarshal(conf, &cfg) == nil && cfg.PersistenceMode == agentsdk.PersistenceWorkerHeld {
+		return entrystore.PersistenceWorkerHeld
 	}
 	return entrystore.PersistenceRemote
 }

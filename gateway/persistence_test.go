@@ -18,7 +18,7 @@ import (
 func TestTopLevelPersistenceModeIsAccepted(t *testing.T) {
 	model := scripted.New(func(int, agentsdk.ModelRequest) scripted.Turn { return scripted.Turn{Text: "Done."} })
 	e := newEnv(t, envOptions{noWorker: true})
-	e.startLocalWorker("wp", t.TempDir(), time.Minute, []agentsdk.Provider{model}, nil)
+	e.startHoldingWorker("wp", t.TempDir(), time.Minute, []agentsdk.Provider{model}, nil)
 	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 	body := func(extra map[string]any) map[string]any {
 		b := map[string]any{"kind": "react-agent", "userPrompt": "hello", "models": scriptedModel}

@@ -55,7 +55,7 @@ func Run(ctx context.Context, opts Options) error {
 		tarpit:        newTarpit(o.Tarpit, o.TarpitSlots),
 		slots:         newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),
 		pageBytes:     o.PageBytes,
-		local:         func(ex entrystore.Execution) conversationStore { return o.Executions.LocalReader(ex) },
+		held:          func(ex entrystore.Execution) conversationStore { return o.Executions.HeldReader(ex) },
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {

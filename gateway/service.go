@@ -54,9 +54,9 @@ type service struct {
 	maxTotalSteps int
 	// windows extends the table of models' context windows.
 	windows agentsdk.ContextWindows
-	// local reads a local execution's conversation from its worker
+	// held reads a worker-held execution's conversation from its worker
 	// (conversation.go); nil: such reads are unavailable.
-	local func(entrystore.Execution) conversationStore
+	held func(entrystore.Execution) conversationStore
 }
 
 // commitTimeout bounds a start, signal or cancel once it has begun.

@@ -144,7 +144,7 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execution, prompt string) (SegmentInput, error) {
 	var cfg agentsdk.Config
 	_ = json.Unmarshal(ex.Config, &cfg)
-	if cfg.Local() {
+	if cfg.WorkerHeld() {
 		// Its conversation lives on a worker: the worker that takes it
 		// appends the first entry (from the row's input) to its store.
 		return SegmentInput{ExecutionID: ex.ID, OrgID: ex.OrgID, Local: true, ShortKeys: true}, nil

@@ -66,7 +66,7 @@ func (quoteAgent) RunSegment(ctx agentsdk.Context) (agentsdk.Outcome, error) {
 
 func quote(ctx agentsdk.Context) (agentsdk.Outcome, error) {
 	var q quoteOutput
-	if err := ctx.RunTask("quote", quoteInput{Request: ctx.Leaf().Preview}, &q); err != nil {
+	if err := ctx.RunActivity("quote", quoteInput{Request: ctx.Leaf().Preview}, &q); err != nil {
 		return agentsdk.Outcome{}, err
 	}
 	if err := ctx.StreamData(map[string]any{"quoteCents": q.Cents}); err != nil {
@@ -92,7 +92,7 @@ func book(ctx agentsdk.Context, s agentsdk.Signal, st quoteState) (agentsdk.Outc
 		return agentsdk.Outcome{}, err
 	}
 	var b bookOutput
-	if err := ctx.RunTask("book", bookInput{Cents: st.Cents, By: a.By}, &b); err != nil {
+	if err := ctx.RunActivity("book", bookInput{Cents: st.Cents, By: a.By}, &b); err != nil {
 		return agentsdk.Outcome{}, err
 	}
 	if err := ctx.StreamData(map[string]any{"booked": b.Ref}); err != nil {
@@ -102,7 +102,7 @@ func book(ctx agentsdk.Context, s agentsdk.Signal, st quoteState) (agentsdk.Outc
 }
 
 // tasks are the quote agent's tasks; booked records what "book" was asked.
-func tasks(booked *[]bookInput) map[string]func(context.Context, json.RawMessage) (any, error) {
+func activities(booked *[]bookInput) map[string]func(context.Context, json.RawMessage) (any, error) {
 	return map[string]func(context.Context, json.RawMessage) (any, error){
 		"quote": func(_ context.Context, in json.RawMessage) (any, error) {
 			var q quoteInput
@@ -124,7 +124,7 @@ func tasks(booked *[]bookInput) map[string]func(context.Context, json.RawMessage
 
 func startQuote(t *testing.T, booked *[]bookInput) *agenttest.Execution {
 	t.Helper()
-	x, err := agenttest.Start(agenttest.Options{Agent: quoteAgent{}, Tasks: tasks(booked), UserPrompt: "paint"})
+	x, err := agenttest.Start(agenttest.Options{Agent: quoteAgent{}, Activities: activities(booked), UserPrompt: "paint"})
 	require.NoError(t, err)
 	return x
 }
@@ -222,7 +222,7 @@ func TestCustomAgentRejected(t *testing.T) {
 func TestCustomAgentTaskFailureFailsTheExecution(t *testing.T) {
 	boom := errors.New("pricing service down")
 	x, err := agenttest.Start(agenttest.Options{Agent: quoteAgent{}, UserPrompt: "paint",
-		Tasks: map[string]func(context.Context, json.RawMessage) (any, error){
+		Activities: map[string]func(context.Context, json.RawMessage) (any, error){
 			"quote": func(context.Context, json.RawMessage) (any, error) { return nil, boom },
 		}})
 	require.NoError(t, err)
@@ -234,5 +234,5 @@ func TestCustomAgentTaskFailureFailsTheExecution(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, x.Run(context.Background()))
 	require.Equal(t, agenttest.StatusFailed, x.Status)
-	require.Contains(t, x.Reason, `unknown task "quote"`)
+	require.Contains(t, x.Reason, `unknown activity "quote"`)
 }

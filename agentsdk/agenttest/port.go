@@ -265,13 +265,13 @@ func (p *memPort) RunChildren(string, string, []engine.ChildStart, bool) ([]engi
 	return nil, fmt.Errorf("%w: sub-agents (spawn_agents) need the Temporal runtime; agenttest runs one execution", agentsdk.ErrInvalidInput)
 }
 
-func (p *memPort) RunTask(name string, input any, output any) error {
-	fn, ok := p.x.opts.Tasks[name]
-	if name == agentsdk.TaskCompact {
+func (p *memPort) RunActivity(name string, input any, output any) error {
+	fn, ok := p.x.opts.Activities[name]
+	if name == agentsdk.CompactActivity {
 		fn, ok = p.compact, true
 	}
 	if !ok {
-		return fmt.Errorf("%w: unknown task %q", agentsdk.ErrInvalidInput, name)
+		return fmt.Errorf("%w: unknown activity %q", agentsdk.ErrInvalidInput, name)
 	}
 	in, err := json.Marshal(input)
 	if err != nil {
@@ -325,7 +325,7 @@ func (p *memPort) Await() (agentsdk.Signal, bool) {
 	}
 }
 
-// compact is the built-in task agentsdk.TaskCompact.
+// compact is the built-in activity agentsdk.CompactActivity.
 func (p *memPort) compact(ctx context.Context, input json.RawMessage) (any, error) {
 	var in agentsdk.CompactInput
 	if err := json.Unmarshal(input, &in); err != nil {

@@ -19,8 +19,9 @@ type Options struct {
 	ToolPolicy agentsdk.Policies
 	Config     agentsdk.Config
 	UserPrompt string
-	// Tasks are custom tasks for Context.RunTask, by name.
-	Tasks map[string]func(ctx context.Context, input json.RawMessage) (any, error)
+	// Activities are the agent's own activities for Context.RunActivity,
+	// by name.
+	Activities map[string]func(ctx context.Context, input json.RawMessage) (any, error)
 	// MaxSegments bounds Run, against agents that never stop; default 10,000.
 	MaxSegments int
 	// ModelAttempts and ToolAttempts are as the Temporal plugin's options

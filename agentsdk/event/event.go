@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -209,40 +212,34 @@ func Lifecycle(name string) bool {
 	return false
 }
 
-// New returns a zero payload for the event name, or false for a name no
-// type has.
-func New(name string) (Event, bool) {
-	switch name {
-	case NameStarted:
-		return &Started{}, true
-	case NameResumed:
-		return &Resumed{}, true
-	case NameWaiting:
-		return &Waiting{}, true
-	case NameCheckpoint:
-		return &Checkpoint{}, true
-	case NameCompleted:
-		return &Completed{}, true
-	case NameFailed:
-		return &Failed{}, true
-	case NameCancelled:
-		return &Cancelled{}, true
-	case NamePaused:
-		return &Paused{}, true
-	case NameToken:
-		return &Token{}, true
-	case NameData:
-		return &Data{}, true
-	case NameTaskStarted:
-		return &TaskStarted{}, true
-	case NameTaskCompleted:
-		return &TaskCompleted{}, true
-	case NameTaskFailed:
-		return &TaskFailed{}, true
-	case NameStreamError:
-		return &StreamError{}, true
+// registry holds one zero value of every event type, keyed by its name:
+// adding an event type is its constant, its type, its Name method and its
+// line here. New and Names read it; the gateway's gRPC mapping is derived
+// from it and the proto (its test fails when the two differ).
+var registry = func() map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for _, ev := range []Event{
+		Started{}, Resumed{}, Waiting{}, Checkpoint{}, Completed{}, Failed{}, Cancelled{}, Paused{},
+		Token{}, Data{}, TaskStarted{}, TaskCompleted{}, TaskFailed{}, StreamError{},
+	} {
+		m[ev.Name()] = reflect.TypeOf(ev)
 	}
-	return nil, false
+	return m
+}()
+
+// New returns a zero payload for the event name (a pointer, e.g. *Token),
+// or false for a name no type has.
+func New(name string) (Event, bool) {
+	t, ok := registry[name]
+	if !ok {
+		return nil, false
+	}
+	return reflect.New(t).Interface().(Event), true
+}
+
+// Names lists every event name, sorted.
+func Names() []string {
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // Decode decodes an event's payload into its type (a pointer, e.g.

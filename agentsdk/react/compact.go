@@ -28,7 +28,7 @@ func compactOnRequest(ctx agentsdk.Context, cfg agentsdk.Config) error {
 		leaf := ctx.Leaf()
 		if !done && leaf != nil && len(cfg.Models) > 0 {
 			in := agentsdk.CompactInput{OrgID: ctx.OrgID(), ExecutionID: ctx.ExecutionID(), LeafID: leaf.ID, Model: cfg.Models[0]}
-			if err := ctx.RunTask(agentsdk.TaskCompact, in, &out); err != nil {
+			if err := ctx.RunActivity(agentsdk.CompactActivity, in, &out); err != nil {
 				return err
 			}
 		}

@@ -62,7 +62,7 @@ func TestBashIsNotOfferedWithoutIsolation(t *testing.T) {
 }
 
 // TestSandboxSeesNoHostSecrets: secrets in the worker's environment, its
-// configuration file, its dev key file, its local store, the user's
+// configuration file, its dev key file, its worker store, the user's
 // ~/.config and the services' sockets and ports are all out of a
 // command's reach: it reads /proc/1/environ, env, each file by its host
 // path, and connects to Postgres and Temporal by TCP and by Unix socket;
@@ -109,7 +109,7 @@ func TestSandboxSeesNoHostSecrets(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(devKey), 0o700))
 	require.NoError(t, os.WriteFile(devKey, []byte(w.key+"\n"), 0o600))
 	storeFiles, _ := filepath.Glob(filepath.Join(local, "*"))
-	require.NotEmpty(t, storeFiles, "the local store's files")
+	require.NotEmpty(t, storeFiles, "the worker store's files")
 	pgSockets, _ := filepath.Glob("/work/*/.data/postgres/run/.s.PGSQL.*")
 
 	readable := append([]string{"/proc/1/environ", "/proc/self/environ", credentials, w.config, devKey,

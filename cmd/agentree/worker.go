@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/telemetry"
@@ -29,8 +29,8 @@ type services struct {
 	store  *entrystore.Store
 	tc     client.Client
 	worker workerconfig.Worker
-	// local is the worker's local store, if it has one.
-	local *localstore.Store
+	// held is the worker's store, if it has one.
+	held *workerstore.Store
 }
 
 func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Telemetry) (*services, error) {
@@ -66,9 +66,9 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 			_ = w.Close()
 		}
 	}()
-	var local *localstore.Store
-	if w.LocalStore.Dir != "" {
-		if local, err = localstore.Open(w.LocalStore.Dir, w.LocalStore.Name); err != nil {
+	var held *workerstore.Store
+	if w.WorkerStore.Dir != "" {
+		if held, err = workerstore.Open(w.WorkerStore.Dir, w.WorkerStore.Name); err != nil {
 			pool.Close()
 			return nil, err
 		}
@@ -80,7 +80,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 	}
 	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
 		OrgTools: orgTools, ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
-		LocalStore: local, LocalName: w.LocalStore.Name, LocalGrace: w.LocalStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
+		WorkerStore: held, WorkerName: w.WorkerStore.Name, HolderGrace: w.WorkerStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
 		ActivityToolCalls: w.ActivityToolCalls,
 		ExecutionEnded:    w.ExecutionEnded,
 		TracerProvider:    tel.TracerProvider, MeterProvider: tel.MeterProvider})
@@ -105,7 +105,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		return nil, fmt.Errorf("temporal at %s: %w", topts.HostPort, err)
 	}
 	connected = true
-	return &services{pool: pool, store: store, tc: tc, worker: w, local: local}, nil
+	return &services{pool: pool, store: store, tc: tc, worker: w, held: held}, nil
 }
 
 // orgsByID keys the configuration's organizations by ID, creating any that
@@ -127,13 +127,13 @@ func orgsByID(ctx context.Context, store *entrystore.Store, bySlug map[string]ag
 	return out, nil
 }
 
-// startWorkers starts the worker on queue and, when it has a local store,
-// a second one on its own queue (adapter.LocalQueue), where its local
+// startWorkers starts the worker on queue and, when it has a worker store,
+// a second one on its own queue (adapter.WorkerQueue), where its worker-held
 // executions run. stop stops them all.
 func (s *services) startWorkers(queue string) (stop func(), err error) {
 	queues := []string{queue}
-	if s.local != nil {
-		queues = append(queues, adapter.LocalQueue(queue, s.worker.LocalStore.Name))
+	if s.held != nil {
+		queues = append(queues, adapter.WorkerQueue(queue, s.worker.WorkerStore.Name))
 	}
 	var started []worker.Worker
 	stop = func() {
@@ -158,8 +158,8 @@ func (s *services) close() {
 	_ = s.worker.Close()
 	s.tc.Close()
 	s.pool.Close()
-	if s.local != nil {
-		_ = s.local.Close()
+	if s.held != nil {
+		_ = s.held.Close()
 	}
 }
 

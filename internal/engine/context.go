@@ -251,8 +251,8 @@ func (c *segment) runTool(assistantID string, call agentsdk.ToolCallRef, stepNum
 	return &res, nil
 }
 
-func (c *segment) RunTask(name string, input any, output any) error {
-	return c.port.RunTask(name, input, output)
+func (c *segment) RunActivity(name string, input any, output any) error {
+	return c.port.RunActivity(name, input, output)
 }
 
 func (c *segment) Signals() []agentsdk.Signal { return slices.Clone(c.pending) }

@@ -3,7 +3,7 @@
 // terminal statuses, falls back between models, keys every append and
 // publishes the lifecycle events — the same code whichever runtime drives
 // it. A runtime supplies a Port: how a durable step (model call, tool call,
-// custom task) and a store operation run, the clock, the logger and the
+// custom activity) and a store operation run, the clock, the logger and the
 // signals. The Temporal plugin (adapter) binds the port to activities and
 // local activities; agentsdk/agenttest binds it to direct calls.
 //

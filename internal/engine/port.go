@@ -30,8 +30,8 @@ type Port interface {
 	// them, or with first for the first to end (the rest are cancelled);
 	// outcomes in the children's order.
 	RunChildren(orgID, parentID string, children []ChildStart, first bool) ([]ChildOutcome, error)
-	// RunTask runs a registered custom task by name.
-	RunTask(name string, input any, output any) error
+	// RunActivity runs a registered activity by name.
+	RunActivity(name string, input any, output any) error
 
 	Now() time.Time
 	Logger() agentsdk.Logger

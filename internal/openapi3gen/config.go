@@ -43,7 +43,7 @@ func describeConfig(doc *openapi3.T) error {
 	temp.Min, temp.Max = ptr(agentsdk.MinTemperature), ptr(agentsdk.MaxTemperature)
 	for name, values := range map[string][]any{
 		"mode":            {string(agentsdk.ModeOneShot), string(agentsdk.ModeMultiTurn)},
-		"persistenceMode": {agentsdk.PersistenceRemote, agentsdk.PersistenceLocal},
+		"persistenceMode": {agentsdk.PersistenceRemote, agentsdk.PersistenceWorkerHeld},
 	} {
 		p, err := prop(name)
 		if err != nil {

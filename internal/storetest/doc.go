@@ -1,5 +1,5 @@
 // Package storetest is the contract every implementation of the store port
-// (agentsdk.Store) keeps: the Postgres store, the worker-local store and
+// (agentsdk.Store) keeps: the Postgres store, the worker store and
 // agenttest's in-memory one each run Contract from their own tests, so a
 // behaviour the engine relies on is written down once and checked against
 // all three.

@@ -41,8 +41,8 @@ type Worker struct {
 	Orgs map[string]agentsdk.OrgTools
 	// ContextWindows is Config.ContextWindows.
 	ContextWindows agentsdk.ContextWindows
-	// LocalStore is Config.LocalStore.
-	LocalStore LocalStore
+	// WorkerStore is Config.WorkerStore.
+	WorkerStore WorkerStore
 	// ActivityModelCalls and ActivityToolCalls are
 	// Config.LocalActivities.ModelCalls and ToolCalls set to false; the
 	// tools Config.LocalActivities.LongRunningTools names have LongRunning
@@ -90,7 +90,7 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 	if orgID == nil {
 		orgID = func(slug string) (string, error) { return slug, nil }
 	}
-	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, LocalStore: c.LocalStore,
+	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, WorkerStore: c.WorkerStore,
 		ActivityModelCalls: isFalse(c.LocalActivities.ModelCalls), ActivityToolCalls: isFalse(c.LocalActivities.ToolCalls)}
 	if r := c.Retention; r.Every != nil {
 		w.PruneEvery = *r.Every

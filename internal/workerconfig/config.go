@@ -83,10 +83,10 @@ type Config struct {
 	// Retention is how long ended executions are kept and how often the
 	// worker's prune schedule removes the rest.
 	Retention Retention `yaml:"retention"`
-	// LocalStore, with a dir, gives the worker a store for executions in
-	// persistenceMode local; omitted: the worker takes none (a local
+	// WorkerStore, with a dir, gives the worker a store for executions in
+	// persistenceMode local; omitted: the worker takes none (a worker-held
 	// execution that reaches it first fails, saying so).
-	LocalStore LocalStore `yaml:"localStore"`
+	WorkerStore WorkerStore `yaml:"localStore"`
 	// Observability configures metrics and logs; traces and metrics are
 	// exported by the standard OTEL_* environment variables
 	// (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, …) whatever it says.
@@ -117,17 +117,17 @@ type LocalActivities struct {
 	LongRunningTools []string `yaml:"longRunningTools"`
 }
 
-// localName is what a worker's name may hold: it names a task queue.
-var localName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+// workerName is what a worker's name may hold: it names a task queue.
+var workerName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 
-// LocalStore configures the worker-local store (issue 16).
-type LocalStore struct {
+// WorkerStore configures the worker store (issue 16).
+type WorkerStore struct {
 	// Dir is where the store's SQLite file lives.
 	Dir string `yaml:"dir"`
-	// Name is the worker's name, which its local executions are bound
+	// Name is the worker's name, which its worker-held executions are bound
 	// to: keep it across restarts; default the host name.
 	Name string `yaml:"name"`
-	// Grace is how long the worker may be gone before its local
+	// Grace is how long the worker may be gone before its worker-held
 	// executions fail; default 5m.
 	Grace time.Duration `yaml:"grace"`
 }
@@ -405,15 +405,15 @@ func (c Config) withDefaults() (Config, error) {
 			*b = &local
 		}
 	}
-	if c.LocalStore.Dir != "" && c.LocalStore.Name == "" {
-		c.LocalStore.Name, _ = os.Hostname()
+	if c.WorkerStore.Dir != "" && c.WorkerStore.Name == "" {
+		c.WorkerStore.Name, _ = os.Hostname()
 	}
-	if c.LocalStore.Grace < 0 {
+	if c.WorkerStore.Grace < 0 {
 		bad("localStore.grace must not be negative")
-	} else if c.LocalStore.Grace == 0 {
-		c.LocalStore.Grace = 5 * time.Minute
+	} else if c.WorkerStore.Grace == 0 {
+		c.WorkerStore.Grace = 5 * time.Minute
 	}
-	if n := c.LocalStore.Name; n != "" && !localName.MatchString(n) {
+	if n := c.WorkerStore.Name; n != "" && !workerName.MatchString(n) {
 		bad("localStore.name %q must be letters, digits, dots, dashes or underscores", n)
 	}
 	switch c.Observability.LogFormat {

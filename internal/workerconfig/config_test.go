@@ -41,7 +41,7 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 			}},
 		ToolCallsPerOrg: 16,
 		Retention:       workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},
-		LocalStore:      workerconfig.LocalStore{Grace: 5 * time.Minute},
+		WorkerStore:     workerconfig.WorkerStore{Grace: 5 * time.Minute},
 		Observability:   workerconfig.Observability{LogFormat: "text"},
 		LocalActivities: workerconfig.LocalActivities{ModelCalls: ptr(true), ToolCalls: ptr(true)},
 	}, c)
@@ -223,13 +223,13 @@ endpoints:
 	require.ErrorContains(t, err, `model "claude-mystery-9" on endpoint "team" has no price`)
 }
 
-func TestLocalStoreConfig(t *testing.T) {
+func TestWorkerStoreConfig(t *testing.T) {
 	c, err := workerconfig.Parse([]byte("localStore: {dir: /tmp/x, name: laptop-1, grace: 30s}\n"))
 	require.NoError(t, err)
-	require.Equal(t, workerconfig.LocalStore{Dir: "/tmp/x", Name: "laptop-1", Grace: 30 * time.Second}, c.LocalStore)
+	require.Equal(t, workerconfig.WorkerStore{Dir: "/tmp/x", Name: "laptop-1", Grace: 30 * time.Second}, c.WorkerStore)
 	c, err = workerconfig.Parse([]byte("localStore: {dir: /tmp/x}\n"))
 	require.NoError(t, err)
-	require.NotEmpty(t, c.LocalStore.Name, "the host name by default")
+	require.NotEmpty(t, c.WorkerStore.Name, "the host name by default")
 	_, err = workerconfig.Parse([]byte("localStore: {dir: /tmp/x, name: 'a b/c'}\n"))
 	require.ErrorContains(t, err, `localStore.name "a b/c" must be letters, digits, dots, dashes or underscores`)
 	_, err = workerconfig.Parse([]byte("localStore: {dir: /tmp/x, grace: -1s}\n"))

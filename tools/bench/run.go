@@ -21,9 +21,9 @@ import (
 const (
 	nameAgentree = "agentree"
 	nameNaive    = "naive"
-	// nameLocal is Agentree with persistenceMode local: the conversation
+	// nameWorkerHeld is Agentree with persistenceMode local: the conversation
 	// in the worker's SQLite file instead of Postgres.
-	nameLocal = "agentree_local"
+	nameWorkerHeld = "agentree_local"
 	// nameTraced is Agentree with tracing on.
 	nameTraced = "agentree_traced"
 )
@@ -172,18 +172,18 @@ func (a agentree) startIn(ctx context.Context, queue string, p plan, conversatio
 // compactionOff turns compaction off in the benchmark's executions.
 var compactionOff = false
 
-// agentreeLocal is Agentree with persistenceMode local.
-type agentreeLocal struct{ agentree }
+// agentreeWorkerHeld is Agentree with persistenceMode local.
+type agentreeWorkerHeld struct{ agentree }
 
-func (agentreeLocal) name() string { return nameLocal }
+func (agentreeWorkerHeld) name() string { return nameWorkerHeld }
 
-func (a agentreeLocal) start(ctx context.Context, queue string, p plan, conversation int) (string, error) {
-	return a.startIn(ctx, queue, p, conversation, agentsdk.PersistenceLocal)
+func (a agentreeWorkerHeld) start(ctx context.Context, queue string, p plan, conversation int) (string, error) {
+	return a.startIn(ctx, queue, p, conversation, agentsdk.PersistenceWorkerHeld)
 }
 
-// calls counts the model calls recorded in the worker's local store.
-func (a agentreeLocal) calls(ctx context.Context, id string) (int, error) {
-	return a.b.sys.local.ModelCalls(ctx, id)
+// calls counts the model calls recorded in the worker's store.
+func (a agentreeWorkerHeld) calls(ctx context.Context, id string) (int, error) {
+	return a.b.sys.held.ModelCalls(ctx, id)
 }
 
 func (a agentree) wait(ctx context.Context, id string) (string, string, error) {

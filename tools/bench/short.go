@@ -20,7 +20,7 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 	floors := map[bool][]time.Duration{}
 	times := map[string][]time.Duration{}
 	last := map[string]outcome{}
-	order := []system{agentree{b: b}, b.naiveSystem(agentreeToolHeartbeat), agentreeLocal{agentree{b: b}}, agentree{b: b, traced: true}}
+	order := []system{agentree{b: b}, b.naiveSystem(agentreeToolHeartbeat), agentreeWorkerHeld{agentree{b: b}}, agentree{b: b, traced: true}}
 	for range c.ShortRepeat {
 		for _, local := range []bool{false, true} {
 			f, err := b.floor(ctx, c.FloorCalls, local, trace)
@@ -52,7 +52,7 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 	t := r.table(fmt.Sprintf("short: %d model calls, %s initial conversation, %s per tool output; conversations per system: %d",
 		c.ShortCalls, formatBytes(int64(c.ShortConversation)), formatBytes(int64(c.ShortToolOutput)), c.ShortRepeat),
 		"", "per-call p50", "per-call p95", "intervals", "total history")
-	for _, name := range []string{nameAgentree, nameLocal, nameTraced, nameNaive} {
+	for _, name := range []string{nameAgentree, nameWorkerHeld, nameTraced, nameNaive} {
 		ts := times[name]
 		_, bytes := last[name].total()
 		r.add("short_"+name+"_call_p50_ms", percentile(ts, .5))
@@ -92,7 +92,7 @@ func (b *bench) short(ctx context.Context, r *report, trace io.Writer) error {
 		r.add(prefix+"overhead_floor_ratio", ratio(overhead, f))
 		t.row(fmt.Sprintf("%s: overhead / %s floor", s.name, kind), ratio(overhead, f), "", "", "")
 	}
-	l := percentile(times[nameLocal], .5)
+	l := percentile(times[nameWorkerHeld], .5)
 	r.add("short_local_ratio_p50", ratio(l, a))
 	t.row("agentree local / remote", ratio(l, a), "", "", "")
 	tr := percentile(times[nameTraced], .5)

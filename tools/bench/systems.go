@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter"
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -57,7 +57,7 @@ type systemOptions struct {
 	// Only, when set (nameAgentree or nameNaive), makes that system's
 	// client and workers alone.
 	Only string
-	// TempDir holds the local store's directory; "" is the system's. A
+	// TempDir holds the worker store's directory; "" is the system's. A
 	// worker process that may be killed puts it in the bench's directory,
 	// which the bench removes.
 	TempDir string
@@ -79,16 +79,16 @@ type systems struct {
 	// Queues.Traced).
 	traced  client.Client
 	workers []worker.Worker
-	// local is the Agentree worker's local store, where executions in
+	// held is the Agentree worker's store, where executions in
 	// persistenceMode local keep their conversations (the short
 	// scenario's third column).
-	local *localstore.Store
+	held *workerstore.Store
 	// beats count each client's activity heartbeats (traced's are not
 	// counted).
 	agentreeBeats, naiveBeats heartbeatCounter
 }
 
-// benchWorkerName names the Agentree worker's local store and queue.
+// benchWorkerName names the Agentree worker's store and queue.
 const benchWorkerName = "bench"
 
 // dialSystems connects both clients and makes (but does not start) their
@@ -111,14 +111,14 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.local, err = localstore.Open(dir, benchWorkerName); err != nil {
+		if s.held, err = workerstore.Open(dir, benchWorkerName); err != nil {
 			return nil, err
 		}
 		plugin, err := adapter.NewPlugin(adapter.Options{
 			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{atool},
 			ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls, ActivityToolCalls: o.Mode.ActivityToolCalls,
-			LocalStore: s.local, LocalName: benchWorkerName,
+			WorkerStore: s.held, WorkerName: benchWorkerName,
 		})
 		if err != nil {
 			s.close()
@@ -131,7 +131,7 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 			return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
 		}
 		s.workers = append(s.workers, worker.New(s.agentree, o.Queues.Agentree, workerOptions()),
-			worker.New(s.agentree, adapter.LocalQueue(o.Queues.Agentree, benchWorkerName), workerOptions()))
+			worker.New(s.agentree, adapter.WorkerQueue(o.Queues.Agentree, benchWorkerName), workerOptions()))
 	}
 	if o.Only == "" || o.Only == nameNaive {
 		var err error
@@ -251,8 +251,8 @@ func (s *systems) close() {
 	if s.traced != nil {
 		s.traced.Close()
 	}
-	if s.local != nil {
-		_ = s.local.Close()
-		_ = os.RemoveAll(filepath.Dir(s.local.File()))
+	if s.held != nil {
+		_ = s.held.Close()
+		_ = os.RemoveAll(filepath.Dir(s.held.File()))
 	}
 }

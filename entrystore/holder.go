@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// ClaimLocal makes worker (polling queue) the holder of the execution's
-// local store, unless another worker holds it already, and returns the
-// holder's name and queue: a local execution's conversation lives on
+// ClaimHolder makes worker (polling queue) the holder of the execution's
+// worker store, unless another worker holds it already, and returns the
+// holder's name and queue: a worker-held execution's conversation lives on
 // the first worker that ran it and nowhere else.
-func (s *Store) ClaimLocal(ctx context.Context, orgID, executionID, worker, queue string) (string, string, error) {
-	op := "claim local " + executionID
+func (s *Store) ClaimHolder(ctx context.Context, orgID, executionID, worker, queue string) (string, string, error) {
+	op := "claim holder " + executionID
 	ids, err := writeIDs(op, orgID, executionID)
 	if err != nil {
 		return "", "", err
@@ -30,8 +30,8 @@ func (s *Store) ClaimLocal(ctx context.Context, orgID, executionID, worker, queu
 	return holder, holderQueue, wrap(op, err)
 }
 
-// LocalHolding is a live local execution and where its store lives.
-type LocalHolding struct {
+// Holding is a live worker-held execution and where its store lives.
+type Holding struct {
 	OrgID        string     `db:"org_id"`
 	ExecutionID  string     `db:"id"`
 	Worker       string     `db:"local_worker"`
@@ -41,24 +41,24 @@ type LocalHolding struct {
 	Live bool `db:"live"`
 }
 
-// LocalHoldings lists live local executions (at most limit) with
+// Holdings lists live worker-held executions (at most limit) with
 // whether a worker on their queue is alive.
-func (s *Store) LocalHoldings(ctx context.Context, limit int) ([]LocalHolding, error) {
-	hs, err := queryAll[LocalHolding](ctx, s.pool, `
+func (s *Store) Holdings(ctx context.Context, limit int) ([]Holding, error) {
+	hs, err := queryAll[Holding](ctx, s.pool, `
 		SELECT x.org_id::text AS org_id, x.id::text AS id, x.local_worker, x.local_queue, x.local_missing_since,
 			EXISTS (SELECT 1 FROM worker_capability w WHERE w.task_queue = x.local_queue AND w.lease_expires_at > now()) AS live
 		FROM agent_execution x
 		WHERE x.local_queue IS NOT NULL AND x.status IN ('PENDING', 'RUNNING', 'WAITING', 'CANCELLING')
 		ORDER BY x.local_missing_since NULLS LAST
 		LIMIT $1`, limit)
-	return hs, wrap("local holdings", err)
+	return hs, wrap("holdings", err)
 }
 
-// SetLocalMissing records since as when the execution's store holder was
+// SetHolderMissing records since as when the execution's store holder was
 // first found gone (nil: it is back). It returns the recorded time: the
 // first one, when it was set before.
-func (s *Store) SetLocalMissing(ctx context.Context, orgID, executionID string, since *time.Time) (*time.Time, error) {
-	op := "set local missing " + executionID
+func (s *Store) SetHolderMissing(ctx context.Context, orgID, executionID string, since *time.Time) (*time.Time, error) {
+	op := "set holder missing " + executionID
 	ids, err := writeIDs(op, orgID, executionID)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (s *Store) SignalState(ctx context.Context, orgID, signalID string) (execut
 }
 
 // MarkSignalConsumed marks a signal consumed whose entry is kept
-// elsewhere (a local execution's store). Marking it again changes nothing.
+// elsewhere (a worker-held execution's store). Marking it again changes nothing.
 func (s *Store) MarkSignalConsumed(ctx context.Context, orgID, signalID string) error {
 	op := "mark signal consumed " + signalID
 	ids, err := writeIDs(op, orgID, signalID)

@@ -1,4 +1,4 @@
-package localstore
+package workerstore
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 
 // ErrConflict is a write that was made before, differently (a checkpoint
 // sequence taken).
-var ErrConflict = errors.New("localstore: conflict")
+var ErrConflict = errors.New("workerstore: conflict")
 
-// Store is one worker's local store.
+// Store is one worker's store.
 type Store struct {
 	db   *sql.DB
 	path string
@@ -32,23 +32,23 @@ type Store struct {
 // under dir.
 func Open(dir, name string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("localstore: %w", err)
+		return nil, fmt.Errorf("workerstore: %w", err)
 	}
 	path := filepath.Join(dir, "agentree-"+name+".db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(on)&_pragma=synchronous(NORMAL)")
 	if err != nil {
-		return nil, fmt.Errorf("localstore: open %s: %w", path, err)
+		return nil, fmt.Errorf("workerstore: open %s: %w", path, err)
 	}
 	// One writer at a time is SQLite's rule; one connection keeps the
 	// driver from queueing behind its own busy lock.
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("localstore: schema of %s: %w", path, err)
+		return nil, fmt.Errorf("workerstore: schema of %s: %w", path, err)
 	}
 	if err := upgrade(db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("localstore: upgrade %s: %w", path, err)
+		return nil, fmt.Errorf("workerstore: upgrade %s: %w", path, err)
 	}
 	return &Store{db: db, path: path}, nil
 }
@@ -163,7 +163,7 @@ func (s *Store) Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Entr
 		return nil, wrap("path", err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("localstore: path to %s: %w", leafID, agentsdk.ErrNotFound)
+		return nil, fmt.Errorf("workerstore: path to %s: %w", leafID, agentsdk.ErrNotFound)
 	}
 	return out, nil
 }
@@ -193,12 +193,12 @@ func (s *Store) AppendEntries(ctx context.Context, orgID string, es []agentsdk.E
 	for i, e := range es {
 		if e.ParentID == agentsdk.PrevEntry {
 			if i == 0 {
-				return nil, fmt.Errorf("%w: localstore: the first entry has parent %s", agentsdk.ErrInvalidInput, agentsdk.PrevEntry)
+				return nil, fmt.Errorf("%w: workerstore: the first entry has parent %s", agentsdk.ErrInvalidInput, agentsdk.PrevEntry)
 			}
 			e.ParentID = out[i-1].ID
 		}
 		if e.IdempotencyKey == "" {
-			return nil, fmt.Errorf("%w: localstore: an entry needs an idempotency key", agentsdk.ErrInvalidInput)
+			return nil, fmt.Errorf("%w: workerstore: an entry needs an idempotency key", agentsdk.ErrInvalidInput)
 		}
 		got, err := scanEntry(tx.QueryRowContext(ctx, `SELECT `+entryCols+` FROM entry WHERE execution = ? AND key = ?`, e.ExecutionID, e.IdempotencyKey))
 		if err == nil {
@@ -215,7 +215,7 @@ func (s *Store) AppendEntries(ctx context.Context, orgID string, es []agentsdk.E
 				return nil, notFound("append: parent "+e.ParentID, err)
 			}
 			if pexec != e.ExecutionID {
-				return nil, fmt.Errorf("%w: localstore: parent %s is not an entry of execution %s", agentsdk.ErrInvalidInput, e.ParentID, e.ExecutionID)
+				return nil, fmt.Errorf("%w: workerstore: parent %s is not an entry of execution %s", agentsdk.ErrInvalidInput, e.ParentID, e.ExecutionID)
 			}
 			depth++
 			parent = e.ParentID
@@ -361,12 +361,12 @@ func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("localstore: %s: %w", op, err)
+	return fmt.Errorf("workerstore: %s: %w", op, err)
 }
 
 func notFound(op string, err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("localstore: %s: %w", op, agentsdk.ErrNotFound)
+		return fmt.Errorf("workerstore: %s: %w", op, agentsdk.ErrNotFound)
 	}
 	return wrap(op, err)
 }

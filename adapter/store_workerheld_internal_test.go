@@ -7,30 +7,30 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
 )
 
-// TestLocalModesStayBounded: a worker with a local store remembers each
+// TestWorkerHeldModesStayBounded: a worker with its own store remembers each
 // execution's persistence mode, but no more than maxModes of them: past
 // that it starts over, and every answer stays right.
-func TestLocalModesStayBounded(t *testing.T) {
+func TestWorkerHeldModesStayBounded(t *testing.T) {
 	ctx := context.Background()
 	es := entrystore.New(pgtest.New(t))
 	org, err := es.CreateOrg(ctx, "modes", "Modes")
 	require.NoError(t, err)
-	file, err := localstore.Open(t.TempDir(), "w1")
+	file, err := workerstore.Open(t.TempDir(), "w1")
 	require.NoError(t, err)
-	s := newLocalAware(pgStore{es: es}, file)
+	s := newHeldAware(pgStore{es: es}, file)
 	s.maxModes = 3
 
 	want := map[string]bool{}
 	for i := range 10 {
 		cfg := agentsdk.Config{}
 		if i%2 == 0 {
-			cfg.PersistenceMode = agentsdk.PersistenceLocal
+			cfg.PersistenceMode = agentsdk.PersistenceWorkerHeld
 		}
 		raw, err := json.Marshal(cfg)
 		require.NoError(t, err)
@@ -40,7 +40,7 @@ func TestLocalModesStayBounded(t *testing.T) {
 	}
 	for range 2 {
 		for id, local := range want {
-			got, err := s.isLocal(ctx, org.ID, id)
+			got, err := s.isHeld(ctx, org.ID, id)
 			require.NoError(t, err)
 			require.Equal(t, local, got, id)
 			require.LessOrEqual(t, len(s.modes), 3)

@@ -14,13 +14,13 @@ import (
 	"github.com/agentree/agentree/agentsdk/scripted"
 )
 
-// TestLocalExecutionIsReadableOverREST: a local execution's conversation
+// TestWorkerHeldExecutionIsReadableOverREST: a worker-held execution's conversation
 // is read from its worker, and every read answers what the same
 // conversation kept in Postgres answers — the same items, fields and
 // numbers, IDs and times aside — page by page; with its worker stopped,
 // a read is a 503 saying the worker is not reachable. A fork or a resume
 // of it is a 409 that says why.
-func TestLocalExecutionIsReadableOverREST(t *testing.T) {
+func TestWorkerHeldExecutionIsReadableOverREST(t *testing.T) {
 	model := scripted.New(func(_ int, req agentsdk.ModelRequest) scripted.Turn {
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role == agentsdk.RoleUser {
@@ -30,7 +30,7 @@ func TestLocalExecutionIsReadableOverREST(t *testing.T) {
 		return scripted.Turn{Text: "Done: " + last.Text()}
 	})
 	e := newEnv(t, envOptions{noWorker: true})
-	_, stop := e.startLocalWorker("wr", t.TempDir(), time.Hour, []agentsdk.Provider{model}, []*agentsdk.Tool{echoTool()})
+	_, stop := e.startHoldingWorker("wr", t.TempDir(), time.Hour, []agentsdk.Provider{model}, []*agentsdk.Tool{echoTool()})
 	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 
 	// The same conversation twice: once local, once in Postgres. The
@@ -138,7 +138,7 @@ func TestLocalExecutionIsReadableOverREST(t *testing.T) {
 	stop()
 	for _, p := range []string{"/messages", "/tool-calls", "/usage"} {
 		r := e.fails(e.keyA, http.MethodGet, base+"/"+local+p, nil, http.StatusServiceUnavailable, "unavailable")
-		require.Contains(t, r.Body["message"], `the worker holding the execution's local store is not reachable: worker "wr"`, p)
+		require.Contains(t, r.Body["message"], `the worker holding the execution's conversation is not reachable: worker "wr"`, p)
 	}
 	require.Equal(t, "local", e.ok(e.keyA, http.MethodGet, base+"/"+local, nil)["persistenceMode"])
 }

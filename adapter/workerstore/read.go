@@ -1,4 +1,4 @@
-package localstore
+package workerstore
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 )
 
-// The reads below serve a local execution's conversation to the API (the
+// The reads below serve a worker-held execution's conversation to the API (the
 // adapter answers the gateway's queries with them): the same lists, in
 // the same orders, as the Postgres store's, paged by keyset.
 
@@ -93,7 +93,7 @@ func (s *Store) PathPage(ctx context.Context, orgID, executionID, leafID string,
 		return nil, false, err
 	}
 	if leaf.ExecutionID != executionID {
-		return nil, false, fmt.Errorf("localstore: path page: leaf %s: %w", leafID, agentsdk.ErrNotFound)
+		return nil, false, fmt.Errorf("workerstore: path page: leaf %s: %w", leafID, agentsdk.ErrNotFound)
 	}
 	page, err := s.pathPage(ctx, orgID, leafID, afterDepth, limit+1, entryType)
 	if err != nil {

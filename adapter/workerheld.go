@@ -17,30 +17,30 @@ import (
 	"github.com/agentree/agentree/entrystore"
 )
 
-// localMode is the change that runs executions in persistenceMode local
+// workerHeldChange is the change that runs executions in persistenceMode local
 // on the queue of the worker holding their store.
-const localMode = "adapter.local-mode"
+const workerHeldChange = "adapter.local-mode"
 
-// LocalQueue is the task queue only the worker named name polls, beside
+// WorkerQueue is the task queue only the worker named name polls, beside
 // the shared queue: where the executions whose store it holds run (named
-// in the client package, whose local reads go there too).
-var LocalQueue = client.LocalQueue
+// in the client package, whose held reads go there too).
+var WorkerQueue = client.WorkerQueue
 
-// ErrTypeNoLocalStore fails a local execution that reached a worker
-// without a local store before any worker with one took it.
-const ErrTypeNoLocalStore = "AgentreeNoLocalStore"
+// ErrTypeNoWorkerStore fails a worker-held execution that reached a worker
+// without a worker store before any worker with one took it.
+const ErrTypeNoWorkerStore = "AgentreeNoLocalStore"
 
-// LocalClaimInput asks which worker holds a local execution's store
+// HolderClaimInput asks which worker holds a worker-held execution's store
 // (claiming it for this worker if none does yet); with First, the
 // holder appends the execution's first user entry to its store.
-type LocalClaimInput struct {
+type HolderClaimInput struct {
 	OrgID       string `json:"orgId"`
 	ExecutionID string `json:"executionId"`
 	First       bool   `json:"first,omitempty"`
 }
 
-// LocalClaim is where a local execution's store lives.
-type LocalClaim struct {
+// HolderClaim is where a worker-held execution's store lives.
+type HolderClaim struct {
 	Worker string `json:"worker"`
 	Queue  string `json:"queue"`
 	// FirstEntryID is the first user entry, when asked for and this worker
@@ -48,18 +48,18 @@ type LocalClaim struct {
 	FirstEntryID string `json:"firstEntryId,omitempty"`
 }
 
-// toLocalQueue routes a local execution's run: on a worker other than the
+// toWorkerQueue routes a worker-held execution's run: on a worker other than the
 // one holding its store it returns that worker's queue, to continue as
 // new there; on the holder it returns "" and, for the first run, sets the
 // first user entry (appended to the holder's store) as the leaf.
-func (r *segmentRunner) toLocalQueue(ctx workflow.Context, changes map[string]int, in *SegmentInput) (string, error) {
-	if version(ctx, changes, localMode, 1) == workflow.DefaultVersion {
+func (r *segmentRunner) toWorkerQueue(ctx workflow.Context, changes map[string]int, in *SegmentInput) (string, error) {
+	if version(ctx, changes, workerHeldChange, 1) == workflow.DefaultVersion {
 		return "", nil
 	}
-	var claim LocalClaim
+	var claim HolderClaim
 	lctx := workflow.WithLocalActivityOptions(ctx, r.opts.localOptions())
 	err := workflow.ExecuteLocalActivity(lctx, r.opts.claimLocal,
-		LocalClaimInput{OrgID: in.OrgID, ExecutionID: in.ExecutionID, First: in.Sequence == 0 && in.LeafID == ""}).Get(ctx, &claim)
+		HolderClaimInput{OrgID: in.OrgID, ExecutionID: in.ExecutionID, First: in.Sequence == 0 && in.LeafID == ""}).Get(ctx, &claim)
 	if err != nil {
 		return "", err
 	}
@@ -72,26 +72,28 @@ func (r *segmentRunner) toLocalQueue(ctx workflow.Context, changes map[string]in
 	return "", nil
 }
 
-// claimLocal is the local activity of toLocalQueue.
-func (o *Options) claimLocal(ctx context.Context, in LocalClaimInput) (LocalClaim, error) {
+// claimLocal is the local activity of toWorkerQueue. Its name is the
+// local-activity type recorded in histories (the SDK names a local
+// activity given as a function after it): keep it.
+func (o *Options) claimLocal(ctx context.Context, in HolderClaimInput) (HolderClaim, error) {
 	ex, err := o.Store.GetExecution(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
-		return LocalClaim{}, storeError(err)
+		return HolderClaim{}, storeError(err)
 	}
-	if ex.LocalWorker == "" && o.LocalStore == nil {
-		msg := fmt.Sprintf("execution %s is in persistenceMode local, and the worker that took it has no local store (set localStore.dir in its configuration)", ex.ID)
+	if ex.Holder == "" && o.WorkerStore == nil {
+		msg := fmt.Sprintf("execution %s is in persistenceMode local, and the worker that took it has no worker store (set localStore.dir in its configuration)", ex.ID)
 		_, _ = o.Store.Transition(ctx, in.OrgID, in.ExecutionID, entrystore.Transition{To: entrystore.StatusFailed, Error: msg})
 		_ = pgStore{es: o.Store}.Publish(ctx, in.OrgID, in.ExecutionID, event.Failed{AgentExecutionID: ex.ID, Status: string(entrystore.StatusFailed), Error: msg})
-		return LocalClaim{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeNoLocalStore, nil)
+		return HolderClaim{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeNoWorkerStore, nil)
 	}
-	worker := ex.LocalWorker
+	worker := ex.Holder
 	if worker == "" {
-		if worker, _, err = o.Store.ClaimLocal(ctx, in.OrgID, in.ExecutionID, o.LocalName, LocalQueue(ex.Queue, o.LocalName)); err != nil {
-			return LocalClaim{}, storeError(err)
+		if worker, _, err = o.Store.ClaimHolder(ctx, in.OrgID, in.ExecutionID, o.WorkerName, WorkerQueue(ex.Queue, o.WorkerName)); err != nil {
+			return HolderClaim{}, storeError(err)
 		}
 	}
-	claim := LocalClaim{Worker: worker, Queue: LocalQueue(ex.Queue, worker)}
-	if worker != o.LocalName || !in.First || o.LocalStore == nil {
+	claim := HolderClaim{Worker: worker, Queue: WorkerQueue(ex.Queue, worker)}
+	if worker != o.WorkerName || !in.First || o.WorkerStore == nil {
 		return claim, nil
 	}
 	var start struct {
@@ -99,30 +101,30 @@ func (o *Options) claimLocal(ctx context.Context, in LocalClaimInput) (LocalClai
 	}
 	_ = json.Unmarshal(ex.Input, &start)
 	content, _ := json.Marshal(agentsdk.TextMessage(agentsdk.RoleUser, start.UserPrompt))
-	first, err := o.LocalStore.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{{
+	first, err := o.WorkerStore.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{{
 		ExecutionID: ex.ID, Type: agentsdk.EntryMessage, Role: agentsdk.RoleUser, Content: content, IdempotencyKey: entrystore.InputKey(ex.ID),
 	}})
 	if err != nil {
-		return LocalClaim{}, err
+		return HolderClaim{}, err
 	}
 	claim.FirstEntryID = first[0].ID
 	return claim, nil
 }
 
-// UnavailableLocalStore is the error of a local execution failed because
+// UnavailableWorkerStore is the error of a worker-held execution failed because
 // the worker holding its store was gone past the grace period.
-func UnavailableLocalStore(worker string, gone time.Duration) string {
-	return fmt.Sprintf("its local store lives on worker %s, which is unavailable (gone for %s, past the grace period)", worker, gone.Round(time.Second))
+func UnavailableWorkerStore(worker string, gone time.Duration) string {
+	return fmt.Sprintf("its worker store lives on worker %s, which is unavailable (gone for %s, past the grace period)", worker, gone.Round(time.Second))
 }
 
-// failLostLocal fails the live local executions whose worker has been
+// failLostHeld fails the live worker-held executions whose worker has been
 // gone (no live capability on its queue) longer than grace, and returns
 // how many it failed. A worker back in time clears the clock.
-func (r *Reconciler) failLostLocal(ctx context.Context) (int, error) {
-	if r.localGrace <= 0 {
+func (r *Reconciler) failLostHeld(ctx context.Context) (int, error) {
+	if r.holderGrace <= 0 {
 		return 0, nil
 	}
-	hs, err := r.es.LocalHoldings(ctx, reconcileBatch)
+	hs, err := r.es.Holdings(ctx, reconcileBatch)
 	if err != nil {
 		return 0, err
 	}
@@ -131,18 +133,18 @@ func (r *Reconciler) failLostLocal(ctx context.Context) (int, error) {
 	for _, h := range hs {
 		if h.Live {
 			if h.MissingSince != nil {
-				_, err = r.es.SetLocalMissing(ctx, h.OrgID, h.ExecutionID, nil)
+				_, err = r.es.SetHolderMissing(ctx, h.OrgID, h.ExecutionID, nil)
 				errs = append(errs, err)
 			}
 			continue
 		}
 		now := time.Now()
-		since, err := r.es.SetLocalMissing(ctx, h.OrgID, h.ExecutionID, &now)
-		if err != nil || since == nil || now.Sub(*since) < r.localGrace {
+		since, err := r.es.SetHolderMissing(ctx, h.OrgID, h.ExecutionID, &now)
+		if err != nil || since == nil || now.Sub(*since) < r.holderGrace {
 			errs = append(errs, err)
 			continue
 		}
-		msg := UnavailableLocalStore(h.Worker, now.Sub(*since))
+		msg := UnavailableWorkerStore(h.Worker, now.Sub(*since))
 		if _, err := r.es.Transition(ctx, h.OrgID, h.ExecutionID, entrystore.Transition{To: entrystore.StatusFailed, Error: msg}); err != nil {
 			errs = append(errs, err)
 			continue
@@ -154,7 +156,7 @@ func (r *Reconciler) failLostLocal(ctx context.Context) (int, error) {
 			errs = append(errs, err)
 		}
 		failed++
-		r.log("local execution failed: its worker is gone", "execution", h.ExecutionID, "worker", h.Worker)
+		r.log("worker-held execution failed: its worker is gone", "execution", h.ExecutionID, "worker", h.Worker)
 	}
 	return failed, errors.Join(errs...)
 }

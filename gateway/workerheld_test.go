@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -21,25 +21,25 @@ import (
 	"github.com/agentree/agentree/internal/temporaltest"
 )
 
-// startLocalWorker runs a worker named name with a local store under dir:
+// startHoldingWorker runs a worker named name with a worker store under dir:
 // one worker.Worker on the shared queue and one on its own queue. It
 // returns the store and a stop that ends both, as a worker process
 // stopping would.
-func (e *env) startLocalWorker(name, dir string, grace time.Duration, providers []agentsdk.Provider, tools []*agentsdk.Tool) (*localstore.Store, func()) {
+func (e *env) startHoldingWorker(name, dir string, grace time.Duration, providers []agentsdk.Provider, tools []*agentsdk.Tool) (*workerstore.Store, func()) {
 	t := e.t
 	pool, err := pgxpool.New(context.Background(), e.dbURL)
 	require.NoError(t, err)
-	store, err := localstore.Open(dir, name)
+	store, err := workerstore.Open(dir, name)
 	require.NoError(t, err)
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})}, Providers: providers, Tools: tools,
-		LocalStore: store, LocalName: name, LocalGrace: grace, ReconcileInterval: 200 * time.Millisecond,
+		WorkerStore: store, WorkerName: name, HolderGrace: grace, ReconcileInterval: 200 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	wc, err := client.Dial(client.Options{HostPort: temporaltest.Address(t), Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
 	require.NoError(t, err)
 	shared := worker.New(wc, e.queue, worker.Options{})
-	own := worker.New(wc, adapter.LocalQueue(e.queue, name), worker.Options{})
+	own := worker.New(wc, adapter.WorkerQueue(e.queue, name), worker.Options{})
 	require.NoError(t, shared.Start())
 	require.NoError(t, own.Start())
 	stopped := false
@@ -58,13 +58,13 @@ func (e *env) startLocalWorker(name, dir string, grace time.Duration, providers 
 	return store, stop
 }
 
-// TestLocalModeKeepsEntriesOnTheWorker: an execution in persistenceMode
+// TestWorkerHeldKeepsEntriesOnTheWorker: an execution in persistenceMode
 // local keeps its conversation in its worker's store — not one entry,
 // tool call or checkpoint leaf in Postgres — and converses as any other;
 // the gateway reads them from the worker; another
 // worker cannot take it over, and once its worker is gone past the grace
 // period it fails, saying so.
-func TestLocalModeKeepsEntriesOnTheWorker(t *testing.T) {
+func TestWorkerHeldKeepsEntriesOnTheWorker(t *testing.T) {
 	ctx := context.Background()
 	model := scripted.New(func(_ int, req agentsdk.ModelRequest) scripted.Turn {
 		last := req.Messages[len(req.Messages)-1]
@@ -75,7 +75,7 @@ func TestLocalModeKeepsEntriesOnTheWorker(t *testing.T) {
 	})
 	providers, tools := []agentsdk.Provider{model}, []*agentsdk.Tool{echoTool()}
 	e := newEnv(t, envOptions{noWorker: true})
-	storeA, stopA := e.startLocalWorker("wa", t.TempDir(), 2*time.Second, providers, tools)
+	storeA, stopA := e.startHoldingWorker("wa", t.TempDir(), 2*time.Second, providers, tools)
 
 	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
 	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
@@ -113,7 +113,7 @@ func TestLocalModeKeepsEntriesOnTheWorker(t *testing.T) {
 	require.Zero(t, pgLeaves, "no checkpoint in Postgres points at an entry")
 
 	// The gateway reads it from the worker
-	// (TestLocalExecutionIsReadableOverREST has the rest).
+	// (TestWorkerHeldExecutionIsReadableOverREST has the rest).
 	msgs := e.ok(e.keyA, http.MethodGet, path+"/messages", nil)["messages"].([]any)
 	require.Len(t, msgs, 2*4)
 
@@ -121,14 +121,14 @@ func TestLocalModeKeepsEntriesOnTheWorker(t *testing.T) {
 	// is taken by the inbox, and after the grace period the execution
 	// fails, saying where its store is.
 	stopA()
-	storeB, _ := e.startLocalWorker("wb", t.TempDir(), 2*time.Second, providers, tools)
+	storeB, _ := e.startHoldingWorker("wb", t.TempDir(), 2*time.Second, providers, tools)
 	e.ok(e.keyA, http.MethodPost, path+"/signal", map[string]any{"signalName": "userMessage", "signalValue": map[string]any{"text": "third message"}})
 	var end map[string]any
 	poll(t, time.Minute, func() bool {
 		end = e.ok(e.keyA, http.MethodGet, path, nil)
 		return end["status"] == "FAILED"
 	}, "the execution never failed")
-	require.Contains(t, end["errorMessage"], "its local store lives on worker wa, which is unavailable")
+	require.Contains(t, end["errorMessage"], "its worker store lives on worker wa, which is unavailable")
 	n, err = storeB.Count(ctx, id)
 	require.NoError(t, err)
 	require.Zero(t, n, "the other worker took nothing over")

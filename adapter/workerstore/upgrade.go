@@ -1,4 +1,4 @@
-package localstore
+package workerstore
 
 import (
 	"database/sql"

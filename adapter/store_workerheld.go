@@ -6,21 +6,21 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/internal/engine"
 )
 
-// localAware is the store of a worker with a local store: an execution in
+// heldAware is the store of a worker with its own store: an execution in
 // persistenceMode local keeps its entries, content, checkpoints and
 // tool-call records in the worker's file; its row, status, signals and
 // stream, and everything of other executions, are pgStore's.
-type localAware struct {
+type heldAware struct {
 	pgStore
-	file *localstore.Store
+	file *workerstore.Store
 
 	mu    sync.Mutex
-	modes map[string]bool // execution → kept locally
+	modes map[string]bool // execution → held here
 	// maxModes bounds modes: past it the map starts over (a mode is
 	// read again from the execution's row, once).
 	maxModes int
@@ -30,15 +30,15 @@ type localAware struct {
 // few megabytes.
 const defaultMaxModes = 100_000
 
-var _ engine.Store = (*localAware)(nil)
+var _ engine.Store = (*heldAware)(nil)
 
-func newLocalAware(pg pgStore, file *localstore.Store) *localAware {
-	return &localAware{pgStore: pg, file: file, modes: map[string]bool{}, maxModes: defaultMaxModes}
+func newHeldAware(pg pgStore, file *workerstore.Store) *heldAware {
+	return &heldAware{pgStore: pg, file: file, modes: map[string]bool{}, maxModes: defaultMaxModes}
 }
 
-// isLocal reports whether the execution keeps its conversation here. Its
+// isHeld reports whether the execution keeps its conversation here. Its
 // mode is frozen in its configuration, so it is read once.
-func (s *localAware) isLocal(ctx context.Context, orgID, executionID string) (bool, error) {
+func (s *heldAware) isHeld(ctx context.Context, orgID, executionID string) (bool, error) {
 	s.mu.Lock()
 	v, ok := s.modes[executionID]
 	s.mu.Unlock()
@@ -53,17 +53,17 @@ func (s *localAware) isLocal(ctx context.Context, orgID, executionID string) (bo
 	if len(s.modes) >= s.maxModes {
 		clear(s.modes)
 	}
-	s.modes[executionID] = cfg.Local()
+	s.modes[executionID] = cfg.WorkerHeld()
 	s.mu.Unlock()
-	return cfg.Local(), nil
+	return cfg.WorkerHeld(), nil
 }
 
-// here reports whether the entry is in the local file.
-func (s *localAware) here(ctx context.Context, id string) (bool, error) {
+// here reports whether the entry is in the worker's file.
+func (s *heldAware) here(ctx context.Context, id string) (bool, error) {
 	return s.file.Has(ctx, id)
 }
 
-func (s *localAware) Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
+func (s *heldAware) Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
 	if ok, err := s.here(ctx, leafID); err != nil || ok {
 		if err != nil {
 			return nil, err
@@ -73,7 +73,7 @@ func (s *localAware) Path(ctx context.Context, orgID, leafID string) ([]agentsdk
 	return s.pgStore.Path(ctx, orgID, leafID)
 }
 
-func (s *localAware) ContextPath(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
+func (s *heldAware) ContextPath(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
 	if ok, err := s.here(ctx, leafID); err != nil || ok {
 		if err != nil {
 			return nil, err
@@ -83,16 +83,16 @@ func (s *localAware) ContextPath(ctx context.Context, orgID, leafID string) ([]a
 	return s.pgStore.ContextPath(ctx, orgID, leafID)
 }
 
-// PathAfter is pgStore's for executions in Postgres; a local execution's
+// PathAfter is pgStore's for executions in Postgres; a worker-held execution's
 // path is read whole from the file (complete false).
-func (s *localAware) PathAfter(ctx context.Context, orgID, executionID, leafID string, afterDepth int) ([]agentsdk.Entry, bool, error) {
-	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+func (s *heldAware) PathAfter(ctx context.Context, orgID, executionID, leafID string, afterDepth int) ([]agentsdk.Entry, bool, error) {
+	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		return nil, false, err
 	}
 	return s.pgStore.PathAfter(ctx, orgID, executionID, leafID, afterDepth)
 }
 
-func (s *localAware) GetEntry(ctx context.Context, orgID, id string) (agentsdk.Entry, error) {
+func (s *heldAware) GetEntry(ctx context.Context, orgID, id string) (agentsdk.Entry, error) {
 	if ok, err := s.here(ctx, id); err != nil || ok {
 		if err != nil {
 			return agentsdk.Entry{}, err
@@ -102,8 +102,8 @@ func (s *localAware) GetEntry(ctx context.Context, orgID, id string) (agentsdk.E
 	return s.pgStore.GetEntry(ctx, orgID, id)
 }
 
-func (s *localAware) EntryByKey(ctx context.Context, orgID, executionID, key string) (agentsdk.Entry, error) {
-	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+func (s *heldAware) EntryByKey(ctx context.Context, orgID, executionID, key string) (agentsdk.Entry, error) {
+	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		if err != nil {
 			return agentsdk.Entry{}, err
 		}
@@ -112,9 +112,9 @@ func (s *localAware) EntryByKey(ctx context.Context, orgID, executionID, key str
 	return s.pgStore.EntryByKey(ctx, orgID, executionID, key)
 }
 
-func (s *localAware) AppendEntries(ctx context.Context, orgID string, entries []agentsdk.Entry) ([]agentsdk.Entry, error) {
+func (s *heldAware) AppendEntries(ctx context.Context, orgID string, entries []agentsdk.Entry) ([]agentsdk.Entry, error) {
 	if len(entries) > 0 {
-		if ok, err := s.isLocal(ctx, orgID, entries[0].ExecutionID); err != nil || ok {
+		if ok, err := s.isHeld(ctx, orgID, entries[0].ExecutionID); err != nil || ok {
 			if err != nil {
 				return nil, err
 			}
@@ -124,8 +124,8 @@ func (s *localAware) AppendEntries(ctx context.Context, orgID string, entries []
 	return s.pgStore.AppendEntries(ctx, orgID, entries)
 }
 
-func (s *localAware) PutContent(ctx context.Context, orgID, executionID string, data []byte, mediaType string) (string, error) {
-	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+func (s *heldAware) PutContent(ctx context.Context, orgID, executionID string, data []byte, mediaType string) (string, error) {
+	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		if err != nil {
 			return "", err
 		}
@@ -134,8 +134,8 @@ func (s *localAware) PutContent(ctx context.Context, orgID, executionID string, 
 	return s.pgStore.PutContent(ctx, orgID, executionID, data, mediaType)
 }
 
-func (s *localAware) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) error {
-	if ok, err := s.isLocal(ctx, r.OrgID, r.ExecutionID); err != nil || ok {
+func (s *heldAware) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) error {
+	if ok, err := s.isHeld(ctx, r.OrgID, r.ExecutionID); err != nil || ok {
 		if err != nil {
 			return err
 		}
@@ -144,8 +144,8 @@ func (s *localAware) RecordToolCall(ctx context.Context, r agentsdk.ToolCallReco
 	return s.pgStore.RecordToolCall(ctx, r)
 }
 
-func (s *localAware) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
-	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+func (s *heldAware) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
+	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		if err != nil {
 			return agentsdk.ToolCallRecord{}, err
 		}
@@ -154,11 +154,11 @@ func (s *localAware) ToolCall(ctx context.Context, orgID, executionID, messageID
 	return s.pgStore.ToolCall(ctx, orgID, executionID, messageID, toolCallID)
 }
 
-// AppendCheckpoint keeps a local execution's checkpoint here, and its
+// AppendCheckpoint keeps a worker-held execution's checkpoint here, and its
 // sequence and state (without the leaf, an entry Postgres does not hold)
 // in Postgres, whose sequence rule decides conflicts as for any execution.
-func (s *localAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) error {
-	ok, err := s.isLocal(ctx, c.OrgID, c.ExecutionID)
+func (s *heldAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) error {
+	ok, err := s.isHeld(ctx, c.OrgID, c.ExecutionID)
 	if err != nil || !ok {
 		if err != nil {
 			return err
@@ -171,9 +171,9 @@ func (s *localAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) 
 	if pgErr != nil && !errors.Is(pgErr, engine.ErrConflict) {
 		return pgErr
 	}
-	err = s.file.AppendCheckpoint(ctx, localstore.Checkpoint{OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
+	err = s.file.AppendCheckpoint(ctx, workerstore.Checkpoint{OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
 		LeafID: leaf, State: c.State, Metadata: c.Metadata})
-	if errors.Is(err, localstore.ErrConflict) {
+	if errors.Is(err, workerstore.ErrConflict) {
 		return fmt.Errorf("%w: %w", engine.ErrConflict, err)
 	}
 	if err != nil {
@@ -182,20 +182,20 @@ func (s *localAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) 
 	return pgErr
 }
 
-// ReplaceCheckpoint is pgStore's for executions in Postgres; a local
+// ReplaceCheckpoint is pgStore's for executions in Postgres; a worker-held
 // execution's checkpoints are not rewritten.
-func (s *localAware) ReplaceCheckpoint(ctx context.Context, c engine.Checkpoint) error {
-	if ok, err := s.isLocal(ctx, c.OrgID, c.ExecutionID); err != nil || ok {
+func (s *heldAware) ReplaceCheckpoint(ctx context.Context, c engine.Checkpoint) error {
+	if ok, err := s.isHeld(ctx, c.OrgID, c.ExecutionID); err != nil || ok {
 		if err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: a local execution's checkpoint is not rewritten", engine.ErrConflict)
+		return fmt.Errorf("%w: a worker-held execution's checkpoint is not rewritten", engine.ErrConflict)
 	}
 	return s.pgStore.ReplaceCheckpoint(ctx, c)
 }
 
-func (s *localAware) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (engine.Checkpoint, error) {
-	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+func (s *heldAware) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (engine.Checkpoint, error) {
+	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		if err != nil {
 			return engine.Checkpoint{}, err
 		}
@@ -205,16 +205,16 @@ func (s *localAware) GetCheckpoint(ctx context.Context, orgID, executionID strin
 	return s.pgStore.GetCheckpoint(ctx, orgID, executionID, seq)
 }
 
-// ConsumeSignal appends a local execution's entry here, then marks the
+// ConsumeSignal appends a worker-held execution's entry here, then marks the
 // signal consumed in Postgres: a crash between the two leaves the entry
 // and an unconsumed signal, and the retry finds the entry by its key and
 // marks the signal.
-func (s *localAware) ConsumeSignal(ctx context.Context, orgID, signalID string, e agentsdk.Entry) (agentsdk.Entry, error) {
+func (s *heldAware) ConsumeSignal(ctx context.Context, orgID, signalID string, e agentsdk.Entry) (agentsdk.Entry, error) {
 	executionID, consumed, err := s.es.SignalState(ctx, orgID, signalID)
 	if err != nil {
 		return agentsdk.Entry{}, engineError(err)
 	}
-	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || !ok {
+	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || !ok {
 		if err != nil {
 			return agentsdk.Entry{}, err
 		}
@@ -240,8 +240,8 @@ func (s *localAware) ConsumeSignal(ctx context.Context, orgID, signalID string, 
 	return got[0], engineError(s.es.MarkSignalConsumed(ctx, orgID, signalID))
 }
 
-func (s *localAware) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error {
-	if ok, err := s.isLocal(ctx, orgID, executionID); err != nil || ok {
+func (s *heldAware) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error {
+	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		if err != nil {
 			return err
 		}

@@ -14,23 +14,23 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter/client"
-	"github.com/agentree/agentree/adapter/localstore"
+	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 )
 
-// localReader is the workflow of client.LocalReaderWorkflow: it answers
-// client.LocalReadQuery from this worker's local store and otherwise
+// heldReader is the workflow of client.HeldReaderWorkflow: it answers
+// client.HeldReadQuery from this worker's store and otherwise
 // waits forever, so its history stays the few events of its start. The
 // query handler reads the store, which a workflow may not do: a query
 // changes nothing and adds no event, so nothing replays its reads, and
 // the store it reads is the one the execution's own runs write on this
 // worker — the answer is the conversation as stored now.
-func (o *Options) localReader(ctx workflow.Context) error {
-	err := workflow.SetQueryHandler(ctx, client.LocalReadQuery, func(in client.LocalReadInput) (client.LocalReadOutput, error) {
+func (o *Options) heldReader(ctx workflow.Context) error {
+	err := workflow.SetQueryHandler(ctx, client.HeldReadQuery, func(in client.HeldReadInput) (client.HeldReadOutput, error) {
 		qctx, cancel := context.WithTimeout(context.Background(), storeWriteTimeout)
 		defer cancel()
-		return o.readLocal(qctx, in)
+		return o.readHeld(qctx, in)
 	})
 	if err != nil {
 		return err
@@ -38,14 +38,14 @@ func (o *Options) localReader(ctx workflow.Context) error {
 	return workflow.Await(ctx, func() bool { return false })
 }
 
-// readLocal answers one read. What is not there, or a malformed cursor,
+// readHeld answers one read. What is not there, or a malformed cursor,
 // is said in the answer (the client maps it to the store's errors); an
 // error is a store that failed.
-func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (client.LocalReadOutput, error) {
-	var out client.LocalReadOutput
-	f := o.LocalStore
+func (o *Options) readHeld(ctx context.Context, in client.HeldReadInput) (client.HeldReadOutput, error) {
+	var out client.HeldReadOutput
+	f := o.WorkerStore
 	if f == nil {
-		return out, fmt.Errorf("adapter: worker %q has no local store", o.LocalName)
+		return out, fmt.Errorf("adapter: worker %q has no worker store", o.WorkerName)
 	}
 	n := min(max(in.Limit, 0), entrystore.MaxPageLimit)
 	if n == 0 {
@@ -56,9 +56,9 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 	case client.ReadEntries:
 		var after int64
 		if after, err = intCursor(in.Cursor); err != nil {
-			return client.LocalReadOutput{Invalid: err.Error()}, nil
+			return client.HeldReadOutput{Invalid: err.Error()}, nil
 		}
-		var es []localstore.Stored
+		var es []workerstore.Stored
 		var more bool
 		es, more, err = f.Entries(ctx, in.OrgID, in.ExecutionID, after, n)
 		out.Entries = storeEntries(in.OrgID, es)
@@ -68,16 +68,16 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 	case client.ReadEntry:
 		// Any entry of the organization, as the Postgres store's
 		// GetEntry: the gateway checks whose it is.
-		var e localstore.Stored
+		var e workerstore.Stored
 		if e, err = f.Entry(ctx, in.OrgID, in.ID); err == nil {
-			out.Entries = storeEntries(in.OrgID, []localstore.Stored{e})
+			out.Entries = storeEntries(in.OrgID, []workerstore.Stored{e})
 		}
 	case client.ReadPath:
-		var es []localstore.Stored
+		var es []workerstore.Stored
 		es, err = f.StoredPath(ctx, in.OrgID, in.ID)
 		out.Entries = storeEntries(in.OrgID, es)
 	case client.ReadPathPage:
-		var es []localstore.Stored
+		var es []workerstore.Stored
 		es, out.More, err = f.PathPage(ctx, in.OrgID, in.ExecutionID, in.ID, in.AfterDepth, n, in.EntryType)
 		out.Entries = storeEntries(in.OrgID, es)
 	case client.ReadLeaf:
@@ -86,10 +86,10 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 		after := int64(-1)
 		if in.Cursor != "" {
 			if after, err = intCursor(in.Cursor); err != nil {
-				return client.LocalReadOutput{Invalid: err.Error()}, nil
+				return client.HeldReadOutput{Invalid: err.Error()}, nil
 			}
 		}
-		var cs []localstore.Checkpoint
+		var cs []workerstore.Checkpoint
 		var more bool
 		cs, more, err = f.Checkpoints(ctx, in.ExecutionID, int(after), n)
 		for _, c := range cs {
@@ -99,7 +99,7 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 			out.Next = strconv.Itoa(cs[len(cs)-1].Sequence)
 		}
 	case client.ReadCheckpoint, client.ReadLatestCheckpoint:
-		var c localstore.Checkpoint
+		var c workerstore.Checkpoint
 		if in.Op == client.ReadCheckpoint {
 			c, err = f.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, in.Sequence)
 		} else {
@@ -110,32 +110,32 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 			out.Checkpoints = []entrystore.Checkpoint{storeCheckpoint(c)}
 		}
 	case client.ReadToolCalls:
-		var cur *localstore.CallCursor
+		var cur *workerstore.CallCursor
 		if in.Cursor != "" {
-			cur = &localstore.CallCursor{}
+			cur = &workerstore.CallCursor{}
 			if json.Unmarshal([]byte(in.Cursor), cur) != nil {
-				return client.LocalReadOutput{Invalid: fmt.Sprintf("cursor %q is not a nextCursor of this list", in.Cursor)}, nil
+				return client.HeldReadOutput{Invalid: fmt.Sprintf("cursor %q is not a nextCursor of this list", in.Cursor)}, nil
 			}
 		}
-		var cs []localstore.StoredCall
+		var cs []workerstore.StoredCall
 		var more bool
 		cs, more, err = f.ToolCalls(ctx, in.ExecutionID, in.ToolName, in.Status, cur, n)
 		out.ToolCalls = storeToolCalls(in.OrgID, cs)
 		if more {
 			last := cs[len(cs)-1]
-			b, _ := json.Marshal(localstore.CallCursor{Step: last.StepNumber, Seq: last.Seq}) // plain fields cannot fail
+			b, _ := json.Marshal(workerstore.CallCursor{Step: last.StepNumber, Seq: last.Seq}) // plain fields cannot fail
 			out.Next = string(b)
 		}
 	case client.ReadLatestToolCall:
-		var c localstore.StoredCall
+		var c workerstore.StoredCall
 		if c, err = f.LatestToolCall(ctx, in.ExecutionID, in.ID); err == nil {
-			out.ToolCalls = storeToolCalls(in.OrgID, []localstore.StoredCall{c})
+			out.ToolCalls = storeToolCalls(in.OrgID, []workerstore.StoredCall{c})
 		}
 	case client.ReadToolCall:
 		// By the record's ID, which is derived (storeToolCalls): look
 		// among the execution's calls.
-		var cs []localstore.StoredCall
-		cur := (*localstore.CallCursor)(nil)
+		var cs []workerstore.StoredCall
+		cur := (*workerstore.CallCursor)(nil)
 		for err == nil {
 			var more bool
 			cs, more, err = f.ToolCalls(ctx, in.ExecutionID, "", "", cur, entrystore.MaxPageLimit)
@@ -149,26 +149,26 @@ func (o *Options) readLocal(ctx context.Context, in client.LocalReadInput) (clie
 				err = agentsdk.ErrNotFound
 				break
 			}
-			cur = &localstore.CallCursor{Step: cs[len(cs)-1].StepNumber, Seq: cs[len(cs)-1].Seq}
+			cur = &workerstore.CallCursor{Step: cs[len(cs)-1].StepNumber, Seq: cs[len(cs)-1].Seq}
 		}
 	case client.ReadContent:
 		out.Content, err = f.Content(ctx, in.OrgID, in.ID)
 		out.MediaType = "text/plain"
 	case client.ReadUsage:
-		var es []localstore.Stored
+		var es []workerstore.Stored
 		if es, err = f.ModelCallEntries(ctx, in.ExecutionID); err == nil {
 			out.Usage = usageByModel(es)
 		}
 	default:
-		return client.LocalReadOutput{Invalid: fmt.Sprintf("unknown read %q", in.Op)}, nil
+		return client.HeldReadOutput{Invalid: fmt.Sprintf("unknown read %q", in.Op)}, nil
 	}
 	if errors.Is(err, agentsdk.ErrNotFound) {
-		return client.LocalReadOutput{NotFound: err.Error()}, nil
+		return client.HeldReadOutput{NotFound: err.Error()}, nil
 	}
 	return out, err
 }
 
-// intCursor reads a cursor the local reads issue: a number.
+// intCursor reads a cursor the held reads issue: a number.
 func intCursor(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
@@ -180,7 +180,7 @@ func intCursor(s string) (int64, error) {
 	return n, nil
 }
 
-func storeEntries(orgID string, es []localstore.Stored) []entrystore.Entry {
+func storeEntries(orgID string, es []workerstore.Stored) []entrystore.Entry {
 	out := make([]entrystore.Entry, len(es))
 	for i, e := range es {
 		out[i] = entrystore.Entry{
@@ -192,7 +192,7 @@ func storeEntries(orgID string, es []localstore.Stored) []entrystore.Entry {
 	return out
 }
 
-// checkpointIDs and toolCallIDs name the IDs derived for a local
+// checkpointIDs and toolCallIDs name the IDs derived for a worker-held
 // execution's checkpoints and tool calls, which the file keys by their
 // natural keys: stable, and distinct from every other execution's.
 var (
@@ -200,14 +200,14 @@ var (
 	toolCallIDs   = uuid.MustParse("0b9f5d52-8e0c-4f1e-b2a4-6a7c3d2e9b02")
 )
 
-func storeCheckpoint(c localstore.Checkpoint) entrystore.Checkpoint {
+func storeCheckpoint(c workerstore.Checkpoint) entrystore.Checkpoint {
 	return entrystore.Checkpoint{
 		ID: uuid.NewSHA1(checkpointIDs, []byte(c.ExecutionID+"/"+strconv.Itoa(c.Sequence))).String(), OrgID: c.OrgID,
 		ExecutionID: c.ExecutionID, Sequence: c.Sequence, LeafEntryID: c.LeafID, State: c.State, Metadata: c.Metadata, CreatedAt: c.CreatedAt,
 	}
 }
 
-func storeToolCalls(orgID string, cs []localstore.StoredCall) []entrystore.ToolCall {
+func storeToolCalls(orgID string, cs []workerstore.StoredCall) []entrystore.ToolCall {
 	out := make([]entrystore.ToolCall, len(cs))
 	for i, c := range cs {
 		t := toStoreToolCall(c.ToolCallRecord)
@@ -222,7 +222,7 @@ func storeToolCalls(orgID string, cs []localstore.StoredCall) []entrystore.ToolC
 // entrystore.ExecutionUsage does in SQL: a call's record is an llm_call
 // entry's metadata or the answer's metadata.llmCall, its usage the
 // record's or the answer's.
-func usageByModel(es []localstore.Stored) []entrystore.UsageLine {
+func usageByModel(es []workerstore.Stored) []entrystore.UsageLine {
 	type usage struct {
 		Input, Output, CacheRead, CacheWrite int64
 		Cost                                 *float64
@@ -287,6 +287,6 @@ func usageByModel(es []localstore.Stored) []entrystore.UsageLine {
 	return lines
 }
 
-// LocalReaderWorkflow is the workflow type of a worker's local reader
-// (client.LocalReaderWorkflow).
-const LocalReaderWorkflow = client.LocalReaderWorkflow
+// HeldReaderWorkflow is the workflow type of a worker's held reader
+// (client.HeldReaderWorkflow).
+const HeldReaderWorkflow = client.HeldReaderWorkflow
