@@ -72,7 +72,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.FollowUps, "follow-ups", 3, "follow-up messages per conversation, each sent when the last is answered")
 	fs.IntVar(&c.OneShots, "one-shots", 5, "one-shot executions sent a message while they write their final answer")
 	fs.IntVar(&c.Workers, "workers", 2, "worker processes")
-	fs.IntVar(&c.WorkerKills, "worker-kills", 10, "worker SIGKILLs")
+	fs.IntVar(&c.WorkerKills, "worker-kills", 14, "worker SIGKILLs (enough that, with the other faults, at least 8 land alone: recovery is timed only on those)")
 	fs.IntVar(&c.GatewayKills, "gateway-kills", 5, "gateway SIGKILLs")
 	fs.IntVar(&c.PostgresRestarts, "postgres-restarts", 2, "Postgres restarts (immediate stop, start)")
 	fs.IntVar(&c.Outages, "outages", 1, "Postgres outages of -outage-length")
