@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -60,9 +61,9 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 		return Result{}, err
 	case next != nil:
 		return Result{}, workflow.NewContinueAsNewError(ctx, r.agent.Kind(), *next)
-	case res.Status == string(engine.StatusFailed):
+	case res.Status == string(domain.StatusFailed):
 		return res, temporal.NewNonRetryableApplicationError(res.Error, "AgentFailed", nil, res)
-	case res.Status == string(engine.StatusCancelled) && ctx.Err() != nil:
+	case res.Status == string(domain.StatusCancelled) && ctx.Err() != nil:
 		return res, temporal.NewCanceledError()
 	}
 	return res, nil

@@ -2,22 +2,14 @@ package entrystore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+
+	"github.com/agentree/agentree/internal/domain"
 )
 
-// Transition is a status change and what comes with it. Empty Error,
-// StopReason and nil Output leave the stored values alone.
-type Transition struct {
-	To         Status
-	Error      string
-	StopReason string
-	Output     json.RawMessage
-	// Steps are added to the execution's step count with the move (not
-	// on a move to the status it has): a completion counts its last step
-	// as it shows the status, so no reader sees COMPLETED without it.
-	Steps int
-}
+// Transition is a status change and what comes with it
+// (domain.Transition).
+type Transition = domain.Transition
 
 // maxTransitionAttempts bounds Transition's read-and-swap loop; each retry
 // means another writer won, so a handful is plenty.
@@ -58,7 +50,7 @@ func updateStatus(ctx context.Context, q querier, op string, ids []string, expec
 		RETURNING `+executionCols,
 		ids[0], ids[1], expectedVersion, string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To), tr.Steps)
 	if !errors.Is(err, errNoRows) {
-		return e.utc(), wrap(op, err)
+		return utcExecution(e), wrap(op, err)
 	}
 	cur, err := getExecution(ctx, q, ids[0], ids[1])
 	if err != nil {

@@ -4,5 +4,9 @@
 // idempotency keys, same outcomes — over an in-memory store, so an agent
 // author can drive an execution with signals and assert on its entries.
 //
-// It imports agentsdk and its step package only.
+// An execution's Status is internal/domain's, named here as an alias (and
+// its constants as agenttest's), so a test reads it as the store keeps it.
+//
+// It imports agentsdk and its step package, the engine (internal/engine)
+// and the domain model it shares with the other stores (internal/domain).
 package agenttest

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -37,16 +38,16 @@ type Options struct {
 
 // Status is where an in-memory execution stands: the execution row's
 // status, as in production.
-type Status = engine.Status
+type Status = domain.Status
 
 // The statuses an in-memory execution reaches.
 const (
-	StatusRunning    = engine.StatusRunning
-	StatusWaiting    = engine.StatusWaiting
-	StatusCancelling = engine.StatusCancelling
-	StatusCompleted  = engine.StatusCompleted
-	StatusFailed     = engine.StatusFailed
-	StatusCancelled  = engine.StatusCancelled
+	StatusRunning    = domain.StatusRunning
+	StatusWaiting    = domain.StatusWaiting
+	StatusCancelling = domain.StatusCancelling
+	StatusCompleted  = domain.StatusCompleted
+	StatusFailed     = domain.StatusFailed
+	StatusCancelled  = domain.StatusCancelled
 )
 
 // Execution is one in-memory execution, run by the same segment engine as
@@ -138,7 +139,7 @@ func (x *Execution) Signal(name string, value any) error {
 // becomes CANCELLING, a running tool's context is cancelled, and the next
 // Run records CANCELLED.
 func (x *Execution) Cancel() error {
-	if _, err := x.Store.Transition(context.Background(), "", x.opts.ExecutionID, engine.Transition{To: StatusCancelling}); err != nil {
+	if _, err := x.Store.Transition(context.Background(), "", x.opts.ExecutionID, domain.Transition{To: StatusCancelling}); err != nil {
 		return err
 	}
 	x.port.cancel()

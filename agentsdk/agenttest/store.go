@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -40,9 +41,9 @@ type Store struct {
 	// ErrUnavailable for an unreachable store).
 	FailAppend func(e agentsdk.Entry) error
 
-	exec        engine.Execution
+	exec        domain.Execution
 	steps       int
-	checkpoints map[int]engine.Checkpoint
+	checkpoints map[int]domain.Checkpoint
 	signals     map[string]*memSignal
 	signalOrder []string
 }
@@ -54,8 +55,8 @@ func newStore(cfg agentsdk.Config, executionID string) *Store {
 	return &Store{
 		config: cfg, entries: map[string]agentsdk.Entry{}, keys: map[string]string{},
 		content: map[string][]byte{}, toolCalls: map[string]agentsdk.ToolCallRecord{},
-		exec:        engine.Execution{Config: raw, Status: engine.StatusPending},
-		checkpoints: map[int]engine.Checkpoint{}, signals: map[string]*memSignal{},
+		exec:        domain.Execution{Config: raw, Status: domain.StatusPending},
+		checkpoints: map[int]domain.Checkpoint{}, signals: map[string]*memSignal{},
 	}
 }
 
