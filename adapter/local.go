@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // The store operations' inputs and outputs are the engine's.

@@ -8,15 +8,15 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
-// pgStore is agentsdk.Store over entrystore.
+// pgStore is step.Store over entrystore.
 type pgStore struct{ es *entrystore.Store }
 
-var _ agentsdk.Store = pgStore{}
+var _ step.Store = pgStore{}
 
 func notFound(err error) error {
 	if errors.Is(err, entrystore.ErrNotFound) {

@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // The types that cross the runtime boundary live in the engine, so

@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Every model call has an llm_call entry in the API (seed 000: model,

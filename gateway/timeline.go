@@ -6,8 +6,8 @@ import (
 	"errors"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 

@@ -13,7 +13,7 @@ import (
 )
 
 // The execution row, checkpoints and signals inbox of the in-memory store:
-// engine.Store's part beyond agentsdk.Store, with the rules entrystore
+// engine.Store's part beyond step.Store, with the rules entrystore
 // keeps (a terminal status is final; CANCELLING may only end).
 
 type memSignal struct {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Options configure an in-memory execution.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/domain"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Tool-call approvals (seed 003 §3). A call whose policy is ask is

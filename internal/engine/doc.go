@@ -15,6 +15,7 @@
 // conflict errors its Store speaks are internal/domain's, the same types
 // every store returns, so a runtime hands them over unconverted.
 //
-// It imports agentsdk and its subpackages, internal/wire and
+// It imports agentsdk and its subpackages, internal/step (the model and
+// tool steps, and the store port its Store extends), internal/wire and
 // internal/domain; never Temporal, never Postgres.
 package engine

@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/domain"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Ops are the segment's store operations: status changes, user entries,

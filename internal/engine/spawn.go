@@ -13,8 +13,8 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/domain"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Sub-agents (seed 001). A spawn_agents call is answered in three moves:

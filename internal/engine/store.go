@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/internal/domain"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // ResumeSource is what resuming an execution needs of it.
@@ -26,7 +27,7 @@ type ResumeSource struct {
 // memory. Rules both keep: a terminal status is final, CANCELLING may
 // only end, moving to the current status is a no-op.
 type Store interface {
-	agentsdk.Store
+	step.Store
 	// Execution reads the execution's configuration and status.
 	Execution(ctx context.Context, orgID, executionID string) (domain.Execution, error)
 	// Transition moves the execution's status (see the rules above).
