@@ -26,13 +26,12 @@ const (
 	StatusPaused     = domain.StatusPaused
 )
 
-// allowedFrom lists the statuses an execution may move to `to` from: itself;
-// any live status; and, for an ending, CANCELLING (a cancel that raced with
-// completion or failure). Terminal statuses appear only as themselves.
+// allowedFrom is domain.MovesTo(to) as the text array the status update's
+// SQL matches the row against.
 func allowedFrom(to Status) []string {
-	from := []string{string(to), string(StatusPending), string(StatusRunning), string(StatusWaiting)}
-	if to.Terminal() || to == StatusCancelling {
-		from = append(from, string(StatusCancelling))
+	var from []string
+	for _, s := range domain.MovesTo(to) {
+		from = append(from, string(s))
 	}
 	return from
 }

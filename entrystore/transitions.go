@@ -79,7 +79,7 @@ func (s *Store) Transition(ctx context.Context, orgID, id string, tr Transition)
 		if cur.Status == tr.To {
 			return cur, nil
 		}
-		if !canMove(cur.Status, tr.To) {
+		if !cur.Status.CanMoveTo(tr.To) {
 			return Execution{}, errf(op, ErrConflict, "cannot move from %s to %s", cur.Status, tr.To)
 		}
 		e, err := s.UpdateStatus(ctx, orgID, id, cur.Version, tr)
@@ -91,16 +91,6 @@ func (s *Store) Transition(ctx context.Context, orgID, id string, tr Transition)
 		}
 	}
 	return Execution{}, errf(op, ErrConflict, "gave up after %d concurrent updates", maxTransitionAttempts)
-}
-
-// canMove mirrors allowedFrom for the Go-side check.
-func canMove(from, to Status) bool {
-	for _, f := range allowedFrom(to) {
-		if Status(f) == from {
-			return true
-		}
-	}
-	return false
 }
 
 // AddSteps adds n to the execution's cumulative step count, which carries

@@ -48,9 +48,7 @@ func (s *Store) Transition(_ context.Context, _ string, _ string, tr domain.Tran
 
 func (s *Store) transition(tr domain.Transition) (domain.Execution, error) {
 	cur := s.exec.Status
-	allowed := cur == tr.To || (!cur.Terminal() && cur != domain.StatusCancelling) ||
-		(cur == domain.StatusCancelling && (tr.To.Terminal() || tr.To == domain.StatusCancelling))
-	if !allowed {
+	if !cur.CanMoveTo(tr.To) {
 		return domain.Execution{}, fmt.Errorf("%w: cannot move from %s to %s", domain.ErrConflict, cur, tr.To)
 	}
 	if cur != tr.To {

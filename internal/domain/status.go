@@ -1,5 +1,7 @@
 package domain
 
+import "slices"
+
 // Status is an execution's lifecycle state, kept on the execution row: the
 // UI's source of truth (DESIGN.md "Status").
 type Status string
@@ -30,4 +32,21 @@ func (s Status) Valid() bool {
 		return true
 	}
 	return s.Terminal()
+}
+
+// MovesTo lists the statuses an execution may move to `to` from: itself;
+// any live status; and, for an ending or a cancel, CANCELLING (a cancel
+// that raced with completion or failure). A terminal status appears only
+// as itself: it is final. Every store keeps this rule (entrystore in SQL).
+func MovesTo(to Status) []Status {
+	from := []Status{to, StatusPending, StatusRunning, StatusWaiting}
+	if to.Terminal() || to == StatusCancelling {
+		from = append(from, StatusCancelling)
+	}
+	return from
+}
+
+// CanMoveTo reports whether an execution at s may move to `to` (MovesTo).
+func (s Status) CanMoveTo(to Status) bool {
+	return slices.Contains(MovesTo(to), s)
 }
