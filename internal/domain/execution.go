@@ -6,6 +6,8 @@ import (
 )
 
 // Execution is one agent run: one Temporal workflow ID and its segments.
+// It is the execution row; the db tags name the Postgres columns
+// entrystore reads it from (plain tags: this package links no driver).
 type Execution struct {
 	ID           string `db:"id"`
 	OrgID        string `db:"org_id"`
@@ -19,7 +21,8 @@ type Execution struct {
 	// LocalWorker names the worker whose local store holds the
 	// execution's conversation (persistenceMode local), once it ran.
 	LocalWorker string `db:"local_worker"`
-	// PersistenceMode is PersistenceRemote or PersistenceLocal, generated
+	// PersistenceMode is entrystore.PersistenceRemote or
+	// entrystore.PersistenceLocal, generated
 	// from the frozen config's persistenceMode (migration 0018).
 	PersistenceMode string          `db:"persistence_mode"`
 	Kind            string          `db:"kind"`
