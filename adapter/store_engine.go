@@ -9,6 +9,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // pgStore is also the engine's store: execution rows, checkpoints and the
@@ -68,11 +69,11 @@ func (s pgStore) SignalValue(ctx context.Context, orgID, signalID string) (json.
 }
 
 func (s pgStore) ConsumeSignal(ctx context.Context, orgID, signalID string, e agentsdk.Entry) (agentsdk.Entry, error) {
-	got, err := s.es.ConsumeSignal(ctx, orgID, signalID, toStoreEntry(orgID, e))
+	got, err := s.es.ConsumeSignal(ctx, orgID, signalID, step.StoredEntry(orgID, e))
 	if err != nil {
 		return agentsdk.Entry{}, engineError(err)
 	}
-	return toSDKEntry(got), nil
+	return step.SDKEntry(got), nil
 }
 
 func (s pgStore) ResumeSource(ctx context.Context, orgID, executionID string) (engine.ResumeSource, error) {

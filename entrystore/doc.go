@@ -13,7 +13,8 @@
 //
 // The domain's types are defined once, in internal/domain, which the engine
 // and the other stores share: Status (and its constants), Execution,
-// Transition, Checkpoint, ErrConflict and ErrSignalConsumed are aliases of
+// Transition, Checkpoint, Entry, ErrConflict and ErrSignalConsumed are
+// aliases of
 // them here (entrystore.Status is domain.Status; entrystore.ErrConflict is
 // the one conflict sentinel), so outside callers keep entrystore's names
 // and nothing converts a row between packages.

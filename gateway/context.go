@@ -51,7 +51,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	if len(cfg.Models) > 0 {
 		model = cfg.Models[0]
 	}
-	meta, sent, err := step.CallOf(sdkEntry(e))
+	meta, sent, err := step.CallOf(step.SDKEntry(e))
 	if err != nil {
 		return nil, toStatus(s.log, "entry context: call record", err)
 	}
@@ -78,7 +78,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 			return nil, toStatus(s.log, "entry context: path", err)
 		}
 		for _, p := range stored {
-			path = append(path, sdkEntry(p))
+			path = append(path, step.SDKEntry(p))
 		}
 	}
 	specs, err := s.toolSpecs(ctx, tools)

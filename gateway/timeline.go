@@ -53,7 +53,7 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	for _, e := range path {
 		p := &pb.TimelinePoint{EntryId: e.ID, Type: e.Type, Role: e.Role, Estimated: true,
 			Compaction: e.Type == string(agentsdk.EntryCompaction)}
-		call, isCall, _ := step.CallOf(sdkEntry(e))
+		call, isCall, _ := step.CallOf(step.SDKEntry(e))
 		if isCall && call.Purpose != step.PurposeCompaction {
 			// The provider's count of what the call read replaces the
 			// estimate (a compaction's summary call read a transcript,

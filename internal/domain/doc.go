@@ -1,7 +1,7 @@
 // Package domain is Agentree's domain model, defined once: an execution's
 // status, the moves between statuses every store allows (MovesTo) and a
-// move with what comes with it (Transition), the execution and
-// checkpoint rows, and the sentinel errors every store answers with. The
+// move with what comes with it (Transition), the execution, checkpoint and
+// entry rows, and the sentinel errors every store answers with. The
 // Postgres store (entrystore), the worker-local store (adapter/localstore),
 // the in-memory store (agentsdk/agenttest), the engine, the Temporal
 // plugin and the gateway all use these types, so a status or a checkpoint

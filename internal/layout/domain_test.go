@@ -20,7 +20,7 @@ const domainPackage = "internal/domain"
 
 // domainNames are the domain's type and error names that must be defined
 // once, in domainPackage.
-var domainNames = []string{"Status", "Transition", "Checkpoint", "Execution", "ErrConflict", "ErrSignalConsumed"}
+var domainNames = []string{"Status", "Transition", "Checkpoint", "Execution", "Entry", "ErrConflict", "ErrSignalConsumed"}
 
 // otherConcepts are the packages that define a domain name for something
 // else, and why; anything not listed here is a copy.
@@ -28,6 +28,10 @@ var otherConcepts = map[string]string{
 	"agentsdk/event.Checkpoint":    "the agent.checkpoint stream event (sequence and execution), not the row",
 	"proto/agentree/v1.Checkpoint": "the API's generated message, converted from the row at the gateway",
 	"agentsdk/agenttest.Execution": "the handle of an in-memory execution an agent author drives, not the row",
+	"agentsdk.Entry":               "the entry as agents see it (no org, sequence or time); internal/step converts the row to it, once",
+	"proto/agentree/v1.Entry":      "the API's generated message, converted from the row at the gateway",
+	"internal/conformance.Entry":   "a runtime-neutral record with renamed IDs, to compare two runtimes' runs",
+	"entrystore.Entry":             "alias, as entrystore.Status",
 	"agentsdk/agenttest.Status":    "alias: agent authors read an in-memory execution's status (agenttest's doc.go)",
 	"entrystore.Status":            "alias: entrystore's public API names the domain types (entrystore's doc.go)",
 	"entrystore.Execution":         "alias, as entrystore.Status",

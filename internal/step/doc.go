@@ -11,5 +11,8 @@
 // than in the engine (which imports this package) or in internal/domain
 // (which holds plain types and links nothing but the standard library).
 //
-// It imports agentsdk and its subpackages only.
+// A stored entry (internal/domain's row) becomes the agentsdk.Entry agents
+// see here, and back (entry.go): the one conversion between the two.
+//
+// It imports agentsdk and its subpackages and internal/domain only.
 package step
