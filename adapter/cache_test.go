@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // countingStore is pgStore counting its path reads and the entries they

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/adapter/client"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -72,9 +73,9 @@ func childOutcome(ctx workflow.Context, f workflow.ChildWorkflowFuture, c engine
 	case err == nil:
 	case errors.As(err, &app) && app.HasDetails() && app.Details(&res) == nil:
 	case errors.As(err, &canceled):
-		res.Status = string(engine.StatusCancelled)
+		res.Status = string(domain.StatusCancelled)
 	default:
-		res.Status, res.Error = string(engine.StatusFailed), err.Error()
+		res.Status, res.Error = string(domain.StatusFailed), err.Error()
 	}
 	out.Status, out.StopReason, out.Text, out.Error, out.Usage = res.Status, res.StopReason, res.Text, res.Error, res.Usage
 	return out

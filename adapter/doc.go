@@ -24,6 +24,6 @@
 // driver live in adapter/client, which the gateway, CLI and starters use
 // without linking this package; it imports them, never the other way.
 //
-// It imports agentsdk, entrystore, internal/engine, adapter/client and the
-// Temporal SDK.
+// It imports agentsdk, entrystore, internal/engine, internal/step,
+// internal/domain, adapter/client and the Temporal SDK.
 package adapter

@@ -89,7 +89,7 @@ func (o *Options) readHeld(ctx context.Context, in client.HeldReadInput) (client
 				return client.HeldReadOutput{Invalid: err.Error()}, nil
 			}
 		}
-		var cs []workerstore.Checkpoint
+		var cs []entrystore.Checkpoint
 		var more bool
 		cs, more, err = f.Checkpoints(ctx, in.ExecutionID, int(after), n)
 		for _, c := range cs {
@@ -99,7 +99,7 @@ func (o *Options) readHeld(ctx context.Context, in client.HeldReadInput) (client
 			out.Next = strconv.Itoa(cs[len(cs)-1].Sequence)
 		}
 	case client.ReadCheckpoint, client.ReadLatestCheckpoint:
-		var c workerstore.Checkpoint
+		var c entrystore.Checkpoint
 		if in.Op == client.ReadCheckpoint {
 			c, err = f.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, in.Sequence)
 		} else {
@@ -200,11 +200,11 @@ var (
 	toolCallIDs   = uuid.MustParse("0b9f5d52-8e0c-4f1e-b2a4-6a7c3d2e9b02")
 )
 
-func storeCheckpoint(c workerstore.Checkpoint) entrystore.Checkpoint {
-	return entrystore.Checkpoint{
-		ID: uuid.NewSHA1(checkpointIDs, []byte(c.ExecutionID+"/"+strconv.Itoa(c.Sequence))).String(), OrgID: c.OrgID,
-		ExecutionID: c.ExecutionID, Sequence: c.Sequence, LeafEntryID: c.LeafID, State: c.State, Metadata: c.Metadata, CreatedAt: c.CreatedAt,
-	}
+// storeCheckpoint is c with the ID derived for it: the file keys a
+// checkpoint by its execution and sequence, and holds no ID.
+func storeCheckpoint(c entrystore.Checkpoint) entrystore.Checkpoint {
+	c.ID = uuid.NewSHA1(checkpointIDs, []byte(c.ExecutionID+"/"+strconv.Itoa(c.Sequence))).String()
+	return c
 }
 
 func storeToolCalls(orgID string, cs []workerstore.StoredCall) []entrystore.ToolCall {

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // The store operations' inputs and outputs are the engine's.
@@ -60,7 +61,7 @@ func (l localOps) Finish(ctx context.Context, in engine.FinishInput) (engine.Fin
 	out, err := l.ops.Finish(ctx, in)
 	// Paused is terminal but may resume: its files stay.
 	if err == nil && len(out.Pending) == 0 && l.ended != nil &&
-		(in.Status == engine.StatusCompleted || in.Status == engine.StatusFailed || in.Status == engine.StatusCancelled) {
+		(in.Status == domain.StatusCompleted || in.Status == domain.StatusFailed || in.Status == domain.StatusCancelled) {
 		l.ended(ctx, in.OrgID, in.ExecutionID)
 	}
 	return out, storeError(err)

@@ -16,7 +16,7 @@ import (
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // countingTool is a tool named name that answers "<name>: <text>" and

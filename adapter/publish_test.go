@@ -20,9 +20,9 @@ import (
 	"github.com/agentree/agentree/agentsdk/anthropic"
 	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/providertest"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/pgtest"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // These tests run the model step's publishing against Postgres through

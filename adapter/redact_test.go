@@ -13,8 +13,8 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/openai"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // leaks matches what a tenant must not read: a URL, an IP address, a port.

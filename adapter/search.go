@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -18,7 +19,7 @@ const searchAttributesChange = "agentree-search-attributes"
 // statusAfter is the status a successful store operation leaves the
 // execution in, when it changes it — RUNNING (or whatever Begin found),
 // WAITING, or the terminal status a Finish recorded.
-func statusAfter(in, out any) (status engine.Status, ok bool) {
+func statusAfter(in, out any) (status domain.Status, ok bool) {
 	switch in := in.(type) {
 	case engine.BeginInput:
 		if b, ok := out.(*engine.BeginOutput); ok && b.Status != "" {
@@ -26,7 +27,7 @@ func statusAfter(in, out any) (status engine.Status, ok bool) {
 		}
 	case engine.CheckpointInput:
 		if in.Wait {
-			return engine.StatusWaiting, true
+			return domain.StatusWaiting, true
 		}
 	case engine.FinishInput:
 		if o, ok := out.(*engine.FinishOutput); ok && len(o.Pending) == 0 {
@@ -47,7 +48,7 @@ func statusAfter(in, out any) (status engine.Status, ok bool) {
 // Temporal at once, so showing RUNNING would take two visibility writes
 // per turn — on the dev server most of a turn's cost — for a state
 // nobody could have seen.
-func (p *temporalPort) upsertStatus(status engine.Status) error {
+func (p *temporalPort) upsertStatus(status domain.Status) error {
 	if !p.searchVersionKnown {
 		p.searchVersion = version(p.ctx, p.budget.Changes, searchAttributesChange, 2)
 		p.searchVersionKnown = true
@@ -55,7 +56,7 @@ func (p *temporalPort) upsertStatus(status engine.Status) error {
 	if p.searchVersion == workflow.DefaultVersion {
 		return nil
 	}
-	if status == engine.StatusRunning && p.searchVersion >= 2 {
+	if status == domain.StatusRunning && p.searchVersion >= 2 {
 		p.running.pending = true
 		p.watchLongTasks()
 		return nil
@@ -65,7 +66,7 @@ func (p *temporalPort) upsertStatus(status engine.Status) error {
 }
 
 // setStatus upserts AgentreeStatus (see upsertStatus).
-func (p *temporalPort) setStatus(status engine.Status) error {
+func (p *temporalPort) setStatus(status domain.Status) error {
 	current := workflow.GetTypedSearchAttributes(p.ctx)
 	if !current.ContainsKey(client.SearchOrg) {
 		// Started without them (a cluster where they are not registered:
@@ -102,7 +103,7 @@ func (p *temporalPort) showRunning() {
 		return
 	}
 	p.running.pending = false
-	_ = p.setStatus(engine.StatusRunning)
+	_ = p.setStatus(domain.StatusRunning)
 }
 
 // watchLongTasks starts, once per run, the coroutine that shows a pending
@@ -141,7 +142,7 @@ func (p *temporalPort) getLocal(f workflow.Future, out any) error {
 // countStatus counts an execution that started (its first Begin) or
 // ended, by kind and status, through the workflow's metrics handler,
 // which records nothing while a run replays.
-func (p *temporalPort) countStatus(in any, status engine.Status) {
+func (p *temporalPort) countStatus(in any, status domain.Status) {
 	name := ""
 	switch in := in.(type) {
 	case engine.BeginInput:

@@ -8,15 +8,15 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
-// pgStore is agentsdk.Store over entrystore.
+// pgStore is step.Store over entrystore.
 type pgStore struct{ es *entrystore.Store }
 
-var _ agentsdk.Store = pgStore{}
+var _ step.Store = pgStore{}
 
 func notFound(err error) error {
 	if errors.Is(err, entrystore.ErrNotFound) {
@@ -33,23 +33,6 @@ func (s pgStore) ExecutionConfig(ctx context.Context, orgID, executionID string)
 	return engine.DecodeConfig(e.Config)
 }
 
-func toSDKEntry(e entrystore.Entry) agentsdk.Entry {
-	return agentsdk.Entry{
-		ID: e.ID, ParentID: e.ParentID, ExecutionID: e.ExecutionID,
-		Type: agentsdk.EntryType(e.Type), Role: agentsdk.Role(e.Role),
-		Content: e.Content, TurnID: e.TurnID, Metadata: e.Metadata, IdempotencyKey: e.IdempotencyKey,
-		Depth: e.Depth,
-	}
-}
-
-func toStoreEntry(orgID string, e agentsdk.Entry) entrystore.Entry {
-	return entrystore.Entry{
-		OrgID: orgID, ExecutionID: e.ExecutionID, ParentID: e.ParentID,
-		Type: string(e.Type), Role: string(e.Role), Content: e.Content,
-		TurnID: e.TurnID, Metadata: e.Metadata, IdempotencyKey: e.IdempotencyKey,
-	}
-}
-
 func (s pgStore) Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
 	es, err := s.es.Path(ctx, orgID, leafID)
 	if err != nil {
@@ -57,7 +40,7 @@ func (s pgStore) Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Ent
 	}
 	out := make([]agentsdk.Entry, len(es))
 	for i, e := range es {
-		out[i] = toSDKEntry(e)
+		out[i] = step.SDKEntry(e)
 	}
 	return out, nil
 }
@@ -69,7 +52,7 @@ func (s pgStore) ContextPath(ctx context.Context, orgID, leafID string) ([]agent
 	}
 	out := make([]agentsdk.Entry, len(es))
 	for i, e := range es {
-		out[i] = toSDKEntry(e)
+		out[i] = step.SDKEntry(e)
 	}
 	return out, nil
 }
@@ -84,7 +67,7 @@ func (s pgStore) PathAfter(ctx context.Context, orgID, executionID, leafID strin
 	}
 	out := make([]agentsdk.Entry, len(es))
 	for i, e := range es {
-		out[i] = toSDKEntry(e)
+		out[i] = step.SDKEntry(e)
 	}
 	return out, true, nil
 }
@@ -96,7 +79,7 @@ func (s pgStore) GetEntry(ctx context.Context, orgID, id string) (agentsdk.Entry
 	if err != nil {
 		return agentsdk.Entry{}, notFound(err)
 	}
-	return toSDKEntry(e), nil
+	return step.SDKEntry(e), nil
 }
 
 func (s pgStore) EntryByKey(ctx context.Context, orgID, executionID, key string) (agentsdk.Entry, error) {
@@ -104,13 +87,13 @@ func (s pgStore) EntryByKey(ctx context.Context, orgID, executionID, key string)
 	if err != nil {
 		return agentsdk.Entry{}, notFound(err)
 	}
-	return toSDKEntry(e), nil
+	return step.SDKEntry(e), nil
 }
 
 func (s pgStore) AppendEntries(ctx context.Context, orgID string, entries []agentsdk.Entry) ([]agentsdk.Entry, error) {
 	in := make([]entrystore.Entry, len(entries))
 	for i, e := range entries {
-		in[i] = toStoreEntry(orgID, e)
+		in[i] = step.StoredEntry(orgID, e)
 	}
 	out, err := s.es.AppendEntries(ctx, in)
 	if err != nil {
@@ -118,7 +101,7 @@ func (s pgStore) AppendEntries(ctx context.Context, orgID string, entries []agen
 	}
 	res := make([]agentsdk.Entry, len(out))
 	for i, e := range out {
-		res[i] = toSDKEntry(e)
+		res[i] = step.SDKEntry(e)
 	}
 	return res, nil
 }

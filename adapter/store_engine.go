@@ -7,79 +7,57 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // pgStore is also the engine's store: execution rows, checkpoints and the
 // signals inbox.
 var _ engine.Store = pgStore{}
 
-// engineError carries entrystore's answers in the engine's terms: a
-// conflict is engine.ErrConflict (a consumed signal ErrSignalConsumed), a
-// missing row agentsdk.ErrNotFound, an unreachable store
-// engine.ErrStoreUnavailable. The original error stays wrapped.
+// engineError carries entrystore's answers in the engine's terms where
+// they differ: a missing row is agentsdk.ErrNotFound, an unreachable store
+// engine.ErrStoreUnavailable. A conflict is domain.ErrConflict in both, so
+// it passes as it is. The original error stays wrapped.
 func engineError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, entrystore.ErrSignalConsumed):
-		return fmt.Errorf("%w: %w", engine.ErrSignalConsumed, err)
-	case errors.Is(err, entrystore.ErrConflict):
-		return fmt.Errorf("%w: %w", engine.ErrConflict, err)
+	case errors.Is(err, domain.ErrConflict):
+		return err
 	case storeUnavailable(err):
 		return fmt.Errorf("%w: %w", engine.ErrStoreUnavailable, err)
 	}
 	return notFound(err)
 }
 
-func toEngineExecution(ex entrystore.Execution) engine.Execution {
-	return engine.Execution{Config: ex.Config, Status: engine.Status(ex.Status), StopReason: ex.StopReason, Error: ex.Error, StepCount: ex.StepCount}
-}
-
-func toStoreTransition(tr engine.Transition) entrystore.Transition {
-	return entrystore.Transition{To: entrystore.Status(tr.To), Error: tr.Error, StopReason: tr.StopReason, Output: tr.Output, Steps: tr.Steps}
-}
-
-func (s pgStore) Execution(ctx context.Context, orgID, executionID string) (engine.Execution, error) {
+func (s pgStore) Execution(ctx context.Context, orgID, executionID string) (domain.Execution, error) {
 	ex, err := s.es.GetExecutionSettings(ctx, orgID, executionID)
 	if err != nil {
-		return engine.Execution{}, engineError(err)
+		return domain.Execution{}, engineError(err)
 	}
-	return engine.Execution{Config: ex.Config, Status: engine.Status(ex.Status), CheckpointSeq: ex.CheckpointSeq}, nil
+	return domain.Execution{Config: ex.Config, Status: ex.Status, CheckpointSeq: ex.CheckpointSeq}, nil
 }
 
-func (s pgStore) Transition(ctx context.Context, orgID, executionID string, tr engine.Transition) (engine.Execution, error) {
-	ex, err := s.es.Transition(ctx, orgID, executionID, toStoreTransition(tr))
-	if err != nil {
-		return engine.Execution{}, engineError(err)
-	}
-	return toEngineExecution(ex), nil
+func (s pgStore) Transition(ctx context.Context, orgID, executionID string, tr domain.Transition) (domain.Execution, error) {
+	ex, err := s.es.Transition(ctx, orgID, executionID, tr)
+	return ex, engineError(err)
 }
 
-func (s pgStore) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) error {
-	_, err := s.es.AppendCheckpoint(ctx, entrystore.Checkpoint{
-		OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
-		LeafEntryID: c.LeafID, State: c.State, Metadata: c.Metadata, Steps: c.Steps,
-	})
+func (s pgStore) AppendCheckpoint(ctx context.Context, c domain.Checkpoint) error {
+	_, err := s.es.AppendCheckpoint(ctx, c)
 	return engineError(err)
 }
 
-func (s pgStore) ReplaceCheckpoint(ctx context.Context, c engine.Checkpoint) error {
-	_, err := s.es.ReplaceCheckpoint(ctx, entrystore.Checkpoint{
-		OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
-		LeafEntryID: c.LeafID, State: c.State, Metadata: c.Metadata,
-	})
+func (s pgStore) ReplaceCheckpoint(ctx context.Context, c domain.Checkpoint) error {
+	_, err := s.es.ReplaceCheckpoint(ctx, c)
 	return engineError(err)
 }
 
-func (s pgStore) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (engine.Checkpoint, error) {
+func (s pgStore) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (domain.Checkpoint, error) {
 	c, err := s.es.GetCheckpoint(ctx, orgID, executionID, seq)
-	if err != nil {
-		return engine.Checkpoint{}, engineError(err)
-	}
-	return engine.Checkpoint{OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
-		LeafID: c.LeafEntryID, State: c.State, Metadata: c.Metadata}, nil
+	return c, engineError(err)
 }
 
 func (s pgStore) SignalValue(ctx context.Context, orgID, signalID string) (json.RawMessage, error) {
@@ -91,11 +69,11 @@ func (s pgStore) SignalValue(ctx context.Context, orgID, signalID string) (json.
 }
 
 func (s pgStore) ConsumeSignal(ctx context.Context, orgID, signalID string, e agentsdk.Entry) (agentsdk.Entry, error) {
-	got, err := s.es.ConsumeSignal(ctx, orgID, signalID, toStoreEntry(orgID, e))
+	got, err := s.es.ConsumeSignal(ctx, orgID, signalID, step.StoredEntry(orgID, e))
 	if err != nil {
 		return agentsdk.Entry{}, engineError(err)
 	}
-	return toSDKEntry(got), nil
+	return step.SDKEntry(got), nil
 }
 
 func (s pgStore) ResumeSource(ctx context.Context, orgID, executionID string) (engine.ResumeSource, error) {
@@ -107,7 +85,7 @@ func (s pgStore) ResumeSource(ctx context.Context, orgID, executionID string) (e
 	if err != nil {
 		return engine.ResumeSource{}, engineError(err)
 	}
-	return engine.ResumeSource{Status: engine.Status(ex.Status), Config: ex.Config, ParentID: ex.ParentID,
+	return engine.ResumeSource{Status: ex.Status, Config: ex.Config, ParentID: ex.ParentID,
 		LeafID: ex.LeafEntryID, StepCount: ex.StepCount, ResumedBy: by, CheckpointSeq: ex.CheckpointSeq}, nil
 }
 
@@ -116,14 +94,14 @@ func (s pgStore) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID
 	return err
 }
 
-func (s pgStore) CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr engine.Transition) (engine.Execution, []agentsdk.Signal, error) {
-	ex, pending, err := s.es.CompleteUnlessSignalled(ctx, orgID, executionID, known, toStoreTransition(tr))
+func (s pgStore) CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error) {
+	ex, pending, err := s.es.CompleteUnlessSignalled(ctx, orgID, executionID, known, tr)
 	if err != nil {
-		return engine.Execution{}, nil, engineError(err)
+		return domain.Execution{}, nil, engineError(err)
 	}
 	var sigs []agentsdk.Signal
 	for _, p := range pending {
 		sigs = append(sigs, agentsdk.Signal{ID: p.ID, Name: p.Name})
 	}
-	return toEngineExecution(ex), sigs, nil
+	return ex, sigs, nil
 }

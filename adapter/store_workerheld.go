@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -157,7 +158,7 @@ func (s *heldAware) ToolCall(ctx context.Context, orgID, executionID, messageID,
 // AppendCheckpoint keeps a worker-held execution's checkpoint here, and its
 // sequence and state (without the leaf, an entry Postgres does not hold)
 // in Postgres, whose sequence rule decides conflicts as for any execution.
-func (s *heldAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) error {
+func (s *heldAware) AppendCheckpoint(ctx context.Context, c domain.Checkpoint) error {
 	ok, err := s.isHeld(ctx, c.OrgID, c.ExecutionID)
 	if err != nil || !ok {
 		if err != nil {
@@ -165,18 +166,14 @@ func (s *heldAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) e
 		}
 		return s.pgStore.AppendCheckpoint(ctx, c)
 	}
-	leaf := c.LeafID
-	c.LeafID = ""
+	leaf := c.LeafEntryID
+	c.LeafEntryID = ""
 	pgErr := s.pgStore.AppendCheckpoint(ctx, c)
-	if pgErr != nil && !errors.Is(pgErr, engine.ErrConflict) {
+	if pgErr != nil && !errors.Is(pgErr, domain.ErrConflict) {
 		return pgErr
 	}
-	err = s.file.AppendCheckpoint(ctx, workerstore.Checkpoint{OrgID: c.OrgID, ExecutionID: c.ExecutionID, Sequence: c.Sequence,
-		LeafID: leaf, State: c.State, Metadata: c.Metadata})
-	if errors.Is(err, workerstore.ErrConflict) {
-		return fmt.Errorf("%w: %w", engine.ErrConflict, err)
-	}
-	if err != nil {
+	c.LeafEntryID = leaf
+	if err := s.file.AppendCheckpoint(ctx, c); err != nil {
 		return err
 	}
 	return pgErr
@@ -184,23 +181,24 @@ func (s *heldAware) AppendCheckpoint(ctx context.Context, c engine.Checkpoint) e
 
 // ReplaceCheckpoint is pgStore's for executions in Postgres; a worker-held
 // execution's checkpoints are not rewritten.
-func (s *heldAware) ReplaceCheckpoint(ctx context.Context, c engine.Checkpoint) error {
+func (s *heldAware) ReplaceCheckpoint(ctx context.Context, c domain.Checkpoint) error {
 	if ok, err := s.isHeld(ctx, c.OrgID, c.ExecutionID); err != nil || ok {
 		if err != nil {
 			return err
 		}
-		return fmt.Errorf("%w: a worker-held execution's checkpoint is not rewritten", engine.ErrConflict)
+		return fmt.Errorf("%w: a worker-held execution's checkpoint is not rewritten", domain.ErrConflict)
 	}
 	return s.pgStore.ReplaceCheckpoint(ctx, c)
 }
 
-func (s *heldAware) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (engine.Checkpoint, error) {
+func (s *heldAware) GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (domain.Checkpoint, error) {
 	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		if err != nil {
-			return engine.Checkpoint{}, err
+			return domain.Checkpoint{}, err
 		}
 		c, err := s.file.GetCheckpoint(ctx, orgID, executionID, seq)
-		return engine.Checkpoint{OrgID: orgID, ExecutionID: executionID, Sequence: seq, LeafID: c.LeafID, State: c.State, Metadata: c.Metadata}, err
+		c.OrgID, c.ExecutionID, c.Sequence = orgID, executionID, seq
+		return c, err
 	}
 	return s.pgStore.GetCheckpoint(ctx, orgID, executionID, seq)
 }
@@ -229,7 +227,7 @@ func (s *heldAware) ConsumeSignal(ctx context.Context, orgID, signalID string, e
 	case err == nil && prev.ParentID == e.ParentID:
 		return prev, engineError(s.es.MarkSignalConsumed(ctx, orgID, signalID))
 	case err == nil || consumed:
-		return agentsdk.Entry{}, engine.ErrSignalConsumed
+		return agentsdk.Entry{}, domain.ErrSignalConsumed
 	case !errors.Is(err, agentsdk.ErrNotFound):
 		return agentsdk.Entry{}, err
 	}

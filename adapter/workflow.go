@@ -9,8 +9,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // The types that cross the runtime boundary live in the engine, so
@@ -60,9 +61,9 @@ func (r *segmentRunner) run(ctx workflow.Context, in SegmentInput) (Result, erro
 		return Result{}, err
 	case next != nil:
 		return Result{}, workflow.NewContinueAsNewError(ctx, r.agent.Kind(), *next)
-	case res.Status == string(engine.StatusFailed):
+	case res.Status == string(domain.StatusFailed):
 		return res, temporal.NewNonRetryableApplicationError(res.Error, "AgentFailed", nil, res)
-	case res.Status == string(engine.StatusCancelled) && ctx.Err() != nil:
+	case res.Status == string(domain.StatusCancelled) && ctx.Err() != nil:
 		return res, temporal.NewCanceledError()
 	}
 	return res, nil

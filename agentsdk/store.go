@@ -1,51 +1,16 @@
 package agentsdk
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"time"
-
-	"github.com/agentree/agentree/agentsdk/event"
 )
-
-// Store is the side store as the runtimes' model and tool steps see it. The
-// Temporal adapter implements it over Postgres; agenttest in memory.
-type Store interface {
-	// ExecutionConfig returns the execution's frozen configuration.
-	ExecutionConfig(ctx context.Context, orgID, executionID string) (Config, error)
-	// Path returns the entries from the root to leafID, root first.
-	Path(ctx context.Context, orgID, leafID string) ([]Entry, error)
-	// ContextPath returns the part of the path to leafID a model's context
-	// needs, root-most first: from the first entry the latest compaction
-	// on it kept (the whole path if none). Returning more is correct, only
-	// slower. Entries carry their Depth.
-	ContextPath(ctx context.Context, orgID, leafID string) ([]Entry, error)
-	GetEntry(ctx context.Context, orgID, id string) (Entry, error)
-	// EntryByKey finds an entry by its idempotency key; ErrNotFound if none.
-	EntryByKey(ctx context.Context, orgID, executionID, key string) (Entry, error)
-	// AppendEntries appends in one transaction, in order. An entry whose
-	// ParentID is PrevEntry takes the ID of the entry before it. A repeated
-	// idempotency key returns the existing entry.
-	AppendEntries(ctx context.Context, orgID string, entries []Entry) ([]Entry, error)
-	// PutContent stores data of the execution's by its sha256 (hex), once.
-	PutContent(ctx context.Context, orgID, executionID string, data []byte, mediaType string) (string, error)
-	// RecordToolCall upserts a tool call's record.
-	RecordToolCall(ctx context.Context, rec ToolCallRecord) error
-	// ToolCall returns the record of tool call toolCallID of the
-	// assistant entry messageID; ErrNotFound if none.
-	ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (ToolCallRecord, error)
-	// Publish sends an event to the execution's live stream.
-	Publish(ctx context.Context, orgID, executionID string, ev event.Event) error
-	// PublishBatch sends events to the execution's live stream, in order,
-	// as one write: all of them or none.
-	PublishBatch(ctx context.Context, orgID, executionID string, evs []event.Event) error
-}
 
 // PrevEntry as a ParentID in AppendEntries means "the entry before this one".
 const PrevEntry = "$prev"
 
-// ErrNotFound is returned by a Store for a missing row.
+// ErrNotFound is a store's answer for a missing row (the runtime's store
+// port, and what Context methods return for a missing entry).
 var ErrNotFound = errors.New("not found")
 
 // ToolCallStatus is a tool call's state.
@@ -110,7 +75,7 @@ type Approval struct {
 }
 
 // Merge is the record a store keeps when r is recorded over old, the
-// rules every Store follows: an ended call never goes back to running or
+// rules every store follows: an ended call never goes back to running or
 // awaiting approval; running replaces awaiting approval (the call was
 // approved); a decision, once recorded, stays; other fields keep their
 // old value where r leaves them unset.

@@ -2,33 +2,21 @@ package entrystore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentree/agentree/internal/domain"
 )
 
-// Checkpoint is the state a segment hands to the next: the leaf it reached
-// and the agent's small state, numbered by a sequence that only grows.
-type Checkpoint struct {
-	ID          string          `db:"id"`
-	OrgID       string          `db:"org_id"`
-	ExecutionID string          `db:"execution_id"`
-	Sequence    int             `db:"sequence"`
-	LeafEntryID string          `db:"leaf_entry_id"`
-	State       json.RawMessage `db:"state"`
-	Metadata    json.RawMessage `db:"metadata"`
-	CreatedAt   time.Time       `db:"created_at"`
-	// Steps, on append, are added to the execution's step count in the
-	// same transaction.
-	Steps int `db:"-"`
-}
+// Checkpoint is the state a segment hands to the next (domain.Checkpoint).
+type Checkpoint = domain.Checkpoint
 
 const checkpointCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::text AS execution_id,
 	sequence, coalesce(leaf_entry_id::text, '') AS leaf_entry_id, state, metadata, created_at`
 
-func (c Checkpoint) utc() Checkpoint { c.CreatedAt = c.CreatedAt.UTC(); return c }
+// utcCheckpoint reports c's time in UTC.
+func utcCheckpoint(c Checkpoint) Checkpoint { c.CreatedAt = c.CreatedAt.UTC(); return c }
 
 // AppendCheckpoint records c and sets the execution's current checkpoint in
 // the same statement. Its sequence must exceed every earlier one of the
@@ -73,7 +61,7 @@ func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint,
 	if errors.Is(err, errNoRows) {
 		return Checkpoint{}, checkpointRefused(ctx, s.pool, ids[0], ids[1], leaf, c.Sequence)
 	}
-	return out.utc(), wrap(op, err)
+	return utcCheckpoint(out), wrap(op, err)
 }
 
 // checkpointRefused says why AppendCheckpoint inserted nothing.
@@ -105,7 +93,7 @@ func (s *Store) LatestCheckpoint(ctx context.Context, orgID, executionID string)
 	}
 	c, err := queryOne[Checkpoint](ctx, s.pool, `SELECT `+checkpointCols+` FROM agent_checkpoint
 		WHERE agent_execution_id = $2 AND org_id = $1 ORDER BY sequence DESC LIMIT 1`, ids[0], ids[1])
-	return c.utc(), wrap(op, err)
+	return utcCheckpoint(c), wrap(op, err)
 }
 
 // GetCheckpoint returns the checkpoint with sequence seq.
@@ -117,7 +105,7 @@ func (s *Store) GetCheckpoint(ctx context.Context, orgID, executionID string, se
 	}
 	c, err := queryOne[Checkpoint](ctx, s.pool, `SELECT `+checkpointCols+` FROM agent_checkpoint
 		WHERE agent_execution_id = $2 AND sequence = $3 AND org_id = $1`, ids[0], ids[1], seq)
-	return c.utc(), wrap(op, err)
+	return utcCheckpoint(c), wrap(op, err)
 }
 
 // ListCheckpoints pages through an execution's checkpoints by sequence.
@@ -138,7 +126,7 @@ func (s *Store) ListCheckpoints(ctx context.Context, orgID, executionID string, 
 	if err != nil {
 		return nil, "", wrap(op, err)
 	}
-	return utcAll(cs), next, nil
+	return utcAll(cs, utcCheckpoint), next, nil
 }
 
 // ReplaceCheckpoint rewrites the execution's latest checkpoint, which must
@@ -169,5 +157,5 @@ func (s *Store) ReplaceCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint
 	if errors.Is(err, errNoRows) {
 		return Checkpoint{}, errf(op, ErrNotFound, "checkpoint %d is not the latest of %s", c.Sequence, c.ExecutionID)
 	}
-	return out.utc(), wrap(op, err)
+	return utcCheckpoint(out), wrap(op, err)
 }

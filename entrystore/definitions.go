@@ -96,7 +96,7 @@ func (s *Store) GetDefinition(ctx context.Context, orgID, id string) (Definition
 func (s *Store) ListDefinitions(ctx context.Context, orgID string, p Page) ([]Definition, string, error) {
 	ds, next, err := listOldestFirst(ctx, s.pool, "list definitions", "agent_definition", definitionCols, orgID, p,
 		func(d Definition) keyset { return keyset{T: d.CreatedAt, ID: d.ID} })
-	return utcAll(ds), next, err
+	return utcAll(ds, Definition.utc), next, err
 }
 
 // UpdateDefinition replaces the editable fields of the definition (OrgID,

@@ -11,6 +11,14 @@
 // organization, so those rows belong to none. Errors wrap one of
 // ErrNotFound, ErrConflict or ErrInvalid; match them with errors.Is.
 //
+// The domain's types are defined once, in internal/domain, which the engine
+// and the other stores share: Status (and its constants), Execution,
+// Transition, Checkpoint, Entry, ErrConflict and ErrSignalConsumed are
+// aliases of
+// them here (entrystore.Status is domain.Status; entrystore.ErrConflict is
+// the one conflict sentinel), so outside callers keep entrystore's names
+// and nothing converts a row between packages.
+//
 // The Store holds one injected *pgxpool.Pool and never opens its own. It may
-// import pgx, github.com/google/uuid and migrations only.
+// import pgx, github.com/google/uuid, migrations and internal/domain only.
 package entrystore

@@ -4,37 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentree/agentree/internal/domain"
 )
 
 // PrevParent as an Entry's ParentID in AppendEntries means "the entry
 // appended just before this one in the same call".
 const PrevParent = "$prev"
 
-// Entry is one immutable node of an execution's conversation tree: a
-// message, an llm_call record, a compaction… ParentID "" marks the root.
-type Entry struct {
-	ID          string `db:"id"`
-	OrgID       string `db:"org_id"`
-	ExecutionID string `db:"execution_id"`
-	ParentID    string `db:"parent_id"`
-	Seq         int64  `db:"seq"`
-	Depth       int    `db:"depth"`
-	// Step is the number of assistant messages (model calls) on the path
-	// from the root to the entry, the entry included: the first prompt is
-	// step 0, the first answer and its tool results step 1. Computed on
-	// append from the parent's.
-	Step           int             `db:"step"`
-	Type           string          `db:"entry_type"`
-	Role           string          `db:"role"`
-	Content        json.RawMessage `db:"content"`
-	TurnID         string          `db:"turn_id"`
-	IdempotencyKey string          `db:"idempotency_key"`
-	Metadata       json.RawMessage `db:"metadata"`
-	CreatedAt      time.Time       `db:"created_at"`
-}
+// Entry is one immutable node of an execution's conversation tree
+// (domain.Entry).
+type Entry = domain.Entry
 
 // entryColsOf lists the Entry columns of the agent_entry row aliased t.
 func entryColsOf(t string) string {

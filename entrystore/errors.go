@@ -7,13 +7,17 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentree/agentree/internal/domain"
 )
 
 // The sentinels every error wraps, so callers (the gateway's 404/409/400,
 // activities' retry policy) branch on errors.Is and never on text.
 var (
 	ErrNotFound = errors.New("entrystore: not found")
-	ErrConflict = errors.New("entrystore: conflict")
+	// ErrConflict is domain.ErrConflict: one value whichever store
+	// answers.
+	ErrConflict = domain.ErrConflict
 	ErrInvalid  = errors.New("entrystore: invalid")
 )
 

@@ -4,94 +4,41 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentree/agentree/internal/domain"
 )
 
-// Status is an execution's lifecycle state, the UI's source of truth.
-type Status string
+// Status is an execution's lifecycle state, the UI's source of truth
+// (domain.Status; see the package doc on the aliases).
+type Status = domain.Status
 
-// The statuses an execution moves through.
+// The statuses an execution moves through (domain's).
 const (
-	StatusPending    Status = "PENDING"
-	StatusRunning    Status = "RUNNING"
-	StatusWaiting    Status = "WAITING"
-	StatusCancelling Status = "CANCELLING"
-	StatusCompleted  Status = "COMPLETED"
-	StatusFailed     Status = "FAILED"
-	StatusCancelled  Status = "CANCELLED"
-	// StatusPaused: the execution spent its step budget (config.maxSteps).
-	// Final like the others; a resume is a new execution.
-	StatusPaused Status = "PAUSED"
+	StatusPending    = domain.StatusPending
+	StatusRunning    = domain.StatusRunning
+	StatusWaiting    = domain.StatusWaiting
+	StatusCancelling = domain.StatusCancelling
+	StatusCompleted  = domain.StatusCompleted
+	StatusFailed     = domain.StatusFailed
+	StatusCancelled  = domain.StatusCancelled
+	StatusPaused     = domain.StatusPaused
 )
 
-// Terminal reports whether s is final: nothing moves an execution out of it.
-func (s Status) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled || s == StatusPaused
-}
-
-// Valid reports whether s is one of the statuses above.
-func (s Status) Valid() bool {
-	switch s {
-	case StatusPending, StatusRunning, StatusWaiting, StatusCancelling:
-		return true
-	}
-	return s.Terminal()
-}
-
-// allowedFrom lists the statuses an execution may move to `to` from: itself;
-// any live status; and, for an ending, CANCELLING (a cancel that raced with
-// completion or failure). Terminal statuses appear only as themselves.
+// allowedFrom is domain.MovesTo(to) as the text array the status update's
+// SQL matches the row against.
 func allowedFrom(to Status) []string {
-	from := []string{string(to), string(StatusPending), string(StatusRunning), string(StatusWaiting)}
-	if to.Terminal() || to == StatusCancelling {
-		from = append(from, string(StatusCancelling))
+	var from []string
+	for _, s := range domain.MovesTo(to) {
+		from = append(from, string(s))
 	}
 	return from
 }
 
-// Execution is one agent run: one Temporal workflow ID and its segments.
-type Execution struct {
-	ID           string `db:"id"`
-	OrgID        string `db:"org_id"`
-	DefinitionID string `db:"definition_id"`
-	ParentID     string `db:"parent_id"`
-	ResumedFrom  string `db:"resumed_from"`
-	// ForkedFrom and ForkedFromEntry: the execution and entry a fork
-	// shares its conversation with.
-	ForkedFrom      string `db:"forked_from"`
-	ForkedFromEntry string `db:"forked_from_entry"`
-	// Holder names the worker whose worker store holds the
-	// execution's conversation (persistenceMode local), once it ran.
-	Holder string `db:"local_worker"`
-	// PersistenceMode is PersistenceRemote or PersistenceWorkerHeld, generated
-	// from the frozen config's persistenceMode (migration 0018).
-	PersistenceMode string          `db:"persistence_mode"`
-	Kind            string          `db:"kind"`
-	Status          Status          `db:"status"`
-	Config          json.RawMessage `db:"config"`
-	Input           json.RawMessage `db:"input"`
-	Output          json.RawMessage `db:"output"`
-	Error           string          `db:"error"`
-	StopReason      string          `db:"stop_reason"`
-	Queue           string          `db:"queue"`
-	CheckpointSeq   int             `db:"current_checkpoint_seq"`
-	StepCount       int             `db:"step_count"`
-	// LeafEntryID is the entry appended last: the end of the active path
-	// ("" before the first entry). Every append moves it.
-	LeafEntryID string          `db:"leaf_entry_id"`
-	Metadata    json.RawMessage `db:"metadata"`
-	CreatedAt   time.Time       `db:"created_at"`
-	UpdatedAt   time.Time       `db:"updated_at"`
-	StartedAt   *time.Time      `db:"started_at"`
-	CompletedAt *time.Time      `db:"completed_at"`
-	Version     int             `db:"version"`
-	// Traceparent is the W3C trace context of the request that created
-	// the execution ("" when it carried none): its runs continue that
-	// trace.
-	Traceparent string `db:"traceparent"`
-}
+// Execution is one agent run: one Temporal workflow ID and its segments
+// (domain.Execution).
+type Execution = domain.Execution
 
 const executionCols = `id::text AS id, org_id::text AS org_id,
 	coalesce(agent_definition_id::text, '') AS definition_id, coalesce(parent_id::text, '') AS parent_id,
@@ -101,7 +48,8 @@ const executionCols = `id::text AS id, org_id::text AS org_id,
 	started_at, completed_at, version, coalesce(local_worker, '') AS local_worker, traceparent,
 	persistence_mode`
 
-func (e Execution) utc() Execution {
+// utcExecution reports e's times in UTC.
+func utcExecution(e Execution) Execution {
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 	e.StartedAt, e.CompletedAt = utcPtr(e.StartedAt), utcPtr(e.CompletedAt)
 	return e
@@ -156,7 +104,7 @@ func createExecution(ctx context.Context, q querier, e Execution) (Execution, er
 	if errors.Is(err, errNoRows) {
 		return Execution{}, errf(op, ErrInvalid, "definition, parent or resumed-from is not in the organization")
 	}
-	return out.utc(), wrap(op, err)
+	return utcExecution(out), wrap(op, err)
 }
 
 // GetExecution returns one execution of the organization.
@@ -182,7 +130,7 @@ func (s *Store) GetExecutionSettings(ctx context.Context, orgID, id string) (Exe
 
 func getExecution(ctx context.Context, q querier, orgID, id string) (Execution, error) {
 	e, err := getOne[Execution](ctx, q, "get execution "+id, "agent_execution", executionCols, orgID, id)
-	return e.utc(), err
+	return utcExecution(e), err
 }
 
 // ExecutionFilter narrows ListExecutions; zero fields match everything.
@@ -250,7 +198,7 @@ func (s *Store) ListExecutions(ctx context.Context, orgID string, f ExecutionFil
 	if err != nil {
 		return nil, "", wrap(op, err)
 	}
-	return utcAll(es), next, nil
+	return utcAll(es, utcExecution), next, nil
 }
 
 // ResumedBy returns the ID of the execution that resumed id ("" when none

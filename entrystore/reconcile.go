@@ -24,7 +24,7 @@ func (s *Store) StalePendingExecutions(ctx context.Context, olderThan time.Durat
 			  AND created_at < now() - make_interval(secs => $1)
 			ORDER BY created_at DESC, id DESC LIMIT $2) x
 		LIMIT $2`, olderThan.Seconds(), limit)
-	return utcAll(es), wrap(op, err)
+	return utcAll(es, utcExecution), wrap(op, err)
 }
 
 // StaleUnconsumedSignals returns signals stored more than olderThan ago
@@ -38,7 +38,7 @@ func (s *Store) StaleUnconsumedSignals(ctx context.Context, olderThan time.Durat
 		  AND EXISTS (SELECT 1 FROM agent_execution x WHERE x.id = sg.agent_execution_id
 			AND x.status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED'))
 		ORDER BY agent_execution_id, seq LIMIT $2`, olderThan.Seconds(), limit)
-	return utcAll(sgs), wrap(op, err)
+	return utcAll(sgs, Signal.utc), wrap(op, err)
 }
 
 // TryExclusive runs fn if no other caller of TryExclusive with the same

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentree/agentree/internal/domain"
 )
 
 // Signal is a message to a running execution, kept in an inbox so the
@@ -35,7 +37,8 @@ var ErrExecutionEnded = fmt.Errorf("%w: the execution has ended", ErrConflict)
 
 // ErrSignalConsumed is ConsumeSignal's answer for a signal consumed before,
 // elsewhere in the tree: a redelivery, to be ignored. It is an ErrConflict.
-var ErrSignalConsumed = fmt.Errorf("%w: the signal was already consumed", ErrConflict)
+// It is domain.ErrSignalConsumed, so the engine matches it as it is.
+var ErrSignalConsumed = domain.ErrSignalConsumed
 
 // PutSignal stores a signal for a live execution of the organization (else
 // ErrNotFound, or ErrExecutionEnded when it has ended or is cancelling). It
@@ -93,7 +96,7 @@ func (s *Store) PendingSignals(ctx context.Context, orgID, executionID string) (
 	}
 	sgs, err := queryAll[Signal](ctx, s.pool, `SELECT `+signalCols+` FROM agent_signal
 		WHERE agent_execution_id = $2 AND org_id = $1 AND NOT consumed ORDER BY seq`, ids[0], ids[1])
-	return utcAll(sgs), wrap(op, err)
+	return utcAll(sgs, Signal.utc), wrap(op, err)
 }
 
 // ConsumeSignal appends e (the entry the signal becomes, usually a user
@@ -173,7 +176,7 @@ func (s *Store) CompleteUnlessSignalled(ctx context.Context, orgID, executionID 
 			return wrap(op, err)
 		}
 		if cur.Status == tr.To {
-			ex = cur.utc()
+			ex = utcExecution(cur)
 			return nil
 		}
 		pending, err = queryAll[Signal](ctx, tx, `SELECT `+signalCols+` FROM agent_signal
@@ -188,7 +191,7 @@ func (s *Store) CompleteUnlessSignalled(ctx context.Context, orgID, executionID 
 	if err != nil {
 		return Execution{}, nil, err
 	}
-	return ex, utcAll(pending), nil
+	return ex, utcAll(pending, Signal.utc), nil
 }
 
 // MarkSignalsConsumed marks signals consumed without an entry (those whose

@@ -74,9 +74,9 @@ func getOne[T any](ctx context.Context, q querier, op, table, cols, orgID, id st
 }
 
 // utcAll normalises the timestamps of every row of a list.
-func utcAll[T interface{ utc() T }](rows []T) []T {
+func utcAll[T any](rows []T, utc func(T) T) []T {
 	for i := range rows {
-		rows[i] = rows[i].utc()
+		rows[i] = utc(rows[i])
 	}
 	return rows
 }

@@ -158,7 +158,7 @@ func (s *Store) AppendStreamEvents(ctx context.Context, orgID, executionID strin
 	if err == nil && len(out) == 0 {
 		err = errNoRows
 	}
-	return utcAll(out), wrap(op, err)
+	return utcAll(out, StreamEvent.utc), wrap(op, err)
 }
 
 // StreamEventsAfter returns up to limit events of the execution with IDs
@@ -172,7 +172,7 @@ func (s *Store) StreamEventsAfter(ctx context.Context, orgID, executionID string
 	evs, err := queryAll[StreamEvent](ctx, s.pool, `SELECT `+streamCols+` FROM agent_stream_event
 		WHERE agent_execution_id = $2 AND org_id = $1 AND id > $3 ORDER BY id LIMIT $4`,
 		ids[0], ids[1], afterID, Page{Limit: limit}.limit())
-	return utcAll(evs), wrap(op, err)
+	return utcAll(evs, StreamEvent.utc), wrap(op, err)
 }
 
 // PruneStreamEvents deletes events created before olderThan, across all

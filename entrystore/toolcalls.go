@@ -223,7 +223,7 @@ func (s *Store) ListToolCalls(ctx context.Context, orgID, executionID string, f 
 	if err != nil {
 		return nil, "", wrap(op, err)
 	}
-	return utcAll(ts), next, nil
+	return utcAll(ts, ToolCall.utc), next, nil
 }
 
 // LatestToolCall returns the newest record of the execution with the

@@ -2,22 +2,14 @@ package entrystore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+
+	"github.com/agentree/agentree/internal/domain"
 )
 
-// Transition is a status change and what comes with it. Empty Error,
-// StopReason and nil Output leave the stored values alone.
-type Transition struct {
-	To         Status
-	Error      string
-	StopReason string
-	Output     json.RawMessage
-	// Steps are added to the execution's step count with the move (not
-	// on a move to the status it has): a completion counts its last step
-	// as it shows the status, so no reader sees COMPLETED without it.
-	Steps int
-}
+// Transition is a status change and what comes with it
+// (domain.Transition).
+type Transition = domain.Transition
 
 // maxTransitionAttempts bounds Transition's read-and-swap loop; each retry
 // means another writer won, so a handful is plenty.
@@ -58,7 +50,7 @@ func updateStatus(ctx context.Context, q querier, op string, ids []string, expec
 		RETURNING `+executionCols,
 		ids[0], ids[1], expectedVersion, string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To), tr.Steps)
 	if !errors.Is(err, errNoRows) {
-		return e.utc(), wrap(op, err)
+		return utcExecution(e), wrap(op, err)
 	}
 	cur, err := getExecution(ctx, q, ids[0], ids[1])
 	if err != nil {
@@ -87,7 +79,7 @@ func (s *Store) Transition(ctx context.Context, orgID, id string, tr Transition)
 		if cur.Status == tr.To {
 			return cur, nil
 		}
-		if !canMove(cur.Status, tr.To) {
+		if !cur.Status.CanMoveTo(tr.To) {
 			return Execution{}, errf(op, ErrConflict, "cannot move from %s to %s", cur.Status, tr.To)
 		}
 		e, err := s.UpdateStatus(ctx, orgID, id, cur.Version, tr)
@@ -99,16 +91,6 @@ func (s *Store) Transition(ctx context.Context, orgID, id string, tr Transition)
 		}
 	}
 	return Execution{}, errf(op, ErrConflict, "gave up after %d concurrent updates", maxTransitionAttempts)
-}
-
-// canMove mirrors allowedFrom for the Go-side check.
-func canMove(from, to Status) bool {
-	for _, f := range allowedFrom(to) {
-		if Status(f) == from {
-			return true
-		}
-	}
-	return false
 }
 
 // AddSteps adds n to the execution's cumulative step count, which carries

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -82,11 +83,5 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 
 // entryTokens is a stored entry's size in a model's context.
 func entryTokens(e entrystore.Entry) int {
-	return sdkEntry(e).Tokens()
-}
-
-// sdkEntry is e as the agent SDK's steps see it.
-func sdkEntry(e entrystore.Entry) agentsdk.Entry {
-	return agentsdk.Entry{ID: e.ID, ParentID: e.ParentID, ExecutionID: e.ExecutionID, Type: agentsdk.EntryType(e.Type),
-		Role: agentsdk.Role(e.Role), Content: e.Content, TurnID: e.TurnID, Metadata: e.Metadata, Depth: e.Depth}
+	return step.SDKEntry(e).Tokens()
 }

@@ -7,8 +7,8 @@ import (
 	"errors"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -51,7 +51,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	if len(cfg.Models) > 0 {
 		model = cfg.Models[0]
 	}
-	meta, sent, err := step.CallOf(sdkEntry(e))
+	meta, sent, err := step.CallOf(step.SDKEntry(e))
 	if err != nil {
 		return nil, toStatus(s.log, "entry context: call record", err)
 	}
@@ -78,7 +78,7 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 			return nil, toStatus(s.log, "entry context: path", err)
 		}
 		for _, p := range stored {
-			path = append(path, sdkEntry(p))
+			path = append(path, step.SDKEntry(p))
 		}
 	}
 	specs, err := s.toolSpecs(ctx, tools)

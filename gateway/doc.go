@@ -35,6 +35,9 @@
 //
 // It may import entrystore, the generated proto package, adapter/client (the
 // execution client), agentsdk and agentsdk/event (the execution config,
-// message types and stream event names) and the Temporal client; never the
-// worker's package, adapter (internal/layout checks it).
+// message types and stream event names), internal/step (a stored entry as
+// the SDK sees it, and the model step's record of a call and the request
+// it sent, which the context and timeline endpoints read back) and the
+// Temporal client; never the worker's
+// package, adapter, nor the engine (internal/layout checks it).
 package gateway

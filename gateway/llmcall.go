@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Every model call has an llm_call entry in the API (seed 000: model,
@@ -83,7 +83,7 @@ func llmCallEntry(e entrystore.Entry) (treeEntry, bool) {
 	if e.Type != string(agentsdk.EntryMessage) || e.Role != string(agentsdk.RoleAssistant) {
 		return treeEntry{}, false
 	}
-	meta, ok, err := step.CallOf(sdkEntry(e))
+	meta, ok, err := step.CallOf(step.SDKEntry(e))
 	if !ok || err != nil {
 		return treeEntry{}, false
 	}
@@ -105,7 +105,7 @@ func llmCallMetadata(e entrystore.Entry) json.RawMessage {
 	if e.Type != string(agentsdk.EntryLLMCall) {
 		return e.Metadata
 	}
-	meta, _, err := step.CallOf(sdkEntry(e))
+	meta, _, err := step.CallOf(step.SDKEntry(e))
 	if err != nil {
 		return e.Metadata
 	}

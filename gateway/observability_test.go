@@ -19,8 +19,8 @@ import (
 	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 	"github.com/agentree/agentree/internal/telemetry"
 )
 

@@ -19,9 +19,9 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // adversary is a model that makes exactly the calls its user prompt

@@ -6,8 +6,8 @@ import (
 	"errors"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -53,7 +53,7 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	for _, e := range path {
 		p := &pb.TimelinePoint{EntryId: e.ID, Type: e.Type, Role: e.Role, Estimated: true,
 			Compaction: e.Type == string(agentsdk.EntryCompaction)}
-		call, isCall, _ := step.CallOf(sdkEntry(e))
+		call, isCall, _ := step.CallOf(step.SDKEntry(e))
 		if isCall && call.Purpose != step.PurposeCompaction {
 			// The provider's count of what the call read replaces the
 			// estimate (a compaction's summary call read a transcript,

@@ -8,5 +8,6 @@
 // API's reads of it (read.go: the same lists, orders and paging as the
 // Postgres store's) from there.
 //
-// It imports agentsdk and the SQLite driver only.
+// It imports agentsdk, internal/domain (the checkpoint and the conflict
+// error every store shares) and the SQLite driver only.
 package workerstore

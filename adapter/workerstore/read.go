@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/internal/domain"
 )
 
 // The reads below serve a worker-held execution's conversation to the API (the
@@ -134,18 +135,18 @@ func (s *Store) Leaf(ctx context.Context, executionID string) (string, error) {
 
 const checkpointCols = `org, execution, seq, leaf, state, metadata, created_at`
 
-func scanCheckpoint(row interface{ Scan(...any) error }) (Checkpoint, error) {
-	var c Checkpoint
+func scanCheckpoint(row interface{ Scan(...any) error }) (domain.Checkpoint, error) {
+	var c domain.Checkpoint
 	var state, meta []byte
 	var at string
-	err := row.Scan(&c.OrgID, &c.ExecutionID, &c.Sequence, &c.LeafID, &state, &meta, &at)
+	err := row.Scan(&c.OrgID, &c.ExecutionID, &c.Sequence, &c.LeafEntryID, &state, &meta, &at)
 	c.State, c.Metadata, c.CreatedAt = state, meta, parseTime(at)
 	return c, err
 }
 
 // Checkpoints is a page of the execution's checkpoints by sequence, after
 // sequence after (-1: from the first), and whether more follow.
-func (s *Store) Checkpoints(ctx context.Context, executionID string, after, limit int) ([]Checkpoint, bool, error) {
+func (s *Store) Checkpoints(ctx context.Context, executionID string, after, limit int) ([]domain.Checkpoint, bool, error) {
 	rows, err := collect(scanCheckpoint)(s.db.QueryContext(ctx, `SELECT `+checkpointCols+` FROM checkpoint WHERE execution = ? AND seq > ?
 		ORDER BY seq LIMIT ?`, executionID, after, limit+1))
 	if err != nil {
@@ -156,7 +157,7 @@ func (s *Store) Checkpoints(ctx context.Context, executionID string, after, limi
 }
 
 // LatestCheckpoint is the execution's highest-sequence checkpoint.
-func (s *Store) LatestCheckpoint(ctx context.Context, executionID string) (Checkpoint, error) {
+func (s *Store) LatestCheckpoint(ctx context.Context, executionID string) (domain.Checkpoint, error) {
 	c, err := scanCheckpoint(s.db.QueryRowContext(ctx, `SELECT `+checkpointCols+` FROM checkpoint WHERE execution = ?
 		ORDER BY seq DESC LIMIT 1`, executionID))
 	return c, notFound("latest checkpoint", err)

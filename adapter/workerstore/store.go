@@ -10,17 +10,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/google/uuid"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/internal/domain"
 )
-
-// ErrConflict is a write that was made before, differently (a checkpoint
-// sequence taken).
-var ErrConflict = errors.New("workerstore: conflict")
 
 // Store is one worker's store.
 type Store struct {
@@ -328,31 +324,21 @@ func (s *Store) CancelAwaitingToolCalls(ctx context.Context, executionID string)
 	return nil
 }
 
-// Checkpoint is one checkpoint.
-type Checkpoint struct {
-	OrgID, ExecutionID string
-	Sequence           int
-	LeafID             string
-	State, Metadata    json.RawMessage
-	// CreatedAt is set by the store (zero on files older than it).
-	CreatedAt time.Time
-}
-
-// AppendCheckpoint records c; ErrConflict when its sequence exists.
-func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) error {
+// AppendCheckpoint records c; domain.ErrConflict when its sequence exists.
+func (s *Store) AppendCheckpoint(ctx context.Context, c domain.Checkpoint) error {
 	res, err := s.db.ExecContext(ctx, `INSERT INTO checkpoint (execution, seq, org, leaf, state, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`, c.ExecutionID, c.Sequence, c.OrgID, c.LeafID, []byte(c.State), []byte(c.Metadata), now())
+		ON CONFLICT DO NOTHING`, c.ExecutionID, c.Sequence, c.OrgID, c.LeafEntryID, []byte(c.State), []byte(c.Metadata), now())
 	if err != nil {
 		return wrap("checkpoint", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w: checkpoint %d of %s exists", ErrConflict, c.Sequence, c.ExecutionID)
+		return fmt.Errorf("%w: checkpoint %d of %s exists", domain.ErrConflict, c.Sequence, c.ExecutionID)
 	}
 	return nil
 }
 
 // GetCheckpoint reads one checkpoint.
-func (s *Store) GetCheckpoint(ctx context.Context, _, executionID string, seq int) (Checkpoint, error) {
+func (s *Store) GetCheckpoint(ctx context.Context, _, executionID string, seq int) (domain.Checkpoint, error) {
 	c, err := scanCheckpoint(s.db.QueryRowContext(ctx, `SELECT `+checkpointCols+` FROM checkpoint WHERE execution = ? AND seq = ?`, executionID, seq))
 	return c, notFound(fmt.Sprintf("checkpoint %d", seq), err)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 )
 
@@ -32,14 +33,14 @@ func TestBeginAnnouncesOnceAfterALostTask(t *testing.T) {
 		}
 		return n
 	}
-	begin := func(announce string, seq int) engine.Status {
+	begin := func(announce string, seq int) domain.Status {
 		t.Helper()
 		out, err := ops.Begin(ctx, engine.BeginInput{ExecutionID: ex, Announce: announce, Sequence: seq})
 		require.NoError(t, err)
 		return out.Status
 	}
 
-	require.Equal(t, engine.StatusRunning, begin(event.NameStarted, 0))
+	require.Equal(t, domain.StatusRunning, begin(event.NameStarted, 0))
 	require.Equal(t, 1, announced(event.NameStarted))
 
 	// The lost task went on to its wait's checkpoint.
@@ -47,15 +48,15 @@ func TestBeginAnnouncesOnceAfterALostTask(t *testing.T) {
 	leaf, err := ops.Append(ctx, engine.AppendInput{ExecutionID: ex, Key: "0/1", Entry: agentsdk.NewEntry{Message: &prompt}})
 	require.NoError(t, err)
 	require.NoError(t, ops.Checkpoint(ctx, engine.CheckpointInput{ExecutionID: ex, LeafID: leaf.ID, Sequence: 1, Wait: true}))
-	require.Equal(t, engine.StatusWaiting, s.execution().Status)
+	require.Equal(t, domain.StatusWaiting, s.execution().Status)
 
 	// Its re-run begins the same segment again.
-	require.Equal(t, engine.StatusRunning, begin(event.NameStarted, 0))
+	require.Equal(t, domain.StatusRunning, begin(event.NameStarted, 0))
 	require.Equal(t, 1, announced(event.NameStarted), "the re-run announced the start again")
 
 	// The re-run reaches the wait again; a message then resumes the
 	// execution from that checkpoint, which is announced.
 	require.NoError(t, ops.Checkpoint(ctx, engine.CheckpointInput{ExecutionID: ex, LeafID: leaf.ID, Sequence: 1, Wait: true}))
-	require.Equal(t, engine.StatusRunning, begin(event.NameResumed, 1))
+	require.Equal(t, domain.StatusRunning, begin(event.NameResumed, 1))
 	require.Equal(t, 1, announced(event.NameResumed))
 }

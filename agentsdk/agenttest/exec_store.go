@@ -8,11 +8,12 @@ import (
 	"sort"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 )
 
 // The execution row, checkpoints and signals inbox of the in-memory store:
-// engine.Store's part beyond agentsdk.Store, with the rules entrystore
+// engine.Store's part beyond step.Store, with the rules entrystore
 // keeps (a terminal status is final; CANCELLING may only end).
 
 type memSignal struct {
@@ -23,13 +24,13 @@ type memSignal struct {
 
 var _ engine.Store = (*Store)(nil)
 
-func (s *Store) execution() engine.Execution {
+func (s *Store) execution() domain.Execution {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.exec
 }
 
-func (s *Store) Execution(context.Context, string, string) (engine.Execution, error) {
+func (s *Store) Execution(context.Context, string, string) (domain.Execution, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ex := s.exec
@@ -39,18 +40,16 @@ func (s *Store) Execution(context.Context, string, string) (engine.Execution, er
 	return ex, nil
 }
 
-func (s *Store) Transition(_ context.Context, _ string, _ string, tr engine.Transition) (engine.Execution, error) {
+func (s *Store) Transition(_ context.Context, _ string, _ string, tr domain.Transition) (domain.Execution, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.transition(tr)
 }
 
-func (s *Store) transition(tr engine.Transition) (engine.Execution, error) {
+func (s *Store) transition(tr domain.Transition) (domain.Execution, error) {
 	cur := s.exec.Status
-	allowed := cur == tr.To || (!cur.Terminal() && cur != engine.StatusCancelling) ||
-		(cur == engine.StatusCancelling && (tr.To.Terminal() || tr.To == engine.StatusCancelling))
-	if !allowed {
-		return engine.Execution{}, fmt.Errorf("%w: cannot move from %s to %s", engine.ErrConflict, cur, tr.To)
+	if !cur.CanMoveTo(tr.To) {
+		return domain.Execution{}, fmt.Errorf("%w: cannot move from %s to %s", domain.ErrConflict, cur, tr.To)
 	}
 	if cur != tr.To {
 		s.steps += tr.Steps
@@ -67,21 +66,21 @@ func (s *Store) transition(tr engine.Transition) (engine.Execution, error) {
 	return out, nil
 }
 
-func (s *Store) AppendCheckpoint(_ context.Context, c engine.Checkpoint) error {
+func (s *Store) AppendCheckpoint(_ context.Context, c domain.Checkpoint) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.checkpoints[c.Sequence]; ok {
-		return fmt.Errorf("%w: checkpoint %d exists", engine.ErrConflict, c.Sequence)
+		return fmt.Errorf("%w: checkpoint %d exists", domain.ErrConflict, c.Sequence)
 	}
-	if _, ok := s.entries[c.LeafID]; !ok {
-		return fmt.Errorf("%w: leaf %s is not an entry", agentsdk.ErrInvalidInput, c.LeafID)
+	if _, ok := s.entries[c.LeafEntryID]; !ok {
+		return fmt.Errorf("%w: leaf %s is not an entry", agentsdk.ErrInvalidInput, c.LeafEntryID)
 	}
 	s.checkpoints[c.Sequence] = c
 	s.steps += c.Steps
 	return nil
 }
 
-func (s *Store) GetCheckpoint(_ context.Context, _ string, _ string, seq int) (engine.Checkpoint, error) {
+func (s *Store) GetCheckpoint(_ context.Context, _ string, _ string, seq int) (domain.Checkpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.checkpoints[seq]
@@ -92,10 +91,10 @@ func (s *Store) GetCheckpoint(_ context.Context, _ string, _ string, seq int) (e
 }
 
 // Checkpoints returns the checkpoints in sequence order.
-func (s *Store) Checkpoints() []engine.Checkpoint {
+func (s *Store) Checkpoints() []domain.Checkpoint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]engine.Checkpoint, 0, len(s.checkpoints))
+	out := make([]domain.Checkpoint, 0, len(s.checkpoints))
 	for _, c := range s.checkpoints {
 		out = append(out, c)
 	}
@@ -106,7 +105,7 @@ func (s *Store) Checkpoints() []engine.Checkpoint {
 func (s *Store) checkpointLeaves() []string {
 	var out []string
 	for _, c := range s.Checkpoints() {
-		out = append(out, c.LeafID)
+		out = append(out, c.LeafEntryID)
 	}
 	return out
 }
@@ -139,7 +138,7 @@ func (s *Store) ConsumeSignal(ctx context.Context, org string, id string, e agen
 		return agentsdk.Entry{}, fmt.Errorf("agenttest: signal %s: %w", id, agentsdk.ErrNotFound)
 	case sg.consumed:
 		s.mu.Unlock()
-		return agentsdk.Entry{}, engine.ErrSignalConsumed
+		return agentsdk.Entry{}, domain.ErrSignalConsumed
 	}
 	sg.consumed = true
 	s.mu.Unlock()
@@ -150,7 +149,7 @@ func (s *Store) ConsumeSignal(ctx context.Context, org string, id string, e agen
 	return got[0], nil
 }
 
-func (s *Store) CompleteUnlessSignalled(_ context.Context, _ string, _ string, known []string, tr engine.Transition) (engine.Execution, []agentsdk.Signal, error) {
+func (s *Store) CompleteUnlessSignalled(_ context.Context, _ string, _ string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var pending []agentsdk.Signal

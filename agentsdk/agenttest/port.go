@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // maxInfraRetries bounds the retries of an unreachable store in memory,

@@ -6,8 +6,9 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Options configure an in-memory execution.
@@ -38,16 +39,16 @@ type Options struct {
 
 // Status is where an in-memory execution stands: the execution row's
 // status, as in production.
-type Status = engine.Status
+type Status = domain.Status
 
 // The statuses an in-memory execution reaches.
 const (
-	StatusRunning    = engine.StatusRunning
-	StatusWaiting    = engine.StatusWaiting
-	StatusCancelling = engine.StatusCancelling
-	StatusCompleted  = engine.StatusCompleted
-	StatusFailed     = engine.StatusFailed
-	StatusCancelled  = engine.StatusCancelled
+	StatusRunning    = domain.StatusRunning
+	StatusWaiting    = domain.StatusWaiting
+	StatusCancelling = domain.StatusCancelling
+	StatusCompleted  = domain.StatusCompleted
+	StatusFailed     = domain.StatusFailed
+	StatusCancelled  = domain.StatusCancelled
 )
 
 // Execution is one in-memory execution, run by the same segment engine as
@@ -139,7 +140,7 @@ func (x *Execution) Signal(name string, value any) error {
 // becomes CANCELLING, a running tool's context is cancelled, and the next
 // Run records CANCELLED.
 func (x *Execution) Cancel() error {
-	if _, err := x.Store.Transition(context.Background(), "", x.opts.ExecutionID, engine.Transition{To: StatusCancelling}); err != nil {
+	if _, err := x.Store.Transition(context.Background(), "", x.opts.ExecutionID, domain.Transition{To: StatusCancelling}); err != nil {
 		return err
 	}
 	x.port.cancel()

@@ -10,7 +10,9 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Event is a stream event the runtime published.
@@ -23,7 +25,7 @@ type Event struct {
 // runtime retries it, as it would an unreachable Postgres.
 var ErrUnavailable = engine.ErrStoreUnavailable
 
-// Store is an in-memory agentsdk.Store.
+// Store is an in-memory step.Store.
 type Store struct {
 	mu        sync.Mutex
 	config    agentsdk.Config
@@ -40,22 +42,22 @@ type Store struct {
 	// ErrUnavailable for an unreachable store).
 	FailAppend func(e agentsdk.Entry) error
 
-	exec        engine.Execution
+	exec        domain.Execution
 	steps       int
-	checkpoints map[int]engine.Checkpoint
+	checkpoints map[int]domain.Checkpoint
 	signals     map[string]*memSignal
 	signalOrder []string
 }
 
-var _ agentsdk.Store = (*Store)(nil)
+var _ step.Store = (*Store)(nil)
 
 func newStore(cfg agentsdk.Config, executionID string) *Store {
 	raw, _ := json.Marshal(cfg)
 	return &Store{
 		config: cfg, entries: map[string]agentsdk.Entry{}, keys: map[string]string{},
 		content: map[string][]byte{}, toolCalls: map[string]agentsdk.ToolCallRecord{},
-		exec:        engine.Execution{Config: raw, Status: engine.StatusPending},
-		checkpoints: map[int]engine.Checkpoint{}, signals: map[string]*memSignal{},
+		exec:        domain.Execution{Config: raw, Status: domain.StatusPending},
+		checkpoints: map[int]domain.Checkpoint{}, signals: map[string]*memSignal{},
 	}
 }
 
@@ -65,12 +67,12 @@ func (s *Store) lastLeaf() string {
 	return s.leaf
 }
 
-// ExecutionConfig implements agentsdk.Store.
+// ExecutionConfig implements step.Store.
 func (s *Store) ExecutionConfig(context.Context, string, string) (agentsdk.Config, error) {
 	return s.config, nil
 }
 
-// Path implements agentsdk.Store.
+// Path implements step.Store.
 func (s *Store) Path(_ context.Context, _ string, leafID string) ([]agentsdk.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -92,13 +94,13 @@ func (s *Store) Path(_ context.Context, _ string, leafID string) ([]agentsdk.Ent
 	return rev, nil
 }
 
-// ContextPath implements agentsdk.Store: the whole path, which holds the
+// ContextPath implements step.Store: the whole path, which holds the
 // part a model's context needs.
 func (s *Store) ContextPath(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error) {
 	return s.Path(ctx, orgID, leafID)
 }
 
-// GetEntry implements agentsdk.Store.
+// GetEntry implements step.Store.
 func (s *Store) GetEntry(_ context.Context, _ string, id string) (agentsdk.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,7 +111,7 @@ func (s *Store) GetEntry(_ context.Context, _ string, id string) (agentsdk.Entry
 	return e, nil
 }
 
-// EntryByKey implements agentsdk.Store.
+// EntryByKey implements step.Store.
 func (s *Store) EntryByKey(_ context.Context, _ string, _ string, key string) (agentsdk.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -120,7 +122,7 @@ func (s *Store) EntryByKey(_ context.Context, _ string, _ string, key string) (a
 	return s.entries[id], nil
 }
 
-// AppendEntries implements agentsdk.Store.
+// AppendEntries implements step.Store.
 func (s *Store) AppendEntries(_ context.Context, _ string, es []agentsdk.Entry) ([]agentsdk.Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,7 +164,7 @@ func (s *Store) AppendEntries(_ context.Context, _ string, es []agentsdk.Entry) 
 	return out, nil
 }
 
-// PutContent implements agentsdk.Store.
+// PutContent implements step.Store.
 func (s *Store) PutContent(_ context.Context, _, _ string, data []byte, _ string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -182,7 +184,7 @@ func (s *Store) Content(sha string) ([]byte, bool) {
 	return b, ok
 }
 
-// RecordToolCall implements agentsdk.Store.
+// RecordToolCall implements step.Store.
 func (s *Store) RecordToolCall(_ context.Context, r agentsdk.ToolCallRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,7 +212,7 @@ func (s *Store) CancelAwaitingToolCalls(context.Context, string, string) error {
 	return nil
 }
 
-// ToolCall implements agentsdk.Store.
+// ToolCall implements step.Store.
 func (s *Store) ToolCall(_ context.Context, _, _, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -232,7 +234,7 @@ func (s *Store) ToolCalls() []agentsdk.ToolCallRecord {
 	return out
 }
 
-// Publish implements agentsdk.Store.
+// Publish implements step.Store.
 func (s *Store) Publish(_ context.Context, _ string, _ string, ev event.Event) error {
 	b, err := json.Marshal(ev)
 	if err != nil {
@@ -244,7 +246,7 @@ func (s *Store) Publish(_ context.Context, _ string, _ string, ev event.Event) e
 	return nil
 }
 
-// PublishBatch implements agentsdk.Store.
+// PublishBatch implements step.Store.
 func (s *Store) PublishBatch(_ context.Context, _ string, _ string, evs []event.Event) error {
 	batch := make([]Event, len(evs))
 	for i, ev := range evs {

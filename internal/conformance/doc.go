@@ -5,6 +5,7 @@
 // checkpoints, stream events, the final status — with IDs and times
 // normalised away. A difference between runtimes fails the test.
 //
-// It imports agentsdk and its subpackages; its test also the adapter,
+// It imports agentsdk and its subpackages and internal/domain (the
+// checkpoint both runtimes record); its test also the adapter,
 // entrystore and the test services.
 package conformance

@@ -60,10 +60,7 @@ func runMemory(t *testing.T, sc conformance.Scenario) conformance.Record {
 			ToolName: c.ToolName, Status: string(c.Status), Input: c.Input, Output: c.Output, OutputSHA256: c.OutputSHA256,
 			OutputSize: c.OutputSize, Truncated: c.Truncated, StepNumber: c.StepNumber})
 	}
-	var cps []conformance.Checkpoint
-	for _, c := range x.Store.Checkpoints() {
-		cps = append(cps, conformance.Checkpoint{Sequence: c.Sequence, LeafID: c.LeafID, State: c.State})
-	}
+	cps := x.Store.Checkpoints()
 	var evs []conformance.Event
 	for _, e := range x.Store.Events() {
 		evs = append(evs, conformance.Event{Name: e.Name, Data: e.Data})

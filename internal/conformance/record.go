@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentree/agentree/internal/domain"
 )
 
 // Record is what an execution left behind, in a form both runtimes can be
@@ -35,13 +37,6 @@ type ToolCall struct {
 	StepNumber                                             int
 }
 
-// Checkpoint is a runtime-neutral checkpoint.
-type Checkpoint struct {
-	Sequence int
-	LeafID   string
-	State    json.RawMessage
-}
-
 // Event is a runtime-neutral stream event.
 type Event struct {
 	Name string
@@ -54,7 +49,7 @@ var volatile = map[string]bool{"latencyMs": true, "durationMs": true, "createdAt
 // Normalize builds the Record: every entry ID and the execution ID become
 // placeholders (#e1, #e2 … in arrival order; #X). Tool-call IDs are the
 // model's and the same in both runtimes.
-func Normalize(executionID, status string, entries []Entry, calls []ToolCall, cps []Checkpoint, evs []Event) Record {
+func Normalize(executionID, status string, entries []Entry, calls []ToolCall, cps []domain.Checkpoint, evs []Event) Record {
 	n := &normalizer{names: map[string]string{executionID: "#X"}}
 	signals := 0
 	for i, e := range entries {
@@ -78,7 +73,7 @@ func Normalize(executionID, status string, entries []Entry, calls []ToolCall, cp
 	}
 	sort.Strings(r.ToolCalls)
 	for _, c := range cps {
-		r.Checkpoints = append(r.Checkpoints, n.text(fmt.Sprintf("%d %s %s", c.Sequence, c.LeafID, n.json(c.State))))
+		r.Checkpoints = append(r.Checkpoints, n.text(fmt.Sprintf("%d %s %s", c.Sequence, c.LeafEntryID, n.json(c.State))))
 	}
 	for _, e := range concurrentInTaskOrder(evs) {
 		r.Events = append(r.Events, n.text(e.Name+" "+n.json(e.Data)))

@@ -150,12 +150,8 @@ func record(t *testing.T, es *entrystore.Store, org, id, status string) conforma
 			ToolName: c.ToolName, Status: c.Status, Input: c.Input, Output: c.Output, OutputSHA256: c.OutputSHA256,
 			OutputSize: c.OutputSize, Truncated: c.Truncated, StepNumber: c.StepNumber})
 	}
-	cks, _, err := es.ListCheckpoints(ctx, org, id, page)
+	cps, _, err := es.ListCheckpoints(ctx, org, id, page)
 	require.NoError(t, err)
-	var cps []conformance.Checkpoint
-	for _, c := range cks {
-		cps = append(cps, conformance.Checkpoint{Sequence: c.Sequence, LeafID: c.LeafEntryID, State: c.State})
-	}
 	evs, err := es.StreamEventsAfter(ctx, org, id, 0, 10000)
 	require.NoError(t, err)
 	var out []conformance.Event

@@ -10,7 +10,8 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/domain"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Tool-call approvals (seed 003 §3). A call whose policy is ask is
@@ -286,7 +287,7 @@ func (c *segment) ApplyDecision(assistantID string, d agentsdk.DecisionRef) (*ag
 }
 
 // waitingEvent is the agent.waiting event of a checkpoint that waits.
-func (o *Ops) waitingEvent(ctx context.Context, in CheckpointInput, status Status) event.Waiting {
+func (o *Ops) waitingEvent(ctx context.Context, in CheckpointInput, status domain.Status) event.Waiting {
 	ev := event.Waiting{AgentExecutionID: in.ExecutionID, Status: string(status), Reason: in.WaitReason}
 	if p := in.Approval; p != nil {
 		calls, err := o.pendingCalls(ctx, ApprovalInput{OrgID: in.OrgID, ExecutionID: in.ExecutionID,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // ErrModelExhausted marks a model call that kept failing with retryable

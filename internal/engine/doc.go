@@ -11,6 +11,11 @@
 // Result, SignalName) are internal/wire's, named here too: clients link
 // that package, never this one.
 //
-// It imports agentsdk and its subpackages and internal/wire; never
-// Temporal, never Postgres.
+// The statuses, the execution row, transitions, checkpoints and the
+// conflict errors its Store speaks are internal/domain's, the same types
+// every store returns, so a runtime hands them over unconverted.
+//
+// It imports agentsdk and its subpackages, internal/step (the model and
+// tool steps, and the store port its Store extends), internal/wire and
+// internal/domain; never Temporal, never Postgres.
 package engine

@@ -9,12 +9,13 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/internal/domain"
 )
 
 // CheckpointReplacer is a Store that can rewrite its latest checkpoint
 // (see Ops.Checkpoint); ErrNotFound when the latest has another sequence.
 type CheckpointReplacer interface {
-	ReplaceCheckpoint(ctx context.Context, c Checkpoint) error
+	ReplaceCheckpoint(ctx context.Context, c domain.Checkpoint) error
 }
 
 // replaceOrphan rewrites checkpoint prev, found at in's sequence with
@@ -24,20 +25,20 @@ type CheckpointReplacer interface {
 // sequence — most often a signal (an approval, a message) that had
 // arrived by then and is now seen earlier. A leaf that does not extend
 // prev's (a stale segment moving the execution back) stays refused.
-func (o *Ops) replaceOrphan(ctx context.Context, in CheckpointInput, prev Checkpoint, state, meta json.RawMessage) error {
+func (o *Ops) replaceOrphan(ctx context.Context, in CheckpointInput, prev domain.Checkpoint, state, meta json.RawMessage) error {
 	r, ok := o.Store.(CheckpointReplacer)
-	if !ok || prev.LeafID == "" || in.LeafID == "" {
+	if !ok || prev.LeafEntryID == "" || in.LeafID == "" {
 		return errors.New("not an extension of the recorded checkpoint")
 	}
 	path, err := o.Store.Path(ctx, in.OrgID, in.LeafID)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(path, func(e agentsdk.Entry) bool { return e.ID == prev.LeafID }) {
+	if !slices.ContainsFunc(path, func(e agentsdk.Entry) bool { return e.ID == prev.LeafEntryID }) {
 		return errors.New("not an extension of the recorded checkpoint")
 	}
-	return r.ReplaceCheckpoint(ctx, Checkpoint{OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
-		LeafID: in.LeafID, State: state, Metadata: meta})
+	return r.ReplaceCheckpoint(ctx, domain.Checkpoint{OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
+		LeafEntryID: in.LeafID, State: state, Metadata: meta})
 }
 
 // Checkpoint inserts the checkpoint row (a retry that finds its own row is
@@ -56,17 +57,17 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	if in.Wait {
 		meta = json.RawMessage(`{"reason":"wait"}`)
 	}
-	err = o.Store.AppendCheckpoint(ctx, Checkpoint{
+	err = o.Store.AppendCheckpoint(ctx, domain.Checkpoint{
 		OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
-		LeafID: in.LeafID, State: state, Metadata: meta, Steps: in.Steps,
+		LeafEntryID: in.LeafID, State: state, Metadata: meta, Steps: in.Steps,
 	})
 	switch {
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, domain.ErrConflict):
 		prev, gerr := o.Store.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, in.Sequence)
 		if gerr != nil {
 			return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, gerr)
 		}
-		if prev.LeafID != in.LeafID {
+		if prev.LeafEntryID != in.LeafID {
 			if rerr := o.replaceOrphan(ctx, in, prev, state, meta); rerr != nil {
 				return fmt.Errorf("engine: checkpoint %d: %w (%w)", in.Sequence, err, rerr)
 			}
@@ -81,7 +82,7 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence})
 	}
 	if in.Wait {
-		ex, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, Transition{To: StatusWaiting})
+		ex, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, domain.Transition{To: domain.StatusWaiting})
 		if err != nil {
 			return fmt.Errorf("engine: wait: %w", err)
 		}
@@ -93,7 +94,7 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 // FinishInput ends an execution.
 type FinishInput struct {
 	OrgID, ExecutionID, LeafID string
-	Status                     Status
+	Status                     domain.Status
 	StopReason, Error          string
 	// Known are the signals the segment holds unconsumed; a completion
 	// goes ahead despite them (the agent has seen them), but not despite
@@ -120,10 +121,10 @@ type FinishOutput struct {
 // final answer was written): Pending lists them and nothing changes.
 func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) {
 	var out FinishOutput
-	tr := Transition{To: in.Status, Error: in.Error, StopReason: in.StopReason}
-	var ex Execution
+	tr := domain.Transition{To: in.Status, Error: in.Error, StopReason: in.StopReason}
+	var ex domain.Execution
 	var err error
-	if in.Status == StatusCompleted {
+	if in.Status == domain.StatusCompleted {
 		if in.LeafID != "" {
 			e, err := o.Store.GetEntry(ctx, in.OrgID, in.LeafID)
 			if err != nil {
@@ -176,13 +177,13 @@ func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) 
 		}
 	}
 	switch st := string(ex.Status); ex.Status {
-	case StatusCompleted:
+	case domain.StatusCompleted:
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Completed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
-	case StatusFailed:
+	case domain.StatusFailed:
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Failed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason, Error: ex.Error})
-	case StatusCancelled:
+	case domain.StatusCancelled:
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Cancelled{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
-	case StatusPaused:
+	case domain.StatusPaused:
 		o.publish(ctx, in.OrgID, in.ExecutionID, event.Paused{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason, Steps: ex.StepCount})
 	}
 	return out, nil

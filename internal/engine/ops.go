@@ -8,7 +8,8 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/domain"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Ops are the segment's store operations: status changes, user entries,
@@ -33,7 +34,7 @@ type BeginInput struct {
 type BeginOutput struct {
 	Config agentsdk.Config
 	Leaf   *agentsdk.EntryRef
-	Status Status
+	Status domain.Status
 	// Ended, for an execution found ended, is its result as the segment
 	// that ended it returned it: a segment run again after that one's
 	// workflow task was lost (a signal arrived as it completed, a worker
@@ -44,7 +45,7 @@ type BeginOutput struct {
 // ended is the result of the ended execution ex: its status, stop reason
 // and error, its leaf and, completed, the leaf's text (as Finish
 // computed it).
-func (o *Ops) ended(ctx context.Context, in BeginInput, ex Execution) (*Result, error) {
+func (o *Ops) ended(ctx context.Context, in BeginInput, ex domain.Execution) (*Result, error) {
 	res := &Result{ExecutionID: in.ExecutionID, Status: string(ex.Status), StopReason: ex.StopReason, Error: ex.Error}
 	src, err := o.Store.ResumeSource(ctx, in.OrgID, in.ExecutionID)
 	if errors.Is(err, agentsdk.ErrNotFound) {
@@ -62,7 +63,7 @@ func (o *Ops) ended(ctx context.Context, in BeginInput, ex Execution) (*Result, 
 	} else if !errors.Is(err, agentsdk.ErrNotFound) {
 		return nil, err
 	}
-	if ex.Status == StatusCompleted && src.LeafID != "" {
+	if ex.Status == domain.StatusCompleted && src.LeafID != "" {
 		e, err := o.Store.GetEntry(ctx, in.OrgID, src.LeafID)
 		if err != nil {
 			return nil, err
@@ -108,8 +109,8 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 		}
 		out.Leaf = &ref
 	}
-	if in.Announce != "" && !ex.Status.Terminal() && ex.Status != StatusCancelling {
-		running, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, Transition{To: StatusRunning})
+	if in.Announce != "" && !ex.Status.Terminal() && ex.Status != domain.StatusCancelling {
+		running, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, domain.Transition{To: domain.StatusRunning})
 		if err != nil {
 			return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
 		}
@@ -278,7 +279,7 @@ func (o *Ops) consumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.Entr
 		return agentsdk.EntryRef{}, err
 	}
 	got, err := o.Store.ConsumeSignal(ctx, in.OrgID, in.SignalID, e)
-	if errors.Is(err, ErrSignalConsumed) {
+	if errors.Is(err, domain.ErrSignalConsumed) {
 		return o.consumedHere(ctx, in, e)
 	}
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Port is what a runtime gives the engine: how each kind of durable step

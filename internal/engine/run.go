@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/internal/domain"
 )
 
 // ErrNothingToCheckpoint: a segment ended without any entry to point at.
@@ -64,7 +65,7 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 				}
 				return Result{ExecutionID: in.ExecutionID, Status: string(begin.Status)}, nil, nil
 			}
-			if begin.Status == StatusCancelling {
+			if begin.Status == domain.StatusCancelling {
 				return r.cancelled()
 			}
 			seg.cfg, seg.leaf, announce = begin.Config, begin.Leaf, ""
@@ -79,14 +80,14 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 			// The model call was refused before it was made: nothing of
 			// the conversation is lost, and a resume continues from this
 			// leaf once the organization's quota allows.
-			return r.finish(StatusPaused, agentsdk.StopBudget, agentsdk.BudgetReason(err))
+			return r.finish(domain.StatusPaused, agentsdk.StopBudget, agentsdk.BudgetReason(err))
 		}
 		if err != nil {
-			return r.finish(StatusFailed, "error", tenantText(r.port.Logger(), in.ExecutionID, "execution", err.Error(), err))
+			return r.finish(domain.StatusFailed, "error", tenantText(r.port.Logger(), in.ExecutionID, "execution", err.Error(), err))
 		}
 		seg.drain()
 		if b, _ := json.Marshal(seg.state); len(b) > agentsdk.MaxStateBytes {
-			return r.finish(StatusFailed, "error",
+			return r.finish(domain.StatusFailed, "error",
 				fmt.Sprintf("agent state is %d bytes, over the %d-byte limit: keep large data in entries", len(b), agentsdk.MaxStateBytes))
 		}
 
@@ -137,11 +138,11 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 			}
 			seg.advance()
 		case agentsdk.OutcomeFail:
-			return r.finish(StatusFailed, "failed", outcome.Reason)
+			return r.finish(domain.StatusFailed, "failed", outcome.Reason)
 		case agentsdk.OutcomePause:
-			return r.finish(StatusPaused, outcome.Reason, "")
+			return r.finish(domain.StatusPaused, outcome.Reason, "")
 		default:
-			return r.finish(StatusFailed, "error", fmt.Sprintf("agent %s returned unknown outcome %q", r.agent.Kind(), outcome.Kind))
+			return r.finish(domain.StatusFailed, "error", fmt.Sprintf("agent %s returned unknown outcome %q", r.agent.Kind(), outcome.Kind))
 		}
 	}
 }
@@ -179,7 +180,7 @@ func (r *runner) checkpointInput(wait bool, reason string) *CheckpointInput {
 }
 
 // finish ends the execution with a terminal status.
-func (r *runner) finish(status Status, stopReason, errText string) (Result, *SegmentInput, error) {
+func (r *runner) finish(status domain.Status, stopReason, errText string) (Result, *SegmentInput, error) {
 	seg := r.seg
 	var out FinishOutput
 	err := r.port.Local(OpFinish, FinishInput{
@@ -200,7 +201,7 @@ func (r *runner) complete(stopReason string) (Result, bool, error) {
 	var out FinishOutput
 	in := FinishInput{
 		OrgID: seg.in.OrgID, ExecutionID: seg.in.ExecutionID, LeafID: seg.leafID(),
-		Status: StatusCompleted, StopReason: stopReason, Known: seg.pendingIDs(),
+		Status: domain.StatusCompleted, StopReason: stopReason, Known: seg.pendingIDs(),
 		Checkpoint: seg.finalCheckpoint(),
 	}
 	if err := r.port.Local(OpFinish, in, &out); err != nil {
@@ -212,7 +213,7 @@ func (r *runner) complete(stopReason string) (Result, bool, error) {
 		}
 		return Result{}, false, nil
 	}
-	return Result{ExecutionID: seg.in.ExecutionID, Status: string(StatusCompleted), StopReason: stopReason,
+	return Result{ExecutionID: seg.in.ExecutionID, Status: string(domain.StatusCompleted), StopReason: stopReason,
 		LeafID: in.LeafID, Text: out.Text, Usage: seg.state.Usage}, true, nil
 }
 
@@ -220,8 +221,8 @@ func (r *runner) complete(stopReason string) (Result, bool, error) {
 // cancellation.
 func (r *runner) cancelled() (Result, *SegmentInput, error) {
 	r.port.Detach()
-	if _, _, err := r.finish(StatusCancelled, "cancelled", ""); err != nil {
+	if _, _, err := r.finish(domain.StatusCancelled, "cancelled", ""); err != nil {
 		return Result{}, nil, err
 	}
-	return Result{ExecutionID: r.seg.in.ExecutionID, Status: string(StatusCancelled)}, nil, nil
+	return Result{ExecutionID: r.seg.in.ExecutionID, Status: string(domain.StatusCancelled)}, nil, nil
 }

@@ -13,7 +13,8 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/domain"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Sub-agents (seed 001). A spawn_agents call is answered in three moves:
@@ -168,7 +169,7 @@ func (o *Ops) resumeChild(ctx context.Context, in SpawnInput, a agentsdk.SubAgen
 	switch left := agentsdk.MaxTotalSteps - src.StepCount; {
 	case src.ParentID != in.ExecutionID:
 		return ChildStart{}, fmt.Sprintf("agents[%d].resumeRunId: %s is not a sub-agent of this execution", i, a.ResumeRunID), nil
-	case src.Status != StatusPaused:
+	case src.Status != domain.StatusPaused:
 		return ChildStart{}, fmt.Sprintf("agents[%d].resumeRunId: only paused runs can be resumed; %s is %s", i, a.ResumeRunID, src.Status), nil
 	case src.ResumedBy != "" && src.ResumedBy != id:
 		return ChildStart{}, fmt.Sprintf("agents[%d].resumeRunId: %s was resumed already, by %s", i, a.ResumeRunID, src.ResumedBy), nil
@@ -262,9 +263,9 @@ func spawnAnswer(outcomes []ChildOutcome) string {
 	for _, c := range outcomes {
 		fmt.Fprintf(&b, "\n## %s (%s, execution %s)\n", c.Name, c.Status, c.ExecutionID)
 		switch {
-		case c.Status == string(StatusPaused) && c.StopReason == agentsdk.StopBudget:
+		case c.Status == string(domain.StatusPaused) && c.StopReason == agentsdk.StopBudget:
 			b.WriteString("It paused before answering: " + c.Error + ". It can be resumed once the quota allows.\n")
-		case c.Status == string(StatusPaused):
+		case c.Status == string(domain.StatusPaused):
 			b.WriteString("It spent its step budget before answering; it can be resumed.\n")
 		case c.Error != "":
 			b.WriteString("error: " + c.Error + "\n")

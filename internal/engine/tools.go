@@ -2,7 +2,7 @@ package engine
 
 import (
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // What one tool call run at once may add to a run's history, at most: its

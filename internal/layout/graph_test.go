@@ -133,5 +133,6 @@ func TestCheckerSeesViolations(t *testing.T) {
 	require.Len(t, v, 1)
 	require.True(t, strings.HasPrefix(v[0], module+"adapter → "), v[0])
 	v = g.violations(is(module+"agentsdk/agenttest"), underInternal)
-	require.Equal(t, []string{module + "agentsdk/agenttest → " + module + "internal/engine"}, v)
+	require.Len(t, v, 1)
+	require.True(t, strings.HasPrefix(v[0], module+"agentsdk/agenttest → "+module+"internal/"), v[0])
 }

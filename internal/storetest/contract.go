@@ -12,12 +12,13 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // Fixture is a store holding one execution of one organization, made for
 // one subtest.
 type Fixture struct {
-	Store       agentsdk.Store
+	Store       step.Store
 	OrgID       string
 	ExecutionID string
 	// Config is the execution's frozen configuration as it was created.

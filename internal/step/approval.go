@@ -36,7 +36,7 @@ func UnapprovedMessage(name string) string {
 // Workflow code asks for approvals before it runs a call; this is the
 // check of the code that runs it, so neither a bug in an agent nor a
 // history that skipped the question runs a call nobody approved.
-func Refusal(ctx context.Context, store agentsdk.Store, orgID, executionID string, assistant agentsdk.Entry,
+func Refusal(ctx context.Context, store Store, orgID, executionID string, assistant agentsdk.Entry,
 	call agentsdk.ToolCall, p agentsdk.ToolPolicy, operator bool) (string, error) {
 	switch p {
 	case agentsdk.PolicyForbid:
@@ -57,7 +57,7 @@ func Refusal(ctx context.Context, store agentsdk.Store, orgID, executionID strin
 // the same answer (its record) or in an approval entry on the path to the
 // answer. These are the places the engine writes a decision to
 // (engine.ApplyDecision), from the toolApproval signal a person sent.
-func Approved(ctx context.Context, store agentsdk.Store, orgID, executionID string, assistant agentsdk.Entry, call agentsdk.ToolCall) (bool, error) {
+func Approved(ctx context.Context, store Store, orgID, executionID string, assistant agentsdk.Entry, call agentsdk.ToolCall) (bool, error) {
 	msg, err := assistant.Message()
 	if err != nil {
 		return false, fmt.Errorf("step: approval: decode assistant entry: %w", err)

@@ -110,7 +110,7 @@ func (c *Cache) put(rec *cached) {
 }
 
 // config returns the execution's configuration, read once.
-func (c *Cache) config(ctx context.Context, s agentsdk.Store, org, execution string) (agentsdk.Config, error) {
+func (c *Cache) config(ctx context.Context, s Store, org, execution string) (agentsdk.Config, error) {
 	c.mu.Lock()
 	if rec := c.record(org, execution); rec != nil && rec.cfg != nil {
 		cfg := *rec.cfg
@@ -137,7 +137,7 @@ func (c *Cache) config(ctx context.Context, s agentsdk.Store, org, execution str
 // execution, and that path (from the latest compaction's boundary),
 // loading only what the cache does not hold: what a model call of the
 // execution at leaf sends.
-func (c *Cache) View(ctx context.Context, s agentsdk.Store, org, execution, leaf string) (View, []agentsdk.Entry, error) {
+func (c *Cache) View(ctx context.Context, s Store, org, execution, leaf string) (View, []agentsdk.Entry, error) {
 	c.mu.Lock()
 	var base []agentsdk.Entry
 	var baseInfo []entryInfo
@@ -221,7 +221,7 @@ func grown(rec *cached, more []agentsdk.Entry, info []entryInfo) (*cached, error
 
 // load reads the entries after base on the path to leaf when leaf
 // extends it; else (fresh) the whole context path.
-func (c *Cache) load(ctx context.Context, s agentsdk.Store, org, execution, leaf string, base []agentsdk.Entry) (more []agentsdk.Entry, fresh bool, err error) {
+func (c *Cache) load(ctx context.Context, s Store, org, execution, leaf string, base []agentsdk.Entry) (more []agentsdk.Entry, fresh bool, err error) {
 	if pa, ok := s.(PathAfterer); ok && len(base) > 0 {
 		last := base[len(base)-1]
 		more, complete, err := pa.PathAfter(ctx, org, execution, leaf, last.Depth)

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // digestOf is the loop-detection digest step.Ref gives a tool call.

@@ -63,7 +63,7 @@ func (o PublishOptions) withDefaults() PublishOptions {
 // Live events are best effort: a failed write never fails the step (the
 // entries are the record); the first failure is kept for the caller.
 type publisher struct {
-	store     agentsdk.Store
+	store     Store
 	org, exec string
 	task      string
 	opts      PublishOptions
@@ -88,7 +88,7 @@ type publisher struct {
 // idempotency key, which every retry of the call shares). Writes outlive
 // ctx's cancellation, so close can store what a cancelled call streamed;
 // close bounds them.
-func newPublisher(ctx context.Context, s agentsdk.Store, org, exec, task string, o PublishOptions) *publisher {
+func newPublisher(ctx context.Context, s Store, org, exec, task string, o PublishOptions) *publisher {
 	wctx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	p := &publisher{
 		store: s, org: org, exec: exec, task: task, opts: o.withDefaults(),

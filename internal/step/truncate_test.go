@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentree/agentree/agentsdk/step"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // noteLen is the length of Truncate's note about s at its longest.

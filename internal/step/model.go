@@ -15,7 +15,7 @@ import (
 
 // Deps are what the steps run with.
 type Deps struct {
-	Store agentsdk.Store
+	Store Store
 	// Endpoints route model calls to the providers serving them.
 	Endpoints *agentsdk.Endpoints
 	Tools     agentsdk.Tools

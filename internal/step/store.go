@@ -1,0 +1,45 @@
+package step
+
+import (
+	"context"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
+)
+
+// Store is the side store as the runtimes' model and tool steps see it: the
+// persistence port. The Temporal adapter implements it over Postgres (and
+// the worker-local store), agenttest in memory; agent authors never see
+// it. The engine's store (engine.Store) extends it with execution rows,
+// checkpoints and signals.
+type Store interface {
+	// ExecutionConfig returns the execution's frozen configuration.
+	ExecutionConfig(ctx context.Context, orgID, executionID string) (agentsdk.Config, error)
+	// Path returns the entries from the root to leafID, root first.
+	Path(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error)
+	// ContextPath returns the part of the path to leafID a model's context
+	// needs, root-most first: from the first entry the latest compaction
+	// on it kept (the whole path if none). Returning more is correct, only
+	// slower. Entries carry their Depth.
+	ContextPath(ctx context.Context, orgID, leafID string) ([]agentsdk.Entry, error)
+	GetEntry(ctx context.Context, orgID, id string) (agentsdk.Entry, error)
+	// EntryByKey finds an entry by its idempotency key;
+	// agentsdk.ErrNotFound if none.
+	EntryByKey(ctx context.Context, orgID, executionID, key string) (agentsdk.Entry, error)
+	// AppendEntries appends in one transaction, in order. An entry whose
+	// ParentID is agentsdk.PrevEntry takes the ID of the entry before it.
+	// A repeated idempotency key returns the existing entry.
+	AppendEntries(ctx context.Context, orgID string, entries []agentsdk.Entry) ([]agentsdk.Entry, error)
+	// PutContent stores data of the execution's by its sha256 (hex), once.
+	PutContent(ctx context.Context, orgID, executionID string, data []byte, mediaType string) (string, error)
+	// RecordToolCall upserts a tool call's record.
+	RecordToolCall(ctx context.Context, rec agentsdk.ToolCallRecord) error
+	// ToolCall returns the record of tool call toolCallID of the
+	// assistant entry messageID; agentsdk.ErrNotFound if none.
+	ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error)
+	// Publish sends an event to the execution's live stream.
+	Publish(ctx context.Context, orgID, executionID string, ev event.Event) error
+	// PublishBatch sends events to the execution's live stream, in order,
+	// as one write: all of them or none.
+	PublishBatch(ctx context.Context, orgID, executionID string, evs []event.Event) error
+}
