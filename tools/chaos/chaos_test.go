@@ -76,7 +76,7 @@ func TestScheduleIsSeededAndComplete(t *testing.T) {
 	for _, k := range a {
 		count[k]++
 	}
-	require.Equal(t, map[string]int{workerKill: 10, gatewayKill: 5, postgresRestart: 2, postgresOutage: 1, temporalRestart: 2}, count)
+	require.Equal(t, map[string]int{workerKill: 14, gatewayKill: 5, postgresRestart: 2, postgresOutage: 1, temporalRestart: 2}, count)
 	require.NotEqual(t, a, schedule(cfg, newRand(cfg.Seed+7)), "another seed, another order")
 }
 
