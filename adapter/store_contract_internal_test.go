@@ -15,7 +15,7 @@ import (
 )
 
 // TestStoreContract runs the store contract against the Postgres store and
-// against the worker's store (an execution in persistenceMode local,
+// against the worker store (an execution in persistenceMode local,
 // whose conversation lives in the worker's SQLite file).
 func TestStoreContract(t *testing.T) {
 	es := entrystore.New(pgtest.New(t))
@@ -37,7 +37,7 @@ func TestStoreContract(t *testing.T) {
 			return f
 		})
 	})
-	t.Run("local", func(t *testing.T) {
+	t.Run("worker-held", func(t *testing.T) {
 		storetest.Contract(t, func(t *testing.T) storetest.Fixture {
 			f, es := fixture(t, agentsdk.PersistenceWorkerHeld)
 			file, err := workerstore.Open(t.TempDir(), "w1")
