@@ -1,0 +1,144 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/anthropic"
+)
+
+// a2aNodeTests is how many tests interop/node/a2a.test.js has.
+const a2aNodeTests = 5
+
+// a2aEnv is a gateway and worker answering with promptModel, and two
+// definitions of organization A served over A2A: a one-shot one
+// ("echo-once") and a multi-turn one ("echo-chat").
+func a2aEnv(t *testing.T) *env {
+	t.Helper()
+	fake := httptest.NewServer(promptModel{t})
+	t.Cleanup(fake.Close)
+	p, err := anthropic.New(anthropic.Options{BaseURL: fake.URL, APIKey: "test-key", Models: []string{responsesModel}})
+	require.NoError(t, err)
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}})
+	e.a2aDefinition("echo-once", "one-shot", true)
+	e.a2aDefinition("echo-chat", "multi-turn", true)
+	return e
+}
+
+// a2aDefinition creates a definition of organization A answered by
+// promptModel; exposed says whether it is served over A2A.
+func (e *env) a2aDefinition(slug, mode string, exposed bool) map[string]any {
+	e.t.Helper()
+	d := e.ok(e.keyA, http.MethodPost, "/api/orgs/"+e.orgA.Slug+"/agent-definitions", map[string]any{
+		"name": "Echo over A2A", "slug": slug, "description": "Says back what it is told.",
+		"models": []any{map[string]any{"provider": "anthropic", "modelId": responsesModel}},
+		"config": map[string]any{"mode": mode}, "expose": map[string]any{"a2a": exposed},
+	})
+	require.Equal(e.t, map[string]any{"a2a": exposed, "mcp": false}, d["expose"], "the definition says how it is served")
+	return d
+}
+
+// rpc posts a JSON-RPC request to an A2A agent of organization A.
+func (e *env) rpc(key, slug, method string, params any) response {
+	e.t.Helper()
+	return e.do(key, http.MethodPost, "/a2a/"+e.orgA.Slug+"/"+slug, map[string]any{
+		"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+}
+
+// rpcError is the JSON-RPC error code of r (0 when it has none).
+func rpcError(t *testing.T, r response) int {
+	t.Helper()
+	errObj, ok := r.Body["error"].(map[string]any)
+	if !ok {
+		return 0
+	}
+	require.NotEmpty(t, errObj["message"], "%s", r.Raw)
+	return int(errObj["code"].(float64))
+}
+
+// TestA2AWithOfficialClient runs interop/node/a2a.test.js: the official
+// @a2a-js/sdk client (the version package-lock pins) discovers the card,
+// sends, streams, gets, resubscribes, goes through an input-required
+// round trip and cancels, against a real gateway and worker.
+func TestA2AWithOfficialClient(t *testing.T) {
+	dir, node := nodeHarness(t)
+	e := a2aEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", "--test-reporter=tap", "a2a.test.js")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"AGENTREE_BASE_URL="+e.base, "AGENTREE_API_KEY="+e.keyA, "AGENTREE_ORG="+e.orgA.Slug,
+		"AGENTREE_A2A_ONESHOT=echo-once", "AGENTREE_A2A_CHAT=echo-chat")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		require.FailNow(t, "the A2A client suite failed", "node --test exited %d:\n%s", exit.ExitCode(), out)
+	}
+	require.NoError(t, err, "node --test: %s", out)
+	require.Regexp(t, regexp.MustCompile(fmt.Sprintf(`(?m)^# pass %d$`, a2aNodeTests)), string(out), "every test ran and passed:\n%s", out)
+	require.Regexp(t, regexp.MustCompile(`(?m)^# fail 0$`), string(out), "%s", out)
+}
+
+// TestA2AAndMCPRespectRoles: the A2A endpoints authenticate and scope as
+// the REST API does. No key is a 401; a read key reads the card and
+// tasks but cannot send (403); another organization's key sees neither
+// the card nor the task (404, as if nothing were there); a definition not
+// exposed over A2A is a 404 too. (The MCP endpoint is not served yet.)
+func TestA2AAndMCPRespectRoles(t *testing.T) {
+	e := a2aEnv(t)
+	e.a2aDefinition("private", "one-shot", false)
+	card := "/a2a/" + e.orgA.Slug + "/echo-once/.well-known/agent-card.json"
+	send := map[string]any{"message": map[string]any{"kind": "message", "messageId": uuid.NewString(), "role": "user",
+		"parts": []any{map[string]any{"kind": "text", "text": "hi"}}}}
+
+	e.fails("", http.MethodGet, card, nil, http.StatusUnauthorized, "unauthenticated")
+	require.Equal(t, http.StatusUnauthorized, e.rpc("", "echo-once", "message/send", send).Status)
+
+	read := e.keyWith("read")
+	require.Equal(t, "Echo over A2A", e.ok(read, http.MethodGet, card, nil)["name"])
+	r := e.rpc(read, "echo-once", "message/send", send)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Raw)
+	require.Equal(t, -32600, rpcError(t, r))
+	require.Contains(t, r.Body["error"].(map[string]any)["message"], `"run" role`, "the refusal names the role")
+
+	r = e.rpc(e.keyA, "echo-once", "message/send", send)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Raw)
+	task := r.Body["result"].(map[string]any)
+	require.Equal(t, "completed", task["status"].(map[string]any)["state"], "%s", r.Raw)
+	id := task["id"].(string)
+	r = e.rpc(read, "echo-once", "tasks/get", map[string]any{"id": id})
+	require.Equal(t, id, r.Body["result"].(map[string]any)["id"], "a read key reads a task: %s", r.Raw)
+	r = e.rpc(read, "echo-once", "tasks/cancel", map[string]any{"id": id})
+	require.Equal(t, http.StatusForbidden, r.Status, "cancel needs run: %s", r.Raw)
+
+	// The same messageId again is the same message: its task, no second.
+	r = e.rpc(e.keyA, "echo-once", "message/send", send)
+	require.Equal(t, id, r.Body["result"].(map[string]any)["id"], "a resent message gets its first task: %s", r.Raw)
+
+	// Organization B sees nothing of A's agents or tasks.
+	e.fails(e.keyB, http.MethodGet, card, nil, http.StatusNotFound, "not_found")
+	r = e.rpc(e.keyB, "echo-once", "tasks/get", map[string]any{"id": id})
+	require.Equal(t, http.StatusNotFound, r.Status, "%s", r.Raw)
+	r = e.do(e.keyB, http.MethodPost, "/a2a/"+e.orgB.Slug+"/echo-once", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": id}})
+	require.Equal(t, http.StatusNotFound, r.Status, "B has no such agent: %s", r.Raw)
+
+	// A definition not exposed is not an A2A agent, even to its owner.
+	e.fails(e.keyA, http.MethodGet, "/a2a/"+e.orgA.Slug+"/private/.well-known/agent-card.json", nil, http.StatusNotFound, "not_found")
+	require.Equal(t, http.StatusNotFound, e.rpc(e.keyA, "private", "message/send", send).Status)
+	// A task is a task of its own agent only.
+	r = e.rpc(e.keyA, "echo-chat", "tasks/get", map[string]any{"id": id})
+	require.Equal(t, -32001, rpcError(t, r), "%s", r.Raw)
+}
