@@ -60,9 +60,10 @@ func (s *service) a2aStreamSend(w http.ResponseWriter, r *http.Request, a a2aAge
 	s.a2aStream(w, r, a, id, ex, after, true)
 }
 
-// a2aResubscribe serves tasks/resubscribe: the task as it stands, then,
-// unless it waits for input or has ended, its events from then on (from
-// Last-Event-ID when the client sends one).
+// a2aResubscribe serves tasks/resubscribe: the task as it stands, then
+// its events from then on, or, with Last-Event-ID, from after that event
+// (a client that lost its stream). It ends at once when the task waits
+// for input or has ended, unless the client resumes from before that.
 func (s *service) a2aResubscribe(w http.ResponseWriter, r *http.Request, a a2aAgent, id json.RawMessage, task string) {
 	ctx := r.Context()
 	from, err := lastEventID(r)
@@ -75,28 +76,53 @@ func (s *service) a2aResubscribe(w http.ResponseWriter, r *http.Request, a a2aAg
 		writeRPC(w, id, nil, s.rpcErr(err))
 		return
 	}
-	if from == 0 {
+	follow := false
+	if from > 0 {
+		follow, err = s.a2aTurnEndsAfter(ctx, ex, from)
+	} else {
 		// Read before the task, so no event between the two is missed.
-		if from, err = s.es.LatestStreamEventID(ctx, a.org.ID, ex.ID); err != nil {
-			writeRPC(w, id, nil, s.rpcErr(toStatus(s.log, "read the stream", err)))
-			return
-		}
+		from, err = s.es.LatestStreamEventID(ctx, a.org.ID, ex.ID)
+	}
+	if err != nil {
+		writeRPC(w, id, nil, s.rpcErr(toStatus(s.log, "read the stream", err)))
+		return
 	}
 	release, ok := s.sseSlot(ctx, w, a.org.ID)
 	if !ok {
 		return
 	}
 	defer release()
-	s.a2aStream(w, r, a, id, ex, from, false)
+	s.a2aStream(w, r, a, id, ex, from, follow)
+}
+
+// a2aTurnEndsAfter reports whether an event after after ends a turn: a
+// client resuming from before it is owed the events up to it.
+func (s *service) a2aTurnEndsAfter(ctx context.Context, ex entrystore.Execution, after int64) (bool, error) {
+	for {
+		evs, err := s.es.StreamEventsAfter(ctx, ex.OrgID, ex.ID, after, fetchLimit)
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range evs {
+			if a2aEndsTurn(ev.Event) {
+				return true, nil
+			}
+			after = ev.ID
+		}
+		if len(evs) < fetchLimit {
+			return false, nil
+		}
+	}
 }
 
 // a2aStream answers with SSE: first the task, then one JSON-RPC response
 // per A2A event the stored events after after stand for, each stored
 // event's last with "id:" its ID (a client resumes with Last-Event-ID on
 // tasks/resubscribe). It ends with the final status update: the next one
-// after after when sent (the stream of a message just sent), else at once
-// when the task already waits or has ended.
-func (s *service) a2aStream(w http.ResponseWriter, r *http.Request, a a2aAgent, id json.RawMessage, ex entrystore.Execution, after int64, sent bool) {
+// after after when follow (the stream of a message just sent, or of a
+// client resuming), else at once when the task already waits or has
+// ended.
+func (s *service) a2aStream(w http.ResponseWriter, r *http.Request, a a2aAgent, id json.RawMessage, ex entrystore.Execution, after int64, follow bool) {
 	ctx := r.Context()
 	task, err := s.a2aTaskOf(ctx, ex, nil)
 	if err != nil {
@@ -121,9 +147,10 @@ func (s *service) a2aStream(w http.ResponseWriter, r *http.Request, a a2aAgent, 
 		buf.Reset()
 		return err
 	}
-	if sent && a2aFinal(task.Status.State) {
-		// The message just sent has not been taken yet: the task works
-		// on it from here.
+	if follow && a2aFinal(task.Status.State) {
+		// The message just sent has not been taken yet (or the client
+		// resumes from before the task got where it is): the task works
+		// from here.
 		task.Status = a2aStatus{State: a2aWorking, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}
 	}
 	put(task, 0)
@@ -131,7 +158,7 @@ func (s *service) a2aStream(w http.ResponseWriter, r *http.Request, a a2aAgent, 
 		return
 	}
 	_ = rc.Flush()
-	if !sent && a2aFinal(task.Status.State) {
+	if !follow && a2aFinal(task.Status.State) {
 		return
 	}
 	st := &a2aStreamer{exec: ex.ID, shown: map[string]int{}}
