@@ -97,8 +97,13 @@ func (s *service) serveA2ARPC(w http.ResponseWriter, r *http.Request, a a2aAgent
 		return
 	}
 	var req rpcRequest
+	if !json.Valid(body) {
+		writeRPC(w, nil, nil, &rpcError{Code: rpcParseError, Message: "the body is not JSON"})
+		return
+	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeRPC(w, nil, nil, &rpcError{Code: rpcParseError, Message: "the body is not a JSON-RPC 2.0 request object"})
+		// A batch, or a request whose members have the wrong types.
+		writeRPC(w, nil, nil, &rpcError{Code: rpcInvalidRequest, Message: "the body must be one JSON-RPC 2.0 request object (batches are not served)"})
 		return
 	}
 	if req.JSONRPC != "2.0" || req.Method == "" || !validRPCID(req.ID) {

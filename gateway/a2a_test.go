@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/anthropic"
+	"github.com/agentree/agentree/agentsdk/tools/demo"
 )
 
 // a2aNodeTests is how many tests interop/node/a2a.test.js has.
@@ -141,4 +142,82 @@ func TestA2AAndMCPRespectRoles(t *testing.T) {
 	// A task is a task of its own agent only.
 	r = e.rpc(e.keyA, "echo-chat", "tasks/get", map[string]any{"id": id})
 	require.Equal(t, -32001, rpcError(t, r), "%s", r.Raw)
+}
+
+// TestA2ABadInput: what the JSON-RPC endpoint refuses, each with the
+// spec's error code, an HTTP 200 and a message in the caller's terms;
+// never a 500.
+func TestA2ABadInput(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.a2aDefinition("echo-once", "one-shot", true)
+	path := "/a2a/" + e.orgA.Slug + "/echo-once"
+	for name, c := range map[string]struct {
+		body any
+		code int
+	}{
+		"not JSON":         {`{"jsonrpc": "2.0",`, -32700},
+		"a batch":          {`[{"jsonrpc": "2.0", "id": 1, "method": "tasks/get"}]`, -32600},
+		"no jsonrpc":       {map[string]any{"id": 1, "method": "tasks/get", "params": map[string]any{"id": "x"}}, -32600},
+		"no id":            {map[string]any{"jsonrpc": "2.0", "method": "tasks/get", "params": map[string]any{"id": "x"}}, -32600},
+		"unknown method":   {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/explode"}, -32601},
+		"params not obj":   {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": []any{1}}, -32602},
+		"params bad type":  {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": 5}}, -32602},
+		"no task id":       {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/cancel", "params": map[string]any{}}, -32602},
+		"unknown task":     {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": uuid.NewString()}}, -32001},
+		"malformed task":   {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": "no-such-task"}}, -32001},
+		"negative history": {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": map[string]any{"id": uuid.NewString(), "historyLength": -1}}, -32602},
+		"push config":      {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tasks/pushNotificationConfig/set", "params": map[string]any{}}, -32003},
+		"message no parts": {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{"message": map[string]any{"messageId": "m", "role": "user", "parts": []any{}}}}, -32602},
+		"message to unknown task": {map[string]any{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": map[string]any{"message": map[string]any{
+			"messageId": "m", "role": "user", "taskId": uuid.NewString(), "parts": []any{map[string]any{"kind": "text", "text": "hi"}}}}}, -32001},
+	} {
+		r := e.do(e.keyA, http.MethodPost, path, c.body)
+		require.Equal(t, http.StatusOK, r.Status, "%s: %s", name, r.Raw)
+		require.Equal(t, c.code, rpcError(t, r), "%s: %s", name, r.Raw)
+		require.Equal(t, "2.0", r.Body["jsonrpc"], name)
+	}
+	// Routes that are not the agent's are the REST API's {code, message}.
+	e.fails(e.keyA, http.MethodGet, path, nil, http.StatusNotFound, "not_found")
+}
+
+// TestA2AApprovalRoundTrip: a task whose tool call needs approval is
+// input-required with the call in its status message; a message with a
+// data part {"approved": true} (from a key with the approve role)
+// decides it and the task completes.
+func TestA2AApprovalRoundTrip(t *testing.T) {
+	fake := httptest.NewServer(promptModel{t})
+	t.Cleanup(fake.Close)
+	p, err := anthropic.New(anthropic.Options{BaseURL: fake.URL, APIKey: "test-key", Models: []string{responsesModel}})
+	require.NoError(t, err)
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p}, tools: demo.Tools(),
+		toolPolicy: agentsdk.Policies{demo.WordCountTool: agentsdk.PolicyAsk}})
+	e.ok(e.keyA, http.MethodPost, "/api/orgs/"+e.orgA.Slug+"/agent-definitions", map[string]any{
+		"name": "Counter", "slug": "counter", "tools": []string{demo.WordCountTool}, "expose": map[string]any{"a2a": true},
+		"models": []any{map[string]any{"provider": "anthropic", "modelId": responsesModel}},
+	})
+	msg := func(id string, parts ...any) map[string]any {
+		return map[string]any{"message": map[string]any{"kind": "message", "messageId": id, "role": "user", "parts": parts}}
+	}
+	r := e.rpc(e.keyA, "counter", "message/send", msg("m-1", map[string]any{"kind": "text", "text": "please count"}))
+	task := r.Body["result"].(map[string]any)
+	st := task["status"].(map[string]any)
+	require.Equal(t, "input-required", st["state"], "%s", r.Raw)
+	parts := st["message"].(map[string]any)["parts"].([]any)
+	require.Contains(t, parts[0].(map[string]any)["text"], "Approve the call of word_count")
+	require.Equal(t, "toolu_2", parts[1].(map[string]any)["data"].(map[string]any)["pendingToolCalls"].([]any)[0].(map[string]any)["toolCallId"])
+	withTask := func(m map[string]any) map[string]any {
+		m["message"].(map[string]any)["taskId"] = task["id"]
+		return m
+	}
+
+	// Text does not answer an approval; a run key without approve cannot.
+	r = e.rpc(e.keyA, "counter", "message/send", withTask(msg("m-2", map[string]any{"kind": "text", "text": "go on"})))
+	require.Equal(t, -32600, rpcError(t, r), "%s", r.Raw)
+	r = e.rpc(e.keyWith("run", "read"), "counter", "message/send", withTask(msg("m-3", map[string]any{"kind": "data", "data": map[string]any{"approved": true}})))
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Raw)
+
+	r = e.rpc(e.keyA, "counter", "message/send", withTask(msg("m-4", map[string]any{"kind": "data", "data": map[string]any{"approved": true}})))
+	done := r.Body["result"].(map[string]any)
+	require.Equal(t, "completed", done["status"].(map[string]any)["state"], "%s", r.Raw)
+	require.Equal(t, "Three words.", done["artifacts"].([]any)[0].(map[string]any)["parts"].([]any)[0].(map[string]any)["text"])
 }
