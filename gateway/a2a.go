@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -49,18 +48,16 @@ func (s *service) a2aHandler() http.Handler {
 // may not use.
 func (s *service) withA2AAgent(h func(http.ResponseWriter, *http.Request, a2aAgent)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		o, k, err := s.authenticate(r.Context(), r.Header.Get("Authorization"), clientAddr(r.RemoteAddr))
-		if s.writeRateLimited(w, r, err) {
+		r, ok := s.withCaller(w, r)
+		if !ok {
 			return
 		}
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		ctx := context.WithValue(context.WithValue(r.Context(), authenticatedOrg{}, o), authenticatedKey{}, k)
+		ctx := r.Context()
+		k, _ := s.caller(ctx)
 		org, slug := r.PathValue("org"), r.PathValue("slug")
 		notFound := status.Errorf(codes.NotFound, "no A2A agent %q in organization %q", slug, org)
-		if _, err := s.authorize(ctx, org); err != nil {
+		o, err := s.authorize(ctx, org)
+		if err != nil {
 			writeStatus(w, notFound)
 			return
 		}
@@ -73,7 +70,7 @@ func (s *service) withA2AAgent(h func(http.ResponseWriter, *http.Request, a2aAge
 			writeStatus(w, toStatus(s.log, "get agent definition", err))
 			return
 		}
-		h(w, r.WithContext(ctx), a2aAgent{org: o, key: k, def: d})
+		h(w, r, a2aAgent{org: o, key: k, def: d})
 	}
 }
 

@@ -6,18 +6,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentree/agentree/agentsdk"
-	"github.com/agentree/agentree/agentsdk/anthropic"
-	"github.com/agentree/agentree/agentsdk/providertest"
-	"github.com/agentree/agentree/internal/temporaltest"
 )
 
 // a2aStream posts a streaming JSON-RPC request to A2A agent slug of
@@ -79,17 +72,7 @@ func decodeA2AEvent(t *testing.T, ev sseEvent) a2aResult {
 // tasks/resubscribe from the last event the client had gets the rest of
 // the answer, once, and the task completed; tasks/get agrees.
 func TestA2ATaskSurvivesWorkerKill(t *testing.T) {
-	fake := &stallingAnthropic{
-		first:   providertest.NewAnthropicStream(responsesModel, providertest.AnthropicUsage{Input: 50}).Text("Survives ").String(),
-		rest:    providertest.NewAnthropicStream(responsesModel, providertest.AnthropicUsage{Input: 50}).Text("Survives ", "the kill.").End("end_turn", 6),
-		stalled: make(chan struct{}),
-	}
-	srv := httptest.NewServer(fake)
-	t.Cleanup(srv.Close)
-	e := newEnv(t, envOptions{})
-	victim := execSelf(t, envWorkerProcess+"=1", envWorkerDB+"="+e.dbURL, envWorkerQueue+"="+e.queue,
-		envWorkerAnthropic+"="+srv.URL, "TEMPORAL_ADDRESS="+temporaltest.Address(t))
-	poll(t, time.Minute, func() bool { return len(e.capabilities().Workers) == 1 }, "the worker process never recorded its capabilities")
+	e, fake, kill := newKillEnv(t)
 	e.a2aDefinition("survivor", "one-shot", true)
 
 	// Sent without waiting: the answer is the task as it starts.
@@ -115,13 +98,8 @@ func TestA2ATaskSurvivesWorkerKill(t *testing.T) {
 	require.Equal(t, "Survives ", decodeA2AEvent(t, chunk).Artifact.Parts[0].Text)
 
 	// The worker dies mid-answer, and the client loses its stream.
-	<-fake.stalled
-	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
-	_, _ = victim.Process.Wait()
+	kill()
 	s.close()
-	p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
-	require.NoError(t, err)
-	e.startWorker(e.queue, envOptions{providers: []agentsdk.Provider{p}})
 
 	var text string
 	var last a2aResult

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,23 +128,15 @@ func (s *service) a2aStream(w http.ResponseWriter, r *http.Request, a a2aAgent, 
 		writeRPC(w, id, nil, s.rpcErr(err))
 		return
 	}
-	startSSE(w)
-	rc := http.NewResponseController(w)
-	var buf bytes.Buffer
+	sw := newSSEWriter(w)
 	put := func(result any, evID int64) {
 		data, _ := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: id, Result: result}) // plain values cannot fail
 		if evID > 0 {
-			buf.WriteString("id: " + strconv.FormatInt(evID, 10) + "\n")
+			sw.buf.WriteString("id: " + strconv.FormatInt(evID, 10) + "\n")
 		}
-		buf.WriteString("data: ")
-		buf.Write(data)
-		buf.WriteString("\n\n")
-	}
-	write := func() error {
-		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-		_, err := w.Write(buf.Bytes())
-		buf.Reset()
-		return err
+		sw.buf.WriteString("data: ")
+		sw.buf.Write(data)
+		sw.buf.WriteString("\n\n")
 	}
 	if follow && a2aFinal(task.Status.State) {
 		// The message just sent has not been taken yet (or the client
@@ -154,10 +145,10 @@ func (s *service) a2aStream(w http.ResponseWriter, r *http.Request, a a2aAgent, 
 		task.Status = a2aStatus{State: a2aWorking, Timestamp: time.Now().UTC().Format(time.RFC3339Nano)}
 	}
 	put(task, 0)
-	if err := write(); err != nil {
+	if err := sw.write(); err != nil {
 		return
 	}
-	_ = rc.Flush()
+	_ = sw.flush()
 	if !follow && a2aFinal(task.Status.State) {
 		return
 	}
@@ -179,10 +170,10 @@ func (s *service) a2aStream(w http.ResponseWriter, r *http.Request, a a2aAgent, 
 					put(a2aArtifactUpdate{Kind: "artifact-update", TaskID: ex.ID, ContextID: ex.ID, Artifact: art, LastChunk: true}, 0)
 				}
 				put(a2aStatusUpdate{Kind: "status-update", TaskID: ex.ID, ContextID: ex.ID, Status: task.Status, Final: true}, ev.ID)
-				if err := write(); err != nil {
+				if err := sw.write(); err != nil {
 					return err
 				}
-				_ = rc.Flush()
+				_ = sw.flush()
 				return errRunDone
 			}
 			evs := st.mapEvent(ev)
@@ -196,16 +187,9 @@ func (s *service) a2aStream(w http.ResponseWriter, r *http.Request, a a2aAgent, 
 				}
 				put(e, evID)
 			}
-			return write()
+			return sw.write()
 		},
-		Flush: rc.Flush,
-		Ping: func() error {
-			buf.WriteString(": ping\n\n")
-			if err := write(); err != nil {
-				return err
-			}
-			return rc.Flush()
-		},
+		Flush: sw.flush, Ping: sw.ping,
 	})
 	if err != nil && !errors.Is(err, errRunDone) && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 		s.log.Warn("gateway: A2A stream ended", "execution", ex.ID, "err", err)

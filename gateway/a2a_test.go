@@ -1,16 +1,9 @@
 package gateway_test
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"regexp"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -76,21 +69,10 @@ func rpcError(t *testing.T, r response) int {
 func TestA2AWithOfficialClient(t *testing.T) {
 	dir, node := nodeHarness(t)
 	e := a2aEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", "--test-reporter=tap", "a2a.test.js")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"AGENTREE_BASE_URL="+e.base, "AGENTREE_API_KEY="+e.keyA, "AGENTREE_ORG="+e.orgA.Slug,
-		"AGENTREE_A2A_ONESHOT=echo-once", "AGENTREE_A2A_CHAT=echo-chat")
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		require.FailNow(t, "the A2A client suite failed", "node --test exited %d:\n%s", exit.ExitCode(), out)
-	}
-	require.NoError(t, err, "node --test: %s", out)
-	require.Regexp(t, regexp.MustCompile(fmt.Sprintf(`(?m)^# pass %d$`, a2aNodeTests)), string(out), "every test ran and passed:\n%s", out)
-	require.Regexp(t, regexp.MustCompile(`(?m)^# fail 0$`), string(out), "%s", out)
+	runNodeSuite(t, node, dir, a2aNodeTests, []string{
+		"AGENTREE_BASE_URL=" + e.base, "AGENTREE_API_KEY=" + e.keyA, "AGENTREE_ORG=" + e.orgA.Slug,
+		"AGENTREE_A2A_ONESHOT=echo-once", "AGENTREE_A2A_CHAT=echo-chat",
+	}, "a2a.test.js")
 }
 
 // TestA2AAndMCPRespectRoles: the A2A endpoints authenticate and scope as
