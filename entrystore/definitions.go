@@ -24,12 +24,17 @@ type Definition struct {
 	Tools        []string        `db:"tools"`
 	Config       json.RawMessage `db:"config"`
 	Metadata     json.RawMessage `db:"metadata"`
-	CreatedAt    time.Time       `db:"created_at"`
-	UpdatedAt    time.Time       `db:"updated_at"`
+	// ExposeA2A and ExposeMCP say whether the gateway serves the
+	// definition as an A2A agent and as an MCP tool; both are off unless
+	// set, so a definition is private until its owner opts in.
+	ExposeA2A bool      `db:"expose_a2a"`
+	ExposeMCP bool      `db:"expose_mcp"`
+	CreatedAt time.Time `db:"created_at"`
+	UpdatedAt time.Time `db:"updated_at"`
 }
 
 const definitionCols = `id::text AS id, org_id::text AS org_id, name, slug, description, kind,
-	system_prompt, models, tools, config, metadata, created_at, updated_at`
+	system_prompt, models, tools, config, metadata, expose_a2a, expose_mcp, created_at, updated_at`
 
 func (d Definition) utc() Definition {
 	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
@@ -55,7 +60,7 @@ func (d Definition) args(op string) ([]any, error) {
 		tools = []string{}
 	}
 	return []any{d.Name, d.Slug, d.Description, d.Kind, d.SystemPrompt,
-		jsonOr(d.Models, "[]"), tools, jsonOr(d.Config, "{}"), nullJSON(d.Metadata)}, nil
+		jsonOr(d.Models, "[]"), tools, jsonOr(d.Config, "{}"), nullJSON(d.Metadata), d.ExposeA2A, d.ExposeMCP}, nil
 }
 
 // jsonOr substitutes def for an empty document in a NOT NULL column.
@@ -79,8 +84,9 @@ func (s *Store) CreateDefinition(ctx context.Context, d Definition) (Definition,
 		return Definition{}, err
 	}
 	out, err := queryOne[Definition](ctx, s.pool, `
-		INSERT INTO agent_definition (org_id, name, slug, description, kind, system_prompt, models, tools, config, metadata)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		INSERT INTO agent_definition (org_id, name, slug, description, kind, system_prompt, models, tools, config, metadata,
+			expose_a2a, expose_mcp)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		RETURNING `+definitionCols, append([]any{ids[0]}, args...)...)
 	return out.utc(), wrap(op, err)
 }
@@ -89,6 +95,19 @@ func (s *Store) CreateDefinition(ctx context.Context, d Definition) (Definition,
 func (s *Store) GetDefinition(ctx context.Context, orgID, id string) (Definition, error) {
 	d, err := getOne[Definition](ctx, s.pool, "get definition "+id, "agent_definition", definitionCols, orgID, id)
 	return d.utc(), err
+}
+
+// GetDefinitionBySlug returns the organization's definition with that
+// slug: the standard endpoints (A2A, MCP) name a definition by its slug.
+func (s *Store) GetDefinitionBySlug(ctx context.Context, orgID, slug string) (Definition, error) {
+	op := "get definition " + slug
+	ids, err := readIDs(op, orgID)
+	if err != nil {
+		return Definition{}, err
+	}
+	d, err := queryOne[Definition](ctx, s.pool,
+		`SELECT `+definitionCols+` FROM agent_definition WHERE org_id = $1 AND slug = $2`, ids[0], slug)
+	return d.utc(), wrap(op, err)
 }
 
 // ListDefinitions pages through the organization's definitions, oldest
@@ -113,7 +132,7 @@ func (s *Store) UpdateDefinition(ctx context.Context, d Definition) (Definition,
 	}
 	out, err := queryOne[Definition](ctx, s.pool, `
 		UPDATE agent_definition SET name = $3, slug = $4, description = $5, kind = $6, system_prompt = $7,
-			models = $8, tools = $9, config = $10, metadata = $11, updated_at = now()
+			models = $8, tools = $9, config = $10, metadata = $11, expose_a2a = $12, expose_mcp = $13, updated_at = now()
 		WHERE org_id = $1 AND id = $2
 		RETURNING `+definitionCols, append([]any{ids[0], ids[1]}, args...)...)
 	return out.utc(), wrap(op, err)

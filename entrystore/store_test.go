@@ -36,6 +36,23 @@ func TestDefinitions(t *testing.T) {
 	require.Equal(t, "digs", up.Description)
 	require.Empty(t, up.Tools)
 	require.True(t, up.UpdatedAt.After(d.UpdatedAt))
+	require.False(t, up.ExposeA2A || up.ExposeMCP, "a definition is served over no standard protocol unless it says so")
+
+	// Opting in to A2A is stored, and the standard endpoints find the
+	// definition by its slug (an unknown slug or a malformed org is not
+	// found).
+	up.ExposeA2A = true
+	up, err = f.store.UpdateDefinition(ctx, up)
+	require.NoError(t, err)
+	bySlug, err := f.store.GetDefinitionBySlug(ctx, f.org.ID, "researcher")
+	require.NoError(t, err)
+	require.Equal(t, up.ID, bySlug.ID)
+	require.True(t, bySlug.ExposeA2A)
+	require.False(t, bySlug.ExposeMCP)
+	_, err = f.store.GetDefinitionBySlug(ctx, f.org.ID, "nobody")
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+	_, err = f.store.GetDefinitionBySlug(ctx, "not-an-id", "researcher")
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
 
 	for i := range 4 {
 		_, err := f.store.CreateDefinition(ctx, entrystore.Definition{OrgID: f.org.ID, Name: "n", Slug: fmt.Sprintf("s%d", i)})

@@ -1,13 +1,11 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/agentree/agentree/entrystore"
 )
@@ -51,15 +49,8 @@ func (s *service) serveAGUI(w http.ResponseWriter, r *http.Request) {
 // writeAGUI answers with the execution's events after after, mapped by
 // m, as SSE; oneRun ends the answer when a run ends (errRunDone).
 func (s *service) writeAGUI(w http.ResponseWriter, r *http.Request, ex entrystore.Execution, after int64, m *aguiMapper, oneRun bool) error {
-	startSSE(w)
-	rc := http.NewResponseController(w)
-	var buf bytes.Buffer
-	write := func() error {
-		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-		_, err := w.Write(buf.Bytes())
-		buf.Reset()
-		return err
-	}
+	sw := newSSEWriter(w)
+	buf := &sw.buf
 	return s.streams.follow(r.Context(), followRequest{
 		Org: ex.OrgID, Execution: ex.ID, After: after, Consolidated: true,
 		Emit: func(ev entrystore.StreamEvent) error {
@@ -78,23 +69,16 @@ func (s *service) writeAGUI(w http.ResponseWriter, r *http.Request, ex entrystor
 				buf.WriteString("\n\n")
 				done = done || (oneRun && aguiRunDone(a))
 			}
-			if err := write(); err != nil {
+			if err := sw.write(); err != nil {
 				return err
 			}
 			if done {
-				_ = rc.Flush()
+				_ = sw.flush()
 				return errRunDone
 			}
 			return nil
 		},
-		Flush: rc.Flush,
-		Ping: func() error {
-			buf.WriteString(": ping\n\n")
-			if err := write(); err != nil {
-				return err
-			}
-			return rc.Flush()
-		},
+		Flush: sw.flush, Ping: sw.ping,
 	})
 }
 

@@ -48,17 +48,26 @@ func (s *service) requireKey(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		o, k, err := s.authenticate(r.Context(), r.Header.Get("Authorization"), clientAddr(r.RemoteAddr))
-		if s.writeRateLimited(w, r, err) {
-			return
+		if r, ok := s.withCaller(w, r); ok {
+			next.ServeHTTP(w, r)
 		}
-		if err != nil {
-			writeStatus(w, err)
-			return
-		}
-		ctx := context.WithValue(context.WithValue(r.Context(), authenticatedOrg{}, o), authenticatedKey{}, k)
-		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// withCaller authenticates r's key and returns r with the caller's
+// organization and key in its context; a request it refuses (401, 429) it
+// has answered itself.
+func (s *service) withCaller(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	o, k, err := s.authenticate(r.Context(), r.Header.Get("Authorization"), clientAddr(r.RemoteAddr))
+	if s.writeRateLimited(w, r, err) {
+		return r, false
+	}
+	if err != nil {
+		writeStatus(w, err)
+		return r, false
+	}
+	ctx := context.WithValue(context.WithValue(r.Context(), authenticatedOrg{}, o), authenticatedKey{}, k)
+	return r.WithContext(ctx), true
 }
 
 // authorize returns the caller's organization — the one requireKey

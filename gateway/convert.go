@@ -113,6 +113,7 @@ func toDefinition(d entrystore.Definition) *pb.AgentDefinition {
 		SystemPrompt: d.SystemPrompt, Models: toModelRefs(models), Tools: d.Tools,
 		Config: toConfig(d.Config), Metadata: toStruct(d.Metadata),
 		CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt), PersistenceMode: persistenceMode(d.Config),
+		Expose: &pb.AgentExposure{A2A: d.ExposeA2A, Mcp: d.ExposeMCP},
 	}
 }
 

@@ -25,6 +25,7 @@ type definitionFields interface {
 	GetConfig() *pb.ExecutionConfig
 	GetMetadata() *structpb.Struct
 	GetPersistenceMode() string
+	GetExpose() *pb.AgentExposure
 }
 
 // definition validates a definition's fields as an execution's would be,
@@ -81,7 +82,7 @@ func (v *validator) definition(ctx context.Context, log *slog.Logger, orgID, id 
 	return entrystore.Definition{
 		ID: id, OrgID: orgID, Name: f.GetName(), Slug: f.GetSlug(), Description: f.GetDescription(),
 		Kind: kind, SystemPrompt: f.GetSystemPrompt(), Models: mj, Tools: f.GetTools(),
-		Config: conf, Metadata: meta,
+		Config: conf, Metadata: meta, ExposeA2A: f.GetExpose().GetA2A(), ExposeMCP: f.GetExpose().GetMcp(),
 	}, nil
 }
 

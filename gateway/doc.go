@@ -27,6 +27,9 @@
 // cancel), so roles, limits and durability are the native API's. The
 // AG-UI stream of an execution (agui*.go) maps the same stored events to
 // AG-UI 1.0 events; an agent definition takes AG-UI's RunAgentInput.
+// A definition that opts in (expose.a2a) is an A2A 0.3.0 agent under
+// /a2a/{org}/{slug} (a2a*.go): its card, and JSON-RPC methods mapped onto
+// the same service methods and stored stream, a task being an execution.
 //
 // An execution in persistenceMode local keeps its conversation on the
 // worker that took it; the read endpoints ask that worker, through

@@ -47,6 +47,7 @@ func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	mux.HandleFunc("GET /api/orgs/{org}/agent-executions/{id}/ag-ui", svc.serveAGUI)
 	mux.HandleFunc("POST /api/orgs/{org}/agent-definitions/{id}/ag-ui", svc.serveAGUIRun)
 	mux.Handle("/v1/", svc.openAIHandler())
+	mux.Handle("/a2a/", svc.a2aHandler())
 	mux.HandleFunc("GET /healthz", live)
 	mux.HandleFunc("GET /readyz", svc.readyz)
 	page := ui.Handler()

@@ -141,21 +141,31 @@ func TestNodeHarness(t *testing.T) {
 		"name": "Echo", "slug": "echo", "models": models, "tools": []string{demo.WordCountTool},
 	})
 
+	// Its own files: a2a.test.js is TestA2AWithOfficialClient's.
+	runNodeSuite(t, node, dir, nodeHarnessTests, []string{
+		"AGENTREE_BASE_URL=" + e.base, "AGENTREE_API_KEY=" + e.keyA, "AGENTREE_ORG=" + e.orgA.Slug,
+		"AGENTREE_MODEL=" + responsesModel, "AGENTREE_EXECUTION_ID=" + id, "AGENTREE_DEFINITION_ID=" + def["id"].(string),
+	}, "responses.test.js", "agui.test.js")
+}
+
+// runNodeSuite runs the Node test files (node --test) in dir with env
+// added to the environment; any failing test fails t with Node's report,
+// and so does a suite that ran other than pass tests (a file not found, a
+// test dropped).
+func runNodeSuite(t *testing.T, node, dir string, pass int, env []string, files ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", "--test-reporter=tap")
+	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-concurrency=1", "--test-reporter=tap"}, files...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"AGENTREE_BASE_URL="+e.base, "AGENTREE_API_KEY="+e.keyA, "AGENTREE_ORG="+e.orgA.Slug,
-		"AGENTREE_MODEL="+responsesModel, "AGENTREE_EXECUTION_ID="+id, "AGENTREE_DEFINITION_ID="+def["id"].(string),
-	)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		require.FailNow(t, "the Node harness failed", "node --test exited %d:\n%s", exit.ExitCode(), out)
+		require.FailNow(t, "a Node suite failed", "node --test %v exited %d:\n%s", files, exit.ExitCode(), out)
 	}
 	require.NoError(t, err, "node --test: %s", out)
-	require.Regexp(t, regexp.MustCompile(fmt.Sprintf(`(?m)^# pass %d$`, nodeHarnessTests)), string(out), "every Node test ran and passed:\n%s", out)
+	require.Regexp(t, regexp.MustCompile(fmt.Sprintf(`(?m)^# pass %d$`, pass)), string(out), "every Node test ran and passed:\n%s", out)
 	require.Regexp(t, regexp.MustCompile(`(?m)^# fail 0$`), string(out), "%s", out)
 }
 

@@ -56,15 +56,13 @@ func (s *stallingAnthropic) callCount() int {
 	return s.calls
 }
 
-// TestResponseSurvivesWorkerKill streams a response through the official
-// SDK while the worker process answering it is SIGKILLed mid-answer: a
-// worker started afterwards takes the turn over, the stream goes on, and
-// the client gets the whole answer once — its deltas, one
-// output_text.done and one response.completed — as the one assistant
-// entry the tree keeps: the retried call streams again from its start,
-// and the gateway sends only what the client has not had.
-func TestResponseSurvivesWorkerKill(t *testing.T) {
-	const whole = "Survives the kill."
+// newKillEnv is a gateway whose one worker is a process of its own,
+// answered by a stallingAnthropic whose first call streams "Survives "
+// and hangs, every later one "Survives the kill."; kill, once that first
+// call has stalled, SIGKILLs the process (which cannot finish or clean
+// up) and starts the worker that takes over.
+func newKillEnv(t *testing.T) (*env, *stallingAnthropic, func()) {
+	t.Helper()
 	fake := &stallingAnthropic{
 		first:   providertest.NewAnthropicStream(responsesModel, providertest.AnthropicUsage{Input: 50}).Text("Survives ").String(),
 		rest:    providertest.NewAnthropicStream(responsesModel, providertest.AnthropicUsage{Input: 50}).Text("Survives ", "the kill.").End("end_turn", 6),
@@ -76,6 +74,26 @@ func TestResponseSurvivesWorkerKill(t *testing.T) {
 	victim := execSelf(t, envWorkerProcess+"=1", envWorkerDB+"="+e.dbURL, envWorkerQueue+"="+e.queue,
 		envWorkerAnthropic+"="+srv.URL, "TEMPORAL_ADDRESS="+temporaltest.Address(t))
 	poll(t, time.Minute, func() bool { return len(e.capabilities().Workers) == 1 }, "the worker process never recorded its capabilities")
+	return e, fake, func() {
+		<-fake.stalled
+		require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
+		_, _ = victim.Process.Wait()
+		p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
+		require.NoError(t, err)
+		e.startWorker(e.queue, envOptions{providers: []agentsdk.Provider{p}})
+	}
+}
+
+// TestResponseSurvivesWorkerKill streams a response through the official
+// SDK while the worker process answering it is SIGKILLed mid-answer: a
+// worker started afterwards takes the turn over, the stream goes on, and
+// the client gets the whole answer once — its deltas, one
+// output_text.done and one response.completed — as the one assistant
+// entry the tree keeps: the retried call streams again from its start,
+// and the gateway sends only what the client has not had.
+func TestResponseSurvivesWorkerKill(t *testing.T) {
+	const whole = "Survives the kill."
+	e, fake, kill := newKillEnv(t)
 
 	oa := e.openAIClient(e.keyA)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -98,13 +116,8 @@ func TestResponseSurvivesWorkerKill(t *testing.T) {
 			before.WriteString(ev.Delta)
 			// The first attempt's tokens reached the client: kill its
 			// worker, which cannot finish or clean up, and start another.
-			<-fake.stalled
-			require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
-			_, _ = victim.Process.Wait()
+			kill()
 			killed = true
-			p, err := anthropic.New(anthropic.Options{BaseURL: srv.URL, APIKey: "test-key"})
-			require.NoError(t, err)
-			e.startWorker(e.queue, envOptions{providers: []agentsdk.Provider{p}})
 		case "response.output_text.done":
 			done = append(done, ev.Text)
 		case "response.completed":

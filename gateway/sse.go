@@ -70,29 +70,14 @@ func (s *service) serveStream(consolidated bool) http.HandlerFunc {
 		}
 		defer release()
 
-		startSSE(w)
-		rc := http.NewResponseController(w)
-		var buf bytes.Buffer
-		write := func() error {
-			_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
-			_, err := w.Write(buf.Bytes())
-			buf.Reset()
-			return err
-		}
+		sw := newSSEWriter(w)
 		err = s.streams.follow(ctx, followRequest{
 			Org: ex.OrgID, Execution: ex.ID, After: after, Consolidated: consolidated,
 			Emit: func(ev entrystore.StreamEvent) error {
-				appendSSE(&buf, ev)
-				return write()
+				appendSSE(&sw.buf, ev)
+				return sw.write()
 			},
-			Flush: rc.Flush,
-			Ping: func() error {
-				buf.WriteString(": ping\n\n")
-				if err := write(); err != nil {
-					return err
-				}
-				return rc.Flush()
-			},
+			Flush: sw.flush, Ping: sw.ping,
 		})
 		if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 			s.log.Warn("gateway: stream ended", "execution", ex.ID, "err", err)

@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"time"
 )
 
 // sseSlot takes a stream slot for the caller in orgID (ssecap.go), or
@@ -28,4 +30,39 @@ func startSSE(w http.ResponseWriter) {
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+}
+
+// sseWriter is an event stream being answered (startSSE sent): events are
+// put in buf and sent by write, each write under its own deadline, so a
+// client that stopped reading cannot hold a handler.
+type sseWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf bytes.Buffer
+}
+
+// newSSEWriter starts the event stream on w.
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	startSSE(w)
+	return &sseWriter{w: w, rc: http.NewResponseController(w)}
+}
+
+// write sends what buf holds.
+func (s *sseWriter) write() error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	_, err := s.w.Write(s.buf.Bytes())
+	s.buf.Reset()
+	return err
+}
+
+// flush pushes what was written to the client.
+func (s *sseWriter) flush() error { return s.rc.Flush() }
+
+// ping keeps an idle stream alive with a comment.
+func (s *sseWriter) ping() error {
+	s.buf.WriteString(": ping\n\n")
+	if err := s.write(); err != nil {
+		return err
+	}
+	return s.flush()
 }

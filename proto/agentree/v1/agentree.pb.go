@@ -533,8 +533,11 @@ type AgentDefinition struct {
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	// `remote` or `local` (see CreateAgentExecutionRequest.persistence_mode).
 	PersistenceMode string `protobuf:"bytes,14,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Which standard protocols serve the definition as an agent; unset
+	// serves it over none.
+	Expose        *AgentExposure `protobuf:"bytes,21,opt,name=expose,proto3" json:"expose,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentDefinition) Reset() {
@@ -665,6 +668,70 @@ func (x *AgentDefinition) GetPersistenceMode() string {
 	return ""
 }
 
+func (x *AgentDefinition) GetExpose() *AgentExposure {
+	if x != nil {
+		return x.Expose
+	}
+	return nil
+}
+
+// AgentExposure says over which standard protocols, besides the native
+// API, a definition is served as an agent. Each is off unless set.
+type AgentExposure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Served over A2A (README "A2A"): an agent card and a JSON-RPC endpoint
+	// under /a2a/{org}/{slug}.
+	A2A bool `protobuf:"varint,1,opt,name=a2a,proto3" json:"a2a,omitempty"`
+	// Served as a tool of the gateway's MCP endpoint.
+	Mcp           bool `protobuf:"varint,2,opt,name=mcp,proto3" json:"mcp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentExposure) Reset() {
+	*x = AgentExposure{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentExposure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentExposure) ProtoMessage() {}
+
+func (x *AgentExposure) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentExposure.ProtoReflect.Descriptor instead.
+func (*AgentExposure) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AgentExposure) GetA2A() bool {
+	if x != nil {
+		return x.A2A
+	}
+	return false
+}
+
+func (x *AgentExposure) GetMcp() bool {
+	if x != nil {
+		return x.Mcp
+	}
+	return false
+}
+
 // CreateAgentDefinitionRequest creates a definition.
 type CreateAgentDefinitionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -694,13 +761,15 @@ type CreateAgentDefinitionRequest struct {
 	// `local` (the store of the worker that first takes it). The same as
 	// config.persistenceMode; giving both with different values is a 400.
 	PersistenceMode string `protobuf:"bytes,11,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Over which standard protocols it is served; unset serves it over none.
+	Expose        *AgentExposure `protobuf:"bytes,21,opt,name=expose,proto3" json:"expose,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateAgentDefinitionRequest) Reset() {
 	*x = CreateAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +781,7 @@ func (x *CreateAgentDefinitionRequest) String() string {
 func (*CreateAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *CreateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[6]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,7 +794,7 @@ func (x *CreateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{6}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateAgentDefinitionRequest) GetOrg() string {
@@ -805,6 +874,13 @@ func (x *CreateAgentDefinitionRequest) GetPersistenceMode() string {
 	return ""
 }
 
+func (x *CreateAgentDefinitionRequest) GetExpose() *AgentExposure {
+	if x != nil {
+		return x.Expose
+	}
+	return nil
+}
+
 // ListAgentDefinitionsRequest asks for a page of definitions.
 type ListAgentDefinitionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -820,7 +896,7 @@ type ListAgentDefinitionsRequest struct {
 
 func (x *ListAgentDefinitionsRequest) Reset() {
 	*x = ListAgentDefinitionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -832,7 +908,7 @@ func (x *ListAgentDefinitionsRequest) String() string {
 func (*ListAgentDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListAgentDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[7]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -845,7 +921,7 @@ func (x *ListAgentDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{7}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListAgentDefinitionsRequest) GetOrg() string {
@@ -882,7 +958,7 @@ type ListAgentDefinitionsResponse struct {
 
 func (x *ListAgentDefinitionsResponse) Reset() {
 	*x = ListAgentDefinitionsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +970,7 @@ func (x *ListAgentDefinitionsResponse) String() string {
 func (*ListAgentDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListAgentDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[8]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +983,7 @@ func (x *ListAgentDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{8}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListAgentDefinitionsResponse) GetAgentDefinitions() []*AgentDefinition {
@@ -937,7 +1013,7 @@ type GetAgentDefinitionRequest struct {
 
 func (x *GetAgentDefinitionRequest) Reset() {
 	*x = GetAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +1025,7 @@ func (x *GetAgentDefinitionRequest) String() string {
 func (*GetAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *GetAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[9]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +1038,7 @@ func (x *GetAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{9}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetAgentDefinitionRequest) GetOrg() string {
@@ -1010,13 +1086,15 @@ type UpdateAgentDefinitionRequest struct {
 	// `local` (the store of the worker that first takes it). The same as
 	// config.persistenceMode; giving both with different values is a 400.
 	PersistenceMode string `protobuf:"bytes,12,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Over which standard protocols it is served; unset serves it over none.
+	Expose        *AgentExposure `protobuf:"bytes,21,opt,name=expose,proto3" json:"expose,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateAgentDefinitionRequest) Reset() {
 	*x = UpdateAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1106,7 @@ func (x *UpdateAgentDefinitionRequest) String() string {
 func (*UpdateAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *UpdateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[10]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1119,7 @@ func (x *UpdateAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{10}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateAgentDefinitionRequest) GetOrg() string {
@@ -1128,6 +1206,13 @@ func (x *UpdateAgentDefinitionRequest) GetPersistenceMode() string {
 	return ""
 }
 
+func (x *UpdateAgentDefinitionRequest) GetExpose() *AgentExposure {
+	if x != nil {
+		return x.Expose
+	}
+	return nil
+}
+
 // DeleteAgentDefinitionRequest names the definition to delete.
 type DeleteAgentDefinitionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1141,7 +1226,7 @@ type DeleteAgentDefinitionRequest struct {
 
 func (x *DeleteAgentDefinitionRequest) Reset() {
 	*x = DeleteAgentDefinitionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1238,7 @@ func (x *DeleteAgentDefinitionRequest) String() string {
 func (*DeleteAgentDefinitionRequest) ProtoMessage() {}
 
 func (x *DeleteAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[11]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1251,7 @@ func (x *DeleteAgentDefinitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentDefinitionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentDefinitionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{11}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DeleteAgentDefinitionRequest) GetOrg() string {
@@ -1192,7 +1277,7 @@ type DeleteAgentDefinitionResponse struct {
 
 func (x *DeleteAgentDefinitionResponse) Reset() {
 	*x = DeleteAgentDefinitionResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1289,7 @@ func (x *DeleteAgentDefinitionResponse) String() string {
 func (*DeleteAgentDefinitionResponse) ProtoMessage() {}
 
 func (x *DeleteAgentDefinitionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[12]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1302,7 @@ func (x *DeleteAgentDefinitionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentDefinitionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentDefinitionResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{12}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{13}
 }
 
 // AgentExecution is one run of an agent: one durable workflow whose status
@@ -1291,7 +1376,7 @@ type AgentExecution struct {
 
 func (x *AgentExecution) Reset() {
 	*x = AgentExecution{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1388,7 @@ func (x *AgentExecution) String() string {
 func (*AgentExecution) ProtoMessage() {}
 
 func (x *AgentExecution) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[13]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1401,7 @@ func (x *AgentExecution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentExecution.ProtoReflect.Descriptor instead.
 func (*AgentExecution) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{13}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AgentExecution) GetId() string {
@@ -1545,7 +1630,7 @@ type CreateAgentExecutionRequest struct {
 
 func (x *CreateAgentExecutionRequest) Reset() {
 	*x = CreateAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1642,7 @@ func (x *CreateAgentExecutionRequest) String() string {
 func (*CreateAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CreateAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[14]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1655,7 @@ func (x *CreateAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CreateAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{14}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateAgentExecutionRequest) GetOrg() string {
@@ -1675,7 +1760,7 @@ type ListAgentExecutionsRequest struct {
 
 func (x *ListAgentExecutionsRequest) Reset() {
 	*x = ListAgentExecutionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1772,7 @@ func (x *ListAgentExecutionsRequest) String() string {
 func (*ListAgentExecutionsRequest) ProtoMessage() {}
 
 func (x *ListAgentExecutionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[15]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1785,7 @@ func (x *ListAgentExecutionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentExecutionsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentExecutionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{15}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListAgentExecutionsRequest) GetOrg() string {
@@ -1772,7 +1857,7 @@ type ListAgentExecutionsResponse struct {
 
 func (x *ListAgentExecutionsResponse) Reset() {
 	*x = ListAgentExecutionsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1784,7 +1869,7 @@ func (x *ListAgentExecutionsResponse) String() string {
 func (*ListAgentExecutionsResponse) ProtoMessage() {}
 
 func (x *ListAgentExecutionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[16]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1797,7 +1882,7 @@ func (x *ListAgentExecutionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentExecutionsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentExecutionsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{16}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListAgentExecutionsResponse) GetAgentExecutions() []*AgentExecution {
@@ -1827,7 +1912,7 @@ type GetAgentExecutionRequest struct {
 
 func (x *GetAgentExecutionRequest) Reset() {
 	*x = GetAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1839,7 +1924,7 @@ func (x *GetAgentExecutionRequest) String() string {
 func (*GetAgentExecutionRequest) ProtoMessage() {}
 
 func (x *GetAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[17]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1852,7 +1937,7 @@ func (x *GetAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{17}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetAgentExecutionRequest) GetOrg() string {
@@ -1882,7 +1967,7 @@ type CancelAgentExecutionRequest struct {
 
 func (x *CancelAgentExecutionRequest) Reset() {
 	*x = CancelAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +1979,7 @@ func (x *CancelAgentExecutionRequest) String() string {
 func (*CancelAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CancelAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[18]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +1992,7 @@ func (x *CancelAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CancelAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{18}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CancelAgentExecutionRequest) GetOrg() string {
@@ -1942,7 +2027,7 @@ type SignalAgentExecutionRequest struct {
 
 func (x *SignalAgentExecutionRequest) Reset() {
 	*x = SignalAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1954,7 +2039,7 @@ func (x *SignalAgentExecutionRequest) String() string {
 func (*SignalAgentExecutionRequest) ProtoMessage() {}
 
 func (x *SignalAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[19]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1967,7 +2052,7 @@ func (x *SignalAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*SignalAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{19}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SignalAgentExecutionRequest) GetOrg() string {
@@ -2014,7 +2099,7 @@ type SignalAgentExecutionResponse struct {
 
 func (x *SignalAgentExecutionResponse) Reset() {
 	*x = SignalAgentExecutionResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2026,7 +2111,7 @@ func (x *SignalAgentExecutionResponse) String() string {
 func (*SignalAgentExecutionResponse) ProtoMessage() {}
 
 func (x *SignalAgentExecutionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[20]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2039,7 +2124,7 @@ func (x *SignalAgentExecutionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalAgentExecutionResponse.ProtoReflect.Descriptor instead.
 func (*SignalAgentExecutionResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{20}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SignalAgentExecutionResponse) GetSignalId() string {
@@ -2080,7 +2165,7 @@ type StreamAgentExecutionRequest struct {
 
 func (x *StreamAgentExecutionRequest) Reset() {
 	*x = StreamAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2092,7 +2177,7 @@ func (x *StreamAgentExecutionRequest) String() string {
 func (*StreamAgentExecutionRequest) ProtoMessage() {}
 
 func (x *StreamAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[21]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2105,7 +2190,7 @@ func (x *StreamAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*StreamAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{21}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StreamAgentExecutionRequest) GetOrg() string {
@@ -2178,7 +2263,7 @@ type StreamEvent struct {
 
 func (x *StreamEvent) Reset() {
 	*x = StreamEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2275,7 @@ func (x *StreamEvent) String() string {
 func (*StreamEvent) ProtoMessage() {}
 
 func (x *StreamEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[22]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2288,7 @@ func (x *StreamEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamEvent.ProtoReflect.Descriptor instead.
 func (*StreamEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{22}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StreamEvent) GetId() int64 {
@@ -2475,7 +2560,7 @@ type AgentStartedEvent struct {
 
 func (x *AgentStartedEvent) Reset() {
 	*x = AgentStartedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2487,7 +2572,7 @@ func (x *AgentStartedEvent) String() string {
 func (*AgentStartedEvent) ProtoMessage() {}
 
 func (x *AgentStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[23]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2500,7 +2585,7 @@ func (x *AgentStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentStartedEvent.ProtoReflect.Descriptor instead.
 func (*AgentStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{23}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AgentStartedEvent) GetAgentExecutionId() string {
@@ -2531,7 +2616,7 @@ type AgentResumedEvent struct {
 
 func (x *AgentResumedEvent) Reset() {
 	*x = AgentResumedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2543,7 +2628,7 @@ func (x *AgentResumedEvent) String() string {
 func (*AgentResumedEvent) ProtoMessage() {}
 
 func (x *AgentResumedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[24]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2556,7 +2641,7 @@ func (x *AgentResumedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentResumedEvent.ProtoReflect.Descriptor instead.
 func (*AgentResumedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{24}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AgentResumedEvent) GetAgentExecutionId() string {
@@ -2594,7 +2679,7 @@ type AgentWaitingEvent struct {
 
 func (x *AgentWaitingEvent) Reset() {
 	*x = AgentWaitingEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2606,7 +2691,7 @@ func (x *AgentWaitingEvent) String() string {
 func (*AgentWaitingEvent) ProtoMessage() {}
 
 func (x *AgentWaitingEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[25]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2619,7 +2704,7 @@ func (x *AgentWaitingEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentWaitingEvent.ProtoReflect.Descriptor instead.
 func (*AgentWaitingEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{25}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AgentWaitingEvent) GetAgentExecutionId() string {
@@ -2667,7 +2752,7 @@ type PendingToolCall struct {
 
 func (x *PendingToolCall) Reset() {
 	*x = PendingToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2679,7 +2764,7 @@ func (x *PendingToolCall) String() string {
 func (*PendingToolCall) ProtoMessage() {}
 
 func (x *PendingToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[26]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2692,7 +2777,7 @@ func (x *PendingToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PendingToolCall.ProtoReflect.Descriptor instead.
 func (*PendingToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{26}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PendingToolCall) GetToolCallId() string {
@@ -2737,7 +2822,7 @@ type AgentCheckpointEvent struct {
 
 func (x *AgentCheckpointEvent) Reset() {
 	*x = AgentCheckpointEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2749,7 +2834,7 @@ func (x *AgentCheckpointEvent) String() string {
 func (*AgentCheckpointEvent) ProtoMessage() {}
 
 func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[27]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2762,7 +2847,7 @@ func (x *AgentCheckpointEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCheckpointEvent.ProtoReflect.Descriptor instead.
 func (*AgentCheckpointEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{27}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AgentCheckpointEvent) GetAgentExecutionId() string {
@@ -2795,7 +2880,7 @@ type AgentCompletedEvent struct {
 
 func (x *AgentCompletedEvent) Reset() {
 	*x = AgentCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2807,7 +2892,7 @@ func (x *AgentCompletedEvent) String() string {
 func (*AgentCompletedEvent) ProtoMessage() {}
 
 func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[28]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2820,7 +2905,7 @@ func (x *AgentCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCompletedEvent.ProtoReflect.Descriptor instead.
 func (*AgentCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{28}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AgentCompletedEvent) GetAgentExecutionId() string {
@@ -2862,7 +2947,7 @@ type AgentFailedEvent struct {
 
 func (x *AgentFailedEvent) Reset() {
 	*x = AgentFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2874,7 +2959,7 @@ func (x *AgentFailedEvent) String() string {
 func (*AgentFailedEvent) ProtoMessage() {}
 
 func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[29]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2887,7 +2972,7 @@ func (x *AgentFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentFailedEvent.ProtoReflect.Descriptor instead.
 func (*AgentFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{29}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AgentFailedEvent) GetAgentExecutionId() string {
@@ -2934,7 +3019,7 @@ type AgentCancelledEvent struct {
 
 func (x *AgentCancelledEvent) Reset() {
 	*x = AgentCancelledEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2946,7 +3031,7 @@ func (x *AgentCancelledEvent) String() string {
 func (*AgentCancelledEvent) ProtoMessage() {}
 
 func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[30]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2959,7 +3044,7 @@ func (x *AgentCancelledEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentCancelledEvent.ProtoReflect.Descriptor instead.
 func (*AgentCancelledEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{30}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AgentCancelledEvent) GetAgentExecutionId() string {
@@ -3001,7 +3086,7 @@ type AgentPausedEvent struct {
 
 func (x *AgentPausedEvent) Reset() {
 	*x = AgentPausedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3013,7 +3098,7 @@ func (x *AgentPausedEvent) String() string {
 func (*AgentPausedEvent) ProtoMessage() {}
 
 func (x *AgentPausedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[31]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3026,7 +3111,7 @@ func (x *AgentPausedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentPausedEvent.ProtoReflect.Descriptor instead.
 func (*AgentPausedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{31}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AgentPausedEvent) GetAgentExecutionId() string {
@@ -3077,7 +3162,7 @@ type TokenEvent struct {
 
 func (x *TokenEvent) Reset() {
 	*x = TokenEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3089,7 +3174,7 @@ func (x *TokenEvent) String() string {
 func (*TokenEvent) ProtoMessage() {}
 
 func (x *TokenEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[32]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3102,7 +3187,7 @@ func (x *TokenEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenEvent.ProtoReflect.Descriptor instead.
 func (*TokenEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{32}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TokenEvent) GetAgentExecutionId() string {
@@ -3149,7 +3234,7 @@ type DataEvent struct {
 
 func (x *DataEvent) Reset() {
 	*x = DataEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3161,7 +3246,7 @@ func (x *DataEvent) String() string {
 func (*DataEvent) ProtoMessage() {}
 
 func (x *DataEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[33]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3174,7 +3259,7 @@ func (x *DataEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataEvent.ProtoReflect.Descriptor instead.
 func (*DataEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{33}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DataEvent) GetAgentExecutionId() string {
@@ -3228,7 +3313,7 @@ type DataPayload struct {
 
 func (x *DataPayload) Reset() {
 	*x = DataPayload{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3240,7 +3325,7 @@ func (x *DataPayload) String() string {
 func (*DataPayload) ProtoMessage() {}
 
 func (x *DataPayload) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[34]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3253,7 +3338,7 @@ func (x *DataPayload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataPayload.ProtoReflect.Descriptor instead.
 func (*DataPayload) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{34}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DataPayload) GetType() string {
@@ -3327,7 +3412,7 @@ type StreamToolCall struct {
 
 func (x *StreamToolCall) Reset() {
 	*x = StreamToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3339,7 +3424,7 @@ func (x *StreamToolCall) String() string {
 func (*StreamToolCall) ProtoMessage() {}
 
 func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[35]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3352,7 +3437,7 @@ func (x *StreamToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolCall.ProtoReflect.Descriptor instead.
 func (*StreamToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{35}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StreamToolCall) GetId() string {
@@ -3392,7 +3477,7 @@ type StreamToolResult struct {
 
 func (x *StreamToolResult) Reset() {
 	*x = StreamToolResult{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3404,7 +3489,7 @@ func (x *StreamToolResult) String() string {
 func (*StreamToolResult) ProtoMessage() {}
 
 func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[36]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3417,7 +3502,7 @@ func (x *StreamToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamToolResult.ProtoReflect.Descriptor instead.
 func (*StreamToolResult) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{36}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StreamToolResult) GetIsError() bool {
@@ -3459,7 +3544,7 @@ type TaskStartedEvent struct {
 
 func (x *TaskStartedEvent) Reset() {
 	*x = TaskStartedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3471,7 +3556,7 @@ func (x *TaskStartedEvent) String() string {
 func (*TaskStartedEvent) ProtoMessage() {}
 
 func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[37]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3484,7 +3569,7 @@ func (x *TaskStartedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStartedEvent.ProtoReflect.Descriptor instead.
 func (*TaskStartedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{37}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *TaskStartedEvent) GetAgentExecutionId() string {
@@ -3531,7 +3616,7 @@ type TaskCompletedEvent struct {
 
 func (x *TaskCompletedEvent) Reset() {
 	*x = TaskCompletedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3543,7 +3628,7 @@ func (x *TaskCompletedEvent) String() string {
 func (*TaskCompletedEvent) ProtoMessage() {}
 
 func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[38]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3556,7 +3641,7 @@ func (x *TaskCompletedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskCompletedEvent.ProtoReflect.Descriptor instead.
 func (*TaskCompletedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{38}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TaskCompletedEvent) GetAgentExecutionId() string {
@@ -3598,7 +3683,7 @@ type TaskFailedEvent struct {
 
 func (x *TaskFailedEvent) Reset() {
 	*x = TaskFailedEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3610,7 +3695,7 @@ func (x *TaskFailedEvent) String() string {
 func (*TaskFailedEvent) ProtoMessage() {}
 
 func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[39]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3623,7 +3708,7 @@ func (x *TaskFailedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskFailedEvent.ProtoReflect.Descriptor instead.
 func (*TaskFailedEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{39}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TaskFailedEvent) GetAgentExecutionId() string {
@@ -3678,7 +3763,7 @@ type StreamErrorEvent struct {
 
 func (x *StreamErrorEvent) Reset() {
 	*x = StreamErrorEvent{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3690,7 +3775,7 @@ func (x *StreamErrorEvent) String() string {
 func (*StreamErrorEvent) ProtoMessage() {}
 
 func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[40]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3703,7 +3788,7 @@ func (x *StreamErrorEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamErrorEvent.ProtoReflect.Descriptor instead.
 func (*StreamErrorEvent) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{40}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StreamErrorEvent) GetCode() string {
@@ -3758,7 +3843,7 @@ type Checkpoint struct {
 
 func (x *Checkpoint) Reset() {
 	*x = Checkpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3770,7 +3855,7 @@ func (x *Checkpoint) String() string {
 func (*Checkpoint) ProtoMessage() {}
 
 func (x *Checkpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[41]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3783,7 +3868,7 @@ func (x *Checkpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
 func (*Checkpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{41}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *Checkpoint) GetId() string {
@@ -3852,7 +3937,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3864,7 +3949,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[42]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3877,7 +3962,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{42}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListCheckpointsRequest) GetOrg() string {
@@ -3921,7 +4006,7 @@ type ListCheckpointsResponse struct {
 
 func (x *ListCheckpointsResponse) Reset() {
 	*x = ListCheckpointsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3933,7 +4018,7 @@ func (x *ListCheckpointsResponse) String() string {
 func (*ListCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[43]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3946,7 +4031,7 @@ func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{43}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListCheckpointsResponse) GetCheckpoints() []*Checkpoint {
@@ -3978,7 +4063,7 @@ type GetCheckpointRequest struct {
 
 func (x *GetCheckpointRequest) Reset() {
 	*x = GetCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3990,7 +4075,7 @@ func (x *GetCheckpointRequest) String() string {
 func (*GetCheckpointRequest) ProtoMessage() {}
 
 func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[44]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4003,7 +4088,7 @@ func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{44}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetCheckpointRequest) GetOrg() string {
@@ -4041,7 +4126,7 @@ type GetLatestCheckpointRequest struct {
 
 func (x *GetLatestCheckpointRequest) Reset() {
 	*x = GetLatestCheckpointRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4053,7 +4138,7 @@ func (x *GetLatestCheckpointRequest) String() string {
 func (*GetLatestCheckpointRequest) ProtoMessage() {}
 
 func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[45]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4066,7 +4151,7 @@ func (x *GetLatestCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLatestCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*GetLatestCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{45}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetLatestCheckpointRequest) GetOrg() string {
@@ -4111,7 +4196,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4123,7 +4208,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[46]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4136,7 +4221,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{46}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Task) GetId() string {
@@ -4219,7 +4304,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4231,7 +4316,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[47]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4244,7 +4329,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{47}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListTasksRequest) GetOrg() string {
@@ -4288,7 +4373,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4300,7 +4385,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[48]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4313,7 +4398,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{48}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -4382,7 +4467,7 @@ type Entry struct {
 
 func (x *Entry) Reset() {
 	*x = Entry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4394,7 +4479,7 @@ func (x *Entry) String() string {
 func (*Entry) ProtoMessage() {}
 
 func (x *Entry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[49]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4407,7 +4492,7 @@ func (x *Entry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entry.ProtoReflect.Descriptor instead.
 func (*Entry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{49}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Entry) GetId() string {
@@ -4518,7 +4603,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4530,7 +4615,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[50]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4543,7 +4628,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{50}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListEntriesRequest) GetOrg() string {
@@ -4587,7 +4672,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4599,7 +4684,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[51]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4612,7 +4697,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{51}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -4644,7 +4729,7 @@ type GetEntryRequest struct {
 
 func (x *GetEntryRequest) Reset() {
 	*x = GetEntryRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4656,7 +4741,7 @@ func (x *GetEntryRequest) String() string {
 func (*GetEntryRequest) ProtoMessage() {}
 
 func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[52]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4669,7 +4754,7 @@ func (x *GetEntryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{52}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetEntryRequest) GetOrg() string {
@@ -4715,7 +4800,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4727,7 +4812,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[53]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4740,7 +4825,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{53}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Usage) GetInput() int64 {
@@ -4801,7 +4886,7 @@ type ToolCallRequest struct {
 
 func (x *ToolCallRequest) Reset() {
 	*x = ToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4813,7 +4898,7 @@ func (x *ToolCallRequest) String() string {
 func (*ToolCallRequest) ProtoMessage() {}
 
 func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[54]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4826,7 +4911,7 @@ func (x *ToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCallRequest.ProtoReflect.Descriptor instead.
 func (*ToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{54}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ToolCallRequest) GetId() string {
@@ -4873,7 +4958,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4885,7 +4970,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[55]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4898,7 +4983,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{55}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ContentBlock) GetType() string {
@@ -4995,7 +5080,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5007,7 +5092,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[56]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5020,7 +5105,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{56}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Message) GetEntryId() string {
@@ -5146,7 +5231,7 @@ type ListMessagesRequest struct {
 
 func (x *ListMessagesRequest) Reset() {
 	*x = ListMessagesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5158,7 +5243,7 @@ func (x *ListMessagesRequest) String() string {
 func (*ListMessagesRequest) ProtoMessage() {}
 
 func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[57]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5171,7 +5256,7 @@ func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{57}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListMessagesRequest) GetOrg() string {
@@ -5218,7 +5303,7 @@ type ListMessagesResponse struct {
 
 func (x *ListMessagesResponse) Reset() {
 	*x = ListMessagesResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5230,7 +5315,7 @@ func (x *ListMessagesResponse) String() string {
 func (*ListMessagesResponse) ProtoMessage() {}
 
 func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[58]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5243,7 +5328,7 @@ func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{58}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListMessagesResponse) GetMessages() []*Message {
@@ -5315,7 +5400,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5327,7 +5412,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[59]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5340,7 +5425,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{59}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ToolCall) GetId() string {
@@ -5485,7 +5570,7 @@ type ToolApproval struct {
 
 func (x *ToolApproval) Reset() {
 	*x = ToolApproval{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5497,7 +5582,7 @@ func (x *ToolApproval) String() string {
 func (*ToolApproval) ProtoMessage() {}
 
 func (x *ToolApproval) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[60]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5510,7 +5595,7 @@ func (x *ToolApproval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolApproval.ProtoReflect.Descriptor instead.
 func (*ToolApproval) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{60}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ToolApproval) GetRisk() string {
@@ -5584,7 +5669,7 @@ type DecideToolCallRequest struct {
 
 func (x *DecideToolCallRequest) Reset() {
 	*x = DecideToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5596,7 +5681,7 @@ func (x *DecideToolCallRequest) String() string {
 func (*DecideToolCallRequest) ProtoMessage() {}
 
 func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[61]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5609,7 +5694,7 @@ func (x *DecideToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideToolCallRequest.ProtoReflect.Descriptor instead.
 func (*DecideToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{61}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *DecideToolCallRequest) GetOrg() string {
@@ -5669,7 +5754,7 @@ type DecideToolCallResponse struct {
 
 func (x *DecideToolCallResponse) Reset() {
 	*x = DecideToolCallResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5681,7 +5766,7 @@ func (x *DecideToolCallResponse) String() string {
 func (*DecideToolCallResponse) ProtoMessage() {}
 
 func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[62]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5694,7 +5779,7 @@ func (x *DecideToolCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideToolCallResponse.ProtoReflect.Descriptor instead.
 func (*DecideToolCallResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{62}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *DecideToolCallResponse) GetSignalId() string {
@@ -5733,7 +5818,7 @@ type ListToolCallsRequest struct {
 
 func (x *ListToolCallsRequest) Reset() {
 	*x = ListToolCallsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5745,7 +5830,7 @@ func (x *ListToolCallsRequest) String() string {
 func (*ListToolCallsRequest) ProtoMessage() {}
 
 func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[63]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5758,7 +5843,7 @@ func (x *ListToolCallsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolCallsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{63}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListToolCallsRequest) GetOrg() string {
@@ -5816,7 +5901,7 @@ type ListToolCallsResponse struct {
 
 func (x *ListToolCallsResponse) Reset() {
 	*x = ListToolCallsResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5828,7 +5913,7 @@ func (x *ListToolCallsResponse) String() string {
 func (*ListToolCallsResponse) ProtoMessage() {}
 
 func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[64]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5841,7 +5926,7 @@ func (x *ListToolCallsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolCallsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolCallsResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{64}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListToolCallsResponse) GetToolCalls() []*ToolCall {
@@ -5873,7 +5958,7 @@ type GetToolCallRequest struct {
 
 func (x *GetToolCallRequest) Reset() {
 	*x = GetToolCallRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5885,7 +5970,7 @@ func (x *GetToolCallRequest) String() string {
 func (*GetToolCallRequest) ProtoMessage() {}
 
 func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[65]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5898,7 +5983,7 @@ func (x *GetToolCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetToolCallRequest.ProtoReflect.Descriptor instead.
 func (*GetToolCallRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{65}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetToolCallRequest) GetOrg() string {
@@ -5933,7 +6018,7 @@ type GetCapabilitiesRequest struct {
 
 func (x *GetCapabilitiesRequest) Reset() {
 	*x = GetCapabilitiesRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5945,7 +6030,7 @@ func (x *GetCapabilitiesRequest) String() string {
 func (*GetCapabilitiesRequest) ProtoMessage() {}
 
 func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[66]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5958,7 +6043,7 @@ func (x *GetCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*GetCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{66}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *GetCapabilitiesRequest) GetOrg() string {
@@ -5990,7 +6075,7 @@ type Capabilities struct {
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6002,7 +6087,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[67]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6015,7 +6100,7 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{67}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *Capabilities) GetWorkers() []*WorkerCapabilities {
@@ -6077,7 +6162,7 @@ type WorkerCapabilities struct {
 
 func (x *WorkerCapabilities) Reset() {
 	*x = WorkerCapabilities{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6089,7 +6174,7 @@ func (x *WorkerCapabilities) String() string {
 func (*WorkerCapabilities) ProtoMessage() {}
 
 func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[68]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6102,7 +6187,7 @@ func (x *WorkerCapabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerCapabilities.ProtoReflect.Descriptor instead.
 func (*WorkerCapabilities) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{68}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *WorkerCapabilities) GetIdentity() string {
@@ -6171,7 +6256,7 @@ type ToolCapability struct {
 
 func (x *ToolCapability) Reset() {
 	*x = ToolCapability{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6183,7 +6268,7 @@ func (x *ToolCapability) String() string {
 func (*ToolCapability) ProtoMessage() {}
 
 func (x *ToolCapability) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[69]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6196,7 +6281,7 @@ func (x *ToolCapability) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCapability.ProtoReflect.Descriptor instead.
 func (*ToolCapability) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{69}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ToolCapability) GetName() string {
@@ -6245,7 +6330,7 @@ type ModelEndpoint struct {
 
 func (x *ModelEndpoint) Reset() {
 	*x = ModelEndpoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6257,7 +6342,7 @@ func (x *ModelEndpoint) String() string {
 func (*ModelEndpoint) ProtoMessage() {}
 
 func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[70]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6270,7 +6355,7 @@ func (x *ModelEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEndpoint.ProtoReflect.Descriptor instead.
 func (*ModelEndpoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{70}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ModelEndpoint) GetName() string {
@@ -6320,7 +6405,7 @@ type ResumeAgentExecutionRequest struct {
 
 func (x *ResumeAgentExecutionRequest) Reset() {
 	*x = ResumeAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6332,7 +6417,7 @@ func (x *ResumeAgentExecutionRequest) String() string {
 func (*ResumeAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ResumeAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[71]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6345,7 +6430,7 @@ func (x *ResumeAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ResumeAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{71}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ResumeAgentExecutionRequest) GetOrg() string {
@@ -6393,7 +6478,7 @@ type ListChildExecutionsRequest struct {
 
 func (x *ListChildExecutionsRequest) Reset() {
 	*x = ListChildExecutionsRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6405,7 +6490,7 @@ func (x *ListChildExecutionsRequest) String() string {
 func (*ListChildExecutionsRequest) ProtoMessage() {}
 
 func (x *ListChildExecutionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[72]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6418,7 +6503,7 @@ func (x *ListChildExecutionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListChildExecutionsRequest.ProtoReflect.Descriptor instead.
 func (*ListChildExecutionsRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{72}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ListChildExecutionsRequest) GetOrg() string {
@@ -6470,7 +6555,7 @@ type RetentionPolicy struct {
 
 func (x *RetentionPolicy) Reset() {
 	*x = RetentionPolicy{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6482,7 +6567,7 @@ func (x *RetentionPolicy) String() string {
 func (*RetentionPolicy) ProtoMessage() {}
 
 func (x *RetentionPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[73]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6495,7 +6580,7 @@ func (x *RetentionPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetentionPolicy.ProtoReflect.Descriptor instead.
 func (*RetentionPolicy) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{73}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *RetentionPolicy) GetKeepDays() int32 {
@@ -6537,7 +6622,7 @@ type GetRetentionPolicyRequest struct {
 
 func (x *GetRetentionPolicyRequest) Reset() {
 	*x = GetRetentionPolicyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6549,7 +6634,7 @@ func (x *GetRetentionPolicyRequest) String() string {
 func (*GetRetentionPolicyRequest) ProtoMessage() {}
 
 func (x *GetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[74]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6562,7 +6647,7 @@ func (x *GetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRetentionPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetRetentionPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{74}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *GetRetentionPolicyRequest) GetOrg() string {
@@ -6587,7 +6672,7 @@ type SetRetentionPolicyRequest struct {
 
 func (x *SetRetentionPolicyRequest) Reset() {
 	*x = SetRetentionPolicyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6599,7 +6684,7 @@ func (x *SetRetentionPolicyRequest) String() string {
 func (*SetRetentionPolicyRequest) ProtoMessage() {}
 
 func (x *SetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[75]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6612,7 +6697,7 @@ func (x *SetRetentionPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRetentionPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetRetentionPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{75}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *SetRetentionPolicyRequest) GetOrg() string {
@@ -6659,7 +6744,7 @@ type ApiKey struct {
 
 func (x *ApiKey) Reset() {
 	*x = ApiKey{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6671,7 +6756,7 @@ func (x *ApiKey) String() string {
 func (*ApiKey) ProtoMessage() {}
 
 func (x *ApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[76]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6684,7 +6769,7 @@ func (x *ApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
 func (*ApiKey) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{76}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ApiKey) GetId() string {
@@ -6761,7 +6846,7 @@ type CreateApiKeyRequest struct {
 
 func (x *CreateApiKeyRequest) Reset() {
 	*x = CreateApiKeyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6773,7 +6858,7 @@ func (x *CreateApiKeyRequest) String() string {
 func (*CreateApiKeyRequest) ProtoMessage() {}
 
 func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[77]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6786,7 +6871,7 @@ func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{77}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CreateApiKeyRequest) GetOrg() string {
@@ -6829,7 +6914,7 @@ type CreatedApiKey struct {
 
 func (x *CreatedApiKey) Reset() {
 	*x = CreatedApiKey{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6841,7 +6926,7 @@ func (x *CreatedApiKey) String() string {
 func (*CreatedApiKey) ProtoMessage() {}
 
 func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[78]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6854,7 +6939,7 @@ func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApiKey.ProtoReflect.Descriptor instead.
 func (*CreatedApiKey) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{78}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CreatedApiKey) GetKey() *ApiKey {
@@ -6886,7 +6971,7 @@ type ListApiKeysRequest struct {
 
 func (x *ListApiKeysRequest) Reset() {
 	*x = ListApiKeysRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6898,7 +6983,7 @@ func (x *ListApiKeysRequest) String() string {
 func (*ListApiKeysRequest) ProtoMessage() {}
 
 func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[79]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6911,7 +6996,7 @@ func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApiKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListApiKeysRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{79}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ListApiKeysRequest) GetOrg() string {
@@ -6947,7 +7032,7 @@ type ListApiKeysResponse struct {
 
 func (x *ListApiKeysResponse) Reset() {
 	*x = ListApiKeysResponse{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6959,7 +7044,7 @@ func (x *ListApiKeysResponse) String() string {
 func (*ListApiKeysResponse) ProtoMessage() {}
 
 func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[80]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6972,7 +7057,7 @@ func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApiKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListApiKeysResponse) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{80}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ListApiKeysResponse) GetApiKeys() []*ApiKey {
@@ -7002,7 +7087,7 @@ type RevokeApiKeyRequest struct {
 
 func (x *RevokeApiKeyRequest) Reset() {
 	*x = RevokeApiKeyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7014,7 +7099,7 @@ func (x *RevokeApiKeyRequest) String() string {
 func (*RevokeApiKeyRequest) ProtoMessage() {}
 
 func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[81]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7027,7 +7112,7 @@ func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{81}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *RevokeApiKeyRequest) GetOrg() string {
@@ -7060,7 +7145,7 @@ type ExpireApiKeyRequest struct {
 
 func (x *ExpireApiKeyRequest) Reset() {
 	*x = ExpireApiKeyRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7072,7 +7157,7 @@ func (x *ExpireApiKeyRequest) String() string {
 func (*ExpireApiKeyRequest) ProtoMessage() {}
 
 func (x *ExpireApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[82]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7085,7 +7170,7 @@ func (x *ExpireApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*ExpireApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{82}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ExpireApiKeyRequest) GetOrg() string {
@@ -7143,7 +7228,7 @@ type OrgQuota struct {
 
 func (x *OrgQuota) Reset() {
 	*x = OrgQuota{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7155,7 +7240,7 @@ func (x *OrgQuota) String() string {
 func (*OrgQuota) ProtoMessage() {}
 
 func (x *OrgQuota) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[83]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7168,7 +7253,7 @@ func (x *OrgQuota) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrgQuota.ProtoReflect.Descriptor instead.
 func (*OrgQuota) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{83}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *OrgQuota) GetMaxRunning() int32 {
@@ -7245,7 +7330,7 @@ type GetOrgQuotaRequest struct {
 
 func (x *GetOrgQuotaRequest) Reset() {
 	*x = GetOrgQuotaRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7257,7 +7342,7 @@ func (x *GetOrgQuotaRequest) String() string {
 func (*GetOrgQuotaRequest) ProtoMessage() {}
 
 func (x *GetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[84]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7270,7 +7355,7 @@ func (x *GetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgQuotaRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{84}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetOrgQuotaRequest) GetOrg() string {
@@ -7297,7 +7382,7 @@ type SetOrgQuotaRequest struct {
 
 func (x *SetOrgQuotaRequest) Reset() {
 	*x = SetOrgQuotaRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7309,7 +7394,7 @@ func (x *SetOrgQuotaRequest) String() string {
 func (*SetOrgQuotaRequest) ProtoMessage() {}
 
 func (x *SetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[85]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7322,7 +7407,7 @@ func (x *SetOrgQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetOrgQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetOrgQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{85}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *SetOrgQuotaRequest) GetOrg() string {
@@ -7378,7 +7463,7 @@ type UsageLine struct {
 
 func (x *UsageLine) Reset() {
 	*x = UsageLine{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7390,7 +7475,7 @@ func (x *UsageLine) String() string {
 func (*UsageLine) ProtoMessage() {}
 
 func (x *UsageLine) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[86]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7403,7 +7488,7 @@ func (x *UsageLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageLine.ProtoReflect.Descriptor instead.
 func (*UsageLine) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{86}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *UsageLine) GetKey() string {
@@ -7475,7 +7560,7 @@ type UsageReport struct {
 
 func (x *UsageReport) Reset() {
 	*x = UsageReport{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7487,7 +7572,7 @@ func (x *UsageReport) String() string {
 func (*UsageReport) ProtoMessage() {}
 
 func (x *UsageReport) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[87]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7500,7 +7585,7 @@ func (x *UsageReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UsageReport.ProtoReflect.Descriptor instead.
 func (*UsageReport) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{87}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *UsageReport) GetLines() []*UsageLine {
@@ -7530,7 +7615,7 @@ type GetExecutionUsageRequest struct {
 
 func (x *GetExecutionUsageRequest) Reset() {
 	*x = GetExecutionUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7542,7 +7627,7 @@ func (x *GetExecutionUsageRequest) String() string {
 func (*GetExecutionUsageRequest) ProtoMessage() {}
 
 func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[88]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7555,7 +7640,7 @@ func (x *GetExecutionUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetExecutionUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetExecutionUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{88}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetExecutionUsageRequest) GetOrg() string {
@@ -7589,7 +7674,7 @@ type GetOrgUsageRequest struct {
 
 func (x *GetOrgUsageRequest) Reset() {
 	*x = GetOrgUsageRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7601,7 +7686,7 @@ func (x *GetOrgUsageRequest) String() string {
 func (*GetOrgUsageRequest) ProtoMessage() {}
 
 func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[89]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7614,7 +7699,7 @@ func (x *GetOrgUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrgUsageRequest.ProtoReflect.Descriptor instead.
 func (*GetOrgUsageRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{89}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GetOrgUsageRequest) GetOrg() string {
@@ -7667,7 +7752,7 @@ type GetEntryContextRequest struct {
 
 func (x *GetEntryContextRequest) Reset() {
 	*x = GetEntryContextRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7679,7 +7764,7 @@ func (x *GetEntryContextRequest) String() string {
 func (*GetEntryContextRequest) ProtoMessage() {}
 
 func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[90]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7692,7 +7777,7 @@ func (x *GetEntryContextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntryContextRequest.ProtoReflect.Descriptor instead.
 func (*GetEntryContextRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{90}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GetEntryContextRequest) GetOrg() string {
@@ -7767,7 +7852,7 @@ type ModelContext struct {
 
 func (x *ModelContext) Reset() {
 	*x = ModelContext{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7779,7 +7864,7 @@ func (x *ModelContext) String() string {
 func (*ModelContext) ProtoMessage() {}
 
 func (x *ModelContext) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[91]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7792,7 +7877,7 @@ func (x *ModelContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelContext.ProtoReflect.Descriptor instead.
 func (*ModelContext) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{91}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *ModelContext) GetEntryId() string {
@@ -7892,7 +7977,7 @@ type CompactAgentExecutionRequest struct {
 
 func (x *CompactAgentExecutionRequest) Reset() {
 	*x = CompactAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7904,7 +7989,7 @@ func (x *CompactAgentExecutionRequest) String() string {
 func (*CompactAgentExecutionRequest) ProtoMessage() {}
 
 func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[92]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7917,7 +8002,7 @@ func (x *CompactAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*CompactAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{92}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *CompactAgentExecutionRequest) GetOrg() string {
@@ -7949,7 +8034,7 @@ type GetCompactionRequest struct {
 
 func (x *GetCompactionRequest) Reset() {
 	*x = GetCompactionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7961,7 +8046,7 @@ func (x *GetCompactionRequest) String() string {
 func (*GetCompactionRequest) ProtoMessage() {}
 
 func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[93]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7974,7 +8059,7 @@ func (x *GetCompactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCompactionRequest.ProtoReflect.Descriptor instead.
 func (*GetCompactionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{93}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *GetCompactionRequest) GetOrg() string {
@@ -8030,7 +8115,7 @@ type CompactionAudit struct {
 
 func (x *CompactionAudit) Reset() {
 	*x = CompactionAudit{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8042,7 +8127,7 @@ func (x *CompactionAudit) String() string {
 func (*CompactionAudit) ProtoMessage() {}
 
 func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[94]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8055,7 +8140,7 @@ func (x *CompactionAudit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionAudit.ProtoReflect.Descriptor instead.
 func (*CompactionAudit) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{94}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *CompactionAudit) GetEntryId() string {
@@ -8162,7 +8247,7 @@ type CompactedEntry struct {
 
 func (x *CompactedEntry) Reset() {
 	*x = CompactedEntry{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8174,7 +8259,7 @@ func (x *CompactedEntry) String() string {
 func (*CompactedEntry) ProtoMessage() {}
 
 func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[95]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8187,7 +8272,7 @@ func (x *CompactedEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactedEntry.ProtoReflect.Descriptor instead.
 func (*CompactedEntry) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{95}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *CompactedEntry) GetEntryId() string {
@@ -8224,7 +8309,7 @@ type ContextTool struct {
 
 func (x *ContextTool) Reset() {
 	*x = ContextTool{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8236,7 +8321,7 @@ func (x *ContextTool) String() string {
 func (*ContextTool) ProtoMessage() {}
 
 func (x *ContextTool) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[96]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8249,7 +8334,7 @@ func (x *ContextTool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContextTool.ProtoReflect.Descriptor instead.
 func (*ContextTool) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{96}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ContextTool) GetName() string {
@@ -8294,7 +8379,7 @@ type ForkAgentExecutionRequest struct {
 
 func (x *ForkAgentExecutionRequest) Reset() {
 	*x = ForkAgentExecutionRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8306,7 +8391,7 @@ func (x *ForkAgentExecutionRequest) String() string {
 func (*ForkAgentExecutionRequest) ProtoMessage() {}
 
 func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[97]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8319,7 +8404,7 @@ func (x *ForkAgentExecutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForkAgentExecutionRequest.ProtoReflect.Descriptor instead.
 func (*ForkAgentExecutionRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{97}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *ForkAgentExecutionRequest) GetOrg() string {
@@ -8375,7 +8460,7 @@ type GetTokenTimelineRequest struct {
 
 func (x *GetTokenTimelineRequest) Reset() {
 	*x = GetTokenTimelineRequest{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8387,7 +8472,7 @@ func (x *GetTokenTimelineRequest) String() string {
 func (*GetTokenTimelineRequest) ProtoMessage() {}
 
 func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[98]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8400,7 +8485,7 @@ func (x *GetTokenTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTokenTimelineRequest.ProtoReflect.Descriptor instead.
 func (*GetTokenTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{98}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *GetTokenTimelineRequest) GetOrg() string {
@@ -8446,7 +8531,7 @@ type TokenTimeline struct {
 
 func (x *TokenTimeline) Reset() {
 	*x = TokenTimeline{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8458,7 +8543,7 @@ func (x *TokenTimeline) String() string {
 func (*TokenTimeline) ProtoMessage() {}
 
 func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[99]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8471,7 +8556,7 @@ func (x *TokenTimeline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenTimeline.ProtoReflect.Descriptor instead.
 func (*TokenTimeline) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{99}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *TokenTimeline) GetPoints() []*TimelinePoint {
@@ -8523,7 +8608,7 @@ type TimelinePoint struct {
 
 func (x *TimelinePoint) Reset() {
 	*x = TimelinePoint{}
-	mi := &file_agentree_v1_agentree_proto_msgTypes[100]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8535,7 +8620,7 @@ func (x *TimelinePoint) String() string {
 func (*TimelinePoint) ProtoMessage() {}
 
 func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_agentree_v1_agentree_proto_msgTypes[100]
+	mi := &file_agentree_v1_agentree_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8548,7 +8633,7 @@ func (x *TimelinePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelinePoint.ProtoReflect.Descriptor instead.
 func (*TimelinePoint) Descriptor() ([]byte, []int) {
-	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{100}
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *TimelinePoint) GetEntryId() string {
@@ -8676,7 +8761,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\b_enabledB\f\n" +
 	"\n" +
 	"_thresholdB\x0e\n" +
-	"\f_keep_recent\"\x92\x04\n" +
+	"\f_keep_recent\"\xc6\x04\n" +
 	"\x0fAgentDefinition\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12\x12\n" +
@@ -8693,8 +8778,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"created_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12)\n" +
-	"\x10persistence_mode\x18\x0e \x01(\tR\x0fpersistenceModeJ\x04\b\n" +
-	"\x10\v\"\x94\x03\n" +
+	"\x10persistence_mode\x18\x0e \x01(\tR\x0fpersistenceMode\x122\n" +
+	"\x06expose\x18\x15 \x01(\v2\x1a.agentree.v1.AgentExposureR\x06exposeJ\x04\b\n" +
+	"\x10\v\"3\n" +
+	"\rAgentExposure\x12\x10\n" +
+	"\x03a2a\x18\x01 \x01(\bR\x03a2a\x12\x10\n" +
+	"\x03mcp\x18\x02 \x01(\bR\x03mcp\"\xc8\x03\n" +
 	"\x1cCreateAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -8707,7 +8796,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x123\n" +
 	"\bmetadata\x18\n" +
 	" \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
-	"\x10persistence_mode\x18\v \x01(\tR\x0fpersistenceModeJ\x04\b\t\x10\n" +
+	"\x10persistence_mode\x18\v \x01(\tR\x0fpersistenceMode\x122\n" +
+	"\x06expose\x18\x15 \x01(\v2\x1a.agentree.v1.AgentExposureR\x06exposeJ\x04\b\t\x10\n" +
 	"\"d\n" +
 	"\x1bListAgentDefinitionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
@@ -8719,7 +8809,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"nextCursor\"=\n" +
 	"\x19GetAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
-	"\x02id\x18\x02 \x01(\tR\x02id\"\xa4\x03\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"\xd8\x03\n" +
 	"\x1cUpdateAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
@@ -8732,7 +8822,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x05tools\x18\t \x03(\tR\x05tools\x124\n" +
 	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06config\x123\n" +
 	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
-	"\x10persistence_mode\x18\f \x01(\tR\x0fpersistenceModeJ\x04\b\n" +
+	"\x10persistence_mode\x18\f \x01(\tR\x0fpersistenceMode\x122\n" +
+	"\x06expose\x18\x15 \x01(\v2\x1a.agentree.v1.AgentExposureR\x06exposeJ\x04\b\n" +
 	"\x10\v\"@\n" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
@@ -9407,7 +9498,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -9415,304 +9506,308 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ClientTool)(nil),                    // 3: agentree.v1.ClientTool
 	(*CompactionConfig)(nil),              // 4: agentree.v1.CompactionConfig
 	(*AgentDefinition)(nil),               // 5: agentree.v1.AgentDefinition
-	(*CreateAgentDefinitionRequest)(nil),  // 6: agentree.v1.CreateAgentDefinitionRequest
-	(*ListAgentDefinitionsRequest)(nil),   // 7: agentree.v1.ListAgentDefinitionsRequest
-	(*ListAgentDefinitionsResponse)(nil),  // 8: agentree.v1.ListAgentDefinitionsResponse
-	(*GetAgentDefinitionRequest)(nil),     // 9: agentree.v1.GetAgentDefinitionRequest
-	(*UpdateAgentDefinitionRequest)(nil),  // 10: agentree.v1.UpdateAgentDefinitionRequest
-	(*DeleteAgentDefinitionRequest)(nil),  // 11: agentree.v1.DeleteAgentDefinitionRequest
-	(*DeleteAgentDefinitionResponse)(nil), // 12: agentree.v1.DeleteAgentDefinitionResponse
-	(*AgentExecution)(nil),                // 13: agentree.v1.AgentExecution
-	(*CreateAgentExecutionRequest)(nil),   // 14: agentree.v1.CreateAgentExecutionRequest
-	(*ListAgentExecutionsRequest)(nil),    // 15: agentree.v1.ListAgentExecutionsRequest
-	(*ListAgentExecutionsResponse)(nil),   // 16: agentree.v1.ListAgentExecutionsResponse
-	(*GetAgentExecutionRequest)(nil),      // 17: agentree.v1.GetAgentExecutionRequest
-	(*CancelAgentExecutionRequest)(nil),   // 18: agentree.v1.CancelAgentExecutionRequest
-	(*SignalAgentExecutionRequest)(nil),   // 19: agentree.v1.SignalAgentExecutionRequest
-	(*SignalAgentExecutionResponse)(nil),  // 20: agentree.v1.SignalAgentExecutionResponse
-	(*StreamAgentExecutionRequest)(nil),   // 21: agentree.v1.StreamAgentExecutionRequest
-	(*StreamEvent)(nil),                   // 22: agentree.v1.StreamEvent
-	(*AgentStartedEvent)(nil),             // 23: agentree.v1.AgentStartedEvent
-	(*AgentResumedEvent)(nil),             // 24: agentree.v1.AgentResumedEvent
-	(*AgentWaitingEvent)(nil),             // 25: agentree.v1.AgentWaitingEvent
-	(*PendingToolCall)(nil),               // 26: agentree.v1.PendingToolCall
-	(*AgentCheckpointEvent)(nil),          // 27: agentree.v1.AgentCheckpointEvent
-	(*AgentCompletedEvent)(nil),           // 28: agentree.v1.AgentCompletedEvent
-	(*AgentFailedEvent)(nil),              // 29: agentree.v1.AgentFailedEvent
-	(*AgentCancelledEvent)(nil),           // 30: agentree.v1.AgentCancelledEvent
-	(*AgentPausedEvent)(nil),              // 31: agentree.v1.AgentPausedEvent
-	(*TokenEvent)(nil),                    // 32: agentree.v1.TokenEvent
-	(*DataEvent)(nil),                     // 33: agentree.v1.DataEvent
-	(*DataPayload)(nil),                   // 34: agentree.v1.DataPayload
-	(*StreamToolCall)(nil),                // 35: agentree.v1.StreamToolCall
-	(*StreamToolResult)(nil),              // 36: agentree.v1.StreamToolResult
-	(*TaskStartedEvent)(nil),              // 37: agentree.v1.TaskStartedEvent
-	(*TaskCompletedEvent)(nil),            // 38: agentree.v1.TaskCompletedEvent
-	(*TaskFailedEvent)(nil),               // 39: agentree.v1.TaskFailedEvent
-	(*StreamErrorEvent)(nil),              // 40: agentree.v1.StreamErrorEvent
-	(*Checkpoint)(nil),                    // 41: agentree.v1.Checkpoint
-	(*ListCheckpointsRequest)(nil),        // 42: agentree.v1.ListCheckpointsRequest
-	(*ListCheckpointsResponse)(nil),       // 43: agentree.v1.ListCheckpointsResponse
-	(*GetCheckpointRequest)(nil),          // 44: agentree.v1.GetCheckpointRequest
-	(*GetLatestCheckpointRequest)(nil),    // 45: agentree.v1.GetLatestCheckpointRequest
-	(*Task)(nil),                          // 46: agentree.v1.Task
-	(*ListTasksRequest)(nil),              // 47: agentree.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),             // 48: agentree.v1.ListTasksResponse
-	(*Entry)(nil),                         // 49: agentree.v1.Entry
-	(*ListEntriesRequest)(nil),            // 50: agentree.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),           // 51: agentree.v1.ListEntriesResponse
-	(*GetEntryRequest)(nil),               // 52: agentree.v1.GetEntryRequest
-	(*Usage)(nil),                         // 53: agentree.v1.Usage
-	(*ToolCallRequest)(nil),               // 54: agentree.v1.ToolCallRequest
-	(*ContentBlock)(nil),                  // 55: agentree.v1.ContentBlock
-	(*Message)(nil),                       // 56: agentree.v1.Message
-	(*ListMessagesRequest)(nil),           // 57: agentree.v1.ListMessagesRequest
-	(*ListMessagesResponse)(nil),          // 58: agentree.v1.ListMessagesResponse
-	(*ToolCall)(nil),                      // 59: agentree.v1.ToolCall
-	(*ToolApproval)(nil),                  // 60: agentree.v1.ToolApproval
-	(*DecideToolCallRequest)(nil),         // 61: agentree.v1.DecideToolCallRequest
-	(*DecideToolCallResponse)(nil),        // 62: agentree.v1.DecideToolCallResponse
-	(*ListToolCallsRequest)(nil),          // 63: agentree.v1.ListToolCallsRequest
-	(*ListToolCallsResponse)(nil),         // 64: agentree.v1.ListToolCallsResponse
-	(*GetToolCallRequest)(nil),            // 65: agentree.v1.GetToolCallRequest
-	(*GetCapabilitiesRequest)(nil),        // 66: agentree.v1.GetCapabilitiesRequest
-	(*Capabilities)(nil),                  // 67: agentree.v1.Capabilities
-	(*WorkerCapabilities)(nil),            // 68: agentree.v1.WorkerCapabilities
-	(*ToolCapability)(nil),                // 69: agentree.v1.ToolCapability
-	(*ModelEndpoint)(nil),                 // 70: agentree.v1.ModelEndpoint
-	(*ResumeAgentExecutionRequest)(nil),   // 71: agentree.v1.ResumeAgentExecutionRequest
-	(*ListChildExecutionsRequest)(nil),    // 72: agentree.v1.ListChildExecutionsRequest
-	(*RetentionPolicy)(nil),               // 73: agentree.v1.RetentionPolicy
-	(*GetRetentionPolicyRequest)(nil),     // 74: agentree.v1.GetRetentionPolicyRequest
-	(*SetRetentionPolicyRequest)(nil),     // 75: agentree.v1.SetRetentionPolicyRequest
-	(*ApiKey)(nil),                        // 76: agentree.v1.ApiKey
-	(*CreateApiKeyRequest)(nil),           // 77: agentree.v1.CreateApiKeyRequest
-	(*CreatedApiKey)(nil),                 // 78: agentree.v1.CreatedApiKey
-	(*ListApiKeysRequest)(nil),            // 79: agentree.v1.ListApiKeysRequest
-	(*ListApiKeysResponse)(nil),           // 80: agentree.v1.ListApiKeysResponse
-	(*RevokeApiKeyRequest)(nil),           // 81: agentree.v1.RevokeApiKeyRequest
-	(*ExpireApiKeyRequest)(nil),           // 82: agentree.v1.ExpireApiKeyRequest
-	(*OrgQuota)(nil),                      // 83: agentree.v1.OrgQuota
-	(*GetOrgQuotaRequest)(nil),            // 84: agentree.v1.GetOrgQuotaRequest
-	(*SetOrgQuotaRequest)(nil),            // 85: agentree.v1.SetOrgQuotaRequest
-	(*UsageLine)(nil),                     // 86: agentree.v1.UsageLine
-	(*UsageReport)(nil),                   // 87: agentree.v1.UsageReport
-	(*GetExecutionUsageRequest)(nil),      // 88: agentree.v1.GetExecutionUsageRequest
-	(*GetOrgUsageRequest)(nil),            // 89: agentree.v1.GetOrgUsageRequest
-	(*GetEntryContextRequest)(nil),        // 90: agentree.v1.GetEntryContextRequest
-	(*ModelContext)(nil),                  // 91: agentree.v1.ModelContext
-	(*CompactAgentExecutionRequest)(nil),  // 92: agentree.v1.CompactAgentExecutionRequest
-	(*GetCompactionRequest)(nil),          // 93: agentree.v1.GetCompactionRequest
-	(*CompactionAudit)(nil),               // 94: agentree.v1.CompactionAudit
-	(*CompactedEntry)(nil),                // 95: agentree.v1.CompactedEntry
-	(*ContextTool)(nil),                   // 96: agentree.v1.ContextTool
-	(*ForkAgentExecutionRequest)(nil),     // 97: agentree.v1.ForkAgentExecutionRequest
-	(*GetTokenTimelineRequest)(nil),       // 98: agentree.v1.GetTokenTimelineRequest
-	(*TokenTimeline)(nil),                 // 99: agentree.v1.TokenTimeline
-	(*TimelinePoint)(nil),                 // 100: agentree.v1.TimelinePoint
-	nil,                                   // 101: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 102: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 103: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 104: google.protobuf.Timestamp
+	(*AgentExposure)(nil),                 // 6: agentree.v1.AgentExposure
+	(*CreateAgentDefinitionRequest)(nil),  // 7: agentree.v1.CreateAgentDefinitionRequest
+	(*ListAgentDefinitionsRequest)(nil),   // 8: agentree.v1.ListAgentDefinitionsRequest
+	(*ListAgentDefinitionsResponse)(nil),  // 9: agentree.v1.ListAgentDefinitionsResponse
+	(*GetAgentDefinitionRequest)(nil),     // 10: agentree.v1.GetAgentDefinitionRequest
+	(*UpdateAgentDefinitionRequest)(nil),  // 11: agentree.v1.UpdateAgentDefinitionRequest
+	(*DeleteAgentDefinitionRequest)(nil),  // 12: agentree.v1.DeleteAgentDefinitionRequest
+	(*DeleteAgentDefinitionResponse)(nil), // 13: agentree.v1.DeleteAgentDefinitionResponse
+	(*AgentExecution)(nil),                // 14: agentree.v1.AgentExecution
+	(*CreateAgentExecutionRequest)(nil),   // 15: agentree.v1.CreateAgentExecutionRequest
+	(*ListAgentExecutionsRequest)(nil),    // 16: agentree.v1.ListAgentExecutionsRequest
+	(*ListAgentExecutionsResponse)(nil),   // 17: agentree.v1.ListAgentExecutionsResponse
+	(*GetAgentExecutionRequest)(nil),      // 18: agentree.v1.GetAgentExecutionRequest
+	(*CancelAgentExecutionRequest)(nil),   // 19: agentree.v1.CancelAgentExecutionRequest
+	(*SignalAgentExecutionRequest)(nil),   // 20: agentree.v1.SignalAgentExecutionRequest
+	(*SignalAgentExecutionResponse)(nil),  // 21: agentree.v1.SignalAgentExecutionResponse
+	(*StreamAgentExecutionRequest)(nil),   // 22: agentree.v1.StreamAgentExecutionRequest
+	(*StreamEvent)(nil),                   // 23: agentree.v1.StreamEvent
+	(*AgentStartedEvent)(nil),             // 24: agentree.v1.AgentStartedEvent
+	(*AgentResumedEvent)(nil),             // 25: agentree.v1.AgentResumedEvent
+	(*AgentWaitingEvent)(nil),             // 26: agentree.v1.AgentWaitingEvent
+	(*PendingToolCall)(nil),               // 27: agentree.v1.PendingToolCall
+	(*AgentCheckpointEvent)(nil),          // 28: agentree.v1.AgentCheckpointEvent
+	(*AgentCompletedEvent)(nil),           // 29: agentree.v1.AgentCompletedEvent
+	(*AgentFailedEvent)(nil),              // 30: agentree.v1.AgentFailedEvent
+	(*AgentCancelledEvent)(nil),           // 31: agentree.v1.AgentCancelledEvent
+	(*AgentPausedEvent)(nil),              // 32: agentree.v1.AgentPausedEvent
+	(*TokenEvent)(nil),                    // 33: agentree.v1.TokenEvent
+	(*DataEvent)(nil),                     // 34: agentree.v1.DataEvent
+	(*DataPayload)(nil),                   // 35: agentree.v1.DataPayload
+	(*StreamToolCall)(nil),                // 36: agentree.v1.StreamToolCall
+	(*StreamToolResult)(nil),              // 37: agentree.v1.StreamToolResult
+	(*TaskStartedEvent)(nil),              // 38: agentree.v1.TaskStartedEvent
+	(*TaskCompletedEvent)(nil),            // 39: agentree.v1.TaskCompletedEvent
+	(*TaskFailedEvent)(nil),               // 40: agentree.v1.TaskFailedEvent
+	(*StreamErrorEvent)(nil),              // 41: agentree.v1.StreamErrorEvent
+	(*Checkpoint)(nil),                    // 42: agentree.v1.Checkpoint
+	(*ListCheckpointsRequest)(nil),        // 43: agentree.v1.ListCheckpointsRequest
+	(*ListCheckpointsResponse)(nil),       // 44: agentree.v1.ListCheckpointsResponse
+	(*GetCheckpointRequest)(nil),          // 45: agentree.v1.GetCheckpointRequest
+	(*GetLatestCheckpointRequest)(nil),    // 46: agentree.v1.GetLatestCheckpointRequest
+	(*Task)(nil),                          // 47: agentree.v1.Task
+	(*ListTasksRequest)(nil),              // 48: agentree.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),             // 49: agentree.v1.ListTasksResponse
+	(*Entry)(nil),                         // 50: agentree.v1.Entry
+	(*ListEntriesRequest)(nil),            // 51: agentree.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),           // 52: agentree.v1.ListEntriesResponse
+	(*GetEntryRequest)(nil),               // 53: agentree.v1.GetEntryRequest
+	(*Usage)(nil),                         // 54: agentree.v1.Usage
+	(*ToolCallRequest)(nil),               // 55: agentree.v1.ToolCallRequest
+	(*ContentBlock)(nil),                  // 56: agentree.v1.ContentBlock
+	(*Message)(nil),                       // 57: agentree.v1.Message
+	(*ListMessagesRequest)(nil),           // 58: agentree.v1.ListMessagesRequest
+	(*ListMessagesResponse)(nil),          // 59: agentree.v1.ListMessagesResponse
+	(*ToolCall)(nil),                      // 60: agentree.v1.ToolCall
+	(*ToolApproval)(nil),                  // 61: agentree.v1.ToolApproval
+	(*DecideToolCallRequest)(nil),         // 62: agentree.v1.DecideToolCallRequest
+	(*DecideToolCallResponse)(nil),        // 63: agentree.v1.DecideToolCallResponse
+	(*ListToolCallsRequest)(nil),          // 64: agentree.v1.ListToolCallsRequest
+	(*ListToolCallsResponse)(nil),         // 65: agentree.v1.ListToolCallsResponse
+	(*GetToolCallRequest)(nil),            // 66: agentree.v1.GetToolCallRequest
+	(*GetCapabilitiesRequest)(nil),        // 67: agentree.v1.GetCapabilitiesRequest
+	(*Capabilities)(nil),                  // 68: agentree.v1.Capabilities
+	(*WorkerCapabilities)(nil),            // 69: agentree.v1.WorkerCapabilities
+	(*ToolCapability)(nil),                // 70: agentree.v1.ToolCapability
+	(*ModelEndpoint)(nil),                 // 71: agentree.v1.ModelEndpoint
+	(*ResumeAgentExecutionRequest)(nil),   // 72: agentree.v1.ResumeAgentExecutionRequest
+	(*ListChildExecutionsRequest)(nil),    // 73: agentree.v1.ListChildExecutionsRequest
+	(*RetentionPolicy)(nil),               // 74: agentree.v1.RetentionPolicy
+	(*GetRetentionPolicyRequest)(nil),     // 75: agentree.v1.GetRetentionPolicyRequest
+	(*SetRetentionPolicyRequest)(nil),     // 76: agentree.v1.SetRetentionPolicyRequest
+	(*ApiKey)(nil),                        // 77: agentree.v1.ApiKey
+	(*CreateApiKeyRequest)(nil),           // 78: agentree.v1.CreateApiKeyRequest
+	(*CreatedApiKey)(nil),                 // 79: agentree.v1.CreatedApiKey
+	(*ListApiKeysRequest)(nil),            // 80: agentree.v1.ListApiKeysRequest
+	(*ListApiKeysResponse)(nil),           // 81: agentree.v1.ListApiKeysResponse
+	(*RevokeApiKeyRequest)(nil),           // 82: agentree.v1.RevokeApiKeyRequest
+	(*ExpireApiKeyRequest)(nil),           // 83: agentree.v1.ExpireApiKeyRequest
+	(*OrgQuota)(nil),                      // 84: agentree.v1.OrgQuota
+	(*GetOrgQuotaRequest)(nil),            // 85: agentree.v1.GetOrgQuotaRequest
+	(*SetOrgQuotaRequest)(nil),            // 86: agentree.v1.SetOrgQuotaRequest
+	(*UsageLine)(nil),                     // 87: agentree.v1.UsageLine
+	(*UsageReport)(nil),                   // 88: agentree.v1.UsageReport
+	(*GetExecutionUsageRequest)(nil),      // 89: agentree.v1.GetExecutionUsageRequest
+	(*GetOrgUsageRequest)(nil),            // 90: agentree.v1.GetOrgUsageRequest
+	(*GetEntryContextRequest)(nil),        // 91: agentree.v1.GetEntryContextRequest
+	(*ModelContext)(nil),                  // 92: agentree.v1.ModelContext
+	(*CompactAgentExecutionRequest)(nil),  // 93: agentree.v1.CompactAgentExecutionRequest
+	(*GetCompactionRequest)(nil),          // 94: agentree.v1.GetCompactionRequest
+	(*CompactionAudit)(nil),               // 95: agentree.v1.CompactionAudit
+	(*CompactedEntry)(nil),                // 96: agentree.v1.CompactedEntry
+	(*ContextTool)(nil),                   // 97: agentree.v1.ContextTool
+	(*ForkAgentExecutionRequest)(nil),     // 98: agentree.v1.ForkAgentExecutionRequest
+	(*GetTokenTimelineRequest)(nil),       // 99: agentree.v1.GetTokenTimelineRequest
+	(*TokenTimeline)(nil),                 // 100: agentree.v1.TokenTimeline
+	(*TimelinePoint)(nil),                 // 101: agentree.v1.TimelinePoint
+	nil,                                   // 102: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 103: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 104: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 105: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	101, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	102, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	102, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	103, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
-	103, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	104, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 6: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 7: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 8: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	103, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	104, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	104, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	1,   // 12: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 13: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	103, // 14: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	5,   // 15: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,   // 16: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 17: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	103, // 18: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	2,   // 19: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	103, // 20: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	103, // 21: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	103, // 22: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	104, // 23: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	104, // 24: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	104, // 25: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	104, // 26: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 27: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 28: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	103, // 29: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	13,  // 30: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	102, // 31: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	104, // 32: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	23,  // 33: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	24,  // 34: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	25,  // 35: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	27,  // 36: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	28,  // 37: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	29,  // 38: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	30,  // 39: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	32,  // 40: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	33,  // 41: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	37,  // 42: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	38,  // 43: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	39,  // 44: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	40,  // 45: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	31,  // 46: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	26,  // 47: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	102, // 48: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	34,  // 49: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	35,  // 50: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	36,  // 51: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	102, // 52: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	102, // 53: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	102, // 54: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	103, // 55: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	103, // 56: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	104, // 57: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	41,  // 58: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	104, // 59: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	104, // 60: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	46,  // 61: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	102, // 62: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	103, // 63: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	104, // 64: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	49,  // 65: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	102, // 66: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	54,  // 67: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	55,  // 68: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	53,  // 69: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	104, // 70: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	56,  // 71: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	102, // 72: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	102, // 73: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	104, // 74: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	104, // 75: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	60,  // 76: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	104, // 77: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	104, // 78: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	59,  // 79: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	59,  // 80: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	68,  // 81: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	69,  // 82: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	70,  // 83: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	104, // 84: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	69,  // 85: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	70,  // 86: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	103, // 87: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	104, // 88: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	104, // 89: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	104, // 90: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	104, // 91: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	104, // 92: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	104, // 93: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	76,  // 94: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	76,  // 95: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	104, // 96: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	104, // 97: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	104, // 98: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	86,  // 99: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	86,  // 100: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	104, // 101: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	104, // 102: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 103: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	96,  // 104: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	102, // 105: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 106: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	95,  // 107: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	104, // 108: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	102, // 109: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 110: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	100, // 111: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	6,   // 112: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	7,   // 113: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	9,   // 114: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	10,  // 115: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	11,  // 116: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	14,  // 117: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	15,  // 118: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	17,  // 119: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	18,  // 120: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	71,  // 121: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	97,  // 122: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	72,  // 123: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	72,  // 124: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	19,  // 125: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	21,  // 126: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	42,  // 127: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	44,  // 128: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	45,  // 129: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	47,  // 130: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	50,  // 131: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	52,  // 132: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	57,  // 133: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	63,  // 134: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	65,  // 135: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	61,  // 136: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	66,  // 137: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	90,  // 138: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	98,  // 139: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	92,  // 140: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	93,  // 141: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	88,  // 142: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	89,  // 143: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	74,  // 144: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	75,  // 145: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	77,  // 146: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	79,  // 147: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	81,  // 148: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	82,  // 149: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	84,  // 150: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	85,  // 151: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 152: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	8,   // 153: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 154: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 155: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	12,  // 156: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	13,  // 157: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	16,  // 158: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	13,  // 159: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 160: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 161: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	13,  // 162: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	16,  // 163: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	16,  // 164: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	20,  // 165: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	22,  // 166: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	43,  // 167: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	41,  // 168: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	41,  // 169: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	48,  // 170: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	51,  // 171: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	49,  // 172: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	58,  // 173: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	64,  // 174: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	59,  // 175: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	62,  // 176: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	67,  // 177: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	91,  // 178: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	99,  // 179: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	20,  // 180: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	94,  // 181: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	87,  // 182: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	87,  // 183: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	73,  // 184: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	73,  // 185: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	78,  // 186: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	80,  // 187: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	76,  // 188: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	76,  // 189: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	83,  // 190: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	83,  // 191: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	152, // [152:192] is the sub-list for method output_type
-	112, // [112:152] is the sub-list for method input_type
-	112, // [112:112] is the sub-list for extension type_name
-	112, // [112:112] is the sub-list for extension extendee
-	0,   // [0:112] is the sub-list for field type_name
+	104, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	105, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	105, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	6,   // 12: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
+	1,   // 13: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 14: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	104, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 16: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	5,   // 17: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 18: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 19: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	104, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 21: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	2,   // 22: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
+	104, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	104, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	104, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	105, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	105, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	105, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	105, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 30: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 31: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	104, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	14,  // 33: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	103, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	105, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	24,  // 36: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	25,  // 37: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	26,  // 38: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	28,  // 39: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	29,  // 40: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	30,  // 41: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	31,  // 42: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	33,  // 43: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	34,  // 44: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	38,  // 45: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	39,  // 46: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	40,  // 47: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	41,  // 48: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	32,  // 49: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	27,  // 50: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	103, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	35,  // 52: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	36,  // 53: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	37,  // 54: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	103, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	103, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	103, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	104, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	104, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	105, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 61: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	105, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	105, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 64: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	103, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	104, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	105, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 68: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	103, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 70: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 71: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 72: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	105, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 74: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	103, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	103, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	105, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	105, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 79: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	105, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	105, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	60,  // 82: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	60,  // 83: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 84: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 85: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 86: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	105, // 87: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 88: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 89: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	104, // 90: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	105, // 91: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	105, // 92: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	105, // 93: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	105, // 94: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	105, // 95: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	105, // 96: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 97: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 98: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	105, // 99: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	105, // 100: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	105, // 101: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 102: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 103: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	105, // 104: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	105, // 105: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 106: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 107: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	103, // 108: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 109: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 110: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	105, // 111: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	103, // 112: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 113: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 114: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	7,   // 115: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 116: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 117: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 118: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 119: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 120: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 121: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 122: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 123: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 124: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 125: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 126: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 127: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 128: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 129: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 130: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 131: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 132: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 133: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 134: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 135: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 136: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 137: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 138: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 139: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 140: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 141: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 142: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 143: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 144: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 145: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 146: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 147: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 148: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 149: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 150: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 151: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 152: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 153: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 154: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	5,   // 155: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 156: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 157: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 158: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 159: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 160: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 161: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 162: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 163: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 164: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 165: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 166: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 167: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 168: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 169: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 170: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 171: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 172: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 173: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 174: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 175: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 176: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 177: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 178: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 179: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 180: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 181: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 182: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 183: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 184: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 185: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 186: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 187: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 188: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 189: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 190: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 191: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 192: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 193: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 194: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	155, // [155:195] is the sub-list for method output_type
+	115, // [115:155] is the sub-list for method input_type
+	115, // [115:115] is the sub-list for extension type_name
+	115, // [115:115] is the sub-list for extension extendee
+	0,   // [0:115] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9723,7 +9818,7 @@ func file_agentree_v1_agentree_proto_init() {
 	file_agentree_v1_access_proto_init()
 	file_agentree_v1_agentree_proto_msgTypes[2].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[4].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[22].OneofWrappers = []any{
+	file_agentree_v1_agentree_proto_msgTypes[23].OneofWrappers = []any{
 		(*StreamEvent_AgentStarted)(nil),
 		(*StreamEvent_AgentResumed)(nil),
 		(*StreamEvent_AgentWaiting)(nil),
@@ -9739,15 +9834,15 @@ func file_agentree_v1_agentree_proto_init() {
 		(*StreamEvent_StreamError)(nil),
 		(*StreamEvent_AgentPaused)(nil),
 	}
-	file_agentree_v1_agentree_proto_msgTypes[53].OneofWrappers = []any{}
-	file_agentree_v1_agentree_proto_msgTypes[91].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[54].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[92].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   102,
+			NumMessages:   103,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
