@@ -2,7 +2,7 @@
 // status, the moves between statuses every store allows (MovesTo) and a
 // move with what comes with it (Transition), the execution, checkpoint and
 // entry rows, and the sentinel errors every store answers with. The
-// Postgres store (entrystore), the worker-local store (adapter/localstore),
+// Postgres store (entrystore), the worker store (adapter/workerstore),
 // the in-memory store (agentsdk/agenttest), the engine, the Temporal
 // plugin and the gateway all use these types, so a status or a checkpoint
 // read from one store is handed to the engine as it is: nothing translates
