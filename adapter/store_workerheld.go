@@ -208,6 +208,18 @@ func (s *heldAware) GetCheckpoint(ctx context.Context, orgID, executionID string
 // and an unconsumed signal, and the retry finds the entry by its key and
 // marks the signal.
 func (s *heldAware) ConsumeSignal(ctx context.Context, orgID, signalID string, e agentsdk.Entry) (agentsdk.Entry, error) {
+	if e.ExecutionID != "" {
+		// The engine names the execution: one not held here (the worker's
+		// cache of modes knows) is Postgres's alone, with no round trip
+		// to ask the signal whose it is first. entrystore checks the
+		// signal is that execution's.
+		if ok, err := s.isHeld(ctx, orgID, e.ExecutionID); err != nil || !ok {
+			if err != nil {
+				return agentsdk.Entry{}, err
+			}
+			return s.pgStore.ConsumeSignal(ctx, orgID, signalID, e)
+		}
+	}
 	executionID, consumed, err := s.es.SignalState(ctx, orgID, signalID)
 	if err != nil {
 		return agentsdk.Entry{}, engineError(err)
