@@ -28,13 +28,18 @@ func (s *Store) UpdateStatus(ctx context.Context, orgID, id string, expectedVers
 	if !tr.To.Valid() {
 		return Execution{}, errf(op, ErrInvalid, "status %q", tr.To)
 	}
+	if expectedVersion < 0 {
+		return Execution{}, errf(op, ErrInvalid, "version %d", expectedVersion)
+	}
 	return updateStatus(ctx, s.pool, op, ids, expectedVersion, tr)
 }
 
-// updateStatus is UpdateStatus on q, so a transaction that has checked
-// more than the version (CompleteUnlessSignalled) can make the same move.
-func updateStatus(ctx context.Context, q querier, op string, ids []string, expectedVersion int, tr Transition) (Execution, error) {
-	e, err := queryOne[Execution](ctx, q, `
+// moveStatusSQL moves an execution (org $1, id $2) to status $4 from one
+// of the statuses $8, with error $5, stop reason $6, output $7 and $9 steps
+// (see Transition), if it is still at version $3 — or, with $3 = anyVersion,
+// at whatever version, unless it is at status $4 already (a no-op the
+// caller reads instead). It returns the moved row.
+const moveStatusSQL = `
 		UPDATE agent_execution SET
 			status = $4,
 			error = CASE WHEN $5 <> '' THEN $5 ELSE error END,
@@ -46,11 +51,19 @@ func updateStatus(ctx context.Context, q querier, op string, ids []string, expec
 			step_count = step_count + CASE WHEN status <> $4 THEN $9 ELSE 0 END,
 			version = version + 1,
 			updated_at = now()
-		WHERE org_id = $1 AND id = $2 AND version = $3 AND status = ANY($8)
-		RETURNING `+executionCols,
-		ids[0], ids[1], expectedVersion, string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To), tr.Steps)
+		WHERE org_id = $1 AND id = $2 AND status = ANY($8)
+			AND CASE WHEN $3 = -1 THEN status <> $4 ELSE version = $3 END
+		RETURNING ` + executionCols
+
+// anyVersion is moveStatusSQL's "whatever the version".
+const anyVersion = -1
+
+// updateStatus is UpdateStatus on q, so a transaction that has checked
+// more than the version (CompleteUnlessSignalled) can make the same move.
+func updateStatus(ctx context.Context, q querier, op string, ids []string, expectedVersion int, tr Transition) (Execution, error) {
+	e, err := moveStatus(ctx, q, ids, expectedVersion, tr)
 	if !errors.Is(err, errNoRows) {
-		return utcExecution(e), wrap(op, err)
+		return e, wrap(op, err)
 	}
 	cur, err := getExecution(ctx, q, ids[0], ids[1])
 	if err != nil {
@@ -62,6 +75,13 @@ func updateStatus(ctx context.Context, q querier, op string, ids []string, expec
 	return Execution{}, errf(op, ErrConflict, "cannot move from %s to %s", cur.Status, tr.To)
 }
 
+// moveStatus runs moveStatusSQL on q; errNoRows when it moved nothing.
+func moveStatus(ctx context.Context, q querier, ids []string, version int, tr Transition) (Execution, error) {
+	e, err := queryOne[Execution](ctx, q, moveStatusSQL, ids[0], ids[1], version,
+		string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To), tr.Steps)
+	return utcExecution(e), err
+}
+
 // Transition moves the execution to tr.To whatever its version, retrying on
 // a concurrent writer. Moving to the current status is a no-op that returns
 // the row; a terminal status is final; CANCELLING may only end (CANCELLED,
@@ -71,6 +91,20 @@ func (s *Store) Transition(ctx context.Context, orgID, id string, tr Transition)
 	if !tr.To.Valid() {
 		return Execution{}, errf(op, ErrInvalid, "status %q", tr.To)
 	}
+	ids, err := readIDs(op, orgID, id)
+	if err != nil {
+		return Execution{}, err
+	}
+	// The common case in one statement: the move is allowed from the
+	// status the row has now, which the statement's guard checks as it
+	// writes. A turn begins and ends with a Transition; the read-and-swap
+	// below made each two round trips.
+	e, err := moveStatus(ctx, s.pool, ids, anyVersion, tr)
+	if !errors.Is(err, errNoRows) {
+		return e, wrap(op, err)
+	}
+	// Not moved: the execution is missing, at tr.To already (a no-op), or
+	// at a status it may not leave for tr.To; the read says which.
 	for range maxTransitionAttempts {
 		cur, err := s.GetExecution(ctx, orgID, id)
 		if err != nil {
