@@ -57,6 +57,7 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	if in.Wait {
 		meta = json.RawMessage(`{"reason":"wait"}`)
 	}
+	var evs []event.Event
 	err = o.Store.AppendCheckpoint(ctx, domain.Checkpoint{
 		OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
 		LeafEntryID: in.LeafID, State: state, Metadata: meta, Steps: in.Steps,
@@ -79,15 +80,20 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	case err != nil:
 		return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, err)
 	default:
-		o.publish(ctx, in.OrgID, in.ExecutionID, event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence})
+		evs = append(evs, event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence})
 	}
 	if in.Wait {
 		ex, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, domain.Transition{To: domain.StatusWaiting})
 		if err != nil {
+			// The checkpoint is stored: its event goes out now, as a retry
+			// finds the row and announces nothing.
+			o.publishBatch(ctx, in.OrgID, in.ExecutionID, evs)
 			return fmt.Errorf("engine: wait: %w", err)
 		}
-		o.publish(ctx, in.OrgID, in.ExecutionID, o.waitingEvent(ctx, in, ex.Status))
+		evs = append(evs, o.waitingEvent(ctx, in, ex.Status))
 	}
+	// One write for the checkpoint's event and the wait's.
+	o.publishBatch(ctx, in.OrgID, in.ExecutionID, evs)
 	return nil
 }
 

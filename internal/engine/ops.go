@@ -150,6 +150,13 @@ func (o *Ops) publish(ctx context.Context, org, exec string, ev event.Event) {
 	_ = o.Store.Publish(ctx, org, exec, ev)
 }
 
+// publishBatch publishes evs, in order, in one write (none when empty).
+func (o *Ops) publishBatch(ctx context.Context, org, exec string, evs []event.Event) {
+	if len(evs) > 0 {
+		_ = o.Store.PublishBatch(ctx, org, exec, evs)
+	}
+}
+
 // AppendInput appends one entry.
 type AppendInput struct {
 	OrgID, ExecutionID, ParentID, Key string
