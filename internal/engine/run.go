@@ -56,7 +56,7 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 		if announce != "" || seg.leaf == nil {
 			var begin BeginOutput
 			if err := r.port.Local(OpBegin, BeginInput{OrgID: seg.in.OrgID, ExecutionID: seg.in.ExecutionID, LeafID: seg.in.LeafID, Announce: announce,
-				Sequence: seg.in.Sequence}, &begin); err != nil {
+				Sequence: seg.in.Sequence, Leaf: seg.leaf}, &begin); err != nil {
 				return Result{}, nil, err
 			}
 			if begin.Status.Terminal() {
