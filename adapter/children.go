@@ -22,8 +22,12 @@ func (p *temporalPort) RunChildren(orgID, parentID string, children []engine.Chi
 	p.showRunning()
 	cctx, cancel := workflow.WithCancel(p.ctx)
 	defer cancel()
-	futures := make([]workflow.ChildWorkflowFuture, len(children))
+	futures := make([]workflow.Future, len(children))
 	for i, c := range children {
+		if c.Remote != "" {
+			futures[i] = p.startRemote(cctx, orgID, parentID, c)
+			continue
+		}
 		f, _, err := StartChildAgent(cctx, client.StartRequest{
 			OrgID: orgID, ExecutionID: c.ExecutionID, Kind: kind, ParentID: parentID, Config: c.Config, UserPrompt: c.Prompt,
 			ResumedFrom: c.ResumedFrom, ResumeLeafID: c.ResumeLeafID, StepCount: c.StepCount,
@@ -62,7 +66,10 @@ func (p *temporalPort) RunChildren(orgID, parentID string, children []engine.Chi
 }
 
 // childOutcome waits for a child's end and says how it went.
-func childOutcome(ctx workflow.Context, f workflow.ChildWorkflowFuture, c engine.ChildStart) engine.ChildOutcome {
+func childOutcome(ctx workflow.Context, f workflow.Future, c engine.ChildStart) engine.ChildOutcome {
+	if c.Remote != "" {
+		return remoteOutcome(ctx, f, c)
+	}
 	out := engine.ChildOutcome{ExecutionID: c.ExecutionID, Name: c.Name}
 	var res Result
 	err := f.Get(ctx, &res)
