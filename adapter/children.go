@@ -65,24 +65,23 @@ func (p *temporalPort) RunChildren(orgID, parentID string, children []engine.Chi
 	return outs, nil
 }
 
-// childOutcome waits for a child's end and says how it went.
+// childOutcome waits for a child's end (a child workflow's, or a remote
+// child's activity's) and says how it went.
 func childOutcome(ctx workflow.Context, f workflow.Future, c engine.ChildStart) engine.ChildOutcome {
-	if c.Remote != "" {
-		return remoteOutcome(ctx, f, c)
-	}
-	out := engine.ChildOutcome{ExecutionID: c.ExecutionID, Name: c.Name}
-	var res Result
+	out := engine.ChildOutcome{ExecutionID: c.ExecutionID, Name: c.Name, Remote: c.Remote}
+	var res RemoteResult
 	err := f.Get(ctx, &res)
 	var app *temporal.ApplicationError
 	var canceled *temporal.CanceledError
 	switch {
 	case err == nil:
-	case errors.As(err, &app) && app.HasDetails() && app.Details(&res) == nil:
+	case errors.As(err, &app) && app.HasDetails() && app.Details(&res.Result) == nil:
 	case errors.As(err, &canceled):
 		res.Status = string(engine.StatusCancelled)
 	default:
 		res.Status, res.Error = string(engine.StatusFailed), err.Error()
 	}
 	out.Status, out.StopReason, out.Text, out.Error, out.Usage = res.Status, res.StopReason, res.Text, res.Error, res.Usage
+	out.RemoteTaskID = res.TaskID
 	return out
 }

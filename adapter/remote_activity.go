@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -38,13 +37,11 @@ type RemoteInput struct {
 	Remote, Prompt                 string
 }
 
-// RemoteResult is how the remote task ended, as a child's Result says it.
+// RemoteResult is how the remote task ended: a child's Result (its
+// status, answer or error, and usage), with the remote's task ID.
 type RemoteResult struct {
-	Status string                `json:"status"`
-	Text   string                `json:"text,omitempty"`
-	Error  string                `json:"error,omitempty"`
-	TaskID string                `json:"taskId,omitempty"`
-	Usage  agentsdk.UsageTracker `json:"usage,omitempty"`
+	Result
+	TaskID string `json:"taskId,omitempty"`
 }
 
 // startRemote schedules a remote child's activity.
@@ -65,23 +62,6 @@ func (p *temporalPort) startRemote(ctx workflow.Context, orgID, parentID string,
 		ToolCallID: c.ToolCallID, Index: c.Index, Remote: c.Remote, Prompt: c.Prompt})
 }
 
-// remoteOutcome waits for a remote child's activity and says how it went.
-func remoteOutcome(ctx workflow.Context, f workflow.Future, c engine.ChildStart) engine.ChildOutcome {
-	out := engine.ChildOutcome{ExecutionID: c.ExecutionID, Name: c.Name, Remote: c.Remote}
-	var res RemoteResult
-	err := f.Get(ctx, &res)
-	var canceled *temporal.CanceledError
-	switch {
-	case err == nil:
-	case errors.As(err, &canceled):
-		res.Status = string(engine.StatusCancelled)
-	default:
-		res.Status, res.Error = string(engine.StatusFailed), err.Error()
-	}
-	out.Status, out.Text, out.Error, out.Usage, out.RemoteTaskID = res.Status, res.Text, res.Error, res.Usage, res.TaskID
-	return out
-}
-
 // RunRemoteAgent implements RemoteAgentActivity. The child's record is
 // claimed first, with a message ID, and the remote's task ID written as
 // soon as the remote answers the message: an attempt that finds the task
@@ -96,8 +76,7 @@ func remoteOutcome(ctx workflow.Context, f workflow.Future, c engine.ChildStart)
 func (a *Activities) RunRemoteAgent(ctx context.Context, in RemoteInput) (RemoteResult, error) {
 	r, ok := a.remotes[in.Remote]
 	if !ok {
-		return RemoteResult{Status: string(engine.StatusFailed),
-			Error: fmt.Sprintf("this worker has no remote agent %q", in.Remote)}, nil
+		return remoteFailed("", fmt.Sprintf("this worker has no remote agent %q", in.Remote)), nil
 	}
 	failures := previousFailures(ctx, 0)
 	stop := startHeartbeat(ctx, a.toolHeartbeat, failures)
@@ -128,8 +107,7 @@ func (a *Activities) RunRemoteAgent(ctx context.Context, in RemoteInput) (Remote
 		return RemoteResult{TaskID: rec.TaskID}, ctx.Err()
 	case tctx.Err() != nil:
 		cancelRemote(c, r, rec.TaskID)
-		return RemoteResult{Status: string(engine.StatusFailed), TaskID: rec.TaskID,
-			Error: fmt.Sprintf("remote agent %s did not finish within %s", r.Name, r.Timeout)}, nil
+		return remoteFailed(rec.TaskID, fmt.Sprintf("remote agent %s did not finish within %s", r.Name, r.Timeout)), nil
 	case isErrType(err, ErrTypeStoreUnavailable) || isErrType(err, ErrTypeStoreRejected):
 		return RemoteResult{}, err
 	}
@@ -139,7 +117,7 @@ func (a *Activities) RunRemoteAgent(ctx context.Context, in RemoteInput) (Remote
 	activity.RecordHeartbeat(ctx, n)
 	msg := fmt.Sprintf("remote agent %s could not be reached", r.Name)
 	if n >= a.toolAttempts {
-		return RemoteResult{Status: string(engine.StatusFailed), TaskID: rec.TaskID, Error: msg}, nil
+		return remoteFailed(rec.TaskID, msg), nil
 	}
 	return RemoteResult{}, temporal.NewApplicationErrorWithCause(msg, ErrTypeRemoteUnavailable, err)
 }
@@ -157,7 +135,7 @@ func (a *Activities) followRemote(ctx context.Context, c *a2aclient.Client, r ag
 		}
 		switch v := sent.(type) {
 		case *a2a.Message: // answered at once, without a task
-			return RemoteResult{Status: string(engine.StatusCompleted), Text: partsText(v.Parts)}, nil
+			return RemoteResult{Result: Result{Status: string(engine.StatusCompleted), Text: partsText(v.Parts)}}, nil
 		case *a2a.Task:
 			if err := a.store.SetRemoteTaskID(ctx, *rec, string(v.ID)); err != nil {
 				return RemoteResult{}, storeError(err)
@@ -228,6 +206,11 @@ func taskResult(name string, t *a2a.Task) RemoteResult {
 		}
 	}
 	return res
+}
+
+// remoteFailed is a failed remote child's result.
+func remoteFailed(taskID, msg string) RemoteResult {
+	return RemoteResult{Result: Result{Status: string(engine.StatusFailed), Error: msg}, TaskID: taskID}
 }
 
 // partsText is the text of a message's or artifact's text parts.
