@@ -3,6 +3,7 @@ module github.com/agentree/agentree
 go 1.26.0
 
 require (
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/chromedp/chromedp v0.16.0
 	github.com/creack/pty v1.1.24

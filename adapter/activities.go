@@ -47,6 +47,8 @@ type Activities struct {
 	obs       *observer
 	// cancels stops local calls whose executions are being cancelled.
 	cancels *cancelWatch
+	// remotes are Options.RemoteAgents by name.
+	remotes map[string]agentsdk.RemoteAgent
 }
 
 // CallModel answers the conversation at the input's leaf. See step.CallModel.

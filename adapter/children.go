@@ -23,8 +23,12 @@ func (p *temporalPort) RunChildren(orgID, parentID string, children []engine.Chi
 	p.showRunning()
 	cctx, cancel := workflow.WithCancel(p.ctx)
 	defer cancel()
-	futures := make([]workflow.ChildWorkflowFuture, len(children))
+	futures := make([]workflow.Future, len(children))
 	for i, c := range children {
+		if c.Remote != "" {
+			futures[i] = p.startRemote(cctx, orgID, parentID, c)
+			continue
+		}
 		f, _, err := StartChildAgent(cctx, client.StartRequest{
 			OrgID: orgID, ExecutionID: c.ExecutionID, Kind: kind, ParentID: parentID, Config: c.Config, UserPrompt: c.Prompt,
 			ResumedFrom: c.ResumedFrom, ResumeLeafID: c.ResumeLeafID, StepCount: c.StepCount,
@@ -62,21 +66,23 @@ func (p *temporalPort) RunChildren(orgID, parentID string, children []engine.Chi
 	return outs, nil
 }
 
-// childOutcome waits for a child's end and says how it went.
-func childOutcome(ctx workflow.Context, f workflow.ChildWorkflowFuture, c engine.ChildStart) engine.ChildOutcome {
-	out := engine.ChildOutcome{ExecutionID: c.ExecutionID, Name: c.Name}
-	var res Result
+// childOutcome waits for a child's end (a child workflow's, or a remote
+// child's activity's) and says how it went.
+func childOutcome(ctx workflow.Context, f workflow.Future, c engine.ChildStart) engine.ChildOutcome {
+	out := engine.ChildOutcome{ExecutionID: c.ExecutionID, Name: c.Name, Remote: c.Remote}
+	var res RemoteResult
 	err := f.Get(ctx, &res)
 	var app *temporal.ApplicationError
 	var canceled *temporal.CanceledError
 	switch {
 	case err == nil:
-	case errors.As(err, &app) && app.HasDetails() && app.Details(&res) == nil:
+	case errors.As(err, &app) && app.HasDetails() && app.Details(&res.Result) == nil:
 	case errors.As(err, &canceled):
 		res.Status = string(domain.StatusCancelled)
 	default:
 		res.Status, res.Error = string(domain.StatusFailed), err.Error()
 	}
 	out.Status, out.StopReason, out.Text, out.Error, out.Usage = res.Status, res.StopReason, res.Text, res.Error, res.Usage
+	out.RemoteTaskID = res.TaskID
 	return out
 }

@@ -24,6 +24,12 @@
 // driver live in adapter/client, which the gateway, CLI and starters use
 // without linking this package; it imports them, never the other way.
 //
+// A spawn_agents child may be a remote A2A agent of Options.RemoteAgents:
+// an activity (RemoteAgentActivity) that records the remote task in the
+// store before following it, so a retry re-attaches instead of sending the
+// message again (remote.go, remote_activity.go).
+//
 // It imports agentsdk, entrystore, internal/engine, internal/step,
-// internal/domain, adapter/client and the Temporal SDK.
+// internal/domain, adapter/client, the Temporal SDK and the official A2A
+// Go SDK's client.
 package adapter

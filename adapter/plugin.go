@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +58,11 @@ type Options struct {
 	// Activities are the agents' own activities, run with
 	// Context.RunActivity, by name.
 	Activities map[string]any
+	// RemoteAgents are the remote A2A agents spawn_agents may name
+	// (agents[].remote) to do a task as a durable sub-agent: the call
+	// is an activity that records the remote task, so a retry re-attaches
+	// to it. Only these: a call never gives a URL. Omitted: none.
+	RemoteAgents []agentsdk.RemoteAgent
 
 	// WorkerStore, when set, is this worker's store for executions in
 	// persistenceMode local, and WorkerName its name (required with it):
@@ -200,6 +207,7 @@ type Options struct {
 	MeterProvider  metric.MeterProvider
 
 	locals    localOps
+	remotes   map[string]agentsdk.RemoteAgent
 	acts      *Activities
 	tools     agentsdk.Tools
 	endpoints *agentsdk.Endpoints
@@ -261,7 +269,11 @@ func (o Options) validate() (*Options, error) {
 		}
 		kinds[a.Kind()] = true
 	}
-	tools, err := agentsdk.NewTools(o.Tools...)
+	remotes, err := checkRemoteAgents(o.RemoteAgents)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := agentsdk.NewTools(describeRemotes(o.Tools, remotes)...)
 	if err != nil {
 		return nil, fmt.Errorf("adapter: %w", err)
 	}
@@ -341,7 +353,8 @@ func (o Options) validate() (*Options, error) {
 	if o.HolderGrace == 0 {
 		o.HolderGrace = 5 * time.Minute
 	}
-	o.locals = localOps{ops: &engine.Ops{Store: store}, ended: o.ExecutionEnded}
+	o.remotes = remotes
+	o.locals = localOps{ops: &engine.Ops{Store: store, RemoteAgents: slices.Sorted(maps.Keys(remotes))}, ended: o.ExecutionEnded}
 	var cache *step.Cache
 	if o.ContextCacheBytes >= 0 {
 		cache = step.NewCache(o.ContextCacheBytes)
@@ -358,6 +371,7 @@ func (o Options) validate() (*Options, error) {
 		retention: o.Retention,
 		obs:       obs,
 		cancels:   newCancelWatch(o.Store),
+		remotes:   remotes,
 	}
 	return &o, nil
 }
@@ -397,6 +411,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.PrepareExecution, activity.RegisterOptions{Name: PrepareExecutionActivity})
 	r.RegisterActivityWithOptions(o.acts.Prune, activity.RegisterOptions{Name: PruneActivityName})
 	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.CompactActivity})
+	r.RegisterActivityWithOptions(o.acts.RunRemoteAgent, activity.RegisterOptions{Name: RemoteAgentActivity})
 	for name, fn := range o.Activities {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -36,6 +36,9 @@ type SubAgent struct {
 	Tools        []string `json:"tools,omitempty" jsonschema:"the tools it may use, among this agent's own (spawn_agents excluded); default all of them"`
 	MaxSteps     int      `json:"maxSteps,omitempty" jsonschema:"its step budget (tool calls); default 20; a sub-agent that spends it pauses"`
 	ResumeRunID  string   `json:"resumeRunId,omitempty" jsonschema:"the execution ID of a paused sub-agent of yours to continue (its conversation goes on; prompt is then its next message, optional) instead of starting a new one"`
+	// Remote names an operator-configured remote A2A agent (RemoteAgent)
+	// that does the task instead of a local sub-agent: never a URL.
+	Remote string `json:"remote,omitempty" jsonschema:"the name of a remote agent (listed in this tool's description, if any) that does this task instead of a local sub-agent; it has its own tools and instructions, so give only prompt"`
 }
 
 // errSpawnInWorkflow: spawn_agents is answered by the agent's workflow; a

@@ -1,7 +1,8 @@
 // Package entrystore is Agentree's Postgres side store: organizations and
 // API keys, agent definitions, executions, the immutable conversation tree
 // of entries, checkpoints, sha256-addressed content, tool-call records, the
-// signals inbox and the stream-event replay window.
+// signals inbox, the stream-event replay window and the remote A2A tasks
+// of remote sub-agents.
 //
 // It exists so Temporal workflows carry only references (an execution ID, a
 // leaf entry ID, a few KiB of state) while everything that grows with a

@@ -82,6 +82,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		OrgTools: orgTools, ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
 		WorkerStore: held, WorkerName: w.WorkerStore.Name, HolderGrace: w.WorkerStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
 		ActivityToolCalls: w.ActivityToolCalls,
+		RemoteAgents:      w.RemoteAgents,
 		ExecutionEnded:    w.ExecutionEnded,
 		TracerProvider:    tel.TracerProvider, MeterProvider: tel.MeterProvider})
 	if err != nil {

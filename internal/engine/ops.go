@@ -18,6 +18,10 @@ import (
 // events only when it changed something.
 type Ops struct {
 	Store Store
+	// RemoteAgents are the names of the remote A2A agents the worker may
+	// call as sub-agents (spawn_agents' agents[].remote): the only ones a
+	// call may name.
+	RemoteAgents []string
 }
 
 // BeginInput starts a segment.

@@ -34,6 +34,13 @@ type ChildStart struct {
 	// its step count (see client.Resume).
 	ResumedFrom, ResumeLeafID string
 	StepCount                 int
+	// Remote, when set, names the remote A2A agent that does the task
+	// (its ToolCallID and Index key its remote task); Config is then
+	// unused. Omitted when empty, so local children's plans are recorded
+	// as before.
+	Remote     string `json:",omitempty"`
+	ToolCallID string `json:",omitempty"`
+	Index      int    `json:",omitempty"`
 }
 
 // ChildOutcome is how a child execution ended.
@@ -45,6 +52,9 @@ type ChildOutcome struct {
 	Text        string                `json:"text,omitempty"`
 	Error       string                `json:"error,omitempty"`
 	Usage       agentsdk.UsageTracker `json:"usage,omitempty"`
+	// Remote and RemoteTaskID name a remote child's agent and its task.
+	Remote       string `json:"remote,omitempty"`
+	RemoteTaskID string `json:"remoteTaskId,omitempty"`
 }
 
 // SpawnInput names a spawn_agents call.
@@ -95,12 +105,16 @@ func (o *Ops) PlanSpawn(ctx context.Context, in SpawnInput) (SpawnPlan, error) {
 	if err := json.Unmarshal(call.Arguments, &args); err != nil {
 		return SpawnPlan{Problem: fmt.Sprintf("the arguments are not spawn_agents arguments: %v", err)}, nil
 	}
-	if problem := spawnProblem(args, parent); problem != "" {
+	if problem := cmp.Or(spawnProblem(args, parent), o.remoteProblem(args)); problem != "" {
 		return SpawnPlan{Problem: problem}, nil
 	}
 	plan := SpawnPlan{WaitFirst: args.WaitFor == "first"}
 	for i, a := range args.Agents {
 		id := uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s/%s/%d", in.ExecutionID, call.ID, i)).String()
+		if a.Remote != "" {
+			plan.Children = append(plan.Children, remoteChild(a, i, id, call.ID))
+			continue
+		}
 		if a.ResumeRunID != "" {
 			c, problem, err := o.resumeChild(ctx, in, a, i, id)
 			if err != nil || problem != "" {
@@ -261,7 +275,11 @@ func spawnAnswer(outcomes []ChildOutcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d sub-agent(s) ended.\n", len(outcomes))
 	for _, c := range outcomes {
-		fmt.Fprintf(&b, "\n## %s (%s, execution %s)\n", c.Name, c.Status, c.ExecutionID)
+		if c.Remote != "" {
+			fmt.Fprintf(&b, "\n## %s (%s, remote agent %s, task %s)\n", c.Name, c.Status, c.Remote, c.RemoteTaskID)
+		} else {
+			fmt.Fprintf(&b, "\n## %s (%s, execution %s)\n", c.Name, c.Status, c.ExecutionID)
+		}
 		switch {
 		case c.Status == string(domain.StatusPaused) && c.StopReason == agentsdk.StopBudget:
 			b.WriteString("It paused before answering: " + c.Error + ". It can be resumed once the quota allows.\n")

@@ -41,6 +41,8 @@ type Worker struct {
 	Orgs map[string]agentsdk.OrgTools
 	// ContextWindows is Config.ContextWindows.
 	ContextWindows agentsdk.ContextWindows
+	// RemoteAgents are Config.RemoteAgents with their tokens.
+	RemoteAgents []agentsdk.RemoteAgent
 	// WorkerStore is Config.WorkerStore.
 	WorkerStore WorkerStore
 	// ActivityModelCalls and ActivityToolCalls are
@@ -99,6 +101,10 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 	for _, a := range c.Agents {
 		w.Agents = append(w.Agents, react.New(react.Options{Kind: a.Kind}))
 	}
+	var err error
+	if w.RemoteAgents, err = remoteAgents(c.RemoteAgents); err != nil {
+		return Worker{}, err
+	}
 	for i, e := range c.Endpoints {
 		p, err := e.provider()
 		if err != nil {
@@ -134,7 +140,6 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 		_ = w.Close()
 		return Worker{}, err
 	}
-	var err error
 	if w.Orgs, err = orgTools(c.Orgs, setTools, w.Tools); err != nil {
 		_ = w.Close()
 		return Worker{}, err

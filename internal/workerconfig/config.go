@@ -58,6 +58,9 @@ type Config struct {
 	// Agents are the agents the worker runs; omitted: the built-in react
 	// agent as "react-agent".
 	Agents []Agent `yaml:"agents"`
+	// RemoteAgents are the remote A2A agents spawn_agents may give tasks
+	// to, by name; omitted: none.
+	RemoteAgents []RemoteAgent `yaml:"remoteAgents"`
 	// Workspace is where the builtin tool set's file tools and bash work.
 	Workspace Workspace `yaml:"workspace"`
 	// ToolCallsPerOrg caps the tool calls of one organization running at
@@ -264,7 +267,7 @@ func Parse(data []byte) (Config, error) {
 var unknownField = regexp.MustCompile(`field (\S+) not found in type workerconfig\.(\w+)`)
 
 var sections = map[string]string{"Config": "the top level", "Endpoint": "an endpoint", "Price": "a price", "plain": "a price", "Agent": "an agent",
-	"Workspace": "workspace", "Bash": "workspace.bash", "Limits": "workspace.bash.limits", "MCPServer": "an MCP server", "LocalActivities": "localActivities", "Org": "an org"}
+	"Workspace": "workspace", "Bash": "workspace.bash", "Limits": "workspace.bash.limits", "MCPServer": "an MCP server", "RemoteAgent": "a remote agent", "LocalActivities": "localActivities", "Org": "an org"}
 
 // wrongType matches yaml's error for a value of the wrong shape, whose
 // wording names the Go type it was decoded into.
@@ -393,6 +396,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	c.MCP = withMCPDefaults(c.MCP, bad)
+	c.RemoteAgents = withRemoteDefaults(c.RemoteAgents, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	checkOrgs(c.Orgs, c.ToolSets, bad)
 	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
