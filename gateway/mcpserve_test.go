@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -12,6 +13,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/anthropic"
+	"github.com/agentree/agentree/gateway"
 )
 
 // mcpDefinition creates a definition of organization A answered by
@@ -194,6 +199,56 @@ func TestMCPBadInput(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	req, err = http.NewRequest(http.MethodGet, e.base+"/mcp/"+e.orgA.Slug, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+e.keyA)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "stateless: no server-initiated stream")
 	r := e.do(e.keyA, http.MethodPost, "/mcp/"+e.orgA.Slug+"/extra", map[string]any{})
 	require.Equal(t, http.StatusNotFound, r.Status, "%s", r.Raw)
+}
+
+// heldModel is promptModel held until release is closed: a run longer
+// than the MCP call timeout.
+type heldModel struct {
+	promptModel
+	release chan struct{}
+}
+
+func (m heldModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-m.release:
+	case <-r.Context().Done():
+		return
+	}
+	m.promptModel.ServeHTTP(w, r)
+}
+
+// TestMCPLongRunReturnsTheExecution: a call whose execution outlasts the
+// MCP call timeout returns, not as an error, the execution ID to follow
+// over REST, and the execution runs on to its answer.
+func TestMCPLongRunReturnsTheExecution(t *testing.T) {
+	held := heldModel{promptModel{t}, make(chan struct{})}
+	fake := httptest.NewServer(held)
+	t.Cleanup(fake.Close)
+	p, err := anthropic.New(anthropic.Options{BaseURL: fake.URL, APIKey: "test-key", Models: []string{responsesModel}})
+	require.NoError(t, err)
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{p},
+		gateway: func(o *gateway.Options) { o.MCPCallTimeout = time.Second }})
+	e.mcpDefinition("mcp-once", "one-shot", true)
+	c, err := e.mcpConnect(e.keyA, e.orgA.Slug)
+	require.NoError(t, err)
+	res, text := callText(t, c, "run_mcp-once", map[string]any{"message": "slowly"}, nil)
+	require.False(t, res.IsError, text)
+	out := structured(t, res)
+	id := out["executionId"].(string)
+	require.Contains(t, []any{"PENDING", "RUNNING"}, out["status"])
+	require.Contains(t, text, "still working")
+	require.Contains(t, text, "/agent-executions/"+id)
+	close(held.release)
+	done := e.waitStatus(id, "COMPLETED", time.Minute)
+	require.Equal(t, "COMPLETED", done["status"])
 }
