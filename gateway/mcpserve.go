@@ -35,7 +35,13 @@ func (s *service) mcpHandler() http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		srv, _ := r.Context().Value(mcpCallerKey{}).(*mcp.Server)
 		return srv
-	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log})
+	}, &mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log,
+		// The SDK refuses a request that reaches a loopback address with
+		// another Host, against DNS rebinding of unauthenticated local
+		// servers. Every request here is authenticated with an API key
+		// before the SDK sees it, and a gateway behind a reverse proxy on
+		// its own host receives exactly such requests.
+		DisableLocalhostProtection: true})
 	mux := http.NewServeMux()
 	// Every method of the endpoint is authenticated first; the SDK then
 	// answers GET and DELETE (sessionless) with 405.

@@ -156,7 +156,9 @@ func (s *service) mcpAwait(ctx context.Context, req *mcp.CallToolRequest, ex ent
 	switch {
 	case err == nil || errors.Is(err, errRunDone):
 		return true, nil
-	case ctx.Err() == nil && wctx.Err() != nil:
+	case ctx.Err() != nil:
+		return false, ctx.Err() // the client left: nobody reads the result
+	case wctx.Err() != nil:
 		return false, nil
 	}
 	return false, toStatus(s.log, "follow the execution", err)

@@ -207,6 +207,22 @@ func TestMCPBadInput(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "stateless: no server-initiated stream")
+
+	// A request a reverse proxy on the gateway's host forwards keeps its
+	// public Host: it is served (the API key, not the address, guards).
+	req, err = http.NewRequest(http.MethodPost, e.base+"/mcp/"+e.orgA.Slug, strings.NewReader(
+		`{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}`))
+	require.NoError(t, err)
+	req.Host = "agents.example.com"
+	req.Header.Set("Authorization", "Bearer "+e.keyA)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), "run_mcp-once")
 	r := e.do(e.keyA, http.MethodPost, "/mcp/"+e.orgA.Slug+"/extra", map[string]any{})
 	require.Equal(t, http.StatusNotFound, r.Status, "%s", r.Raw)
 }
