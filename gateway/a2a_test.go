@@ -1,11 +1,13 @@
 package gateway_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -79,7 +81,10 @@ func TestA2AWithOfficialClient(t *testing.T) {
 // the REST API does. No key is a 401; a read key reads the card and
 // tasks but cannot send (403); another organization's key sees neither
 // the card nor the task (404, as if nothing were there); a definition not
-// exposed over A2A is a 404 too. (The MCP endpoint is not served yet.)
+// exposed over A2A is a 404 too. The MCP endpoint likewise: no key is a
+// 401; a read key lists the tools but a call is refused as a tool error
+// naming the run role; another organization's key neither lists nor
+// calls them (404); a definition not exposed over MCP is not a tool.
 func TestA2AAndMCPRespectRoles(t *testing.T) {
 	e := a2aEnv(t)
 	e.a2aDefinition("private", "one-shot", false)
@@ -124,6 +129,47 @@ func TestA2AAndMCPRespectRoles(t *testing.T) {
 	// A task is a task of its own agent only.
 	r = e.rpc(e.keyA, "echo-chat", "tasks/get", map[string]any{"id": id})
 	require.Equal(t, -32001, rpcError(t, r), "%s", r.Raw)
+
+	mcpRespectsRoles(t, e)
+}
+
+// mcpRespectsRoles is TestA2AAndMCPRespectRoles's MCP half.
+func mcpRespectsRoles(t *testing.T, e *env) {
+	e.mcpDefinition("mcp-once", "one-shot", true)
+	e.mcpDefinition("mcp-private", "one-shot", false)
+	endpoint := "/mcp/" + e.orgA.Slug
+	initialize := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}}
+	e.fails("", http.MethodPost, endpoint, initialize, http.StatusUnauthorized, "unauthenticated")
+	_, err := e.mcpConnect("", e.orgA.Slug)
+	require.Error(t, err, "no key, no session")
+
+	read, err := e.mcpConnect(e.keyWith("read"), e.orgA.Slug)
+	require.NoError(t, err)
+	require.Equal(t, []string{"run_mcp-once"}, toolNames(t, read), "a read key lists; the definition not exposed is no tool")
+	res, text := callText(t, read, "run_mcp-once", map[string]any{"message": "hi"}, nil)
+	require.True(t, res.IsError, text)
+	require.Contains(t, text, `"run" role`, "the refusal names the role")
+	e.fails(e.keyWith("run"), http.MethodPost, endpoint, initialize, http.StatusForbidden, "permission_denied")
+
+	owner, err := e.mcpConnect(e.keyA, e.orgA.Slug)
+	require.NoError(t, err)
+	res, text = callText(t, owner, "run_mcp-once", map[string]any{"message": "hi"}, nil)
+	require.False(t, res.IsError, text)
+	_, err = owner.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_mcp-private", Arguments: map[string]any{"message": "hi"}})
+	require.Error(t, err, "a definition not exposed cannot be called")
+	_, err = owner.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_echo-once", Arguments: map[string]any{"message": "hi"}})
+	require.Error(t, err, "exposed over A2A is not exposed over MCP")
+
+	// Organization B sees nothing of A's tools.
+	e.fails(e.keyB, http.MethodPost, endpoint, initialize, http.StatusNotFound, "not_found")
+	_, err = e.mcpConnect(e.keyB, e.orgA.Slug)
+	require.Error(t, err)
+	other, err := e.mcpConnect(e.keyB, e.orgB.Slug)
+	require.NoError(t, err)
+	require.Empty(t, toolNames(t, other), "B's own endpoint has none of A's tools")
+	_, err = other.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_mcp-once", Arguments: map[string]any{"message": "hi"}})
+	require.Error(t, err)
 }
 
 // TestA2ABadInput: what the JSON-RPC endpoint refuses, each with the

@@ -30,6 +30,11 @@
 // A definition that opts in (expose.a2a) is an A2A 0.3.0 agent under
 // /a2a/{org}/{slug} (a2a*.go): its card, and JSON-RPC methods mapped onto
 // the same service methods and stored stream, a task being an execution.
+// A definition that opts in (expose.mcp) is a tool run_{slug} of the
+// organization's MCP endpoint POST /mcp/{org} (mcpserve*.go: the SDK's
+// stateless streamable HTTP handler, the tools built per request for the
+// authenticated caller, a call started and followed through the same
+// service methods and stored stream as an A2A task).
 //
 // An execution in persistenceMode local keeps its conversation on the
 // worker that took it; the read endpoints ask that worker, through

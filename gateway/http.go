@@ -48,6 +48,7 @@ func newHTTPHandler(svc *service, bodyLimit int64) (http.Handler, error) {
 	mux.HandleFunc("POST /api/orgs/{org}/agent-definitions/{id}/ag-ui", svc.serveAGUIRun)
 	mux.Handle("/v1/", svc.openAIHandler())
 	mux.Handle("/a2a/", svc.a2aHandler())
+	mux.Handle("/mcp/", svc.mcpHandler())
 	mux.HandleFunc("GET /healthz", live)
 	mux.HandleFunc("GET /readyz", svc.readyz)
 	page := ui.Handler()

@@ -19,10 +19,13 @@ import (
 
 // Defaults for Options' zero fields.
 const (
-	DefaultHTTPAddr     = ":8080"
-	DefaultBodyLimit    = 1 << 20
-	DefaultHeartbeat    = 15 * time.Second
-	DefaultReplayWindow = time.Hour
+	DefaultHTTPAddr  = ":8080"
+	DefaultBodyLimit = 1 << 20
+	// DefaultMCPCallTimeout bounds how long an MCP tool call waits for
+	// its execution (Options.MCPCallTimeout).
+	DefaultMCPCallTimeout = 10 * time.Minute
+	DefaultHeartbeat      = 15 * time.Second
+	DefaultReplayWindow   = time.Hour
 
 	// The limits of a gateway in front of strangers (issue 36). A valid
 	// key's own bucket allows 100 requests a second, twice what a client
@@ -103,6 +106,12 @@ type Options struct {
 	// Signals are the signal names executions accept; default
 	// ["userMessage"]. Another name is a 400.
 	Signals []string
+
+	// MCPCallTimeout is how long an MCP tool call waits for its execution
+	// to answer, wait or end (the SDK serves no tasks extension); past it
+	// the call returns the execution ID to follow over the REST API, and
+	// the execution runs on. Default DefaultMCPCallTimeout.
+	MCPCallTimeout time.Duration
 
 	// BodyLimit is the largest request body, in bytes; a larger one is a
 	// 413 (over gRPC, RESOURCE_EXHAUSTED). Default 1 MiB.
@@ -222,6 +231,9 @@ func (o Options) validate() (*Options, error) {
 	}
 	if o.BodyLimit == 0 {
 		o.BodyLimit = DefaultBodyLimit
+	}
+	if o.MCPCallTimeout <= 0 {
+		o.MCPCallTimeout = DefaultMCPCallTimeout
 	}
 	if o.Heartbeat == 0 {
 		o.Heartbeat = DefaultHeartbeat

@@ -49,13 +49,14 @@ func Run(ctx context.Context, opts Options) error {
 		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: o.IdempotencyLease},
 		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing,
 			subscribers: o.subscribers()},
-		maxTotalSteps: o.MaxTotalSteps,
-		windows:       o.ContextWindows,
-		keys:          newKeyGuard(o),
-		tarpit:        newTarpit(o.Tarpit, o.TarpitSlots),
-		slots:         newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),
-		pageBytes:     o.PageBytes,
-		held:          func(ex entrystore.Execution) conversationStore { return o.Executions.HeldReader(ex) },
+		maxTotalSteps:  o.MaxTotalSteps,
+		mcpCallTimeout: o.MCPCallTimeout,
+		windows:        o.ContextWindows,
+		keys:           newKeyGuard(o),
+		tarpit:         newTarpit(o.Tarpit, o.TarpitSlots),
+		slots:          newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),
+		pageBytes:      o.PageBytes,
+		held:           func(ex entrystore.Execution) conversationStore { return o.Executions.HeldReader(ex) },
 	}
 	handler, err := newHTTPHandler(svc, o.BodyLimit)
 	if err != nil {

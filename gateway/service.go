@@ -50,6 +50,8 @@ type service struct {
 	ready readiness
 	// idempotency configures Idempotency-Key handling (idempotency.go).
 	idempotency idempotencyConfig
+	// mcpCallTimeout bounds an MCP tool call's wait (mcpserve_call.go).
+	mcpCallTimeout time.Duration
 	// maxTotalSteps bounds a run's steps across resumes.
 	maxTotalSteps int
 	// windows extends the table of models' context windows.

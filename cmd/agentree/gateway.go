@@ -30,6 +30,7 @@ func runGateway(ctx context.Context, args []string) error {
 	bodyLimit := fs.Int64("body-limit", gateway.DefaultBodyLimit, "largest request body in bytes (larger: 413)")
 	heartbeat := fs.Duration("heartbeat", gateway.DefaultHeartbeat, "SSE heartbeat interval")
 	window := fs.Duration("replay-window", gateway.DefaultReplayWindow, "how old an event a stream still replays")
+	mcpTimeout := fs.Duration("mcp-call-timeout", gateway.DefaultMCPCallTimeout, "how long an MCP tool call waits for its execution (then it returns the execution ID; the run goes on)")
 	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics on --metrics-addr")
 	lim := limitFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json")
@@ -71,7 +72,7 @@ func runGateway(ctx context.Context, args []string) error {
 	return gateway.Run(ctx, lim.apply(gateway.Options{
 		HTTPAddr: *addr, GRPCAddr: *grpcAddr, TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey, Store: entrystore.New(pool), Temporal: tc, TaskQueue: *queue,
 		Namespace: *namespace, // requests are validated against the live workers of this namespace
-		BodyLimit: *bodyLimit, Heartbeat: *heartbeat, ReplayWindow: *window, Logger: logger,
+		BodyLimit: *bodyLimit, Heartbeat: *heartbeat, ReplayWindow: *window, MCPCallTimeout: *mcpTimeout, Logger: logger,
 		TracerProvider: tel.TracerProvider, MeterProvider: tel.MeterProvider, Propagator: tel.Propagator,
 		MetricsHandler: tel.MetricsHandler(),
 	}))
