@@ -162,7 +162,7 @@ func (o *Ops) ApplyDecision(ctx context.Context, in DecideInput) (agentsdk.Entry
 		AppendInput: AppendInput{OrgID: in.OrgID, ExecutionID: in.ExecutionID, ParentID: in.ParentID, Key: "signal/" + in.SignalID,
 			Entry: agentsdk.NewEntry{Type: agentsdk.EntryApproval, Content: b, TurnID: turn}},
 		SignalID: in.SignalID,
-	})
+	}, nil)
 }
 
 // toolCall finds tool call id in the assistant entry; ErrInvalidInput

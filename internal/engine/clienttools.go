@@ -93,7 +93,7 @@ func (o *Ops) ClientResults(ctx context.Context, in ClientResultsInput) (ClientR
 		ref, err := o.consumeSignal(ctx, ConsumeInput{
 			AppendInput: AppendInput{OrgID: in.OrgID, ExecutionID: in.ExecutionID, ParentID: parent, Key: "signal/" + sid, Entry: entry},
 			SignalID:    sid,
-		})
+		}, nil)
 		if err != nil {
 			return out, err
 		}

@@ -249,13 +249,36 @@ type ConsumeOutput struct {
 // ConsumeSignal appends the signal's entry and marks it consumed in one
 // transaction. A zero entry takes the signal's value as a UserMessage.
 func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (ConsumeOutput, error) {
+	var value func() (json.RawMessage, error)
 	if in.NextKey != "" {
+		if in.Entry.Message == nil && noContent(in.Entry.Content) {
+			// The signal's value and the lost-task check are two reads
+			// of a turn's start that need not wait for each other.
+			value = prefetch(func() (json.RawMessage, error) { return o.Store.SignalValue(ctx, in.OrgID, in.SignalID) })
+		}
 		if out, decided, err := o.afterLostTask(ctx, in); decided || err != nil {
 			return out, err
 		}
 	}
-	ref, err := o.consumeSignal(ctx, in)
+	ref, err := o.consumeSignal(ctx, in, value)
 	return ConsumeOutput{EntryRef: ref}, err
+}
+
+// prefetch starts read now and returns its result when asked.
+func prefetch(read func() (json.RawMessage, error)) func() (json.RawMessage, error) {
+	type result struct {
+		v   json.RawMessage
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := read()
+		ch <- result{v, err}
+	}()
+	return func() (json.RawMessage, error) {
+		r := <-ch
+		return r.v, r.err
+	}
 }
 
 // afterLostTask decides a consumption when an entry already holds
@@ -280,9 +303,15 @@ func (o *Ops) afterLostTask(ctx context.Context, in ConsumeInput) (out ConsumeOu
 	return out, false, fmt.Errorf("engine: consume signal: %w", err)
 }
 
-func (o *Ops) consumeSignal(ctx context.Context, in ConsumeInput) (agentsdk.EntryRef, error) {
+// consumeSignal consumes the signal; an entry without content is the
+// signal's value (read by value, or from the store when nil) as a user
+// message.
+func (o *Ops) consumeSignal(ctx context.Context, in ConsumeInput, value func() (json.RawMessage, error)) (agentsdk.EntryRef, error) {
 	if in.Entry.Message == nil && noContent(in.Entry.Content) {
-		raw, err := o.Store.SignalValue(ctx, in.OrgID, in.SignalID)
+		if value == nil {
+			value = func() (json.RawMessage, error) { return o.Store.SignalValue(ctx, in.OrgID, in.SignalID) }
+		}
+		raw, err := value()
 		if err != nil {
 			return agentsdk.EntryRef{}, fmt.Errorf("engine: consume signal: %w", err)
 		}
