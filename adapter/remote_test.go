@@ -141,12 +141,14 @@ func toolResultText(t *testing.T, h *harness, leafID string) string {
 	return ""
 }
 
-// TestRemoteA2AAgentAsDurableChild: a spawn_agents child runs on a remote
-// A2A agent; the parent's only worker stops while the remote task works
+// TestRemoteA2AAgentAsDurableChildSDKServer: a spawn_agents child runs on
+// a remote A2A agent the official Go SDK serves (gateway's
+// TestRemoteA2AAgentAsDurableChild has another Agentree as the remote);
+// the parent's only worker stops while the remote task works
 // and a new worker takes the call up. The new attempt re-attaches to the
 // recorded task: the remote saw exactly one message, and the parent's
 // tool result holds the remote's answer.
-func TestRemoteA2AAgentAsDurableChild(t *testing.T) {
+func TestRemoteA2AAgentAsDurableChildSDKServer(t *testing.T) {
 	remote, srv := serveRemoteAgent(t)
 	t.Setenv("REMOTE_TEST_TOKEN", "unused") // the token comes from Options, as workerconfig fills it
 	opts := adapter.Options{Providers: []agentsdk.Provider{scripted.New(remoteScript)}, Tools: []*agentsdk.Tool{agentsdk.SpawnAgentsTool()}, ToolHeartbeatTimeout: 2 * time.Second,

@@ -150,9 +150,15 @@ func reach(ctx context.Context, dir, taskQueue string) (*apiclient.Client, error
 }
 
 // WorkerCommand is how to start the worker of the sample whose task queue
-// is taskQueue ("agentree-research" → the research sample).
+// is taskQueue: "agentree-research" → the research sample's worker;
+// "agentree-a2a.specialist" → the a2a sample's second worker, the
+// program samples/a2a/specialist (a sample of two deployments).
 func WorkerCommand(taskQueue string) string {
-	return "eval \"$(make -s env)\" && go run ./samples/" + strings.TrimPrefix(taskQueue, "agentree-") + "/worker"
+	dir := strings.TrimPrefix(taskQueue, "agentree-") + "/worker"
+	if sample, program, ok := strings.Cut(strings.TrimPrefix(taskQueue, "agentree-"), "."); ok {
+		dir = sample + "/" + program
+	}
+	return "eval \"$(make -s env)\" && go run ./samples/" + dir
 }
 
 // DialTemporal connects to the Temporal server at TEMPORAL_ADDRESS

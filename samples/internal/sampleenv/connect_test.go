@@ -103,3 +103,10 @@ func TestConnectRefusesAWrongKey(t *testing.T) {
 	_, err = sampleenv.ConnectIn(ctx, dir, "agentree-chat", &lockedBuffer{})
 	require.ErrorContains(t, err, "not_found")
 }
+
+// TestWorkerCommandNamesTheProgram: a sample's task queue names its
+// worker's program, a second deployment's after a dot.
+func TestWorkerCommandNamesTheProgram(t *testing.T) {
+	require.Equal(t, `eval "$(make -s env)" && go run ./samples/openai-client/worker`, sampleenv.WorkerCommand("agentree-openai-client"))
+	require.Equal(t, `eval "$(make -s env)" && go run ./samples/a2a/specialist`, sampleenv.WorkerCommand("agentree-a2a.specialist"))
+}

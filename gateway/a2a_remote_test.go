@@ -1,0 +1,186 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentree/agentree/adapter"
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/react"
+	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/temporaltest"
+)
+
+// blockingSpecialist is the remote deployment's model: its first call
+// says it started and answers only once released (or cancelled), so the
+// caller's worker can be stopped, or the caller cancelled, while the
+// remote task works.
+type blockingSpecialist struct {
+	*scripted.Provider
+	started, release chan struct{}
+	startOnce        sync.Once
+	releaseOnce      sync.Once
+}
+
+func newBlockingSpecialist() *blockingSpecialist {
+	return &blockingSpecialist{started: make(chan struct{}), release: make(chan struct{}),
+		Provider: scripted.New(func(_ int, req agentsdk.ModelRequest) scripted.Turn {
+			return scripted.Turn{Text: "specialist answer to: " + req.Messages[len(req.Messages)-1].Text()}
+		})}
+}
+
+func (s *blockingSpecialist) Stream(ctx context.Context, req agentsdk.ModelRequest, onEvent agentsdk.StreamFunc) (agentsdk.ModelResponse, error) {
+	s.startOnce.Do(func() { close(s.started) })
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return agentsdk.ModelResponse{}, ctx.Err()
+	}
+	return s.Provider.Stream(ctx, req, onEvent)
+}
+
+func (s *blockingSpecialist) free() { s.releaseOnce.Do(func() { close(s.release) }) }
+
+// remotePair is two deployments: the remote one serves a definition
+// ("specialist", answered by spec) over A2A; the caller's has no worker
+// yet (startRemoteCaller with remotes starts one).
+func remotePair(t *testing.T) (spec *blockingSpecialist, remote, caller *env, remotes []agentsdk.RemoteAgent) {
+	spec = newBlockingSpecialist()
+	remote = newEnv(t, envOptions{providers: []agentsdk.Provider{spec}})
+	remote.ok(remote.keyA, http.MethodPost, "/api/orgs/"+remote.orgA.Slug+"/agent-definitions", map[string]any{
+		"name": "Specialist", "slug": "specialist", "description": "Answers one question.",
+		"models": []any{map[string]any{"provider": scripted.Name, "modelId": "m"}},
+		"config": map[string]any{"mode": "one-shot"}, "expose": map[string]any{"a2a": true},
+	})
+	caller = newEnv(t, envOptions{})
+	// Registered last, so it runs first: nothing waits on a blocked call.
+	t.Cleanup(spec.free)
+	remotes = []agentsdk.RemoteAgent{{Name: "specialist", Description: "the other deployment's specialist",
+		URL: remote.base + "/a2a/" + remote.orgA.Slug + "/specialist", Token: remote.keyA, PollInterval: 50 * time.Millisecond}}
+	return spec, remote, caller, remotes
+}
+
+// startLead starts a lead execution on caller whose model spawns the
+// remote specialist, and waits until the remote task works.
+func startLead(t *testing.T, spec *blockingSpecialist, caller *env) string {
+	ex := caller.ok(caller.keyA, http.MethodPost, "/api/orgs/"+caller.orgA.Slug+"/agent-executions", map[string]any{
+		"kind": react.Kind, "models": []any{map[string]any{"provider": scripted.Name, "modelId": "m"}},
+		"tools":      []string{agentsdk.ToolSpawnAgents},
+		"userPrompt": `{"agents":[{"name":"s","remote":"specialist","prompt":"What is a checkpoint?"}]}`,
+	})
+	select {
+	case <-spec.started:
+	case <-time.After(time.Minute):
+		t.Fatal("the remote task never started")
+	}
+	return ex["id"].(string)
+}
+
+// executionIDs are the IDs of the org's executions in e's schema.
+func (e *env) executionIDs(org entrystore.Org) []string {
+	e.t.Helper()
+	rows, err := e.gwPool.Query(context.Background(), `SELECT id::text FROM agent_execution WHERE org_id = $1`, org.ID)
+	require.NoError(e.t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(e.t, err)
+	return ids
+}
+
+// spawnThenEcho is the caller's model: it spawns the sub-agents its
+// prompt gives as spawn_agents' JSON, then answers with their result.
+func spawnThenEcho(_ int, req agentsdk.ModelRequest) scripted.Turn {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == agentsdk.RoleToolResult {
+		return scripted.Turn{Text: "lead read: " + last.Text()}
+	}
+	return scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "call_remote", Name: agentsdk.ToolSpawnAgents,
+		Arguments: []byte(req.Messages[0].Text())}}}
+}
+
+// startRemoteCaller runs a worker on e's queue with spawn_agents and the
+// remote agents, and returns it to be stopped by the test.
+func (e *env) startRemoteCaller(remotes []agentsdk.RemoteAgent) worker.Worker {
+	e.t.Helper()
+	plugin, err := adapter.NewPlugin(adapter.Options{
+		Store: entrystore.New(newPool(e.t, e.dbURL)), Agents: []agentsdk.Agent{react.New(react.Options{})},
+		Providers: []agentsdk.Provider{scripted.New(spawnThenEcho)}, Tools: []*agentsdk.Tool{agentsdk.SpawnAgentsTool()},
+		// A stopped worker's call moves to the next one this soon.
+		ToolHeartbeatTimeout: 2 * time.Second,
+		RemoteAgents:         remotes,
+	})
+	require.NoError(e.t, err)
+	wc, err := client.Dial(client.Options{HostPort: temporaltest.Address(e.t), Plugins: []client.Plugin{plugin}, Logger: temporaltest.Logger{}})
+	require.NoError(e.t, err)
+	e.t.Cleanup(wc.Close)
+	w := worker.New(wc, e.queue, worker.Options{})
+	require.NoError(e.t, w.Start())
+	stopped := false
+	e.t.Cleanup(func() {
+		if !stopped {
+			w.Stop()
+		}
+	})
+	return stopOnce{Worker: w, stopped: &stopped}
+}
+
+// TestRemoteA2AAgentAsDurableChild: Agentree calls Agentree over A2A. A
+// lead's spawn_agents child is a definition another deployment (its own
+// schema, organization, task queue, worker and gateway) exposes over A2A,
+// reached with the official Go A2A client; the lead's only worker stops
+// while the remote task works and a new worker takes the call up. It
+// re-attaches to the recorded task: the remote deployment ran exactly one
+// execution, the one the lead recorded, and the lead's answer holds the
+// remote's.
+func TestRemoteA2AAgentAsDurableChild(t *testing.T) {
+	spec, remote, lead, remotes := remotePair(t)
+	first := lead.startRemoteCaller(remotes)
+	id := startLead(t, spec, lead)
+	ctx := context.Background()
+	var taskID string
+	poll(t, time.Minute, func() bool {
+		err := lead.gwPool.QueryRow(ctx, `SELECT coalesce(task_id, '') FROM agent_remote_task
+			WHERE org_id = $1 AND agent_execution_id = $2`, lead.orgA.ID, id).Scan(&taskID)
+		return err == nil && taskID != ""
+	}, "the remote task ID was never recorded")
+
+	first.Stop()
+	lead.startRemoteCaller(remotes)
+	spec.free()
+
+	done := lead.waitStatus(id, "COMPLETED", 2*time.Minute)
+	answer := done["output"].(map[string]any)["text"].(string)
+	require.Contains(t, answer, "## s (COMPLETED, remote agent specialist, task "+taskID+")")
+	require.Contains(t, answer, "specialist answer to: What is a checkpoint?")
+	require.Equal(t, []string{taskID}, remote.executionIDs(remote.orgA),
+		"one remote execution, the task the lead recorded, across both workers")
+	var rows int
+	require.NoError(t, lead.gwPool.QueryRow(ctx, `SELECT count(*) FROM agent_remote_task WHERE org_id = $1`, lead.orgA.ID).Scan(&rows))
+	require.Equal(t, 1, rows, "one remote task row for the one child")
+}
+
+// TestRemoteA2AAgentCancelledWithLead: cancelling a lead whose child
+// works on another Agentree cancels the remote execution, through the
+// official Go client's tasks/cancel on our A2A server.
+func TestRemoteA2AAgentCancelledWithLead(t *testing.T) {
+	spec, remote, lead, remotes := remotePair(t)
+	lead.startRemoteCaller(remotes)
+	id := startLead(t, spec, lead)
+	var remoteIDs []string
+	poll(t, time.Minute, func() bool {
+		remoteIDs = remote.executionIDs(remote.orgA)
+		return len(remoteIDs) == 1
+	}, "no remote execution")
+	lead.ok(lead.keyA, http.MethodDelete, lead.execPath(lead.orgA, id), nil)
+	lead.waitStatus(id, "CANCELLED", time.Minute)
+	remote.waitStatus(remoteIDs[0], "CANCELLED", time.Minute)
+	require.Len(t, remote.executionIDs(remote.orgA), 1)
+}
