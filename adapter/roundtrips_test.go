@@ -14,6 +14,7 @@ import (
 	"github.com/agentree/agentree/adapter"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
+	"github.com/agentree/agentree/entrystore"
 )
 
 // statementCounter is a pgx tracer counting the statements a pool sends.
@@ -48,4 +49,42 @@ func TestStoreStatementsPerModelCall(t *testing.T) {
 	per := float64(counter.n.Load()) / calls
 	t.Logf("%d statements for %d model calls (each with a tool call): %.1f per call", counter.n.Load(), calls, per)
 	require.Less(t, per, 14.0, "statements per model call")
+}
+
+// TestStoreStatementsPerUserTurn counts the statements the worker sends
+// Postgres for each user turn of a multi-turn conversation — the message
+// consumed, a model call asking for a tool call, the tool, the answer, the
+// checkpoints and the wait — from one wait to the next: what a chat
+// costs the store per message. The bound catches a change that adds round
+// trips to every turn.
+func TestStoreStatementsPerUserTurn(t *testing.T) {
+	const turns = 8
+	model := scripted.New(func(turn int, _ agentsdk.ModelRequest) scripted.Turn {
+		if turn%2 == 0 {
+			return scripted.Turn{Text: "Looking.", ToolCalls: []agentsdk.ToolCall{echoCall(fmt.Sprintf("c%d", turn), "x")}}
+		}
+		return scripted.Turn{Text: fmt.Sprintf("answer %d", turn/2+1)}
+	})
+	counter := &statementCounter{}
+	h := newHarnessVia(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()}, ReconcileInterval: -1,
+		CapabilityInterval: time.Hour}, false, func(url string) string { return url },
+		func(c *pgxpool.Config) { c.ConnConfig.Tracer = counter })
+	ex := h.start(agentsdk.Config{Mode: agentsdk.ModeMultiTurn, Tools: []string{"echo"}, LoopThreshold: -1}, "message 1")
+	waited := func(after int) entrystore.Execution {
+		return h.waitRow(ex.ID, time.Minute, func(e entrystore.Execution) bool {
+			return e.Status == entrystore.StatusWaiting && e.CheckpointSeq > after
+		}, "the turn's wait")
+	}
+	row := waited(0)
+	before := counter.n.Load()
+	for i := 2; i <= turns+1; i++ {
+		_, err := h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(fmt.Sprintf(`{"text":"message %d"}`, i)))
+		require.NoError(t, err)
+		row = waited(row.CheckpointSeq)
+	}
+	require.Equal(t, 2*(turns+1), model.Calls())
+	per := float64(counter.n.Load()-before) / turns
+	t.Logf("%d statements for %d user turns (a model call asking for a tool call, the tool, the answer): %.1f per turn",
+		counter.n.Load()-before, turns, per)
+	require.Less(t, per, 33.0, "statements per user turn (30.6 at commit 9dcace0, 34.4 before issue 33's cuts)")
 }
