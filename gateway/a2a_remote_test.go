@@ -180,6 +180,29 @@ func TestRemoteA2AAgentSurvivesWorkerStop(t *testing.T) {
 	taskID := lead.recordedRemoteTask(id)
 
 	first.Stop()
+	// The stopped attempt has returned (after any cancel it would send)
+	// once the next is scheduled: only then may the remote answer, or a
+	// wrongful cancel would lose the race to the answer.
+	tc, err := client.Dial(client.Options{HostPort: temporaltest.Address(t), Logger: temporaltest.Logger{}})
+	require.NoError(t, err)
+	defer tc.Close()
+	poll(t, time.Minute, func() bool {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+		require.NoError(t, err)
+		for _, pa := range d.PendingActivities {
+			if pa.ActivityType.GetName() == adapter.RemoteAgentActivity && pa.Attempt >= 2 {
+				return true
+			}
+		}
+		return false
+	}, "the stopped worker's remote call was never retried")
+	// A cancel marks the remote execution CANCELLING at once but reaches
+	// its model later (the answer below could beat it): the stopped
+	// attempt sent none if the execution is still running now.
+	var status string
+	require.NoError(t, remote.gwPool.QueryRow(context.Background(), `SELECT status FROM agent_execution
+		WHERE org_id = $1 AND id = $2`, remote.orgA.ID, taskID).Scan(&status))
+	require.Equal(t, string(entrystore.StatusRunning), status, "the stopped worker cancelled the remote task")
 	lead.startRemoteCaller(remotes)
 	spec.free()
 
