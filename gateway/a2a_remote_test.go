@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 
 // blockingSpecialist is the remote deployment's model: its first call
 // says it started and answers only once released (or cancelled), so the
-// caller's worker can be stopped, or the caller cancelled, while the
+// caller's worker can be stopped or killed, or the caller cancelled, while the
 // remote task works.
 type blockingSpecialist struct {
 	*scripted.Provider
@@ -64,10 +65,20 @@ func remotePair(t *testing.T) (spec *blockingSpecialist, remote, caller *env, re
 	caller = newEnv(t, envOptions{})
 	// Registered last, so it runs first: nothing waits on a blocked call.
 	t.Cleanup(spec.free)
-	remotes = []agentsdk.RemoteAgent{{Name: "specialist", Description: "the other deployment's specialist",
-		URL: remote.base + "/a2a/" + remote.orgA.Slug + "/specialist", Token: remote.keyA, PollInterval: 50 * time.Millisecond}}
+	remotes = []agentsdk.RemoteAgent{specialistAgent(remote.base+"/a2a/"+remote.orgA.Slug+"/specialist", remote.keyA)}
 	return spec, remote, caller, remotes
 }
+
+// specialistAgent is the remote specialist as a caller's worker (in this
+// process or a worker process) is configured with it.
+func specialistAgent(url, token string) agentsdk.RemoteAgent {
+	return agentsdk.RemoteAgent{Name: "specialist", Description: "the other deployment's specialist",
+		URL: url, Token: token, PollInterval: 50 * time.Millisecond}
+}
+
+// remoteHeartbeat is the callers' tool heartbeat timeout: a stopped or
+// killed worker's remote call moves to the next worker this soon.
+const remoteHeartbeat = 2 * time.Second
 
 // startLead starts a lead execution on caller whose model spawns the
 // remote specialist, and waits until the remote task works.
@@ -113,8 +124,7 @@ func (e *env) startRemoteCaller(remotes []agentsdk.RemoteAgent) worker.Worker {
 	plugin, err := adapter.NewPlugin(adapter.Options{
 		Store: entrystore.New(newPool(e.t, e.dbURL)), Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{scripted.New(spawnThenEcho)}, Tools: []*agentsdk.Tool{agentsdk.SpawnAgentsTool()},
-		// A stopped worker's call moves to the next one this soon.
-		ToolHeartbeatTimeout: 2 * time.Second,
+		ToolHeartbeatTimeout: remoteHeartbeat,
 		RemoteAgents:         remotes,
 	})
 	require.NoError(e.t, err)
@@ -135,27 +145,87 @@ func (e *env) startRemoteCaller(remotes []agentsdk.RemoteAgent) worker.Worker {
 // TestRemoteA2AAgentAsDurableChild: Agentree calls Agentree over A2A. A
 // lead's spawn_agents child is a definition another deployment (its own
 // schema, organization, task queue, worker and gateway) exposes over A2A,
-// reached with the official Go A2A client; the lead's only worker stops
-// while the remote task works and a new worker takes the call up. It
+// reached with the official Go A2A client. The lead's only worker is a
+// process of its own, SIGKILLed (it cannot finish, cancel or clean up)
+// while the remote task works; a new worker takes the call up and
 // re-attaches to the recorded task: the remote deployment ran exactly one
 // execution, the one the lead recorded, and the lead's answer holds the
 // remote's.
 func TestRemoteA2AAgentAsDurableChild(t *testing.T) {
 	spec, remote, lead, remotes := remotePair(t)
-	first := lead.startRemoteCaller(remotes)
+	victim := execSelf(t, envWorkerProcess+"=1", envWorkerDB+"="+lead.dbURL, envWorkerQueue+"="+lead.queue,
+		envWorkerRemoteURL+"="+remotes[0].URL, envWorkerRemoteKey+"="+remotes[0].Token,
+		"TEMPORAL_ADDRESS="+temporaltest.Address(t))
+	// The gateway starts no execution on a queue no live worker serves.
+	poll(t, time.Minute, func() bool { return len(lead.capabilities().Workers) == 1 }, "the worker process never recorded its capabilities")
 	id := startLead(t, spec, lead)
-	ctx := context.Background()
-	var taskID string
-	poll(t, time.Minute, func() bool {
-		err := lead.gwPool.QueryRow(ctx, `SELECT coalesce(task_id, '') FROM agent_remote_task
-			WHERE org_id = $1 AND agent_execution_id = $2`, lead.orgA.ID, id).Scan(&taskID)
-		return err == nil && taskID != ""
-	}, "the remote task ID was never recorded")
+	taskID := lead.recordedRemoteTask(id)
 
-	first.Stop()
+	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
+	_, _ = victim.Process.Wait()
 	lead.startRemoteCaller(remotes)
 	spec.free()
 
+	requireReattached(t, remote, lead, id, taskID)
+}
+
+// TestRemoteA2AAgentSurvivesWorkerStop: a worker stopped gracefully
+// (its activities' contexts cancelled, unlike a kill) leaves the remote
+// task running rather than cancelling it as a cancelled lead would: the
+// next worker re-attaches to it and the lead completes with its answer.
+func TestRemoteA2AAgentSurvivesWorkerStop(t *testing.T) {
+	spec, remote, lead, remotes := remotePair(t)
+	first := lead.startRemoteCaller(remotes)
+	id := startLead(t, spec, lead)
+	taskID := lead.recordedRemoteTask(id)
+
+	first.Stop()
+	// The stopped attempt has returned (after any cancel it would send)
+	// once the next is scheduled: only then may the remote answer, or a
+	// wrongful cancel would lose the race to the answer.
+	tc, err := client.Dial(client.Options{HostPort: temporaltest.Address(t), Logger: temporaltest.Logger{}})
+	require.NoError(t, err)
+	defer tc.Close()
+	poll(t, time.Minute, func() bool {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), id, "")
+		require.NoError(t, err)
+		for _, pa := range d.PendingActivities {
+			if pa.ActivityType.GetName() == adapter.RemoteAgentActivity && pa.Attempt >= 2 {
+				return true
+			}
+		}
+		return false
+	}, "the stopped worker's remote call was never retried")
+	// A cancel marks the remote execution CANCELLING at once but reaches
+	// its model later (the answer below could beat it): the stopped
+	// attempt sent none if the execution is still running now.
+	var status string
+	require.NoError(t, remote.gwPool.QueryRow(context.Background(), `SELECT status FROM agent_execution
+		WHERE org_id = $1 AND id = $2`, remote.orgA.ID, taskID).Scan(&status))
+	require.Equal(t, string(entrystore.StatusRunning), status, "the stopped worker cancelled the remote task")
+	lead.startRemoteCaller(remotes)
+	spec.free()
+
+	requireReattached(t, remote, lead, id, taskID)
+}
+
+// recordedRemoteTask waits until execution id's remote child has its
+// task ID recorded and returns it.
+func (e *env) recordedRemoteTask(id string) string {
+	e.t.Helper()
+	var taskID string
+	poll(e.t, time.Minute, func() bool {
+		err := e.gwPool.QueryRow(context.Background(), `SELECT coalesce(task_id, '') FROM agent_remote_task
+			WHERE org_id = $1 AND agent_execution_id = $2`, e.orgA.ID, id).Scan(&taskID)
+		return err == nil && taskID != ""
+	}, "the remote task ID was never recorded")
+	return taskID
+}
+
+// requireReattached: lead's execution id completes with the remote's
+// answer and task, and remote ran that one task only.
+func requireReattached(t *testing.T, remote, lead *env, id, taskID string) {
+	t.Helper()
 	done := lead.waitStatus(id, "COMPLETED", 2*time.Minute)
 	answer := done["output"].(map[string]any)["text"].(string)
 	require.Contains(t, answer, "## s (COMPLETED, remote agent specialist, task "+taskID+")")
@@ -163,7 +233,7 @@ func TestRemoteA2AAgentAsDurableChild(t *testing.T) {
 	require.Equal(t, []string{taskID}, remote.executionIDs(remote.orgA),
 		"one remote execution, the task the lead recorded, across both workers")
 	var rows int
-	require.NoError(t, lead.gwPool.QueryRow(ctx, `SELECT count(*) FROM agent_remote_task WHERE org_id = $1`, lead.orgA.ID).Scan(&rows))
+	require.NoError(t, lead.gwPool.QueryRow(context.Background(), `SELECT count(*) FROM agent_remote_task WHERE org_id = $1`, lead.orgA.ID).Scan(&rows))
 	require.Equal(t, 1, rows, "one remote task row for the one child")
 }
 

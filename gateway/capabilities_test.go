@@ -36,6 +36,11 @@ const (
 	// Anthropic client pointed at that URL (a fake server of the test's)
 	// instead of the scripted model.
 	envWorkerAnthropic = "AGENTREE_GATEWAY_TEST_ANTHROPIC"
+	// envWorkerRemoteURL and envWorkerRemoteKey, when set, make the worker
+	// process a lead that spawns the specialist remote agent at that A2A
+	// URL with that API key (spawn_agents, the spawnThenEcho model).
+	envWorkerRemoteURL = "AGENTREE_GATEWAY_TEST_REMOTE_URL"
+	envWorkerRemoteKey = "AGENTREE_GATEWAY_TEST_REMOTE_KEY"
 )
 
 func TestMain(m *testing.M) {
@@ -58,7 +63,8 @@ func shoutTool() *agentsdk.Tool {
 }
 
 // runWorkerProcess is a worker with the shout tool that records its
-// capabilities often, on a short lease, until it is killed.
+// capabilities often, on a short lease, until it is killed; with a remote
+// agent in its env it is also the lead of a remote A2A child.
 func runWorkerProcess() error {
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, os.Getenv(envWorkerDB))
@@ -71,11 +77,19 @@ func runWorkerProcess() error {
 			return err
 		}
 	}
-	plugin, err := adapter.NewPlugin(adapter.Options{
+	opts := adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{shoutTool()},
 		CapabilityInterval: 100 * time.Millisecond, CapabilityLease: time.Second,
-	})
+	}
+	if url := os.Getenv(envWorkerRemoteURL); url != "" {
+		opts.Providers = []agentsdk.Provider{scripted.New(spawnThenEcho)}
+		opts.Tools = append(opts.Tools, agentsdk.SpawnAgentsTool())
+		opts.RemoteAgents = []agentsdk.RemoteAgent{specialistAgent(url, os.Getenv(envWorkerRemoteKey))}
+		// The killed worker's call moves to the next worker this soon.
+		opts.ToolHeartbeatTimeout = remoteHeartbeat
+	}
+	plugin, err := adapter.NewPlugin(opts)
 	if err != nil {
 		return err
 	}
