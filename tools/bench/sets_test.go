@@ -60,6 +60,16 @@ func TestTargetsAreJudgedWithinTheirSet(t *testing.T) {
 	require.Regexp(t, `setA_ttft_added_p50_ms <= 40 +\(no ttft_added_p50_ms\) +not run`, out.String())
 	require.NotContains(t, out.String(), "MISSED")
 
+	// A figure that two decimals would print as its limit shows more.
+	r = &report{}
+	r.add("concurrent_throughput_ratio", 1.4976)
+	r.add("concurrent_agentree_throughput", 78.29)
+	r.add("concurrent_naive_throughput", 52.28)
+	r.targets = targetsFor(knownSets[0], cfg)
+	out.Reset()
+	r.printTargets(&out, "set A")
+	require.Regexp(t, `setA_concurrent_throughput_ratio >= 1.5 +78.29 vs 52.28 = 1.50 \(1.4976\) +MISSED`, out.String())
+
 	var c []string
 	for _, tg := range targetsFor(knownSets[2], cfg) {
 		c = append(c, tg.what)

@@ -11,11 +11,17 @@ func targetsFor(set benchSet, c config) []target {
 	p := set.prefix()
 	most := func(name string, limit float64, shown func(f figures) string) target {
 		return target{what: fmt.Sprintf("%s%s <= %g", p, name, limit), needs: []string{name},
-			judge: func(f figures) (bool, string) { return f.num(name) <= limit, shown(f) }}
+			judge: func(f figures) (bool, string) {
+				v := f.num(name)
+				return v <= limit, shown(f) + unrounded(v, limit)
+			}}
 	}
 	least := func(name string, limit float64, shown func(f figures) string) target {
 		return target{what: fmt.Sprintf("%s%s >= %g", p, name, limit), needs: []string{name},
-			judge: func(f figures) (bool, string) { return f.num(name) >= limit, shown(f) }}
+			judge: func(f figures) (bool, string) {
+				v := f.num(name)
+				return v >= limit, shown(f) + unrounded(v, limit)
+			}}
 	}
 	of := func(a, b, r string) func(f figures) string {
 		return func(f figures) string { return fmt.Sprintf("%s vs %s = %s", f.ms(a), f.ms(b), f.text(r)) }
@@ -58,4 +64,13 @@ func targetsFor(set benchSet, c config) []target {
 		ts = append(ts, least("concurrent_throughput_ratio", 1.0, throughput))
 	}
 	return ts
+}
+
+// unrounded is v with more digits when two decimals would print it as the
+// limit it is judged against ("1.50 MISSED" for 1.497 ≥ 1.5), else "".
+func unrounded(v, limit float64) string {
+	if v != limit && fmt.Sprintf("%.2f", v) == fmt.Sprintf("%.2f", limit) {
+		return fmt.Sprintf(" (%.4f)", v)
+	}
+	return ""
 }
