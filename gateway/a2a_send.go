@@ -116,14 +116,9 @@ func (s *service) a2aStart(ctx context.Context, a a2aAgent, p *a2aSendParams) (e
 		return none, 0, &rpcError{Code: a2aUnsupportedOp, Message: fmt.Sprintf(
 			"task %s has ended (%s); send a message without taskId to start a new task", ex.ID, a2aState(ex.Status))}
 	}
-	after, err := s.es.LatestStreamEventID(ctx, a.org.ID, ex.ID)
+	after, waiting, err := s.continuing(ctx, ex)
 	if err != nil {
-		return none, 0, toStatus(s.log, "read the stream", err)
-	}
-	waiting, _, err := s.es.ListToolCalls(ctx, a.org.ID, ex.ID,
-		entrystore.ToolCallFilter{Status: entrystore.ToolCallAwaitingApproval}, entrystore.Page{Limit: 50})
-	if err != nil {
-		return none, 0, toStatus(s.log, "list tool calls", err)
+		return none, 0, err
 	}
 	switch {
 	case in.decision != nil:
@@ -140,6 +135,26 @@ func (s *service) a2aStart(ctx context.Context, a a2aAgent, p *a2aSendParams) (e
 	_, err = s.SignalAgentExecution(cctx, &pb.SignalAgentExecutionRequest{
 		Org: a.org.ID, Id: ex.ID, SignalName: agentsdk.SignalUserMessage, SignalValue: v})
 	return ex, after, err
+}
+
+// continuing reads what a message that continues execution ex needs to
+// know first (A2A's and MCP's alike): the stream event it has reached,
+// where the answer's events will start, and the calls it waits to have
+// approved.
+func (s *service) continuing(ctx context.Context, ex entrystore.Execution) (int64, []entrystore.ToolCall, error) {
+	after, err := s.es.LatestStreamEventID(ctx, ex.OrgID, ex.ID)
+	if err != nil {
+		return 0, nil, toStatus(s.log, "read the stream", err)
+	}
+	waiting, err := s.pendingApprovals(ctx, ex)
+	return after, waiting, err
+}
+
+// pendingApprovals is the calls execution ex waits to have approved.
+func (s *service) pendingApprovals(ctx context.Context, ex entrystore.Execution) ([]entrystore.ToolCall, error) {
+	calls, _, err := s.es.ListToolCalls(ctx, ex.OrgID, ex.ID,
+		entrystore.ToolCallFilter{Status: entrystore.ToolCallAwaitingApproval}, entrystore.Page{Limit: 50})
+	return calls, toStatus(s.log, "list tool calls", err)
 }
 
 // a2aDecide approves or rejects every call the task waits on, as POST

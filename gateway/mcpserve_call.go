@@ -93,11 +93,7 @@ func (s *service) mcpStart(ctx context.Context, a a2aAgent, in mcpCallInput) (en
 	if ex.Status.Terminal() {
 		return none, 0, fmt.Errorf("execution %s has ended (%s); call without executionId to start a new one", ex.ID, ex.Status)
 	}
-	after, err := s.es.LatestStreamEventID(ctx, a.org.ID, ex.ID)
-	if err != nil {
-		return none, 0, toStatus(s.log, "read the stream", err)
-	}
-	waiting, err := s.mcpPendingApprovals(ctx, ex)
+	after, waiting, err := s.continuing(ctx, ex)
 	if err != nil {
 		return none, 0, err
 	}
@@ -112,13 +108,6 @@ func (s *service) mcpStart(ctx context.Context, a a2aAgent, in mcpCallInput) (en
 	_, err = s.SignalAgentExecution(ctx, &pb.SignalAgentExecutionRequest{
 		Org: a.org.ID, Id: ex.ID, SignalName: agentsdk.SignalUserMessage, SignalValue: v})
 	return ex, after, err
-}
-
-// mcpPendingApprovals is the calls execution ex waits to have approved.
-func (s *service) mcpPendingApprovals(ctx context.Context, ex entrystore.Execution) ([]entrystore.ToolCall, error) {
-	calls, _, err := s.es.ListToolCalls(ctx, ex.OrgID, ex.ID,
-		entrystore.ToolCallFilter{Status: entrystore.ToolCallAwaitingApproval}, entrystore.Page{Limit: 50})
-	return calls, toStatus(s.log, "list tool calls", err)
 }
 
 // mcpAwait follows execution ex's consolidated stream from event after
@@ -187,7 +176,7 @@ func mcpProgressOf(ev entrystore.StreamEvent) string {
 // stored error: what the REST API shows, no internals).
 func (s *service) mcpAnswer(ctx context.Context, a a2aAgent, ex entrystore.Execution) (string, error) {
 	if ex.Status == entrystore.StatusWaiting {
-		calls, err := s.mcpPendingApprovals(ctx, ex)
+		calls, err := s.pendingApprovals(ctx, ex)
 		if err != nil {
 			return "", err
 		}
