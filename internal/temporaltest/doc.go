@@ -4,6 +4,6 @@
 // started without them, a logger that keeps the SDK's chatter out of test
 // output, and free ports for a private Temporal server of
 // `AGENTREE_TEMPORAL=server scripts/services.sh` (scripts' tests,
-// tools/chaos). It imports the Temporal SDK and the adapter's client
+// tools/chaos), and the Temporal CLI they start servers with. It imports the Temporal SDK and the adapter's client
 // package (for the search attributes' names).
 package temporaltest

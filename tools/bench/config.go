@@ -3,12 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentree/agentree/internal/temporaltest"
 )
 
 // config is every size the benchmark runs with; the defaults are issue 7's.
@@ -107,7 +107,7 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.Sets, "sets", "A,B,C", "sets to run, comma-separated: A (each system's defaults), B (local model calls on both), C (everything local on both), X (the modes of -local-model-calls, -local-tools, -naive-local-model-calls, -naive-local-tools)")
 	fs.IntVar(&c.Repeat, "repeat", 3, "runs of every scenario; each figure is their median, each table cell the median (lowest–highest)")
 	fs.BoolVar(&c.DefaultServer, "default-server", true, "also run every scenario on a Temporal dev server with the default dynamic config, started by the bench (figures end in _default)")
-	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI that starts that server ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
+	fs.StringVar(&c.TemporalBin, "temporal", temporaltest.CLI(), "the Temporal CLI that starts that server ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.IntVar(&c.LongCalls, "long-calls", 100, "long: Agentree's model calls in the one user turn")
 	fs.IntVar(&c.LongNaiveCalls, "long-naive-calls", 1000, "long: the naive pattern's model calls, enough to find where each of its modes stops")
 	fs.DurationVar(&c.LongDeadline, "long-deadline", 10*time.Minute, "long: a naive conversation not ended by then is reported STUCK and terminated")
@@ -235,22 +235,5 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	default:
 		return fmt.Sprintf("%d B", n)
-	}
-}
-
-// defaultTemporalBin is $AGENTREE_TEMPORAL_BIN, else bin/temporal at the
-// module root (make up builds it there).
-func defaultTemporalBin() string {
-	if p := os.Getenv("AGENTREE_TEMPORAL_BIN"); p != "" {
-		return p
-	}
-	dir, _ := os.Getwd()
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "bin", "temporal")
-		}
-		if filepath.Dir(d) == d {
-			return filepath.Join(dir, "bin", "temporal")
-		}
 	}
 }

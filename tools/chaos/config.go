@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/agentree/agentree/internal/temporaltest"
 )
 
 // config is one run's size, faults and pacing; every field is a flag.
@@ -92,7 +93,7 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.Settle, "settle", 3*time.Minute, "how long conversations get to finish after the last fault")
 	fs.DurationVar(&c.Timeout, "timeout", 20*time.Minute, "the whole run's limit")
 	fs.BoolVar(&c.TemporalServer, "temporal-server", os.Getenv("AGENTREE_TEMPORAL") == "server", "run the Temporal server on the run's Postgres cluster instead of the dev server (default true with AGENTREE_TEMPORAL=server, as make up)")
-	fs.StringVar(&c.TemporalBin, "temporal", defaultTemporalBin(), "the Temporal CLI ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
+	fs.StringVar(&c.TemporalBin, "temporal", temporaltest.CLI(), "the Temporal CLI ($AGENTREE_TEMPORAL_BIN; default bin/temporal of this checkout)")
 	fs.StringVar(&c.Bin, "bin", "", "an agentree binary to run (default: build ./cmd/agentree)")
 	fs.BoolVar(&c.ActivityToolCalls, "activity-tool-calls", false, "run the workers' tool calls as activities (localActivities.toolCalls: false), not the default local activities")
 	fs.BoolVar(&c.ActivityModelCalls, "activity-model-calls", false, "run the workers' model calls as activities (localActivities.modelCalls: false), not the default local activities")
@@ -110,23 +111,6 @@ func parseConfig(args []string) (config, error) {
 		return c, errors.New("chaos: -duplicate-rate is a share, from 0 to 1")
 	}
 	return c, nil
-}
-
-// defaultTemporalBin is $AGENTREE_TEMPORAL_BIN, else bin/temporal at the
-// module root (make up builds it there).
-func defaultTemporalBin() string {
-	if p := os.Getenv("AGENTREE_TEMPORAL_BIN"); p != "" {
-		return p
-	}
-	dir, _ := os.Getwd()
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, "bin", "temporal")
-		}
-		if filepath.Dir(d) == d {
-			return filepath.Join(dir, "bin", "temporal")
-		}
-	}
 }
 
 func (c config) String() string {
