@@ -11,6 +11,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 )
@@ -159,9 +160,9 @@ func resetSticky(ctx context.Context, tc client.Client, id string) error {
 func retryDue(ctx context.Context, tc client.Client, id, activityType string) error {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	due := false
+	var queue *taskqueuepb.TaskQueue // the execution's, once its retry is due
 	for {
-		if !due {
+		if queue == nil {
 			d, err := tc.DescribeWorkflowExecution(ctx, id, "")
 			if err != nil {
 				return fmt.Errorf("describe: %w", err)
@@ -169,14 +170,20 @@ func retryDue(ctx context.Context, tc client.Client, id, activityType string) er
 			for _, a := range d.PendingActivities {
 				if a.GetActivityType().GetName() == activityType && a.Attempt > 1 &&
 					a.State == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED && a.NextAttemptScheduleTime == nil {
-					due = true
+					queue = d.GetExecutionConfig().GetTaskQueue()
 				}
 			}
 		}
-		if due {
-			queued, err := activityQueued(ctx, tc, id)
-			if err != nil || queued {
-				return err
+		if queue != nil {
+			q, err := tc.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
+				Namespace: client.DefaultNamespace, TaskQueue: queue,
+				TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY, ReportStats: true,
+			})
+			if err != nil {
+				return fmt.Errorf("describe task queue: %w", err)
+			}
+			if q.GetStats().GetApproximateBacklogCount() > 0 {
+				return nil
 			}
 		}
 		select {
@@ -185,23 +192,6 @@ func retryDue(ctx context.Context, tc client.Client, id, activityType string) er
 		case <-tick.C:
 		}
 	}
-}
-
-// activityQueued reports whether the activity task queue of the workflow id
-// holds a task no worker has taken.
-func activityQueued(ctx context.Context, tc client.Client, id string) (bool, error) {
-	d, err := tc.DescribeWorkflowExecution(ctx, id, "")
-	if err != nil {
-		return false, fmt.Errorf("describe: %w", err)
-	}
-	q, err := tc.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
-		Namespace: client.DefaultNamespace, TaskQueue: d.GetExecutionConfig().GetTaskQueue(),
-		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY, ReportStats: true,
-	})
-	if err != nil {
-		return false, fmt.Errorf("describe task queue: %w", err)
-	}
-	return q.GetStats().GetApproximateBacklogCount() > 0, nil
 }
 
 // traceResume prints the events the server recorded between the kill and
