@@ -87,6 +87,22 @@
   const fmtCost = (c) => (c ? '$' + Number(c).toFixed(4) : '$0');
   const badge = (status) => el('span', { class: 'badge ' + status, text: status });
 
+  // window.agentree is what the views in the other files (tree.js,
+  // timeline.js, children.js, markdown.js…) build on: these helpers, and
+  // the hooks an execution's page calls. Those files load after this one
+  // and register before the first route (it runs at DOMContentLoaded).
+  //   panels: {name, load(view) → Node, wide?}: a panel on an execution's
+  //     page, loaded when opened and refreshed with the transcript; wide
+  //     ones go under the transcript, the others beside it.
+  //   headers: f(view, box): called whenever the execution's header is
+  //     rendered; box is a span of its own in the header row.
+  //   markdown(text) → Node: how an answer's text is shown (else plain).
+  // view is {id, base, execution(), messages(), refresh()}.
+  const ext = window.agentree = {
+    el, api, pages, alertBox, showError, fmtTime, fmtDuration, fmtCost, badge,
+    panels: [], headers: [], markdown: null,
+  };
+
   // keyRoles is what the signed-in key may do (GET /capabilities says),
   // asked once per sign-in; null when it could not be asked, so nothing is
   // hidden on a guess (the gateway refuses what the key lacks anyway).
@@ -343,8 +359,10 @@
       el('label', { for: 'message', text: 'Follow-up' }), input, el('p', { class: 'row' }, send));
     const meta = el('p', { class: 'muted', id: 'meta' });
     const panels = el('aside', { class: 'panels', 'aria-label': 'Details' });
+    const widePanels = el('section', { class: 'wide-panels', 'aria-label': 'Debugger' });
+    const extHeader = el('span', { class: 'ext-header' });
     main.append(el('div', { class: 'layout' },
-      el('section', null, title, el('p', { class: 'row' }, el('span', null, status, ' ', activity), cancel), meta, err, transcript, composer),
+      el('section', null, title, el('p', { class: 'row' }, el('span', null, status, ' ', activity), cancel, extHeader), meta, err, transcript, composer, widePanels),
       panels));
 
     let ex = null;
@@ -360,6 +378,8 @@
     let stopped = false;
     let ctrl = null;
     cleanups.push(() => { stopped = true; if (ctrl) ctrl.abort(); });
+    // What the registered panels and header hooks see of this page.
+    const view = { id, base, execution: () => ex, messages: () => messages, refresh: () => refresh() };
 
     function renderHeader() {
       if (!ex) return;
@@ -376,6 +396,7 @@
       meta.textContent = [ex.kind, 'steps ' + (ex.stepCount || 0), fmtDuration(ex.durationMs), ex.stopReason && 'stop: ' + ex.stopReason]
         .filter(Boolean).join(' · ');
       if (ex.status === 'FAILED') showError(err, { message: 'Failed: ' + (ex.errorMessage || ex.error || 'unknown error') });
+      for (const f of ext.headers) f(view, extHeader);
     }
 
     // toolCard renders one tool call: arguments, status, result preview,
@@ -425,7 +446,8 @@
         const b = bubble(msg.role, msg.role === 'assistant' ? 'Agent' : msg.role === 'user' ? 'You' : msg.role.replace('_', ' '));
         b.dataset.entry = msg.entryId;
         for (const block of msg.content || []) {
-          if (block.type === 'text') b.append(el('span', { class: 'text', text: block.text }));
+          if (block.type === 'text' && msg.role === 'assistant' && ext.markdown) b.append(el('div', { class: 'text md' }, ext.markdown(block.text)));
+          else if (block.type === 'text') b.append(el('span', { class: 'text', text: block.text }));
           else if (block.type === 'thinking') b.append(el('details', { class: 'thinking' }, el('summary', { text: 'Thinking' }), block.thinking || ''));
           else if (block.type === 'tool_call' && block.toolCall) {
             carded.add(block.toolCall.id);
@@ -723,15 +745,16 @@
       }],
     ];
     const openPanels = [];
-    for (const [name, load] of panelDefs) {
+    for (const p of ext.panels) panelDefs.push([p.name, () => p.load(view), p]);
+    for (const [name, load, p] of panelDefs) {
       const bodyEl = el('div', { class: 'panel-body' });
-      const d = el('details', { class: 'card panel' + (name === 'Conversation tree' ? ' tree-panel' : '') }, el('summary', null, el('h3', { text: name })), bodyEl);
+      const d = el('details', { class: 'card panel' + (name === 'Conversation tree' ? ' tree-panel' : '') + (p && p.className ? ' ' + p.className : '') }, el('summary', null, el('h3', { text: name })), bodyEl);
       const render = async () => {
         try { bodyEl.replaceChildren(await load()); } catch (e) { bodyEl.replaceChildren(el('p', { class: 'error', text: e.message })); }
       };
       d.addEventListener('toggle', () => { if (d.open) render(); });
       openPanels.push(() => { if (d.open) render(); });
-      panels.append(d);
+      (p && p.wide ? widePanels : panels).append(d);
     }
     function refreshPanels() { for (const f of openPanels) f(); }
 
@@ -833,5 +856,6 @@
 
   document.getElementById('signout').addEventListener('click', () => signOut('Signed out.'));
   window.addEventListener('hashchange', route);
-  route();
+  // After the deferred files that register views have run.
+  document.addEventListener('DOMContentLoaded', route);
 })();
