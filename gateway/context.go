@@ -57,6 +57,8 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 	}
 	if sent {
 		leaf, model, out.Sent = e.ParentID, meta.Model, true
+		u := meta.Usage
+		out.CallInputTokens, out.CallOutputTokens, out.Cost = u.Input+u.CacheRead+u.CacheWrite, u.Output, callCostOf(meta)
 		if meta.Tools != nil {
 			tools = meta.Tools
 		}

@@ -99,6 +99,14 @@ func llmCallEntry(e entrystore.Entry) (treeEntry, bool) {
 	return treeEntry{Entry: c, call: true}, true
 }
 
+// callCostOf is a call's cost in USD: its record's, else its usage's.
+func callCostOf(m step.LLMCallMeta) float64 {
+	if m.Cost != 0 {
+		return m.Cost
+	}
+	return m.Usage.Cost
+}
+
 // llmCallMetadata is a stored llm_call entry's metadata in the seed's
 // shape; other entries' as stored.
 func llmCallMetadata(e entrystore.Entry) json.RawMessage {
@@ -147,10 +155,7 @@ type callCost struct {
 
 func llmCallRecord(m step.LLMCallMeta) json.RawMessage {
 	u := m.Usage
-	total := m.Cost
-	if total == 0 {
-		total = u.Cost
-	}
+	total := callCostOf(m)
 	out, _ := json.Marshal(callRecord{
 		Model:     m.Model,
 		Usage:     callUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, TotalTokens: u.Total()},

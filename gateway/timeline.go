@@ -49,11 +49,18 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	if err != nil {
 		return nil, toStatus(s.log, "token timeline", err)
 	}
-	running := cur.Running
+	running, spent := cur.Running, cur.Cost
 	for _, e := range path {
 		p := &pb.TimelinePoint{EntryId: e.ID, Type: e.Type, Role: e.Role, Estimated: true,
 			Compaction: e.Type == string(agentsdk.EntryCompaction)}
 		call, isCall, _ := step.CallOf(step.SDKEntry(e))
+		if isCall {
+			u := call.Usage
+			p.ModelCall, p.Cost = true, callCostOf(call)
+			spent += p.Cost
+			p.CallInputTokens, p.CallOutputTokens = u.Input+u.CacheRead+u.CacheWrite, u.Output
+		}
+		p.CostTotal = spent
 		if isCall && call.Purpose != step.PurposeCompaction {
 			// The provider's count of what the call read replaces the
 			// estimate (a compaction's summary call read a transcript,
@@ -84,18 +91,21 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 		out.Points = append(out.Points, p)
 	}
 	if more {
-		out.NextCursor = encodeCursor(timelineCursor{Leaf: cur.Leaf, Depth: path[len(path)-1].Depth, Running: running})
+		out.NextCursor = encodeCursor(timelineCursor{Leaf: cur.Leaf, Depth: path[len(path)-1].Depth, Running: running, Cost: spent})
 	}
 	return out, nil
 }
 
 // timelineCursor is a position in the token timeline: the leaf whose path
 // is walked (pinned, as messagesCursor), the depth of the last point sent
-// and the context's size there.
+// and the context's size and the calls' cost there.
 type timelineCursor struct {
-	Leaf    string `json:"l"`
-	Depth   int    `json:"d"`
-	Running int64  `json:"r,omitempty"`
+	Leaf    string  `json:"l"`
+	Depth   int     `json:"d"`
+	Running int64   `json:"r,omitempty"`
+	Cost    float64 `json:"c,omitempty"`
 }
 
-func (c timelineCursor) valid() bool { return c.Leaf != "" && c.Depth >= 0 && c.Running >= 0 }
+func (c timelineCursor) valid() bool {
+	return c.Leaf != "" && c.Depth >= 0 && c.Running >= 0 && c.Cost >= 0
+}

@@ -7845,9 +7845,15 @@ type ModelContext struct {
 	CompactionEntryId string `protobuf:"bytes,11,opt,name=compaction_entry_id,json=compactionEntryId,proto3" json:"compaction_entry_id,omitempty"`
 	// The cursor of the next page of messages; empty on the last. Every
 	// page carries the whole request but its messages.
-	NextCursor    string `protobuf:"bytes,12,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NextCursor string `protobuf:"bytes,12,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	// For an entry holding a model call's record (sent): that call's tokens
+	// as the provider counted them (what it read, what it wrote) and its
+	// cost in USD. 0 otherwise.
+	CallInputTokens  int64   `protobuf:"varint,221,opt,name=call_input_tokens,json=callInputTokens,proto3" json:"call_input_tokens,omitempty"`
+	CallOutputTokens int64   `protobuf:"varint,222,opt,name=call_output_tokens,json=callOutputTokens,proto3" json:"call_output_tokens,omitempty"`
+	Cost             float64 `protobuf:"fixed64,223,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ModelContext) Reset() {
@@ -7962,6 +7968,27 @@ func (x *ModelContext) GetNextCursor() string {
 		return x.NextCursor
 	}
 	return ""
+}
+
+func (x *ModelContext) GetCallInputTokens() int64 {
+	if x != nil {
+		return x.CallInputTokens
+	}
+	return 0
+}
+
+func (x *ModelContext) GetCallOutputTokens() int64 {
+	if x != nil {
+		return x.CallOutputTokens
+	}
+	return 0
+}
+
+func (x *ModelContext) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
 }
 
 // CompactAgentExecutionRequest asks for a compaction now.
@@ -8601,7 +8628,18 @@ type TimelinePoint struct {
 	// the call read and wrote.
 	Estimated bool `protobuf:"varint,7,opt,name=estimated,proto3" json:"estimated,omitempty"`
 	// A compaction entry: the context shrank here.
-	Compaction    bool `protobuf:"varint,8,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	Compaction bool `protobuf:"varint,8,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	// The entry holds a model call's record (an answer the call wrote, or a
+	// compaction's llm_call entry): the points a chart of model calls plots.
+	ModelCall bool `protobuf:"varint,221,opt,name=model_call,json=modelCall,proto3" json:"model_call,omitempty"`
+	// That call's tokens as the provider counted them: what it read (input,
+	// cache reads and writes) and what it wrote. 0 at other entries.
+	CallInputTokens  int64 `protobuf:"varint,222,opt,name=call_input_tokens,json=callInputTokens,proto3" json:"call_input_tokens,omitempty"`
+	CallOutputTokens int64 `protobuf:"varint,223,opt,name=call_output_tokens,json=callOutputTokens,proto3" json:"call_output_tokens,omitempty"`
+	// That call's cost in USD; 0 at other entries.
+	Cost float64 `protobuf:"fixed64,224,opt,name=cost,proto3" json:"cost,omitempty"`
+	// The cost of the model calls on the path up to this entry, in USD.
+	CostTotal     float64 `protobuf:"fixed64,225,opt,name=cost_total,json=costTotal,proto3" json:"cost_total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8690,6 +8728,41 @@ func (x *TimelinePoint) GetCompaction() bool {
 		return x.Compaction
 	}
 	return false
+}
+
+func (x *TimelinePoint) GetModelCall() bool {
+	if x != nil {
+		return x.ModelCall
+	}
+	return false
+}
+
+func (x *TimelinePoint) GetCallInputTokens() int64 {
+	if x != nil {
+		return x.CallInputTokens
+	}
+	return 0
+}
+
+func (x *TimelinePoint) GetCallOutputTokens() int64 {
+	if x != nil {
+		return x.CallOutputTokens
+	}
+	return 0
+}
+
+func (x *TimelinePoint) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *TimelinePoint) GetCostTotal() float64 {
+	if x != nil {
+		return x.CostTotal
+	}
+	return 0
 }
 
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
@@ -9364,7 +9437,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x16\n" +
-	"\x06cursor\x18\x05 \x01(\tR\x06cursor\"\xce\x03\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursor\"\xbf\x04\n" +
 	"\fModelContext\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\bR\x04sent\x12+\n" +
@@ -9380,7 +9453,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	" \x01(\x03R\x06tokens\x12.\n" +
 	"\x13compaction_entry_id\x18\v \x01(\tR\x11compactionEntryId\x12\x1f\n" +
 	"\vnext_cursor\x18\f \x01(\tR\n" +
-	"nextCursorB\x0e\n" +
+	"nextCursor\x12+\n" +
+	"\x11call_input_tokens\x18\xdd\x01 \x01(\x03R\x0fcallInputTokens\x12-\n" +
+	"\x12call_output_tokens\x18\xde\x01 \x01(\x03R\x10callOutputTokens\x12\x13\n" +
+	"\x04cost\x18\xdf\x01 \x01(\x01R\x04costB\x0e\n" +
 	"\f_temperature\"@\n" +
 	"\x1cCompactAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
@@ -9431,7 +9507,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06points\x18\x01 \x03(\v2\x1a.agentree.v1.TimelinePointR\x06points\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x1f\n" +
 	"\vnext_cursor\x18\x03 \x01(\tR\n" +
-	"nextCursor\"\xf0\x01\n" +
+	"nextCursor\"\xa1\x03\n" +
 	"\rTimelinePoint\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
@@ -9442,7 +9518,14 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\xbb\x1e\n" +
+	"compaction\x12\x1e\n" +
+	"\n" +
+	"model_call\x18\xdd\x01 \x01(\bR\tmodelCall\x12+\n" +
+	"\x11call_input_tokens\x18\xde\x01 \x01(\x03R\x0fcallInputTokens\x12-\n" +
+	"\x12call_output_tokens\x18\xdf\x01 \x01(\x03R\x10callOutputTokens\x12\x13\n" +
+	"\x04cost\x18\xe0\x01 \x01(\x01R\x04cost\x12\x1e\n" +
+	"\n" +
+	"cost_total\x18\xe1\x01 \x01(\x01R\tcostTotal2\xbb\x1e\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +

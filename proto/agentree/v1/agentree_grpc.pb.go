@@ -192,7 +192,8 @@ type AgentServiceClient interface {
 	GetEntryContext(ctx context.Context, in *GetEntryContextRequest, opts ...grpc.CallOption) (*ModelContext, error)
 	// GetTokenTimeline is the execution's context size along its
 	// conversation (seed 004 §6): per entry, the tokens it added and the
-	// running total, against the model's context window.
+	// running total, against the model's context window; at each model
+	// call, its tokens and cost, and the cost accumulated.
 	GetTokenTimeline(ctx context.Context, in *GetTokenTimelineRequest, opts ...grpc.CallOption) (*TokenTimeline, error)
 	// CompactAgentExecution asks a running or waiting execution to compact
 	// its context now, whatever its size (seed 003): the older part of the
@@ -783,7 +784,8 @@ type AgentServiceServer interface {
 	GetEntryContext(context.Context, *GetEntryContextRequest) (*ModelContext, error)
 	// GetTokenTimeline is the execution's context size along its
 	// conversation (seed 004 §6): per entry, the tokens it added and the
-	// running total, against the model's context window.
+	// running total, against the model's context window; at each model
+	// call, its tokens and cost, and the cost accumulated.
 	GetTokenTimeline(context.Context, *GetTokenTimelineRequest) (*TokenTimeline, error)
 	// CompactAgentExecution asks a running or waiting execution to compact
 	// its context now, whatever its size (seed 003): the older part of the
