@@ -362,8 +362,8 @@
     const widePanels = el('section', { class: 'wide-panels', 'aria-label': 'Debugger' });
     const extHeader = el('span', { class: 'ext-header' });
     main.append(el('div', { class: 'layout' },
-      el('section', null, title, el('p', { class: 'row' }, el('span', null, status, ' ', activity), cancel, extHeader), meta, err, transcript, composer, widePanels),
-      panels));
+      el('section', null, title, el('p', { class: 'row' }, el('span', null, status, ' ', activity), cancel, extHeader), meta, err, transcript, composer),
+      panels), widePanels);
 
     let ex = null;
     let messages = [];
@@ -689,55 +689,6 @@
         if (!cps.length) return el('p', { class: 'muted', text: 'None yet.' });
         return el('ol', null, cps.map((c) => el('li', { text: '#' + c.sequence + ' · ' + fmtTime(c.createdAt) })));
       }],
-      ['Conversation tree', async () => {
-        const entries = await pages(base + '/entries', 'entries');
-        const kids = new Map();
-        const calls = new Map(); // an answer's llm_call entries: its record, not a branch
-        const byId = new Map(entries.map((e) => [e.id, e]));
-        const parents = new Set(entries.map((e) => e.parentId));
-        for (const e of entries) {
-          const p = byId.has(e.parentId) ? e.parentId : '';
-          const into = e.type === 'llm_call' && !parents.has(e.id) && p ? calls : kids;
-          if (!into.has(p)) into.set(p, []);
-          into.get(p).push(e);
-        }
-        const callLabel = (c) => {
-          const m = c.metadata || {};
-          const u = m.usage || {};
-          const model = m.model ? (m.model.provider + '/' + m.model.modelId) : '';
-          return 'llm_call: ' + [model, (u.input || 0) + ' in / ' + (u.output || 0) + ' out',
-            fmtCost(m.cost ? m.cost.total : 0), (m.latencyMs || 0) + ' ms', m.stopReason || ''].filter(Boolean).join(' · ');
-        };
-        const active = new Set();
-        const leaf = messages.length ? messages[messages.length - 1].entryId : '';
-        for (let e = byId.get(leaf); e; e = byId.get(e.parentId)) active.add(e.id);
-        const label = (e) => {
-          let t = e.type === 'message' ? e.role : e.type;
-          const c = e.content && e.content.content;
-          if (Array.isArray(c)) { const tx = c.filter((b) => b.type === 'text').map((b) => b.text).join(' '); if (tx) t += ': ' + tx.slice(0, 40); }
-          return t;
-        };
-        // Linear runs stay flat; a branch point nests its children.
-        const list = (parent) => {
-          const ul = el('ul');
-          let items = kids.get(parent) || [];
-          while (items.length) {
-            const e = items[0];
-            const li = el('li', { class: active.has(e.id) ? 'active' : null, title: e.id }, el('span', { text: label(e) }));
-            for (const c of calls.get(e.id) || []) li.append(el('div', { class: 'muted', title: c.id, text: callLabel(c) }));
-            ul.append(li);
-            if (items.length > 1) {
-              for (const other of items.slice(1)) {
-                const branch = el('li', { class: 'branch' + (active.has(other.id) ? ' active' : '') }, el('span', { text: '⑂ branch: ' + label(other) }), list(other.id));
-                ul.append(branch);
-              }
-            }
-            items = kids.get(e.id) || [];
-          }
-          return ul;
-        };
-        return el('div', { class: 'tree' }, el('p', { class: 'muted', text: entries.length + ' entries; the active path in bold' }), list(''));
-      }],
       ['Tool calls', async () => {
         const calls = await pages(base + '/tool-calls', 'toolCalls');
         if (!calls.length) return el('p', { class: 'muted', text: 'None.' });
@@ -748,7 +699,7 @@
     for (const p of ext.panels) panelDefs.push([p.name, () => p.load(view), p]);
     for (const [name, load, p] of panelDefs) {
       const bodyEl = el('div', { class: 'panel-body' });
-      const d = el('details', { class: 'card panel' + (name === 'Conversation tree' ? ' tree-panel' : '') + (p && p.className ? ' ' + p.className : '') }, el('summary', null, el('h3', { text: name })), bodyEl);
+      const d = el('details', { class: 'card panel' + (p && p.className ? ' ' + p.className : '') }, el('summary', null, el('h3', { text: name })), bodyEl);
       const render = async () => {
         try { bodyEl.replaceChildren(await load()); } catch (e) { bodyEl.replaceChildren(el('p', { class: 'error', text: e.message })); }
       };
