@@ -66,10 +66,9 @@ func TestUIChildrenAndResume(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible("#executions", chromedp.ByID),
 		chromedp.Navigate(e.base+"/#/executions/"+parent),
-		chromedp.WaitVisible(".panel.children-panel summary", chromedp.ByQuery),
-		chromedp.Click(".panel.children-panel summary", chromedp.ByQuery),
-		chromedp.WaitVisible(".children .child", chromedp.ByQuery),
 	))
+	openPanel(t, ctx, "children-panel")
+	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(".children .child", chromedp.ByQuery)))
 	row := func(id string) string {
 		return waitText(t, ctx, `.child[data-id="`+id+`"]`, func(s string) bool { return strings.Contains(s, "$") }, "the child's cost")
 	}

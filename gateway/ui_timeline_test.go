@@ -85,10 +85,9 @@ func TestUITokenTimelineChart(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible("#executions", chromedp.ByID),
 		chromedp.Navigate(e.base+"/#/executions/"+id),
-		chromedp.WaitVisible(".panel.timeline-panel summary", chromedp.ByQuery),
-		chromedp.Click(".panel.timeline-panel summary", chromedp.ByQuery),
-		chromedp.WaitVisible(".token-chart", chromedp.ByQuery),
 	))
+	openPanel(t, ctx, "timeline-panel")
+	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(".token-chart", chromedp.ByQuery)))
 	var ids []string
 	for _, c := range calls {
 		ids = append(ids, c["entryId"].(string))

@@ -53,6 +53,18 @@ func clickUntil(t *testing.T, ctx context.Context, sel string, done func() bool,
 	}, what)
 }
 
+// openPanel opens the execution page's panel of class cls: the page moves
+// as the transcript comes in, so a click may land beside the summary, and
+// it is clicked until the panel is open.
+func openPanel(t *testing.T, ctx context.Context, cls string) {
+	t.Helper()
+	sel := ".panel." + cls
+	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(sel+" summary", chromedp.ByQuery)))
+	clickUntil(t, ctx, sel+" summary", func() bool {
+		return eval[bool](t, ctx, `!!(document.querySelector("`+sel+`") || {}).open`)
+	}, "the panel "+cls+" opens")
+}
+
 // TestUITreeTimeTravel: an execution of three turns with a fork from its
 // second answer is drawn as a tree — a row and a dot per entry, the fork's
 // entries in a lane of their own off the entry it forks at, the active
@@ -86,10 +98,9 @@ func TestUITreeTimeTravel(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible("#executions", chromedp.ByID),
 		chromedp.Navigate(e.base+"/#/executions/"+id),
-		chromedp.WaitVisible(".panel.tree-panel summary", chromedp.ByQuery),
-		chromedp.Click(".panel.tree-panel summary", chromedp.ByQuery),
-		chromedp.WaitVisible(".tree-node", chromedp.ByQuery),
 	))
+	openPanel(t, ctx, "tree-panel")
+	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(".tree-node", chromedp.ByQuery)))
 	require.Equal(t, onTree, eval[int](t, ctx, `document.querySelectorAll(".tree .tree-node").length`), "a row per entry")
 	require.Equal(t, onTree, eval[int](t, ctx, `document.querySelectorAll(".tree svg circle").length`), "a dot per entry")
 	require.Equal(t, []string{forkAt}, eval[[]string](t, ctx, `[...document.querySelectorAll(".tree-node.fork-point")].map((b) => b.dataset.entry)`),
@@ -106,9 +117,7 @@ func TestUITreeTimeTravel(t *testing.T) {
 	// Time travel at the third answer: what its call was sent.
 	answer := entryWithText(t, entries, "answer to message 3")
 	want := e.ok(e.keyA, http.MethodGet, path+"/entries/"+answer+"/context", nil)
-	clickUntil(t, ctx, `.tree-node[data-entry="`+answer+`"]`, func() bool {
-		return strings.Contains(text(t, ctx, "#time-travel"), "messages:")
-	}, "the context of the third answer shows")
+	clickUntil(t, ctx, `.tree-node[data-entry="`+answer+`"]`, func() bool { return travelledTo(t, ctx, answer) }, "the context of the third answer shows")
 	require.Contains(t, text(t, ctx, "#time-travel h4"), "Sent to scripted/scripted-1")
 	require.Equal(t, fmt.Sprintf("%d tokens in context", int64Field(t, want, "tokens")), text(t, ctx, "#time-travel .tt-tokens"))
 	require.Equal(t, fmt.Sprintf("%d in / %d out", int64Field(t, want, "callInputTokens"), int64Field(t, want, "callOutputTokens")), text(t, ctx, "#time-travel .tt-call"))
@@ -120,12 +129,19 @@ func TestUITreeTimeTravel(t *testing.T) {
 	// prefix and its question.
 	forkAnswer := entryWithText(t, forkEntries, "answer to a different question")
 	want = e.ok(e.keyA, http.MethodGet, base+"/"+fid+"/entries/"+forkAnswer+"/context", nil)
-	clickUntil(t, ctx, `.tree-node[data-entry="`+forkAnswer+`"]`, func() bool {
-		return strings.Contains(text(t, ctx, "#time-travel"), "a different question")
-	}, "the context of the fork's answer shows")
+	clickUntil(t, ctx, `.tree-node[data-entry="`+forkAnswer+`"]`, func() bool { return travelledTo(t, ctx, forkAnswer) }, "the context of the fork's answer shows")
 	requireShownMessages(t, ctx, want)
 	shown := text(t, ctx, "#time-travel .tt-messages")
 	require.NotContains(t, shown, "message 3", "the fork never saw the third message")
+}
+
+// travelledTo reports whether the time travel view shows the context at
+// entry id, loaded.
+func travelledTo(t *testing.T, ctx context.Context, id string) bool {
+	return eval[bool](t, ctx, `(() => {
+		const b = document.querySelector("#time-travel");
+		return !!b && b.dataset.entry === "`+id+`" && !!b.querySelector(".tt-messages");
+	})()`)
 }
 
 // requireShownMessages: the time travel view lists the context's messages,

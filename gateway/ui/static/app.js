@@ -34,6 +34,14 @@
     return e;
   }
 
+  // svg builds an SVG element: attributes, and its text when given.
+  function svg(tag, attrs, text) {
+    const n = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, v);
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+
   class APIError extends Error {
     constructor(status, code, message) { super(message); this.status = status; this.code = code; }
   }
@@ -99,7 +107,7 @@
   //   markdown(text) → Node: how an answer's text is shown (else plain).
   // view is {id, base, execution(), messages(), refresh()}.
   const ext = window.agentree = {
-    el, api, pages, alertBox, showError, fmtTime, fmtDuration, fmtCost, badge,
+    el, svg, api, pages, alertBox, showError, fmtTime, fmtDuration, fmtCost, badge,
     panels: [], headers: [], markdown: null,
   };
 

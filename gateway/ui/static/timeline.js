@@ -7,18 +7,11 @@
 'use strict';
 
 (() => {
-  const { el, api, fmtCost } = window.agentree;
-  const SVG = 'http://www.w3.org/2000/svg';
+  const { el, svg, api, fmtCost } = window.agentree;
   const W = 900;
   const H = 280;
   const PAD = { l: 56, r: 64, t: 16, b: 28 };
 
-  const svg = (tag, attrs, text) => {
-    const n = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, v);
-    if (text !== undefined) n.textContent = text;
-    return n;
-  };
   const num = (v) => Number(v || 0);
   const fmtTokens = (n) => (n >= 10000 ? Math.round(n / 1000) + 'k' : String(Math.round(n)));
 

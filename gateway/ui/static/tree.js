@@ -8,8 +8,7 @@
 'use strict';
 
 (() => {
-  const { el, api, pages, fmtCost } = window.agentree;
-  const SVG = 'http://www.w3.org/2000/svg';
+  const { el, svg, api, pages, fmtCost } = window.agentree;
   const ROW = 26; // px a row; the CSS gives .tree-rows li the same height
   const LANE = 16; // px a lane
 
@@ -18,11 +17,6 @@
   // An entry's context never changes (entries are immutable): read once.
   const contexts = new Map();
 
-  const svg = (tag, attrs) => {
-    const n = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, v);
-    return n;
-  };
 
   const textOf = (content) => {
     const c = content && content.content;
@@ -173,7 +167,7 @@
       if (box.dataset.entry !== e.id) return; // another entry was picked meanwhile
       box.replaceChildren(...contextView(e, ctx).filter(Boolean));
     } catch (err) {
-      box.replaceChildren(el('p', { class: 'error', role: 'alert', text: err.message }));
+      if (box.dataset.entry === e.id) box.replaceChildren(el('p', { class: 'error', role: 'alert', text: err.message }));
     }
   }
 
