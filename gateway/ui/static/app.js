@@ -99,9 +99,10 @@
   // timeline.js, children.js, markdown.js…) build on: these helpers, and
   // the hooks an execution's page calls. Those files load after this one
   // and register before the first route (it runs at DOMContentLoaded).
-  //   panels: {name, load(view) → Node, wide?}: a panel on an execution's
-  //     page, loaded when opened and refreshed with the transcript; wide
-  //     ones go under the transcript, the others beside it.
+  //   panels: {name, load(view) → Node, className?, wide?}: a panel on an
+  //     execution's page, loaded when opened and refreshed with the
+  //     transcript; wide ones go full width under the page, the others in
+  //     the side column.
   //   headers: f(view, box): called whenever the execution's header is
   //     rendered; box is a span of its own in the header row.
   //   markdown(text) → Node: how an answer's text is shown (else plain).

@@ -9,7 +9,9 @@
 
 (() => {
   const ext = window.agentree;
-  const MAX_DEPTH = 8; // nesting of lists and quotes; deeper is text
+  const MAX_DEPTH = 8; // nesting of lists, quotes and emphasis; deeper is text
+  const MAX_LINK = 2000; // characters of a link's label, and of its URL
+  const AUTOLINK = new RegExp('<(https?://[^\\s<>]{1,' + MAX_LINK + '})>', 'iy'); // sticky: matched at lastIndex only
 
   // safeURL is href resolved against the page when it may be followed:
   // http or https (absolute, or relative to this origin); null otherwise.
@@ -26,8 +28,13 @@
 
   // --- inline ---------------------------------------------------------------
 
-  // inline appends the nodes of one span of text to parent.
+  // inline appends the nodes of one span of text to parent. It stays
+  // linear on hostile text ("*a *a *a…", "` ` `…"): a closing mark looked
+  // for and not found is not looked for again (none), and brackets are
+  // matched once for the whole text (closers).
   function inline(parent, text, depth) {
+    const none = new Set();
+    let close = null; // closers(text), once a link may start
     let plain = '';
     const flush = () => { if (plain) { parent.append(document.createTextNode(plain)); plain = ''; } };
     let i = 0;
@@ -42,7 +49,8 @@
         let n = 1;
         while (text[i + n] === '`') n++;
         const fence = '`'.repeat(n);
-        const end = text.indexOf(fence, i + n);
+        const end = none.has(fence) ? -1 : text.indexOf(fence, i + n);
+        if (end < 0) none.add(fence);
         if (end > 0) {
           flush();
           const code = document.createElement('code');
@@ -59,11 +67,16 @@
         const strong = text[i + 1] === c;
         const mark = strong ? c + c : c;
         const start = i + mark.length;
+        const opens = !/\s/.test(text[start] || ' ') && !(c === '_' && /\w/.test(text[i - 1] || ''));
         // The closing mark: the next one not preceded by a space, after
         // at least one character.
-        let end = text.indexOf(mark, start + 1);
-        while (end > 0 && /\s/.test(text[end - 1])) end = text.indexOf(mark, end + 1);
-        if (end > 0 && !/\s/.test(text[start] || ' ') && !(c === '_' && /\w/.test(text[i - 1] || ''))) {
+        let end = -1;
+        if (opens && !none.has(mark)) {
+          end = text.indexOf(mark, start + 1);
+          while (end > 0 && /\s/.test(text[end - 1])) end = text.indexOf(mark, end + 1);
+          if (end < 0) none.add(mark);
+        }
+        if (end > 0) {
           flush();
           const node = document.createElement(strong ? 'strong' : 'em');
           inline(node, text.slice(start, end), depth + 1);
@@ -73,7 +86,8 @@
         }
       }
       if ((c === '[' || (c === '!' && text[i + 1] === '[')) && depth < MAX_DEPTH) {
-        const link = linkAt(text, c === '!' ? i + 1 : i);
+        close = close || closers(text);
+        const link = linkAt(text, c === '!' ? i + 1 : i, close);
         if (link) {
           flush();
           if (c === '!') parent.append(image(link, text.slice(i, link.end)));
@@ -84,7 +98,8 @@
       }
       if (c === '<') {
         // An autolink <https://…>; any other "<…>" is raw HTML: text.
-        const m = /^<(https?:\/\/[^\s<>]+)>/i.exec(text.slice(i));
+        AUTOLINK.lastIndex = i;
+        const m = AUTOLINK.exec(text);
         if (m) {
           flush();
           parent.append(anchor({ label: m[1], href: m[1] }, m[0], depth));
@@ -98,32 +113,37 @@
     flush();
   }
 
+  // closers maps each "[" and "(" of text to the index of the bracket
+  // that closes it (-1: none), in one pass: a link is then found without
+  // scanning ahead from every bracket of a text full of them.
+  function closers(text) {
+    const close = new Int32Array(text.length).fill(-1);
+    const open = { '[': [], '(': [] };
+    const pair = { ']': '[', ')': '(' };
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (c === '\\') i++;
+      else if (c === '[' || c === '(') open[c].push(i);
+      else if (pair[c] && open[pair[c]].length) close[open[pair[c]].pop()] = i;
+    }
+    return close;
+  }
+
   // linkAt parses "[label](href)" at text[i] ("[" there); null if it is
-  // not one. Brackets and parentheses nest; an unclosed one is no link.
-  function linkAt(text, i) {
-    let depth = 0;
-    let j = i;
-    for (; j < text.length; j++) {
-      if (text[j] === '\\') { j++; continue; }
-      if (text[j] === '[') depth++;
-      else if (text[j] === ']' && --depth === 0) break;
-    }
-    if (j >= text.length || text[j + 1] !== '(') return null;
-    const label = text.slice(i + 1, j);
-    let k = j + 2;
-    depth = 1;
-    for (; k < text.length; k++) {
-      if (text[k] === '\\') { k++; continue; }
-      if (text[k] === '(') depth++;
-      else if (text[k] === ')' && --depth === 0) break;
-      else if (text[k] === '\n') return null;
-    }
-    if (k >= text.length) return null;
-    let href = text.slice(j + 2, k).trim();
+  // not one. Brackets and parentheses nest; an unclosed one, a URL over
+  // a line, or either part past MAX_LINK characters is no link.
+  function linkAt(text, i, close) {
+    const j = close[i];
+    if (j < 0 || j - i > MAX_LINK || text[j + 1] !== '(') return null;
+    const k = close[j + 1];
+    if (k < 0 || k - j > MAX_LINK) return null;
+    let href = text.slice(j + 2, k);
+    if (href.includes('\n')) return null;
+    href = href.trim();
     const titled = /^(\S+)\s+(".*"|'.*')$/s.exec(href); // [a](url "title"): the title is dropped
     if (titled) href = titled[1];
     if (href.startsWith('<') && href.endsWith('>')) href = href.slice(1, -1);
-    return { label, href, end: k + 1 };
+    return { label: text.slice(i + 1, j), href, end: k + 1 };
   }
 
   // anchor is a link to a safe URL, else its source as text.
@@ -152,12 +172,21 @@
   // --- blocks ---------------------------------------------------------------
 
   const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
-  const HEADING = /^ {0,3}(#{1,6})(?:\s+(.*?))?\s*#*\s*$/;
+  // No pattern here backtracks more than linearly on a long line.
+  const HEADING = /^ {0,3}(#{1,6})(?:\s|$)/;
   const RULE = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
   const ITEM = /^( *)([-*+]|\d{1,9}[.)])\s+(.*)$/;
   const QUOTE = /^ {0,3}> ?(.*)$/;
   const blank = (l) => /^\s*$/.test(l);
   const indent = (l) => l.match(/^ */)[0].length;
+
+  // headingText is a heading's text without the closing #s ("# a #").
+  function headingText(rest) {
+    const t = rest.trim();
+    let k = t.length;
+    while (k > 0 && t[k - 1] === '#') k--;
+    return k === 0 || /\s/.test(t[k - 1]) ? t.slice(0, k).trim() : t;
+  }
 
   // blocks appends the blocks of lines to parent.
   function blocks(parent, lines, depth) {
@@ -182,7 +211,7 @@
       }
       if ((m = HEADING.exec(line))) {
         const h = document.createElement('h' + m[1].length);
-        inline(h, m[2] || '', 0);
+        inline(h, headingText(line.slice(m[0].length)), 0);
         parent.append(h);
         i++;
         continue;
