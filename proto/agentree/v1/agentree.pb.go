@@ -9234,7 +9234,10 @@ type CompressionAnalysis struct {
 	Trigger string `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
 	Summary string `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
 	// The context just before the compaction and just after, by reference
-	// (pass entryId to GetEntryContext) and size.
+	// (pass entryId to GetEntryContext) and size. Before is the entry the
+	// compaction was made under: for an answer (a manual compaction while
+	// the execution waited), GetEntryContext gives the request its call
+	// read, which lacks the answer itself; tokens counts it.
 	ContextBefore *ContextReference `protobuf:"bytes,4,opt,name=context_before,json=contextBefore,proto3" json:"context_before,omitempty"`
 	ContextAfter  *ContextReference `protobuf:"bytes,5,opt,name=context_after,json=contextAfter,proto3" json:"context_after,omitempty"`
 	// tokensBefore - tokensAfter.
