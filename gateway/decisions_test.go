@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +31,8 @@ func decisionTools() []*agentsdk.Tool {
 
 // decisionScript calls echo (thinking first), lookup (which fails) and
 // refund (which waits for approval), then stops. Each call reads 100 +
-// its turn tokens, as the provider counts them.
+// its turn tokens, as the provider counts them. Asked to explain, it
+// says what happened.
 func decisionScript(reqs *requests) *scripted.Provider {
 	call := func(id, name, text string) []agentsdk.ToolCall {
 		return []agentsdk.ToolCall{{ID: id, Name: name, Arguments: []byte(`{"text":"` + text + `"}`)}}
@@ -42,6 +44,9 @@ func decisionScript(reqs *requests) *scripted.Provider {
 		{Text: "Refunded order 4711."},
 	}
 	return scripted.New(func(turn int, req agentsdk.ModelRequest) scripted.Turn {
+		if strings.HasPrefix(req.System, "You explain") {
+			return scripted.Turn{Text: "The agent refunded order 4711 after a failed lookup."}
+		}
 		reqs.add(req)
 		t := turns[min(turn, len(turns)-1)]
 		t.Usage = agentsdk.Usage{Input: int64(100 + turn), Output: 7}

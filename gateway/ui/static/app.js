@@ -722,6 +722,8 @@
         return el('ul', null, calls.map((c) => el('li', { text: c.toolName + ' · ' + c.status + (c.durationMs ? ' · ' + fmtDuration(c.durationMs) : '') })));
       }],
     ];
+    // Panels of other files (debug.js): each gives [name, load] pairs.
+    for (const f of window.agentreePanels || []) panelDefs.push(...f({ el, api, pages, base, fmtCost, fmtTime }));
     const openPanels = [];
     for (const [name, load] of panelDefs) {
       const bodyEl = el('div', { class: 'panel-body' });
