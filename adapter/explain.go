@@ -70,6 +70,15 @@ func (a *Activities) Explain(ctx context.Context, in client.ExplainInput) (Expla
 	if x.Status != entrystore.ExplanationPending {
 		return ExplainResult{Status: x.Status}, nil
 	}
+	if a.deps.Budget != nil {
+		// The organization's daily quota bounds explanations as it
+		// bounds its agents' calls.
+		if err := a.deps.Budget(ctx, x.OrgID); errors.Is(err, agentsdk.ErrBudgetSpent) {
+			return a.failExplanation(ctx, x, err.Error())
+		} else if err != nil {
+			return ExplainResult{}, storeError(fmt.Errorf("explain: budget: %w", err))
+		}
+	}
 	var model agentsdk.ModelRef
 	if err := json.Unmarshal(x.Model, &model); err != nil {
 		return a.failExplanation(ctx, x, "the explanation's model is unreadable")
