@@ -28,7 +28,7 @@ func (s *service) ExplainAgentExecution(ctx context.Context, req *pb.ExplainAgen
 		return nil, err
 	}
 	if s.explainModel.Provider == "" {
-		return nil, invalid("this gateway has no explain model: its operator sets one (gateway option explainModel) for explanations to be made")
+		return nil, invalid("this gateway has no explain model configured, so it cannot explain executions: its operator names one with agentree gateway --explain-model provider/modelId")
 	}
 	if ex.LeafEntryID == "" {
 		return nil, status.Errorf(codes.FailedPrecondition, "execution %q has no conversation to explain yet", ex.ID)

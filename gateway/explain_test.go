@@ -59,6 +59,8 @@ func TestExplainRunIsStoredOnce(t *testing.T) {
 	leaf1 := leafOf()
 	usageBefore := int64Field(t, e.ok(e.keyA, http.MethodGet, path+"/usage", nil)["total"].(map[string]any), "calls")
 
+	spendBefore, err := e.es.SpendOn(context.Background(), e.orgA.ID, time.Now())
+	require.NoError(t, err)
 	x := e.ok(e.keyA, http.MethodPost, path+"/explain", map[string]any{})
 	require.Equal(t, leaf1, x["leafEntryId"])
 	require.Equal(t, true, x["current"])
@@ -100,6 +102,10 @@ func TestExplainRunIsStoredOnce(t *testing.T) {
 		keys[l["key"]] = true
 	}
 	require.True(t, keys["scripted/scripted-explain"], "usage by model: %v", keys)
+	// And in the organization's daily spend, which its quota bounds.
+	spend, err := e.es.SpendOn(context.Background(), e.orgA.ID, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, spendBefore.Tokens+940, spend.Tokens)
 
 	// Bad input.
 	e.fails(e.keyA, http.MethodPost, base+"/00000000-0000-0000-0000-000000000000/explain", map[string]any{}, http.StatusNotFound, "not_found")
@@ -151,5 +157,31 @@ func TestExplainNeedsAModel(t *testing.T) {
 	r := e.fails(e.keyA, http.MethodPost, base+"/"+id+"/explain", map[string]any{}, http.StatusBadRequest, "invalid_argument")
 	require.Contains(t, r.Body["message"], "no explain model")
 	e.fails(e.keyA, http.MethodPost, base+"/00000000-0000-0000-0000-000000000000/explain", map[string]any{}, http.StatusNotFound, "not_found")
+	require.Zero(t, explains.Load())
+}
+
+// TestExplainRespectsTheDailyBudget: once the organization's daily token
+// quota is spent, an explanation fails saying so, and no model is called.
+func TestExplainRespectsTheDailyBudget(t *testing.T) {
+	var explains atomic.Int32
+	var replays requests
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{explainingModel(&explains, &replays)}, tools: []*agentsdk.Tool{echoTool()},
+		gateway: func(o *gateway.Options) { o.ExplainModel = scripted.Model("scripted-explain") }})
+	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
+	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
+		"kind": "react-agent", "userPrompt": "first: echo this", "models": scriptedModel, "tools": []string{"echo"},
+	})
+	id := ex["id"].(string)
+	e.waitStatus(id, "COMPLETED", time.Minute)
+	_, err := e.es.SetQuota(context.Background(), entrystore.Quota{OrgID: e.orgA.ID, TokensPerDay: 1})
+	require.NoError(t, err)
+	e.ok(e.keyA, http.MethodPost, base+"/"+id+"/explain", map[string]any{})
+	var x map[string]any
+	poll(t, time.Minute, func() bool {
+		x = e.ok(e.keyA, http.MethodGet, base+"/"+id+"/explanation", nil)
+		return x["status"] != "pending"
+	}, "the explanation never ended")
+	require.Equal(t, "failed", x["status"])
+	require.Contains(t, x["errorMessage"], "tokensPerDay quota is spent")
 	require.Zero(t, explains.Load())
 }
