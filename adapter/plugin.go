@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
@@ -402,6 +403,7 @@ func (o *Options) register(r Registry, activities bool) {
 	}
 	r.RegisterWorkflowWithOptions(PruneWorkflow, workflow.RegisterOptions{Name: PruneWorkflowName})
 	r.RegisterWorkflowWithOptions(o.heldReader, workflow.RegisterOptions{Name: HeldReaderWorkflow})
+	r.RegisterWorkflowWithOptions(o.explainWorkflow, workflow.RegisterOptions{Name: aclient.ExplainWorkflow})
 	if !activities {
 		return
 	}
@@ -412,6 +414,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.Prune, activity.RegisterOptions{Name: PruneActivityName})
 	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.CompactActivity})
 	r.RegisterActivityWithOptions(o.acts.RunRemoteAgent, activity.RegisterOptions{Name: RemoteAgentActivity})
+	r.RegisterActivityWithOptions(o.acts.Explain, activity.RegisterOptions{Name: ExplainActivity})
 	for name, fn := range o.Activities {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

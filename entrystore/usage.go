@@ -34,7 +34,13 @@ const (
 // SQL function model_call_usage (migration 0017) is the one reading of a
 // call's record: the trigger that keeps each organization's daily spend
 // for its quotas reads calls through it too.
-const modelCalls = `agent_entry e CROSS JOIN LATERAL model_call_usage(e.entry_type, e.content, e.metadata) c`
+// An explanation's call (migration 0027) is recorded on its row, not as
+// an entry (which would move the leaf), and read here as an llm_call
+// entry: Postgres pushes the queries' conditions into both branches, so
+// the entries are still read through the index.
+const modelCalls = `(SELECT org_id, agent_execution_id, created_at, entry_type, role, content, metadata FROM agent_entry
+	UNION ALL SELECT org_id, agent_execution_id, completed_at, 'llm_call', NULL, '{}'::json, llm_call
+	FROM agent_explanation WHERE llm_call IS NOT NULL) e CROSS JOIN LATERAL model_call_usage(e.entry_type, e.content, e.metadata) c`
 
 const isModelCall = `(e.entry_type = 'llm_call' OR (e.entry_type = 'message' AND e.role = 'assistant')) AND c.m IS NOT NULL`
 

@@ -35,23 +35,9 @@ func (s *service) CompactAgentExecution(ctx context.Context, req *pb.CompactAgen
 // GetCompaction is the compaction audit of one compaction entry: its
 // record, and the messages it summarised, read from the path to it.
 func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionRequest) (*pb.CompactionAudit, error) {
-	ex, cs, err := s.conversation(ctx, req.GetOrg(), req.GetExecutionId())
+	ex, cs, e, rec, err := s.compaction(ctx, req.GetOrg(), req.GetExecutionId(), req.GetEntryId())
 	if err != nil {
 		return nil, err
-	}
-	e, err := cs.GetEntry(ctx, ex.OrgID, req.GetEntryId())
-	if err == nil && e.ExecutionID != ex.ID {
-		err = s.onPath(ctx, cs, ex, e)
-	}
-	if err != nil {
-		return nil, s.notFound(err, "entry", req.GetEntryId())
-	}
-	if e.Type != string(agentsdk.EntryCompaction) {
-		return nil, status.Errorf(codes.NotFound, "entry %q is a %s entry, not a compaction", e.ID, e.Type)
-	}
-	var rec agentsdk.CompactionRecord
-	if err := json.Unmarshal(e.Content, &rec); err != nil {
-		return nil, toStatus(s.log, "get compaction", err)
 	}
 	out := &pb.CompactionAudit{
 		EntryId: e.ID, Trigger: rec.Trigger, Summary: rec.Summary, SummaryTokens: int64(rec.SummaryTokens),
@@ -60,25 +46,62 @@ func (s *service) GetCompaction(ctx context.Context, req *pb.GetCompactionReques
 		CompactedTokens: int64(rec.CompactedTokens), CreatedAt: ts(e.CreatedAt),
 		Model: &pb.ModelRef{Provider: rec.Model.Provider, ModelId: rec.Model.ModelID, Endpoint: rec.Model.Endpoint},
 	}
-	// The summarised messages are read a page of the path at a time, from
-	// the first one summarised: never the whole conversation at once.
+	err = s.summarised(ctx, cs, ex, e, rec, func(p entrystore.Entry) {
+		out.CompactedEntries = append(out.CompactedEntries, &pb.CompactedEntry{EntryId: p.ID, Role: p.Role, Tokens: int64(entryTokens(p))})
+	})
+	if err != nil {
+		return nil, toStatus(s.log, "get compaction: path", err)
+	}
+	return out, nil
+}
+
+// compaction finds the compaction entry id of the execution, on its
+// conversation, and reads its record; a 404 for anything else.
+func (s *service) compaction(ctx context.Context, org, executionID, id string) (
+	ex entrystore.Execution, cs conversationStore, e entrystore.Entry, rec agentsdk.CompactionRecord, err error) {
+	ex, cs, err = s.conversation(ctx, org, executionID)
+	if err != nil {
+		return ex, cs, e, rec, err
+	}
+	e, err = cs.GetEntry(ctx, ex.OrgID, id)
+	if err == nil && e.ExecutionID != ex.ID {
+		err = s.onPath(ctx, cs, ex, e)
+	}
+	if err != nil {
+		return ex, cs, e, rec, s.notFound(err, "entry", id)
+	}
+	if e.Type != string(agentsdk.EntryCompaction) {
+		return ex, cs, e, rec, status.Errorf(codes.NotFound, "entry %q is a %s entry, not a compaction", e.ID, e.Type)
+	}
+	if err := json.Unmarshal(e.Content, &rec); err != nil {
+		return ex, cs, e, rec, toStatus(s.log, "get compaction", err)
+	}
+	return ex, cs, e, rec, nil
+}
+
+// summarised calls fn with each message the compaction entry e (record
+// rec) summarised, oldest first. They are read a page of the path at a
+// time, from the first one summarised: never the whole conversation at
+// once.
+func (s *service) summarised(ctx context.Context, cs conversationStore, ex entrystore.Execution, e entrystore.Entry,
+	rec agentsdk.CompactionRecord, fn func(entrystore.Entry)) error {
 	for after := rec.FromDepth - 1; after < rec.FirstKeptDepth-1; {
 		page, more, err := cs.PathPage(ctx, ex.OrgID, e.ExecutionID, e.ID, after, entrystore.MaxPageLimit, s.pageBytes, string(agentsdk.EntryMessage))
 		if err != nil {
-			return nil, toStatus(s.log, "get compaction: path", err)
+			return err
 		}
 		for _, p := range page {
 			if p.Depth >= rec.FirstKeptDepth {
-				return out, nil
+				return nil
 			}
-			out.CompactedEntries = append(out.CompactedEntries, &pb.CompactedEntry{EntryId: p.ID, Role: p.Role, Tokens: int64(entryTokens(p))})
+			fn(p)
 			after = p.Depth
 		}
 		if !more || len(page) == 0 {
-			break
+			return nil
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // entryTokens is a stored entry's size in a model's context.

@@ -36,6 +36,13 @@
 // authenticated caller, a call started and followed through the same
 // service methods and stored stream as an A2A task).
 //
+// The debugger's run analysis (seed 004) is built from the same reads:
+// an execution's decision points (decisions.go), what a compaction may
+// have lost (compression.go, its terms in terms.go) and the explanation
+// of a run (explain.go), whose replay the gateway builds (replay.go) and
+// whose one model call a worker makes, in adapter/client's explain
+// workflow.
+//
 // An execution in persistenceMode local keeps its conversation on the
 // worker that took it; the read endpoints ask that worker, through
 // adapter/client's HeldReader (a Temporal query), and answer as for any

@@ -103,6 +103,11 @@ type Options struct {
 	// windows the token timeline measures against (the workers' table:
 	// give both the same configuration).
 	ContextWindows agentsdk.ContextWindows
+	// ExplainModel is the model that explains executions (POST
+	// …/explain, seed 004 §10), named as a definition names one; a
+	// worker on TaskQueue must serve it. Zero: explanations are refused
+	// (400) for want of one.
+	ExplainModel agentsdk.ModelRef
 	// Signals are the signal names executions accept; default
 	// ["userMessage"]. Another name is a 400.
 	Signals []string

@@ -52,6 +52,7 @@ func Run(ctx context.Context, opts Options) error {
 		maxTotalSteps:  o.MaxTotalSteps,
 		mcpCallTimeout: o.MCPCallTimeout,
 		windows:        o.ContextWindows,
+		explainModel:   o.ExplainModel,
 		keys:           newKeyGuard(o),
 		tarpit:         newTarpit(o.Tarpit, o.TarpitSlots),
 		slots:          newStreamSlots(o.MaxStreamsPerKey, o.MaxStreamsPerOrg),

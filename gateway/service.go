@@ -23,6 +23,7 @@ type executor interface {
 	Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error)
 	Resume(ctx context.Context, req client.ResumeRequest) (entrystore.Execution, error)
 	Fork(ctx context.Context, req client.ForkRequest) (entrystore.Execution, error)
+	Explain(ctx context.Context, in client.ExplainInput) error
 }
 
 // service implements AgentService. Every method authorizes first, so an
@@ -56,6 +57,8 @@ type service struct {
 	maxTotalSteps int
 	// windows extends the table of models' context windows.
 	windows agentsdk.ContextWindows
+	// explainModel is Options.ExplainModel; zero: no explanations.
+	explainModel agentsdk.ModelRef
 	// held reads a worker-held execution's conversation from its worker
 	// (conversation.go); nil: such reads are unavailable.
 	held func(entrystore.Execution) conversationStore

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/gateway"
 )
@@ -90,6 +92,7 @@ type gatewayLimits struct {
 	streamsPerOrg       int
 	tarpit              time.Duration
 	pageBytes           int
+	explainModel        agentsdk.ModelRef
 }
 
 // limitFlags declares the limit flags on fs, for gateway and dev alike.
@@ -107,6 +110,14 @@ func limitFlags(fs *flag.FlagSet) *gatewayLimits {
 	fs.IntVar(&l.streamsPerOrg, "max-streams-per-org", gateway.DefaultMaxStreamsPerOrg, "most event streams open at once per organization (past it: 429)")
 	fs.DurationVar(&l.tarpit, "tarpit", gateway.DefaultTarpit, "how long a 429 to an address past its bucket is held (negative: not held)")
 	fs.IntVar(&l.pageBytes, "page-bytes", gateway.DefaultPageBytes, "byte budget of a page of conversation data (a page ends early, with a nextCursor)")
+	fs.Func("explain-model", "provider/modelId of the model that explains executions (POST …/explain); a worker must serve it (unset: explanations refused)", func(v string) error {
+		p, id, ok := strings.Cut(v, "/")
+		if !ok || p == "" || id == "" {
+			return fmt.Errorf("%q is not provider/modelId", v)
+		}
+		l.explainModel = agentsdk.ModelRef{Provider: p, ModelID: id}
+		return nil
+	})
 	return l
 }
 
@@ -116,5 +127,6 @@ func (l *gatewayLimits) apply(o gateway.Options) gateway.Options {
 	o.AnonRate, o.AnonBurst, o.IdleTimeout, o.MaxConns = l.anonRate, l.anonBurst, l.idleTimeout, l.maxConns
 	o.MaxStreamsPerKey, o.MaxStreamsPerOrg = l.streamsPerKey, l.streamsPerOrg
 	o.Tarpit, o.PageBytes = l.tarpit, l.pageBytes
+	o.ExplainModel = l.explainModel
 	return o
 }

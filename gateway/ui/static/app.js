@@ -704,6 +704,8 @@
         return el('ul', null, calls.map((c) => el('li', { text: c.toolName + ' · ' + c.status + (c.durationMs ? ' · ' + fmtDuration(c.durationMs) : '') })));
       }],
     ];
+    // Panels of other files (debug.js): each gives [name, load] pairs.
+    for (const f of window.agentreePanels || []) panelDefs.push(...f({ el, api, pages, base, fmtCost, fmtTime }));
     const openPanels = [];
     for (const p of ext.panels) panelDefs.push([p.name, () => p.load(view), p]);
     for (const [name, load, p] of panelDefs) {

@@ -22,46 +22,50 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_CreateAgentDefinition_FullMethodName = "/agentree.v1.AgentService/CreateAgentDefinition"
-	AgentService_ListAgentDefinitions_FullMethodName  = "/agentree.v1.AgentService/ListAgentDefinitions"
-	AgentService_GetAgentDefinition_FullMethodName    = "/agentree.v1.AgentService/GetAgentDefinition"
-	AgentService_UpdateAgentDefinition_FullMethodName = "/agentree.v1.AgentService/UpdateAgentDefinition"
-	AgentService_DeleteAgentDefinition_FullMethodName = "/agentree.v1.AgentService/DeleteAgentDefinition"
-	AgentService_CreateAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CreateAgentExecution"
-	AgentService_ListAgentExecutions_FullMethodName   = "/agentree.v1.AgentService/ListAgentExecutions"
-	AgentService_GetAgentExecution_FullMethodName     = "/agentree.v1.AgentService/GetAgentExecution"
-	AgentService_CancelAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CancelAgentExecution"
-	AgentService_ResumeAgentExecution_FullMethodName  = "/agentree.v1.AgentService/ResumeAgentExecution"
-	AgentService_ForkAgentExecution_FullMethodName    = "/agentree.v1.AgentService/ForkAgentExecution"
-	AgentService_ListForks_FullMethodName             = "/agentree.v1.AgentService/ListForks"
-	AgentService_ListChildExecutions_FullMethodName   = "/agentree.v1.AgentService/ListChildExecutions"
-	AgentService_SignalAgentExecution_FullMethodName  = "/agentree.v1.AgentService/SignalAgentExecution"
-	AgentService_StreamAgentExecution_FullMethodName  = "/agentree.v1.AgentService/StreamAgentExecution"
-	AgentService_ListCheckpoints_FullMethodName       = "/agentree.v1.AgentService/ListCheckpoints"
-	AgentService_GetCheckpoint_FullMethodName         = "/agentree.v1.AgentService/GetCheckpoint"
-	AgentService_GetLatestCheckpoint_FullMethodName   = "/agentree.v1.AgentService/GetLatestCheckpoint"
-	AgentService_ListTasks_FullMethodName             = "/agentree.v1.AgentService/ListTasks"
-	AgentService_ListEntries_FullMethodName           = "/agentree.v1.AgentService/ListEntries"
-	AgentService_GetEntry_FullMethodName              = "/agentree.v1.AgentService/GetEntry"
-	AgentService_ListMessages_FullMethodName          = "/agentree.v1.AgentService/ListMessages"
-	AgentService_ListToolCalls_FullMethodName         = "/agentree.v1.AgentService/ListToolCalls"
-	AgentService_GetToolCall_FullMethodName           = "/agentree.v1.AgentService/GetToolCall"
-	AgentService_DecideToolCall_FullMethodName        = "/agentree.v1.AgentService/DecideToolCall"
-	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
-	AgentService_GetEntryContext_FullMethodName       = "/agentree.v1.AgentService/GetEntryContext"
-	AgentService_GetTokenTimeline_FullMethodName      = "/agentree.v1.AgentService/GetTokenTimeline"
-	AgentService_CompactAgentExecution_FullMethodName = "/agentree.v1.AgentService/CompactAgentExecution"
-	AgentService_GetCompaction_FullMethodName         = "/agentree.v1.AgentService/GetCompaction"
-	AgentService_GetExecutionUsage_FullMethodName     = "/agentree.v1.AgentService/GetExecutionUsage"
-	AgentService_GetOrgUsage_FullMethodName           = "/agentree.v1.AgentService/GetOrgUsage"
-	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
-	AgentService_SetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/SetRetentionPolicy"
-	AgentService_CreateApiKey_FullMethodName          = "/agentree.v1.AgentService/CreateApiKey"
-	AgentService_ListApiKeys_FullMethodName           = "/agentree.v1.AgentService/ListApiKeys"
-	AgentService_RevokeApiKey_FullMethodName          = "/agentree.v1.AgentService/RevokeApiKey"
-	AgentService_ExpireApiKey_FullMethodName          = "/agentree.v1.AgentService/ExpireApiKey"
-	AgentService_GetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/GetOrgQuota"
-	AgentService_SetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/SetOrgQuota"
+	AgentService_CreateAgentDefinition_FullMethodName  = "/agentree.v1.AgentService/CreateAgentDefinition"
+	AgentService_ListAgentDefinitions_FullMethodName   = "/agentree.v1.AgentService/ListAgentDefinitions"
+	AgentService_GetAgentDefinition_FullMethodName     = "/agentree.v1.AgentService/GetAgentDefinition"
+	AgentService_UpdateAgentDefinition_FullMethodName  = "/agentree.v1.AgentService/UpdateAgentDefinition"
+	AgentService_DeleteAgentDefinition_FullMethodName  = "/agentree.v1.AgentService/DeleteAgentDefinition"
+	AgentService_CreateAgentExecution_FullMethodName   = "/agentree.v1.AgentService/CreateAgentExecution"
+	AgentService_ListAgentExecutions_FullMethodName    = "/agentree.v1.AgentService/ListAgentExecutions"
+	AgentService_GetAgentExecution_FullMethodName      = "/agentree.v1.AgentService/GetAgentExecution"
+	AgentService_CancelAgentExecution_FullMethodName   = "/agentree.v1.AgentService/CancelAgentExecution"
+	AgentService_ResumeAgentExecution_FullMethodName   = "/agentree.v1.AgentService/ResumeAgentExecution"
+	AgentService_ForkAgentExecution_FullMethodName     = "/agentree.v1.AgentService/ForkAgentExecution"
+	AgentService_ListForks_FullMethodName              = "/agentree.v1.AgentService/ListForks"
+	AgentService_ListChildExecutions_FullMethodName    = "/agentree.v1.AgentService/ListChildExecutions"
+	AgentService_SignalAgentExecution_FullMethodName   = "/agentree.v1.AgentService/SignalAgentExecution"
+	AgentService_StreamAgentExecution_FullMethodName   = "/agentree.v1.AgentService/StreamAgentExecution"
+	AgentService_ListCheckpoints_FullMethodName        = "/agentree.v1.AgentService/ListCheckpoints"
+	AgentService_GetCheckpoint_FullMethodName          = "/agentree.v1.AgentService/GetCheckpoint"
+	AgentService_GetLatestCheckpoint_FullMethodName    = "/agentree.v1.AgentService/GetLatestCheckpoint"
+	AgentService_ListTasks_FullMethodName              = "/agentree.v1.AgentService/ListTasks"
+	AgentService_ListEntries_FullMethodName            = "/agentree.v1.AgentService/ListEntries"
+	AgentService_GetEntry_FullMethodName               = "/agentree.v1.AgentService/GetEntry"
+	AgentService_ListMessages_FullMethodName           = "/agentree.v1.AgentService/ListMessages"
+	AgentService_ListToolCalls_FullMethodName          = "/agentree.v1.AgentService/ListToolCalls"
+	AgentService_GetToolCall_FullMethodName            = "/agentree.v1.AgentService/GetToolCall"
+	AgentService_DecideToolCall_FullMethodName         = "/agentree.v1.AgentService/DecideToolCall"
+	AgentService_GetCapabilities_FullMethodName        = "/agentree.v1.AgentService/GetCapabilities"
+	AgentService_GetEntryContext_FullMethodName        = "/agentree.v1.AgentService/GetEntryContext"
+	AgentService_GetTokenTimeline_FullMethodName       = "/agentree.v1.AgentService/GetTokenTimeline"
+	AgentService_CompactAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CompactAgentExecution"
+	AgentService_GetCompaction_FullMethodName          = "/agentree.v1.AgentService/GetCompaction"
+	AgentService_GetExecutionUsage_FullMethodName      = "/agentree.v1.AgentService/GetExecutionUsage"
+	AgentService_GetOrgUsage_FullMethodName            = "/agentree.v1.AgentService/GetOrgUsage"
+	AgentService_GetRetentionPolicy_FullMethodName     = "/agentree.v1.AgentService/GetRetentionPolicy"
+	AgentService_SetRetentionPolicy_FullMethodName     = "/agentree.v1.AgentService/SetRetentionPolicy"
+	AgentService_CreateApiKey_FullMethodName           = "/agentree.v1.AgentService/CreateApiKey"
+	AgentService_ListApiKeys_FullMethodName            = "/agentree.v1.AgentService/ListApiKeys"
+	AgentService_RevokeApiKey_FullMethodName           = "/agentree.v1.AgentService/RevokeApiKey"
+	AgentService_ExpireApiKey_FullMethodName           = "/agentree.v1.AgentService/ExpireApiKey"
+	AgentService_GetOrgQuota_FullMethodName            = "/agentree.v1.AgentService/GetOrgQuota"
+	AgentService_SetOrgQuota_FullMethodName            = "/agentree.v1.AgentService/SetOrgQuota"
+	AgentService_ListDecisionPoints_FullMethodName     = "/agentree.v1.AgentService/ListDecisionPoints"
+	AgentService_GetCompressionAnalysis_FullMethodName = "/agentree.v1.AgentService/GetCompressionAnalysis"
+	AgentService_ExplainAgentExecution_FullMethodName  = "/agentree.v1.AgentService/ExplainAgentExecution"
+	AgentService_GetExplanation_FullMethodName         = "/agentree.v1.AgentService/GetExplanation"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -237,6 +241,32 @@ type AgentServiceClient interface {
 	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
 	// removes it.
 	SetOrgQuota(ctx context.Context, in *SetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error)
+	// debugapi: decision points, compression analysis, explanations (issue 41)
+	// ListDecisionPoints lists the choices an execution's model made along
+	// its active path, root first (seed 004 §2): each tool it selected
+	// (with its arguments), each approval a call needed, each sub-agent
+	// spawn and each stop, with the context the model saw (by reference:
+	// the entry to pass to GetEntryContext, and its size), the reasoning it
+	// wrote and the outcome. Filter by `kind` and `toolName`.
+	ListDecisionPoints(ctx context.Context, in *ListDecisionPointsRequest, opts ...grpc.CallOption) (*ListDecisionPointsResponse, error)
+	// GetCompressionAnalysis is what one compaction may have lost (seed 004
+	// §5): the context before and after it (by reference and size), the
+	// tokens it saved and, for each entry it summarised, which of the
+	// entry's distinctive terms (numbers, identifiers, paths, names, rare
+	// words) the summary kept; an entry whose terms are mostly missing is
+	// flagged `possiblyLost`. Deterministic: no model is called.
+	GetCompressionAnalysis(ctx context.Context, in *GetCompressionAnalysisRequest, opts ...grpc.CallOption) (*CompressionAnalysis, error)
+	// ExplainAgentExecution asks the operator's explain model for a
+	// natural-language account of the execution up to its current leaf
+	// (seed 004 §10): what it tried, its key decisions, its mistakes. The
+	// call runs on a worker, durably; its usage counts as the execution's.
+	// An explanation of the same leaf is made once: asking again returns
+	// it (pending or done) without calling the model. A gateway without an
+	// explain model answers 400.
+	ExplainAgentExecution(ctx context.Context, in *ExplainAgentExecutionRequest, opts ...grpc.CallOption) (*Explanation, error)
+	// GetExplanation returns the execution's latest explanation, or the one
+	// of `leafEntryId`.
+	GetExplanation(ctx context.Context, in *GetExplanationRequest, opts ...grpc.CallOption) (*Explanation, error)
 }
 
 type agentServiceClient struct {
@@ -656,6 +686,46 @@ func (c *agentServiceClient) SetOrgQuota(ctx context.Context, in *SetOrgQuotaReq
 	return out, nil
 }
 
+func (c *agentServiceClient) ListDecisionPoints(ctx context.Context, in *ListDecisionPointsRequest, opts ...grpc.CallOption) (*ListDecisionPointsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDecisionPointsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListDecisionPoints_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetCompressionAnalysis(ctx context.Context, in *GetCompressionAnalysisRequest, opts ...grpc.CallOption) (*CompressionAnalysis, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompressionAnalysis)
+	err := c.cc.Invoke(ctx, AgentService_GetCompressionAnalysis_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ExplainAgentExecution(ctx context.Context, in *ExplainAgentExecutionRequest, opts ...grpc.CallOption) (*Explanation, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Explanation)
+	err := c.cc.Invoke(ctx, AgentService_ExplainAgentExecution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetExplanation(ctx context.Context, in *GetExplanationRequest, opts ...grpc.CallOption) (*Explanation, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Explanation)
+	err := c.cc.Invoke(ctx, AgentService_GetExplanation_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -829,6 +899,32 @@ type AgentServiceServer interface {
 	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
 	// removes it.
 	SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error)
+	// debugapi: decision points, compression analysis, explanations (issue 41)
+	// ListDecisionPoints lists the choices an execution's model made along
+	// its active path, root first (seed 004 §2): each tool it selected
+	// (with its arguments), each approval a call needed, each sub-agent
+	// spawn and each stop, with the context the model saw (by reference:
+	// the entry to pass to GetEntryContext, and its size), the reasoning it
+	// wrote and the outcome. Filter by `kind` and `toolName`.
+	ListDecisionPoints(context.Context, *ListDecisionPointsRequest) (*ListDecisionPointsResponse, error)
+	// GetCompressionAnalysis is what one compaction may have lost (seed 004
+	// §5): the context before and after it (by reference and size), the
+	// tokens it saved and, for each entry it summarised, which of the
+	// entry's distinctive terms (numbers, identifiers, paths, names, rare
+	// words) the summary kept; an entry whose terms are mostly missing is
+	// flagged `possiblyLost`. Deterministic: no model is called.
+	GetCompressionAnalysis(context.Context, *GetCompressionAnalysisRequest) (*CompressionAnalysis, error)
+	// ExplainAgentExecution asks the operator's explain model for a
+	// natural-language account of the execution up to its current leaf
+	// (seed 004 §10): what it tried, its key decisions, its mistakes. The
+	// call runs on a worker, durably; its usage counts as the execution's.
+	// An explanation of the same leaf is made once: asking again returns
+	// it (pending or done) without calling the model. A gateway without an
+	// explain model answers 400.
+	ExplainAgentExecution(context.Context, *ExplainAgentExecutionRequest) (*Explanation, error)
+	// GetExplanation returns the execution's latest explanation, or the one
+	// of `leafEntryId`.
+	GetExplanation(context.Context, *GetExplanationRequest) (*Explanation, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -958,6 +1054,18 @@ func (UnimplementedAgentServiceServer) GetOrgQuota(context.Context, *GetOrgQuota
 }
 func (UnimplementedAgentServiceServer) SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetOrgQuota not implemented")
+}
+func (UnimplementedAgentServiceServer) ListDecisionPoints(context.Context, *ListDecisionPointsRequest) (*ListDecisionPointsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDecisionPoints not implemented")
+}
+func (UnimplementedAgentServiceServer) GetCompressionAnalysis(context.Context, *GetCompressionAnalysisRequest) (*CompressionAnalysis, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCompressionAnalysis not implemented")
+}
+func (UnimplementedAgentServiceServer) ExplainAgentExecution(context.Context, *ExplainAgentExecutionRequest) (*Explanation, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExplainAgentExecution not implemented")
+}
+func (UnimplementedAgentServiceServer) GetExplanation(context.Context, *GetExplanationRequest) (*Explanation, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetExplanation not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1693,6 +1801,78 @@ func _AgentService_SetOrgQuota_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ListDecisionPoints_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDecisionPointsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListDecisionPoints(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListDecisionPoints_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListDecisionPoints(ctx, req.(*ListDecisionPointsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetCompressionAnalysis_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCompressionAnalysisRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetCompressionAnalysis(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetCompressionAnalysis_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetCompressionAnalysis(ctx, req.(*GetCompressionAnalysisRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ExplainAgentExecution_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExplainAgentExecutionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ExplainAgentExecution(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ExplainAgentExecution_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ExplainAgentExecution(ctx, req.(*ExplainAgentExecutionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetExplanation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetExplanationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetExplanation(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetExplanation_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetExplanation(ctx, req.(*GetExplanationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1855,6 +2035,22 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetOrgQuota",
 			Handler:    _AgentService_SetOrgQuota_Handler,
+		},
+		{
+			MethodName: "ListDecisionPoints",
+			Handler:    _AgentService_ListDecisionPoints_Handler,
+		},
+		{
+			MethodName: "GetCompressionAnalysis",
+			Handler:    _AgentService_GetCompressionAnalysis_Handler,
+		},
+		{
+			MethodName: "ExplainAgentExecution",
+			Handler:    _AgentService_ExplainAgentExecution_Handler,
+		},
+		{
+			MethodName: "GetExplanation",
+			Handler:    _AgentService_GetExplanation_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
