@@ -90,6 +90,7 @@ type gatewayLimits struct {
 	streamsPerOrg       int
 	tarpit              time.Duration
 	pageBytes           int
+	budget              gateway.BudgetCeiling
 }
 
 // limitFlags declares the limit flags on fs, for gateway and dev alike.
@@ -107,6 +108,8 @@ func limitFlags(fs *flag.FlagSet) *gatewayLimits {
 	fs.IntVar(&l.streamsPerOrg, "max-streams-per-org", gateway.DefaultMaxStreamsPerOrg, "most event streams open at once per organization (past it: 429)")
 	fs.DurationVar(&l.tarpit, "tarpit", gateway.DefaultTarpit, "how long a 429 to an address past its bucket is held (negative: not held)")
 	fs.IntVar(&l.pageBytes, "page-bytes", gateway.DefaultPageBytes, "byte budget of a page of conversation data (a page ends early, with a nextCursor)")
+	fs.Int64Var(&l.budget.MaxTokens, "max-budget-tokens", 0, "ceiling on an execution's budget.maxTokens; an execution that sets none gets it (0: no ceiling)")
+	fs.Float64Var(&l.budget.MaxCostUsd, "max-budget-cost-usd", 0, "ceiling on an execution's budget.maxCostUsd in USD; an execution that sets none gets it (0: no ceiling)")
 	return l
 }
 
@@ -116,5 +119,6 @@ func (l *gatewayLimits) apply(o gateway.Options) gateway.Options {
 	o.AnonRate, o.AnonBurst, o.IdleTimeout, o.MaxConns = l.anonRate, l.anonBurst, l.idleTimeout, l.maxConns
 	o.MaxStreamsPerKey, o.MaxStreamsPerOrg = l.streamsPerKey, l.streamsPerOrg
 	o.Tarpit, o.PageBytes = l.tarpit, l.pageBytes
+	o.BudgetCeiling = l.budget
 	return o
 }

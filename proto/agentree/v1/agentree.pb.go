@@ -204,7 +204,10 @@ type ExecutionConfig struct {
 	// client sends each call's output as a `toolResult` signal, value
 	// `{"toolCallId": …, "output": "…", "isError": false}`; the turn then
 	// goes on. At most 64.
-	ClientTools   []*ClientTool `protobuf:"bytes,17,rep,name=client_tools,json=clientTools,proto3" json:"client_tools,omitempty"`
+	ClientTools []*ClientTool `protobuf:"bytes,17,rep,name=client_tools,json=clientTools,proto3" json:"client_tools,omitempty"`
+	// Caps on the execution's tokens and cost (its children's included),
+	// with a downgrade to a cheaper model before the cap.
+	Budget        *BudgetConfig `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -354,6 +357,13 @@ func (x *ExecutionConfig) GetAgent() *structpb.Value {
 func (x *ExecutionConfig) GetClientTools() []*ClientTool {
 	if x != nil {
 		return x.ClientTools
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetBudget() *BudgetConfig {
+	if x != nil {
+		return x.Budget
 	}
 	return nil
 }
@@ -1370,8 +1380,12 @@ type AgentExecution struct {
 	// conversation is read over this API from its worker, which must be up
 	// (503 `unavailable` while it is not).
 	PersistenceMode string `protobuf:"bytes,27,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The execution's budget: its caps, what it and its children spent,
+	// whether calls now go to the cheaper model. Set by GetAgentExecution
+	// for an execution under any budget.
+	Budget        *BudgetState `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1591,6 +1605,13 @@ func (x *AgentExecution) GetPersistenceMode() string {
 		return x.PersistenceMode
 	}
 	return ""
+}
+
+func (x *AgentExecution) GetBudget() *BudgetState {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
 }
 
 // CreateAgentExecutionRequest starts an execution. Give
@@ -6398,7 +6419,11 @@ type ResumeAgentExecutionRequest struct {
 	MaxSteps int32 `protobuf:"varint,3,opt,name=max_steps,json=maxSteps,proto3" json:"max_steps,omitempty"`
 	// The user message the resume starts with; default "Continue from where
 	// you left off."
-	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// A new budget for the resumed execution (a paused-at-budget one needs
+	// a higher cap to go on); its set fields replace the paused one's. Caps
+	// above the operator's ceiling are refused. Unset keeps the budget.
+	Budget        *BudgetConfig `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6459,6 +6484,13 @@ func (x *ResumeAgentExecutionRequest) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *ResumeAgentExecutionRequest) GetBudget() *BudgetConfig {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
 }
 
 // ListChildExecutionsRequest asks for a page of an execution's children.
@@ -7553,7 +7585,10 @@ type UsageReport struct {
 	// One line per group, sorted by key.
 	Lines []*UsageLine `protobuf:"bytes,1,rep,name=lines,proto3" json:"lines,omitempty"`
 	// The sum of the lines.
-	Total         *UsageLine `protobuf:"bytes,2,opt,name=total,proto3" json:"total,omitempty"`
+	Total *UsageLine `protobuf:"bytes,2,opt,name=total,proto3" json:"total,omitempty"`
+	// An execution's budget state (GET …/usage of one execution); unset for
+	// an organization's usage.
+	Budget        *BudgetState `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7598,6 +7633,13 @@ func (x *UsageReport) GetLines() []*UsageLine {
 func (x *UsageReport) GetTotal() *UsageLine {
 	if x != nil {
 		return x.Total
+	}
+	return nil
+}
+
+func (x *UsageReport) GetBudget() *BudgetState {
+	if x != nil {
+		return x.Budget
 	}
 	return nil
 }
@@ -8692,6 +8734,307 @@ func (x *TimelinePoint) GetCompaction() bool {
 	return false
 }
 
+// BudgetConfig caps an execution's model calls (config.budget). Tokens are
+// input + output; cost is USD, as usage prices it. 0 or unset = no limit.
+// A child's calls count toward its parent's caps, and a parent's cap
+// bounds its children.
+type BudgetConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Once the execution's tokens reach it, its next model call is refused
+	// and it ends PAUSED with stopReason `budget` (resume with a higher one).
+	MaxTokens *int64 `protobuf:"varint,1,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
+	// The same for cost, in USD.
+	MaxCostUsd *float64 `protobuf:"fixed64,2,opt,name=max_cost_usd,json=maxCostUsd,proto3,oneof" json:"max_cost_usd,omitempty"`
+	// The share of a cap, more than 0 and at most 1, from which model calls
+	// go to downgrade_model; 0 = never downgrade.
+	DowngradeAt *float64 `protobuf:"fixed64,3,opt,name=downgrade_at,json=downgradeAt,proto3,oneof" json:"downgrade_at,omitempty"`
+	// The cheaper model; unset = the last of config.models.
+	DowngradeModel *ModelRef `protobuf:"bytes,4,opt,name=downgrade_model,json=downgradeModel,proto3" json:"downgrade_model,omitempty"`
+	// On a definition: caps all its executions together.
+	TotalMaxTokens *int64 `protobuf:"varint,5,opt,name=total_max_tokens,json=totalMaxTokens,proto3,oneof" json:"total_max_tokens,omitempty"`
+	// On a definition: caps all its executions' cost together, in USD.
+	TotalMaxCostUsd *float64 `protobuf:"fixed64,6,opt,name=total_max_cost_usd,json=totalMaxCostUsd,proto3,oneof" json:"total_max_cost_usd,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *BudgetConfig) Reset() {
+	*x = BudgetConfig{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetConfig) ProtoMessage() {}
+
+func (x *BudgetConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetConfig.ProtoReflect.Descriptor instead.
+func (*BudgetConfig) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *BudgetConfig) GetMaxTokens() int64 {
+	if x != nil && x.MaxTokens != nil {
+		return *x.MaxTokens
+	}
+	return 0
+}
+
+func (x *BudgetConfig) GetMaxCostUsd() float64 {
+	if x != nil && x.MaxCostUsd != nil {
+		return *x.MaxCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetConfig) GetDowngradeAt() float64 {
+	if x != nil && x.DowngradeAt != nil {
+		return *x.DowngradeAt
+	}
+	return 0
+}
+
+func (x *BudgetConfig) GetDowngradeModel() *ModelRef {
+	if x != nil {
+		return x.DowngradeModel
+	}
+	return nil
+}
+
+func (x *BudgetConfig) GetTotalMaxTokens() int64 {
+	if x != nil && x.TotalMaxTokens != nil {
+		return *x.TotalMaxTokens
+	}
+	return 0
+}
+
+func (x *BudgetConfig) GetTotalMaxCostUsd() float64 {
+	if x != nil && x.TotalMaxCostUsd != nil {
+		return *x.TotalMaxCostUsd
+	}
+	return 0
+}
+
+// BudgetState is where an execution stands against its budgets.
+type BudgetState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's own caps (config.budget; 0 = none).
+	MaxTokens  int64   `protobuf:"varint,1,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	MaxCostUsd float64 `protobuf:"fixed64,2,opt,name=max_cost_usd,json=maxCostUsd,proto3" json:"max_cost_usd,omitempty"`
+	// What the execution and its descendants spent (a resumed execution's
+	// includes the paused one's).
+	SpentTokens  int64   `protobuf:"varint,3,opt,name=spent_tokens,json=spentTokens,proto3" json:"spent_tokens,omitempty"`
+	SpentCostUsd float64 `protobuf:"fixed64,4,opt,name=spent_cost_usd,json=spentCostUsd,proto3" json:"spent_cost_usd,omitempty"`
+	// The downgrade share, and whether the spend reached it: model calls now
+	// go to downgrade_model.
+	DowngradeAt    float64   `protobuf:"fixed64,5,opt,name=downgrade_at,json=downgradeAt,proto3" json:"downgrade_at,omitempty"`
+	Downgraded     bool      `protobuf:"varint,6,opt,name=downgraded,proto3" json:"downgraded,omitempty"`
+	DowngradeModel *ModelRef `protobuf:"bytes,7,opt,name=downgrade_model,json=downgradeModel,proto3" json:"downgrade_model,omitempty"`
+	// Every budget over the execution's calls, its own first: `execution`,
+	// `parent` (an ancestor's), `definition` (its total), `organization`
+	// (the daily quota).
+	Limits        []*BudgetLimit `protobuf:"bytes,8,rep,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BudgetState) Reset() {
+	*x = BudgetState{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetState) ProtoMessage() {}
+
+func (x *BudgetState) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetState.ProtoReflect.Descriptor instead.
+func (*BudgetState) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *BudgetState) GetMaxTokens() int64 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+func (x *BudgetState) GetMaxCostUsd() float64 {
+	if x != nil {
+		return x.MaxCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetState) GetSpentTokens() int64 {
+	if x != nil {
+		return x.SpentTokens
+	}
+	return 0
+}
+
+func (x *BudgetState) GetSpentCostUsd() float64 {
+	if x != nil {
+		return x.SpentCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetState) GetDowngradeAt() float64 {
+	if x != nil {
+		return x.DowngradeAt
+	}
+	return 0
+}
+
+func (x *BudgetState) GetDowngraded() bool {
+	if x != nil {
+		return x.Downgraded
+	}
+	return false
+}
+
+func (x *BudgetState) GetDowngradeModel() *ModelRef {
+	if x != nil {
+		return x.DowngradeModel
+	}
+	return nil
+}
+
+func (x *BudgetState) GetLimits() []*BudgetLimit {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// BudgetLimit is one budget over an execution's model calls.
+type BudgetLimit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `execution`, `parent`, `definition` or `organization`.
+	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The execution, definition or organization it belongs to.
+	OwnerId      string  `protobuf:"bytes,2,opt,name=owner_id,json=ownerId,proto3" json:"owner_id,omitempty"`
+	MaxTokens    int64   `protobuf:"varint,3,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	MaxCostUsd   float64 `protobuf:"fixed64,4,opt,name=max_cost_usd,json=maxCostUsd,proto3" json:"max_cost_usd,omitempty"`
+	SpentTokens  int64   `protobuf:"varint,5,opt,name=spent_tokens,json=spentTokens,proto3" json:"spent_tokens,omitempty"`
+	SpentCostUsd float64 `protobuf:"fixed64,6,opt,name=spent_cost_usd,json=spentCostUsd,proto3" json:"spent_cost_usd,omitempty"`
+	// Whether a cap is reached: the next model call is refused.
+	Reached       bool `protobuf:"varint,7,opt,name=reached,proto3" json:"reached,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BudgetLimit) Reset() {
+	*x = BudgetLimit{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetLimit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetLimit) ProtoMessage() {}
+
+func (x *BudgetLimit) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetLimit.ProtoReflect.Descriptor instead.
+func (*BudgetLimit) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *BudgetLimit) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *BudgetLimit) GetOwnerId() string {
+	if x != nil {
+		return x.OwnerId
+	}
+	return ""
+}
+
+func (x *BudgetLimit) GetMaxTokens() int64 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+func (x *BudgetLimit) GetMaxCostUsd() float64 {
+	if x != nil {
+		return x.MaxCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetLimit) GetSpentTokens() int64 {
+	if x != nil {
+		return x.SpentTokens
+	}
+	return 0
+}
+
+func (x *BudgetLimit) GetSpentCostUsd() float64 {
+	if x != nil {
+		return x.SpentCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetLimit) GetReached() bool {
+	if x != nil {
+		return x.Reached
+	}
+	return false
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -8703,7 +9046,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\x8c\b\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xc0\b\n" +
 	"\x0fExecutionConfig\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x12-\n" +
 	"\x06models\x18\x02 \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
@@ -8727,7 +9070,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"compaction\x18\x0f \x01(\v2\x1d.agentree.v1.CompactionConfigR\n" +
 	"compaction\x12,\n" +
 	"\x05agent\x18\x10 \x01(\v2\x16.google.protobuf.ValueR\x05agent\x12:\n" +
-	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x1a=\n" +
+	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x122\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x19.agentree.v1.BudgetConfigR\x06budget\x1a=\n" +
 	"\x0fToolPolicyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -8828,7 +9172,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\xb8\b\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\xeb\b\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -8864,7 +9208,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"forkedFrom\x12*\n" +
 	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
 	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\x12)\n" +
-	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceModeJ\x04\b\b\x10\t\"\xb7\x03\n" +
+	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceMode\x121\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x18.agentree.v1.BudgetStateR\x06budgetJ\x04\b\b\x10\t\"\xb7\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -9253,12 +9598,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06models\x18\x03 \x03(\tR\x06models\x12\x1f\n" +
 	"\vtask_queues\x18\x04 \x03(\tR\n" +
-	"taskQueues\"v\n" +
+	"taskQueues\"\xaa\x01\n" +
 	"\x1bResumeAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1b\n" +
 	"\tmax_steps\x18\x03 \x01(\x05R\bmaxSteps\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"s\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x122\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x19.agentree.v1.BudgetConfigR\x06budget\"s\n" +
 	"\x1aListChildExecutionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1b\n" +
@@ -9347,10 +9693,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x11cache_read_tokens\x18\x05 \x01(\x03R\x0fcacheReadTokens\x12,\n" +
 	"\x12cache_write_tokens\x18\x06 \x01(\x03R\x10cacheWriteTokens\x12\x12\n" +
 	"\x04cost\x18\a \x01(\x01R\x04cost\x12\x1a\n" +
-	"\bunpriced\x18\b \x01(\bR\bunpriced\"i\n" +
+	"\bunpriced\x18\b \x01(\bR\bunpriced\"\x9c\x01\n" +
 	"\vUsageReport\x12,\n" +
 	"\x05lines\x18\x01 \x03(\v2\x16.agentree.v1.UsageLineR\x05lines\x12,\n" +
-	"\x05total\x18\x02 \x01(\v2\x16.agentree.v1.UsageLineR\x05total\"O\n" +
+	"\x05total\x18\x02 \x01(\v2\x16.agentree.v1.UsageLineR\x05total\x121\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x18.agentree.v1.BudgetStateR\x06budget\"O\n" +
 	"\x18GetExecutionUsageRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"\x9d\x01\n" +
@@ -9442,7 +9789,44 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\xbb\x1e\n" +
+	"compaction\"\xff\x02\n" +
+	"\fBudgetConfig\x12\"\n" +
+	"\n" +
+	"max_tokens\x18\x01 \x01(\x03H\x00R\tmaxTokens\x88\x01\x01\x12%\n" +
+	"\fmax_cost_usd\x18\x02 \x01(\x01H\x01R\n" +
+	"maxCostUsd\x88\x01\x01\x12&\n" +
+	"\fdowngrade_at\x18\x03 \x01(\x01H\x02R\vdowngradeAt\x88\x01\x01\x12>\n" +
+	"\x0fdowngrade_model\x18\x04 \x01(\v2\x15.agentree.v1.ModelRefR\x0edowngradeModel\x12-\n" +
+	"\x10total_max_tokens\x18\x05 \x01(\x03H\x03R\x0etotalMaxTokens\x88\x01\x01\x120\n" +
+	"\x12total_max_cost_usd\x18\x06 \x01(\x01H\x04R\x0ftotalMaxCostUsd\x88\x01\x01B\r\n" +
+	"\v_max_tokensB\x0f\n" +
+	"\r_max_cost_usdB\x0f\n" +
+	"\r_downgrade_atB\x13\n" +
+	"\x11_total_max_tokensB\x15\n" +
+	"\x13_total_max_cost_usd\"\xcc\x02\n" +
+	"\vBudgetState\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x01 \x01(\x03R\tmaxTokens\x12 \n" +
+	"\fmax_cost_usd\x18\x02 \x01(\x01R\n" +
+	"maxCostUsd\x12!\n" +
+	"\fspent_tokens\x18\x03 \x01(\x03R\vspentTokens\x12$\n" +
+	"\x0espent_cost_usd\x18\x04 \x01(\x01R\fspentCostUsd\x12!\n" +
+	"\fdowngrade_at\x18\x05 \x01(\x01R\vdowngradeAt\x12\x1e\n" +
+	"\n" +
+	"downgraded\x18\x06 \x01(\bR\n" +
+	"downgraded\x12>\n" +
+	"\x0fdowngrade_model\x18\a \x01(\v2\x15.agentree.v1.ModelRefR\x0edowngradeModel\x120\n" +
+	"\x06limits\x18\b \x03(\v2\x18.agentree.v1.BudgetLimitR\x06limits\"\xe2\x01\n" +
+	"\vBudgetLimit\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x19\n" +
+	"\bowner_id\x18\x02 \x01(\tR\aownerId\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x03 \x01(\x03R\tmaxTokens\x12 \n" +
+	"\fmax_cost_usd\x18\x04 \x01(\x01R\n" +
+	"maxCostUsd\x12!\n" +
+	"\fspent_tokens\x18\x05 \x01(\x03R\vspentTokens\x12$\n" +
+	"\x0espent_cost_usd\x18\x06 \x01(\x01R\fspentCostUsd\x12\x18\n" +
+	"\areached\x18\a \x01(\bR\areached2\xbb\x1e\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -9498,7 +9882,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -9602,212 +9986,222 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetTokenTimelineRequest)(nil),       // 99: agentree.v1.GetTokenTimelineRequest
 	(*TokenTimeline)(nil),                 // 100: agentree.v1.TokenTimeline
 	(*TimelinePoint)(nil),                 // 101: agentree.v1.TimelinePoint
-	nil,                                   // 102: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 103: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 104: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 105: google.protobuf.Timestamp
+	(*BudgetConfig)(nil),                  // 102: agentree.v1.BudgetConfig
+	(*BudgetState)(nil),                   // 103: agentree.v1.BudgetState
+	(*BudgetLimit)(nil),                   // 104: agentree.v1.BudgetLimit
+	nil,                                   // 105: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 106: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 107: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 108: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	102, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	105, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	103, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	106, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
-	104, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
-	1,   // 6: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
-	1,   // 7: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	2,   // 8: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	105, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	105, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	6,   // 12: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
-	1,   // 13: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 14: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 16: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	5,   // 17: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,   // 18: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 19: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 21: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	2,   // 22: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	104, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	104, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	105, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	105, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	105, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 30: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 31: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	14,  // 33: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	103, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	105, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	24,  // 36: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	25,  // 37: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	26,  // 38: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	28,  // 39: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	29,  // 40: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	30,  // 41: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	31,  // 42: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	33,  // 43: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	34,  // 44: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	38,  // 45: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	39,  // 46: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	40,  // 47: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	41,  // 48: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	32,  // 49: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	27,  // 50: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	103, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	35,  // 52: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	36,  // 53: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	37,  // 54: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	103, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	103, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	103, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	104, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	104, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	105, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	42,  // 61: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	105, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	105, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 64: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	103, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	104, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	105, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 68: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	103, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	55,  // 70: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	56,  // 71: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	54,  // 72: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	105, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	57,  // 74: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	103, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	103, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	105, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	105, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	61,  // 79: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	105, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	105, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	60,  // 82: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	60,  // 83: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 84: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 85: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 86: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	105, // 87: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 88: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 89: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	104, // 90: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	105, // 91: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 92: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	105, // 93: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	105, // 94: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	105, // 95: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	105, // 96: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 97: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 98: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	105, // 99: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	105, // 100: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 101: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 102: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 103: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	105, // 104: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	105, // 105: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 106: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 107: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	103, // 108: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 109: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 110: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	105, // 111: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	103, // 112: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 113: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 114: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	7,   // 115: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 116: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 117: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 118: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 119: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 120: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 121: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 122: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 123: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 124: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 125: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 126: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 127: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 128: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 129: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 130: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 131: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 132: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 133: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 134: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 135: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 136: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 137: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 138: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 139: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 140: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 141: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 142: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 143: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 144: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 145: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 146: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 147: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 148: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 149: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 150: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 151: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 152: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 153: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 154: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 155: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 156: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 157: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 158: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 159: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 160: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 161: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 162: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 163: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 164: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 165: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 166: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 167: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 168: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 169: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 170: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 171: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 172: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 173: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 174: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 175: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 176: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 177: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 178: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 179: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 180: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 181: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 182: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 183: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 184: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 185: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 186: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 187: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 188: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 189: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 190: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 191: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 192: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 193: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 194: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	155, // [155:195] is the sub-list for method output_type
-	115, // [115:155] is the sub-list for method input_type
-	115, // [115:115] is the sub-list for extension type_name
-	115, // [115:115] is the sub-list for extension extendee
-	0,   // [0:115] is the sub-list for field type_name
+	102, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
+	107, // 6: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	1,   // 7: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
+	1,   // 8: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
+	2,   // 9: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
+	107, // 10: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	108, // 11: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	108, // 12: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	6,   // 13: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
+	1,   // 14: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 15: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	107, // 16: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 17: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	5,   // 18: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 19: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 20: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	107, // 21: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 22: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	2,   // 23: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
+	107, // 24: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	107, // 25: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	107, // 26: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	108, // 27: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	108, // 28: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	108, // 29: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	108, // 30: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	103, // 31: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
+	1,   // 32: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 33: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	107, // 34: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	14,  // 35: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	106, // 36: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	108, // 37: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	24,  // 38: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	25,  // 39: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	26,  // 40: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	28,  // 41: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	29,  // 42: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	30,  // 43: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	31,  // 44: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	33,  // 45: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	34,  // 46: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	38,  // 47: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	39,  // 48: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	40,  // 49: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	41,  // 50: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	32,  // 51: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	27,  // 52: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	106, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	35,  // 54: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	36,  // 55: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	37,  // 56: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	106, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	106, // 58: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	106, // 59: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	107, // 60: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	107, // 61: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	108, // 62: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 63: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	108, // 64: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	108, // 65: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 66: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	106, // 67: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	107, // 68: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	108, // 69: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 70: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	106, // 71: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 72: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 73: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 74: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	108, // 75: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 76: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	106, // 77: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	106, // 78: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	108, // 79: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	108, // 80: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 81: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	108, // 82: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	108, // 83: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	60,  // 84: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	60,  // 85: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 86: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 87: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 88: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	108, // 89: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 90: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 91: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	107, // 92: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	102, // 93: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
+	108, // 94: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	108, // 95: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	108, // 96: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	108, // 97: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	108, // 98: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	108, // 99: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 100: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 101: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	108, // 102: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	108, // 103: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	108, // 104: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 105: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 106: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	103, // 107: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
+	108, // 108: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	108, // 109: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 110: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 111: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	106, // 112: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 113: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 114: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	108, // 115: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	106, // 116: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 117: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 118: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	1,   // 119: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
+	1,   // 120: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
+	104, // 121: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
+	7,   // 122: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 123: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 124: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 125: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 126: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 127: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 128: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 129: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 130: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 131: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 132: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 133: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 134: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 135: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 136: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 137: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 138: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 139: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 140: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 141: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 142: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 143: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 144: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 145: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 146: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 147: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 148: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 149: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 150: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 151: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 152: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 153: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 154: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 155: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 156: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 157: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 158: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 159: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 160: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 161: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	5,   // 162: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 163: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 164: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 165: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 166: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 167: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 168: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 169: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 170: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 171: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 172: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 173: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 174: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 175: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 176: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 177: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 178: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 179: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 180: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 181: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 182: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 183: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 184: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 185: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 186: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 187: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 188: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 189: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 190: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 191: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 192: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 193: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 194: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 195: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 196: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 197: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 198: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 199: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 200: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 201: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	162, // [162:202] is the sub-list for method output_type
+	122, // [122:162] is the sub-list for method input_type
+	122, // [122:122] is the sub-list for extension type_name
+	122, // [122:122] is the sub-list for extension extendee
+	0,   // [0:122] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9836,13 +10230,14 @@ func file_agentree_v1_agentree_proto_init() {
 	}
 	file_agentree_v1_agentree_proto_msgTypes[54].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[92].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[102].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   103,
+			NumMessages:   106,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
