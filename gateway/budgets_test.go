@@ -68,6 +68,23 @@ func TestBudgetDowngradesThenPauses(t *testing.T) {
 	require.Equal(t, model, unquote(t, reqs[1].Field(t, "model")), "35% spent: under downgradeAt")
 	require.Equal(t, cheap, unquote(t, reqs[2].Field(t, "model")), "70% spent: the cheaper model")
 
+	// The stream says so as the call starts.
+	st := e.openStream(t, e.keyA, path+"/stream/consolidated", "")
+	evs := st.until(t, "agent.paused", 30*time.Second)
+	st.close()
+	var said []any
+	for _, ev := range evs {
+		var body map[string]any
+		if ev.Event != "data" || json.Unmarshal([]byte(ev.Data), &body) != nil {
+			continue
+		}
+		if d, _ := body["data"].(map[string]any); d != nil && d["type"] == "model_downgraded" {
+			said = append(said, d["downgrade"])
+		}
+	}
+	require.Equal(t, []any{map[string]any{"model": "anthropic/" + cheap, "from": "anthropic/" + model, "reason": "budget"}}, said,
+		"one model_downgraded data event, for the third call")
+
 	var downgraded []any
 	for _, en := range e.all(path+"/entries?pageSize=500", "entries") {
 		if en["type"] == string(agentsdk.EntryLLMCall) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // Deps are what the steps run with.
@@ -249,6 +250,12 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	parent, req, err := d.prepare(ctx, cfg, in, tools)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
+	}
+	if in.Model != requested {
+		// Said before the call's deltas; a failed publish is not the
+		// call's failure (its record says it too).
+		_ = d.Store.PublishBatch(ctx, in.OrgID, in.ExecutionID, []event.Event{event.Data{AgentExecutionID: in.ExecutionID, TaskExecutionID: in.Key,
+			Data: event.Payload{Type: event.TypeModelDowngraded, Downgrade: &event.Downgrade{Model: in.Model.Key(), From: requested.Key(), Reason: agentsdk.DowngradedBudget}}}})
 	}
 	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID, in.Key, d.Publish)
 	start := d.now()

@@ -3308,8 +3308,9 @@ func (x *DataEvent) GetData() *DataPayload {
 // `thinking_delta` (text), `tool_call_start` (tool_call), `tool_call_delta`
 // (tool_call, delta), `tool_call_end` (tool_call with its arguments) and
 // `terminal` (stream, data) as in seed 000; `tool_result` (tool_call,
-// result), a tool call's outcome after it ran, and `custom` (value), an
-// agent's own value (Context.StreamData), are Agentree's additions.
+// result), a tool call's outcome after it ran, `custom` (value), an
+// agent's own value (Context.StreamData), and `model_downgraded`
+// (downgrade), a call sent to a cheaper model, are Agentree's additions.
 type DataPayload struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The payload's type.
@@ -3327,7 +3328,9 @@ type DataPayload struct {
 	// Command output (terminal).
 	Data string `protobuf:"bytes,7,opt,name=data,proto3" json:"data,omitempty"`
 	// An agent's own value (custom).
-	Value         *structpb.Value `protobuf:"bytes,8,opt,name=value,proto3" json:"value,omitempty"`
+	Value *structpb.Value `protobuf:"bytes,8,opt,name=value,proto3" json:"value,omitempty"`
+	// The cheaper model a call went to (model_downgraded).
+	Downgrade     *StreamDowngrade `protobuf:"bytes,141,opt,name=downgrade,proto3" json:"downgrade,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3414,6 +3417,13 @@ func (x *DataPayload) GetData() string {
 func (x *DataPayload) GetValue() *structpb.Value {
 	if x != nil {
 		return x.Value
+	}
+	return nil
+}
+
+func (x *DataPayload) GetDowngrade() *StreamDowngrade {
+	if x != nil {
+		return x.Downgrade
 	}
 	return nil
 }
@@ -9035,6 +9045,72 @@ func (x *BudgetLimit) GetReached() bool {
 	return false
 }
 
+// StreamDowngrade is a model call sent to a cheaper model than the one
+// the agent asked for (data payload `model_downgraded`, before the call's
+// deltas).
+type StreamDowngrade struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model called, `provider/modelId`.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// The model asked for.
+	From string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	// Why: `budget` (the budget's downgradeAt was reached).
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamDowngrade) Reset() {
+	*x = StreamDowngrade{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamDowngrade) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamDowngrade) ProtoMessage() {}
+
+func (x *StreamDowngrade) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamDowngrade.ProtoReflect.Descriptor instead.
+func (*StreamDowngrade) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *StreamDowngrade) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *StreamDowngrade) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *StreamDowngrade) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -9332,7 +9408,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\tDataEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
 	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12,\n" +
-	"\x04data\x18\x03 \x01(\v2\x18.agentree.v1.DataPayloadR\x04data\"\x97\x02\n" +
+	"\x04data\x18\x03 \x01(\v2\x18.agentree.v1.DataPayloadR\x04data\"\xd4\x02\n" +
 	"\vDataPayload\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x129\n" +
@@ -9341,7 +9417,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06result\x18\x05 \x01(\v2\x1d.agentree.v1.StreamToolResultR\x06result\x12\x16\n" +
 	"\x06stream\x18\x06 \x01(\tR\x06stream\x12\x12\n" +
 	"\x04data\x18\a \x01(\tR\x04data\x12,\n" +
-	"\x05value\x18\b \x01(\v2\x16.google.protobuf.ValueR\x05value\"j\n" +
+	"\x05value\x18\b \x01(\v2\x16.google.protobuf.ValueR\x05value\x12;\n" +
+	"\tdowngrade\x18\x8d\x01 \x01(\v2\x1c.agentree.v1.StreamDowngradeR\tdowngrade\"j\n" +
 	"\x0eStreamToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x124\n" +
@@ -9826,7 +9903,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"maxCostUsd\x12!\n" +
 	"\fspent_tokens\x18\x05 \x01(\x03R\vspentTokens\x12$\n" +
 	"\x0espent_cost_usd\x18\x06 \x01(\x01R\fspentCostUsd\x12\x18\n" +
-	"\areached\x18\a \x01(\bR\areached2\xbb\x1e\n" +
+	"\areached\x18\a \x01(\bR\areached\"S\n" +
+	"\x0fStreamDowngrade\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason2\xbb\x1e\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -9882,7 +9963,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 107)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -9989,50 +10070,51 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*BudgetConfig)(nil),                  // 102: agentree.v1.BudgetConfig
 	(*BudgetState)(nil),                   // 103: agentree.v1.BudgetState
 	(*BudgetLimit)(nil),                   // 104: agentree.v1.BudgetLimit
-	nil,                                   // 105: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 106: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 107: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 108: google.protobuf.Timestamp
+	(*StreamDowngrade)(nil),               // 105: agentree.v1.StreamDowngrade
+	nil,                                   // 106: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 107: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 108: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 109: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	105, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	106, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	106, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	107, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
 	102, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
-	107, // 6: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	108, // 6: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 7: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 8: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 9: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	107, // 10: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	108, // 11: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	108, // 12: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	108, // 10: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	109, // 11: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	109, // 12: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	6,   // 13: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
 	1,   // 14: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 15: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	107, // 16: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	108, // 16: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 17: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	5,   // 18: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 19: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 20: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	107, // 21: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	108, // 21: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 22: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	2,   // 23: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	107, // 24: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	107, // 25: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	107, // 26: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	108, // 27: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	108, // 28: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	108, // 29: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	108, // 30: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	108, // 24: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	108, // 25: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	108, // 26: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	109, // 27: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	109, // 28: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	109, // 29: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	109, // 30: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	103, // 31: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
 	1,   // 32: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 33: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	107, // 34: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	108, // 34: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	14,  // 35: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	106, // 36: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	108, // 37: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	107, // 36: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	109, // 37: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	24,  // 38: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	25,  // 39: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	26,  // 40: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -10048,160 +10130,161 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	41,  // 50: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	32,  // 51: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	27,  // 52: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	106, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	107, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	35,  // 54: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	36,  // 55: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	37,  // 56: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	106, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	106, // 58: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	106, // 59: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	107, // 60: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	107, // 61: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	108, // 62: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	42,  // 63: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	108, // 64: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	108, // 65: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 66: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	106, // 67: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	107, // 68: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	108, // 69: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 70: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	106, // 71: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	55,  // 72: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	56,  // 73: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	54,  // 74: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	108, // 75: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	57,  // 76: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	106, // 77: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	106, // 78: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	108, // 79: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	108, // 80: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	61,  // 81: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	108, // 82: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	108, // 83: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	60,  // 84: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	60,  // 85: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 86: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 87: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 88: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	108, // 89: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 90: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 91: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	107, // 92: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	102, // 93: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
-	108, // 94: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	108, // 95: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	108, // 96: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	108, // 97: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	108, // 98: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	108, // 99: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 100: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 101: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	108, // 102: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	108, // 103: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	108, // 104: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 105: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 106: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	103, // 107: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
-	108, // 108: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	108, // 109: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 110: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 111: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	106, // 112: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 113: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 114: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	108, // 115: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	106, // 116: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 117: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 118: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	1,   // 119: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
-	1,   // 120: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
-	104, // 121: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
-	7,   // 122: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 123: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 124: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 125: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 126: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 127: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 128: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 129: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 130: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 131: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 132: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 133: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 134: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 135: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 136: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 137: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 138: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 139: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 140: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 141: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 142: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 143: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 144: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 145: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 146: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 147: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 148: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 149: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 150: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 151: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 152: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 153: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 154: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 155: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 156: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 157: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 158: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 159: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 160: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 161: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 162: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 163: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 164: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 165: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 166: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 167: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 168: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 169: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 170: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 171: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 172: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 173: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 174: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 175: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 176: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 177: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 178: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 179: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 180: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 181: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 182: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 183: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 184: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 185: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 186: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 187: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 188: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 189: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 190: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 191: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 192: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 193: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 194: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 195: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 196: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 197: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 198: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 199: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 200: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 201: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	162, // [162:202] is the sub-list for method output_type
-	122, // [122:162] is the sub-list for method input_type
-	122, // [122:122] is the sub-list for extension type_name
-	122, // [122:122] is the sub-list for extension extendee
-	0,   // [0:122] is the sub-list for field type_name
+	107, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	105, // 58: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
+	107, // 59: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	107, // 60: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	108, // 61: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	108, // 62: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	109, // 63: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 64: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	109, // 65: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	109, // 66: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 67: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	107, // 68: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	108, // 69: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	109, // 70: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 71: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	107, // 72: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 73: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 74: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 75: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	109, // 76: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 77: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	107, // 78: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	107, // 79: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	109, // 80: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	109, // 81: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 82: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	109, // 83: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	109, // 84: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	60,  // 85: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	60,  // 86: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 87: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 88: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 89: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	109, // 90: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 91: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 92: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	108, // 93: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	102, // 94: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
+	109, // 95: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	109, // 96: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	109, // 97: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	109, // 98: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	109, // 99: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	109, // 100: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 101: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 102: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	109, // 103: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	109, // 104: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	109, // 105: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 106: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 107: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	103, // 108: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
+	109, // 109: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	109, // 110: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 111: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 112: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	107, // 113: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 114: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 115: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	109, // 116: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	107, // 117: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 118: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 119: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	1,   // 120: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
+	1,   // 121: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
+	104, // 122: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
+	7,   // 123: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 124: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 125: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 126: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 127: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 128: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 129: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 130: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 131: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 132: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 133: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 134: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 135: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 136: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 137: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 138: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 139: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 140: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 141: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 142: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 143: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 144: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 145: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 146: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 147: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 148: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 149: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 150: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 151: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 152: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 153: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 154: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 155: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 156: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 157: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 158: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 159: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 160: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 161: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 162: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	5,   // 163: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 164: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 165: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 166: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 167: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 168: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 169: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 170: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 171: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 172: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 173: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 174: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 175: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 176: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 177: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 178: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 179: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 180: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 181: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 182: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 183: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 184: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 185: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 186: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 187: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 188: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 189: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 190: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 191: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 192: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 193: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 194: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 195: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 196: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 197: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 198: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 199: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 200: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 201: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 202: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	163, // [163:203] is the sub-list for method output_type
+	123, // [123:163] is the sub-list for method input_type
+	123, // [123:123] is the sub-list for extension type_name
+	123, // [123:123] is the sub-list for extension extendee
+	0,   // [0:123] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -10237,7 +10320,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   106,
+			NumMessages:   107,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
