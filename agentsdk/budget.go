@@ -11,7 +11,8 @@ import (
 // the execution's (or an ancestor's) Budget, or its definition's total. An
 // agent returns it from RunSegment as it got it (the built-in agents do):
 // the runtime then ends the execution PAUSED with StopBudget, its
-// conversation kept, and a resume continues it once the quota allows.
+// conversation kept, and a resume continues it once the budget allows
+// (a quota reset or raised, a cap raised on the resume).
 var ErrBudgetSpent = errors.New("the budget is spent")
 
 // StopBudget is the stop reason of an execution paused by ErrBudgetSpent.
