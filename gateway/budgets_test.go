@@ -174,8 +174,9 @@ func TestChildrenRollUpIntoTheParentBudget(t *testing.T) {
 }
 
 // TestBudgetRefusesBadInput: negative caps, downgradeAt outside (0, 1], a
-// downgradeModel without its ID and caps above the operator's ceiling are
-// 400s naming the field, on a create, a definition and a fork alike.
+// downgradeModel without its ID or that no worker serves, and caps above
+// the operator's ceiling are 400s naming the field, on a create and a
+// definition alike.
 func TestBudgetRefusesBadInput(t *testing.T) {
 	e := newEnv(t, envOptions{providers: []agentsdk.Provider{stepper(0)}, tools: []*agentsdk.Tool{echoTool()},
 		gateway: func(o *gateway.Options) { o.BudgetCeiling = budgetCeiling }})
@@ -195,6 +196,7 @@ func TestBudgetRefusesBadInput(t *testing.T) {
 		{map[string]any{"downgradeAt": -0.2}, "budget.downgradeAt must be a share of the cap"},
 		{map[string]any{"downgradeModel": map[string]any{"provider": "anthropic"}}, "budget.downgradeModel needs provider and modelId"},
 		{map[string]any{"maxTokens": 5001}, "over the operator's ceiling of 5000"},
+		{map[string]any{"downgradeModel": map[string]any{"provider": "nowhere", "modelId": "cheap"}}, `budget.downgradeModel provider "nowhere" model "cheap": no live worker`},
 		{map[string]any{"maxCostUsd": 10.5}, "over the operator's ceiling of 10 USD"},
 	} {
 		r := e.fails(e.keyA, http.MethodPost, org+"/agent-executions", create(c.budget), http.StatusBadRequest, "invalid_argument")
