@@ -13,30 +13,35 @@ import (
 	"github.com/agentree/agentree/internal/engine"
 )
 
-// ErrTypeBudget: a model call refused because the organization spent a
-// daily quota (agentsdk.ErrBudgetSpent); never retried, never a fallback:
-// the execution pauses with stop reason "budget".
+// ErrTypeBudget: a model call refused because a budget over it is spent
+// (agentsdk.ErrBudgetSpent): the organization's daily quota, the
+// execution's or an ancestor's config.budget, or its definition's total.
+// Never retried, never a fallback: the execution pauses with stop reason
+// "budget".
 const ErrTypeBudget = "AgentreeBudgetSpent"
 
-// budgetCheck is step.Deps.Budget over the store: one primary-key read per
-// model call (entrystore.CheckBudget). It fails closed only on real
-// overspend: a store that cannot answer lets the call go (and the call's
-// own store writes then wait for it), since pausing executions for a
-// hiccup would cost more than a few calls past a quota.
-func budgetCheck(es *entrystore.Store, now func() time.Time) func(ctx context.Context, orgID string) error {
-	return func(ctx context.Context, orgID string) error {
-		err := es.CheckBudget(ctx, orgID, now())
-		var qe *entrystore.QuotaError
-		switch {
-		case err == nil:
-			return nil
-		case errors.As(err, &qe):
-			return &agentsdk.BudgetError{Reason: qe.Error()}
+// budgetCheck is step.Deps.Budget over the store: one query per model call
+// (entrystore.Budgets) reads every budget over the call and what was spent
+// of it; the first one reached refuses the call, else the largest share
+// spent is what the execution's downgradeAt is compared with. It fails
+// closed only on real overspend: a store that cannot answer lets the call
+// go at the model asked for (and the call's own store writes then wait
+// for it), since pausing executions for a hiccup would cost more than a
+// few calls past a budget.
+func budgetCheck(es *entrystore.Store, now func() time.Time) func(ctx context.Context, orgID, executionID string) (float64, error) {
+	return func(ctx context.Context, orgID, executionID string) (float64, error) {
+		lines, err := es.Budgets(ctx, orgID, executionID, now())
+		if err != nil {
+			if activity.IsActivity(ctx) {
+				activity.GetLogger(ctx).Warn("budget check failed; the model call goes ahead", "org", orgID, "execution", executionID, "error", err)
+			}
+			return 0, nil
 		}
-		if activity.IsActivity(ctx) {
-			activity.GetLogger(ctx).Warn("quota check failed; the model call goes ahead", "org", orgID, "error", err)
+		share, err := entrystore.Judge(lines)
+		if err != nil {
+			return share, &agentsdk.BudgetError{Reason: err.Error()}
 		}
-		return nil
+		return share, nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -24,7 +25,13 @@ func TestBudgetCheckFailsClosedOnlyOnOverspend(t *testing.T) {
 	org, err := es.CreateOrg(ctx, "budget", "Budget")
 	require.NoError(t, err)
 	now := time.Now()
-	check := budgetCheck(es, func() time.Time { return now })
+	budget := budgetCheck(es, func() time.Time { return now })
+	// No execution of that ID: only the organization's quota is over it.
+	exID := uuid.NewString()
+	check := func(ctx context.Context, orgID string) error {
+		_, err := budget(ctx, orgID, exID)
+		return err
+	}
 	require.NoError(t, check(ctx, org.ID), "no quota")
 	_, err = es.SetQuota(ctx, entrystore.Quota{OrgID: org.ID, CostPerDay: 0.01, TokensPerDay: 1000})
 	require.NoError(t, err)
@@ -51,5 +58,7 @@ func TestBudgetCheckFailsClosedOnlyOnOverspend(t *testing.T) {
 	t.Cleanup(pool.Close)
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	require.NoError(t, budgetCheck(entrystore.New(pool), time.Now)(cctx, org.ID))
+	share, err := budgetCheck(entrystore.New(pool), time.Now)(cctx, org.ID, exID)
+	require.NoError(t, err)
+	require.Zero(t, share, "no downgrade on a guess")
 }

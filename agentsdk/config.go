@@ -71,6 +71,9 @@ type Config struct {
 	// Compaction keeps the context under the model's window; nil = on,
 	// with its defaults.
 	Compaction *Compaction `json:"compaction,omitempty"`
+	// Budget caps the execution's tokens and cost, with a downgrade to a
+	// cheaper model before the cap; nil = no cap but the organization's.
+	Budget *Budget `json:"budget,omitempty"`
 	// Agent is the agent's own configuration.
 	Agent json.RawMessage `json:"agent,omitempty"`
 }
@@ -151,6 +154,7 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 	problems = append(problems, c.boundProblems()...)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	problems = append(problems, c.Compaction.Problems("compaction")...)
+	problems = append(problems, c.Budget.Problems("budget")...)
 	switch c.PersistenceMode {
 	case "", PersistenceRemote, PersistenceWorkerHeld:
 	default:

@@ -36,9 +36,13 @@ const (
 // ErrQuotaExceeded is what a *QuotaError is.
 var ErrQuotaExceeded = errors.New("entrystore: quota exceeded")
 
-// QuotaError says which of an organization's quotas refused a request.
+// QuotaError says which quota or budget refused a request.
 type QuotaError struct {
-	// Quota is QuotaMaxRunning, QuotaTokensPerDay or QuotaCostPerDay.
+	// Scope is whose budget it is (BudgetOrganization, the default, or
+	// another BudgetLine scope) and OwnerID its execution or definition.
+	Scope, OwnerID string
+	// Quota is QuotaMaxRunning, QuotaTokensPerDay or QuotaCostPerDay for
+	// the organization, else the budget's field ("budget.maxTokens").
 	Quota string
 	// Limit and Used are the quota and what was used of it.
 	Limit, Used float64
@@ -48,6 +52,9 @@ type QuotaError struct {
 }
 
 func (e *QuotaError) Error() string {
+	if e.Scope != "" && e.Scope != BudgetOrganization {
+		return budgetMessage(e)
+	}
 	switch e.Quota {
 	case QuotaMaxRunning:
 		return fmt.Sprintf("the organization's %s quota is reached: %s executions have not ended, of %s allowed; wait for one to end or cancel one",
@@ -142,16 +149,11 @@ func (s *Store) CheckBudget(ctx context.Context, orgID string, now time.Time) er
 	return q.spent(sp, now)
 }
 
-// spent is the daily quota sp reached, if any.
+// spent is the daily quota sp reached, if any: the organization's
+// BudgetLine, judged as every budget is.
 func (q Quota) spent(sp Spend, now time.Time) error {
-	reset := DayResets(now)
-	switch {
-	case q.TokensPerDay > 0 && sp.Tokens >= q.TokensPerDay:
-		return &QuotaError{Quota: QuotaTokensPerDay, Limit: float64(q.TokensPerDay), Used: float64(sp.Tokens), ResetAt: reset}
-	case q.CostPerDay > 0 && sp.Cost >= q.CostPerDay:
-		return &QuotaError{Quota: QuotaCostPerDay, Limit: q.CostPerDay, Used: sp.Cost, ResetAt: reset}
-	}
-	return nil
+	return BudgetLine{Scope: BudgetOrganization, MaxTokens: q.TokensPerDay, MaxCost: q.CostPerDay,
+		Tokens: sp.Tokens, Cost: sp.Cost, ResetAt: DayResets(now)}.Reached()
 }
 
 func utcDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }

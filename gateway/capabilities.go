@@ -127,6 +127,10 @@ func offers(rows []entrystore.WorkerCapability, orgID, where, kind string, cfg a
 				i, describeRef(m), where, u.describeModels(), u.providerHint(m.Provider)))
 		}
 	}
+	if m := cfg.Budget; m != nil && m.DowngradeModel != nil && !u.serves(*m.DowngradeModel) {
+		problems = append(problems, fmt.Sprintf("budget.downgradeModel %s: no live worker %s serves it; they offer %s%s",
+			describeRef(*m.DowngradeModel), where, u.describeModels(), u.providerHint(m.DowngradeModel.Provider)))
+	}
 	if len(problems) > 0 {
 		return invalid("%s", strings.Join(problems, "; "))
 	}

@@ -71,7 +71,13 @@ func fromConfig(c *pb.ExecutionConfig) (json.RawMessage, error) {
 	if c == nil {
 		return nil, nil
 	}
-	return protojson.Marshal(c)
+	raw, err := protojson.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	// protojson quotes 64-bit integers (config.budget.maxTokens), which
+	// agentsdk.Config reads as numbers.
+	return int64sAsNumbers(raw, c.ProtoReflect().Descriptor())
 }
 
 // fromStruct is the JSON of a request's free-form object; nil stays nil.

@@ -62,6 +62,13 @@ func (v *validator) definition(ctx context.Context, log *slog.Logger, orgID, id 
 	if err := cfg.Validate(nil, nil); err != nil {
 		return entrystore.Definition{}, invalid("%v", err)
 	}
+	// A definition's caps are checked now, so one above the ceiling is
+	// refused where it is written rather than at every create.
+	if cfg.Budget != nil {
+		if _, err := v.ceiling.apply(cfg.Budget, "config.budget"); err != nil {
+			return entrystore.Definition{}, err
+		}
+	}
 	err = v.live.check(ctx, func(rows []entrystore.WorkerCapability) error {
 		if len(rows) == 0 {
 			return nil

@@ -75,7 +75,11 @@ func (s *service) GetAgentExecution(ctx context.Context, req *pb.GetAgentExecuti
 	if err != nil {
 		return nil, err
 	}
-	return toExecution(ex), nil
+	out := toExecution(ex)
+	if out.Budget, err = s.budgetState(ctx, ex); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (s *service) CancelAgentExecution(ctx context.Context, req *pb.CancelAgentExecutionRequest) (*pb.AgentExecution, error) {

@@ -41,6 +41,9 @@ func (s *service) ForkAgentExecution(ctx context.Context, req *pb.ForkAgentExecu
 		if err := cfg.Validate(nil, nil); err != nil {
 			return nil, invalid("%s", strings.TrimPrefix(err.Error(), "invalid input: "))
 		}
+		if cfg.Budget, err = s.v.ceiling.apply(cfg.Budget, "config.budget"); err != nil {
+			return nil, err
+		}
 		// A fork's tools are checked as a create's: none the operator
 		// forbids the organization.
 		err = s.v.live.check(ctx, func(rows []entrystore.WorkerCapability) error {

@@ -133,6 +133,10 @@ type callRecord struct {
 	Tools          []string            `json:"tools,omitzero"`
 	Purpose        string              `json:"purpose,omitempty"`
 	FirstKeptDepth int                 `json:"firstKeptDepth,omitempty"`
+	// Downgraded ("budget") and DowngradedFrom: the call went to a
+	// cheaper model than the one asked for.
+	Downgraded     string             `json:"downgraded,omitempty"`
+	DowngradedFrom *agentsdk.ModelRef `json:"downgradedFrom,omitempty"`
 }
 
 // callUsage is a call's tokens, named as seed 000 names them.
@@ -162,6 +166,7 @@ func llmCallRecord(m step.LLMCallMeta) json.RawMessage {
 		Cost:      callCost{Input: total - u.OutputCost, Output: u.OutputCost, Total: total},
 		LatencyMs: m.LatencyMs, StopReason: m.StopReason, FallbackReason: m.FallbackReason,
 		Tools: m.Tools, Purpose: m.Purpose, FirstKeptDepth: m.FirstKeptDepth,
+		Downgraded: m.Downgraded, DowngradedFrom: m.DowngradedFrom,
 	})
 	return out
 }

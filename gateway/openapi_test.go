@@ -75,7 +75,8 @@ func TestOpenAPIDescribesEveryStreamEvent(t *testing.T) {
 	args := json.RawMessage(`{"query":"notes"}`)
 	call := &event.ToolCall{ID: "c1", Name: "search_notes", Arguments: args}
 	result := &event.ToolResult{IsError: true, Preview: "p", Truncated: true}
-	payload := event.Payload{Type: "t", Text: "t", ToolCall: call, Delta: "d", Result: result, Stream: "s", Output: "o", Value: args}
+	downgrade := &event.Downgrade{Model: "m", From: "f", Reason: "r"}
+	payload := event.Payload{Type: "t", Text: "t", ToolCall: call, Delta: "d", Result: result, Stream: "s", Output: "o", Value: args, Downgrade: downgrade}
 	pending := event.PendingToolCall{ToolCallID: "c1", ToolName: "bash", Arguments: args, Risk: "high"}
 	samples := map[string]any{ // oneof property -> a value with every field set
 		"agentStarted":    event.Started{AgentExecutionID: "x", Status: "s"},
@@ -110,6 +111,7 @@ func TestOpenAPIDescribesEveryStreamEvent(t *testing.T) {
 	require.Equal(t, fields(payload), props(dataPayload))
 	require.Equal(t, fields(call), props(dataPayload.Properties["tool_call"].Value))
 	require.Equal(t, fields(result), props(dataPayload.Properties["result"].Value))
+	require.Equal(t, fields(downgrade), props(dataPayload.Properties["downgrade"].Value))
 	waiting := streamEvent.Properties["agentWaiting"].Value
 	require.Equal(t, fields(pending), props(waiting.Properties["pendingToolCalls"].Value.Items.Value))
 }

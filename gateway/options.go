@@ -87,6 +87,9 @@ type Options struct {
 	// of a run that has taken them all is refused; default 500
 	// (agentsdk.MaxTotalSteps, seed 001's MaxTotalStepsPerRun).
 	MaxTotalSteps int
+	// BudgetCeiling is the operator's ceiling on executions' budgets; zero:
+	// none (see BudgetCeiling).
+	BudgetCeiling BudgetCeiling
 	// TaskQueue is the workers' task queue; default "agentree"
 	// (entrystore.DefaultQueue).
 	TaskQueue string

@@ -34,6 +34,10 @@ func (s *service) ResumeAgentExecution(ctx context.Context, req *pb.ResumeAgentE
 	if err != nil {
 		return nil, err
 	}
+	budget, err := s.resumeBudget(ctx, ex, req.GetBudget())
+	if err != nil {
+		return nil, err
+	}
 	// A resume while the day's budget is spent would pause again at its
 	// first model call: 429, saying when the budget resets.
 	if ex.Status == entrystore.StatusPaused {
@@ -45,7 +49,7 @@ func (s *service) ResumeAgentExecution(ctx context.Context, req *pb.ResumeAgentE
 	defer cancel()
 	out, err := s.ex.Resume(cctx, aclient.ResumeRequest{
 		OrgID: ex.OrgID, ExecutionID: ex.ID, MaxSteps: int(req.GetMaxSteps()), Message: req.GetMessage(),
-		MaxTotalSteps: s.maxTotalSteps, NewID: effectID(ctx),
+		MaxTotalSteps: s.maxTotalSteps, NewID: effectID(ctx), Budget: budget,
 	})
 	switch {
 	case errors.Is(err, aclient.ErrNotPaused), errors.Is(err, aclient.ErrStepLimit), errors.Is(err, aclient.ErrResumed):

@@ -38,7 +38,12 @@ func lastIsToolResult(req agentsdk.ModelRequest) bool {
 // a child echoes its topic, then answers "answer <topic>"; the parent then
 // sums up what its tool result says.
 func spawnModel(topics []string, childTool string) *scripted.Provider {
-	return scripted.New(func(_ int, req agentsdk.ModelRequest) scripted.Turn {
+	return scripted.New(spawnTurns(topics, childTool))
+}
+
+// spawnTurns is spawnModel's script, for a test that adds to its turns.
+func spawnTurns(topics []string, childTool string) func(int, agentsdk.ModelRequest) scripted.Turn {
+	return func(_ int, req agentsdk.ModelRequest) scripted.Turn {
 		prompt := firstUserText(req)
 		if prompt == "Research" {
 			if !lastIsToolResult(req) {
@@ -57,7 +62,7 @@ func spawnModel(topics []string, childTool string) *scripted.Provider {
 			return scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "call_" + topic, Name: childTool, Arguments: []byte(`{"text":"` + topic + `"}`)}}}
 		}
 		return scripted.Turn{Text: "answer " + topic}
-	})
+	}
 }
 
 // TestParentSpawnsThreeChildren: spawn_agents starts three child

@@ -23,6 +23,8 @@ type validator struct {
 	live    *liveWorkers
 	queue   string
 	signals []string
+	// ceiling bounds every budget a request sets.
+	ceiling BudgetCeiling
 }
 
 func newValidator(o *Options) *validator {
@@ -30,6 +32,7 @@ func newValidator(o *Options) *validator {
 		live:    &liveWorkers{es: o.Store, ttl: o.CapabilityCacheTTL, namespace: o.Namespace},
 		queue:   o.TaskQueue,
 		signals: o.Signals,
+		ceiling: o.BudgetCeiling,
 	}
 }
 
@@ -83,6 +86,9 @@ func (v *validator) startRequest(ctx context.Context, log *slog.Logger, orgID st
 	}
 	if err := cfg.Validate(nil, nil); err != nil {
 		return client.StartRequest{}, invalid("%v", err)
+	}
+	if cfg.Budget, err = v.ceiling.apply(cfg.Budget, "config.budget"); err != nil {
+		return client.StartRequest{}, err
 	}
 	err = v.live.check(ctx, func(rows []entrystore.WorkerCapability) error { return served(rows, orgID, v.queue, kind, cfg) })
 	if err != nil {

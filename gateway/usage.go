@@ -21,7 +21,11 @@ func (s *service) GetExecutionUsage(ctx context.Context, req *pb.GetExecutionUsa
 	if err != nil {
 		return nil, toStatus(s.log, "execution usage", err)
 	}
-	return toUsage(lines), nil
+	out := toUsage(lines)
+	if out.Budget, err = s.budgetState(ctx, ex); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // GetOrgUsage sums the organization's llm_call entries in [from, to).

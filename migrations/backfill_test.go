@@ -18,25 +18,7 @@ import (
 // newest entry and every entry's step counted down its path.
 func TestLeafAndStepBackfill(t *testing.T) {
 	ctx := context.Background()
-	base := os.Getenv("DATABASE_URL")
-	require.NotEmpty(t, base, "DATABASE_URL is not set: run `make up` and `eval \"$(make -s env)\"`")
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	schema := "t_mig_" + hex.EncodeToString(b)
-	admin(t, base, "CREATE SCHEMA "+schema)
-	t.Cleanup(func() { admin(t, base, "DROP SCHEMA "+schema+" CASCADE") })
-	// The schema goes in as a startup parameter, never a SET: tern runs
-	// RESET ALL before it records a version, which would send the record
-	// to the database's default schema.
-	cfg, err := pgx.ParseConfig(base)
-	require.NoError(t, err)
-	cfg.RuntimeParams["search_path"] = schema
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	require.NoError(t, err)
-	defer conn.Close(context.Background())
-	require.NoError(t, conn.QueryRow(ctx, "SELECT current_schema()").Scan(&b))
-	require.Equal(t, schema, string(b))
-
+	conn := schemaConn(t)
 	require.NoError(t, migrations.ApplyTo(ctx, conn, 3))
 	var org, ex, empty string
 	require.NoError(t, conn.QueryRow(ctx, `INSERT INTO organization (slug, name) VALUES ('o', 'o') RETURNING id::text`).Scan(&org))
@@ -69,6 +51,34 @@ func TestLeafAndStepBackfill(t *testing.T) {
 		require.NoError(t, conn.QueryRow(ctx, `SELECT step FROM agent_entry WHERE id = $1`, id).Scan(&got))
 		require.Equal(t, step, got, "entry %s", id)
 	}
+}
+
+// schemaConn is a connection to a fresh, empty schema of its own, dropped
+// when the test ends: a test migrates it to the version before the one it
+// checks.
+func schemaConn(t *testing.T) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	base := os.Getenv("DATABASE_URL")
+	require.NotEmpty(t, base, "DATABASE_URL is not set: run `make up` and `eval \"$(make -s env)\"`")
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	schema := "t_mig_" + hex.EncodeToString(b)
+	admin(t, base, "CREATE SCHEMA "+schema)
+	t.Cleanup(func() { admin(t, base, "DROP SCHEMA "+schema+" CASCADE") })
+	// The schema goes in as a startup parameter, never a SET: tern runs
+	// RESET ALL before it records a version, which would send the record
+	// to the database's default schema.
+	cfg, err := pgx.ParseConfig(base)
+	require.NoError(t, err)
+	cfg.RuntimeParams["search_path"] = schema
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	var got string
+	require.NoError(t, conn.QueryRow(ctx, "SELECT current_schema()").Scan(&got))
+	require.Equal(t, schema, got)
+	return conn
 }
 
 // admin runs one statement on a connection of its own.

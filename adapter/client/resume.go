@@ -40,6 +40,10 @@ type ResumeRequest struct {
 	// MaxTotalSteps bounds the run's steps across resumes; 0 is
 	// agentsdk.MaxTotalSteps.
 	MaxTotalSteps int
+	// Budget, when set, replaces the paused execution's config.budget
+	// (a raised cap); the resumed execution starts from the paused one's
+	// spend either way.
+	Budget *agentsdk.Budget
 }
 
 // Resume starts a new execution that continues a PAUSED one: the same
@@ -86,6 +90,9 @@ func (c *Client) Resume(ctx context.Context, req ResumeRequest) (entrystore.Exec
 	}
 	if cfg.MaxSteps <= 0 || cfg.MaxSteps > left {
 		cfg.MaxSteps = left
+	}
+	if req.Budget != nil {
+		cfg.Budget = req.Budget
 	}
 	msg := req.Message
 	if msg == "" {

@@ -16,6 +16,9 @@ const (
 	TypeTerminal = "terminal"
 	// TypeCustom: an agent's own value (Context.StreamData) in Value.
 	TypeCustom = "custom"
+	// TypeModelDowngraded: a model call goes to a cheaper model than the
+	// one asked for (Downgrade says which and why), before its deltas.
+	TypeModelDowngraded = "model_downgraded"
 )
 
 // Payload is a data event's payload. Type says which fields are set.
@@ -35,6 +38,16 @@ type Payload struct {
 	Output string `json:"data,omitempty"`
 	// Value is an agent's own value (custom).
 	Value json.RawMessage `json:"value,omitempty"`
+	// Downgrade is the model a call went to instead (model_downgraded).
+	Downgrade *Downgrade `json:"downgrade,omitempty"`
+}
+
+// Downgrade is a model call sent to a cheaper model: Model ("provider/
+// modelId") instead of From, for Reason ("budget").
+type Downgrade struct {
+	Model  string `json:"model"`
+	From   string `json:"from"`
+	Reason string `json:"reason"`
 }
 
 // ToolCall names a tool call.

@@ -93,6 +93,7 @@ type gatewayLimits struct {
 	tarpit              time.Duration
 	pageBytes           int
 	explainModel        agentsdk.ModelRef
+	budget              gateway.BudgetCeiling
 }
 
 // limitFlags declares the limit flags on fs, for gateway and dev alike.
@@ -118,6 +119,8 @@ func limitFlags(fs *flag.FlagSet) *gatewayLimits {
 		l.explainModel = agentsdk.ModelRef{Provider: p, ModelID: id}
 		return nil
 	})
+	fs.Int64Var(&l.budget.MaxTokens, "max-budget-tokens", 0, "ceiling on an execution's budget.maxTokens; an execution that sets none gets it (0: no ceiling)")
+	fs.Float64Var(&l.budget.MaxCostUsd, "max-budget-cost-usd", 0, "ceiling on an execution's budget.maxCostUsd in USD; an execution that sets none gets it (0: no ceiling)")
 	return l
 }
 
@@ -128,5 +131,6 @@ func (l *gatewayLimits) apply(o gateway.Options) gateway.Options {
 	o.MaxStreamsPerKey, o.MaxStreamsPerOrg = l.streamsPerKey, l.streamsPerOrg
 	o.Tarpit, o.PageBytes = l.tarpit, l.pageBytes
 	o.ExplainModel = l.explainModel
+	o.BudgetCeiling = l.budget
 	return o
 }

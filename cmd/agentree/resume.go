@@ -14,13 +14,16 @@ import (
 func resumeCmd() *cobra.Command {
 	var f clientFlags
 	var maxSteps int
+	var maxTokens int64
+	var maxCost float64
 	var detach bool
 	cmd := &cobra.Command{
 		Use:   "resume [flags] EXECUTION_ID [MESSAGE]",
-		Short: "Continue a paused execution (one that spent its step budget or its organization's daily budget)",
+		Short: "Continue a paused execution (one that spent its step budget, its budget or its organization's daily budget)",
 		Long: `Continue a PAUSED execution — one that spent its step budget (config.maxSteps),
-or whose organization spent its daily token or cost quota (stop reason budget;
-resumable once the quota allows, see agentree quota) — as a new execution that carries on the same conversation from where it
+its config.budget (stop reason budget; raise the cap with --max-tokens or
+--max-cost-usd), or whose organization spent its daily token or cost quota
+(resumable once the quota allows, see agentree quota) — as a new execution that carries on the same conversation from where it
 paused, with a fresh budget, and follow it. MESSAGE is its next user message
 (default: continue from where you left off). Only a paused execution can be
 resumed, once; a run's steps across its resumes are capped at 500.`,
@@ -33,6 +36,15 @@ resumed, once; a run's steps across its resumes are capped at 500.`,
 				return err
 			}
 			req := &agentreev1.ResumeAgentExecutionRequest{MaxSteps: int32(maxSteps), Message: strings.Join(args[1:], " ")}
+			if cmd.Flags().Changed("max-tokens") || cmd.Flags().Changed("max-cost-usd") {
+				req.Budget = &agentreev1.BudgetConfig{}
+				if cmd.Flags().Changed("max-tokens") {
+					req.Budget.MaxTokens = &maxTokens
+				}
+				if cmd.Flags().Changed("max-cost-usd") {
+					req.Budget.MaxCostUsd = &maxCost
+				}
+			}
 			ex := &agentreev1.AgentExecution{}
 			if err := c.Do(cmd.Context(), "POST", "/agent-executions/"+url.PathEscape(args[0])+"/resume", req, ex); err != nil {
 				return fmt.Errorf("resume: %w", err)
@@ -48,6 +60,8 @@ resumed, once; a run's steps across its resumes are capped at 500.`,
 	}
 	addClientFlags(cmd, &f)
 	cmd.Flags().IntVar(&maxSteps, "max-steps", 0, "the new session's step budget (0: the paused one's)")
+	cmd.Flags().Int64Var(&maxTokens, "max-tokens", 0, "a raised budget.maxTokens for the resumed execution (its spend carries on)")
+	cmd.Flags().Float64Var(&maxCost, "max-cost-usd", 0, "a raised budget.maxCostUsd, in USD, for the resumed execution")
 	cmd.Flags().BoolVar(&detach, "detach", false, "print the new execution's ID; do not follow")
 	return cmd
 }

@@ -282,7 +282,7 @@ func spawnAnswer(outcomes []ChildOutcome) string {
 		}
 		switch {
 		case c.Status == string(domain.StatusPaused) && c.StopReason == agentsdk.StopBudget:
-			b.WriteString("It paused before answering: " + c.Error + ". It can be resumed once the quota allows.\n")
+			b.WriteString("It paused before answering: " + c.Error + ". It can be resumed once its budget allows.\n")
 		case c.Status == string(domain.StatusPaused):
 			b.WriteString("It spent its step budget before answering; it can be resumed.\n")
 		case c.Error != "":

@@ -19,5 +19,5 @@ func TestSpawnAnswerSaysWhyAChildPaused(t *testing.T) {
 			Error: "the organization's tokensPerDay quota is spent"},
 	})
 	require.Contains(t, text, "## steps (PAUSED, execution c1)\nIt spent its step budget before answering")
-	require.Contains(t, text, "## budget (PAUSED, execution c2)\nIt paused before answering: the organization's tokensPerDay quota is spent. It can be resumed once the quota allows.")
+	require.Contains(t, text, "## budget (PAUSED, execution c2)\nIt paused before answering: the organization's tokensPerDay quota is spent. It can be resumed once its budget allows.")
 }

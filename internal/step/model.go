@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 )
 
 // Deps are what the steps run with.
@@ -43,11 +44,14 @@ type Deps struct {
 	// Cache); nil reads both whole on every call.
 	Cache *Cache
 	// Budget, when set, is asked before every model call whether the
-	// organization may spend more today; an error wrapping
-	// agentsdk.ErrBudgetSpent refuses the call (the execution pauses).
+	// budgets over it (the organization's daily quota, the execution's
+	// and its ancestors' config.budget, its definition's total) allow it:
+	// an error wrapping agentsdk.ErrBudgetSpent refuses the call (the
+	// execution pauses); otherwise share is the largest share of a cap
+	// spent, which the execution's budget.downgradeAt is compared with.
 	// A retry that finds its answer written is not asked: it spends
 	// nothing. nil allows every call.
-	Budget func(ctx context.Context, orgID string) error
+	Budget func(ctx context.Context, orgID, executionID string) (share float64, err error)
 	// ActivityTools runs every tool call as an activity from its first
 	// attempt, as if each tool were LongRunning (see markLocal).
 	ActivityTools bool
@@ -140,6 +144,11 @@ type LLMCallMeta struct {
 	// FirstKeptDepth on its path; "" for a call that answered.
 	Purpose        string `json:"purpose,omitempty"`
 	FirstKeptDepth int    `json:"firstKeptDepth,omitempty"`
+	// Downgraded is why the call went to a cheaper model than the one the
+	// agent asked for, DowngradedFrom: "budget" (agentsdk.Budget's
+	// downgradeAt was reached).
+	Downgraded     string             `json:"downgraded,omitempty"`
+	DowngradedFrom *agentsdk.ModelRef `json:"downgradedFrom,omitempty"`
 }
 
 // CallOf is the record of the model call entry e holds: an llm_call
@@ -220,16 +229,15 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	} else if !errors.Is(err, agentsdk.ErrNotFound) {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: find %s: %w", in.Key, err)
 	}
-	if d.Budget != nil {
-		if err := d.Budget(ctx, in.OrgID); err != nil {
-			return agentsdk.ModelResult{}, fmt.Errorf("step: model call: %w", err)
-		}
-	}
 	cfg, err := d.config(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: config: %w", err)
 	}
 	cfg = cfg.WithDefaults()
+	requested := in.Model
+	if in.Model, err = d.budgeted(ctx, cfg, in); err != nil {
+		return agentsdk.ModelResult{}, err
+	}
 	provider, err := d.Endpoints.Resolve(in.Model)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
@@ -242,6 +250,12 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	parent, req, err := d.prepare(ctx, cfg, in, tools)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
+	}
+	if in.Model != requested {
+		// Said before the call's deltas; a failed publish is not the
+		// call's failure (its record says it too).
+		_ = d.Store.PublishBatch(ctx, in.OrgID, in.ExecutionID, []event.Event{event.Data{AgentExecutionID: in.ExecutionID, TaskExecutionID: in.Key,
+			Data: event.Payload{Type: event.TypeModelDowngraded, Downgrade: &event.Downgrade{Model: in.Model.Key(), From: requested.Key(), Reason: agentsdk.DowngradedBudget}}}})
 	}
 	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID, in.Key, d.Publish)
 	start := d.now()
@@ -269,6 +283,9 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	}
 	// The call's record goes with its answer: one entry, one row.
 	call := LLMCallMeta{LatencyMs: d.now().Sub(start).Milliseconds(), FallbackReason: in.FallbackReason}
+	if in.Model != requested {
+		call.Downgraded, call.DowngradedFrom = agentsdk.DowngradedBudget, &requested
+	}
 	if !slices.Equal(offered, cfg.OfferedTools()) {
 		call.Tools = offered // never nil: nil stands for the configuration's
 	}
@@ -296,6 +313,23 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	res.FallbackReason = in.FallbackReason
 	d.markLocal(&res)
 	return res, nil
+}
+
+// budgeted asks d.Budget whether in may be called and returns the model
+// to call: in.Model, or the execution's budget's cheaper model once the
+// spent share reached its downgradeAt.
+func (d Deps) budgeted(ctx context.Context, cfg agentsdk.Config, in ModelInput) (agentsdk.ModelRef, error) {
+	if d.Budget == nil {
+		return in.Model, nil
+	}
+	share, err := d.Budget(ctx, in.OrgID, in.ExecutionID)
+	if err != nil {
+		return in.Model, fmt.Errorf("step: model call: %w", err)
+	}
+	if to, ok := cfg.Budget.Downgrade(cfg.Models, share); ok {
+		return to, nil
+	}
+	return in.Model, nil
 }
 
 // modelError makes whatever a provider failed with a model error, so it

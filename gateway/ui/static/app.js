@@ -685,12 +685,13 @@
       ['Usage and cost', async () => {
         const u = await api('GET', base + '/usage');
         const lines = u.lines || [];
-        if (!lines.length) return el('p', { class: 'muted', text: 'No model calls yet.' });
-        return el('table', { 'aria-label': 'Usage per model' },
+        const budget = window.agentreeBudgetPanel ? window.agentreeBudgetPanel(u.budget) : null; // budget.js
+        if (!lines.length) return el('div', null, el('p', { class: 'muted', text: 'No model calls yet.' }), budget);
+        return el('div', null, el('table', { 'aria-label': 'Usage per model' },
           el('thead', null, el('tr', null, ['Model', 'Calls', 'In', 'Out', 'Cost'].map((h) => el('th', { scope: 'col', text: h })))),
           el('tbody', null, lines.concat(lines.length > 1 ? [Object.assign({ key: 'total' }, u.total)] : []).map((l) => el('tr', null,
             el('td', { text: l.key }), el('td', { text: String(l.calls || 0) }), el('td', { text: String(l.inputTokens || 0) }),
-            el('td', { text: String(l.outputTokens || 0) }), el('td', { text: fmtCost(l.cost) })))));
+            el('td', { text: String(l.outputTokens || 0) }), el('td', { text: fmtCost(l.cost) }))))), budget);
       }],
       ['Checkpoints', async () => {
         const page = await api('GET', base + '/checkpoints?pageSize=50');
