@@ -196,14 +196,16 @@ func requestOf(cfg agentsdk.Config, model agentsdk.ModelRef, v View, tools []age
 	if err != nil {
 		return agentsdk.ModelRequest{}, err
 	}
+	budget, byDefault := cfg.Thinking()
 	return agentsdk.ModelRequest{
-		Model:          model,
-		System:         cfg.SystemPrompt,
-		Messages:       msgs,
-		Tools:          tools,
-		MaxTokens:      cfg.MaxTokens,
-		Temperature:    cfg.Temperature,
-		ThinkingBudget: cfg.ThinkingBudget,
+		Model:             model,
+		System:            cfg.SystemPrompt,
+		Messages:          msgs,
+		Tools:             tools,
+		MaxTokens:         cfg.MaxTokens,
+		Temperature:       cfg.Temperature,
+		ThinkingBudget:    budget,
+		ThinkingByDefault: byDefault,
 	}, nil
 }
 
