@@ -109,6 +109,10 @@ type Operator struct {
 	// Orgs are the organizations configured apart, by ID; one not in it
 	// gets every tool under Policy.
 	Orgs map[string]OrgTools
+	// SafeCommands are bash commands that run without a person's approval
+	// when bash's policy is ask (SafeCommand says how they match); they
+	// never lift a forbid.
+	SafeCommands []string
 }
 
 // Ceiling is the most the operator lets a call of tool name (t: the

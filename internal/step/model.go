@@ -51,6 +51,10 @@ type Deps struct {
 	// ActivityTools runs every tool call as an activity from its first
 	// attempt, as if each tool were LongRunning (see markLocal).
 	ActivityTools bool
+	// StandingApproval, when set, finds a standing approval (per
+	// definition or organization) that covers call, a call whose policy
+	// is ask in the execution: its ID, "" for none. nil: none does.
+	StandingApproval func(ctx context.Context, orgID, executionID string, call agentsdk.ToolCall) (string, error)
 }
 
 // config is the execution's configuration, from the cache if it has it.
@@ -277,7 +281,10 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if in.Model != (agentsdk.ModelRef{Provider: msg.Provider, ModelID: msg.Model}) {
 		call.Model = in.Model
 	}
-	meta := d.answerMeta(in.OrgID, cfg, msg)
+	meta, err := d.answerMeta(ctx, in.OrgID, in.ExecutionID, cfg, msg)
+	if err != nil {
+		return agentsdk.ModelResult{}, err
+	}
 	meta.Call = &call
 	metadata, err := json.Marshal(meta)
 	if err != nil {
@@ -346,7 +353,7 @@ func Ref(e agentsdk.Entry) (agentsdk.EntryRef, error) {
 	ref.Preview = agentsdk.Preview(m.Text())
 	policies := AnswerMetaOf(e)
 	for _, tc := range m.ToolCalls() {
-		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policy(tc.ID),
+		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.waitPolicy(tc.ID),
 			Client: slices.Contains(policies.Client, tc.ID)})
 	}
 	return ref, nil

@@ -1,7 +1,10 @@
 package step
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 
 	"github.com/agentree/agentree/agentsdk"
 )
@@ -19,8 +22,31 @@ type AnswerMeta struct {
 	Risks    map[string]string              `json:"toolRisks,omitempty"`
 	// Client are the IDs of the calls to client tools
 	// (Config.ClientTools): no worker runs them.
-	Client []string     `json:"clientCalls,omitempty"`
-	Call   *LLMCallMeta `json:"llmCall,omitempty"`
+	Client []string `json:"clientCalls,omitempty"`
+	// SafeCalls are calls whose policy is ask that run without waiting:
+	// bash commands on the operator's safe list (Operator.SafeCalls).
+	SafeCalls []string `json:"safeCalls,omitempty"`
+	// Standing are calls whose policy is ask that a standing approval
+	// (per definition or organization) lets run without waiting: the
+	// approval's ID by call ID.
+	Standing map[string]string `json:"standingApprovals,omitempty"`
+	Call     *LLMCallMeta      `json:"llmCall,omitempty"`
+}
+
+// preApproved reports whether call id, whose policy is ask, runs without
+// waiting for a person: the safe list or a standing approval let it.
+func (m AnswerMeta) preApproved(id string) bool {
+	return slices.Contains(m.SafeCalls, id) || m.Standing[id] != ""
+}
+
+// waitPolicy is the policy workflow code sees for call id: ask unless
+// something approved it when the model answered.
+func (m AnswerMeta) waitPolicy(id string) agentsdk.ToolPolicy {
+	p := m.Policy(id)
+	if p == agentsdk.PolicyAsk && m.preApproved(id) {
+		return agentsdk.PolicyAuto
+	}
+	return p
 }
 
 // Policy is the recorded policy of tool call id.
@@ -61,8 +87,9 @@ func (d Deps) offered(org string, cfg agentsdk.Config) []string {
 }
 
 // answerMeta records the policy and risk of each of msg's tool calls that
-// is not auto.
-func (d Deps) answerMeta(org string, cfg agentsdk.Config, msg agentsdk.Message) AnswerMeta {
+// is not auto, and which calls whose policy is ask need not wait: a safe
+// command, or a call a standing approval covers.
+func (d Deps) answerMeta(ctx context.Context, org, executionID string, cfg agentsdk.Config, msg agentsdk.Message) (AnswerMeta, error) {
 	var meta AnswerMeta
 	for _, tc := range msg.ToolCalls() {
 		if _, err := d.Tools.Get(tc.Name); err != nil && cfg.IsClientTool(tc.Name) {
@@ -77,12 +104,30 @@ func (d Deps) answerMeta(org string, cfg agentsdk.Config, msg agentsdk.Message) 
 			meta.Policies, meta.Risks = map[string]agentsdk.ToolPolicy{}, map[string]string{}
 		}
 		meta.Policies[tc.ID] = p
-		if p == agentsdk.PolicyAsk {
-			t, _ := d.Tools.Get(tc.Name)
-			meta.Risks[tc.ID] = agentsdk.RiskOf(t)
+		if p != agentsdk.PolicyAsk {
+			continue
+		}
+		t, _ := d.Tools.Get(tc.Name)
+		meta.Risks[tc.ID] = agentsdk.RiskOf(t)
+		if d.Policy.SafeCall(tc) {
+			meta.SafeCalls = append(meta.SafeCalls, tc.ID)
+			continue
+		}
+		if d.StandingApproval == nil {
+			continue
+		}
+		id, err := d.StandingApproval(ctx, org, executionID, tc)
+		if err != nil {
+			return meta, fmt.Errorf("step: standing approval of %s: %w", tc.ID, err)
+		}
+		if id != "" {
+			if meta.Standing == nil {
+				meta.Standing = map[string]string{}
+			}
+			meta.Standing[tc.ID] = id
 		}
 	}
-	return meta
+	return meta, nil
 }
 
 // markLocal marks the tool calls of res whose first attempt runs as a

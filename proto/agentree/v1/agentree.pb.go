@@ -5563,9 +5563,15 @@ type ToolApproval struct {
 	// When.
 	DecidedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
 	// Whether the tool is approved for the rest of the execution.
-	Always        bool `protobuf:"varint,7,opt,name=always,proto3" json:"always,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Always bool `protobuf:"varint,7,opt,name=always,proto3" json:"always,omitempty"`
+	// The arguments the call ran with when the person who approved it
+	// edited them (the model's own stay in the tool call's input).
+	EditedArguments *structpb.Value `protobuf:"bytes,121,opt,name=edited_arguments,json=editedArguments,proto3" json:"edited_arguments,omitempty"`
+	// The standing approval that let the call run without waiting, when
+	// one did.
+	StandingApprovalId string `protobuf:"bytes,122,opt,name=standing_approval_id,json=standingApprovalId,proto3" json:"standing_approval_id,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ToolApproval) Reset() {
@@ -5647,6 +5653,20 @@ func (x *ToolApproval) GetAlways() bool {
 	return false
 }
 
+func (x *ToolApproval) GetEditedArguments() *structpb.Value {
+	if x != nil {
+		return x.EditedArguments
+	}
+	return nil
+}
+
+func (x *ToolApproval) GetStandingApprovalId() string {
+	if x != nil {
+		return x.StandingApprovalId
+	}
+	return ""
+}
+
 // DecideToolCallRequest approves or rejects a tool call.
 type DecideToolCallRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5662,7 +5682,16 @@ type DecideToolCallRequest struct {
 	// Why; told to the model on a rejection. At most 2000 characters.
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Approve this tool for the rest of the execution (approve only).
-	Always        bool `protobuf:"varint,6,opt,name=always,proto3" json:"always,omitempty"`
+	Always bool `protobuf:"varint,6,opt,name=always,proto3" json:"always,omitempty"`
+	// Run the call with these arguments instead of the model's (approve
+	// only): a JSON object, checked against the tool's JSON Schema. The
+	// model is told they were edited, and to what.
+	Arguments *structpb.Struct `protobuf:"bytes,121,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// How far an approval stands (approve only): `execution` (what always
+	// does), `definition` (every execution of this execution's definition)
+	// or `org` (every execution of the organization). The wider two are
+	// standing approvals (ListStandingApprovals), revocable.
+	Scope         string `protobuf:"bytes,122,opt,name=scope,proto3" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5737,6 +5766,20 @@ func (x *DecideToolCallRequest) GetAlways() bool {
 		return x.Always
 	}
 	return false
+}
+
+func (x *DecideToolCallRequest) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *DecideToolCallRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
 }
 
 // DecideToolCallResponse acknowledges a decision: it is in the inbox and
@@ -8692,6 +8735,380 @@ func (x *TimelinePoint) GetCompaction() bool {
 	return false
 }
 
+// StandingApproval lets calls of a tool run without waiting for a person.
+type StandingApproval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its ID.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The definition it stands for; empty: every execution of the
+	// organization.
+	AgentDefinitionId string `protobuf:"bytes,2,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// The tool's name.
+	ToolName string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// For bash: the commands it covers, as a safe-command pattern ("ls *",
+	// "git status"); empty: every call of the tool.
+	ArgumentPattern string `protobuf:"bytes,4,opt,name=argument_pattern,json=argumentPattern,proto3" json:"argument_pattern,omitempty"`
+	// Who made it: the ID of the API key used.
+	CreatedBy string `protobuf:"bytes,5,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// When.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Who revoked it, and when; empty while it stands.
+	RevokedBy     string                 `protobuf:"bytes,7,opt,name=revoked_by,json=revokedBy,proto3" json:"revoked_by,omitempty"`
+	RevokedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StandingApproval) Reset() {
+	*x = StandingApproval{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StandingApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StandingApproval) ProtoMessage() {}
+
+func (x *StandingApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StandingApproval.ProtoReflect.Descriptor instead.
+func (*StandingApproval) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *StandingApproval) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetArgumentPattern() string {
+	if x != nil {
+		return x.ArgumentPattern
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *StandingApproval) GetRevokedBy() string {
+	if x != nil {
+		return x.RevokedBy
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetRevokedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevokedAt
+	}
+	return nil
+}
+
+// CreateStandingApprovalRequest makes a standing approval.
+type CreateStandingApprovalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The definition it stands for; empty: the whole organization.
+	AgentDefinitionId string `protobuf:"bytes,2,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// The tool's name.
+	ToolName string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// For bash only: the commands it covers, as a safe-command pattern.
+	ArgumentPattern string `protobuf:"bytes,4,opt,name=argument_pattern,json=argumentPattern,proto3" json:"argument_pattern,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CreateStandingApprovalRequest) Reset() {
+	*x = CreateStandingApprovalRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateStandingApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateStandingApprovalRequest) ProtoMessage() {}
+
+func (x *CreateStandingApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateStandingApprovalRequest.ProtoReflect.Descriptor instead.
+func (*CreateStandingApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *CreateStandingApprovalRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateStandingApprovalRequest) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *CreateStandingApprovalRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *CreateStandingApprovalRequest) GetArgumentPattern() string {
+	if x != nil {
+		return x.ArgumentPattern
+	}
+	return ""
+}
+
+// ListStandingApprovalsRequest asks for a page of standing approvals.
+type ListStandingApprovalsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Only those of this definition (not the organization-wide ones).
+	AgentDefinitionId string `protobuf:"bytes,2,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// Revoked ones too.
+	IncludeRevoked bool `protobuf:"varint,3,opt,name=include_revoked,json=includeRevoked,proto3" json:"include_revoked,omitempty"`
+	// At most this many (default 50, at most 500).
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The cursor of a previous page.
+	Cursor        string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStandingApprovalsRequest) Reset() {
+	*x = ListStandingApprovalsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStandingApprovalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStandingApprovalsRequest) ProtoMessage() {}
+
+func (x *ListStandingApprovalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStandingApprovalsRequest.ProtoReflect.Descriptor instead.
+func (*ListStandingApprovalsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *ListStandingApprovalsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListStandingApprovalsRequest) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *ListStandingApprovalsRequest) GetIncludeRevoked() bool {
+	if x != nil {
+		return x.IncludeRevoked
+	}
+	return false
+}
+
+func (x *ListStandingApprovalsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListStandingApprovalsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListStandingApprovalsResponse is a page of standing approvals.
+type ListStandingApprovalsResponse struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	StandingApprovals []*StandingApproval    `protobuf:"bytes,1,rep,name=standing_approvals,json=standingApprovals,proto3" json:"standing_approvals,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStandingApprovalsResponse) Reset() {
+	*x = ListStandingApprovalsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStandingApprovalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStandingApprovalsResponse) ProtoMessage() {}
+
+func (x *ListStandingApprovalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStandingApprovalsResponse.ProtoReflect.Descriptor instead.
+func (*ListStandingApprovalsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *ListStandingApprovalsResponse) GetStandingApprovals() []*StandingApproval {
+	if x != nil {
+		return x.StandingApprovals
+	}
+	return nil
+}
+
+func (x *ListStandingApprovalsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// RevokeStandingApprovalRequest names a standing approval to revoke.
+type RevokeStandingApprovalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The standing approval's ID.
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeStandingApprovalRequest) Reset() {
+	*x = RevokeStandingApprovalRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeStandingApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeStandingApprovalRequest) ProtoMessage() {}
+
+func (x *RevokeStandingApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeStandingApprovalRequest.ProtoReflect.Descriptor instead.
+func (*RevokeStandingApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *RevokeStandingApprovalRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *RevokeStandingApprovalRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -9183,7 +9600,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x16\n" +
 	"\x06policy\x18\x10 \x01(\tR\x06policy\x125\n" +
-	"\bapproval\x18\x11 \x01(\v2\x19.agentree.v1.ToolApprovalR\bapproval\"\x87\x02\n" +
+	"\bapproval\x18\x11 \x01(\v2\x19.agentree.v1.ToolApprovalR\bapproval\"\xfc\x02\n" +
 	"\fToolApproval\x12\x12\n" +
 	"\x04risk\x18\x01 \x01(\tR\x04risk\x12=\n" +
 	"\frequested_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1a\n" +
@@ -9193,7 +9610,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"decided_by\x18\x05 \x01(\tR\tdecidedBy\x129\n" +
 	"\n" +
 	"decided_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n" +
-	"\x06always\x18\a \x01(\bR\x06always\"\xba\x01\n" +
+	"\x06always\x18\a \x01(\bR\x06always\x12A\n" +
+	"\x10edited_arguments\x18y \x01(\v2\x16.google.protobuf.ValueR\x0feditedArguments\x120\n" +
+	"\x14standing_approval_id\x18z \x01(\tR\x12standingApprovalId\"\x87\x02\n" +
 	"\x15DecideToolCallRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12 \n" +
@@ -9201,7 +9620,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"toolCallId\x12\x1a\n" +
 	"\bdecision\x18\x04 \x01(\tR\bdecision\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
-	"\x06always\x18\x06 \x01(\bR\x06always\"i\n" +
+	"\x06always\x18\x06 \x01(\bR\x06always\x125\n" +
+	"\targuments\x18y \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x14\n" +
+	"\x05scope\x18z \x01(\tR\x05scope\"i\n" +
 	"\x16DecideToolCallResponse\x12\x1b\n" +
 	"\tsignal_id\x18\x01 \x01(\tR\bsignalId\x122\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x15.agentree.v1.ToolCallR\btoolCall\"\xb5\x01\n" +
@@ -9442,7 +9863,38 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\xbb\x1e\n" +
+	"compaction\"\xce\x02\n" +
+	"\x10StandingApproval\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
+	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12)\n" +
+	"\x10argument_pattern\x18\x04 \x01(\tR\x0fargumentPattern\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x05 \x01(\tR\tcreatedBy\x129\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1d\n" +
+	"\n" +
+	"revoked_by\x18\a \x01(\tR\trevokedBy\x129\n" +
+	"\n" +
+	"revoked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xa9\x01\n" +
+	"\x1dCreateStandingApprovalRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
+	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12)\n" +
+	"\x10argument_pattern\x18\x04 \x01(\tR\x0fargumentPattern\"\xbe\x01\n" +
+	"\x1cListStandingApprovalsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
+	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12'\n" +
+	"\x0finclude_revoked\x18\x03 \x01(\bR\x0eincludeRevoked\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursor\"\x8e\x01\n" +
+	"\x1dListStandingApprovalsResponse\x12L\n" +
+	"\x12standing_approvals\x18\x01 \x03(\v2\x1d.agentree.v1.StandingApprovalR\x11standingApprovals\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"A\n" +
+	"\x1dRevokeStandingApprovalRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id2\x91!\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -9484,7 +9936,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fRevokeApiKey\x12 .agentree.v1.RevokeApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12O\n" +
 	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12M\n" +
 	"\vGetOrgQuota\x12\x1f.agentree.v1.GetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\x06\xa2\x82\x19\x02\b\x04\x12O\n" +
-	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12m\n" +
+	"\x16CreateStandingApproval\x12*.agentree.v1.CreateStandingApprovalRequest\x1a\x1d.agentree.v1.StandingApproval\"\b\xa2\x82\x19\x04\b\x03\x10\x02\x12v\n" +
+	"\x15ListStandingApprovals\x12).agentree.v1.ListStandingApprovalsRequest\x1a*.agentree.v1.ListStandingApprovalsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12m\n" +
+	"\x16RevokeStandingApproval\x12*.agentree.v1.RevokeStandingApprovalRequest\x1a\x1d.agentree.v1.StandingApproval\"\b\xa2\x82\x19\x04\b\x03\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -9498,7 +9953,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 108)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -9602,48 +10057,53 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetTokenTimelineRequest)(nil),       // 99: agentree.v1.GetTokenTimelineRequest
 	(*TokenTimeline)(nil),                 // 100: agentree.v1.TokenTimeline
 	(*TimelinePoint)(nil),                 // 101: agentree.v1.TimelinePoint
-	nil,                                   // 102: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 103: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 104: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 105: google.protobuf.Timestamp
+	(*StandingApproval)(nil),              // 102: agentree.v1.StandingApproval
+	(*CreateStandingApprovalRequest)(nil), // 103: agentree.v1.CreateStandingApprovalRequest
+	(*ListStandingApprovalsRequest)(nil),  // 104: agentree.v1.ListStandingApprovalsRequest
+	(*ListStandingApprovalsResponse)(nil), // 105: agentree.v1.ListStandingApprovalsResponse
+	(*RevokeStandingApprovalRequest)(nil), // 106: agentree.v1.RevokeStandingApprovalRequest
+	nil,                                   // 107: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 108: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 109: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 110: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	102, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	107, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	103, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	108, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
-	104, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	109, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 6: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 7: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 8: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	105, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	105, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	109, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	110, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	110, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	6,   // 12: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
 	1,   // 13: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 14: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	109, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 16: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	5,   // 17: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 18: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 19: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	109, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 21: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	2,   // 22: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	104, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	104, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	105, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	105, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	105, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	109, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	109, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	109, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	110, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	110, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	110, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 30: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 31: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	109, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	14,  // 33: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	103, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	105, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	108, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	110, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	24,  // 36: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	25,  // 37: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	26,  // 38: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -9659,155 +10119,166 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	41,  // 48: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	32,  // 49: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	27,  // 50: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	103, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	108, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	35,  // 52: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	36,  // 53: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	37,  // 54: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	103, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	103, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	103, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	104, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	104, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	105, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	108, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	108, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	108, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	109, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	109, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	110, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	42,  // 61: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	105, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	105, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	110, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	47,  // 64: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	103, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	104, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	105, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	108, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	109, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	110, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	50,  // 68: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	103, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	108, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	55,  // 70: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	56,  // 71: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	54,  // 72: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	105, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	110, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	57,  // 74: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	103, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	103, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	105, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	105, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	108, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	108, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	110, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	110, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	61,  // 79: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	105, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	105, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	60,  // 82: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	60,  // 83: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 84: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 85: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 86: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	105, // 87: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 88: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 89: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	104, // 90: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	105, // 91: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 92: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	105, // 93: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	105, // 94: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	105, // 95: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	105, // 96: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 97: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 98: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	105, // 99: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	105, // 100: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 101: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 102: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 103: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	105, // 104: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	105, // 105: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 106: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 107: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	103, // 108: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 109: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 110: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	105, // 111: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	103, // 112: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 113: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 114: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	7,   // 115: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 116: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 117: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 118: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 119: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 120: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 121: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 122: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 123: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 124: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 125: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 126: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 127: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 128: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 129: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 130: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 131: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 132: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 133: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 134: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 135: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 136: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 137: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 138: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 139: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 140: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 141: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 142: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 143: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 144: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 145: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 146: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 147: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 148: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 149: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 150: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 151: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 152: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 153: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 154: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 155: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 156: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 157: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 158: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 159: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 160: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 161: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 162: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 163: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 164: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 165: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 166: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 167: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 168: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 169: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 170: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 171: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 172: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 173: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 174: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 175: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 176: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 177: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 178: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 179: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 180: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 181: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 182: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 183: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 184: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 185: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 186: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 187: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 188: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 189: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 190: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 191: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 192: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 193: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 194: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	155, // [155:195] is the sub-list for method output_type
-	115, // [115:155] is the sub-list for method input_type
-	115, // [115:115] is the sub-list for extension type_name
-	115, // [115:115] is the sub-list for extension extendee
-	0,   // [0:115] is the sub-list for field type_name
+	110, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	110, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	108, // 82: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
+	109, // 83: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
+	60,  // 84: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	60,  // 85: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 86: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 87: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 88: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	110, // 89: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 90: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 91: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	109, // 92: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	110, // 93: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 94: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	110, // 95: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	110, // 96: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	110, // 97: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	110, // 98: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 99: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 100: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	110, // 101: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	110, // 102: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 103: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 104: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 105: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	110, // 106: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	110, // 107: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 108: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 109: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	108, // 110: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 111: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 112: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	110, // 113: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	108, // 114: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 115: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 116: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	110, // 117: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	110, // 118: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	102, // 119: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
+	7,   // 120: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 121: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 122: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 123: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 124: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 125: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 126: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 127: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 128: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 129: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 130: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 131: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 132: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 133: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 134: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 135: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 136: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 137: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 138: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 139: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 140: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 141: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 142: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 143: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 144: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 145: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 146: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 147: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 148: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 149: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 150: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 151: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 152: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 153: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 154: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 155: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 156: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 157: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 158: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 159: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	103, // 160: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	104, // 161: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	106, // 162: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	5,   // 163: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 164: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 165: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 166: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 167: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 168: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 169: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 170: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 171: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 172: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 173: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 174: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 175: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 176: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 177: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 178: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 179: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 180: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 181: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 182: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 183: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 184: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 185: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 186: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 187: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 188: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 189: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 190: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 191: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 192: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 193: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 194: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 195: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 196: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 197: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 198: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 199: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 200: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 201: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 202: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	102, // 203: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	105, // 204: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	102, // 205: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	163, // [163:206] is the sub-list for method output_type
+	120, // [120:163] is the sub-list for method input_type
+	120, // [120:120] is the sub-list for extension type_name
+	120, // [120:120] is the sub-list for extension extendee
+	0,   // [0:120] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9842,7 +10313,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   103,
+			NumMessages:   108,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -2423,6 +2423,159 @@ func local_request_AgentService_SetOrgQuota_0(ctx context.Context, marshaler run
 	return msg, metadata, err
 }
 
+func request_AgentService_CreateStandingApproval_0(ctx context.Context, marshaler runtime.Marshaler, client AgentServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq CreateStandingApprovalRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["org"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "org")
+	}
+	protoReq.Org, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "org", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.CreateStandingApproval(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_AgentService_CreateStandingApproval_0(ctx context.Context, marshaler runtime.Marshaler, server AgentServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq CreateStandingApprovalRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["org"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "org")
+	}
+	protoReq.Org, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "org", err)
+	}
+	msg, err := server.CreateStandingApproval(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+var filter_AgentService_ListStandingApprovals_0 = &utilities.DoubleArray{Encoding: map[string]int{"org": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
+func request_AgentService_ListStandingApprovals_0(ctx context.Context, marshaler runtime.Marshaler, client AgentServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListStandingApprovalsRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["org"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "org")
+	}
+	protoReq.Org, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "org", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_AgentService_ListStandingApprovals_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListStandingApprovals(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_AgentService_ListStandingApprovals_0(ctx context.Context, marshaler runtime.Marshaler, server AgentServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListStandingApprovalsRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["org"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "org")
+	}
+	protoReq.Org, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "org", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_AgentService_ListStandingApprovals_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ListStandingApprovals(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+func request_AgentService_RevokeStandingApproval_0(ctx context.Context, marshaler runtime.Marshaler, client AgentServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RevokeStandingApprovalRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["org"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "org")
+	}
+	protoReq.Org, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "org", err)
+	}
+	val, ok = pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.RevokeStandingApproval(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_AgentService_RevokeStandingApproval_0(ctx context.Context, marshaler runtime.Marshaler, server AgentServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RevokeStandingApprovalRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["org"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "org")
+	}
+	protoReq.Org, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "org", err)
+	}
+	val, ok = pathParams["id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "id")
+	}
+	protoReq.Id, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	msg, err := server.RevokeStandingApproval(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterAgentServiceHandlerServer registers the http handlers for service AgentService to "mux".
 // UnaryRPC     :call AgentServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -3223,6 +3376,66 @@ func RegisterAgentServiceHandlerServer(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_AgentService_SetOrgQuota_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_AgentService_CreateStandingApproval_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/agentree.v1.AgentService/CreateStandingApproval", runtime.WithHTTPPathPattern("/api/orgs/{org}/standing-approvals"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_AgentService_CreateStandingApproval_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AgentService_CreateStandingApproval_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_AgentService_ListStandingApprovals_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/agentree.v1.AgentService/ListStandingApprovals", runtime.WithHTTPPathPattern("/api/orgs/{org}/standing-approvals"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_AgentService_ListStandingApprovals_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AgentService_ListStandingApprovals_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodDelete, pattern_AgentService_RevokeStandingApproval_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/agentree.v1.AgentService/RevokeStandingApproval", runtime.WithHTTPPathPattern("/api/orgs/{org}/standing-approvals/{id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_AgentService_RevokeStandingApproval_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AgentService_RevokeStandingApproval_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 
 	return nil
 }
@@ -3960,93 +4173,150 @@ func RegisterAgentServiceHandlerClient(ctx context.Context, mux *runtime.ServeMu
 		}
 		forward_AgentService_SetOrgQuota_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_AgentService_CreateStandingApproval_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/agentree.v1.AgentService/CreateStandingApproval", runtime.WithHTTPPathPattern("/api/orgs/{org}/standing-approvals"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_AgentService_CreateStandingApproval_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AgentService_CreateStandingApproval_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_AgentService_ListStandingApprovals_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/agentree.v1.AgentService/ListStandingApprovals", runtime.WithHTTPPathPattern("/api/orgs/{org}/standing-approvals"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_AgentService_ListStandingApprovals_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AgentService_ListStandingApprovals_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodDelete, pattern_AgentService_RevokeStandingApproval_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/agentree.v1.AgentService/RevokeStandingApproval", runtime.WithHTTPPathPattern("/api/orgs/{org}/standing-approvals/{id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_AgentService_RevokeStandingApproval_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_AgentService_RevokeStandingApproval_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
 var (
-	pattern_AgentService_CreateAgentDefinition_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "agent-definitions"}, ""))
-	pattern_AgentService_ListAgentDefinitions_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "agent-definitions"}, ""))
-	pattern_AgentService_GetAgentDefinition_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-definitions", "id"}, ""))
-	pattern_AgentService_UpdateAgentDefinition_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-definitions", "id"}, ""))
-	pattern_AgentService_DeleteAgentDefinition_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-definitions", "id"}, ""))
-	pattern_AgentService_CreateAgentExecution_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "agent-executions"}, ""))
-	pattern_AgentService_ListAgentExecutions_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "agent-executions"}, ""))
-	pattern_AgentService_GetAgentExecution_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-executions", "id"}, ""))
-	pattern_AgentService_CancelAgentExecution_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-executions", "id"}, ""))
-	pattern_AgentService_ResumeAgentExecution_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "resume"}, ""))
-	pattern_AgentService_ForkAgentExecution_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "fork"}, ""))
-	pattern_AgentService_ListForks_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "forks"}, ""))
-	pattern_AgentService_ListChildExecutions_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "children"}, ""))
-	pattern_AgentService_SignalAgentExecution_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "signal"}, ""))
-	pattern_AgentService_StreamAgentExecution_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "stream"}, ""))
-	pattern_AgentService_StreamAgentExecution_1  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 2, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "stream", "consolidated"}, ""))
-	pattern_AgentService_ListCheckpoints_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "checkpoints"}, ""))
-	pattern_AgentService_GetCheckpoint_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "checkpoints", "sequence"}, ""))
-	pattern_AgentService_GetLatestCheckpoint_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 2, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "checkpoints", "latest"}, ""))
-	pattern_AgentService_ListTasks_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "tasks"}, ""))
-	pattern_AgentService_ListEntries_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "entries"}, ""))
-	pattern_AgentService_GetEntry_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "entries", "entry_id"}, ""))
-	pattern_AgentService_ListMessages_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "messages"}, ""))
-	pattern_AgentService_ListToolCalls_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "tool-calls"}, ""))
-	pattern_AgentService_GetToolCall_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "tool-calls", "tool_call_id"}, ""))
-	pattern_AgentService_DecideToolCall_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6, 2, 7}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "tool-calls", "tool_call_id", "approval"}, ""))
-	pattern_AgentService_GetCapabilities_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "capabilities"}, ""))
-	pattern_AgentService_GetEntryContext_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6, 2, 7}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "entries", "entry_id", "context"}, ""))
-	pattern_AgentService_GetTokenTimeline_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "token-timeline"}, ""))
-	pattern_AgentService_CompactAgentExecution_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "compact"}, ""))
-	pattern_AgentService_GetCompaction_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "compactions", "entry_id"}, ""))
-	pattern_AgentService_GetExecutionUsage_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "usage"}, ""))
-	pattern_AgentService_GetOrgUsage_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "usage"}, ""))
-	pattern_AgentService_GetRetentionPolicy_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "retention"}, ""))
-	pattern_AgentService_SetRetentionPolicy_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "retention"}, ""))
-	pattern_AgentService_CreateApiKey_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "api-keys"}, ""))
-	pattern_AgentService_ListApiKeys_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "api-keys"}, ""))
-	pattern_AgentService_RevokeApiKey_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "api-keys", "id"}, ""))
-	pattern_AgentService_ExpireApiKey_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "api-keys", "id", "expire"}, ""))
-	pattern_AgentService_GetOrgQuota_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "quota"}, ""))
-	pattern_AgentService_SetOrgQuota_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "quota"}, ""))
+	pattern_AgentService_CreateAgentDefinition_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "agent-definitions"}, ""))
+	pattern_AgentService_ListAgentDefinitions_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "agent-definitions"}, ""))
+	pattern_AgentService_GetAgentDefinition_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-definitions", "id"}, ""))
+	pattern_AgentService_UpdateAgentDefinition_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-definitions", "id"}, ""))
+	pattern_AgentService_DeleteAgentDefinition_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-definitions", "id"}, ""))
+	pattern_AgentService_CreateAgentExecution_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "agent-executions"}, ""))
+	pattern_AgentService_ListAgentExecutions_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "agent-executions"}, ""))
+	pattern_AgentService_GetAgentExecution_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-executions", "id"}, ""))
+	pattern_AgentService_CancelAgentExecution_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "agent-executions", "id"}, ""))
+	pattern_AgentService_ResumeAgentExecution_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "resume"}, ""))
+	pattern_AgentService_ForkAgentExecution_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "fork"}, ""))
+	pattern_AgentService_ListForks_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "forks"}, ""))
+	pattern_AgentService_ListChildExecutions_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "children"}, ""))
+	pattern_AgentService_SignalAgentExecution_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "signal"}, ""))
+	pattern_AgentService_StreamAgentExecution_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "stream"}, ""))
+	pattern_AgentService_StreamAgentExecution_1   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 2, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "stream", "consolidated"}, ""))
+	pattern_AgentService_ListCheckpoints_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "checkpoints"}, ""))
+	pattern_AgentService_GetCheckpoint_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "checkpoints", "sequence"}, ""))
+	pattern_AgentService_GetLatestCheckpoint_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 2, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "checkpoints", "latest"}, ""))
+	pattern_AgentService_ListTasks_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "tasks"}, ""))
+	pattern_AgentService_ListEntries_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "entries"}, ""))
+	pattern_AgentService_GetEntry_0               = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "entries", "entry_id"}, ""))
+	pattern_AgentService_ListMessages_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "messages"}, ""))
+	pattern_AgentService_ListToolCalls_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "tool-calls"}, ""))
+	pattern_AgentService_GetToolCall_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "tool-calls", "tool_call_id"}, ""))
+	pattern_AgentService_DecideToolCall_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6, 2, 7}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "tool-calls", "tool_call_id", "approval"}, ""))
+	pattern_AgentService_GetCapabilities_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "capabilities"}, ""))
+	pattern_AgentService_GetEntryContext_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6, 2, 7}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "entries", "entry_id", "context"}, ""))
+	pattern_AgentService_GetTokenTimeline_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "token-timeline"}, ""))
+	pattern_AgentService_CompactAgentExecution_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "id", "compact"}, ""))
+	pattern_AgentService_GetCompaction_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "compactions", "entry_id"}, ""))
+	pattern_AgentService_GetExecutionUsage_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "agent-executions", "execution_id", "usage"}, ""))
+	pattern_AgentService_GetOrgUsage_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "usage"}, ""))
+	pattern_AgentService_GetRetentionPolicy_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "retention"}, ""))
+	pattern_AgentService_SetRetentionPolicy_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "retention"}, ""))
+	pattern_AgentService_CreateApiKey_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "api-keys"}, ""))
+	pattern_AgentService_ListApiKeys_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "api-keys"}, ""))
+	pattern_AgentService_RevokeApiKey_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "api-keys", "id"}, ""))
+	pattern_AgentService_ExpireApiKey_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"api", "orgs", "org", "api-keys", "id", "expire"}, ""))
+	pattern_AgentService_GetOrgQuota_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "quota"}, ""))
+	pattern_AgentService_SetOrgQuota_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "quota"}, ""))
+	pattern_AgentService_CreateStandingApproval_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "standing-approvals"}, ""))
+	pattern_AgentService_ListStandingApprovals_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"api", "orgs", "org", "standing-approvals"}, ""))
+	pattern_AgentService_RevokeStandingApproval_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"api", "orgs", "org", "standing-approvals", "id"}, ""))
 )
 
 var (
-	forward_AgentService_CreateAgentDefinition_0 = runtime.ForwardResponseMessage
-	forward_AgentService_ListAgentDefinitions_0  = runtime.ForwardResponseMessage
-	forward_AgentService_GetAgentDefinition_0    = runtime.ForwardResponseMessage
-	forward_AgentService_UpdateAgentDefinition_0 = runtime.ForwardResponseMessage
-	forward_AgentService_DeleteAgentDefinition_0 = runtime.ForwardResponseMessage
-	forward_AgentService_CreateAgentExecution_0  = runtime.ForwardResponseMessage
-	forward_AgentService_ListAgentExecutions_0   = runtime.ForwardResponseMessage
-	forward_AgentService_GetAgentExecution_0     = runtime.ForwardResponseMessage
-	forward_AgentService_CancelAgentExecution_0  = runtime.ForwardResponseMessage
-	forward_AgentService_ResumeAgentExecution_0  = runtime.ForwardResponseMessage
-	forward_AgentService_ForkAgentExecution_0    = runtime.ForwardResponseMessage
-	forward_AgentService_ListForks_0             = runtime.ForwardResponseMessage
-	forward_AgentService_ListChildExecutions_0   = runtime.ForwardResponseMessage
-	forward_AgentService_SignalAgentExecution_0  = runtime.ForwardResponseMessage
-	forward_AgentService_StreamAgentExecution_0  = runtime.ForwardResponseStream
-	forward_AgentService_StreamAgentExecution_1  = runtime.ForwardResponseStream
-	forward_AgentService_ListCheckpoints_0       = runtime.ForwardResponseMessage
-	forward_AgentService_GetCheckpoint_0         = runtime.ForwardResponseMessage
-	forward_AgentService_GetLatestCheckpoint_0   = runtime.ForwardResponseMessage
-	forward_AgentService_ListTasks_0             = runtime.ForwardResponseMessage
-	forward_AgentService_ListEntries_0           = runtime.ForwardResponseMessage
-	forward_AgentService_GetEntry_0              = runtime.ForwardResponseMessage
-	forward_AgentService_ListMessages_0          = runtime.ForwardResponseMessage
-	forward_AgentService_ListToolCalls_0         = runtime.ForwardResponseMessage
-	forward_AgentService_GetToolCall_0           = runtime.ForwardResponseMessage
-	forward_AgentService_DecideToolCall_0        = runtime.ForwardResponseMessage
-	forward_AgentService_GetCapabilities_0       = runtime.ForwardResponseMessage
-	forward_AgentService_GetEntryContext_0       = runtime.ForwardResponseMessage
-	forward_AgentService_GetTokenTimeline_0      = runtime.ForwardResponseMessage
-	forward_AgentService_CompactAgentExecution_0 = runtime.ForwardResponseMessage
-	forward_AgentService_GetCompaction_0         = runtime.ForwardResponseMessage
-	forward_AgentService_GetExecutionUsage_0     = runtime.ForwardResponseMessage
-	forward_AgentService_GetOrgUsage_0           = runtime.ForwardResponseMessage
-	forward_AgentService_GetRetentionPolicy_0    = runtime.ForwardResponseMessage
-	forward_AgentService_SetRetentionPolicy_0    = runtime.ForwardResponseMessage
-	forward_AgentService_CreateApiKey_0          = runtime.ForwardResponseMessage
-	forward_AgentService_ListApiKeys_0           = runtime.ForwardResponseMessage
-	forward_AgentService_RevokeApiKey_0          = runtime.ForwardResponseMessage
-	forward_AgentService_ExpireApiKey_0          = runtime.ForwardResponseMessage
-	forward_AgentService_GetOrgQuota_0           = runtime.ForwardResponseMessage
-	forward_AgentService_SetOrgQuota_0           = runtime.ForwardResponseMessage
+	forward_AgentService_CreateAgentDefinition_0  = runtime.ForwardResponseMessage
+	forward_AgentService_ListAgentDefinitions_0   = runtime.ForwardResponseMessage
+	forward_AgentService_GetAgentDefinition_0     = runtime.ForwardResponseMessage
+	forward_AgentService_UpdateAgentDefinition_0  = runtime.ForwardResponseMessage
+	forward_AgentService_DeleteAgentDefinition_0  = runtime.ForwardResponseMessage
+	forward_AgentService_CreateAgentExecution_0   = runtime.ForwardResponseMessage
+	forward_AgentService_ListAgentExecutions_0    = runtime.ForwardResponseMessage
+	forward_AgentService_GetAgentExecution_0      = runtime.ForwardResponseMessage
+	forward_AgentService_CancelAgentExecution_0   = runtime.ForwardResponseMessage
+	forward_AgentService_ResumeAgentExecution_0   = runtime.ForwardResponseMessage
+	forward_AgentService_ForkAgentExecution_0     = runtime.ForwardResponseMessage
+	forward_AgentService_ListForks_0              = runtime.ForwardResponseMessage
+	forward_AgentService_ListChildExecutions_0    = runtime.ForwardResponseMessage
+	forward_AgentService_SignalAgentExecution_0   = runtime.ForwardResponseMessage
+	forward_AgentService_StreamAgentExecution_0   = runtime.ForwardResponseStream
+	forward_AgentService_StreamAgentExecution_1   = runtime.ForwardResponseStream
+	forward_AgentService_ListCheckpoints_0        = runtime.ForwardResponseMessage
+	forward_AgentService_GetCheckpoint_0          = runtime.ForwardResponseMessage
+	forward_AgentService_GetLatestCheckpoint_0    = runtime.ForwardResponseMessage
+	forward_AgentService_ListTasks_0              = runtime.ForwardResponseMessage
+	forward_AgentService_ListEntries_0            = runtime.ForwardResponseMessage
+	forward_AgentService_GetEntry_0               = runtime.ForwardResponseMessage
+	forward_AgentService_ListMessages_0           = runtime.ForwardResponseMessage
+	forward_AgentService_ListToolCalls_0          = runtime.ForwardResponseMessage
+	forward_AgentService_GetToolCall_0            = runtime.ForwardResponseMessage
+	forward_AgentService_DecideToolCall_0         = runtime.ForwardResponseMessage
+	forward_AgentService_GetCapabilities_0        = runtime.ForwardResponseMessage
+	forward_AgentService_GetEntryContext_0        = runtime.ForwardResponseMessage
+	forward_AgentService_GetTokenTimeline_0       = runtime.ForwardResponseMessage
+	forward_AgentService_CompactAgentExecution_0  = runtime.ForwardResponseMessage
+	forward_AgentService_GetCompaction_0          = runtime.ForwardResponseMessage
+	forward_AgentService_GetExecutionUsage_0      = runtime.ForwardResponseMessage
+	forward_AgentService_GetOrgUsage_0            = runtime.ForwardResponseMessage
+	forward_AgentService_GetRetentionPolicy_0     = runtime.ForwardResponseMessage
+	forward_AgentService_SetRetentionPolicy_0     = runtime.ForwardResponseMessage
+	forward_AgentService_CreateApiKey_0           = runtime.ForwardResponseMessage
+	forward_AgentService_ListApiKeys_0            = runtime.ForwardResponseMessage
+	forward_AgentService_RevokeApiKey_0           = runtime.ForwardResponseMessage
+	forward_AgentService_ExpireApiKey_0           = runtime.ForwardResponseMessage
+	forward_AgentService_GetOrgQuota_0            = runtime.ForwardResponseMessage
+	forward_AgentService_SetOrgQuota_0            = runtime.ForwardResponseMessage
+	forward_AgentService_CreateStandingApproval_0 = runtime.ForwardResponseMessage
+	forward_AgentService_ListStandingApprovals_0  = runtime.ForwardResponseMessage
+	forward_AgentService_RevokeStandingApproval_0 = runtime.ForwardResponseMessage
 )

@@ -22,46 +22,49 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_CreateAgentDefinition_FullMethodName = "/agentree.v1.AgentService/CreateAgentDefinition"
-	AgentService_ListAgentDefinitions_FullMethodName  = "/agentree.v1.AgentService/ListAgentDefinitions"
-	AgentService_GetAgentDefinition_FullMethodName    = "/agentree.v1.AgentService/GetAgentDefinition"
-	AgentService_UpdateAgentDefinition_FullMethodName = "/agentree.v1.AgentService/UpdateAgentDefinition"
-	AgentService_DeleteAgentDefinition_FullMethodName = "/agentree.v1.AgentService/DeleteAgentDefinition"
-	AgentService_CreateAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CreateAgentExecution"
-	AgentService_ListAgentExecutions_FullMethodName   = "/agentree.v1.AgentService/ListAgentExecutions"
-	AgentService_GetAgentExecution_FullMethodName     = "/agentree.v1.AgentService/GetAgentExecution"
-	AgentService_CancelAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CancelAgentExecution"
-	AgentService_ResumeAgentExecution_FullMethodName  = "/agentree.v1.AgentService/ResumeAgentExecution"
-	AgentService_ForkAgentExecution_FullMethodName    = "/agentree.v1.AgentService/ForkAgentExecution"
-	AgentService_ListForks_FullMethodName             = "/agentree.v1.AgentService/ListForks"
-	AgentService_ListChildExecutions_FullMethodName   = "/agentree.v1.AgentService/ListChildExecutions"
-	AgentService_SignalAgentExecution_FullMethodName  = "/agentree.v1.AgentService/SignalAgentExecution"
-	AgentService_StreamAgentExecution_FullMethodName  = "/agentree.v1.AgentService/StreamAgentExecution"
-	AgentService_ListCheckpoints_FullMethodName       = "/agentree.v1.AgentService/ListCheckpoints"
-	AgentService_GetCheckpoint_FullMethodName         = "/agentree.v1.AgentService/GetCheckpoint"
-	AgentService_GetLatestCheckpoint_FullMethodName   = "/agentree.v1.AgentService/GetLatestCheckpoint"
-	AgentService_ListTasks_FullMethodName             = "/agentree.v1.AgentService/ListTasks"
-	AgentService_ListEntries_FullMethodName           = "/agentree.v1.AgentService/ListEntries"
-	AgentService_GetEntry_FullMethodName              = "/agentree.v1.AgentService/GetEntry"
-	AgentService_ListMessages_FullMethodName          = "/agentree.v1.AgentService/ListMessages"
-	AgentService_ListToolCalls_FullMethodName         = "/agentree.v1.AgentService/ListToolCalls"
-	AgentService_GetToolCall_FullMethodName           = "/agentree.v1.AgentService/GetToolCall"
-	AgentService_DecideToolCall_FullMethodName        = "/agentree.v1.AgentService/DecideToolCall"
-	AgentService_GetCapabilities_FullMethodName       = "/agentree.v1.AgentService/GetCapabilities"
-	AgentService_GetEntryContext_FullMethodName       = "/agentree.v1.AgentService/GetEntryContext"
-	AgentService_GetTokenTimeline_FullMethodName      = "/agentree.v1.AgentService/GetTokenTimeline"
-	AgentService_CompactAgentExecution_FullMethodName = "/agentree.v1.AgentService/CompactAgentExecution"
-	AgentService_GetCompaction_FullMethodName         = "/agentree.v1.AgentService/GetCompaction"
-	AgentService_GetExecutionUsage_FullMethodName     = "/agentree.v1.AgentService/GetExecutionUsage"
-	AgentService_GetOrgUsage_FullMethodName           = "/agentree.v1.AgentService/GetOrgUsage"
-	AgentService_GetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/GetRetentionPolicy"
-	AgentService_SetRetentionPolicy_FullMethodName    = "/agentree.v1.AgentService/SetRetentionPolicy"
-	AgentService_CreateApiKey_FullMethodName          = "/agentree.v1.AgentService/CreateApiKey"
-	AgentService_ListApiKeys_FullMethodName           = "/agentree.v1.AgentService/ListApiKeys"
-	AgentService_RevokeApiKey_FullMethodName          = "/agentree.v1.AgentService/RevokeApiKey"
-	AgentService_ExpireApiKey_FullMethodName          = "/agentree.v1.AgentService/ExpireApiKey"
-	AgentService_GetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/GetOrgQuota"
-	AgentService_SetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/SetOrgQuota"
+	AgentService_CreateAgentDefinition_FullMethodName  = "/agentree.v1.AgentService/CreateAgentDefinition"
+	AgentService_ListAgentDefinitions_FullMethodName   = "/agentree.v1.AgentService/ListAgentDefinitions"
+	AgentService_GetAgentDefinition_FullMethodName     = "/agentree.v1.AgentService/GetAgentDefinition"
+	AgentService_UpdateAgentDefinition_FullMethodName  = "/agentree.v1.AgentService/UpdateAgentDefinition"
+	AgentService_DeleteAgentDefinition_FullMethodName  = "/agentree.v1.AgentService/DeleteAgentDefinition"
+	AgentService_CreateAgentExecution_FullMethodName   = "/agentree.v1.AgentService/CreateAgentExecution"
+	AgentService_ListAgentExecutions_FullMethodName    = "/agentree.v1.AgentService/ListAgentExecutions"
+	AgentService_GetAgentExecution_FullMethodName      = "/agentree.v1.AgentService/GetAgentExecution"
+	AgentService_CancelAgentExecution_FullMethodName   = "/agentree.v1.AgentService/CancelAgentExecution"
+	AgentService_ResumeAgentExecution_FullMethodName   = "/agentree.v1.AgentService/ResumeAgentExecution"
+	AgentService_ForkAgentExecution_FullMethodName     = "/agentree.v1.AgentService/ForkAgentExecution"
+	AgentService_ListForks_FullMethodName              = "/agentree.v1.AgentService/ListForks"
+	AgentService_ListChildExecutions_FullMethodName    = "/agentree.v1.AgentService/ListChildExecutions"
+	AgentService_SignalAgentExecution_FullMethodName   = "/agentree.v1.AgentService/SignalAgentExecution"
+	AgentService_StreamAgentExecution_FullMethodName   = "/agentree.v1.AgentService/StreamAgentExecution"
+	AgentService_ListCheckpoints_FullMethodName        = "/agentree.v1.AgentService/ListCheckpoints"
+	AgentService_GetCheckpoint_FullMethodName          = "/agentree.v1.AgentService/GetCheckpoint"
+	AgentService_GetLatestCheckpoint_FullMethodName    = "/agentree.v1.AgentService/GetLatestCheckpoint"
+	AgentService_ListTasks_FullMethodName              = "/agentree.v1.AgentService/ListTasks"
+	AgentService_ListEntries_FullMethodName            = "/agentree.v1.AgentService/ListEntries"
+	AgentService_GetEntry_FullMethodName               = "/agentree.v1.AgentService/GetEntry"
+	AgentService_ListMessages_FullMethodName           = "/agentree.v1.AgentService/ListMessages"
+	AgentService_ListToolCalls_FullMethodName          = "/agentree.v1.AgentService/ListToolCalls"
+	AgentService_GetToolCall_FullMethodName            = "/agentree.v1.AgentService/GetToolCall"
+	AgentService_DecideToolCall_FullMethodName         = "/agentree.v1.AgentService/DecideToolCall"
+	AgentService_GetCapabilities_FullMethodName        = "/agentree.v1.AgentService/GetCapabilities"
+	AgentService_GetEntryContext_FullMethodName        = "/agentree.v1.AgentService/GetEntryContext"
+	AgentService_GetTokenTimeline_FullMethodName       = "/agentree.v1.AgentService/GetTokenTimeline"
+	AgentService_CompactAgentExecution_FullMethodName  = "/agentree.v1.AgentService/CompactAgentExecution"
+	AgentService_GetCompaction_FullMethodName          = "/agentree.v1.AgentService/GetCompaction"
+	AgentService_GetExecutionUsage_FullMethodName      = "/agentree.v1.AgentService/GetExecutionUsage"
+	AgentService_GetOrgUsage_FullMethodName            = "/agentree.v1.AgentService/GetOrgUsage"
+	AgentService_GetRetentionPolicy_FullMethodName     = "/agentree.v1.AgentService/GetRetentionPolicy"
+	AgentService_SetRetentionPolicy_FullMethodName     = "/agentree.v1.AgentService/SetRetentionPolicy"
+	AgentService_CreateApiKey_FullMethodName           = "/agentree.v1.AgentService/CreateApiKey"
+	AgentService_ListApiKeys_FullMethodName            = "/agentree.v1.AgentService/ListApiKeys"
+	AgentService_RevokeApiKey_FullMethodName           = "/agentree.v1.AgentService/RevokeApiKey"
+	AgentService_ExpireApiKey_FullMethodName           = "/agentree.v1.AgentService/ExpireApiKey"
+	AgentService_GetOrgQuota_FullMethodName            = "/agentree.v1.AgentService/GetOrgQuota"
+	AgentService_SetOrgQuota_FullMethodName            = "/agentree.v1.AgentService/SetOrgQuota"
+	AgentService_CreateStandingApproval_FullMethodName = "/agentree.v1.AgentService/CreateStandingApproval"
+	AgentService_ListStandingApprovals_FullMethodName  = "/agentree.v1.AgentService/ListStandingApprovals"
+	AgentService_RevokeStandingApproval_FullMethodName = "/agentree.v1.AgentService/RevokeStandingApproval"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -236,6 +239,18 @@ type AgentServiceClient interface {
 	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
 	// removes it.
 	SetOrgQuota(ctx context.Context, in *SetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error)
+	// approvals: standing approvals ("always allow" per definition or organization).
+	// CreateStandingApproval lets calls of a tool run without waiting for a
+	// person in every execution of a definition, or of the organization.
+	// The operator's policy stays the ceiling: a tool it forbids the
+	// organization is refused (400).
+	CreateStandingApproval(ctx context.Context, in *CreateStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error)
+	// ListStandingApprovals lists the organization's standing approvals,
+	// newest first; revoked ones too with `includeRevoked`.
+	ListStandingApprovals(ctx context.Context, in *ListStandingApprovalsRequest, opts ...grpc.CallOption) (*ListStandingApprovalsResponse, error)
+	// RevokeStandingApproval ends a standing approval: later calls wait for
+	// a person again.
+	RevokeStandingApproval(ctx context.Context, in *RevokeStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error)
 }
 
 type agentServiceClient struct {
@@ -655,6 +670,36 @@ func (c *agentServiceClient) SetOrgQuota(ctx context.Context, in *SetOrgQuotaReq
 	return out, nil
 }
 
+func (c *agentServiceClient) CreateStandingApproval(ctx context.Context, in *CreateStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StandingApproval)
+	err := c.cc.Invoke(ctx, AgentService_CreateStandingApproval_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListStandingApprovals(ctx context.Context, in *ListStandingApprovalsRequest, opts ...grpc.CallOption) (*ListStandingApprovalsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListStandingApprovalsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListStandingApprovals_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) RevokeStandingApproval(ctx context.Context, in *RevokeStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StandingApproval)
+	err := c.cc.Invoke(ctx, AgentService_RevokeStandingApproval_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -827,6 +872,18 @@ type AgentServiceServer interface {
 	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
 	// removes it.
 	SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error)
+	// approvals: standing approvals ("always allow" per definition or organization).
+	// CreateStandingApproval lets calls of a tool run without waiting for a
+	// person in every execution of a definition, or of the organization.
+	// The operator's policy stays the ceiling: a tool it forbids the
+	// organization is refused (400).
+	CreateStandingApproval(context.Context, *CreateStandingApprovalRequest) (*StandingApproval, error)
+	// ListStandingApprovals lists the organization's standing approvals,
+	// newest first; revoked ones too with `includeRevoked`.
+	ListStandingApprovals(context.Context, *ListStandingApprovalsRequest) (*ListStandingApprovalsResponse, error)
+	// RevokeStandingApproval ends a standing approval: later calls wait for
+	// a person again.
+	RevokeStandingApproval(context.Context, *RevokeStandingApprovalRequest) (*StandingApproval, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -956,6 +1013,15 @@ func (UnimplementedAgentServiceServer) GetOrgQuota(context.Context, *GetOrgQuota
 }
 func (UnimplementedAgentServiceServer) SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetOrgQuota not implemented")
+}
+func (UnimplementedAgentServiceServer) CreateStandingApproval(context.Context, *CreateStandingApprovalRequest) (*StandingApproval, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateStandingApproval not implemented")
+}
+func (UnimplementedAgentServiceServer) ListStandingApprovals(context.Context, *ListStandingApprovalsRequest) (*ListStandingApprovalsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListStandingApprovals not implemented")
+}
+func (UnimplementedAgentServiceServer) RevokeStandingApproval(context.Context, *RevokeStandingApprovalRequest) (*StandingApproval, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeStandingApproval not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1691,6 +1757,60 @@ func _AgentService_SetOrgQuota_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CreateStandingApproval_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateStandingApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CreateStandingApproval(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CreateStandingApproval_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CreateStandingApproval(ctx, req.(*CreateStandingApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListStandingApprovals_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListStandingApprovalsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListStandingApprovals(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListStandingApprovals_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListStandingApprovals(ctx, req.(*ListStandingApprovalsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_RevokeStandingApproval_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeStandingApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RevokeStandingApproval(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RevokeStandingApproval_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RevokeStandingApproval(ctx, req.(*RevokeStandingApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1853,6 +1973,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetOrgQuota",
 			Handler:    _AgentService_SetOrgQuota_Handler,
+		},
+		{
+			MethodName: "CreateStandingApproval",
+			Handler:    _AgentService_CreateStandingApproval_Handler,
+		},
+		{
+			MethodName: "ListStandingApprovals",
+			Handler:    _AgentService_ListStandingApprovals_Handler,
+		},
+		{
+			MethodName: "RevokeStandingApproval",
+			Handler:    _AgentService_RevokeStandingApproval_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
