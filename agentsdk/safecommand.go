@@ -180,3 +180,13 @@ func matchGlob(p, s string) bool {
 	}
 	return len(s) == 0
 }
+
+// CoversCall reports whether a standing approval's argument pattern
+// covers call: an empty pattern covers every call of its tool; a pattern
+// is a safe-command pattern, for bash calls only.
+func CoversCall(pattern string, call ToolCall) bool {
+	if pattern == "" {
+		return true
+	}
+	return Operator{SafeCommands: []string{pattern}}.SafeCall(call)
+}

@@ -281,10 +281,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if in.Model != (agentsdk.ModelRef{Provider: msg.Provider, ModelID: msg.Model}) {
 		call.Model = in.Model
 	}
-	meta, err := d.answerMeta(ctx, in.OrgID, in.ExecutionID, cfg, msg)
-	if err != nil {
-		return agentsdk.ModelResult{}, err
-	}
+	meta := d.answerMeta(ctx, in.OrgID, in.ExecutionID, cfg, msg)
 	meta.Call = &call
 	metadata, err := json.Marshal(meta)
 	if err != nil {

@@ -3,8 +3,8 @@ package step
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentree/agentree/agentsdk"
 )
@@ -38,6 +38,35 @@ type AnswerMeta struct {
 func (m AnswerMeta) preApproved(id string) bool {
 	return slices.Contains(m.SafeCalls, id) || m.Standing[id] != ""
 }
+
+// stillPreApproved reports whether call, approved without waiting when
+// the model answered, still is: a safe command on the operator's list as
+// it is now, or a standing approval's call.
+func (d Deps) stillPreApproved(m AnswerMeta, call agentsdk.ToolCall) bool {
+	if slices.Contains(m.SafeCalls, call.ID) {
+		return d.Policy.SafeCall(call)
+	}
+	return m.Standing[call.ID] != ""
+}
+
+// preApproval is the approval part of the record of call id when it was
+// approved without waiting; nil otherwise.
+func (m AnswerMeta) preApproval(id string, now time.Time) *agentsdk.Approval {
+	switch {
+	case slices.Contains(m.SafeCalls, id):
+		return &agentsdk.Approval{Decision: agentsdk.DecisionApprove, DecidedBy: DecidedBySafeCommands, DecidedAt: &now}
+	case m.Standing[id] != "":
+		return &agentsdk.Approval{Decision: agentsdk.DecisionApprove, DecidedBy: DecidedByStandingApproval, DecidedAt: &now,
+			StandingApprovalID: m.Standing[id]}
+	}
+	return nil
+}
+
+// Who approved a call that did not wait, as its record says.
+const (
+	DecidedBySafeCommands     = "safeCommands"
+	DecidedByStandingApproval = "standingApproval"
+)
 
 // waitPolicy is the policy workflow code sees for call id: ask unless
 // something approved it when the model answered.
@@ -89,7 +118,7 @@ func (d Deps) offered(org string, cfg agentsdk.Config) []string {
 // answerMeta records the policy and risk of each of msg's tool calls that
 // is not auto, and which calls whose policy is ask need not wait: a safe
 // command, or a call a standing approval covers.
-func (d Deps) answerMeta(ctx context.Context, org, executionID string, cfg agentsdk.Config, msg agentsdk.Message) (AnswerMeta, error) {
+func (d Deps) answerMeta(ctx context.Context, org, executionID string, cfg agentsdk.Config, msg agentsdk.Message) AnswerMeta {
 	var meta AnswerMeta
 	for _, tc := range msg.ToolCalls() {
 		if _, err := d.Tools.Get(tc.Name); err != nil && cfg.IsClientTool(tc.Name) {
@@ -116,18 +145,16 @@ func (d Deps) answerMeta(ctx context.Context, org, executionID string, cfg agent
 		if d.StandingApproval == nil {
 			continue
 		}
-		id, err := d.StandingApproval(ctx, org, executionID, tc)
-		if err != nil {
-			return meta, fmt.Errorf("step: standing approval of %s: %w", tc.ID, err)
-		}
-		if id != "" {
+		// A lookup that fails leaves the call to a person: the answer is
+		// written, and the model not called again for it.
+		if id, err := d.StandingApproval(ctx, org, executionID, tc); err == nil && id != "" {
 			if meta.Standing == nil {
 				meta.Standing = map[string]string{}
 			}
 			meta.Standing[tc.ID] = id
 		}
 	}
-	return meta, nil
+	return meta
 }
 
 // markLocal marks the tool calls of res whose first attempt runs as a
