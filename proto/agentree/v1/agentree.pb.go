@@ -5790,9 +5790,11 @@ type DecideToolCallResponse struct {
 	SignalId string `protobuf:"bytes,1,opt,name=signal_id,json=signalId,proto3" json:"signal_id,omitempty"`
 	// The tool call as it stands (still awaiting_approval until the agent
 	// applies the decision).
-	ToolCall      *ToolCall `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ToolCall *ToolCall `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	// The standing approval a decision with scope definition or org made.
+	StandingApproval *StandingApproval `protobuf:"bytes,121,opt,name=standing_approval,json=standingApproval,proto3" json:"standing_approval,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *DecideToolCallResponse) Reset() {
@@ -5835,6 +5837,13 @@ func (x *DecideToolCallResponse) GetSignalId() string {
 func (x *DecideToolCallResponse) GetToolCall() *ToolCall {
 	if x != nil {
 		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *DecideToolCallResponse) GetStandingApproval() *StandingApproval {
+	if x != nil {
+		return x.StandingApproval
 	}
 	return nil
 }
@@ -9622,10 +9631,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
 	"\x06always\x18\x06 \x01(\bR\x06always\x125\n" +
 	"\targuments\x18y \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x14\n" +
-	"\x05scope\x18z \x01(\tR\x05scope\"i\n" +
+	"\x05scope\x18z \x01(\tR\x05scope\"\xb5\x01\n" +
 	"\x16DecideToolCallResponse\x12\x1b\n" +
 	"\tsignal_id\x18\x01 \x01(\tR\bsignalId\x122\n" +
-	"\ttool_call\x18\x02 \x01(\v2\x15.agentree.v1.ToolCallR\btoolCall\"\xb5\x01\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x15.agentree.v1.ToolCallR\btoolCall\x12J\n" +
+	"\x11standing_approval\x18y \x01(\v2\x1d.agentree.v1.StandingApprovalR\x10standingApproval\"\xb5\x01\n" +
 	"\x14ListToolCallsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -10153,132 +10163,133 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	108, // 82: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
 	109, // 83: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
 	60,  // 84: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	60,  // 85: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 86: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 87: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 88: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	110, // 89: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 90: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 91: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	109, // 92: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	110, // 93: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	110, // 94: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	110, // 95: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	110, // 96: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	110, // 97: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	110, // 98: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 99: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 100: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	110, // 101: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	110, // 102: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	110, // 103: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 104: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 105: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	110, // 106: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	110, // 107: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 108: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 109: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	108, // 110: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 111: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 112: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	110, // 113: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	108, // 114: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 115: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 116: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	110, // 117: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
-	110, // 118: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
-	102, // 119: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
-	7,   // 120: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 121: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 122: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 123: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 124: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 125: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 126: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 127: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 128: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 129: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 130: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 131: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 132: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 133: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 134: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 135: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 136: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 137: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 138: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 139: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 140: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 141: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 142: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 143: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 144: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 145: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 146: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 147: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 148: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 149: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 150: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 151: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 152: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 153: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 154: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 155: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 156: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 157: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 158: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 159: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	103, // 160: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
-	104, // 161: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
-	106, // 162: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
-	5,   // 163: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 164: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 165: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 166: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 167: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 168: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 169: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 170: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 171: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 172: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 173: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 174: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 175: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 176: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 177: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 178: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 179: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 180: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 181: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 182: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 183: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 184: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 185: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 186: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 187: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 188: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 189: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 190: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 191: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 192: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 193: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 194: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 195: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 196: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 197: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 198: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 199: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 200: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 201: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 202: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	102, // 203: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
-	105, // 204: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
-	102, // 205: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
-	163, // [163:206] is the sub-list for method output_type
-	120, // [120:163] is the sub-list for method input_type
-	120, // [120:120] is the sub-list for extension type_name
-	120, // [120:120] is the sub-list for extension extendee
-	0,   // [0:120] is the sub-list for field type_name
+	102, // 85: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
+	60,  // 86: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 87: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 88: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 89: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	110, // 90: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 91: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 92: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	109, // 93: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	110, // 94: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 95: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	110, // 96: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	110, // 97: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	110, // 98: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	110, // 99: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 100: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 101: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	110, // 102: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	110, // 103: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 104: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 105: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 106: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	110, // 107: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	110, // 108: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 109: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 110: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	108, // 111: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 112: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 113: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	110, // 114: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	108, // 115: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 116: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 117: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	110, // 118: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	110, // 119: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	102, // 120: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
+	7,   // 121: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 122: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 123: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 124: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 125: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 126: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 127: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 128: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 129: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 130: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 131: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 132: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 133: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 134: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 135: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 136: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 137: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 138: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 139: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 140: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 141: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 142: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 143: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 144: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 145: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 146: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 147: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 148: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 149: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 150: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 151: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 152: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 153: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 154: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 155: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 156: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 157: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 158: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 159: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 160: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	103, // 161: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	104, // 162: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	106, // 163: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	5,   // 164: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 165: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 166: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 167: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 168: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 169: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 170: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 171: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 172: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 173: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 174: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 175: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 176: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 177: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 178: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 179: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 180: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 181: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 182: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 183: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 184: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 185: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 186: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 187: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 188: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 189: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 190: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 191: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 192: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 193: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 194: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 195: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 196: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 197: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 198: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 199: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 200: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 201: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 202: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 203: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	102, // 204: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	105, // 205: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	102, // 206: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	164, // [164:207] is the sub-list for method output_type
+	121, // [121:164] is the sub-list for method input_type
+	121, // [121:121] is the sub-list for extension type_name
+	121, // [121:121] is the sub-list for extension extendee
+	0,   // [0:121] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }

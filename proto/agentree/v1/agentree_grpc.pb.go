@@ -246,7 +246,7 @@ type AgentServiceClient interface {
 	// organization is refused (400).
 	CreateStandingApproval(ctx context.Context, in *CreateStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error)
 	// ListStandingApprovals lists the organization's standing approvals,
-	// newest first; revoked ones too with `includeRevoked`.
+	// oldest first; revoked ones too with `includeRevoked`.
 	ListStandingApprovals(ctx context.Context, in *ListStandingApprovalsRequest, opts ...grpc.CallOption) (*ListStandingApprovalsResponse, error)
 	// RevokeStandingApproval ends a standing approval: later calls wait for
 	// a person again.
@@ -879,7 +879,7 @@ type AgentServiceServer interface {
 	// organization is refused (400).
 	CreateStandingApproval(context.Context, *CreateStandingApprovalRequest) (*StandingApproval, error)
 	// ListStandingApprovals lists the organization's standing approvals,
-	// newest first; revoked ones too with `includeRevoked`.
+	// oldest first; revoked ones too with `includeRevoked`.
 	ListStandingApprovals(context.Context, *ListStandingApprovalsRequest) (*ListStandingApprovalsResponse, error)
 	// RevokeStandingApproval ends a standing approval: later calls wait for
 	// a person again.
