@@ -314,8 +314,8 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	rec.DurationMs = d.now().Sub(start).Milliseconds()
 
 	shown, truncated := Truncate(output, cfg.ToolOutputLimit)
-	if edited {
-		shown = EditedNote(run.Arguments) + shown
+	if edited && refusal == "" {
+		shown = editedNote(run.Arguments) + shown
 	}
 	rec.OutputSize = int64(len(output))
 	rec.Truncated = truncated
@@ -334,10 +334,10 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	return toolRun{rec: rec, result: agentsdk.ToolResultMessage(*call, shown, isError), shown: shown, turnID: assistant.TurnID}, nil
 }
 
-// EditedNote heads the result of a call whose arguments a person edited
+// editedNote heads the result of a call whose arguments a person edited
 // before approving it: the model's answer still shows its own arguments,
 // so the result says what ran.
-func EditedNote(args json.RawMessage) string {
+func editedNote(args json.RawMessage) string {
 	return fmt.Sprintf("[note: a person edited this call's arguments before approving it; it ran with %s]\n", compactJSON(args))
 }
 
