@@ -13,7 +13,7 @@ import (
 // operator is the operator's tool policy the steps and the capability
 // record resolve calls against.
 func (o *Options) operator() agentsdk.Operator {
-	return agentsdk.Operator{Policy: o.ToolPolicy, Orgs: o.OrgTools}
+	return agentsdk.Operator{Policy: o.ToolPolicy, Orgs: o.OrgTools, SafeCommands: o.SafeCommands}
 }
 
 // checkOrgTools checks Options.OrgTools: each organization's policy is

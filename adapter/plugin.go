@@ -52,6 +52,10 @@ type Options struct {
 	// ToolPolicy. Both are ceilings an execution's config.toolPolicy can
 	// only tighten (agentsdk.PolicyFor).
 	OrgTools map[string]agentsdk.OrgTools
+	// SafeCommands are bash commands that run without a person's approval
+	// when bash's policy is ask (agentsdk.SafeCommand says how they
+	// match: one simple command, no operators or expansions).
+	SafeCommands []string
 	// ContextWindows extends the built-in table of models' context
 	// windows, which compaction measures contexts against (for models
 	// the table does not know, or knows wrongly).
@@ -310,6 +314,9 @@ func (o Options) validate() (*Options, error) {
 	if problems := o.ToolPolicy.Problems("ToolPolicy"); len(problems) > 0 {
 		return nil, errors.New("adapter: Options." + strings.Join(problems, "; "))
 	}
+	if problems := agentsdk.SafeCommandProblems("SafeCommands", o.SafeCommands); len(problems) > 0 {
+		return nil, errors.New("adapter: Options." + strings.Join(problems, "; "))
+	}
 	if err := checkOrgTools(o.OrgTools, tools); err != nil {
 		return nil, err
 	}
@@ -363,7 +370,7 @@ func (o Options) validate() (*Options, error) {
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
 		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.operator(), Windows: o.ContextWindows,
-			Compacting: obs.compacting, Cache: cache, Budget: budgetCheck(o.Store, time.Now),
+			Compacting: obs.compacting, Cache: cache, Budget: budgetCheck(o.Store, time.Now), StandingApproval: standingApproval(o.Store),
 			ActivityTools: o.ActivityToolCalls},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,

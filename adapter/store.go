@@ -127,6 +127,7 @@ func toStoreToolCall(r agentsdk.ToolCallRecord) entrystore.ToolCall {
 	if a := r.Approval; a != nil {
 		tc.Risk, tc.Decision, tc.DecisionReason, tc.DecidedBy, tc.DecidedAt, tc.AlwaysAllow =
 			a.Risk, a.Decision, a.Reason, a.DecidedBy, a.DecidedAt, a.Always
+		tc.EditedArguments, tc.StandingApprovalID = a.EditedArguments, a.StandingApprovalID
 		if !a.RequestedAt.IsZero() {
 			tc.ApprovalRequestedAt = &a.RequestedAt
 		}
@@ -155,7 +156,8 @@ func approvalOf(t entrystore.ToolCall) *agentsdk.Approval {
 		return nil
 	}
 	a := &agentsdk.Approval{Risk: t.Risk, Decision: t.Decision, Reason: t.DecisionReason,
-		DecidedBy: t.DecidedBy, DecidedAt: t.DecidedAt, Always: t.AlwaysAllow}
+		DecidedBy: t.DecidedBy, DecidedAt: t.DecidedAt, Always: t.AlwaysAllow,
+		EditedArguments: t.EditedArguments, StandingApprovalID: t.StandingApprovalID}
 	if t.ApprovalRequestedAt != nil {
 		a.RequestedAt = *t.ApprovalRequestedAt
 	}

@@ -39,8 +39,12 @@ type Config struct {
 	// Temperature is the sampling temperature, 0 to 2; nil = the model's.
 	Temperature *float64 `json:"temperature,omitempty"`
 	// ThinkingBudget enables extended thinking with up to this many
-	// tokens; 0 = off, at most 1,000,000.
-	ThinkingBudget int `json:"thinkingBudget,omitempty"`
+	// tokens, at most 1,000,000; an explicit 0 turns it off. Unset (nil),
+	// thinking is on by default with DefaultThinkingBudget on the models
+	// that support it (seed 004: reasoning is data, kept unless opted
+	// out), unless Temperature is set: thinking models take only their
+	// default temperature, so a set one keeps the default off.
+	ThinkingBudget *int `json:"thinkingBudget,omitempty"`
 	// LoopThreshold stops the agent when the same tool call (name and
 	// arguments) is made this many times in a row; default 3, -1 = off,
 	// at most 100.
@@ -118,6 +122,26 @@ const (
 	// it is refused.
 	MaxTotalSteps = 500
 )
+
+// DefaultThinkingBudget is the thinking budget of a configuration that
+// sets none, on models that support thinking: enough for a considered
+// step without dwarfing DefaultMaxTokens (providers raise max_tokens above
+// the budget when they must).
+const DefaultThinkingBudget = 4096
+
+// Thinking is the thinking budget a model request carries and whether it
+// is the default (ModelRequest.ThinkingByDefault): the configured budget
+// when set (0 = off), else DefaultThinkingBudget by default, unless a
+// temperature is set.
+func (c Config) Thinking() (budget int, byDefault bool) {
+	switch {
+	case c.ThinkingBudget != nil:
+		return *c.ThinkingBudget, false
+	case c.Temperature != nil:
+		return 0, false
+	}
+	return DefaultThinkingBudget, true
+}
 
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
@@ -215,7 +239,12 @@ const (
 var ConfigBounds = []IntBound{
 	{Field: "maxTurns", Min: 0, Max: 1000, Zero: "0 = the default, 50", get: func(c Config) int { return c.MaxTurns }},
 	{Field: "maxTokens", Min: 0, Max: 1_000_000, Zero: "0 = the default, 4096", get: func(c Config) int { return c.MaxTokens }},
-	{Field: "thinkingBudget", Min: 0, Max: 1_000_000, Zero: "0 = off", get: func(c Config) int { return c.ThinkingBudget }},
+	{Field: "thinkingBudget", Min: 0, Max: 1_000_000, Zero: "0 = off; unset = 4096 on models that support thinking", get: func(c Config) int {
+		if c.ThinkingBudget == nil {
+			return 0
+		}
+		return *c.ThinkingBudget
+	}},
 	{Field: "loopThreshold", Min: -1, Max: 100, Zero: "0 = the default, 3; -1 = off", get: func(c Config) int { return c.LoopThreshold }},
 	{Field: "toolOutputLimit", Min: 0, Max: 1 << 20, Zero: "0 = the default, 16384 bytes", get: func(c Config) int { return c.ToolOutputLimit }},
 	{Field: "maxParallelTools", Min: 0, Max: 64, Zero: "0 = the default, 4", get: func(c Config) int { return c.MaxParallelTools }},

@@ -2,6 +2,7 @@ package agentsdk_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -75,8 +76,8 @@ func TestConfigValidateChecksEachBound(t *testing.T) {
 		"maxTurns past int32":       {MaxTurns: 2147483648},
 		"a trillion turns":          {MaxTurns: 1e12},
 		"maxTokens too large":       {MaxTokens: 1_000_001},
-		"thinkingBudget too large":  {ThinkingBudget: 1_000_001},
-		"negative thinkingBudget":   {ThinkingBudget: -1},
+		"thinkingBudget too large":  {ThinkingBudget: intp(1_000_001)},
+		"negative thinkingBudget":   {ThinkingBudget: intp(-1)},
 		"loopThreshold below -1":    {LoopThreshold: -2},
 		"loopThreshold too large":   {LoopThreshold: 101},
 		"toolOutputLimit too large": {ToolOutputLimit: 1<<20 + 1},
@@ -87,7 +88,7 @@ func TestConfigValidateChecksEachBound(t *testing.T) {
 		require.LessOrEqual(t, b.Min, 0, "%s: 0 (the default) is always in range", b.Field)
 		require.Greater(t, b.Max, 0, b.Field)
 	}
-	edges := agentsdk.Config{MaxTurns: 1000, MaxTokens: 1_000_000, ThinkingBudget: 1_000_000, LoopThreshold: -1,
+	edges := agentsdk.Config{MaxTurns: 1000, MaxTokens: 1_000_000, ThinkingBudget: intp(1_000_000), LoopThreshold: -1,
 		ToolOutputLimit: 1 << 20, Temperature: temperature(2)}
 	require.NoError(t, edges.Validate(nil, nil), "the bounds themselves are accepted")
 }
@@ -114,7 +115,32 @@ func TestConfigWithDefaultsFillsOnlyZeroFields(t *testing.T) {
 
 	set := agentsdk.Config{
 		SystemPrompt: "Be brief.", Mode: agentsdk.ModeMultiTurn, MaxTurns: 5, MaxTokens: 100,
-		LoopThreshold: -1, ToolOutputLimit: 1024, ThinkingBudget: 2048, Temperature: temperature(0), MaxParallelTools: 2,
+		LoopThreshold: -1, ToolOutputLimit: 1024, ThinkingBudget: intp(2048), Temperature: temperature(0), MaxParallelTools: 2,
 	}
 	require.Equal(t, set, set.WithDefaults())
 }
+
+// Thinking is on by default, off with an explicit 0 or a set temperature.
+func TestConfigThinkingDefaultsOn(t *testing.T) {
+	budget, byDefault := agentsdk.Config{}.Thinking()
+	require.Equal(t, agentsdk.DefaultThinkingBudget, budget)
+	require.True(t, byDefault)
+
+	var off agentsdk.Config
+	require.NoError(t, json.Unmarshal([]byte(`{"thinkingBudget": 0}`), &off))
+	budget, byDefault = off.Thinking()
+	require.Zero(t, budget, "an explicit 0 is off")
+	require.False(t, byDefault)
+	b, err := json.Marshal(off)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"thinkingBudget": 0}`, string(b), "an explicit 0 survives a round trip")
+
+	temp := 0.2
+	budget, _ = agentsdk.Config{Temperature: &temp}.Thinking()
+	require.Zero(t, budget, "a set temperature keeps the default off")
+	budget, byDefault = agentsdk.Config{ThinkingBudget: intp(2048), Temperature: &temp}.Thinking()
+	require.Equal(t, 2048, budget)
+	require.False(t, byDefault)
+}
+
+func intp(n int) *int { return &n }

@@ -1,6 +1,7 @@
 package agentsdk
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -109,6 +110,10 @@ type Operator struct {
 	// Orgs are the organizations configured apart, by ID; one not in it
 	// gets every tool under Policy.
 	Orgs map[string]OrgTools
+	// SafeCommands are bash commands that run without a person's approval
+	// when bash's policy is ask (SafeCommand says how they match); they
+	// never lift a forbid.
+	SafeCommands []string
 }
 
 // Ceiling is the most the operator lets a call of tool name (t: the
@@ -202,11 +207,24 @@ type Decision struct {
 	Reason string `json:"reason,omitempty"`
 	// Always approves this tool for the rest of the execution.
 	Always bool `json:"always,omitempty"`
+	// Arguments, on an approval, replace the model's: the call runs with
+	// them (the gateway checked them against the tool's schema).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Scope is how far an approval stands: ScopeExecution (as Always),
+	// ScopeDefinition or ScopeOrg (a standing approval, stored apart).
+	Scope string `json:"scope,omitempty"`
 	// DecidedBy is who decided: the API key's ID.
 	DecidedBy string `json:"decidedBy,omitempty"`
 	// DecidedAt is when the decision was made.
 	DecidedAt *time.Time `json:"decidedAt,omitempty"`
 }
+
+// The scopes of an approval.
+const (
+	ScopeExecution  = "execution"
+	ScopeDefinition = "definition"
+	ScopeOrg        = "org"
+)
 
 // DecisionRef is what workflow code learns of a decision: no reason text
 // (it stays in the inbox).

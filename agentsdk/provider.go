@@ -42,6 +42,11 @@ type ModelRequest struct {
 	// ThinkingBudget enables extended thinking with this many tokens where
 	// the model supports it; 0 disables it.
 	ThinkingBudget int
+	// ThinkingByDefault says ThinkingBudget is the default
+	// (Config.Thinking), not the configuration's: a provider enables it
+	// only for the models it knows to think, so a default never makes a
+	// request a model refuses.
+	ThinkingByDefault bool
 }
 
 // ModelResponse is a model's complete answer.

@@ -72,6 +72,13 @@ type Approval struct {
 	DecidedBy   string     `json:"decidedBy,omitempty"`
 	DecidedAt   *time.Time `json:"decidedAt,omitempty"`
 	Always      bool       `json:"always,omitempty"`
+	// EditedArguments are the arguments the call runs with when the
+	// person who approved it edited them; the record's Input stays the
+	// model's.
+	EditedArguments json.RawMessage `json:"editedArguments,omitempty"`
+	// StandingApprovalID is the standing approval (per definition or
+	// organization) that approved the call, when one did.
+	StandingApprovalID string `json:"standingApprovalId,omitempty"`
 }
 
 // Merge is the record a store keeps when r is recorded over old, the
@@ -117,6 +124,7 @@ func (old ToolCallRecord) Merge(r ToolCallRecord) ToolCallRecord {
 		if a.Decision == "" {
 			a.Decision, a.Reason, a.DecidedBy, a.DecidedAt, a.Always = out.Approval.Decision, out.Approval.Reason,
 				out.Approval.DecidedBy, out.Approval.DecidedAt, out.Approval.Always
+			a.EditedArguments, a.StandingApprovalID = out.Approval.EditedArguments, out.Approval.StandingApprovalID
 		}
 		out.Approval = &a
 	}

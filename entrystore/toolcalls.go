@@ -57,8 +57,14 @@ type ToolCall struct {
 	DecidedBy           string     `db:"decided_by"`
 	DecidedAt           *time.Time `db:"decided_at"`
 	AlwaysAllow         bool       `db:"always_allow"`
-	CreatedAt           time.Time  `db:"created_at"`
-	UpdatedAt           time.Time  `db:"updated_at"`
+	// EditedArguments are the arguments the call ran with when the
+	// person who approved it edited them (Input stays the model's).
+	EditedArguments json.RawMessage `db:"edited_arguments"`
+	// StandingApprovalID is the standing approval that let the call run
+	// without waiting, if one did.
+	StandingApprovalID string    `db:"standing_approval_id"`
+	CreatedAt          time.Time `db:"created_at"`
+	UpdatedAt          time.Time `db:"updated_at"`
 }
 
 const toolCallCols = `id::text AS id, org_id::text AS org_id, agent_execution_id::text AS execution_id,
@@ -66,7 +72,8 @@ const toolCallCols = `id::text AS id, org_id::text AS org_id, agent_execution_id
 	tool_call_id, tool_name, status, coalesce(input, ` + askedInput + `) AS input, ` + linkedOutput + ` AS output, coalesce(encode(output_sha256, 'hex'), '') AS output_sha256,
 	output_size, truncated, duration_ms, step_number, coalesce(policy, '') AS policy, coalesce(risk, '') AS risk,
 	approval_requested_at, coalesce(decision, '') AS decision, coalesce(decision_reason, '') AS decision_reason,
-	coalesce(decided_by, '') AS decided_by, decided_at, always_allow, created_at, updated_at`
+	coalesce(decided_by, '') AS decided_by, decided_at, always_allow, edited_arguments,
+	coalesce(standing_approval_id::text, '') AS standing_approval_id, created_at, updated_at`
 
 // linkedOutput is a record's output. A record linked to its result
 // entry keeps no copy of the result's text (RecordToolCall drops it): it
@@ -115,6 +122,10 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 	if tc.ToolCallID == "" || tc.ToolName == "" {
 		return ToolCall{}, errf(op, ErrInvalid, "tool call id and tool name are required")
 	}
+	standing, ok := optID(tc.StandingApprovalID)
+	if !ok {
+		return ToolCall{}, errf(op, ErrInvalid, "malformed standing approval id %q", tc.StandingApprovalID)
+	}
 	if tc.Status == "" {
 		tc.Status = ToolCallRunning
 	}
@@ -130,9 +141,10 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 	out, err := queryOne[ToolCall](ctx, s.pool, `
 		INSERT INTO agent_tool_call AS t (org_id, agent_execution_id, message_id, result_entry_id, tool_call_id,
 			tool_name, status, input, output, output_sha256, output_size, truncated, duration_ms, step_number,
-			policy, risk, approval_requested_at, decision, decision_reason, decided_by, decided_at, always_allow)
+			policy, risk, approval_requested_at, decision, decision_reason, decided_by, decided_at, always_allow,
+			edited_arguments, standing_approval_id)
 		SELECT $1, $2, $3, $4::uuid, $5, $6, $7, CASE WHEN $8::jsonb = `+askedInputOf+` THEN NULL ELSE $8::jsonb END, CASE WHEN $4::uuid IS NULL OR NOT $9::jsonb ? 'text' THEN $9::jsonb END, $10, $11, $12, $13, $14,
-			$15, $16, $17, $18, $19, $20, $21, $22
+			$15, $16, $17, $18, $19, $20, $21, $22, $23::jsonb, $24::uuid
 		WHERE EXISTS (SELECT 1 FROM agent_entry WHERE id = $3 AND agent_execution_id = $2 AND org_id = $1)
 		  AND ($4::uuid IS NULL OR EXISTS (
 			SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
@@ -150,6 +162,8 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 			decided_by = CASE WHEN t.decision IS NULL THEN EXCLUDED.decided_by ELSE t.decided_by END,
 			decided_at = CASE WHEN t.decision IS NULL THEN EXCLUDED.decided_at ELSE t.decided_at END,
 			always_allow = CASE WHEN t.decision IS NULL THEN EXCLUDED.always_allow ELSE t.always_allow END,
+			edited_arguments = CASE WHEN t.decision IS NULL THEN EXCLUDED.edited_arguments ELSE t.edited_arguments END,
+			standing_approval_id = CASE WHEN t.decision IS NULL THEN EXCLUDED.standing_approval_id ELSE t.standing_approval_id END,
 			result_entry_id = coalesce(EXCLUDED.result_entry_id, t.result_entry_id),
 			input = CASE WHEN EXCLUDED.input IS NULL AND $8::jsonb IS NOT NULL THEN NULL ELSE coalesce(EXCLUDED.input, t.input) END,
 			output = CASE WHEN coalesce(EXCLUDED.result_entry_id, t.result_entry_id) IS NOT NULL
@@ -164,7 +178,8 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 		ids[0], ids[1], ids[2], nullIfEmpty(result), tc.ToolCallID, tc.ToolName, tc.Status,
 		nullJSON(tc.Input), nullJSON(tc.Output), sha, tc.OutputSize, tc.Truncated, tc.DurationMs, tc.StepNumber,
 		nullIfEmpty(tc.Policy), nullIfEmpty(tc.Risk), tc.ApprovalRequestedAt, nullIfEmpty(tc.Decision),
-		nullIfEmpty(tc.DecisionReason), nullIfEmpty(tc.DecidedBy), tc.DecidedAt, tc.AlwaysAllow)
+		nullIfEmpty(tc.DecisionReason), nullIfEmpty(tc.DecidedBy), tc.DecidedAt, tc.AlwaysAllow,
+		nullJSON(tc.EditedArguments), nullIfEmpty(standing))
 	if errors.Is(err, errNoRows) {
 		return ToolCall{}, errf(op, ErrInvalid, "message or result entry is not an entry of execution %s", tc.ExecutionID)
 	}

@@ -66,12 +66,25 @@ func (s *service) DecideToolCall(ctx context.Context, req *pb.DecideToolCallRequ
 			if err != nil {
 				return nil, err
 			}
-			return &pb.DecideToolCallResponse{SignalId: sig.ID, ToolCall: toToolCall(tc)}, nil
+			d.DecidedBy = key.ID
+			standing, err := s.standFor(ctx, ex, d, tc.ToolName, sig.ID)
+			if err != nil {
+				return nil, err
+			}
+			return &pb.DecideToolCallResponse{SignalId: sig.ID, ToolCall: toToolCall(tc), StandingApproval: standing}, nil
 		}
 	}
 	tc, err := s.waitingCall(ctx, ex, req.GetToolCallId())
 	if err != nil {
 		return nil, err
+	}
+	if d.Scope == agentsdk.ScopeDefinition && ex.DefinitionID == "" {
+		return nil, invalid("scope %q needs an execution started from an agent definition; this one was not", agentsdk.ScopeDefinition)
+	}
+	if len(d.Arguments) > 0 {
+		if err := s.checkEditedArguments(ctx, ex.OrgID, tc.ToolName, d.Arguments); err != nil {
+			return nil, err
+		}
 	}
 	now := time.Now().UTC()
 	d.ToolCallID, d.DecidedBy, d.DecidedAt = tc.ToolCallID, key.ID, &now
@@ -88,12 +101,40 @@ func (s *service) DecideToolCall(ctx context.Context, req *pb.DecideToolCallRequ
 	if err != nil {
 		return nil, toStatus(s.log, "decide tool call", err)
 	}
-	return &pb.DecideToolCallResponse{SignalId: sig.ID, ToolCall: toToolCall(tc)}, nil
+	// Stored after the decision, keyed by it: a retry that finds the
+	// decision stored makes it then (above), and never twice.
+	standing, err := s.standFor(ctx, ex, d, tc.ToolName, sig.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.DecideToolCallResponse{SignalId: sig.ID, ToolCall: toToolCall(tc), StandingApproval: standing}, nil
 }
 
-// decisionOf checks a decision request's own fields.
+// decisionOf checks a decision request's own fields. A scope wider than
+// the call approves the tool for the rest of the execution too (Always).
 func decisionOf(req *pb.DecideToolCallRequest) (agentsdk.Decision, error) {
-	d := agentsdk.Decision{Decision: req.GetDecision(), Reason: req.GetReason(), Always: req.GetAlways()}
+	d := agentsdk.Decision{Decision: req.GetDecision(), Reason: req.GetReason(), Always: req.GetAlways(), Scope: req.GetScope()}
+	approve := d.Decision == agentsdk.DecisionApprove
+	switch d.Scope {
+	case "":
+	case agentsdk.ScopeExecution, agentsdk.ScopeDefinition, agentsdk.ScopeOrg:
+		if !approve {
+			return d, invalid("scope applies to approvals only")
+		}
+		d.Always = true
+	default:
+		return d, invalid("scope must be %q, %q or %q; got %q", agentsdk.ScopeExecution, agentsdk.ScopeDefinition, agentsdk.ScopeOrg, d.Scope)
+	}
+	if req.GetArguments() != nil {
+		if !approve {
+			return d, invalid("arguments apply to approvals only: a rejected call does not run")
+		}
+		args, err := fromStruct(req.GetArguments())
+		if err != nil {
+			return d, invalid("arguments: %v", err)
+		}
+		d.Arguments = args
+	}
 	switch {
 	case req.GetToolCallId() == "":
 		return d, invalid("toolCallId is required")

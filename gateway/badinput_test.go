@@ -111,7 +111,7 @@ func TestBadInput(t *testing.T) {
 		{"maxTurns fractional", "POST", base, valid(`,"config":{"maxTurns":1.5}`), 400, "invalid_argument", "config.maxTurns must be a whole number from 0 to 1000 (0 = the default, 50); got 1.5"},
 		{"maxTurns a string", "POST", base, valid(`,"config":{"maxTurns":"many"}`), 400, "invalid_argument", `config.maxTurns must be a whole number, not the string "many"`},
 		{"maxTokens too large", "POST", base, valid(`,"config":{"maxTokens":1000001}`), 400, "invalid_argument", "config.maxTokens must be a whole number from 0 to 1000000 (0 = the default, 4096); got 1000001"},
-		{"thinkingBudget negative", "POST", base, valid(`,"config":{"thinkingBudget":-1}`), 400, "invalid_argument", "config.thinkingBudget must be a whole number from 0 to 1000000 (0 = off); got -1"},
+		{"thinkingBudget negative", "POST", base, valid(`,"config":{"thinkingBudget":-1}`), 400, "invalid_argument", "config.thinkingBudget must be a whole number from 0 to 1000000 (0 = off; unset = 4096 on models that support thinking); got -1"},
 		{"loopThreshold below -1", "POST", base, valid(`,"config":{"loopThreshold":-2}`), 400, "invalid_argument", "config.loopThreshold must be a whole number from -1 to 100 (0 = the default, 3; -1 = off); got -2"},
 		{"toolOutputLimit too large", "POST", base, valid(`,"config":{"toolOutputLimit":2000000}`), 400, "invalid_argument", "config.toolOutputLimit must be a whole number from 0 to 1048576 (0 = the default, 16384 bytes); got 2000000"},
 		{"temperature 7", "POST", base, valid(`,"config":{"temperature":7}`), 400, "invalid_argument", "config.temperature must be a number from 0 to 2; got 7"},

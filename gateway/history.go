@@ -245,7 +245,11 @@ func toApproval(c entrystore.ToolCall) *pb.ToolApproval {
 	if c.ApprovalRequestedAt == nil && c.Decision == "" {
 		return nil
 	}
-	a := &pb.ToolApproval{Risk: c.Risk, Decision: c.Decision, Reason: c.DecisionReason, DecidedBy: c.DecidedBy, Always: c.AlwaysAllow}
+	a := &pb.ToolApproval{Risk: c.Risk, Decision: c.Decision, Reason: c.DecisionReason, DecidedBy: c.DecidedBy, Always: c.AlwaysAllow,
+		StandingApprovalId: c.StandingApprovalID}
+	if len(c.EditedArguments) > 0 {
+		a.EditedArguments = toValue(c.EditedArguments)
+	}
 	if c.ApprovalRequestedAt != nil {
 		a.RequestedAt = ts(*c.ApprovalRequestedAt)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go"
 
@@ -14,7 +16,8 @@ import (
 
 // params converts req to the Messages API's request.
 //
-// Thinking is enabled with req.ThinkingBudget unless the last assistant
+// Thinking is enabled with req.ThinkingBudget (a default one only on a
+// ThinkingModel) unless the last assistant
 // turn has tool_use without a leading thinking block — a turn another
 // provider wrote — which the API rejects while thinking is on. With
 // thinking on, Temperature is not sent (the API only takes the default)
@@ -42,7 +45,11 @@ func (p *Provider) params(req agentsdk.ModelRequest) (anthropic.MessageNewParams
 		Messages:  msgs,
 		Tools:     tools,
 	}
-	if budget := int64(req.ThinkingBudget); budget > 0 && thinkingAllowed(msgs) {
+	budget := int64(req.ThinkingBudget)
+	if req.ThinkingByDefault && !ThinkingModel(req.Model.ModelID) {
+		budget = 0
+	}
+	if budget > 0 && thinkingAllowed(msgs) {
 		params.Thinking = anthropic.ThinkingConfigParamOfEnabled(budget)
 		if maxTokens <= budget {
 			params.MaxTokens = budget + DefaultMaxTokens
@@ -164,6 +171,30 @@ func toolInput(args json.RawMessage) json.RawMessage {
 		return trimmed
 	}
 	return json.RawMessage(`{}`)
+}
+
+// ThinkingModel reports whether the model takes extended thinking: Claude
+// 3.7 Sonnet and every Claude of generation 4 on (claude-sonnet-4-5,
+// claude-opus-4-1-…, claude-haiku-4-5, and the same names behind a
+// platform's prefix). An ID it does not know answers false: a default
+// budget sent to a model without thinking is a 400 for every call.
+func ThinkingModel(id string) bool {
+	i := strings.Index(id, "claude-")
+	if i < 0 {
+		return false
+	}
+	rest := id[i+len("claude-"):]
+	if strings.HasPrefix(rest, "3-7-") {
+		return true
+	}
+	for _, family := range []string{"opus-", "sonnet-", "haiku-"} {
+		if v, ok := strings.CutPrefix(rest, family); ok {
+			major, _, _ := strings.Cut(v, "-")
+			n, err := strconv.Atoi(major)
+			return err == nil && n >= 4 && n < 100
+		}
+	}
+	return false
 }
 
 // thinkingAllowed reports whether the last assistant turn is one the API

@@ -177,3 +177,27 @@ func TestAnthropicNewValidatesOptions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "anthropic", p.Name())
 }
+
+// A default thinking budget (no thinkingBudget configured) reaches only
+// the models that think: a model without thinking would refuse it.
+func TestAnthropicDefaultThinkingOnlyForThinkingModels(t *testing.T) {
+	for id, thinks := range map[string]bool{
+		"claude-sonnet-4-5": true, "claude-opus-4-1-20250805": true, "claude-haiku-4-5": true,
+		"claude-3-7-sonnet-20250219": true, "us.anthropic.claude-sonnet-4-20250514-v1:0": true,
+		"claude-3-5-haiku-20241022": false, "claude-3-opus-20240229": false, "claude-sonnet-x": false, "gpt-5": false,
+	} {
+		require.Equal(t, thinks, anthropic.ThinkingModel(id), id)
+	}
+	srv := providertest.NewServer(t, okReply(), okReply())
+	p := newProvider(t, srv)
+	req := request(agentsdk.TextMessage(agentsdk.RoleUser, "go"))
+	req.ThinkingBudget, req.ThinkingByDefault = agentsdk.DefaultThinkingBudget, true
+
+	req.Model.ModelID = "claude-sonnet-4-5"
+	stream(t, p, req)
+	require.JSONEq(t, `{"type":"enabled","budget_tokens":4096}`, srv.Last().Field(t, "thinking"))
+
+	req.Model.ModelID = "claude-3-5-haiku-20241022"
+	stream(t, p, req)
+	require.Empty(t, srv.Last().Field(t, "thinking"))
+}

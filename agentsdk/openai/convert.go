@@ -17,7 +17,9 @@ import (
 // max_tokens) and as max_tokens to compatible servers, which may not know
 // the newer name. ThinkingBudget sets reasoning_effort for reasoning
 // models (o-series, gpt-5) and is ignored for the rest; those models take
-// only the default temperature, so Temperature is not sent to them.
+// only the default temperature, so Temperature is not sent to them. A
+// default budget (ModelRequest.ThinkingByDefault) is the same: ignored
+// but for reasoning models.
 func params(req agentsdk.ModelRequest, official bool) (openai.ChatCompletionNewParams, error) {
 	if req.Model.ModelID == "" {
 		return openai.ChatCompletionNewParams{}, fmt.Errorf("%w: no model ID", agentsdk.ErrInvalidInput)

@@ -78,7 +78,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		pool.Close()
 		return nil, err
 	}
-	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy,
+	plugin, err := adapter.NewPlugin(adapter.Options{Store: store, Agents: w.Agents, Providers: w.Providers, Tools: w.Tools, ToolPolicy: w.ToolPolicy, SafeCommands: w.SafeCommands,
 		OrgTools: orgTools, ContextWindows: w.ContextWindows, PruneEvery: cmp.Or(w.PruneEvery, -1), Retention: w.Retention,
 		WorkerStore: held, WorkerName: w.WorkerStore.Name, HolderGrace: w.WorkerStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
 		ActivityToolCalls: w.ActivityToolCalls,

@@ -137,7 +137,7 @@ func (o *Ops) ApplyDecision(ctx context.Context, in DecideInput) (agentsdk.Entry
 	content := step.ApprovalContent{Ignored: "not a decision"}
 	if decoded {
 		content = step.ApprovalContent{ToolCallID: d.ToolCallID, Decision: d.Decision, DecidedBy: d.DecidedBy, Always: d.Always,
-			Ignored: "no tool call waits for approval with this ID"}
+			Scope: d.Scope, Ignored: "no tool call waits for approval with this ID"}
 	}
 	turn := ""
 	if in.AssistantID != "" && decoded {
@@ -147,10 +147,16 @@ func (o *Ops) ApplyDecision(ctx context.Context, in DecideInput) (agentsdk.Entry
 		}
 		if err == nil {
 			content.ToolName, content.Ignored, turn = call.Name, "", assistant.TurnID
+			var edited json.RawMessage
+			if d.Decision == agentsdk.DecisionApprove && len(d.Arguments) > 0 {
+				// The audit keeps both: what the model asked, and what runs.
+				edited, content.Arguments, content.EditedArguments = d.Arguments, call.Arguments, d.Arguments
+			}
 			err := o.Store.RecordToolCall(ctx, agentsdk.ToolCallRecord{
 				OrgID: in.OrgID, ExecutionID: in.ExecutionID, MessageID: in.AssistantID, ToolCallID: call.ID,
 				ToolName: call.Name, Status: agentsdk.ToolAwaitingApproval, Input: call.Arguments, StepNumber: in.StepNumber,
-				Approval: &agentsdk.Approval{Decision: d.Decision, Reason: d.Reason, DecidedBy: d.DecidedBy, DecidedAt: d.DecidedAt, Always: d.Always},
+				Approval: &agentsdk.Approval{Decision: d.Decision, Reason: d.Reason, DecidedBy: d.DecidedBy, DecidedAt: d.DecidedAt,
+					Always: d.Always, EditedArguments: edited},
 			})
 			if err != nil {
 				return agentsdk.EntryRef{}, fmt.Errorf("engine: decision: record: %w", err)

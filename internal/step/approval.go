@@ -17,6 +17,12 @@ type ApprovalContent struct {
 	Decision   string `json:"decision,omitempty"`
 	DecidedBy  string `json:"decidedBy,omitempty"`
 	Always     bool   `json:"always,omitempty"`
+	// Scope is how far an approval stands, when wider than the call.
+	Scope string `json:"scope,omitempty"`
+	// Arguments and EditedArguments, when the person edited the call's
+	// arguments: the model's, and what the call runs with instead.
+	Arguments       json.RawMessage `json:"arguments,omitempty"`
+	EditedArguments json.RawMessage `json:"editedArguments,omitempty"`
 	// Ignored says why a decision changed nothing.
 	Ignored string `json:"ignored,omitempty"`
 }

@@ -55,6 +55,10 @@ type Deps struct {
 	// ActivityTools runs every tool call as an activity from its first
 	// attempt, as if each tool were LongRunning (see markLocal).
 	ActivityTools bool
+	// StandingApproval, when set, finds a standing approval (per
+	// definition or organization) that covers call, a call whose policy
+	// is ask in the execution: its ID, "" for none. nil: none does.
+	StandingApproval func(ctx context.Context, orgID, executionID string, call agentsdk.ToolCall) (string, error)
 }
 
 // config is the execution's configuration, from the cache if it has it.
@@ -205,14 +209,16 @@ func requestOf(cfg agentsdk.Config, model agentsdk.ModelRef, v View, tools []age
 	if err != nil {
 		return agentsdk.ModelRequest{}, err
 	}
+	budget, byDefault := cfg.Thinking()
 	return agentsdk.ModelRequest{
-		Model:          model,
-		System:         cfg.SystemPrompt,
-		Messages:       msgs,
-		Tools:          tools,
-		MaxTokens:      cfg.MaxTokens,
-		Temperature:    cfg.Temperature,
-		ThinkingBudget: cfg.ThinkingBudget,
+		Model:             model,
+		System:            cfg.SystemPrompt,
+		Messages:          msgs,
+		Tools:             tools,
+		MaxTokens:         cfg.MaxTokens,
+		Temperature:       cfg.Temperature,
+		ThinkingBudget:    budget,
+		ThinkingByDefault: byDefault,
 	}, nil
 }
 
@@ -292,7 +298,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if in.Model != (agentsdk.ModelRef{Provider: msg.Provider, ModelID: msg.Model}) {
 		call.Model = in.Model
 	}
-	meta := d.answerMeta(in.OrgID, cfg, msg)
+	meta := d.answerMeta(ctx, in.OrgID, in.ExecutionID, cfg, msg)
 	meta.Call = &call
 	metadata, err := json.Marshal(meta)
 	if err != nil {
@@ -378,7 +384,7 @@ func Ref(e agentsdk.Entry) (agentsdk.EntryRef, error) {
 	ref.Preview = agentsdk.Preview(m.Text())
 	policies := AnswerMetaOf(e)
 	for _, tc := range m.ToolCalls() {
-		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.Policy(tc.ID),
+		ref.ToolCalls = append(ref.ToolCalls, agentsdk.ToolCallRef{ID: tc.ID, Name: tc.Name, Digest: digest(tc), Policy: policies.waitPolicy(tc.ID),
 			Client: slices.Contains(policies.Client, tc.ID)})
 	}
 	return ref, nil

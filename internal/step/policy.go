@@ -1,7 +1,10 @@
 package step
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
+	"time"
 
 	"github.com/agentree/agentree/agentsdk"
 )
@@ -19,8 +22,60 @@ type AnswerMeta struct {
 	Risks    map[string]string              `json:"toolRisks,omitempty"`
 	// Client are the IDs of the calls to client tools
 	// (Config.ClientTools): no worker runs them.
-	Client []string     `json:"clientCalls,omitempty"`
-	Call   *LLMCallMeta `json:"llmCall,omitempty"`
+	Client []string `json:"clientCalls,omitempty"`
+	// SafeCalls are calls whose policy is ask that run without waiting:
+	// bash commands on the operator's safe list (Operator.SafeCalls).
+	SafeCalls []string `json:"safeCalls,omitempty"`
+	// Standing are calls whose policy is ask that a standing approval
+	// (per definition or organization) lets run without waiting: the
+	// approval's ID by call ID.
+	Standing map[string]string `json:"standingApprovals,omitempty"`
+	Call     *LLMCallMeta      `json:"llmCall,omitempty"`
+}
+
+// preApproved reports whether call id, whose policy is ask, runs without
+// waiting for a person: the safe list or a standing approval let it.
+func (m AnswerMeta) preApproved(id string) bool {
+	return slices.Contains(m.SafeCalls, id) || m.Standing[id] != ""
+}
+
+// stillPreApproved reports whether call, approved without waiting when
+// the model answered, still is: a safe command on the operator's list as
+// it is now, or a standing approval's call.
+func (d Deps) stillPreApproved(m AnswerMeta, call agentsdk.ToolCall) bool {
+	if slices.Contains(m.SafeCalls, call.ID) {
+		return d.Policy.SafeCall(call)
+	}
+	return m.Standing[call.ID] != ""
+}
+
+// preApproval is the approval part of the record of call id when it was
+// approved without waiting; nil otherwise.
+func (m AnswerMeta) preApproval(id string, now time.Time) *agentsdk.Approval {
+	switch {
+	case slices.Contains(m.SafeCalls, id):
+		return &agentsdk.Approval{Decision: agentsdk.DecisionApprove, DecidedBy: DecidedBySafeCommands, DecidedAt: &now}
+	case m.Standing[id] != "":
+		return &agentsdk.Approval{Decision: agentsdk.DecisionApprove, DecidedBy: DecidedByStandingApproval, DecidedAt: &now,
+			StandingApprovalID: m.Standing[id]}
+	}
+	return nil
+}
+
+// Who approved a call that did not wait, as its record says.
+const (
+	DecidedBySafeCommands     = "safeCommands"
+	DecidedByStandingApproval = "standingApproval"
+)
+
+// waitPolicy is the policy workflow code sees for call id: ask unless
+// something approved it when the model answered.
+func (m AnswerMeta) waitPolicy(id string) agentsdk.ToolPolicy {
+	p := m.Policy(id)
+	if p == agentsdk.PolicyAsk && m.preApproved(id) {
+		return agentsdk.PolicyAuto
+	}
+	return p
 }
 
 // Policy is the recorded policy of tool call id.
@@ -61,8 +116,9 @@ func (d Deps) offered(org string, cfg agentsdk.Config) []string {
 }
 
 // answerMeta records the policy and risk of each of msg's tool calls that
-// is not auto.
-func (d Deps) answerMeta(org string, cfg agentsdk.Config, msg agentsdk.Message) AnswerMeta {
+// is not auto, and which calls whose policy is ask need not wait: a safe
+// command, or a call a standing approval covers.
+func (d Deps) answerMeta(ctx context.Context, org, executionID string, cfg agentsdk.Config, msg agentsdk.Message) AnswerMeta {
 	var meta AnswerMeta
 	for _, tc := range msg.ToolCalls() {
 		if _, err := d.Tools.Get(tc.Name); err != nil && cfg.IsClientTool(tc.Name) {
@@ -77,9 +133,25 @@ func (d Deps) answerMeta(org string, cfg agentsdk.Config, msg agentsdk.Message) 
 			meta.Policies, meta.Risks = map[string]agentsdk.ToolPolicy{}, map[string]string{}
 		}
 		meta.Policies[tc.ID] = p
-		if p == agentsdk.PolicyAsk {
-			t, _ := d.Tools.Get(tc.Name)
-			meta.Risks[tc.ID] = agentsdk.RiskOf(t)
+		if p != agentsdk.PolicyAsk {
+			continue
+		}
+		t, _ := d.Tools.Get(tc.Name)
+		meta.Risks[tc.ID] = agentsdk.RiskOf(t)
+		if d.Policy.SafeCall(tc) {
+			meta.SafeCalls = append(meta.SafeCalls, tc.ID)
+			continue
+		}
+		if d.StandingApproval == nil {
+			continue
+		}
+		// A lookup that fails leaves the call to a person: the answer is
+		// written, and the model not called again for it.
+		if id, err := d.StandingApproval(ctx, org, executionID, tc); err == nil && id != "" {
+			if meta.Standing == nil {
+				meta.Standing = map[string]string{}
+			}
+			meta.Standing[tc.ID] = id
 		}
 	}
 	return meta

@@ -1,6 +1,7 @@
 package step
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -257,10 +258,18 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 		return toolRun{}, fmt.Errorf("step: tool call: config: %w", err)
 	}
 	cfg = cfg.WithDefaults()
+	meta := AnswerMetaOf(assistant)
 	rec := agentsdk.ToolCallRecord{
 		OrgID: in.OrgID, ExecutionID: in.ExecutionID, MessageID: in.AssistantID,
 		ToolCallID: call.ID, ToolName: call.Name, Status: agentsdk.ToolRunning,
-		Input: call.Arguments, StepNumber: in.StepNumber, Policy: AnswerMetaOf(assistant).Policy(call.ID),
+		Input: call.Arguments, StepNumber: in.StepNumber, Policy: meta.Policy(call.ID),
+		Approval: meta.preApproval(call.ID, d.now()),
+	}
+	// The call runs with the arguments a person edited when approving
+	// it; the model's stay in the assistant entry and the record's Input.
+	run, edited, err := d.approvedCall(ctx, in, meta, *call)
+	if err != nil {
+		return toolRun{}, fmt.Errorf("step: tool call: %w", err)
 	}
 	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: record start: %w", err)
@@ -276,7 +285,7 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 		}
 	}
 	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID,
-		event.TaskStarted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Arguments: call.Arguments})
+		event.TaskStarted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Arguments: run.Arguments})
 
 	start := d.now()
 	var output string
@@ -288,7 +297,7 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	if refusal != "" {
 		output, isError = refusal, true
 	} else {
-		output, isError, err = invoke(ctx, d.Tools, cfg, *call, in, publish)
+		output, isError, err = invoke(ctx, d.Tools, cfg, run, in, publish)
 	}
 	if err != nil {
 		rec.Status = agentsdk.ToolCancelled
@@ -305,6 +314,9 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	rec.DurationMs = d.now().Sub(start).Milliseconds()
 
 	shown, truncated := Truncate(output, cfg.ToolOutputLimit)
+	if edited && refusal == "" {
+		shown = editedNote(run.Arguments) + shown
+	}
 	rec.OutputSize = int64(len(output))
 	rec.Truncated = truncated
 	if truncated {
@@ -322,13 +334,53 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	return toolRun{rec: rec, result: agentsdk.ToolResultMessage(*call, shown, isError), shown: shown, turnID: assistant.TurnID}, nil
 }
 
+// editedNote heads the result of a call whose arguments a person edited
+// before approving it: the model's answer still shows its own arguments,
+// so the result says what ran.
+func editedNote(args json.RawMessage) string {
+	return fmt.Sprintf("[note: a person edited this call's arguments before approving it; it ran with %s]\n", compactJSON(args))
+}
+
+func compactJSON(b json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return string(b)
+	}
+	return buf.String()
+}
+
+// approvedCall is call as it runs: with the arguments of the person who
+// approved it, when they edited them (and edited true).
+func (d Deps) approvedCall(ctx context.Context, in ToolInput, meta AnswerMeta, call agentsdk.ToolCall) (agentsdk.ToolCall, bool, error) {
+	if meta.Policy(call.ID) != agentsdk.PolicyAsk {
+		return call, false, nil
+	}
+	rec, err := d.Store.ToolCall(ctx, in.OrgID, in.ExecutionID, in.AssistantID, call.ID)
+	if errors.Is(err, agentsdk.ErrNotFound) {
+		return call, false, nil
+	}
+	if err != nil {
+		return call, false, fmt.Errorf("record of %s: %w", call.ID, err)
+	}
+	a := rec.Approval
+	if a == nil || a.Decision != agentsdk.DecisionApprove || len(a.EditedArguments) == 0 {
+		return call, false, nil
+	}
+	call.Arguments = a.EditedArguments
+	return call, true, nil
+}
+
 // refusal says why the call may not run, or "": under the stricter of
 // the policy recorded with the answer and the one the worker resolves now
 // (a ceiling the operator lowered since then holds), a forbidden call is
 // refused, and an ask call without a recorded approval too (Refusal).
 func (d Deps) refusal(ctx context.Context, in ToolInput, cfg agentsdk.Config, assistant agentsdk.Entry, call agentsdk.ToolCall) (string, error) {
 	t, _ := d.Tools.Get(call.Name)
-	p := agentsdk.Stricter(AnswerMetaOf(assistant).Policy(call.ID), agentsdk.PolicyFor(in.OrgID, call.Name, t, cfg.ToolPolicy, d.Policy))
+	meta := AnswerMetaOf(assistant)
+	p := agentsdk.Stricter(meta.Policy(call.ID), agentsdk.PolicyFor(in.OrgID, call.Name, t, cfg.ToolPolicy, d.Policy))
+	if p == agentsdk.PolicyAsk && d.stillPreApproved(meta, call) {
+		return "", nil
+	}
 	operator := d.Policy.Ceiling(in.OrgID, call.Name, t) == agentsdk.PolicyForbid
 	return Refusal(ctx, d.Store, in.OrgID, in.ExecutionID, assistant, call, p, operator)
 }

@@ -36,6 +36,9 @@ type Worker struct {
 	Tools     []*agentsdk.Tool
 	// ToolPolicy is the worker's tool policy (Config.ToolPolicy).
 	ToolPolicy agentsdk.Policies
+	// SafeCommands are the bash commands that skip the approval wait
+	// (Config.SafeCommands).
+	SafeCommands []string
 	// Orgs are Config.Orgs as the plugin takes them (its OrgTools), but
 	// by organization slug: the caller keys them by ID.
 	Orgs map[string]agentsdk.OrgTools
@@ -92,7 +95,7 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 	if orgID == nil {
 		orgID = func(slug string) (string, error) { return slug, nil }
 	}
-	w := Worker{ToolPolicy: c.ToolPolicy, ContextWindows: c.ContextWindows, WorkerStore: c.WorkerStore,
+	w := Worker{ToolPolicy: c.ToolPolicy, SafeCommands: c.SafeCommands, ContextWindows: c.ContextWindows, WorkerStore: c.WorkerStore,
 		ActivityModelCalls: isFalse(c.LocalActivities.ModelCalls), ActivityToolCalls: isFalse(c.LocalActivities.ToolCalls)}
 	if r := c.Retention; r.Every != nil {
 		w.PruneEvery = *r.Every

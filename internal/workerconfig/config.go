@@ -74,6 +74,13 @@ type Config struct {
 	// each tool's own default (the builtin set's bash, write_file and
 	// edit_file ask).
 	ToolPolicy agentsdk.Policies `yaml:"toolPolicy"`
+	// SafeCommands are bash commands that run without a person's approval
+	// when bash's policy is ask, e.g. ["ls *", "git status", "cat *"]: a
+	// call matches only when its script is ONE simple command (no ;, &&,
+	// |, redirects, $ or backticks, globs or VAR=value) whose words match
+	// a pattern's ("*" in a word: any text; a last word "*": any further
+	// arguments). Omitted: none.
+	SafeCommands []string `yaml:"safeCommands"`
 	// Orgs configure organizations apart, by slug: the tool sets and tools
 	// each may use and its policy over toolPolicy (Org); omitted: every
 	// organization gets every tool under toolPolicy.
@@ -398,6 +405,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.MCP = withMCPDefaults(c.MCP, bad)
 	c.RemoteAgents = withRemoteDefaults(c.RemoteAgents, bad)
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
+	problems = append(problems, agentsdk.SafeCommandProblems("safeCommands", c.SafeCommands)...)
 	checkOrgs(c.Orgs, c.ToolSets, bad)
 	problems = append(problems, c.ContextWindows.Problems("contextWindows")...)
 	if len(c.LocalActivities.LongRunningTools) == 0 {
@@ -426,6 +434,9 @@ func (c Config) withDefaults() (Config, error) {
 	case "text", "json":
 	default:
 		bad("observability.logFormat: %q is not a log format (known: text, json)", c.Observability.LogFormat)
+	}
+	if len(c.SafeCommands) == 0 {
+		c.SafeCommands = nil
 	}
 	if len(c.ToolPolicy) == 0 {
 		c.ToolPolicy = nil
