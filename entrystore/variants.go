@@ -243,7 +243,7 @@ func moveLeaf(ctx context.Context, tx pgx.Tx, ex Execution, to string) error {
 	var callsTools bool
 	if ex.Status == StatusWaiting {
 		err := tx.QueryRow(ctx, `SELECT coalesce(c.leaf_entry_id::text, ''),
-				coalesce(e.entry_type = 'message' AND e.role = 'assistant' AND jsonb_path_exists(e.content, '$.content[*] ? (@.type == "tool_call")'), false)
+				coalesce(e.entry_type = 'message' AND e.role = 'assistant' AND jsonb_path_exists(e.content::jsonb, '$.content[*] ? (@.type == "tool_call")'), false)
 			FROM agent_checkpoint c LEFT JOIN agent_entry e ON e.id = c.leaf_entry_id
 			WHERE c.agent_execution_id = $1 ORDER BY c.sequence DESC LIMIT 1`, ex.ID).Scan(&waitingAt, &callsTools)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {

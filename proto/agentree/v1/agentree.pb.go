@@ -8692,6 +8692,912 @@ func (x *TimelinePoint) GetCompaction() bool {
 	return false
 }
 
+// Variant is a named view of an execution's tree.
+type Variant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The variant's name, unique in its execution; `main` is every
+	// execution's own.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// Where the variant's path ends: the execution's leaf while it is active.
+	LeafEntryId string `protobuf:"bytes,3,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	// Entries left out of the model's context.
+	ExcludedEntryIds []string `protobuf:"bytes,4,rep,name=excluded_entry_ids,json=excludedEntryIds,proto3" json:"excluded_entry_ids,omitempty"`
+	// The model that replaces the agent's in the variant's calls; unset for
+	// none.
+	ModelOverride *ModelRef `protobuf:"bytes,5,opt,name=model_override,json=modelOverride,proto3" json:"model_override,omitempty"`
+	// The variant an automatic fork copied.
+	ForkedFrom string `protobuf:"bytes,6,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	// Whether the execution's model calls see this variant.
+	Active        bool                   `protobuf:"varint,7,opt,name=active,proto3" json:"active,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Variant) Reset() {
+	*x = Variant{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Variant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Variant) ProtoMessage() {}
+
+func (x *Variant) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Variant.ProtoReflect.Descriptor instead.
+func (*Variant) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *Variant) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Variant) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *Variant) GetLeafEntryId() string {
+	if x != nil {
+		return x.LeafEntryId
+	}
+	return ""
+}
+
+func (x *Variant) GetExcludedEntryIds() []string {
+	if x != nil {
+		return x.ExcludedEntryIds
+	}
+	return nil
+}
+
+func (x *Variant) GetModelOverride() *ModelRef {
+	if x != nil {
+		return x.ModelOverride
+	}
+	return nil
+}
+
+func (x *Variant) GetForkedFrom() string {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return ""
+}
+
+func (x *Variant) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *Variant) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Variant) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// ListVariantsRequest names an execution.
+type ListVariantsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId   string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListVariantsRequest) Reset() {
+	*x = ListVariantsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListVariantsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListVariantsRequest) ProtoMessage() {}
+
+func (x *ListVariantsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListVariantsRequest.ProtoReflect.Descriptor instead.
+func (*ListVariantsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *ListVariantsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListVariantsRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+// ListVariantsResponse is an execution's variants, oldest first.
+type ListVariantsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Variants      []*Variant             `protobuf:"bytes,1,rep,name=variants,proto3" json:"variants,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListVariantsResponse) Reset() {
+	*x = ListVariantsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListVariantsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListVariantsResponse) ProtoMessage() {}
+
+func (x *ListVariantsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListVariantsResponse.ProtoReflect.Descriptor instead.
+func (*ListVariantsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *ListVariantsResponse) GetVariants() []*Variant {
+	if x != nil {
+		return x.Variants
+	}
+	return nil
+}
+
+// CreateVariantRequest makes a variant at an entry.
+type CreateVariantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The new variant's name: 1-63 lowercase letters, digits, `.`, `_` or `-`.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The entry the variant's path ends at: on the execution's tree.
+	EntryId       string `protobuf:"bytes,4,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateVariantRequest) Reset() {
+	*x = CreateVariantRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateVariantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateVariantRequest) ProtoMessage() {}
+
+func (x *CreateVariantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateVariantRequest.ProtoReflect.Descriptor instead.
+func (*CreateVariantRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *CreateVariantRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateVariantRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *CreateVariantRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateVariantRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+// VariantRequest names a variant of an execution.
+type VariantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The variant's name.
+	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariantRequest) Reset() {
+	*x = VariantRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariantRequest) ProtoMessage() {}
+
+func (x *VariantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariantRequest.ProtoReflect.Descriptor instead.
+func (*VariantRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *VariantRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *VariantRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *VariantRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// SetVariantExclusionsRequest sets a variant's exclusions.
+type SetVariantExclusionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The variant's name.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The entries to leave out of the model's context (replaces the list):
+	// each on the variant's path.
+	ExcludedEntryIds []string `protobuf:"bytes,4,rep,name=excluded_entry_ids,json=excludedEntryIds,proto3" json:"excluded_entry_ids,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SetVariantExclusionsRequest) Reset() {
+	*x = SetVariantExclusionsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetVariantExclusionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetVariantExclusionsRequest) ProtoMessage() {}
+
+func (x *SetVariantExclusionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetVariantExclusionsRequest.ProtoReflect.Descriptor instead.
+func (*SetVariantExclusionsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *SetVariantExclusionsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SetVariantExclusionsRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *SetVariantExclusionsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetVariantExclusionsRequest) GetExcludedEntryIds() []string {
+	if x != nil {
+		return x.ExcludedEntryIds
+	}
+	return nil
+}
+
+// SetVariantModelRequest sets a variant's model override.
+type SetVariantModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The variant's name.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The model; unset clears the override.
+	Model         *ModelRef `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetVariantModelRequest) Reset() {
+	*x = SetVariantModelRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetVariantModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetVariantModelRequest) ProtoMessage() {}
+
+func (x *SetVariantModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetVariantModelRequest.ProtoReflect.Descriptor instead.
+func (*SetVariantModelRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{108}
+}
+
+func (x *SetVariantModelRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SetVariantModelRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *SetVariantModelRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetVariantModelRequest) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+// VariantEdit is what an edit of a variant's context did.
+type VariantEdit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The variant that holds the edit.
+	Variant *Variant `protobuf:"bytes,1,opt,name=variant,proto3" json:"variant,omitempty"`
+	// Whether that variant is a new one, forked because the edit changed what
+	// an earlier model call saw (the edited variant is unchanged).
+	Forked bool `protobuf:"varint,2,opt,name=forked,proto3" json:"forked,omitempty"`
+	// The injection entry written or retired, for an injection edit.
+	Entry         *Entry `protobuf:"bytes,3,opt,name=entry,proto3" json:"entry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariantEdit) Reset() {
+	*x = VariantEdit{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[109]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariantEdit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariantEdit) ProtoMessage() {}
+
+func (x *VariantEdit) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[109]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariantEdit.ProtoReflect.Descriptor instead.
+func (*VariantEdit) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{109}
+}
+
+func (x *VariantEdit) GetVariant() *Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return nil
+}
+
+func (x *VariantEdit) GetForked() bool {
+	if x != nil {
+		return x.Forked
+	}
+	return false
+}
+
+func (x *VariantEdit) GetEntry() *Entry {
+	if x != nil {
+		return x.Entry
+	}
+	return nil
+}
+
+// BranchAgentExecutionRequest moves an execution's leaf.
+type BranchAgentExecutionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The entry to go on from: on the execution's tree.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// Whether the model summarises the abandoned path into a
+	// `branch_summary` entry.
+	Summarize     bool `protobuf:"varint,4,opt,name=summarize,proto3" json:"summarize,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BranchAgentExecutionRequest) Reset() {
+	*x = BranchAgentExecutionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BranchAgentExecutionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BranchAgentExecutionRequest) ProtoMessage() {}
+
+func (x *BranchAgentExecutionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BranchAgentExecutionRequest.ProtoReflect.Descriptor instead.
+func (*BranchAgentExecutionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{110}
+}
+
+func (x *BranchAgentExecutionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *BranchAgentExecutionRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BranchAgentExecutionRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *BranchAgentExecutionRequest) GetSummarize() bool {
+	if x != nil {
+		return x.Summarize
+	}
+	return false
+}
+
+// BranchAgentExecutionResponse is the execution after a branch.
+type BranchAgentExecutionResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Execution *AgentExecution        `protobuf:"bytes,1,opt,name=execution,proto3" json:"execution,omitempty"`
+	// The `branch_summary` entry, when one was asked for.
+	Summary       *Entry `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BranchAgentExecutionResponse) Reset() {
+	*x = BranchAgentExecutionResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BranchAgentExecutionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BranchAgentExecutionResponse) ProtoMessage() {}
+
+func (x *BranchAgentExecutionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BranchAgentExecutionResponse.ProtoReflect.Descriptor instead.
+func (*BranchAgentExecutionResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{111}
+}
+
+func (x *BranchAgentExecutionResponse) GetExecution() *AgentExecution {
+	if x != nil {
+		return x.Execution
+	}
+	return nil
+}
+
+func (x *BranchAgentExecutionResponse) GetSummary() *Entry {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+// AddInjectionRequest adds an operator's injection.
+type AddInjectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The entry the injection follows: on the execution's tree, not an
+	// answer that calls tools.
+	ParentId string `protobuf:"bytes,3,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
+	// What the model is told, as a user message.
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddInjectionRequest) Reset() {
+	*x = AddInjectionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[112]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddInjectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddInjectionRequest) ProtoMessage() {}
+
+func (x *AddInjectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[112]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddInjectionRequest.ProtoReflect.Descriptor instead.
+func (*AddInjectionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{112}
+}
+
+func (x *AddInjectionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *AddInjectionRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *AddInjectionRequest) GetParentId() string {
+	if x != nil {
+		return x.ParentId
+	}
+	return ""
+}
+
+func (x *AddInjectionRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// EditInjectionRequest replaces an injection's text.
+type EditInjectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The injection entry.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The new text.
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditInjectionRequest) Reset() {
+	*x = EditInjectionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[113]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditInjectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditInjectionRequest) ProtoMessage() {}
+
+func (x *EditInjectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[113]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditInjectionRequest.ProtoReflect.Descriptor instead.
+func (*EditInjectionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{113}
+}
+
+func (x *EditInjectionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *EditInjectionRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *EditInjectionRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *EditInjectionRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// InjectionRequest names an injection entry.
+type InjectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The injection entry.
+	EntryId       string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectionRequest) Reset() {
+	*x = InjectionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[114]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectionRequest) ProtoMessage() {}
+
+func (x *InjectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[114]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectionRequest.ProtoReflect.Descriptor instead.
+func (*InjectionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{114}
+}
+
+func (x *InjectionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *InjectionRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *InjectionRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -9442,7 +10348,70 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\xbb\x1e\n" +
+	"compaction\"\xff\x02\n" +
+	"\aVariant\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\"\n" +
+	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\x12,\n" +
+	"\x12excluded_entry_ids\x18\x04 \x03(\tR\x10excludedEntryIds\x12<\n" +
+	"\x0emodel_override\x18\x05 \x01(\v2\x15.agentree.v1.ModelRefR\rmodelOverride\x12\x1f\n" +
+	"\vforked_from\x18\x06 \x01(\tR\n" +
+	"forkedFrom\x12\x16\n" +
+	"\x06active\x18\a \x01(\bR\x06active\x129\n" +
+	"\n" +
+	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"J\n" +
+	"\x13ListVariantsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"H\n" +
+	"\x14ListVariantsResponse\x120\n" +
+	"\bvariants\x18\x01 \x03(\v2\x14.agentree.v1.VariantR\bvariants\"z\n" +
+	"\x14CreateVariantRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x19\n" +
+	"\bentry_id\x18\x04 \x01(\tR\aentryId\"Y\n" +
+	"\x0eVariantRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\x94\x01\n" +
+	"\x1bSetVariantExclusionsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12,\n" +
+	"\x12excluded_entry_ids\x18\x04 \x03(\tR\x10excludedEntryIds\"\x8e\x01\n" +
+	"\x16SetVariantModelRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12+\n" +
+	"\x05model\x18\x04 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\"\x7f\n" +
+	"\vVariantEdit\x12.\n" +
+	"\avariant\x18\x01 \x01(\v2\x14.agentree.v1.VariantR\avariant\x12\x16\n" +
+	"\x06forked\x18\x02 \x01(\bR\x06forked\x12(\n" +
+	"\x05entry\x18\x03 \x01(\v2\x12.agentree.v1.EntryR\x05entry\"x\n" +
+	"\x1bBranchAgentExecutionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1c\n" +
+	"\tsummarize\x18\x04 \x01(\bR\tsummarize\"\x87\x01\n" +
+	"\x1cBranchAgentExecutionResponse\x129\n" +
+	"\texecution\x18\x01 \x01(\v2\x1b.agentree.v1.AgentExecutionR\texecution\x12,\n" +
+	"\asummary\x18\x02 \x01(\v2\x12.agentree.v1.EntryR\asummary\"{\n" +
+	"\x13AddInjectionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
+	"\tparent_id\x18\x03 \x01(\tR\bparentId\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\"z\n" +
+	"\x14EditInjectionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\"b\n" +
+	"\x10InjectionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId2\x8d&\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -9484,7 +10453,19 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fRevokeApiKey\x12 .agentree.v1.RevokeApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12O\n" +
 	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12M\n" +
 	"\vGetOrgQuota\x12\x1f.agentree.v1.GetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\x06\xa2\x82\x19\x02\b\x04\x12O\n" +
-	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12[\n" +
+	"\fListVariants\x12 .agentree.v1.ListVariantsRequest\x1a!.agentree.v1.ListVariantsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12R\n" +
+	"\rCreateVariant\x12!.agentree.v1.CreateVariantRequest\x1a\x14.agentree.v1.Variant\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12G\n" +
+	"\n" +
+	"GetVariant\x12\x1b.agentree.v1.VariantRequest\x1a\x14.agentree.v1.Variant\"\x06\xa2\x82\x19\x02\b\x04\x12N\n" +
+	"\x0fActivateVariant\x12\x1b.agentree.v1.VariantRequest\x1a\x14.agentree.v1.Variant\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12d\n" +
+	"\x14SetVariantExclusions\x12(.agentree.v1.SetVariantExclusionsRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12V\n" +
+	"\x0fSetVariantModel\x12#.agentree.v1.SetVariantModelRequest\x1a\x14.agentree.v1.Variant\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12M\n" +
+	"\x0ePromoteVariant\x12\x1b.agentree.v1.VariantRequest\x1a\x14.agentree.v1.Variant\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12u\n" +
+	"\x14BranchAgentExecution\x12(.agentree.v1.BranchAgentExecutionRequest\x1a).agentree.v1.BranchAgentExecutionResponse\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12T\n" +
+	"\fAddInjection\x12 .agentree.v1.AddInjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12V\n" +
+	"\rEditInjection\x12!.agentree.v1.EditInjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12T\n" +
+	"\x0fDeleteInjection\x12\x1d.agentree.v1.InjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -9498,7 +10479,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 116)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -9602,48 +10583,61 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetTokenTimelineRequest)(nil),       // 99: agentree.v1.GetTokenTimelineRequest
 	(*TokenTimeline)(nil),                 // 100: agentree.v1.TokenTimeline
 	(*TimelinePoint)(nil),                 // 101: agentree.v1.TimelinePoint
-	nil,                                   // 102: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 103: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 104: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 105: google.protobuf.Timestamp
+	(*Variant)(nil),                       // 102: agentree.v1.Variant
+	(*ListVariantsRequest)(nil),           // 103: agentree.v1.ListVariantsRequest
+	(*ListVariantsResponse)(nil),          // 104: agentree.v1.ListVariantsResponse
+	(*CreateVariantRequest)(nil),          // 105: agentree.v1.CreateVariantRequest
+	(*VariantRequest)(nil),                // 106: agentree.v1.VariantRequest
+	(*SetVariantExclusionsRequest)(nil),   // 107: agentree.v1.SetVariantExclusionsRequest
+	(*SetVariantModelRequest)(nil),        // 108: agentree.v1.SetVariantModelRequest
+	(*VariantEdit)(nil),                   // 109: agentree.v1.VariantEdit
+	(*BranchAgentExecutionRequest)(nil),   // 110: agentree.v1.BranchAgentExecutionRequest
+	(*BranchAgentExecutionResponse)(nil),  // 111: agentree.v1.BranchAgentExecutionResponse
+	(*AddInjectionRequest)(nil),           // 112: agentree.v1.AddInjectionRequest
+	(*EditInjectionRequest)(nil),          // 113: agentree.v1.EditInjectionRequest
+	(*InjectionRequest)(nil),              // 114: agentree.v1.InjectionRequest
+	nil,                                   // 115: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 116: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 117: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 118: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	102, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	115, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	103, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	116, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
-	104, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	117, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 6: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 7: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 8: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	105, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	105, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	117, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	118, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	118, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	6,   // 12: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
 	1,   // 13: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 14: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	117, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 16: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	5,   // 17: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 18: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 19: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	117, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 21: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	2,   // 22: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	104, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	104, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	105, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	105, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	105, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	117, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	117, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	117, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	118, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	118, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	118, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	118, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 30: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 31: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	117, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	14,  // 33: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	103, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	105, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	116, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	118, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	24,  // 36: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	25,  // 37: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	26,  // 38: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -9659,155 +10653,186 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	41,  // 48: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	32,  // 49: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	27,  // 50: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	103, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	116, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	35,  // 52: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	36,  // 53: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	37,  // 54: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	103, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	103, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	103, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	104, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	104, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	105, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	116, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	116, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	116, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	117, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	117, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	118, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	42,  // 61: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	105, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	105, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	118, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	118, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	47,  // 64: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	103, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	104, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	105, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	116, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	117, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	118, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	50,  // 68: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	103, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	116, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	55,  // 70: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	56,  // 71: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	54,  // 72: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	105, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	118, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	57,  // 74: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	103, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	103, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	105, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	105, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	116, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	116, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	118, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	118, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	61,  // 79: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	105, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	105, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	118, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	118, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	60,  // 82: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	60,  // 83: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	69,  // 84: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	70,  // 85: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 86: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	105, // 87: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	118, // 87: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	70,  // 88: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 89: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	104, // 90: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	105, // 91: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 92: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	105, // 93: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	105, // 94: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	105, // 95: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	105, // 96: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	117, // 90: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	118, // 91: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	118, // 92: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	118, // 93: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	118, // 94: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	118, // 95: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	118, // 96: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
 	77,  // 97: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
 	77,  // 98: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	105, // 99: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	105, // 100: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 101: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	118, // 99: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	118, // 100: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	118, // 101: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
 	87,  // 102: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	87,  // 103: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	105, // 104: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	105, // 105: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	118, // 104: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	118, // 105: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
 	1,   // 106: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
 	97,  // 107: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	103, // 108: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	116, // 108: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
 	1,   // 109: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
 	96,  // 110: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	105, // 111: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	103, // 112: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	118, // 111: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	116, // 112: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
 	2,   // 113: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
 	101, // 114: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	7,   // 115: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 116: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 117: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 118: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 119: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 120: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 121: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 122: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 123: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 124: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 125: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 126: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 127: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 128: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 129: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 130: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 131: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 132: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 133: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 134: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 135: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 136: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 137: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 138: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 139: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 140: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 141: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 142: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 143: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 144: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 145: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 146: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 147: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 148: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 149: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 150: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 151: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 152: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 153: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 154: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 155: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 156: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 157: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 158: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 159: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 160: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 161: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 162: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 163: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 164: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 165: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 166: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 167: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 168: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 169: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 170: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 171: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 172: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 173: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 174: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 175: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 176: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 177: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 178: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 179: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 180: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 181: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 182: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 183: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 184: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 185: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 186: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 187: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 188: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 189: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 190: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 191: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 192: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 193: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 194: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	155, // [155:195] is the sub-list for method output_type
-	115, // [115:155] is the sub-list for method input_type
-	115, // [115:115] is the sub-list for extension type_name
-	115, // [115:115] is the sub-list for extension extendee
-	0,   // [0:115] is the sub-list for field type_name
+	1,   // 115: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
+	118, // 116: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
+	118, // 117: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
+	102, // 118: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
+	1,   // 119: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
+	102, // 120: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
+	50,  // 121: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
+	14,  // 122: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
+	50,  // 123: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
+	7,   // 124: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 125: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 126: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 127: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 128: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 129: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 130: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 131: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 132: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 133: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 134: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 135: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 136: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 137: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 138: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 139: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 140: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 141: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 142: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 143: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 144: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 145: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 146: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 147: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 148: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 149: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 150: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 151: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 152: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 153: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 154: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 155: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 156: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 157: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 158: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 159: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 160: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 161: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 162: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 163: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	103, // 164: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
+	105, // 165: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
+	106, // 166: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
+	106, // 167: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
+	107, // 168: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
+	108, // 169: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
+	106, // 170: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
+	110, // 171: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
+	112, // 172: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
+	113, // 173: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
+	114, // 174: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
+	5,   // 175: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 176: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 177: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 178: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 179: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 180: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 181: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 182: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 183: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 184: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 185: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 186: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 187: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 188: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 189: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 190: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 191: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 192: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 193: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 194: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 195: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 196: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 197: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 198: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 199: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 200: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 201: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 202: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 203: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 204: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 205: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 206: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 207: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 208: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 209: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 210: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 211: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 212: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 213: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 214: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	104, // 215: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
+	102, // 216: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
+	102, // 217: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
+	102, // 218: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
+	109, // 219: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
+	102, // 220: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
+	102, // 221: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
+	111, // 222: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
+	109, // 223: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
+	109, // 224: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
+	109, // 225: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
+	175, // [175:226] is the sub-list for method output_type
+	124, // [124:175] is the sub-list for method input_type
+	124, // [124:124] is the sub-list for extension type_name
+	124, // [124:124] is the sub-list for extension extendee
+	0,   // [0:124] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9842,7 +10867,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   103,
+			NumMessages:   116,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
