@@ -217,6 +217,16 @@ func treeEntry(ctx context.Context, q querier, ex Execution, id string) (Entry, 
 	return e, nil
 }
 
+// TreeEntry returns the entry id if it belongs to the execution's tree
+// (see treeEntry); ErrNotFound otherwise.
+func (s *Store) TreeEntry(ctx context.Context, ex Execution, id string) (Entry, error) {
+	e, err := treeEntry(ctx, s.pool, ex, id)
+	if err != nil {
+		return e, fmt.Errorf("entrystore: tree entry: %w", err)
+	}
+	return e, nil
+}
+
 // pathIDsSQL selects the ids and depths of the path from $2 (an entry of
 // org $1) to the root: a plain walk, for the rare checks here; model calls
 // read paths through pathSQL.

@@ -48,6 +48,10 @@ func (rowOnly) Fork(context.Context, client.ForkRequest) (entrystore.Execution, 
 	return entrystore.Execution{}, errors.New("rowOnly: no fork")
 }
 
+func (rowOnly) SummariseBranch(context.Context, entrystore.Execution, client.BranchSummaryInput) (string, error) {
+	return "", errors.New("rowOnly: no branch summary")
+}
+
 // FuzzDecodeCreateExecution sends arbitrary bodies to the create-execution
 // endpoint through the real REST stack (auth, body limit, grpc-gateway's
 // decoding, config merge and validation, the store's checks): it never

@@ -23,6 +23,7 @@ type executor interface {
 	Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error)
 	Resume(ctx context.Context, req client.ResumeRequest) (entrystore.Execution, error)
 	Fork(ctx context.Context, req client.ForkRequest) (entrystore.Execution, error)
+	SummariseBranch(ctx context.Context, ex entrystore.Execution, in client.BranchSummaryInput) (string, error)
 }
 
 // service implements AgentService. Every method authorizes first, so an

@@ -18,6 +18,8 @@ import (
 type recordingModel struct {
 	mu   sync.Mutex
 	reqs []agentsdk.ModelRequest
+	// hold, when set, holds the answer to "slow" until it is closed.
+	hold chan struct{}
 }
 
 func (m *recordingModel) provider() *scripted.Provider {
@@ -29,6 +31,8 @@ func (m *recordingModel) provider() *scripted.Provider {
 		switch {
 		case strings.Contains(req.System, "abandoned"):
 			return scripted.Turn{Text: "SUMMARY of the branch"}
+		case last.Text() == "slow" && m.hold != nil:
+			<-m.hold
 		case last.Role == agentsdk.RoleUser && last.Text() == "use a tool":
 			return scripted.Turn{ToolCalls: echoCall("call_t", "t")}
 		}
@@ -230,4 +234,64 @@ func TestInjectionEntriesJoinTheContext(t *testing.T) {
 	}
 	r := e.fails(e.keyA, http.MethodPost, c.path+"/injections", map[string]any{"parentId": call, "text": "x"}, http.StatusBadRequest, "invalid_argument")
 	require.Contains(t, r.Body["message"], "last tool result")
+}
+
+// TestBranchMovesTheLeafAndSummarises: a branch back to the first answer
+// has the model summarise the abandoned turn (one call, recorded with its
+// usage), and the next message goes on from the summary, beside the old
+// path, which stays in the tree. A running execution cannot branch.
+func TestBranchMovesTheLeafAndSummarises(t *testing.T) {
+	m := &recordingModel{hold: make(chan struct{})}
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{m.provider()}, tools: []*agentsdk.Tool{echoTool()}})
+	ctx := t.Context()
+	c := startConversation(t, e, "message 1")
+	c.say("message 2")
+	a1 := c.entry("answer to message 1")
+	calls := m.calls()
+
+	out := e.ok(e.keyA, http.MethodPost, c.path+"/branch", map[string]any{"entryId": a1, "summarize": true})
+	require.Equal(t, calls+1, m.calls(), "one model call wrote the summary")
+	sum := out["summary"].(map[string]any)
+	require.Equal(t, "branch_summary", sum["type"])
+	require.Contains(t, sum["content"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"], "SUMMARY of the branch")
+	require.Equal(t, sum["id"], out["execution"].(map[string]any)["leafEntryId"])
+	m.mu.Lock()
+	asked := m.reqs[len(m.reqs)-1].Messages[0].Text()
+	m.mu.Unlock()
+	require.Contains(t, asked, "message 2", "the summary is of the abandoned turn")
+	require.Contains(t, asked, "answer to message 2")
+	require.NotContains(t, asked, "message 1")
+	var recorded int
+	require.NoError(t, e.es.Pool().QueryRow(ctx, `SELECT count(*) FROM agent_entry WHERE agent_execution_id = $1
+		AND entry_type = 'llm_call' AND metadata->>'purpose' = 'branch_summary'`, strings.TrimPrefix(c.path[strings.LastIndex(c.path, "/"):], "/")).Scan(&recorded))
+	require.Equal(t, 1, recorded, "the summary's call is recorded, with its usage")
+
+	c.say("message 3")
+	got := m.texts()
+	require.Len(t, got, 4)
+	require.Equal(t, []string{"message 1", "answer to message 1"}, got[:2])
+	require.Contains(t, got[2], "SUMMARY of the branch")
+	require.Equal(t, "message 3", got[3])
+	require.NotEmpty(t, c.entry("answer to message 2"), "the abandoned path stays in the tree")
+
+	// Without a summary: back to the first prompt, message 4 its sibling.
+	e.ok(e.keyA, http.MethodPost, c.path+"/branch", map[string]any{"entryId": c.entry("message 1")})
+	c.say("message 4")
+	require.Equal(t, []string{"message 1", "message 4"}, m.texts())
+
+	// Bad input: unknown entry, another execution's, another org's.
+	e.fails(e.keyA, http.MethodPost, c.path+"/branch", map[string]any{"entryId": "00000000-0000-0000-0000-000000000000"}, http.StatusNotFound, "not_found")
+	e.fails(e.keyA, http.MethodPost, c.path+"/branch", map[string]any{}, http.StatusBadRequest, "invalid_argument")
+	other := startConversation(t, e, "another execution")
+	e.fails(e.keyA, http.MethodPost, c.path+"/branch", map[string]any{"entryId": other.entry("another execution")}, http.StatusNotFound, "not_found")
+	e.fails(e.keyB, http.MethodPost, strings.Replace(c.path, e.orgA.Slug, e.orgB.Slug, 1)+"/branch", map[string]any{"entryId": a1}, http.StatusNotFound, "not_found")
+
+	// A running execution: 409, and its turn goes on untouched.
+	e.ok(e.keyA, http.MethodPost, c.path+"/signal", map[string]any{"signalName": "userMessage", "signalValue": map[string]any{"text": "slow"}})
+	poll(t, time.Minute, func() bool { return e.ok(e.keyA, http.MethodGet, c.path, nil)["status"] == "RUNNING" }, "never ran")
+	r := e.fails(e.keyA, http.MethodPost, c.path+"/branch", map[string]any{"entryId": a1}, http.StatusConflict, "conflict")
+	require.Contains(t, r.Body["message"], "RUNNING")
+	close(m.hold)
+	c.waitTurn()
+	require.Equal(t, []string{"message 1", "message 4", "answer to message 4", "slow"}, m.texts())
 }

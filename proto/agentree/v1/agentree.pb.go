@@ -1370,8 +1370,12 @@ type AgentExecution struct {
 	// conversation is read over this API from its worker, which must be up
 	// (503 `unavailable` while it is not).
 	PersistenceMode string `protobuf:"bytes,27,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The end of the execution's active path: the entry its next message
+	// goes under (it moves with every append, and with a branch or a
+	// variant switch).
+	LeafEntryId   string `protobuf:"bytes,161,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1589,6 +1593,13 @@ func (x *AgentExecution) GetLocalWorker() string {
 func (x *AgentExecution) GetPersistenceMode() string {
 	if x != nil {
 		return x.PersistenceMode
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetLeafEntryId() string {
+	if x != nil {
+		return x.LeafEntryId
 	}
 	return ""
 }
@@ -9734,7 +9745,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\xb8\b\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\xdd\b\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -9770,7 +9781,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"forkedFrom\x12*\n" +
 	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
 	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\x12)\n" +
-	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceModeJ\x04\b\b\x10\t\"\xb7\x03\n" +
+	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceMode\x12#\n" +
+	"\rleaf_entry_id\x18\xa1\x01 \x01(\tR\vleafEntryIdJ\x04\b\b\x10\t\"\xb7\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
