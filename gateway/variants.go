@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/step"
 	pb "github.com/agentree/agentree/proto/agentree/v1"
 )
 
@@ -275,4 +276,28 @@ func (s *service) BranchAgentExecution(ctx context.Context, req *pb.BranchAgentE
 	}
 	out.Execution = toExecution(moved)
 	return out, nil
+}
+
+// overlay is the context overlay of the execution's variant name ("" for
+// the active one): none for a worker-held execution, whose tree (and so
+// every variant) is not in Postgres. Time travel and the token timeline
+// read contexts through it, as the model calls do.
+func (s *service) overlay(ctx context.Context, ex entrystore.Execution, name string) (step.Overlay, error) {
+	if ex.PersistenceMode == entrystore.PersistenceWorkerHeld {
+		return step.Overlay{}, nil
+	}
+	if name != "" {
+		if _, err := s.variant(ctx, ex, name); err != nil {
+			return step.Overlay{}, err
+		}
+	}
+	o, err := s.es.ContextOverlay(ctx, ex.OrgID, ex.ID, name)
+	if err != nil {
+		return step.Overlay{}, toStatus(s.log, "variant overlay", err)
+	}
+	ov, err := step.OverlayOf(o)
+	if err != nil {
+		return ov, toStatus(s.log, "variant overlay", err)
+	}
+	return ov, nil
 }

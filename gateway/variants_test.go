@@ -132,6 +132,25 @@ func TestVariantsExcludeEntriesFromContext(t *testing.T) {
 	require.NotContains(t, got, "message 1")
 	require.Equal(t, []string{"answer to message 1", "message 2", "answer to message 2", "message 3"}, got)
 
+	// Time travel and the token timeline show the variant's view: the
+	// active one's by default, another's when named.
+	texts := func(ctxt map[string]any) []string {
+		var out []string
+		for _, msg := range ctxt["messages"].([]any) {
+			out = append(out, msg.(map[string]any)["content"].([]any)[0].(map[string]any)["text"].(string))
+		}
+		return out
+	}
+	a3 := c.entry("answer to message 3")
+	require.Equal(t, got, texts(e.ok(e.keyA, http.MethodGet, c.path+"/entries/"+a3+"/context", nil)), "what the call was sent")
+	require.Equal(t, []string{"message 1", "answer to message 1", "message 2", "answer to message 2", "message 3"},
+		texts(e.ok(e.keyA, http.MethodGet, c.path+"/entries/"+a3+"/context?variant=main", nil)))
+	points := items(t, e.ok(e.keyA, http.MethodGet, c.path+"/token-timeline", nil), "points")
+	require.Equal(t, u1, points[0]["entryId"])
+	require.Equal(t, true, points[0]["excluded"])
+	require.Equal(t, false, items(t, e.ok(e.keyA, http.MethodGet, c.path+"/token-timeline?variant=main", nil), "points")[0]["excluded"])
+	e.fails(e.keyA, http.MethodGet, c.path+"/token-timeline?variant=nope", nil, http.StatusNotFound, "not_found")
+
 	// Back to main: its leaf was the answer to message 2, so message 4
 	// goes on from there, beside message 3, with nothing excluded.
 	e.ok(e.keyA, http.MethodPost, c.path+"/variants/main/activate", map[string]any{})

@@ -56,6 +56,9 @@ func OverlayOf(o domain.ContextOverlay) (Overlay, error) {
 	return out, nil
 }
 
+// Excludes reports whether the overlay leaves the entry id out.
+func (o Overlay) Excludes(id string) bool { return o.excluded[id] }
+
 // Changes reports whether the overlay changes any path.
 func (o Overlay) Changes() bool { return len(o.excluded) > 0 || len(o.after) > 0 }
 

@@ -7756,7 +7756,10 @@ type GetEntryContextRequest struct {
 	// comes alone.
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The `nextCursor` of the previous page; empty for the first.
-	Cursor        string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Cursor string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// The variant whose view to show (its exclusions and injections); empty
+	// for the execution's active one.
+	Variant       string `protobuf:"bytes,161,opt,name=variant,proto3" json:"variant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7822,6 +7825,13 @@ func (x *GetEntryContextRequest) GetPageSize() int32 {
 func (x *GetEntryContextRequest) GetCursor() string {
 	if x != nil {
 		return x.Cursor
+	}
+	return ""
+}
+
+func (x *GetEntryContextRequest) GetVariant() string {
+	if x != nil {
+		return x.Variant
 	}
 	return ""
 }
@@ -8464,7 +8474,10 @@ type GetTokenTimelineRequest struct {
 	// gateway's byte budget of entries read (1 MiB by default).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The `nextCursor` of the previous page; empty for the first.
-	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Cursor string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// The variant whose view to count (its exclusions); empty for the
+	// execution's active one.
+	Variant       string `protobuf:"bytes,161,opt,name=variant,proto3" json:"variant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8523,6 +8536,13 @@ func (x *GetTokenTimelineRequest) GetPageSize() int32 {
 func (x *GetTokenTimelineRequest) GetCursor() string {
 	if x != nil {
 		return x.Cursor
+	}
+	return ""
+}
+
+func (x *GetTokenTimelineRequest) GetVariant() string {
+	if x != nil {
+		return x.Variant
 	}
 	return ""
 }
@@ -8612,7 +8632,9 @@ type TimelinePoint struct {
 	// the call read and wrote.
 	Estimated bool `protobuf:"varint,7,opt,name=estimated,proto3" json:"estimated,omitempty"`
 	// A compaction entry: the context shrank here.
-	Compaction    bool `protobuf:"varint,8,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	Compaction bool `protobuf:"varint,8,opt,name=compaction,proto3" json:"compaction,omitempty"`
+	// The entry is left out of the variant's context: it adds nothing.
+	Excluded      bool `protobuf:"varint,161,opt,name=excluded,proto3" json:"excluded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8699,6 +8721,13 @@ func (x *TimelinePoint) GetEstimated() bool {
 func (x *TimelinePoint) GetCompaction() bool {
 	if x != nil {
 		return x.Compaction
+	}
+	return false
+}
+
+func (x *TimelinePoint) GetExcluded() bool {
+	if x != nil {
+		return x.Excluded
 	}
 	return false
 }
@@ -10276,13 +10305,14 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x04from\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
 	"\x02to\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x12\x19\n" +
-	"\bgroup_by\x18\x04 \x01(\tR\agroupBy\"\x9d\x01\n" +
+	"\bgroup_by\x18\x04 \x01(\tR\agroupBy\"\xb8\x01\n" +
 	"\x16GetEntryContextRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x16\n" +
-	"\x06cursor\x18\x05 \x01(\tR\x06cursor\"\xce\x03\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursor\x12\x19\n" +
+	"\avariant\x18\xa1\x01 \x01(\tR\avariant\"\xce\x03\n" +
 	"\fModelContext\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\bR\x04sent\x12+\n" +
@@ -10339,17 +10369,18 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1f\n" +
 	"\vuser_prompt\x18\x04 \x01(\tR\n" +
 	"userPrompt\x124\n" +
-	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06configJ\x04\b\x05\x10\x06\"\x83\x01\n" +
+	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06configJ\x04\b\x05\x10\x06\"\x9e\x01\n" +
 	"\x17GetTokenTimelineRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x16\n" +
-	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"z\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\x12\x19\n" +
+	"\avariant\x18\xa1\x01 \x01(\tR\avariant\"z\n" +
 	"\rTokenTimeline\x122\n" +
 	"\x06points\x18\x01 \x03(\v2\x1a.agentree.v1.TimelinePointR\x06points\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x1f\n" +
 	"\vnext_cursor\x18\x03 \x01(\tR\n" +
-	"nextCursor\"\xf0\x01\n" +
+	"nextCursor\"\x8d\x02\n" +
 	"\rTimelinePoint\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
@@ -10360,7 +10391,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction\"\xff\x02\n" +
+	"compaction\x12\x1b\n" +
+	"\bexcluded\x18\xa1\x01 \x01(\bR\bexcluded\"\xff\x02\n" +
 	"\aVariant\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\"\n" +
