@@ -411,6 +411,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterWorkflowWithOptions(PruneWorkflow, workflow.RegisterOptions{Name: PruneWorkflowName})
 	r.RegisterWorkflowWithOptions(o.heldReader, workflow.RegisterOptions{Name: HeldReaderWorkflow})
 	r.RegisterWorkflowWithOptions(o.explainWorkflow, workflow.RegisterOptions{Name: aclient.ExplainWorkflow})
+	r.RegisterWorkflowWithOptions(o.branchSummary, workflow.RegisterOptions{Name: BranchSummaryWorkflow})
 	if !activities {
 		return
 	}
@@ -422,6 +423,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.CompactActivity})
 	r.RegisterActivityWithOptions(o.acts.RunRemoteAgent, activity.RegisterOptions{Name: RemoteAgentActivity})
 	r.RegisterActivityWithOptions(o.acts.Explain, activity.RegisterOptions{Name: ExplainActivity})
+	r.RegisterActivityWithOptions(o.acts.SummariseBranch, activity.RegisterOptions{Name: SummariseBranchActivity})
 	for name, fn := range o.Activities {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

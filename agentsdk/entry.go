@@ -5,7 +5,8 @@ import "encoding/json"
 // EntryType names a kind of conversation-tree entry.
 type EntryType string
 
-// The entry types. Only message entries are sent to models.
+// The entry types. Message entries are sent to models, and so are a
+// branch's summary and an operator's injection (Entry.InContext).
 const (
 	EntryMessage       EntryType = "message"
 	EntryLLMCall       EntryType = "llm_call"
@@ -19,7 +20,19 @@ const (
 	// EntryIgnoredSignal records a signal consumed without effect (a
 	// toolResult for no call waiting for one); the model never sees it.
 	EntryIgnoredSignal EntryType = "ignored_signal"
+	// EntryInjection is an operator's context (issue 40), beside the
+	// path under the entry it follows: editable and deletable, unlike a
+	// message, so it is joined to a context by the variant's overlay
+	// rather than by being on the path.
+	EntryInjection EntryType = "injection"
 )
+
+// InContext reports whether the entry is one a model sees as a message:
+// a message, a branch's summary (a user message saying what a path not
+// taken did) or an injection (a user message from the operator).
+func (e Entry) InContext() bool {
+	return e.Type == EntryMessage || e.Type == EntryBranchSummary || e.Type == EntryInjection
+}
 
 // Entry is one node of an execution's conversation tree.
 type Entry struct {

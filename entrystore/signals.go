@@ -126,6 +126,11 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 			return errf(op, ErrInvalid, "entry is for execution %s, signal for %s", e.ExecutionID, executionID)
 		}
 		e.OrgID, e.ExecutionID = ids[0], executionID
+		// A branch moved the leaf while the workflow waited at e's parent
+		// (variants.go, moveLeaf): the entry goes where the leaf now is.
+		if e.ParentID, err = branchTarget(ctx, tx, executionID, e.ParentID); err != nil {
+			return wrap(op, err)
+		}
 		if e.IdempotencyKey == "" {
 			e.IdempotencyKey = "signal/" + ids[1]
 		}

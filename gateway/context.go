@@ -83,6 +83,12 @@ func (s *service) GetEntryContext(ctx context.Context, req *pb.GetEntryContextRe
 			path = append(path, step.SDKEntry(p))
 		}
 	}
+	// The variant's view: its exclusions left out, its injections in.
+	ov, err := s.overlay(ctx, ex, req.GetVariant())
+	if err != nil {
+		return nil, err
+	}
+	path = ov.Apply(path)
 	specs, err := s.toolSpecs(ctx, tools)
 	if err != nil {
 		return nil, err

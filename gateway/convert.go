@@ -159,7 +159,7 @@ func toExecution(e entrystore.Execution) *pb.AgentExecution {
 		StepCount: int32(e.StepCount), Metadata: toStruct(e.Metadata),
 		CreatedAt: ts(e.CreatedAt), UpdatedAt: ts(e.UpdatedAt),
 		StartedAt: tsPtr(e.StartedAt), CompletedAt: tsPtr(e.CompletedAt),
-		ForkedFrom: e.ForkedFrom, ForkedFromEntry: e.ForkedFromEntry, LocalWorker: e.Holder,
+		ForkedFrom: e.ForkedFrom, ForkedFromEntry: e.ForkedFromEntry, LocalWorker: e.Holder, LeafEntryId: e.LeafEntryID,
 		PersistenceMode: e.PersistenceMode,
 		Summary:         summary(out.Text), ErrorMessage: e.Error, MaxSteps: cfg.MaxSteps, DurationMs: durationMs(e, time.Now()),
 	}

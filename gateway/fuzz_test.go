@@ -52,6 +52,10 @@ func (rowOnly) Explain(context.Context, client.ExplainInput) error {
 	return errors.New("rowOnly: no explanations")
 }
 
+func (rowOnly) SummariseBranch(context.Context, entrystore.Execution, client.BranchSummaryInput) (string, error) {
+	return "", errors.New("rowOnly: no branch summary")
+}
+
 // FuzzDecodeCreateExecution sends arbitrary bodies to the create-execution
 // endpoint through the real REST stack (auth, body limit, grpc-gateway's
 // decoding, config merge and validation, the store's checks): it never

@@ -24,6 +24,7 @@ type executor interface {
 	Resume(ctx context.Context, req client.ResumeRequest) (entrystore.Execution, error)
 	Fork(ctx context.Context, req client.ForkRequest) (entrystore.Execution, error)
 	Explain(ctx context.Context, in client.ExplainInput) error
+	SummariseBranch(ctx context.Context, ex entrystore.Execution, in client.BranchSummaryInput) (string, error)
 }
 
 // service implements AgentService. Every method authorizes first, so an

@@ -49,10 +49,20 @@ func (s *service) GetTokenTimeline(ctx context.Context, req *pb.GetTokenTimeline
 	if err != nil {
 		return nil, toStatus(s.log, "token timeline", err)
 	}
+	ov, err := s.overlay(ctx, ex, req.GetVariant())
+	if err != nil {
+		return nil, err
+	}
 	running, spent := cur.Running, cur.Cost
 	for _, e := range path {
 		p := &pb.TimelinePoint{EntryId: e.ID, Type: e.Type, Role: e.Role, Estimated: true,
 			Compaction: e.Type == string(agentsdk.EntryCompaction)}
+		if ov.Excludes(e.ID) {
+			// Left out of the variant's context: it adds nothing.
+			p.Excluded, p.ContextTokens, p.Ratio, p.CostTotal = true, running, float64(running)/float64(out.Limit), spent
+			out.Points = append(out.Points, p)
+			continue
+		}
 		call, isCall, _ := step.CallOf(step.SDKEntry(e))
 		if isCall {
 			u := call.Usage

@@ -275,7 +275,7 @@ func infoOf(entries []agentsdk.Entry) ([]entryInfo, error) {
 	info := make([]entryInfo, len(entries))
 	for i, e := range entries {
 		info[i].tokens = e.Tokens()
-		if e.Type != agentsdk.EntryMessage {
+		if !e.InContext() {
 			continue
 		}
 		m, err := e.Message()

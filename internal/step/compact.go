@@ -33,9 +33,12 @@ const resultPreview = 2000
 // compaction threshold, compacts it first. It returns the entry the
 // call's entries go under (the leaf, or the compaction entry) and the
 // request to send.
-func (d Deps) prepare(ctx context.Context, cfg agentsdk.Config, in ModelInput, tools []agentsdk.ToolSpec) (string, agentsdk.ModelRequest, error) {
+func (d Deps) prepare(ctx context.Context, cfg agentsdk.Config, in ModelInput, tools []agentsdk.ToolSpec, ov Overlay) (string, agentsdk.ModelRequest, error) {
 	v, path, err := d.contextView(ctx, in.OrgID, in.ExecutionID, in.LeafID)
 	if err != nil {
+		return "", agentsdk.ModelRequest{}, err
+	}
+	if v, path, err = ov.overlaid(v, path); err != nil {
 		return "", agentsdk.ModelRequest{}, err
 	}
 	parent := in.LeafID
@@ -43,7 +46,7 @@ func (d Deps) prepare(ctx context.Context, cfg agentsdk.Config, in ModelInput, t
 		window := d.Windows.Of(in.Model)
 		if v.Tokens(cfg.SystemPrompt, tools) > int(cfg.Compaction.ThresholdShare()*float64(window)) {
 			c, err := d.compact(ctx, compaction{cfg: cfg, org: in.OrgID, execution: in.ExecutionID, model: in.Model,
-				key: in.Key + "/compact", turnID: in.TurnID, trigger: agentsdk.CompactAuto, tools: tools}, path)
+				key: in.Key + "/compact", turnID: in.TurnID, trigger: agentsdk.CompactAuto, tools: tools, leaf: in.LeafID}, path)
 			if err != nil {
 				return "", agentsdk.ModelRequest{}, err
 			}
@@ -71,6 +74,9 @@ type compaction struct {
 	turnID  string
 	trigger string
 	tools   []agentsdk.ToolSpec
+	// leaf is the entry the compaction goes under: the path's last, unless
+	// a variant's overlay put an injection after it.
+	leaf string
 }
 
 // compact summarises the older part of the context at path's leaf and
@@ -88,7 +94,7 @@ func (d Deps) compact(ctx context.Context, c compaction, path []agentsdk.Entry) 
 		return nil, err
 	}
 	entries, err := d.Store.AppendEntries(ctx, c.org, []agentsdk.Entry{
-		{ExecutionID: c.execution, ParentID: path[len(path)-1].ID, Type: agentsdk.EntryLLMCall, Content: json.RawMessage(`{}`),
+		{ExecutionID: c.execution, ParentID: c.leaf, Type: agentsdk.EntryLLMCall, Content: json.RawMessage(`{}`),
 			Metadata: out.LLMCall, TurnID: c.turnID, IdempotencyKey: c.key + "/llm"},
 		{ExecutionID: c.execution, ParentID: agentsdk.PrevEntry, Type: agentsdk.EntryCompaction, Content: out.Content,
 			TurnID: c.turnID, IdempotencyKey: c.key},
@@ -194,6 +200,11 @@ func Compact(ctx context.Context, d Deps, in agentsdk.CompactInput) (agentsdk.Co
 	if err != nil {
 		return agentsdk.Compacted{}, fmt.Errorf("step: compact: path: %w", err)
 	}
+	ov, err := d.overlay(ctx, in.OrgID, in.ExecutionID)
+	if err != nil {
+		return agentsdk.Compacted{}, err
+	}
+	path = ov.Apply(path)
 	return d.summarise(ctx, compaction{cfg: cfg, org: in.OrgID, execution: in.ExecutionID, model: in.Model,
 		trigger: agentsdk.CompactManual, tools: tools}, path)
 }

@@ -240,6 +240,15 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: config: %w", err)
 	}
 	cfg = cfg.WithDefaults()
+	// The active variant's view of the context, and its model if it
+	// overrides the agent's (issue 40).
+	ov, err := d.overlay(ctx, in.OrgID, in.ExecutionID)
+	if err != nil {
+		return agentsdk.ModelResult{}, err
+	}
+	if ov.Model != nil {
+		in.Model = *ov.Model
+	}
 	requested := in.Model
 	if in.Model, err = d.budgeted(ctx, cfg, in); err != nil {
 		return agentsdk.ModelResult{}, err
@@ -253,7 +262,7 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
-	parent, req, err := d.prepare(ctx, cfg, in, tools)
+	parent, req, err := d.prepare(ctx, cfg, in, tools, ov)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}

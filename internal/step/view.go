@@ -59,7 +59,7 @@ func viewWith(path []agentsdk.Entry, info []entryInfo) (View, error) {
 // Cache.grown for who may.
 func (v View) extended(more []agentsdk.Entry, info []entryInfo, from int) View {
 	for i, e := range more {
-		if e.Type == agentsdk.EntryMessage && e.Depth >= from {
+		if e.InContext() && e.Depth >= from {
 			v.Entries = append(v.Entries, e)
 			if info != nil {
 				v.info = append(v.info, info[i])

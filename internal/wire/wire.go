@@ -76,3 +76,25 @@ type Result struct {
 	// execution's, for a parent to add to its own.
 	Usage agentsdk.UsageTracker `json:"usage,omitempty"`
 }
+
+// BranchSummaryWorkflow is the workflow that writes a branch's summary
+// (issue 40): one model call, as an activity, on the execution's queue, so
+// the call is durable and its usage counted like every other.
+const BranchSummaryWorkflow = "agentree.BranchSummary"
+
+// BranchSummaryInput asks for the summary of the path from EntryID to
+// AbandonedLeafID (the entries a branch back to EntryID leaves), written
+// by Model and appended under EntryID with the idempotency key Key.
+type BranchSummaryInput struct {
+	OrgID           string            `json:"orgId"`
+	ExecutionID     string            `json:"executionId"`
+	EntryID         string            `json:"entryId"`
+	AbandonedLeafID string            `json:"abandonedLeafId"`
+	Model           agentsdk.ModelRef `json:"model"`
+	Key             string            `json:"key"`
+}
+
+// BranchSummaryResult is the branch_summary entry written.
+type BranchSummaryResult struct {
+	EntryID string `json:"entryId"`
+}
