@@ -17,7 +17,7 @@ import (
 )
 
 // openPanel opens the execution page's side panel titled name.
-func openPanel(t *testing.T, ctx context.Context, name string) {
+func openPanelNamed(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	poll(t, time.Minute, func() bool {
 		return eval[bool](t, ctx, fmt.Sprintf(`(() => {
@@ -53,7 +53,7 @@ func TestUIDebugPanels(t *testing.T) {
 	signIn(t, ctx, e, e.orgA.Slug, e.keyA)
 	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible("#executions", chromedp.ByID), chromedp.Navigate(e.base+"/#/executions/"+id)))
 	waitText(t, ctx, "#status", func(s string) bool { return s == "COMPLETED" }, "completed")
-	openPanel(t, ctx, "Decision points")
+	openPanelNamed(t, ctx, "Decision points")
 	list := waitText(t, ctx, "#decision-points", func(s string) bool { return strings.Contains(s, "stop") }, "the decision points")
 	require.Contains(t, list, "lookup · error")
 	require.Contains(t, list, "order 4711 not found")
@@ -68,7 +68,7 @@ func TestUIDebugPanels(t *testing.T) {
 	require.Contains(t, text(t, ctx, "#decision-points"), "approval")
 	screenshot(t, ctx, "decision-points")
 
-	openPanel(t, ctx, "Explanation")
+	openPanelNamed(t, ctx, "Explanation")
 	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible("#explain", chromedp.ByID), chromedp.Click("#explain", chromedp.ByID)))
 	waitText(t, ctx, "#explanation-text", func(s string) bool { return strings.Contains(s, "refunded order 4711") }, "the explanation")
 	require.Contains(t, text(t, ctx, "#explanation-meta"), "completed")

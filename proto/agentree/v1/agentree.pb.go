@@ -204,7 +204,10 @@ type ExecutionConfig struct {
 	// client sends each call's output as a `toolResult` signal, value
 	// `{"toolCallId": …, "output": "…", "isError": false}`; the turn then
 	// goes on. At most 64.
-	ClientTools   []*ClientTool `protobuf:"bytes,17,rep,name=client_tools,json=clientTools,proto3" json:"client_tools,omitempty"`
+	ClientTools []*ClientTool `protobuf:"bytes,17,rep,name=client_tools,json=clientTools,proto3" json:"client_tools,omitempty"`
+	// Caps on the execution's tokens and cost (its children's included),
+	// with a downgrade to a cheaper model before the cap.
+	Budget        *BudgetConfig `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -354,6 +357,13 @@ func (x *ExecutionConfig) GetAgent() *structpb.Value {
 func (x *ExecutionConfig) GetClientTools() []*ClientTool {
 	if x != nil {
 		return x.ClientTools
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetBudget() *BudgetConfig {
+	if x != nil {
+		return x.Budget
 	}
 	return nil
 }
@@ -1370,8 +1380,16 @@ type AgentExecution struct {
 	// conversation is read over this API from its worker, which must be up
 	// (503 `unavailable` while it is not).
 	PersistenceMode string `protobuf:"bytes,27,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The execution's budget: its caps, what it and its children spent,
+	// whether calls now go to the cheaper model. Set by GetAgentExecution
+	// for an execution under any budget.
+	Budget *BudgetState `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
+	// The end of the execution's active path: the entry its next message
+	// goes under (it moves with every append, and with a branch or a
+	// variant switch).
+	LeafEntryId   string `protobuf:"bytes,161,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1589,6 +1607,20 @@ func (x *AgentExecution) GetLocalWorker() string {
 func (x *AgentExecution) GetPersistenceMode() string {
 	if x != nil {
 		return x.PersistenceMode
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetBudget() *BudgetState {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
+func (x *AgentExecution) GetLeafEntryId() string {
+	if x != nil {
+		return x.LeafEntryId
 	}
 	return ""
 }
@@ -3287,8 +3319,9 @@ func (x *DataEvent) GetData() *DataPayload {
 // `thinking_delta` (text), `tool_call_start` (tool_call), `tool_call_delta`
 // (tool_call, delta), `tool_call_end` (tool_call with its arguments) and
 // `terminal` (stream, data) as in seed 000; `tool_result` (tool_call,
-// result), a tool call's outcome after it ran, and `custom` (value), an
-// agent's own value (Context.StreamData), are Agentree's additions.
+// result), a tool call's outcome after it ran, `custom` (value), an
+// agent's own value (Context.StreamData), and `model_downgraded`
+// (downgrade), a call sent to a cheaper model, are Agentree's additions.
 type DataPayload struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The payload's type.
@@ -3306,7 +3339,9 @@ type DataPayload struct {
 	// Command output (terminal).
 	Data string `protobuf:"bytes,7,opt,name=data,proto3" json:"data,omitempty"`
 	// An agent's own value (custom).
-	Value         *structpb.Value `protobuf:"bytes,8,opt,name=value,proto3" json:"value,omitempty"`
+	Value *structpb.Value `protobuf:"bytes,8,opt,name=value,proto3" json:"value,omitempty"`
+	// The cheaper model a call went to (model_downgraded).
+	Downgrade     *StreamDowngrade `protobuf:"bytes,141,opt,name=downgrade,proto3" json:"downgrade,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3393,6 +3428,13 @@ func (x *DataPayload) GetData() string {
 func (x *DataPayload) GetValue() *structpb.Value {
 	if x != nil {
 		return x.Value
+	}
+	return nil
+}
+
+func (x *DataPayload) GetDowngrade() *StreamDowngrade {
+	if x != nil {
+		return x.Downgrade
 	}
 	return nil
 }
@@ -5563,9 +5605,15 @@ type ToolApproval struct {
 	// When.
 	DecidedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
 	// Whether the tool is approved for the rest of the execution.
-	Always        bool `protobuf:"varint,7,opt,name=always,proto3" json:"always,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Always bool `protobuf:"varint,7,opt,name=always,proto3" json:"always,omitempty"`
+	// The arguments the call ran with when the person who approved it
+	// edited them (the model's own stay in the tool call's input).
+	EditedArguments *structpb.Value `protobuf:"bytes,121,opt,name=edited_arguments,json=editedArguments,proto3" json:"edited_arguments,omitempty"`
+	// The standing approval that let the call run without waiting, when
+	// one did.
+	StandingApprovalId string `protobuf:"bytes,122,opt,name=standing_approval_id,json=standingApprovalId,proto3" json:"standing_approval_id,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ToolApproval) Reset() {
@@ -5647,6 +5695,20 @@ func (x *ToolApproval) GetAlways() bool {
 	return false
 }
 
+func (x *ToolApproval) GetEditedArguments() *structpb.Value {
+	if x != nil {
+		return x.EditedArguments
+	}
+	return nil
+}
+
+func (x *ToolApproval) GetStandingApprovalId() string {
+	if x != nil {
+		return x.StandingApprovalId
+	}
+	return ""
+}
+
 // DecideToolCallRequest approves or rejects a tool call.
 type DecideToolCallRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5662,7 +5724,16 @@ type DecideToolCallRequest struct {
 	// Why; told to the model on a rejection. At most 2000 characters.
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Approve this tool for the rest of the execution (approve only).
-	Always        bool `protobuf:"varint,6,opt,name=always,proto3" json:"always,omitempty"`
+	Always bool `protobuf:"varint,6,opt,name=always,proto3" json:"always,omitempty"`
+	// Run the call with these arguments instead of the model's (approve
+	// only): a JSON object, checked against the tool's JSON Schema. The
+	// model is told they were edited, and to what.
+	Arguments *structpb.Struct `protobuf:"bytes,121,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// How far an approval stands (approve only): `execution` (what always
+	// does), `definition` (every execution of this execution's definition)
+	// or `org` (every execution of the organization). The wider two are
+	// standing approvals (ListStandingApprovals), revocable.
+	Scope         string `protobuf:"bytes,122,opt,name=scope,proto3" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5739,6 +5810,20 @@ func (x *DecideToolCallRequest) GetAlways() bool {
 	return false
 }
 
+func (x *DecideToolCallRequest) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *DecideToolCallRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
 // DecideToolCallResponse acknowledges a decision: it is in the inbox and
 // the agent has been woken.
 type DecideToolCallResponse struct {
@@ -5747,9 +5832,11 @@ type DecideToolCallResponse struct {
 	SignalId string `protobuf:"bytes,1,opt,name=signal_id,json=signalId,proto3" json:"signal_id,omitempty"`
 	// The tool call as it stands (still awaiting_approval until the agent
 	// applies the decision).
-	ToolCall      *ToolCall `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ToolCall *ToolCall `protobuf:"bytes,2,opt,name=tool_call,json=toolCall,proto3" json:"tool_call,omitempty"`
+	// The standing approval a decision with scope definition or org made.
+	StandingApproval *StandingApproval `protobuf:"bytes,121,opt,name=standing_approval,json=standingApproval,proto3" json:"standing_approval,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *DecideToolCallResponse) Reset() {
@@ -5792,6 +5879,13 @@ func (x *DecideToolCallResponse) GetSignalId() string {
 func (x *DecideToolCallResponse) GetToolCall() *ToolCall {
 	if x != nil {
 		return x.ToolCall
+	}
+	return nil
+}
+
+func (x *DecideToolCallResponse) GetStandingApproval() *StandingApproval {
+	if x != nil {
+		return x.StandingApproval
 	}
 	return nil
 }
@@ -6398,7 +6492,11 @@ type ResumeAgentExecutionRequest struct {
 	MaxSteps int32 `protobuf:"varint,3,opt,name=max_steps,json=maxSteps,proto3" json:"max_steps,omitempty"`
 	// The user message the resume starts with; default "Continue from where
 	// you left off."
-	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// A new budget for the resumed execution (a paused-at-budget one needs
+	// a higher cap to go on); its set fields replace the paused one's. Caps
+	// above the operator's ceiling are refused. Unset keeps the budget.
+	Budget        *BudgetConfig `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6459,6 +6557,13 @@ func (x *ResumeAgentExecutionRequest) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *ResumeAgentExecutionRequest) GetBudget() *BudgetConfig {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
 }
 
 // ListChildExecutionsRequest asks for a page of an execution's children.
@@ -7553,7 +7658,10 @@ type UsageReport struct {
 	// One line per group, sorted by key.
 	Lines []*UsageLine `protobuf:"bytes,1,rep,name=lines,proto3" json:"lines,omitempty"`
 	// The sum of the lines.
-	Total         *UsageLine `protobuf:"bytes,2,opt,name=total,proto3" json:"total,omitempty"`
+	Total *UsageLine `protobuf:"bytes,2,opt,name=total,proto3" json:"total,omitempty"`
+	// An execution's budget state (GET …/usage of one execution); unset for
+	// an organization's usage.
+	Budget        *BudgetState `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7598,6 +7706,13 @@ func (x *UsageReport) GetLines() []*UsageLine {
 func (x *UsageReport) GetTotal() *UsageLine {
 	if x != nil {
 		return x.Total
+	}
+	return nil
+}
+
+func (x *UsageReport) GetBudget() *BudgetState {
+	if x != nil {
+		return x.Budget
 	}
 	return nil
 }
@@ -7745,7 +7860,10 @@ type GetEntryContextRequest struct {
 	// comes alone.
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The `nextCursor` of the previous page; empty for the first.
-	Cursor        string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Cursor string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// The variant whose view to show (its exclusions and injections); empty
+	// for the execution's active one.
+	Variant       string `protobuf:"bytes,161,opt,name=variant,proto3" json:"variant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7811,6 +7929,13 @@ func (x *GetEntryContextRequest) GetPageSize() int32 {
 func (x *GetEntryContextRequest) GetCursor() string {
 	if x != nil {
 		return x.Cursor
+	}
+	return ""
+}
+
+func (x *GetEntryContextRequest) GetVariant() string {
+	if x != nil {
+		return x.Variant
 	}
 	return ""
 }
@@ -8480,7 +8605,10 @@ type GetTokenTimelineRequest struct {
 	// gateway's byte budget of entries read (1 MiB by default).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The `nextCursor` of the previous page; empty for the first.
-	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	Cursor string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	// The variant whose view to count (its exclusions); empty for the
+	// execution's active one.
+	Variant       string `protobuf:"bytes,161,opt,name=variant,proto3" json:"variant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8539,6 +8667,13 @@ func (x *GetTokenTimelineRequest) GetPageSize() int32 {
 func (x *GetTokenTimelineRequest) GetCursor() string {
 	if x != nil {
 		return x.Cursor
+	}
+	return ""
+}
+
+func (x *GetTokenTimelineRequest) GetVariant() string {
+	if x != nil {
+		return x.Variant
 	}
 	return ""
 }
@@ -8639,7 +8774,9 @@ type TimelinePoint struct {
 	// That call's cost in USD; 0 at other entries.
 	Cost float64 `protobuf:"fixed64,224,opt,name=cost,proto3" json:"cost,omitempty"`
 	// The cost of the model calls on the path up to this entry, in USD.
-	CostTotal     float64 `protobuf:"fixed64,225,opt,name=cost_total,json=costTotal,proto3" json:"cost_total,omitempty"`
+	CostTotal float64 `protobuf:"fixed64,225,opt,name=cost_total,json=costTotal,proto3" json:"cost_total,omitempty"`
+	// The entry is left out of the variant's context: it adds nothing.
+	Excluded      bool `protobuf:"varint,161,opt,name=excluded,proto3" json:"excluded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8765,6 +8902,2732 @@ func (x *TimelinePoint) GetCostTotal() float64 {
 	return 0
 }
 
+func (x *TimelinePoint) GetExcluded() bool {
+	if x != nil {
+		return x.Excluded
+	}
+	return false
+}
+
+// ListDecisionPointsRequest names an execution, with optional filters.
+type ListDecisionPointsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// Only decisions of this kind: tool_call, approval, spawn or stop.
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Only decisions about this tool.
+	ToolName      string `protobuf:"bytes,4,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	PageSize      int32  `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	Cursor        string `protobuf:"bytes,6,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDecisionPointsRequest) Reset() {
+	*x = ListDecisionPointsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDecisionPointsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDecisionPointsRequest) ProtoMessage() {}
+
+func (x *ListDecisionPointsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDecisionPointsRequest.ProtoReflect.Descriptor instead.
+func (*ListDecisionPointsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *ListDecisionPointsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListDecisionPointsRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *ListDecisionPointsRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ListDecisionPointsRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ListDecisionPointsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListDecisionPointsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListDecisionPointsResponse is a page of decision points, root first.
+type ListDecisionPointsResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	DecisionPoints []*DecisionPoint       `protobuf:"bytes,1,rep,name=decision_points,json=decisionPoints,proto3" json:"decision_points,omitempty"`
+	// The leaf whose path is listed (pinned for the following pages).
+	LeafEntryId string `protobuf:"bytes,2,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,3,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDecisionPointsResponse) Reset() {
+	*x = ListDecisionPointsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDecisionPointsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDecisionPointsResponse) ProtoMessage() {}
+
+func (x *ListDecisionPointsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDecisionPointsResponse.ProtoReflect.Descriptor instead.
+func (*ListDecisionPointsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *ListDecisionPointsResponse) GetDecisionPoints() []*DecisionPoint {
+	if x != nil {
+		return x.DecisionPoints
+	}
+	return nil
+}
+
+func (x *ListDecisionPointsResponse) GetLeafEntryId() string {
+	if x != nil {
+		return x.LeafEntryId
+	}
+	return ""
+}
+
+func (x *ListDecisionPointsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// DecisionPoint is one choice the model made, or one a tool call's
+// policy asked a person to make.
+type DecisionPoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tool_call (the model selected a tool), approval (the call needed a
+	// person's decision), spawn (the model started sub-agents) or stop (the
+	// model answered without calling a tool: end_turn, max_tokens, …).
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The answer that made the decision: the assistant entry.
+	EntryId string `protobuf:"bytes,2,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The answer's step, and when it was written.
+	Step      int32                  `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The model that decided.
+	Model *ModelRef `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
+	// What the model saw: pass context.entryId to GetEntryContext.
+	Context *DecisionContext `protobuf:"bytes,6,opt,name=context,proto3" json:"context,omitempty"`
+	// What the model wrote before deciding: its thinking, else the text of
+	// the answer (reasoningSource says which), cut to 1,000 characters.
+	Reasoning          string `protobuf:"bytes,7,opt,name=reasoning,proto3" json:"reasoning,omitempty"`
+	ReasoningSource    string `protobuf:"bytes,8,opt,name=reasoning_source,json=reasoningSource,proto3" json:"reasoning_source,omitempty"`
+	ReasoningTruncated bool   `protobuf:"varint,9,opt,name=reasoning_truncated,json=reasoningTruncated,proto3" json:"reasoning_truncated,omitempty"`
+	// The tool call (tool_call, approval, spawn).
+	ToolCallId string          `protobuf:"bytes,10,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string          `protobuf:"bytes,11,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	Arguments  *structpb.Value `protobuf:"bytes,12,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// Why the model stopped: tool_use, end_turn, max_tokens, …
+	StopReason string `protobuf:"bytes,13,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// What came of it (tool_call, approval, spawn).
+	Outcome *DecisionOutcome `protobuf:"bytes,14,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// The sub-agents a spawn started.
+	ChildExecutionIds []string `protobuf:"bytes,15,rep,name=child_execution_ids,json=childExecutionIds,proto3" json:"child_execution_ids,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *DecisionPoint) Reset() {
+	*x = DecisionPoint{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionPoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionPoint) ProtoMessage() {}
+
+func (x *DecisionPoint) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionPoint.ProtoReflect.Descriptor instead.
+func (*DecisionPoint) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *DecisionPoint) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *DecisionPoint) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *DecisionPoint) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *DecisionPoint) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *DecisionPoint) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *DecisionPoint) GetContext() *DecisionContext {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *DecisionPoint) GetReasoning() string {
+	if x != nil {
+		return x.Reasoning
+	}
+	return ""
+}
+
+func (x *DecisionPoint) GetReasoningSource() string {
+	if x != nil {
+		return x.ReasoningSource
+	}
+	return ""
+}
+
+func (x *DecisionPoint) GetReasoningTruncated() bool {
+	if x != nil {
+		return x.ReasoningTruncated
+	}
+	return false
+}
+
+func (x *DecisionPoint) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *DecisionPoint) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *DecisionPoint) GetArguments() *structpb.Value {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *DecisionPoint) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *DecisionPoint) GetOutcome() *DecisionOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return nil
+}
+
+func (x *DecisionPoint) GetChildExecutionIds() []string {
+	if x != nil {
+		return x.ChildExecutionIds
+	}
+	return nil
+}
+
+// DecisionContext is the context a decision was made in, by reference.
+type DecisionContext struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry whose GetEntryContext is the request the model was sent.
+	EntryId string `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// Its size in tokens: the provider's count of what the call read
+	// (input and cache), else the estimate (estimated true).
+	Tokens        int64 `protobuf:"varint,2,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Estimated     bool  `protobuf:"varint,3,opt,name=estimated,proto3" json:"estimated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecisionContext) Reset() {
+	*x = DecisionContext{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionContext) ProtoMessage() {}
+
+func (x *DecisionContext) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionContext.ProtoReflect.Descriptor instead.
+func (*DecisionContext) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *DecisionContext) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *DecisionContext) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *DecisionContext) GetEstimated() bool {
+	if x != nil {
+		return x.Estimated
+	}
+	return false
+}
+
+// DecisionOutcome is what came of a decision.
+type DecisionOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool call's status: completed, error, rejected,
+	// awaiting_approval, awaiting_result, running, cancelled; for an
+	// approval, approved, rejected or pending.
+	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// The tool_result entry the model read.
+	ResultEntryId string `protobuf:"bytes,2,opt,name=result_entry_id,json=resultEntryId,proto3" json:"result_entry_id,omitempty"`
+	// The start of the result the model read, cut to 500 characters.
+	Excerpt          string `protobuf:"bytes,3,opt,name=excerpt,proto3" json:"excerpt,omitempty"`
+	ExcerptTruncated bool   `protobuf:"varint,4,opt,name=excerpt_truncated,json=excerptTruncated,proto3" json:"excerpt_truncated,omitempty"`
+	// The approval, for a call that needed one: the decision and who made it.
+	Approval      *ToolApproval `protobuf:"bytes,5,opt,name=approval,proto3" json:"approval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecisionOutcome) Reset() {
+	*x = DecisionOutcome{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecisionOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecisionOutcome) ProtoMessage() {}
+
+func (x *DecisionOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecisionOutcome.ProtoReflect.Descriptor instead.
+func (*DecisionOutcome) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *DecisionOutcome) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DecisionOutcome) GetResultEntryId() string {
+	if x != nil {
+		return x.ResultEntryId
+	}
+	return ""
+}
+
+func (x *DecisionOutcome) GetExcerpt() string {
+	if x != nil {
+		return x.Excerpt
+	}
+	return ""
+}
+
+func (x *DecisionOutcome) GetExcerptTruncated() bool {
+	if x != nil {
+		return x.ExcerptTruncated
+	}
+	return false
+}
+
+func (x *DecisionOutcome) GetApproval() *ToolApproval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+// GetCompressionAnalysisRequest names a compaction entry.
+type GetCompressionAnalysisRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// A compaction entry on the execution's conversation.
+	EntryId       string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCompressionAnalysisRequest) Reset() {
+	*x = GetCompressionAnalysisRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCompressionAnalysisRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCompressionAnalysisRequest) ProtoMessage() {}
+
+func (x *GetCompressionAnalysisRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCompressionAnalysisRequest.ProtoReflect.Descriptor instead.
+func (*GetCompressionAnalysisRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *GetCompressionAnalysisRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetCompressionAnalysisRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *GetCompressionAnalysisRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+// CompressionAnalysis is what a compaction kept and may have lost.
+type CompressionAnalysis struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The compaction entry, its trigger and its summary.
+	EntryId string `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	Trigger string `protobuf:"bytes,2,opt,name=trigger,proto3" json:"trigger,omitempty"`
+	Summary string `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The context just before the compaction and just after, by reference
+	// (pass entryId to GetEntryContext) and size. Before is the entry the
+	// compaction was made under: for an answer (a manual compaction while
+	// the execution waited), GetEntryContext gives the request its call
+	// read, which lacks the answer itself; tokens counts it.
+	ContextBefore *ContextReference `protobuf:"bytes,4,opt,name=context_before,json=contextBefore,proto3" json:"context_before,omitempty"`
+	ContextAfter  *ContextReference `protobuf:"bytes,5,opt,name=context_after,json=contextAfter,proto3" json:"context_after,omitempty"`
+	// tokensBefore - tokensAfter.
+	TokensSaved int64 `protobuf:"varint,6,opt,name=tokens_saved,json=tokensSaved,proto3" json:"tokens_saved,omitempty"`
+	// Each entry the compaction summarised, oldest first.
+	Entries []*CompressedEntry `protobuf:"bytes,7,rep,name=entries,proto3" json:"entries,omitempty"`
+	// How many of them are flagged possiblyLost.
+	PossiblyLost  int32 `protobuf:"varint,8,opt,name=possibly_lost,json=possiblyLost,proto3" json:"possibly_lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompressionAnalysis) Reset() {
+	*x = CompressionAnalysis{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompressionAnalysis) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompressionAnalysis) ProtoMessage() {}
+
+func (x *CompressionAnalysis) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompressionAnalysis.ProtoReflect.Descriptor instead.
+func (*CompressionAnalysis) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{108}
+}
+
+func (x *CompressionAnalysis) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *CompressionAnalysis) GetTrigger() string {
+	if x != nil {
+		return x.Trigger
+	}
+	return ""
+}
+
+func (x *CompressionAnalysis) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *CompressionAnalysis) GetContextBefore() *ContextReference {
+	if x != nil {
+		return x.ContextBefore
+	}
+	return nil
+}
+
+func (x *CompressionAnalysis) GetContextAfter() *ContextReference {
+	if x != nil {
+		return x.ContextAfter
+	}
+	return nil
+}
+
+func (x *CompressionAnalysis) GetTokensSaved() int64 {
+	if x != nil {
+		return x.TokensSaved
+	}
+	return 0
+}
+
+func (x *CompressionAnalysis) GetEntries() []*CompressedEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *CompressionAnalysis) GetPossiblyLost() int32 {
+	if x != nil {
+		return x.PossiblyLost
+	}
+	return 0
+}
+
+// ContextReference is a context by reference and size.
+type ContextReference struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	EntryId       string                 `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	Tokens        int64                  `protobuf:"varint,2,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ContextReference) Reset() {
+	*x = ContextReference{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[109]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ContextReference) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ContextReference) ProtoMessage() {}
+
+func (x *ContextReference) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[109]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ContextReference.ProtoReflect.Descriptor instead.
+func (*ContextReference) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{109}
+}
+
+func (x *ContextReference) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *ContextReference) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+// CompressedEntry is one summarised entry and its distinctive terms.
+type CompressedEntry struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	EntryId string                 `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// user, assistant or tool_result.
+	Role   string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	Tokens int64  `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// Its distinctive terms (at most 20, in order of appearance), those the
+	// summary holds (case-insensitively) and those it does not.
+	Terms        []string `protobuf:"bytes,4,rep,name=terms,proto3" json:"terms,omitempty"`
+	KeptTerms    []string `protobuf:"bytes,5,rep,name=kept_terms,json=keptTerms,proto3" json:"kept_terms,omitempty"`
+	MissingTerms []string `protobuf:"bytes,6,rep,name=missing_terms,json=missingTerms,proto3" json:"missing_terms,omitempty"`
+	// More than half of its terms are missing from the summary.
+	PossiblyLost  bool `protobuf:"varint,7,opt,name=possibly_lost,json=possiblyLost,proto3" json:"possibly_lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompressedEntry) Reset() {
+	*x = CompressedEntry{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompressedEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompressedEntry) ProtoMessage() {}
+
+func (x *CompressedEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompressedEntry.ProtoReflect.Descriptor instead.
+func (*CompressedEntry) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{110}
+}
+
+func (x *CompressedEntry) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *CompressedEntry) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *CompressedEntry) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *CompressedEntry) GetTerms() []string {
+	if x != nil {
+		return x.Terms
+	}
+	return nil
+}
+
+func (x *CompressedEntry) GetKeptTerms() []string {
+	if x != nil {
+		return x.KeptTerms
+	}
+	return nil
+}
+
+func (x *CompressedEntry) GetMissingTerms() []string {
+	if x != nil {
+		return x.MissingTerms
+	}
+	return nil
+}
+
+func (x *CompressedEntry) GetPossiblyLost() bool {
+	if x != nil {
+		return x.PossiblyLost
+	}
+	return false
+}
+
+// ExplainAgentExecutionRequest names an execution to explain.
+type ExplainAgentExecutionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId   string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainAgentExecutionRequest) Reset() {
+	*x = ExplainAgentExecutionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainAgentExecutionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainAgentExecutionRequest) ProtoMessage() {}
+
+func (x *ExplainAgentExecutionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainAgentExecutionRequest.ProtoReflect.Descriptor instead.
+func (*ExplainAgentExecutionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{111}
+}
+
+func (x *ExplainAgentExecutionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ExplainAgentExecutionRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+// GetExplanationRequest names an execution, and optionally a leaf.
+type GetExplanationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The leaf whose explanation to return; default the latest made.
+	LeafEntryId   string `protobuf:"bytes,3,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetExplanationRequest) Reset() {
+	*x = GetExplanationRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[112]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetExplanationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetExplanationRequest) ProtoMessage() {}
+
+func (x *GetExplanationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[112]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetExplanationRequest.ProtoReflect.Descriptor instead.
+func (*GetExplanationRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{112}
+}
+
+func (x *GetExplanationRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetExplanationRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *GetExplanationRequest) GetLeafEntryId() string {
+	if x != nil {
+		return x.LeafEntryId
+	}
+	return ""
+}
+
+// Explanation is a model's account of an execution up to a leaf.
+type Explanation struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ExecutionId string                 `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The leaf of the conversation it explains.
+	LeafEntryId string `protobuf:"bytes,3,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	// pending (the model call is under way), completed or failed.
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// The explain model.
+	Model *ModelRef `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
+	// The explanation (Markdown), once completed.
+	Text string `protobuf:"bytes,6,opt,name=text,proto3" json:"text,omitempty"`
+	// Why it failed, when it did.
+	ErrorMessage string `protobuf:"bytes,7,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	// The replay the model read: its size in tokens (estimated), how many
+	// decision points it held, and whether it was cut to fit the budget.
+	ReplayTokens   int64 `protobuf:"varint,8,opt,name=replay_tokens,json=replayTokens,proto3" json:"replay_tokens,omitempty"`
+	DecisionPoints int32 `protobuf:"varint,9,opt,name=decision_points,json=decisionPoints,proto3" json:"decision_points,omitempty"`
+	Truncated      bool  `protobuf:"varint,10,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The call's usage, once completed: tokens and cost, counted in the
+	// execution's usage.
+	Usage *UsageLine `protobuf:"bytes,11,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Whether leafEntryId is still the execution's leaf.
+	Current       bool                   `protobuf:"varint,12,opt,name=current,proto3" json:"current,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CompletedAt   *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=completed_at,json=completedAt,proto3" json:"completed_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Explanation) Reset() {
+	*x = Explanation{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[113]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Explanation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Explanation) ProtoMessage() {}
+
+func (x *Explanation) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[113]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Explanation.ProtoReflect.Descriptor instead.
+func (*Explanation) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{113}
+}
+
+func (x *Explanation) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Explanation) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *Explanation) GetLeafEntryId() string {
+	if x != nil {
+		return x.LeafEntryId
+	}
+	return ""
+}
+
+func (x *Explanation) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Explanation) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *Explanation) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Explanation) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *Explanation) GetReplayTokens() int64 {
+	if x != nil {
+		return x.ReplayTokens
+	}
+	return 0
+}
+
+func (x *Explanation) GetDecisionPoints() int32 {
+	if x != nil {
+		return x.DecisionPoints
+	}
+	return 0
+}
+
+func (x *Explanation) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *Explanation) GetUsage() *UsageLine {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *Explanation) GetCurrent() bool {
+	if x != nil {
+		return x.Current
+	}
+	return false
+}
+
+func (x *Explanation) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Explanation) GetCompletedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CompletedAt
+	}
+	return nil
+}
+
+// BudgetConfig caps an execution's model calls (config.budget). Tokens are
+// input + output; cost is USD, as usage prices it. 0 or unset = no limit.
+// A child's calls count toward its parent's caps, and a parent's cap
+// bounds its children.
+type BudgetConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Once the execution's tokens reach it, its next model call is refused
+	// and it ends PAUSED with stopReason `budget` (resume with a higher one).
+	MaxTokens *int64 `protobuf:"varint,1,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
+	// The same for cost, in USD.
+	MaxCostUsd *float64 `protobuf:"fixed64,2,opt,name=max_cost_usd,json=maxCostUsd,proto3,oneof" json:"max_cost_usd,omitempty"`
+	// The share of a cap, more than 0 and at most 1, from which model calls
+	// go to downgrade_model; 0 = never downgrade.
+	DowngradeAt *float64 `protobuf:"fixed64,3,opt,name=downgrade_at,json=downgradeAt,proto3,oneof" json:"downgrade_at,omitempty"`
+	// The cheaper model; unset = the last of config.models.
+	DowngradeModel *ModelRef `protobuf:"bytes,4,opt,name=downgrade_model,json=downgradeModel,proto3" json:"downgrade_model,omitempty"`
+	// On a definition: caps all its executions together.
+	TotalMaxTokens *int64 `protobuf:"varint,5,opt,name=total_max_tokens,json=totalMaxTokens,proto3,oneof" json:"total_max_tokens,omitempty"`
+	// On a definition: caps all its executions' cost together, in USD.
+	TotalMaxCostUsd *float64 `protobuf:"fixed64,6,opt,name=total_max_cost_usd,json=totalMaxCostUsd,proto3,oneof" json:"total_max_cost_usd,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *BudgetConfig) Reset() {
+	*x = BudgetConfig{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[114]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetConfig) ProtoMessage() {}
+
+func (x *BudgetConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[114]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetConfig.ProtoReflect.Descriptor instead.
+func (*BudgetConfig) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{114}
+}
+
+func (x *BudgetConfig) GetMaxTokens() int64 {
+	if x != nil && x.MaxTokens != nil {
+		return *x.MaxTokens
+	}
+	return 0
+}
+
+func (x *BudgetConfig) GetMaxCostUsd() float64 {
+	if x != nil && x.MaxCostUsd != nil {
+		return *x.MaxCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetConfig) GetDowngradeAt() float64 {
+	if x != nil && x.DowngradeAt != nil {
+		return *x.DowngradeAt
+	}
+	return 0
+}
+
+func (x *BudgetConfig) GetDowngradeModel() *ModelRef {
+	if x != nil {
+		return x.DowngradeModel
+	}
+	return nil
+}
+
+func (x *BudgetConfig) GetTotalMaxTokens() int64 {
+	if x != nil && x.TotalMaxTokens != nil {
+		return *x.TotalMaxTokens
+	}
+	return 0
+}
+
+func (x *BudgetConfig) GetTotalMaxCostUsd() float64 {
+	if x != nil && x.TotalMaxCostUsd != nil {
+		return *x.TotalMaxCostUsd
+	}
+	return 0
+}
+
+// BudgetState is where an execution stands against its budgets.
+type BudgetState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution's own caps (config.budget; 0 = none).
+	MaxTokens  int64   `protobuf:"varint,1,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	MaxCostUsd float64 `protobuf:"fixed64,2,opt,name=max_cost_usd,json=maxCostUsd,proto3" json:"max_cost_usd,omitempty"`
+	// What the execution and its descendants spent (a resumed execution's
+	// includes the paused one's).
+	SpentTokens  int64   `protobuf:"varint,3,opt,name=spent_tokens,json=spentTokens,proto3" json:"spent_tokens,omitempty"`
+	SpentCostUsd float64 `protobuf:"fixed64,4,opt,name=spent_cost_usd,json=spentCostUsd,proto3" json:"spent_cost_usd,omitempty"`
+	// The downgrade share, and whether the spend reached it: model calls now
+	// go to downgrade_model.
+	DowngradeAt    float64   `protobuf:"fixed64,5,opt,name=downgrade_at,json=downgradeAt,proto3" json:"downgrade_at,omitempty"`
+	Downgraded     bool      `protobuf:"varint,6,opt,name=downgraded,proto3" json:"downgraded,omitempty"`
+	DowngradeModel *ModelRef `protobuf:"bytes,7,opt,name=downgrade_model,json=downgradeModel,proto3" json:"downgrade_model,omitempty"`
+	// Every budget over the execution's calls, its own first: `execution`,
+	// `parent` (an ancestor's), `definition` (its total), `organization`
+	// (the daily quota).
+	Limits        []*BudgetLimit `protobuf:"bytes,8,rep,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BudgetState) Reset() {
+	*x = BudgetState{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[115]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetState) ProtoMessage() {}
+
+func (x *BudgetState) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[115]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetState.ProtoReflect.Descriptor instead.
+func (*BudgetState) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{115}
+}
+
+func (x *BudgetState) GetMaxTokens() int64 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+func (x *BudgetState) GetMaxCostUsd() float64 {
+	if x != nil {
+		return x.MaxCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetState) GetSpentTokens() int64 {
+	if x != nil {
+		return x.SpentTokens
+	}
+	return 0
+}
+
+func (x *BudgetState) GetSpentCostUsd() float64 {
+	if x != nil {
+		return x.SpentCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetState) GetDowngradeAt() float64 {
+	if x != nil {
+		return x.DowngradeAt
+	}
+	return 0
+}
+
+func (x *BudgetState) GetDowngraded() bool {
+	if x != nil {
+		return x.Downgraded
+	}
+	return false
+}
+
+func (x *BudgetState) GetDowngradeModel() *ModelRef {
+	if x != nil {
+		return x.DowngradeModel
+	}
+	return nil
+}
+
+func (x *BudgetState) GetLimits() []*BudgetLimit {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// BudgetLimit is one budget over an execution's model calls.
+type BudgetLimit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// `execution`, `parent`, `definition` or `organization`.
+	Scope string `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The execution, definition or organization it belongs to.
+	OwnerId      string  `protobuf:"bytes,2,opt,name=owner_id,json=ownerId,proto3" json:"owner_id,omitempty"`
+	MaxTokens    int64   `protobuf:"varint,3,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	MaxCostUsd   float64 `protobuf:"fixed64,4,opt,name=max_cost_usd,json=maxCostUsd,proto3" json:"max_cost_usd,omitempty"`
+	SpentTokens  int64   `protobuf:"varint,5,opt,name=spent_tokens,json=spentTokens,proto3" json:"spent_tokens,omitempty"`
+	SpentCostUsd float64 `protobuf:"fixed64,6,opt,name=spent_cost_usd,json=spentCostUsd,proto3" json:"spent_cost_usd,omitempty"`
+	// Whether a cap is reached: the next model call is refused.
+	Reached       bool `protobuf:"varint,7,opt,name=reached,proto3" json:"reached,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BudgetLimit) Reset() {
+	*x = BudgetLimit{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[116]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BudgetLimit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BudgetLimit) ProtoMessage() {}
+
+func (x *BudgetLimit) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[116]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BudgetLimit.ProtoReflect.Descriptor instead.
+func (*BudgetLimit) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{116}
+}
+
+func (x *BudgetLimit) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *BudgetLimit) GetOwnerId() string {
+	if x != nil {
+		return x.OwnerId
+	}
+	return ""
+}
+
+func (x *BudgetLimit) GetMaxTokens() int64 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+func (x *BudgetLimit) GetMaxCostUsd() float64 {
+	if x != nil {
+		return x.MaxCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetLimit) GetSpentTokens() int64 {
+	if x != nil {
+		return x.SpentTokens
+	}
+	return 0
+}
+
+func (x *BudgetLimit) GetSpentCostUsd() float64 {
+	if x != nil {
+		return x.SpentCostUsd
+	}
+	return 0
+}
+
+func (x *BudgetLimit) GetReached() bool {
+	if x != nil {
+		return x.Reached
+	}
+	return false
+}
+
+// StreamDowngrade is a model call sent to a cheaper model than the one
+// the agent asked for (data payload `model_downgraded`, before the call's
+// deltas).
+type StreamDowngrade struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model called, `provider/modelId`.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// The model asked for.
+	From string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	// Why: `budget` (the budget's downgradeAt was reached).
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamDowngrade) Reset() {
+	*x = StreamDowngrade{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[117]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamDowngrade) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamDowngrade) ProtoMessage() {}
+
+func (x *StreamDowngrade) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[117]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamDowngrade.ProtoReflect.Descriptor instead.
+func (*StreamDowngrade) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{117}
+}
+
+func (x *StreamDowngrade) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *StreamDowngrade) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *StreamDowngrade) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// StandingApproval lets calls of a tool run without waiting for a person.
+type StandingApproval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its ID.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The definition it stands for; empty: every execution of the
+	// organization.
+	AgentDefinitionId string `protobuf:"bytes,2,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// The tool's name.
+	ToolName string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// For bash: the commands it covers, as a safe-command pattern ("ls *",
+	// "git status"); empty: every call of the tool.
+	ArgumentPattern string `protobuf:"bytes,4,opt,name=argument_pattern,json=argumentPattern,proto3" json:"argument_pattern,omitempty"`
+	// Who made it: the ID of the API key used.
+	CreatedBy string `protobuf:"bytes,5,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// When.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// Who revoked it, and when; empty while it stands.
+	RevokedBy     string                 `protobuf:"bytes,7,opt,name=revoked_by,json=revokedBy,proto3" json:"revoked_by,omitempty"`
+	RevokedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StandingApproval) Reset() {
+	*x = StandingApproval{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[118]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StandingApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StandingApproval) ProtoMessage() {}
+
+func (x *StandingApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[118]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StandingApproval.ProtoReflect.Descriptor instead.
+func (*StandingApproval) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{118}
+}
+
+func (x *StandingApproval) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetArgumentPattern() string {
+	if x != nil {
+		return x.ArgumentPattern
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *StandingApproval) GetRevokedBy() string {
+	if x != nil {
+		return x.RevokedBy
+	}
+	return ""
+}
+
+func (x *StandingApproval) GetRevokedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevokedAt
+	}
+	return nil
+}
+
+// CreateStandingApprovalRequest makes a standing approval.
+type CreateStandingApprovalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The definition it stands for; empty: the whole organization.
+	AgentDefinitionId string `protobuf:"bytes,2,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// The tool's name.
+	ToolName string `protobuf:"bytes,3,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// For bash only: the commands it covers, as a safe-command pattern.
+	ArgumentPattern string `protobuf:"bytes,4,opt,name=argument_pattern,json=argumentPattern,proto3" json:"argument_pattern,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CreateStandingApprovalRequest) Reset() {
+	*x = CreateStandingApprovalRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[119]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateStandingApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateStandingApprovalRequest) ProtoMessage() {}
+
+func (x *CreateStandingApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[119]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateStandingApprovalRequest.ProtoReflect.Descriptor instead.
+func (*CreateStandingApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{119}
+}
+
+func (x *CreateStandingApprovalRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateStandingApprovalRequest) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *CreateStandingApprovalRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *CreateStandingApprovalRequest) GetArgumentPattern() string {
+	if x != nil {
+		return x.ArgumentPattern
+	}
+	return ""
+}
+
+// ListStandingApprovalsRequest asks for a page of standing approvals.
+type ListStandingApprovalsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Only those of this definition (not the organization-wide ones).
+	AgentDefinitionId string `protobuf:"bytes,2,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// Revoked ones too.
+	IncludeRevoked bool `protobuf:"varint,3,opt,name=include_revoked,json=includeRevoked,proto3" json:"include_revoked,omitempty"`
+	// At most this many (default 50, at most 500).
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The cursor of a previous page.
+	Cursor        string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStandingApprovalsRequest) Reset() {
+	*x = ListStandingApprovalsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[120]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStandingApprovalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStandingApprovalsRequest) ProtoMessage() {}
+
+func (x *ListStandingApprovalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[120]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStandingApprovalsRequest.ProtoReflect.Descriptor instead.
+func (*ListStandingApprovalsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{120}
+}
+
+func (x *ListStandingApprovalsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListStandingApprovalsRequest) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *ListStandingApprovalsRequest) GetIncludeRevoked() bool {
+	if x != nil {
+		return x.IncludeRevoked
+	}
+	return false
+}
+
+func (x *ListStandingApprovalsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListStandingApprovalsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListStandingApprovalsResponse is a page of standing approvals.
+type ListStandingApprovalsResponse struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	StandingApprovals []*StandingApproval    `protobuf:"bytes,1,rep,name=standing_approvals,json=standingApprovals,proto3" json:"standing_approvals,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStandingApprovalsResponse) Reset() {
+	*x = ListStandingApprovalsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[121]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStandingApprovalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStandingApprovalsResponse) ProtoMessage() {}
+
+func (x *ListStandingApprovalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[121]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStandingApprovalsResponse.ProtoReflect.Descriptor instead.
+func (*ListStandingApprovalsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{121}
+}
+
+func (x *ListStandingApprovalsResponse) GetStandingApprovals() []*StandingApproval {
+	if x != nil {
+		return x.StandingApprovals
+	}
+	return nil
+}
+
+func (x *ListStandingApprovalsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// RevokeStandingApprovalRequest names a standing approval to revoke.
+type RevokeStandingApprovalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The standing approval's ID.
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeStandingApprovalRequest) Reset() {
+	*x = RevokeStandingApprovalRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[122]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeStandingApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeStandingApprovalRequest) ProtoMessage() {}
+
+func (x *RevokeStandingApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[122]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeStandingApprovalRequest.ProtoReflect.Descriptor instead.
+func (*RevokeStandingApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{122}
+}
+
+func (x *RevokeStandingApprovalRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *RevokeStandingApprovalRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// Variant is a named view of an execution's tree.
+type Variant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The variant's name, unique in its execution; `main` is every
+	// execution's own.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// Where the variant's path ends: the execution's leaf while it is active.
+	LeafEntryId string `protobuf:"bytes,3,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	// Entries left out of the model's context.
+	ExcludedEntryIds []string `protobuf:"bytes,4,rep,name=excluded_entry_ids,json=excludedEntryIds,proto3" json:"excluded_entry_ids,omitempty"`
+	// The model that replaces the agent's in the variant's calls; unset for
+	// none.
+	ModelOverride *ModelRef `protobuf:"bytes,5,opt,name=model_override,json=modelOverride,proto3" json:"model_override,omitempty"`
+	// The variant an automatic fork copied.
+	ForkedFrom string `protobuf:"bytes,6,opt,name=forked_from,json=forkedFrom,proto3" json:"forked_from,omitempty"`
+	// Whether the execution's model calls see this variant.
+	Active        bool                   `protobuf:"varint,7,opt,name=active,proto3" json:"active,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Variant) Reset() {
+	*x = Variant{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[123]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Variant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Variant) ProtoMessage() {}
+
+func (x *Variant) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[123]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Variant.ProtoReflect.Descriptor instead.
+func (*Variant) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{123}
+}
+
+func (x *Variant) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Variant) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *Variant) GetLeafEntryId() string {
+	if x != nil {
+		return x.LeafEntryId
+	}
+	return ""
+}
+
+func (x *Variant) GetExcludedEntryIds() []string {
+	if x != nil {
+		return x.ExcludedEntryIds
+	}
+	return nil
+}
+
+func (x *Variant) GetModelOverride() *ModelRef {
+	if x != nil {
+		return x.ModelOverride
+	}
+	return nil
+}
+
+func (x *Variant) GetForkedFrom() string {
+	if x != nil {
+		return x.ForkedFrom
+	}
+	return ""
+}
+
+func (x *Variant) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *Variant) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Variant) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// ListVariantsRequest names an execution.
+type ListVariantsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId   string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListVariantsRequest) Reset() {
+	*x = ListVariantsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[124]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListVariantsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListVariantsRequest) ProtoMessage() {}
+
+func (x *ListVariantsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[124]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListVariantsRequest.ProtoReflect.Descriptor instead.
+func (*ListVariantsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{124}
+}
+
+func (x *ListVariantsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListVariantsRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+// ListVariantsResponse is an execution's variants, oldest first.
+type ListVariantsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Variants      []*Variant             `protobuf:"bytes,1,rep,name=variants,proto3" json:"variants,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListVariantsResponse) Reset() {
+	*x = ListVariantsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[125]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListVariantsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListVariantsResponse) ProtoMessage() {}
+
+func (x *ListVariantsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[125]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListVariantsResponse.ProtoReflect.Descriptor instead.
+func (*ListVariantsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{125}
+}
+
+func (x *ListVariantsResponse) GetVariants() []*Variant {
+	if x != nil {
+		return x.Variants
+	}
+	return nil
+}
+
+// CreateVariantRequest makes a variant at an entry.
+type CreateVariantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The new variant's name: 1-63 lowercase letters, digits, `.`, `_` or `-`.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The entry the variant's path ends at: on the execution's tree.
+	EntryId       string `protobuf:"bytes,4,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateVariantRequest) Reset() {
+	*x = CreateVariantRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[126]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateVariantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateVariantRequest) ProtoMessage() {}
+
+func (x *CreateVariantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[126]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateVariantRequest.ProtoReflect.Descriptor instead.
+func (*CreateVariantRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{126}
+}
+
+func (x *CreateVariantRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateVariantRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *CreateVariantRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateVariantRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+// VariantRequest names a variant of an execution.
+type VariantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The variant's name.
+	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariantRequest) Reset() {
+	*x = VariantRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[127]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariantRequest) ProtoMessage() {}
+
+func (x *VariantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[127]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariantRequest.ProtoReflect.Descriptor instead.
+func (*VariantRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{127}
+}
+
+func (x *VariantRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *VariantRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *VariantRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// SetVariantExclusionsRequest sets a variant's exclusions.
+type SetVariantExclusionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The variant's name.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The entries to leave out of the model's context (replaces the list):
+	// each on the variant's path.
+	ExcludedEntryIds []string `protobuf:"bytes,4,rep,name=excluded_entry_ids,json=excludedEntryIds,proto3" json:"excluded_entry_ids,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *SetVariantExclusionsRequest) Reset() {
+	*x = SetVariantExclusionsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[128]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetVariantExclusionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetVariantExclusionsRequest) ProtoMessage() {}
+
+func (x *SetVariantExclusionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[128]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetVariantExclusionsRequest.ProtoReflect.Descriptor instead.
+func (*SetVariantExclusionsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{128}
+}
+
+func (x *SetVariantExclusionsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SetVariantExclusionsRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *SetVariantExclusionsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetVariantExclusionsRequest) GetExcludedEntryIds() []string {
+	if x != nil {
+		return x.ExcludedEntryIds
+	}
+	return nil
+}
+
+// SetVariantModelRequest sets a variant's model override.
+type SetVariantModelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The variant's name.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// The model; unset clears the override.
+	Model         *ModelRef `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetVariantModelRequest) Reset() {
+	*x = SetVariantModelRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[129]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetVariantModelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetVariantModelRequest) ProtoMessage() {}
+
+func (x *SetVariantModelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[129]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetVariantModelRequest.ProtoReflect.Descriptor instead.
+func (*SetVariantModelRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{129}
+}
+
+func (x *SetVariantModelRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SetVariantModelRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *SetVariantModelRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetVariantModelRequest) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+// VariantEdit is what an edit of a variant's context did.
+type VariantEdit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The variant that holds the edit.
+	Variant *Variant `protobuf:"bytes,1,opt,name=variant,proto3" json:"variant,omitempty"`
+	// Whether that variant is a new one, forked because the edit changed what
+	// an earlier model call saw (the edited variant is unchanged).
+	Forked bool `protobuf:"varint,2,opt,name=forked,proto3" json:"forked,omitempty"`
+	// The injection entry written or retired, for an injection edit.
+	Entry         *Entry `protobuf:"bytes,3,opt,name=entry,proto3" json:"entry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VariantEdit) Reset() {
+	*x = VariantEdit{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[130]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VariantEdit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VariantEdit) ProtoMessage() {}
+
+func (x *VariantEdit) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[130]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VariantEdit.ProtoReflect.Descriptor instead.
+func (*VariantEdit) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{130}
+}
+
+func (x *VariantEdit) GetVariant() *Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return nil
+}
+
+func (x *VariantEdit) GetForked() bool {
+	if x != nil {
+		return x.Forked
+	}
+	return false
+}
+
+func (x *VariantEdit) GetEntry() *Entry {
+	if x != nil {
+		return x.Entry
+	}
+	return nil
+}
+
+// BranchAgentExecutionRequest moves an execution's leaf.
+type BranchAgentExecutionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The entry to go on from: on the execution's tree.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// Whether the model summarises the abandoned path into a
+	// `branch_summary` entry.
+	Summarize     bool `protobuf:"varint,4,opt,name=summarize,proto3" json:"summarize,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BranchAgentExecutionRequest) Reset() {
+	*x = BranchAgentExecutionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[131]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BranchAgentExecutionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BranchAgentExecutionRequest) ProtoMessage() {}
+
+func (x *BranchAgentExecutionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[131]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BranchAgentExecutionRequest.ProtoReflect.Descriptor instead.
+func (*BranchAgentExecutionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{131}
+}
+
+func (x *BranchAgentExecutionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *BranchAgentExecutionRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BranchAgentExecutionRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *BranchAgentExecutionRequest) GetSummarize() bool {
+	if x != nil {
+		return x.Summarize
+	}
+	return false
+}
+
+// BranchAgentExecutionResponse is the execution after a branch.
+type BranchAgentExecutionResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Execution *AgentExecution        `protobuf:"bytes,1,opt,name=execution,proto3" json:"execution,omitempty"`
+	// The `branch_summary` entry, when one was asked for.
+	Summary       *Entry `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BranchAgentExecutionResponse) Reset() {
+	*x = BranchAgentExecutionResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[132]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BranchAgentExecutionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BranchAgentExecutionResponse) ProtoMessage() {}
+
+func (x *BranchAgentExecutionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[132]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BranchAgentExecutionResponse.ProtoReflect.Descriptor instead.
+func (*BranchAgentExecutionResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{132}
+}
+
+func (x *BranchAgentExecutionResponse) GetExecution() *AgentExecution {
+	if x != nil {
+		return x.Execution
+	}
+	return nil
+}
+
+func (x *BranchAgentExecutionResponse) GetSummary() *Entry {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+// AddInjectionRequest adds an operator's injection.
+type AddInjectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The entry the injection follows: on the execution's tree, not an
+	// answer that calls tools.
+	ParentId string `protobuf:"bytes,3,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
+	// What the model is told, as a user message.
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddInjectionRequest) Reset() {
+	*x = AddInjectionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[133]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddInjectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddInjectionRequest) ProtoMessage() {}
+
+func (x *AddInjectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[133]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddInjectionRequest.ProtoReflect.Descriptor instead.
+func (*AddInjectionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{133}
+}
+
+func (x *AddInjectionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *AddInjectionRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *AddInjectionRequest) GetParentId() string {
+	if x != nil {
+		return x.ParentId
+	}
+	return ""
+}
+
+func (x *AddInjectionRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// EditInjectionRequest replaces an injection's text.
+type EditInjectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The injection entry.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The new text.
+	Text          string `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditInjectionRequest) Reset() {
+	*x = EditInjectionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[134]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditInjectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditInjectionRequest) ProtoMessage() {}
+
+func (x *EditInjectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[134]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditInjectionRequest.ProtoReflect.Descriptor instead.
+func (*EditInjectionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{134}
+}
+
+func (x *EditInjectionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *EditInjectionRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *EditInjectionRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *EditInjectionRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+// InjectionRequest names an injection entry.
+type InjectionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The injection entry.
+	EntryId       string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InjectionRequest) Reset() {
+	*x = InjectionRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[135]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InjectionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InjectionRequest) ProtoMessage() {}
+
+func (x *InjectionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[135]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InjectionRequest.ProtoReflect.Descriptor instead.
+func (*InjectionRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{135}
+}
+
+func (x *InjectionRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *InjectionRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *InjectionRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -8776,7 +11639,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\x8c\b\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xc0\b\n" +
 	"\x0fExecutionConfig\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x12-\n" +
 	"\x06models\x18\x02 \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
@@ -8800,7 +11663,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"compaction\x18\x0f \x01(\v2\x1d.agentree.v1.CompactionConfigR\n" +
 	"compaction\x12,\n" +
 	"\x05agent\x18\x10 \x01(\v2\x16.google.protobuf.ValueR\x05agent\x12:\n" +
-	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x1a=\n" +
+	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x122\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x19.agentree.v1.BudgetConfigR\x06budget\x1a=\n" +
 	"\x0fToolPolicyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -8901,7 +11765,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\xb8\b\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\x90\t\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -8937,7 +11801,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"forkedFrom\x12*\n" +
 	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
 	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\x12)\n" +
-	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceModeJ\x04\b\b\x10\t\"\xb7\x03\n" +
+	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceMode\x121\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x18.agentree.v1.BudgetStateR\x06budget\x12#\n" +
+	"\rleaf_entry_id\x18\xa1\x01 \x01(\tR\vleafEntryIdJ\x04\b\b\x10\t\"\xb7\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -9060,7 +11926,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\tDataEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12*\n" +
 	"\x11task_execution_id\x18\x02 \x01(\tR\x0ftaskExecutionId\x12,\n" +
-	"\x04data\x18\x03 \x01(\v2\x18.agentree.v1.DataPayloadR\x04data\"\x97\x02\n" +
+	"\x04data\x18\x03 \x01(\v2\x18.agentree.v1.DataPayloadR\x04data\"\xd4\x02\n" +
 	"\vDataPayload\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x129\n" +
@@ -9069,7 +11935,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06result\x18\x05 \x01(\v2\x1d.agentree.v1.StreamToolResultR\x06result\x12\x16\n" +
 	"\x06stream\x18\x06 \x01(\tR\x06stream\x12\x12\n" +
 	"\x04data\x18\a \x01(\tR\x04data\x12,\n" +
-	"\x05value\x18\b \x01(\v2\x16.google.protobuf.ValueR\x05value\"j\n" +
+	"\x05value\x18\b \x01(\v2\x16.google.protobuf.ValueR\x05value\x12;\n" +
+	"\tdowngrade\x18\x8d\x01 \x01(\v2\x1c.agentree.v1.StreamDowngradeR\tdowngrade\"j\n" +
 	"\x0eStreamToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x124\n" +
@@ -9256,7 +12123,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x16\n" +
 	"\x06policy\x18\x10 \x01(\tR\x06policy\x125\n" +
-	"\bapproval\x18\x11 \x01(\v2\x19.agentree.v1.ToolApprovalR\bapproval\"\x87\x02\n" +
+	"\bapproval\x18\x11 \x01(\v2\x19.agentree.v1.ToolApprovalR\bapproval\"\xfc\x02\n" +
 	"\fToolApproval\x12\x12\n" +
 	"\x04risk\x18\x01 \x01(\tR\x04risk\x12=\n" +
 	"\frequested_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12\x1a\n" +
@@ -9266,7 +12133,9 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"decided_by\x18\x05 \x01(\tR\tdecidedBy\x129\n" +
 	"\n" +
 	"decided_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\x12\x16\n" +
-	"\x06always\x18\a \x01(\bR\x06always\"\xba\x01\n" +
+	"\x06always\x18\a \x01(\bR\x06always\x12A\n" +
+	"\x10edited_arguments\x18y \x01(\v2\x16.google.protobuf.ValueR\x0feditedArguments\x120\n" +
+	"\x14standing_approval_id\x18z \x01(\tR\x12standingApprovalId\"\x87\x02\n" +
 	"\x15DecideToolCallRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12 \n" +
@@ -9274,10 +12143,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"toolCallId\x12\x1a\n" +
 	"\bdecision\x18\x04 \x01(\tR\bdecision\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x16\n" +
-	"\x06always\x18\x06 \x01(\bR\x06always\"i\n" +
+	"\x06always\x18\x06 \x01(\bR\x06always\x125\n" +
+	"\targuments\x18y \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x14\n" +
+	"\x05scope\x18z \x01(\tR\x05scope\"\xb5\x01\n" +
 	"\x16DecideToolCallResponse\x12\x1b\n" +
 	"\tsignal_id\x18\x01 \x01(\tR\bsignalId\x122\n" +
-	"\ttool_call\x18\x02 \x01(\v2\x15.agentree.v1.ToolCallR\btoolCall\"\xb5\x01\n" +
+	"\ttool_call\x18\x02 \x01(\v2\x15.agentree.v1.ToolCallR\btoolCall\x12J\n" +
+	"\x11standing_approval\x18y \x01(\v2\x1d.agentree.v1.StandingApprovalR\x10standingApproval\"\xb5\x01\n" +
 	"\x14ListToolCallsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
@@ -9326,12 +12198,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06models\x18\x03 \x03(\tR\x06models\x12\x1f\n" +
 	"\vtask_queues\x18\x04 \x03(\tR\n" +
-	"taskQueues\"v\n" +
+	"taskQueues\"\xaa\x01\n" +
 	"\x1bResumeAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1b\n" +
 	"\tmax_steps\x18\x03 \x01(\x05R\bmaxSteps\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"s\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x122\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x19.agentree.v1.BudgetConfigR\x06budget\"s\n" +
 	"\x1aListChildExecutionsRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1b\n" +
@@ -9420,10 +12293,11 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x11cache_read_tokens\x18\x05 \x01(\x03R\x0fcacheReadTokens\x12,\n" +
 	"\x12cache_write_tokens\x18\x06 \x01(\x03R\x10cacheWriteTokens\x12\x12\n" +
 	"\x04cost\x18\a \x01(\x01R\x04cost\x12\x1a\n" +
-	"\bunpriced\x18\b \x01(\bR\bunpriced\"i\n" +
+	"\bunpriced\x18\b \x01(\bR\bunpriced\"\x9c\x01\n" +
 	"\vUsageReport\x12,\n" +
 	"\x05lines\x18\x01 \x03(\v2\x16.agentree.v1.UsageLineR\x05lines\x12,\n" +
-	"\x05total\x18\x02 \x01(\v2\x16.agentree.v1.UsageLineR\x05total\"O\n" +
+	"\x05total\x18\x02 \x01(\v2\x16.agentree.v1.UsageLineR\x05total\x121\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x18.agentree.v1.BudgetStateR\x06budget\"O\n" +
 	"\x18GetExecutionUsageRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"\x9d\x01\n" +
@@ -9431,13 +12305,14 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x04from\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
 	"\x02to\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x12\x19\n" +
-	"\bgroup_by\x18\x04 \x01(\tR\agroupBy\"\x9d\x01\n" +
+	"\bgroup_by\x18\x04 \x01(\tR\agroupBy\"\xb8\x01\n" +
 	"\x16GetEntryContextRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x16\n" +
-	"\x06cursor\x18\x05 \x01(\tR\x06cursor\"\xbf\x04\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursor\x12\x19\n" +
+	"\avariant\x18\xa1\x01 \x01(\tR\avariant\"\xbf\x04\n" +
 	"\fModelContext\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\bR\x04sent\x12+\n" +
@@ -9497,17 +12372,18 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1f\n" +
 	"\vuser_prompt\x18\x04 \x01(\tR\n" +
 	"userPrompt\x124\n" +
-	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06configJ\x04\b\x05\x10\x06\"\x83\x01\n" +
+	"\x06config\x18\x14 \x01(\v2\x1c.agentree.v1.ExecutionConfigR\x06configJ\x04\b\x05\x10\x06\"\x9e\x01\n" +
 	"\x17GetTokenTimelineRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x16\n" +
-	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"z\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\x12\x19\n" +
+	"\avariant\x18\xa1\x01 \x01(\tR\avariant\"z\n" +
 	"\rTokenTimeline\x122\n" +
 	"\x06points\x18\x01 \x03(\v2\x1a.agentree.v1.TimelinePointR\x06points\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\x05R\x05limit\x12\x1f\n" +
 	"\vnext_cursor\x18\x03 \x01(\tR\n" +
-	"nextCursor\"\xa1\x03\n" +
+	"nextCursor\"\xbe\x03\n" +
 	"\rTimelinePoint\x12\x19\n" +
 	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
@@ -9525,7 +12401,234 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x12call_output_tokens\x18\xdf\x01 \x01(\x03R\x10callOutputTokens\x12\x13\n" +
 	"\x04cost\x18\xe0\x01 \x01(\x01R\x04cost\x12\x1e\n" +
 	"\n" +
-	"cost_total\x18\xe1\x01 \x01(\x01R\tcostTotal2\xbb\x1e\n" +
+	"cost_total\x18\xe1\x01 \x01(\x01R\tcostTotal\x12\x1b\n" +
+	"\bexcluded\x18\xa1\x01 \x01(\bR\bexcluded\"\xb6\x01\n" +
+	"\x19ListDecisionPointsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1b\n" +
+	"\ttool_name\x18\x04 \x01(\tR\btoolName\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x06 \x01(\tR\x06cursor\"\xa6\x01\n" +
+	"\x1aListDecisionPointsResponse\x12C\n" +
+	"\x0fdecision_points\x18\x01 \x03(\v2\x1a.agentree.v1.DecisionPointR\x0edecisionPoints\x12\"\n" +
+	"\rleaf_entry_id\x18\x02 \x01(\tR\vleafEntryId\x12\x1f\n" +
+	"\vnext_cursor\x18\x03 \x01(\tR\n" +
+	"nextCursor\"\xea\x04\n" +
+	"\rDecisionPoint\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x19\n" +
+	"\bentry_id\x18\x02 \x01(\tR\aentryId\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\x05R\x04step\x129\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12+\n" +
+	"\x05model\x18\x05 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\x126\n" +
+	"\acontext\x18\x06 \x01(\v2\x1c.agentree.v1.DecisionContextR\acontext\x12\x1c\n" +
+	"\treasoning\x18\a \x01(\tR\treasoning\x12)\n" +
+	"\x10reasoning_source\x18\b \x01(\tR\x0freasoningSource\x12/\n" +
+	"\x13reasoning_truncated\x18\t \x01(\bR\x12reasoningTruncated\x12 \n" +
+	"\ftool_call_id\x18\n" +
+	" \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\v \x01(\tR\btoolName\x124\n" +
+	"\targuments\x18\f \x01(\v2\x16.google.protobuf.ValueR\targuments\x12\x1f\n" +
+	"\vstop_reason\x18\r \x01(\tR\n" +
+	"stopReason\x126\n" +
+	"\aoutcome\x18\x0e \x01(\v2\x1c.agentree.v1.DecisionOutcomeR\aoutcome\x12.\n" +
+	"\x13child_execution_ids\x18\x0f \x03(\tR\x11childExecutionIds\"b\n" +
+	"\x0fDecisionContext\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x16\n" +
+	"\x06tokens\x18\x02 \x01(\x03R\x06tokens\x12\x1c\n" +
+	"\testimated\x18\x03 \x01(\bR\testimated\"\xcf\x01\n" +
+	"\x0fDecisionOutcome\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12&\n" +
+	"\x0fresult_entry_id\x18\x02 \x01(\tR\rresultEntryId\x12\x18\n" +
+	"\aexcerpt\x18\x03 \x01(\tR\aexcerpt\x12+\n" +
+	"\x11excerpt_truncated\x18\x04 \x01(\bR\x10excerptTruncated\x125\n" +
+	"\bapproval\x18\x05 \x01(\v2\x19.agentree.v1.ToolApprovalR\bapproval\"o\n" +
+	"\x1dGetCompressionAnalysisRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\xee\x02\n" +
+	"\x13CompressionAnalysis\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x18\n" +
+	"\atrigger\x18\x02 \x01(\tR\atrigger\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\x12D\n" +
+	"\x0econtext_before\x18\x04 \x01(\v2\x1d.agentree.v1.ContextReferenceR\rcontextBefore\x12B\n" +
+	"\rcontext_after\x18\x05 \x01(\v2\x1d.agentree.v1.ContextReferenceR\fcontextAfter\x12!\n" +
+	"\ftokens_saved\x18\x06 \x01(\x03R\vtokensSaved\x126\n" +
+	"\aentries\x18\a \x03(\v2\x1c.agentree.v1.CompressedEntryR\aentries\x12#\n" +
+	"\rpossibly_lost\x18\b \x01(\x05R\fpossiblyLost\"E\n" +
+	"\x10ContextReference\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x16\n" +
+	"\x06tokens\x18\x02 \x01(\x03R\x06tokens\"\xd7\x01\n" +
+	"\x0fCompressedEntry\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12\x12\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x16\n" +
+	"\x06tokens\x18\x03 \x01(\x03R\x06tokens\x12\x14\n" +
+	"\x05terms\x18\x04 \x03(\tR\x05terms\x12\x1d\n" +
+	"\n" +
+	"kept_terms\x18\x05 \x03(\tR\tkeptTerms\x12#\n" +
+	"\rmissing_terms\x18\x06 \x03(\tR\fmissingTerms\x12#\n" +
+	"\rpossibly_lost\x18\a \x01(\bR\fpossiblyLost\"S\n" +
+	"\x1cExplainAgentExecutionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"p\n" +
+	"\x15GetExplanationRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\"\n" +
+	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\"\x90\x04\n" +
+	"\vExplanation\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\"\n" +
+	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12+\n" +
+	"\x05model\x18\x05 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\x12\x12\n" +
+	"\x04text\x18\x06 \x01(\tR\x04text\x12#\n" +
+	"\rerror_message\x18\a \x01(\tR\ferrorMessage\x12#\n" +
+	"\rreplay_tokens\x18\b \x01(\x03R\freplayTokens\x12'\n" +
+	"\x0fdecision_points\x18\t \x01(\x05R\x0edecisionPoints\x12\x1c\n" +
+	"\ttruncated\x18\n" +
+	" \x01(\bR\ttruncated\x12,\n" +
+	"\x05usage\x18\v \x01(\v2\x16.agentree.v1.UsageLineR\x05usage\x12\x18\n" +
+	"\acurrent\x18\f \x01(\bR\acurrent\x129\n" +
+	"\n" +
+	"created_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12=\n" +
+	"\fcompleted_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\vcompletedAt\"\xff\x02\n" +
+	"\fBudgetConfig\x12\"\n" +
+	"\n" +
+	"max_tokens\x18\x01 \x01(\x03H\x00R\tmaxTokens\x88\x01\x01\x12%\n" +
+	"\fmax_cost_usd\x18\x02 \x01(\x01H\x01R\n" +
+	"maxCostUsd\x88\x01\x01\x12&\n" +
+	"\fdowngrade_at\x18\x03 \x01(\x01H\x02R\vdowngradeAt\x88\x01\x01\x12>\n" +
+	"\x0fdowngrade_model\x18\x04 \x01(\v2\x15.agentree.v1.ModelRefR\x0edowngradeModel\x12-\n" +
+	"\x10total_max_tokens\x18\x05 \x01(\x03H\x03R\x0etotalMaxTokens\x88\x01\x01\x120\n" +
+	"\x12total_max_cost_usd\x18\x06 \x01(\x01H\x04R\x0ftotalMaxCostUsd\x88\x01\x01B\r\n" +
+	"\v_max_tokensB\x0f\n" +
+	"\r_max_cost_usdB\x0f\n" +
+	"\r_downgrade_atB\x13\n" +
+	"\x11_total_max_tokensB\x15\n" +
+	"\x13_total_max_cost_usd\"\xcc\x02\n" +
+	"\vBudgetState\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x01 \x01(\x03R\tmaxTokens\x12 \n" +
+	"\fmax_cost_usd\x18\x02 \x01(\x01R\n" +
+	"maxCostUsd\x12!\n" +
+	"\fspent_tokens\x18\x03 \x01(\x03R\vspentTokens\x12$\n" +
+	"\x0espent_cost_usd\x18\x04 \x01(\x01R\fspentCostUsd\x12!\n" +
+	"\fdowngrade_at\x18\x05 \x01(\x01R\vdowngradeAt\x12\x1e\n" +
+	"\n" +
+	"downgraded\x18\x06 \x01(\bR\n" +
+	"downgraded\x12>\n" +
+	"\x0fdowngrade_model\x18\a \x01(\v2\x15.agentree.v1.ModelRefR\x0edowngradeModel\x120\n" +
+	"\x06limits\x18\b \x03(\v2\x18.agentree.v1.BudgetLimitR\x06limits\"\xe2\x01\n" +
+	"\vBudgetLimit\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x19\n" +
+	"\bowner_id\x18\x02 \x01(\tR\aownerId\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x03 \x01(\x03R\tmaxTokens\x12 \n" +
+	"\fmax_cost_usd\x18\x04 \x01(\x01R\n" +
+	"maxCostUsd\x12!\n" +
+	"\fspent_tokens\x18\x05 \x01(\x03R\vspentTokens\x12$\n" +
+	"\x0espent_cost_usd\x18\x06 \x01(\x01R\fspentCostUsd\x12\x18\n" +
+	"\areached\x18\a \x01(\bR\areached\"S\n" +
+	"\x0fStreamDowngrade\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xce\x02\n" +
+	"\x10StandingApproval\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12.\n" +
+	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12)\n" +
+	"\x10argument_pattern\x18\x04 \x01(\tR\x0fargumentPattern\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x05 \x01(\tR\tcreatedBy\x129\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1d\n" +
+	"\n" +
+	"revoked_by\x18\a \x01(\tR\trevokedBy\x129\n" +
+	"\n" +
+	"revoked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\"\xa9\x01\n" +
+	"\x1dCreateStandingApprovalRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
+	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x1b\n" +
+	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12)\n" +
+	"\x10argument_pattern\x18\x04 \x01(\tR\x0fargumentPattern\"\xbe\x01\n" +
+	"\x1cListStandingApprovalsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
+	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12'\n" +
+	"\x0finclude_revoked\x18\x03 \x01(\bR\x0eincludeRevoked\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursor\"\x8e\x01\n" +
+	"\x1dListStandingApprovalsResponse\x12L\n" +
+	"\x12standing_approvals\x18\x01 \x03(\v2\x1d.agentree.v1.StandingApprovalR\x11standingApprovals\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"A\n" +
+	"\x1dRevokeStandingApprovalRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"\xff\x02\n" +
+	"\aVariant\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\"\n" +
+	"\rleaf_entry_id\x18\x03 \x01(\tR\vleafEntryId\x12,\n" +
+	"\x12excluded_entry_ids\x18\x04 \x03(\tR\x10excludedEntryIds\x12<\n" +
+	"\x0emodel_override\x18\x05 \x01(\v2\x15.agentree.v1.ModelRefR\rmodelOverride\x12\x1f\n" +
+	"\vforked_from\x18\x06 \x01(\tR\n" +
+	"forkedFrom\x12\x16\n" +
+	"\x06active\x18\a \x01(\bR\x06active\x129\n" +
+	"\n" +
+	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"J\n" +
+	"\x13ListVariantsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\"H\n" +
+	"\x14ListVariantsResponse\x120\n" +
+	"\bvariants\x18\x01 \x03(\v2\x14.agentree.v1.VariantR\bvariants\"z\n" +
+	"\x14CreateVariantRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x19\n" +
+	"\bentry_id\x18\x04 \x01(\tR\aentryId\"Y\n" +
+	"\x0eVariantRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\x94\x01\n" +
+	"\x1bSetVariantExclusionsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12,\n" +
+	"\x12excluded_entry_ids\x18\x04 \x03(\tR\x10excludedEntryIds\"\x8e\x01\n" +
+	"\x16SetVariantModelRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12+\n" +
+	"\x05model\x18\x04 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\"\x7f\n" +
+	"\vVariantEdit\x12.\n" +
+	"\avariant\x18\x01 \x01(\v2\x14.agentree.v1.VariantR\avariant\x12\x16\n" +
+	"\x06forked\x18\x02 \x01(\bR\x06forked\x12(\n" +
+	"\x05entry\x18\x03 \x01(\v2\x12.agentree.v1.EntryR\x05entry\"x\n" +
+	"\x1bBranchAgentExecutionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1c\n" +
+	"\tsummarize\x18\x04 \x01(\bR\tsummarize\"\x87\x01\n" +
+	"\x1cBranchAgentExecutionResponse\x129\n" +
+	"\texecution\x18\x01 \x01(\v2\x1b.agentree.v1.AgentExecutionR\texecution\x12,\n" +
+	"\asummary\x18\x02 \x01(\v2\x12.agentree.v1.EntryR\asummary\"{\n" +
+	"\x13AddInjectionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
+	"\tparent_id\x18\x03 \x01(\tR\bparentId\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\"z\n" +
+	"\x14EditInjectionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\"b\n" +
+	"\x10InjectionRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId2\x82,\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -9567,7 +12670,26 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fRevokeApiKey\x12 .agentree.v1.RevokeApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12O\n" +
 	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12M\n" +
 	"\vGetOrgQuota\x12\x1f.agentree.v1.GetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\x06\xa2\x82\x19\x02\b\x04\x12O\n" +
-	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12m\n" +
+	"\x12ListDecisionPoints\x12&.agentree.v1.ListDecisionPointsRequest\x1a'.agentree.v1.ListDecisionPointsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12n\n" +
+	"\x16GetCompressionAnalysis\x12*.agentree.v1.GetCompressionAnalysisRequest\x1a .agentree.v1.CompressionAnalysis\"\x06\xa2\x82\x19\x02\b\x04\x12f\n" +
+	"\x15ExplainAgentExecution\x12).agentree.v1.ExplainAgentExecutionRequest\x1a\x18.agentree.v1.Explanation\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12V\n" +
+	"\x0eGetExplanation\x12\".agentree.v1.GetExplanationRequest\x1a\x18.agentree.v1.Explanation\"\x06\xa2\x82\x19\x02\b\x04\x12m\n" +
+	"\x16CreateStandingApproval\x12*.agentree.v1.CreateStandingApprovalRequest\x1a\x1d.agentree.v1.StandingApproval\"\b\xa2\x82\x19\x04\b\x03\x10\x02\x12v\n" +
+	"\x15ListStandingApprovals\x12).agentree.v1.ListStandingApprovalsRequest\x1a*.agentree.v1.ListStandingApprovalsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12m\n" +
+	"\x16RevokeStandingApproval\x12*.agentree.v1.RevokeStandingApprovalRequest\x1a\x1d.agentree.v1.StandingApproval\"\b\xa2\x82\x19\x04\b\x03\x10\x01\x12[\n" +
+	"\fListVariants\x12 .agentree.v1.ListVariantsRequest\x1a!.agentree.v1.ListVariantsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12R\n" +
+	"\rCreateVariant\x12!.agentree.v1.CreateVariantRequest\x1a\x14.agentree.v1.Variant\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12G\n" +
+	"\n" +
+	"GetVariant\x12\x1b.agentree.v1.VariantRequest\x1a\x14.agentree.v1.Variant\"\x06\xa2\x82\x19\x02\b\x04\x12N\n" +
+	"\x0fActivateVariant\x12\x1b.agentree.v1.VariantRequest\x1a\x14.agentree.v1.Variant\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12d\n" +
+	"\x14SetVariantExclusions\x12(.agentree.v1.SetVariantExclusionsRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12V\n" +
+	"\x0fSetVariantModel\x12#.agentree.v1.SetVariantModelRequest\x1a\x14.agentree.v1.Variant\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12M\n" +
+	"\x0ePromoteVariant\x12\x1b.agentree.v1.VariantRequest\x1a\x14.agentree.v1.Variant\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12u\n" +
+	"\x14BranchAgentExecution\x12(.agentree.v1.BranchAgentExecutionRequest\x1a).agentree.v1.BranchAgentExecutionResponse\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12T\n" +
+	"\fAddInjection\x12 .agentree.v1.AddInjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12V\n" +
+	"\rEditInjection\x12!.agentree.v1.EditInjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12T\n" +
+	"\x0fDeleteInjection\x12\x1d.agentree.v1.InjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -9581,7 +12703,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 137)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -9685,212 +12807,319 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetTokenTimelineRequest)(nil),       // 99: agentree.v1.GetTokenTimelineRequest
 	(*TokenTimeline)(nil),                 // 100: agentree.v1.TokenTimeline
 	(*TimelinePoint)(nil),                 // 101: agentree.v1.TimelinePoint
-	nil,                                   // 102: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 103: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 104: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 105: google.protobuf.Timestamp
+	(*ListDecisionPointsRequest)(nil),     // 102: agentree.v1.ListDecisionPointsRequest
+	(*ListDecisionPointsResponse)(nil),    // 103: agentree.v1.ListDecisionPointsResponse
+	(*DecisionPoint)(nil),                 // 104: agentree.v1.DecisionPoint
+	(*DecisionContext)(nil),               // 105: agentree.v1.DecisionContext
+	(*DecisionOutcome)(nil),               // 106: agentree.v1.DecisionOutcome
+	(*GetCompressionAnalysisRequest)(nil), // 107: agentree.v1.GetCompressionAnalysisRequest
+	(*CompressionAnalysis)(nil),           // 108: agentree.v1.CompressionAnalysis
+	(*ContextReference)(nil),              // 109: agentree.v1.ContextReference
+	(*CompressedEntry)(nil),               // 110: agentree.v1.CompressedEntry
+	(*ExplainAgentExecutionRequest)(nil),  // 111: agentree.v1.ExplainAgentExecutionRequest
+	(*GetExplanationRequest)(nil),         // 112: agentree.v1.GetExplanationRequest
+	(*Explanation)(nil),                   // 113: agentree.v1.Explanation
+	(*BudgetConfig)(nil),                  // 114: agentree.v1.BudgetConfig
+	(*BudgetState)(nil),                   // 115: agentree.v1.BudgetState
+	(*BudgetLimit)(nil),                   // 116: agentree.v1.BudgetLimit
+	(*StreamDowngrade)(nil),               // 117: agentree.v1.StreamDowngrade
+	(*StandingApproval)(nil),              // 118: agentree.v1.StandingApproval
+	(*CreateStandingApprovalRequest)(nil), // 119: agentree.v1.CreateStandingApprovalRequest
+	(*ListStandingApprovalsRequest)(nil),  // 120: agentree.v1.ListStandingApprovalsRequest
+	(*ListStandingApprovalsResponse)(nil), // 121: agentree.v1.ListStandingApprovalsResponse
+	(*RevokeStandingApprovalRequest)(nil), // 122: agentree.v1.RevokeStandingApprovalRequest
+	(*Variant)(nil),                       // 123: agentree.v1.Variant
+	(*ListVariantsRequest)(nil),           // 124: agentree.v1.ListVariantsRequest
+	(*ListVariantsResponse)(nil),          // 125: agentree.v1.ListVariantsResponse
+	(*CreateVariantRequest)(nil),          // 126: agentree.v1.CreateVariantRequest
+	(*VariantRequest)(nil),                // 127: agentree.v1.VariantRequest
+	(*SetVariantExclusionsRequest)(nil),   // 128: agentree.v1.SetVariantExclusionsRequest
+	(*SetVariantModelRequest)(nil),        // 129: agentree.v1.SetVariantModelRequest
+	(*VariantEdit)(nil),                   // 130: agentree.v1.VariantEdit
+	(*BranchAgentExecutionRequest)(nil),   // 131: agentree.v1.BranchAgentExecutionRequest
+	(*BranchAgentExecutionResponse)(nil),  // 132: agentree.v1.BranchAgentExecutionResponse
+	(*AddInjectionRequest)(nil),           // 133: agentree.v1.AddInjectionRequest
+	(*EditInjectionRequest)(nil),          // 134: agentree.v1.EditInjectionRequest
+	(*InjectionRequest)(nil),              // 135: agentree.v1.InjectionRequest
+	nil,                                   // 136: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 137: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 138: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 139: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	102, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	136, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	103, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	137, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
-	104, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
-	1,   // 6: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
-	1,   // 7: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	2,   // 8: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	105, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	105, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	6,   // 12: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
-	1,   // 13: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 14: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 16: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	5,   // 17: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,   // 18: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 19: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 21: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	2,   // 22: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	104, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	104, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	105, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	105, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	105, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 30: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 31: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	14,  // 33: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	103, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	105, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	24,  // 36: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	25,  // 37: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	26,  // 38: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	28,  // 39: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	29,  // 40: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	30,  // 41: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	31,  // 42: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	33,  // 43: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	34,  // 44: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	38,  // 45: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	39,  // 46: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	40,  // 47: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	41,  // 48: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	32,  // 49: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	27,  // 50: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	103, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	35,  // 52: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	36,  // 53: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	37,  // 54: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	103, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	103, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	103, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	104, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	104, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	105, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	42,  // 61: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	105, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	105, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 64: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	103, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	104, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	105, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 68: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	103, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	55,  // 70: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	56,  // 71: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	54,  // 72: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	105, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	57,  // 74: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	103, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	103, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	105, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	105, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	61,  // 79: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	105, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	105, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	60,  // 82: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	60,  // 83: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 84: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 85: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 86: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	105, // 87: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 88: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 89: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	104, // 90: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	105, // 91: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 92: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	105, // 93: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	105, // 94: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	105, // 95: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	105, // 96: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 97: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 98: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	105, // 99: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	105, // 100: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 101: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 102: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 103: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	105, // 104: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	105, // 105: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 106: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 107: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	103, // 108: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 109: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 110: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	105, // 111: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	103, // 112: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 113: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 114: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	7,   // 115: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 116: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 117: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 118: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 119: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 120: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 121: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 122: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 123: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 124: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 125: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 126: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 127: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 128: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 129: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 130: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 131: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 132: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 133: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 134: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 135: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 136: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 137: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 138: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 139: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 140: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 141: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 142: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 143: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 144: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 145: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 146: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 147: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 148: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 149: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 150: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 151: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 152: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 153: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 154: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 155: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 156: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 157: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 158: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 159: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 160: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 161: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 162: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 163: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 164: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 165: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 166: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 167: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 168: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 169: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 170: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 171: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 172: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 173: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 174: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 175: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 176: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 177: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 178: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 179: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 180: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 181: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 182: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 183: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 184: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 185: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 186: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 187: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 188: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 189: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 190: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 191: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 192: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 193: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 194: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	155, // [155:195] is the sub-list for method output_type
-	115, // [115:155] is the sub-list for method input_type
-	115, // [115:115] is the sub-list for extension type_name
-	115, // [115:115] is the sub-list for extension extendee
-	0,   // [0:115] is the sub-list for field type_name
+	114, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
+	138, // 6: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	1,   // 7: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
+	1,   // 8: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
+	2,   // 9: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
+	138, // 10: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	139, // 11: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	139, // 12: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	6,   // 13: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
+	1,   // 14: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 15: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	138, // 16: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 17: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	5,   // 18: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 19: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 20: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	138, // 21: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 22: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	2,   // 23: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
+	138, // 24: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	138, // 25: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	138, // 26: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	139, // 27: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	139, // 28: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	139, // 29: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	139, // 30: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	115, // 31: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
+	1,   // 32: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 33: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	138, // 34: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	14,  // 35: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	137, // 36: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	139, // 37: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	24,  // 38: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	25,  // 39: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	26,  // 40: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	28,  // 41: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	29,  // 42: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	30,  // 43: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	31,  // 44: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	33,  // 45: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	34,  // 46: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	38,  // 47: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	39,  // 48: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	40,  // 49: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	41,  // 50: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	32,  // 51: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	27,  // 52: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	137, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	35,  // 54: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	36,  // 55: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	37,  // 56: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	137, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	117, // 58: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
+	137, // 59: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	137, // 60: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	138, // 61: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	138, // 62: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	139, // 63: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 64: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	139, // 65: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	139, // 66: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 67: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	137, // 68: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	138, // 69: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	139, // 70: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 71: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	137, // 72: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 73: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 74: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 75: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	139, // 76: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 77: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	137, // 78: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	137, // 79: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	139, // 80: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	139, // 81: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 82: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	139, // 83: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	139, // 84: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	137, // 85: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
+	138, // 86: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
+	60,  // 87: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	118, // 88: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
+	60,  // 89: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 90: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 91: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 92: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	139, // 93: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 94: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 95: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	138, // 96: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	114, // 97: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
+	139, // 98: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	139, // 99: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	139, // 100: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	139, // 101: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	139, // 102: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	139, // 103: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 104: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 105: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	139, // 106: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	139, // 107: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	139, // 108: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 109: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 110: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	115, // 111: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
+	139, // 112: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	139, // 113: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 114: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 115: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	137, // 116: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 117: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 118: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	139, // 119: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	137, // 120: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 121: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 122: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	104, // 123: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
+	139, // 124: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
+	1,   // 125: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
+	105, // 126: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
+	137, // 127: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
+	106, // 128: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
+	61,  // 129: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
+	109, // 130: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
+	109, // 131: agentree.v1.CompressionAnalysis.context_after:type_name -> agentree.v1.ContextReference
+	110, // 132: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
+	1,   // 133: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
+	87,  // 134: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
+	139, // 135: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
+	139, // 136: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 137: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
+	1,   // 138: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
+	116, // 139: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
+	139, // 140: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	139, // 141: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	118, // 142: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
+	1,   // 143: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
+	139, // 144: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
+	139, // 145: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
+	123, // 146: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
+	1,   // 147: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
+	123, // 148: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
+	50,  // 149: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
+	14,  // 150: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
+	50,  // 151: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
+	7,   // 152: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 153: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 154: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 155: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 156: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 157: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 158: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 159: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 160: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 161: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 162: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 163: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 164: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 165: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 166: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 167: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 168: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 169: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 170: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 171: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 172: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 173: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 174: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 175: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 176: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 177: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 178: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 179: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 180: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 181: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 182: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 183: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 184: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 185: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 186: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 187: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 188: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 189: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 190: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 191: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	102, // 192: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
+	107, // 193: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
+	111, // 194: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
+	112, // 195: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
+	119, // 196: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	120, // 197: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	122, // 198: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	124, // 199: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
+	126, // 200: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
+	127, // 201: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
+	127, // 202: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
+	128, // 203: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
+	129, // 204: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
+	127, // 205: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
+	131, // 206: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
+	133, // 207: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
+	134, // 208: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
+	135, // 209: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
+	5,   // 210: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 211: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 212: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 213: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 214: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 215: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 216: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 217: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 218: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 219: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 220: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 221: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 222: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 223: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 224: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 225: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 226: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 227: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 228: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 229: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 230: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 231: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 232: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 233: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 234: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 235: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 236: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 237: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 238: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 239: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 240: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 241: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 242: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 243: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 244: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 245: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 246: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 247: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 248: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 249: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	103, // 250: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
+	108, // 251: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
+	113, // 252: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
+	113, // 253: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
+	118, // 254: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	121, // 255: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	118, // 256: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	125, // 257: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
+	123, // 258: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
+	123, // 259: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
+	123, // 260: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
+	130, // 261: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
+	123, // 262: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
+	123, // 263: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
+	132, // 264: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
+	130, // 265: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
+	130, // 266: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
+	130, // 267: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
+	210, // [210:268] is the sub-list for method output_type
+	152, // [152:210] is the sub-list for method input_type
+	152, // [152:152] is the sub-list for extension type_name
+	152, // [152:152] is the sub-list for extension extendee
+	0,   // [0:152] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9919,13 +13148,14 @@ func file_agentree_v1_agentree_proto_init() {
 	}
 	file_agentree_v1_agentree_proto_msgTypes[54].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[92].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[114].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   103,
+			NumMessages:   137,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -66,6 +66,20 @@ const (
 	AgentService_GetCompressionAnalysis_FullMethodName = "/agentree.v1.AgentService/GetCompressionAnalysis"
 	AgentService_ExplainAgentExecution_FullMethodName  = "/agentree.v1.AgentService/ExplainAgentExecution"
 	AgentService_GetExplanation_FullMethodName         = "/agentree.v1.AgentService/GetExplanation"
+	AgentService_CreateStandingApproval_FullMethodName = "/agentree.v1.AgentService/CreateStandingApproval"
+	AgentService_ListStandingApprovals_FullMethodName  = "/agentree.v1.AgentService/ListStandingApprovals"
+	AgentService_RevokeStandingApproval_FullMethodName = "/agentree.v1.AgentService/RevokeStandingApproval"
+	AgentService_ListVariants_FullMethodName           = "/agentree.v1.AgentService/ListVariants"
+	AgentService_CreateVariant_FullMethodName          = "/agentree.v1.AgentService/CreateVariant"
+	AgentService_GetVariant_FullMethodName             = "/agentree.v1.AgentService/GetVariant"
+	AgentService_ActivateVariant_FullMethodName        = "/agentree.v1.AgentService/ActivateVariant"
+	AgentService_SetVariantExclusions_FullMethodName   = "/agentree.v1.AgentService/SetVariantExclusions"
+	AgentService_SetVariantModel_FullMethodName        = "/agentree.v1.AgentService/SetVariantModel"
+	AgentService_PromoteVariant_FullMethodName         = "/agentree.v1.AgentService/PromoteVariant"
+	AgentService_BranchAgentExecution_FullMethodName   = "/agentree.v1.AgentService/BranchAgentExecution"
+	AgentService_AddInjection_FullMethodName           = "/agentree.v1.AgentService/AddInjection"
+	AgentService_EditInjection_FullMethodName          = "/agentree.v1.AgentService/EditInjection"
+	AgentService_DeleteInjection_FullMethodName        = "/agentree.v1.AgentService/DeleteInjection"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -267,6 +281,63 @@ type AgentServiceClient interface {
 	// GetExplanation returns the execution's latest explanation, or the one
 	// of `leafEntryId`.
 	GetExplanation(ctx context.Context, in *GetExplanationRequest, opts ...grpc.CallOption) (*Explanation, error)
+	// approvals: standing approvals ("always allow" per definition or organization).
+	// CreateStandingApproval lets calls of a tool run without waiting for a
+	// person in every execution of a definition, or of the organization.
+	// The operator's policy stays the ceiling: a tool it forbids the
+	// organization is refused (400).
+	CreateStandingApproval(ctx context.Context, in *CreateStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error)
+	// ListStandingApprovals lists the organization's standing approvals,
+	// oldest first; revoked ones too with `includeRevoked`.
+	ListStandingApprovals(ctx context.Context, in *ListStandingApprovalsRequest, opts ...grpc.CallOption) (*ListStandingApprovalsResponse, error)
+	// RevokeStandingApproval ends a standing approval: later calls wait for
+	// a person again.
+	RevokeStandingApproval(ctx context.Context, in *RevokeStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error)
+	// variants (issue 40): named views of one execution's tree, branching
+	// in one execution, and operator injections.
+	//
+	// ListVariants lists an execution's variants, oldest first: only the
+	// implicit `main` until another is made.
+	ListVariants(ctx context.Context, in *ListVariantsRequest, opts ...grpc.CallOption) (*ListVariantsResponse, error)
+	// CreateVariant makes a variant whose path ends at an entry of the
+	// execution's tree, with the active variant's exclusions and model. It is
+	// not active until ActivateVariant.
+	CreateVariant(ctx context.Context, in *CreateVariantRequest, opts ...grpc.CallOption) (*Variant, error)
+	// GetVariant returns one variant by name.
+	GetVariant(ctx context.Context, in *VariantRequest, opts ...grpc.CallOption) (*Variant, error)
+	// ActivateVariant makes a variant the one the execution's model calls
+	// see; the execution's leaf moves to the variant's (only while it waits
+	// for input or after it completed: 409 otherwise, unless the leaf stays).
+	ActivateVariant(ctx context.Context, in *VariantRequest, opts ...grpc.CallOption) (*Variant, error)
+	// SetVariantExclusions sets the entries a variant leaves out of the
+	// model's context. A tool call and its results go together (400 if one
+	// would be left alone). An edit that changes what an earlier model call
+	// of the variant saw forks a new variant `<name>-edit-N` instead, which
+	// becomes active if the edited one was: the response says so.
+	SetVariantExclusions(ctx context.Context, in *SetVariantExclusionsRequest, opts ...grpc.CallOption) (*VariantEdit, error)
+	// SetVariantModel sets (or, with no model, clears) the model that
+	// replaces the agent's in every call the variant makes.
+	SetVariantModel(ctx context.Context, in *SetVariantModelRequest, opts ...grpc.CallOption) (*Variant, error)
+	// PromoteVariant makes a variant's leaf the `main` variant's, and `main`
+	// active: the execution goes on from where the variant got to.
+	PromoteVariant(ctx context.Context, in *VariantRequest, opts ...grpc.CallOption) (*Variant, error)
+	// BranchAgentExecution moves the execution's leaf back to an earlier
+	// entry: new messages become siblings of the old path's entries, which
+	// stay in the tree. With summarize, the definition's model summarises the
+	// abandoned path (one durable model call, its usage counted) into a
+	// `branch_summary` entry under the entry, which the next context
+	// includes. Only a WAITING (for input) or COMPLETED execution branches:
+	// 409 otherwise.
+	BranchAgentExecution(ctx context.Context, in *BranchAgentExecutionRequest, opts ...grpc.CallOption) (*BranchAgentExecutionResponse, error)
+	// AddInjection writes an operator's `injection` entry under an entry: it
+	// joins the context of every path through there, from there on.
+	AddInjection(ctx context.Context, in *AddInjectionRequest, opts ...grpc.CallOption) (*VariantEdit, error)
+	// EditInjection replaces an injection's text (the old entry stays,
+	// retired, for the audit).
+	EditInjection(ctx context.Context, in *EditInjectionRequest, opts ...grpc.CallOption) (*VariantEdit, error)
+	// DeleteInjection retires an injection: it leaves every context and
+	// stays in the tree for the audit.
+	DeleteInjection(ctx context.Context, in *InjectionRequest, opts ...grpc.CallOption) (*VariantEdit, error)
 }
 
 type agentServiceClient struct {
@@ -726,6 +797,146 @@ func (c *agentServiceClient) GetExplanation(ctx context.Context, in *GetExplanat
 	return out, nil
 }
 
+func (c *agentServiceClient) CreateStandingApproval(ctx context.Context, in *CreateStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StandingApproval)
+	err := c.cc.Invoke(ctx, AgentService_CreateStandingApproval_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListStandingApprovals(ctx context.Context, in *ListStandingApprovalsRequest, opts ...grpc.CallOption) (*ListStandingApprovalsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListStandingApprovalsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListStandingApprovals_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) RevokeStandingApproval(ctx context.Context, in *RevokeStandingApprovalRequest, opts ...grpc.CallOption) (*StandingApproval, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StandingApproval)
+	err := c.cc.Invoke(ctx, AgentService_RevokeStandingApproval_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListVariants(ctx context.Context, in *ListVariantsRequest, opts ...grpc.CallOption) (*ListVariantsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListVariantsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListVariants_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) CreateVariant(ctx context.Context, in *CreateVariantRequest, opts ...grpc.CallOption) (*Variant, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Variant)
+	err := c.cc.Invoke(ctx, AgentService_CreateVariant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetVariant(ctx context.Context, in *VariantRequest, opts ...grpc.CallOption) (*Variant, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Variant)
+	err := c.cc.Invoke(ctx, AgentService_GetVariant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ActivateVariant(ctx context.Context, in *VariantRequest, opts ...grpc.CallOption) (*Variant, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Variant)
+	err := c.cc.Invoke(ctx, AgentService_ActivateVariant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) SetVariantExclusions(ctx context.Context, in *SetVariantExclusionsRequest, opts ...grpc.CallOption) (*VariantEdit, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VariantEdit)
+	err := c.cc.Invoke(ctx, AgentService_SetVariantExclusions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) SetVariantModel(ctx context.Context, in *SetVariantModelRequest, opts ...grpc.CallOption) (*Variant, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Variant)
+	err := c.cc.Invoke(ctx, AgentService_SetVariantModel_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) PromoteVariant(ctx context.Context, in *VariantRequest, opts ...grpc.CallOption) (*Variant, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Variant)
+	err := c.cc.Invoke(ctx, AgentService_PromoteVariant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) BranchAgentExecution(ctx context.Context, in *BranchAgentExecutionRequest, opts ...grpc.CallOption) (*BranchAgentExecutionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BranchAgentExecutionResponse)
+	err := c.cc.Invoke(ctx, AgentService_BranchAgentExecution_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) AddInjection(ctx context.Context, in *AddInjectionRequest, opts ...grpc.CallOption) (*VariantEdit, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VariantEdit)
+	err := c.cc.Invoke(ctx, AgentService_AddInjection_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) EditInjection(ctx context.Context, in *EditInjectionRequest, opts ...grpc.CallOption) (*VariantEdit, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VariantEdit)
+	err := c.cc.Invoke(ctx, AgentService_EditInjection_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) DeleteInjection(ctx context.Context, in *InjectionRequest, opts ...grpc.CallOption) (*VariantEdit, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VariantEdit)
+	err := c.cc.Invoke(ctx, AgentService_DeleteInjection_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -925,6 +1136,63 @@ type AgentServiceServer interface {
 	// GetExplanation returns the execution's latest explanation, or the one
 	// of `leafEntryId`.
 	GetExplanation(context.Context, *GetExplanationRequest) (*Explanation, error)
+	// approvals: standing approvals ("always allow" per definition or organization).
+	// CreateStandingApproval lets calls of a tool run without waiting for a
+	// person in every execution of a definition, or of the organization.
+	// The operator's policy stays the ceiling: a tool it forbids the
+	// organization is refused (400).
+	CreateStandingApproval(context.Context, *CreateStandingApprovalRequest) (*StandingApproval, error)
+	// ListStandingApprovals lists the organization's standing approvals,
+	// oldest first; revoked ones too with `includeRevoked`.
+	ListStandingApprovals(context.Context, *ListStandingApprovalsRequest) (*ListStandingApprovalsResponse, error)
+	// RevokeStandingApproval ends a standing approval: later calls wait for
+	// a person again.
+	RevokeStandingApproval(context.Context, *RevokeStandingApprovalRequest) (*StandingApproval, error)
+	// variants (issue 40): named views of one execution's tree, branching
+	// in one execution, and operator injections.
+	//
+	// ListVariants lists an execution's variants, oldest first: only the
+	// implicit `main` until another is made.
+	ListVariants(context.Context, *ListVariantsRequest) (*ListVariantsResponse, error)
+	// CreateVariant makes a variant whose path ends at an entry of the
+	// execution's tree, with the active variant's exclusions and model. It is
+	// not active until ActivateVariant.
+	CreateVariant(context.Context, *CreateVariantRequest) (*Variant, error)
+	// GetVariant returns one variant by name.
+	GetVariant(context.Context, *VariantRequest) (*Variant, error)
+	// ActivateVariant makes a variant the one the execution's model calls
+	// see; the execution's leaf moves to the variant's (only while it waits
+	// for input or after it completed: 409 otherwise, unless the leaf stays).
+	ActivateVariant(context.Context, *VariantRequest) (*Variant, error)
+	// SetVariantExclusions sets the entries a variant leaves out of the
+	// model's context. A tool call and its results go together (400 if one
+	// would be left alone). An edit that changes what an earlier model call
+	// of the variant saw forks a new variant `<name>-edit-N` instead, which
+	// becomes active if the edited one was: the response says so.
+	SetVariantExclusions(context.Context, *SetVariantExclusionsRequest) (*VariantEdit, error)
+	// SetVariantModel sets (or, with no model, clears) the model that
+	// replaces the agent's in every call the variant makes.
+	SetVariantModel(context.Context, *SetVariantModelRequest) (*Variant, error)
+	// PromoteVariant makes a variant's leaf the `main` variant's, and `main`
+	// active: the execution goes on from where the variant got to.
+	PromoteVariant(context.Context, *VariantRequest) (*Variant, error)
+	// BranchAgentExecution moves the execution's leaf back to an earlier
+	// entry: new messages become siblings of the old path's entries, which
+	// stay in the tree. With summarize, the definition's model summarises the
+	// abandoned path (one durable model call, its usage counted) into a
+	// `branch_summary` entry under the entry, which the next context
+	// includes. Only a WAITING (for input) or COMPLETED execution branches:
+	// 409 otherwise.
+	BranchAgentExecution(context.Context, *BranchAgentExecutionRequest) (*BranchAgentExecutionResponse, error)
+	// AddInjection writes an operator's `injection` entry under an entry: it
+	// joins the context of every path through there, from there on.
+	AddInjection(context.Context, *AddInjectionRequest) (*VariantEdit, error)
+	// EditInjection replaces an injection's text (the old entry stays,
+	// retired, for the audit).
+	EditInjection(context.Context, *EditInjectionRequest) (*VariantEdit, error)
+	// DeleteInjection retires an injection: it leaves every context and
+	// stays in the tree for the audit.
+	DeleteInjection(context.Context, *InjectionRequest) (*VariantEdit, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -1066,6 +1334,48 @@ func (UnimplementedAgentServiceServer) ExplainAgentExecution(context.Context, *E
 }
 func (UnimplementedAgentServiceServer) GetExplanation(context.Context, *GetExplanationRequest) (*Explanation, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetExplanation not implemented")
+}
+func (UnimplementedAgentServiceServer) CreateStandingApproval(context.Context, *CreateStandingApprovalRequest) (*StandingApproval, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateStandingApproval not implemented")
+}
+func (UnimplementedAgentServiceServer) ListStandingApprovals(context.Context, *ListStandingApprovalsRequest) (*ListStandingApprovalsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListStandingApprovals not implemented")
+}
+func (UnimplementedAgentServiceServer) RevokeStandingApproval(context.Context, *RevokeStandingApprovalRequest) (*StandingApproval, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeStandingApproval not implemented")
+}
+func (UnimplementedAgentServiceServer) ListVariants(context.Context, *ListVariantsRequest) (*ListVariantsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListVariants not implemented")
+}
+func (UnimplementedAgentServiceServer) CreateVariant(context.Context, *CreateVariantRequest) (*Variant, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateVariant not implemented")
+}
+func (UnimplementedAgentServiceServer) GetVariant(context.Context, *VariantRequest) (*Variant, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetVariant not implemented")
+}
+func (UnimplementedAgentServiceServer) ActivateVariant(context.Context, *VariantRequest) (*Variant, error) {
+	return nil, status.Error(codes.Unimplemented, "method ActivateVariant not implemented")
+}
+func (UnimplementedAgentServiceServer) SetVariantExclusions(context.Context, *SetVariantExclusionsRequest) (*VariantEdit, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetVariantExclusions not implemented")
+}
+func (UnimplementedAgentServiceServer) SetVariantModel(context.Context, *SetVariantModelRequest) (*Variant, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetVariantModel not implemented")
+}
+func (UnimplementedAgentServiceServer) PromoteVariant(context.Context, *VariantRequest) (*Variant, error) {
+	return nil, status.Error(codes.Unimplemented, "method PromoteVariant not implemented")
+}
+func (UnimplementedAgentServiceServer) BranchAgentExecution(context.Context, *BranchAgentExecutionRequest) (*BranchAgentExecutionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BranchAgentExecution not implemented")
+}
+func (UnimplementedAgentServiceServer) AddInjection(context.Context, *AddInjectionRequest) (*VariantEdit, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddInjection not implemented")
+}
+func (UnimplementedAgentServiceServer) EditInjection(context.Context, *EditInjectionRequest) (*VariantEdit, error) {
+	return nil, status.Error(codes.Unimplemented, "method EditInjection not implemented")
+}
+func (UnimplementedAgentServiceServer) DeleteInjection(context.Context, *InjectionRequest) (*VariantEdit, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteInjection not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1873,6 +2183,258 @@ func _AgentService_GetExplanation_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CreateStandingApproval_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateStandingApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CreateStandingApproval(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CreateStandingApproval_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CreateStandingApproval(ctx, req.(*CreateStandingApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListStandingApprovals_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListStandingApprovalsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListStandingApprovals(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListStandingApprovals_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListStandingApprovals(ctx, req.(*ListStandingApprovalsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_RevokeStandingApproval_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeStandingApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RevokeStandingApproval(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RevokeStandingApproval_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RevokeStandingApproval(ctx, req.(*RevokeStandingApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListVariants_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListVariantsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListVariants(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListVariants_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListVariants(ctx, req.(*ListVariantsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_CreateVariant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateVariantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CreateVariant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CreateVariant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CreateVariant(ctx, req.(*CreateVariantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetVariant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VariantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetVariant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetVariant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetVariant(ctx, req.(*VariantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ActivateVariant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VariantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ActivateVariant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ActivateVariant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ActivateVariant(ctx, req.(*VariantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_SetVariantExclusions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetVariantExclusionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SetVariantExclusions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SetVariantExclusions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SetVariantExclusions(ctx, req.(*SetVariantExclusionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_SetVariantModel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetVariantModelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SetVariantModel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SetVariantModel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SetVariantModel(ctx, req.(*SetVariantModelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_PromoteVariant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VariantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).PromoteVariant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_PromoteVariant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).PromoteVariant(ctx, req.(*VariantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_BranchAgentExecution_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BranchAgentExecutionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).BranchAgentExecution(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_BranchAgentExecution_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).BranchAgentExecution(ctx, req.(*BranchAgentExecutionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_AddInjection_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddInjectionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).AddInjection(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_AddInjection_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).AddInjection(ctx, req.(*AddInjectionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_EditInjection_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EditInjectionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).EditInjection(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_EditInjection_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).EditInjection(ctx, req.(*EditInjectionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_DeleteInjection_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InjectionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).DeleteInjection(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_DeleteInjection_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).DeleteInjection(ctx, req.(*InjectionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2051,6 +2613,62 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetExplanation",
 			Handler:    _AgentService_GetExplanation_Handler,
+		},
+		{
+			MethodName: "CreateStandingApproval",
+			Handler:    _AgentService_CreateStandingApproval_Handler,
+		},
+		{
+			MethodName: "ListStandingApprovals",
+			Handler:    _AgentService_ListStandingApprovals_Handler,
+		},
+		{
+			MethodName: "RevokeStandingApproval",
+			Handler:    _AgentService_RevokeStandingApproval_Handler,
+		},
+		{
+			MethodName: "ListVariants",
+			Handler:    _AgentService_ListVariants_Handler,
+		},
+		{
+			MethodName: "CreateVariant",
+			Handler:    _AgentService_CreateVariant_Handler,
+		},
+		{
+			MethodName: "GetVariant",
+			Handler:    _AgentService_GetVariant_Handler,
+		},
+		{
+			MethodName: "ActivateVariant",
+			Handler:    _AgentService_ActivateVariant_Handler,
+		},
+		{
+			MethodName: "SetVariantExclusions",
+			Handler:    _AgentService_SetVariantExclusions_Handler,
+		},
+		{
+			MethodName: "SetVariantModel",
+			Handler:    _AgentService_SetVariantModel_Handler,
+		},
+		{
+			MethodName: "PromoteVariant",
+			Handler:    _AgentService_PromoteVariant_Handler,
+		},
+		{
+			MethodName: "BranchAgentExecution",
+			Handler:    _AgentService_BranchAgentExecution_Handler,
+		},
+		{
+			MethodName: "AddInjection",
+			Handler:    _AgentService_AddInjection_Handler,
+		},
+		{
+			MethodName: "EditInjection",
+			Handler:    _AgentService_EditInjection_Handler,
+		},
+		{
+			MethodName: "DeleteInjection",
+			Handler:    _AgentService_DeleteInjection_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
