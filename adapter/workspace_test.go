@@ -309,3 +309,66 @@ func firstEntry(t *testing.T, h *harness, leafID string) string {
 	require.NoError(t, err)
 	return path[0].ID
 }
+
+// readBack is a later turn that reads a.txt and answers with what it read.
+func readBack(_ string, i int, req agentsdk.ModelRequest) scripted.Turn {
+	if i == 0 {
+		return scripted.Turn{ToolCalls: []agentsdk.ToolCall{fileCall("r1", builtin.ReadFileTool, map[string]string{"path": "a.txt"})}}
+	}
+	return scripted.Turn{Text: "read: " + lastToolResult(req)}
+}
+
+// TestResumeRestoresTheWorkspace: an execution that wrote a.txt pauses on
+// its step budget; its resume, a new execution with a directory of its
+// own, starts with the paused run's files and reads a.txt.
+func TestResumeRestoresTheWorkspace(t *testing.T) {
+	model := coder([]scripted.Turn{
+		{ToolCalls: []agentsdk.ToolCall{fileCall("w1", builtin.WriteFileTool, map[string]string{"path": "a.txt", "content": "before the pause\n"})}},
+		{Text: "Never reached before the pause."},
+	}, readBack)
+	h, root := workspaceHarness(t, model, workspace.SnapshotLimits{})
+	ex := h.start(agentsdk.Config{Tools: builtin.ToolNames, MaxSteps: 1}, "write")
+	res := h.wait(ex.ID, time.Minute)
+	require.Equal(t, "PAUSED", res.Status, res.Error)
+
+	resumed, err := h.ac.Resume(context.Background(), aclient.ResumeRequest{OrgID: h.org.ID, ExecutionID: ex.ID, Message: "read a.txt", MaxSteps: 5})
+	require.NoError(t, err)
+	require.NotEqual(t, ex.ID, resumed.ID)
+	rres := h.wait(resumed.ID, time.Minute)
+	require.Equal(t, "COMPLETED", rres.Status, rres.Error)
+	require.Contains(t, rres.Text, "before the pause")
+	got, err := os.ReadFile(filepath.Join(root, resumed.ID, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "before the pause\n", string(got))
+}
+
+// TestReplacedWorkerGetsTheWorkspaceBack: a multi-turn execution wrote
+// a.txt and waits; its workspace directory is gone (the worker that held
+// it was replaced, or its files swept). The next message's segment
+// begins by restoring the latest snapshot, and the agent reads a.txt.
+func TestReplacedWorkerGetsTheWorkspaceBack(t *testing.T) {
+	model := coder([]scripted.Turn{
+		{ToolCalls: []agentsdk.ToolCall{fileCall("w1", builtin.WriteFileTool, map[string]string{"path": "a.txt", "content": "kept on the tree\n"})}},
+		{Text: "Written."},
+	}, readBack)
+	h, root := workspaceHarness(t, model, workspace.SnapshotLimits{})
+	ex := h.start(agentsdk.Config{Tools: builtin.ToolNames, Mode: agentsdk.ModeMultiTurn}, "write")
+	h.waitStatus(ex.ID, entrystore.StatusWaiting, time.Minute)
+	require.NoError(t, os.RemoveAll(filepath.Join(root, ex.ID)))
+
+	_, err := h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(`{"text":"read a.txt"}`))
+	require.NoError(t, err)
+	var text string
+	h.waitRow(ex.ID, time.Minute, func(row entrystore.Execution) bool {
+		if row.Status != entrystore.StatusWaiting || row.LeafEntryID == "" {
+			return false
+		}
+		msgs := h.path(row.LeafEntryID)
+		text = msgs[len(msgs)-1].Text()
+		return strings.HasPrefix(text, "read: ")
+	}, "answered the second message")
+	require.Contains(t, text, "kept on the tree")
+	got, err := os.ReadFile(filepath.Join(root, ex.ID, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "kept on the tree\n", string(got))
+}
