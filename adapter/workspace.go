@@ -143,25 +143,37 @@ func (s *snapshots) Restore(ctx context.Context, orgID, executionID, entryID str
 		return err
 	}
 	m, err := aclient.WorkspaceManifest(ctx, s.es, orgID, snap.Manifest)
+	if errors.Is(err, entrystore.ErrNotFound) || errors.Is(err, workspace.ErrBadManifest) {
+		s.log.Error("workspace restore: no manifest", "execution", executionID, "entry", entryID, "error", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	w, err := s.ws.Open(executionID)
 	if err != nil {
-		return fmt.Errorf("adapter: restore workspace: %w", err)
-	}
-	defer w.Close()
-	err = w.Restore(m, s.lim, func(sha string) ([]byte, error) {
-		data, _, err := s.es.GetContent(ctx, orgID, sha)
-		return data, err
-	})
-	if errors.Is(err, workspace.ErrBadManifest) {
-		// Nothing a retry would change: the execution goes on with what
-		// was written before the refusal, and the operator hears of it.
-		s.log.Error("workspace restore: refused", "execution", executionID, "entry", entryID, "error", err)
+		s.log.Error("workspace restore: open", "execution", executionID, "error", err)
 		return nil
 	}
-	return err
+	defer w.Close()
+	var storeErr error
+	err = w.Restore(m, s.lim, func(sha string) ([]byte, error) {
+		data, _, err := s.es.GetContent(ctx, orgID, sha)
+		if err != nil && !errors.Is(err, entrystore.ErrNotFound) {
+			storeErr = err
+		}
+		return data, err
+	})
+	if storeErr != nil {
+		return storeErr // retried, as any store read the segment needs
+	}
+	if err != nil {
+		// A refused manifest, a disk that cannot take the files: nothing
+		// a retry would change. The execution goes on with what was
+		// written, and the operator hears of it.
+		s.log.Error("workspace restore: refused", "execution", executionID, "entry", entryID, "error", err)
+	}
+	return nil
 }
 
 // RestoreMissing restores the workspace of leafID's path when the
