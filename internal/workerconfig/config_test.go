@@ -39,7 +39,7 @@ func TestDefaultsRunTheDemo(t *testing.T) {
 				Isolation: "bwrap", UID: 65534, GID: 65534,
 				Limits: workerconfig.Limits{Memory: 4 << 30, Processes: 256, CPU: 10 * time.Minute, FileSize: 1 << 30},
 			},
-			Snapshots: workerconfig.Snapshots{Enabled: ptr(true), MaxFiles: 10000, MaxBytes: 64 << 20, Ignore: []string{".git/objects", "node_modules"}},
+			Snapshots: workerconfig.Snapshots{Enabled: ptr(true), MaxFiles: 10000, MaxBytes: 16 << 20, Ignore: []string{".git/objects", "node_modules"}},
 		},
 		ToolCallsPerOrg: 16,
 		Retention:       workerconfig.Retention{Every: ptr(24 * time.Hour), KeepDays: ptr(30), KeepFailedDays: ptr(90)},

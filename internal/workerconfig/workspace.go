@@ -55,7 +55,7 @@ type Snapshots struct {
 	// recorded as truncated; the turn goes on.
 	MaxFiles int `yaml:"maxFiles"`
 	// MaxBytes is the most bytes of files a snapshot holds; default
-	// 67108864 (64 MiB), -1 none. A file past it is left out, and the
+	// 16777216 (16 MiB), -1 none. A file past it is left out, and the
 	// snapshot recorded as truncated.
 	MaxBytes int64 `yaml:"maxBytes"`
 	// Ignore are paths never snapshotted (nor touched by a restore): a
@@ -68,7 +68,7 @@ type Snapshots struct {
 // Defaults of Snapshots.
 const (
 	DefaultSnapshotMaxFiles = 10000
-	DefaultSnapshotMaxBytes = 64 << 20
+	DefaultSnapshotMaxBytes = 16 << 20
 )
 
 // DefaultSnapshotIgnore is Snapshots.Ignore's default: what a build or a

@@ -41,7 +41,7 @@ workspace:
 			Env: []string{"PATH", "GREETING=hi"}, Deny: []string{`\bcurl\b`}, Isolation: "bwrap", UID: 65534, GID: 65534,
 			Limits: workerconfig.Limits{Memory: 4 << 30, Processes: 256, CPU: 10 * time.Minute, FileSize: 1 << 30},
 		},
-		Snapshots: workerconfig.Snapshots{Enabled: ptr(true), MaxFiles: 10000, MaxBytes: 64 << 20, Ignore: []string{".git/objects", "node_modules"}},
+		Snapshots: workerconfig.Snapshots{Enabled: ptr(true), MaxFiles: 10000, MaxBytes: 16 << 20, Ignore: []string{".git/objects", "node_modules"}},
 	}, c.Workspace)
 	w, err := c.Build()
 	require.NoError(t, err)
