@@ -115,6 +115,10 @@ func (l localOps) ClientResults(ctx context.Context, in engine.ClientResultsInpu
 	return out, storeError(err)
 }
 
+func (l localOps) RestoreWorkspace(ctx context.Context, in engine.RestoreWorkspaceInput) error {
+	return storeError(l.ops.RestoreWorkspace(ctx, in))
+}
+
 // fn is the local activity function of op.
 func (l localOps) fn(op engine.Op) any {
 	switch op {
@@ -150,6 +154,8 @@ func (l localOps) fn(op engine.Op) any {
 		return l.AnswerSpawn
 	case engine.OpClientResults:
 		return l.ClientResults
+	case engine.OpRestoreWorkspace:
+		return l.RestoreWorkspace
 	}
 	panic("adapter: unknown store operation " + string(op))
 }

@@ -164,6 +164,11 @@ type Options struct {
 	// kept for it, such as its workspace. It must be quick and must not
 	// fail the step.
 	ExecutionEnded func(ctx context.Context, orgID, executionID string)
+	// Workspaces, when its Root is set (the builtin tool set's root),
+	// keeps executions' workspaces on their conversation trees: a
+	// snapshot at every checkpoint, restored for forks, resumes and
+	// segments that begin on a worker without it. Zero: off.
+	Workspaces WorkspaceSnapshots
 	// RunEvents and RunBytes are a run's history budget: a run whose
 	// history has reached either continues as new when its execution
 	// begins to wait for input (as it does when a turn as large as its
@@ -363,6 +368,9 @@ func (o Options) validate() (*Options, error) {
 	}
 	o.remotes = remotes
 	o.locals = localOps{ops: &engine.Ops{Store: store, RemoteAgents: slices.Sorted(maps.Keys(remotes))}, ended: o.ExecutionEnded}
+	if snaps := newSnapshots(o.Store, o.Workspaces); snaps != nil {
+		o.locals.ops.Workspaces = snaps
+	}
 	var cache *step.Cache
 	if o.ContextCacheBytes >= 0 {
 		cache = step.NewCache(o.ContextCacheBytes)

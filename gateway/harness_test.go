@@ -89,6 +89,8 @@ type envOptions struct {
 	// orgTools, when set, gives the worker's adapter.Options.OrgTools
 	// (the test's organizations exist by then).
 	orgTools func(*env) map[string]agentsdk.OrgTools
+	// workspaces is the worker's adapter.Options.Workspaces.
+	workspaces adapter.WorkspaceSnapshots
 }
 
 // instrumentClient adds tel's Temporal interceptor and metrics handler.
@@ -235,7 +237,7 @@ func (e *env) startWorker(queue string, o envOptions) {
 	opts := adapter.Options{
 		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: o.providers, Tools: o.tools, RunEvents: o.runEvents, ContextWindows: o.windows,
-		ToolPolicy: o.toolPolicy,
+		ToolPolicy: o.toolPolicy, Workspaces: o.workspaces,
 	}
 	if o.orgTools != nil {
 		opts.OrgTools = o.orgTools(e)

@@ -84,6 +84,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		ActivityToolCalls: w.ActivityToolCalls,
 		RemoteAgents:      w.RemoteAgents,
 		ExecutionEnded:    w.ExecutionEnded,
+		Workspaces:        adapter.WorkspaceSnapshots{Root: w.SnapshotRoot, Limits: w.SnapshotLimits},
 		TracerProvider:    tel.TracerProvider, MeterProvider: tel.MeterProvider})
 	if err != nil {
 		pool.Close()

@@ -57,6 +57,13 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	if in.Wait {
 		meta = json.RawMessage(`{"reason":"wait"}`)
 	}
+	// The workspace first: a checkpoint recorded is a snapshot recorded,
+	// and a retry that finds the row finds the snapshot too.
+	if o.Workspaces != nil && in.LeafID != "" {
+		if err := o.Workspaces.Capture(ctx, in.OrgID, in.ExecutionID, in.LeafID); err != nil {
+			return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, err)
+		}
+	}
 	var evs []event.Event
 	err = o.Store.AppendCheckpoint(ctx, domain.Checkpoint{
 		OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,

@@ -22,6 +22,9 @@ type Ops struct {
 	// call as sub-agents (spawn_agents' agents[].remote): the only ones a
 	// call may name.
 	RemoteAgents []string
+	// Workspaces, when set, snapshots the execution's workspace at every
+	// checkpoint and restores it when a segment begins without it.
+	Workspaces Workspaces
 }
 
 // BeginInput starts a segment.
@@ -94,6 +97,11 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 	cfg, err := DecodeConfig(ex.Config)
 	if err != nil {
 		return BeginOutput{}, err
+	}
+	if o.Workspaces != nil && in.LeafID != "" && !ex.Status.Terminal() {
+		if err := o.Workspaces.RestoreMissing(ctx, in.OrgID, in.ExecutionID, in.LeafID); err != nil {
+			return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
+		}
 	}
 	// The system prompt is the model step's business; keeping it out of
 	// segment code keeps it out of workflow history.

@@ -84,4 +84,6 @@ const (
 	// Sub-agents.
 	OpPlanSpawn   Op = "PlanSpawn"
 	OpAnswerSpawn Op = "AnswerSpawn"
+	// Workspace snapshots.
+	OpRestoreWorkspace Op = "RestoreWorkspace"
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/tools/builtin"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 	"github.com/agentree/agentree/agentsdk/tools/mcp"
+	"github.com/agentree/agentree/agentsdk/tools/workspace"
 	"github.com/agentree/agentree/entrystore"
 )
 
@@ -61,6 +62,11 @@ type Worker struct {
 	// plugin calls when an execution completes, fails or is cancelled:
 	// it removes the execution's workspace.
 	ExecutionEnded func(ctx context.Context, orgID, executionID string)
+	// SnapshotRoot, when set (the builtin tool set is, with
+	// workspace.snapshots enabled), is the workspaces' root the plugin
+	// snapshots at every checkpoint, within SnapshotLimits.
+	SnapshotRoot   string
+	SnapshotLimits workspace.SnapshotLimits
 
 	mcp       *mcp.Clients
 	workspace *workspaceJanitor
@@ -151,6 +157,9 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 	if slices.Contains(c.ToolSets, builtin.ToolSet) {
 		w.workspace = startJanitor(c)
 		w.ExecutionEnded = w.workspace.ended
+		if !isFalse(c.Workspace.Snapshots.Enabled) {
+			w.SnapshotRoot, w.SnapshotLimits = c.Workspace.Root, c.Workspace.Snapshots.SnapshotLimits()
+		}
 	}
 	return w, nil
 }

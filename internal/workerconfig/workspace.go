@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,6 +39,69 @@ type Workspace struct {
 	KeepFor time.Duration `yaml:"keepFor"`
 	// Bash configures the bash tool.
 	Bash Bash `yaml:"bash"`
+	// Snapshots keep each execution's workspace on its conversation
+	// tree.
+	Snapshots Snapshots `yaml:"snapshots"`
+}
+
+// Snapshots configure the workspace snapshots taken at every checkpoint
+// (the files, by sha256, in the content store) and restored by forks,
+// resumes and a worker that takes over an execution without its files.
+type Snapshots struct {
+	// Enabled turns them on or off; default true.
+	Enabled *bool `yaml:"enabled"`
+	// MaxFiles is the most files (directories and links count) a
+	// snapshot holds; default 10000, -1 none. Past it the snapshot is
+	// recorded as truncated; the turn goes on.
+	MaxFiles int `yaml:"maxFiles"`
+	// MaxBytes is the most bytes of files a snapshot holds; default
+	// 16777216 (16 MiB), -1 none. A file past it is left out, and the
+	// snapshot recorded as truncated.
+	MaxBytes int64 `yaml:"maxBytes"`
+	// Ignore are paths never snapshotted (nor touched by a restore): a
+	// pattern without a slash matches any one path element (node_modules,
+	// *.pyc), one with a slash the leading elements (.git/objects);
+	// default [.git/objects, node_modules]; [] none.
+	Ignore []string `yaml:"ignore"`
+}
+
+// Defaults of Snapshots.
+const (
+	DefaultSnapshotMaxFiles = 10000
+	DefaultSnapshotMaxBytes = 16 << 20
+)
+
+// DefaultSnapshotIgnore is Snapshots.Ignore's default: what a build or a
+// package manager makes again.
+var DefaultSnapshotIgnore = []string{".git/objects", "node_modules"}
+
+// SnapshotLimits are s's bounds as the workspace package takes them;
+// -1 (none) is 0 there.
+func (s Snapshots) SnapshotLimits() workspace.SnapshotLimits {
+	return workspace.SnapshotLimits{MaxFiles: max(s.MaxFiles, 0), MaxBytes: max(s.MaxBytes, 0), Ignore: slices.Clone(s.Ignore)}
+}
+
+func (s Snapshots) withDefaults(bad func(format string, args ...any)) Snapshots {
+	if s.Enabled == nil {
+		on := true
+		s.Enabled = &on
+	}
+	s.MaxFiles = cmp.Or(s.MaxFiles, DefaultSnapshotMaxFiles)
+	s.MaxBytes = cmp.Or(s.MaxBytes, DefaultSnapshotMaxBytes)
+	if s.Ignore == nil {
+		s.Ignore = slices.Clone(DefaultSnapshotIgnore)
+	}
+	if s.MaxFiles < -1 || s.MaxBytes < -1 {
+		bad("workspace.snapshots: maxFiles and maxBytes are positive, or -1 for none")
+	}
+	for i, p := range s.Ignore {
+		if strings.Trim(p, "/") == "" {
+			bad("workspace.snapshots.ignore[%d]: %q names no path", i, p)
+		} else if _, err := path.Match(p, ""); err != nil {
+			bad("workspace.snapshots.ignore[%d]: %q is not a pattern: %v", i, p, err)
+		}
+	}
+	return s
 }
 
 // Bash configures the builtin set's bash tool.
@@ -114,6 +178,7 @@ func (w Workspace) withDefaults(keepDays int, bad func(format string, args ...an
 	case w.KeepFor < 0:
 		bad("workspace.keepFor: %s is negative", w.KeepFor)
 	}
+	w.Snapshots = w.Snapshots.withDefaults(bad)
 	b := &w.Bash
 	b.Timeout = cmp.Or(b.Timeout, builtin.DefaultBashTimeout)
 	b.MaxTimeout = cmp.Or(b.MaxTimeout, builtin.DefaultBashMaxTimeout)

@@ -40,9 +40,13 @@ workspace:
 			Timeout: 90 * time.Second, MaxTimeout: 5 * time.Minute, OutputLimit: 1024, SpillLimit: 256 << 20,
 			Env: []string{"PATH", "GREETING=hi"}, Deny: []string{`\bcurl\b`}, Isolation: "bwrap", UID: 65534, GID: 65534,
 			Limits: workerconfig.Limits{Memory: 4 << 30, Processes: 256, CPU: 10 * time.Minute, FileSize: 1 << 30},
-		}}, c.Workspace)
+		},
+		Snapshots: workerconfig.Snapshots{Enabled: ptr(true), MaxFiles: 10000, MaxBytes: 16 << 20, Ignore: []string{".git/objects", "node_modules"}},
+	}, c.Workspace)
 	w, err := c.Build()
 	require.NoError(t, err)
+	require.Equal(t, root, w.SnapshotRoot, "the builtin tool set's workspaces are snapshotted by default")
+	require.Equal(t, []string{".git/objects", "node_modules"}, w.SnapshotLimits.Ignore)
 	var names []string
 	for _, tl := range w.Tools {
 		names = append(names, tl.Name)
@@ -85,6 +89,8 @@ func TestBadWorkspaceSectionsNameTheField(t *testing.T) {
 		"network unjailed":   {"workspace:\n  bash:\n    isolation: none\n    network: true\n", "workspace.bash.network: applies to the bwrap jail"},
 		"the old switch":     {"workspace:\n  bash:\n    requireIsolation: true\n", `unknown field "requireIsolation" in workspace.bash`},
 		"bad quota":          {"workspace:\n  quota: -2\n", "workspace.quota: -2 is neither a size nor -1 (none)"},
+		"bad snapshot bound": {"workspace:\n  snapshots:\n    maxFiles: -2\n", "workspace.snapshots: maxFiles and maxBytes are positive, or -1 for none"},
+		"bad ignore pattern": {"workspace:\n  snapshots:\n    ignore: ['[x']\n", `workspace.snapshots.ignore[0]: "[x" is not a pattern`},
 		"bad limit":          {"workspace:\n  bash:\n    limits: {memory: -7}\n", "workspace.bash.limits: a limit is a positive value, or -1 for none"},
 		"unknown limit":      {"workspace:\n  bash:\n    limits: {ram: 1}\n", `unknown field "ram" in workspace.bash.limits`},
 	} {

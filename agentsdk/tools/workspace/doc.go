@@ -10,5 +10,10 @@
 // a disk quota (CheckQuota), and are removed when their execution ends
 // (Remove) or after they have not been used for a while (Sweep).
 //
+// A workspace's files at one moment are a Manifest (Snapshot): path →
+// type, mode, size and sha256, links stored as links and never followed.
+// The runtime keeps the bytes by sha256 and restores a manifest into a
+// workspace (Restore), refusing any path that would lead out of it.
+//
 // It imports the standard library only.
 package workspace
