@@ -11628,6 +11628,790 @@ func (x *InjectionRequest) GetEntryId() string {
 	return ""
 }
 
+// GetEntryWorkspaceRequest names an entry whose workspace to list.
+type GetEntryWorkspaceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// An entry on the execution's conversation (its own, or one of the run
+	// it forks or resumes).
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// Files per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,5,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEntryWorkspaceRequest) Reset() {
+	*x = GetEntryWorkspaceRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[136]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEntryWorkspaceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEntryWorkspaceRequest) ProtoMessage() {}
+
+func (x *GetEntryWorkspaceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[136]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEntryWorkspaceRequest.ProtoReflect.Descriptor instead.
+func (*GetEntryWorkspaceRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{136}
+}
+
+func (x *GetEntryWorkspaceRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetEntryWorkspaceRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *GetEntryWorkspaceRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *GetEntryWorkspaceRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetEntryWorkspaceRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// WorkspaceSnapshot is the workspace as one checkpoint recorded it.
+type WorkspaceSnapshot struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry asked about.
+	EntryId string `protobuf:"bytes,1,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The entry whose checkpoint recorded the snapshot: entry_id itself, or
+	// its nearest ancestor with a snapshot.
+	SnapshotEntryId string `protobuf:"bytes,2,opt,name=snapshot_entry_id,json=snapshotEntryId,proto3" json:"snapshot_entry_id,omitempty"`
+	// The manifest's sha256: equal IDs are equal workspaces.
+	ManifestId string `protobuf:"bytes,3,opt,name=manifest_id,json=manifestId,proto3" json:"manifest_id,omitempty"`
+	// How many files (directories and symlinks count) and bytes it holds.
+	Files int32 `protobuf:"varint,4,opt,name=files,proto3" json:"files,omitempty"`
+	Bytes int64 `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// The workspace was past the worker's bounds (files, bytes): the
+	// snapshot holds what fitted, and the reason says which bound.
+	Truncated       bool                   `protobuf:"varint,6,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	TruncatedReason string                 `protobuf:"bytes,7,opt,name=truncated_reason,json=truncatedReason,proto3" json:"truncated_reason,omitempty"`
+	CreatedAt       *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *WorkspaceSnapshot) Reset() {
+	*x = WorkspaceSnapshot{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[137]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceSnapshot) ProtoMessage() {}
+
+func (x *WorkspaceSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[137]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceSnapshot.ProtoReflect.Descriptor instead.
+func (*WorkspaceSnapshot) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{137}
+}
+
+func (x *WorkspaceSnapshot) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *WorkspaceSnapshot) GetSnapshotEntryId() string {
+	if x != nil {
+		return x.SnapshotEntryId
+	}
+	return ""
+}
+
+func (x *WorkspaceSnapshot) GetManifestId() string {
+	if x != nil {
+		return x.ManifestId
+	}
+	return ""
+}
+
+func (x *WorkspaceSnapshot) GetFiles() int32 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *WorkspaceSnapshot) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *WorkspaceSnapshot) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *WorkspaceSnapshot) GetTruncatedReason() string {
+	if x != nil {
+		return x.TruncatedReason
+	}
+	return ""
+}
+
+func (x *WorkspaceSnapshot) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// WorkspaceFileInfo is one file of a snapshot.
+type WorkspaceFileInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Relative to the workspace, slash-separated.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// file, dir or symlink.
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// The permission bits.
+	Mode uint32 `protobuf:"varint,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// A file's size and sha256 (its bytes in the content store).
+	Size   int64  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Sha256 string `protobuf:"bytes,5,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// A symlink's target, as the link holds it: a snapshot never follows
+	// a link.
+	Target        string `protobuf:"bytes,6,opt,name=target,proto3" json:"target,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkspaceFileInfo) Reset() {
+	*x = WorkspaceFileInfo{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[138]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceFileInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceFileInfo) ProtoMessage() {}
+
+func (x *WorkspaceFileInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[138]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceFileInfo.ProtoReflect.Descriptor instead.
+func (*WorkspaceFileInfo) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{138}
+}
+
+func (x *WorkspaceFileInfo) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *WorkspaceFileInfo) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *WorkspaceFileInfo) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+func (x *WorkspaceFileInfo) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *WorkspaceFileInfo) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *WorkspaceFileInfo) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+// EntryWorkspace is one page of the workspace at an entry.
+type EntryWorkspace struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Snapshot *WorkspaceSnapshot     `protobuf:"bytes,1,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	Files    []*WorkspaceFileInfo   `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,3,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EntryWorkspace) Reset() {
+	*x = EntryWorkspace{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[139]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EntryWorkspace) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EntryWorkspace) ProtoMessage() {}
+
+func (x *EntryWorkspace) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[139]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EntryWorkspace.ProtoReflect.Descriptor instead.
+func (*EntryWorkspace) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{139}
+}
+
+func (x *EntryWorkspace) GetSnapshot() *WorkspaceSnapshot {
+	if x != nil {
+		return x.Snapshot
+	}
+	return nil
+}
+
+func (x *EntryWorkspace) GetFiles() []*WorkspaceFileInfo {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+func (x *EntryWorkspace) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// GetWorkspaceFileRequest names a file of the workspace at an entry.
+type GetWorkspaceFileRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// An entry on the execution's conversation.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The file's path, relative to the workspace.
+	Path          string `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetWorkspaceFileRequest) Reset() {
+	*x = GetWorkspaceFileRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[140]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetWorkspaceFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetWorkspaceFileRequest) ProtoMessage() {}
+
+func (x *GetWorkspaceFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[140]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetWorkspaceFileRequest.ProtoReflect.Descriptor instead.
+func (*GetWorkspaceFileRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{140}
+}
+
+func (x *GetWorkspaceFileRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetWorkspaceFileRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *GetWorkspaceFileRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *GetWorkspaceFileRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+// WorkspaceFile is a file's bytes as a snapshot holds them.
+type WorkspaceFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	File  *WorkspaceFileInfo     `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	// The entry whose checkpoint recorded it.
+	SnapshotEntryId string `protobuf:"bytes,2,opt,name=snapshot_entry_id,json=snapshotEntryId,proto3" json:"snapshot_entry_id,omitempty"`
+	// UTF-8 text; empty for a binary file, whose bytes are in data.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	Data []byte `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	// True when the file is not UTF-8 text.
+	Binary        bool `protobuf:"varint,5,opt,name=binary,proto3" json:"binary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkspaceFile) Reset() {
+	*x = WorkspaceFile{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[141]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceFile) ProtoMessage() {}
+
+func (x *WorkspaceFile) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[141]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceFile.ProtoReflect.Descriptor instead.
+func (*WorkspaceFile) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{141}
+}
+
+func (x *WorkspaceFile) GetFile() *WorkspaceFileInfo {
+	if x != nil {
+		return x.File
+	}
+	return nil
+}
+
+func (x *WorkspaceFile) GetSnapshotEntryId() string {
+	if x != nil {
+		return x.SnapshotEntryId
+	}
+	return ""
+}
+
+func (x *WorkspaceFile) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *WorkspaceFile) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *WorkspaceFile) GetBinary() bool {
+	if x != nil {
+		return x.Binary
+	}
+	return false
+}
+
+// GetWorkspaceDiffRequest names two entries whose workspaces to compare.
+type GetWorkspaceDiffRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The entry whose workspace is the new side.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The entry whose workspace is the old side; on the execution's
+	// conversation too.
+	Against string `protobuf:"bytes,4,opt,name=against,proto3" json:"against,omitempty"`
+	// Changed files per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,6,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetWorkspaceDiffRequest) Reset() {
+	*x = GetWorkspaceDiffRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[142]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetWorkspaceDiffRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetWorkspaceDiffRequest) ProtoMessage() {}
+
+func (x *GetWorkspaceDiffRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[142]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetWorkspaceDiffRequest.ProtoReflect.Descriptor instead.
+func (*GetWorkspaceDiffRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{142}
+}
+
+func (x *GetWorkspaceDiffRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetWorkspaceDiffRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *GetWorkspaceDiffRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *GetWorkspaceDiffRequest) GetAgainst() string {
+	if x != nil {
+		return x.Against
+	}
+	return ""
+}
+
+func (x *GetWorkspaceDiffRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetWorkspaceDiffRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// WorkspaceFileChange is one file that differs between two snapshots.
+type WorkspaceFileChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// added, removed or modified (bytes, mode, type or a link's target).
+	Change string `protobuf:"bytes,2,opt,name=change,proto3" json:"change,omitempty"`
+	// The file on the old side (unset when added) and on the new side
+	// (unset when removed).
+	Before *WorkspaceFileInfo `protobuf:"bytes,3,opt,name=before,proto3" json:"before,omitempty"`
+	After  *WorkspaceFileInfo `protobuf:"bytes,4,opt,name=after,proto3" json:"after,omitempty"`
+	// A unified diff of a text file (both sides under the size bound).
+	Diff string `protobuf:"bytes,5,opt,name=diff,proto3" json:"diff,omitempty"`
+	// True when either side is not text: "binary files differ".
+	Binary bool `protobuf:"varint,6,opt,name=binary,proto3" json:"binary,omitempty"`
+	// Why a text file has no diff (too large to diff), when it has none.
+	DiffOmitted   string `protobuf:"bytes,7,opt,name=diff_omitted,json=diffOmitted,proto3" json:"diff_omitted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkspaceFileChange) Reset() {
+	*x = WorkspaceFileChange{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[143]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceFileChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceFileChange) ProtoMessage() {}
+
+func (x *WorkspaceFileChange) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[143]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceFileChange.ProtoReflect.Descriptor instead.
+func (*WorkspaceFileChange) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{143}
+}
+
+func (x *WorkspaceFileChange) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *WorkspaceFileChange) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *WorkspaceFileChange) GetBefore() *WorkspaceFileInfo {
+	if x != nil {
+		return x.Before
+	}
+	return nil
+}
+
+func (x *WorkspaceFileChange) GetAfter() *WorkspaceFileInfo {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *WorkspaceFileChange) GetDiff() string {
+	if x != nil {
+		return x.Diff
+	}
+	return ""
+}
+
+func (x *WorkspaceFileChange) GetBinary() bool {
+	if x != nil {
+		return x.Binary
+	}
+	return false
+}
+
+func (x *WorkspaceFileChange) GetDiffOmitted() string {
+	if x != nil {
+		return x.DiffOmitted
+	}
+	return ""
+}
+
+// WorkspaceDiff is one page of the changes between two snapshots.
+type WorkspaceDiff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The old side (against) and the new side (the entry).
+	From    *WorkspaceSnapshot     `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To      *WorkspaceSnapshot     `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	Changes []*WorkspaceFileChange `protobuf:"bytes,3,rep,name=changes,proto3" json:"changes,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor string `protobuf:"bytes,4,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	// How many files were added, removed and modified in all (every page).
+	Added         int32 `protobuf:"varint,5,opt,name=added,proto3" json:"added,omitempty"`
+	Removed       int32 `protobuf:"varint,6,opt,name=removed,proto3" json:"removed,omitempty"`
+	Modified      int32 `protobuf:"varint,7,opt,name=modified,proto3" json:"modified,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkspaceDiff) Reset() {
+	*x = WorkspaceDiff{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[144]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceDiff) ProtoMessage() {}
+
+func (x *WorkspaceDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[144]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceDiff.ProtoReflect.Descriptor instead.
+func (*WorkspaceDiff) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{144}
+}
+
+func (x *WorkspaceDiff) GetFrom() *WorkspaceSnapshot {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *WorkspaceDiff) GetTo() *WorkspaceSnapshot {
+	if x != nil {
+		return x.To
+	}
+	return nil
+}
+
+func (x *WorkspaceDiff) GetChanges() []*WorkspaceFileChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *WorkspaceDiff) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+func (x *WorkspaceDiff) GetAdded() int32 {
+	if x != nil {
+		return x.Added
+	}
+	return 0
+}
+
+func (x *WorkspaceDiff) GetRemoved() int32 {
+	if x != nil {
+		return x.Removed
+	}
+	return 0
+}
+
+func (x *WorkspaceDiff) GetModified() int32 {
+	if x != nil {
+		return x.Modified
+	}
+	return 0
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -12628,7 +13412,71 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x10InjectionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
-	"\bentry_id\x18\x03 \x01(\tR\aentryId2\x82,\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\"\x9f\x01\n" +
+	"\x18GetEntryWorkspaceRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x05 \x01(\tR\x06cursor\"\xab\x02\n" +
+	"\x11WorkspaceSnapshot\x12\x19\n" +
+	"\bentry_id\x18\x01 \x01(\tR\aentryId\x12*\n" +
+	"\x11snapshot_entry_id\x18\x02 \x01(\tR\x0fsnapshotEntryId\x12\x1f\n" +
+	"\vmanifest_id\x18\x03 \x01(\tR\n" +
+	"manifestId\x12\x14\n" +
+	"\x05files\x18\x04 \x01(\x05R\x05files\x12\x14\n" +
+	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\x12\x1c\n" +
+	"\ttruncated\x18\x06 \x01(\bR\ttruncated\x12)\n" +
+	"\x10truncated_reason\x18\a \x01(\tR\x0ftruncatedReason\x129\n" +
+	"\n" +
+	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x93\x01\n" +
+	"\x11WorkspaceFileInfo\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\rR\x04mode\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x16\n" +
+	"\x06sha256\x18\x05 \x01(\tR\x06sha256\x12\x16\n" +
+	"\x06target\x18\x06 \x01(\tR\x06target\"\xa3\x01\n" +
+	"\x0eEntryWorkspace\x12:\n" +
+	"\bsnapshot\x18\x01 \x01(\v2\x1e.agentree.v1.WorkspaceSnapshotR\bsnapshot\x124\n" +
+	"\x05files\x18\x02 \x03(\v2\x1e.agentree.v1.WorkspaceFileInfoR\x05files\x12\x1f\n" +
+	"\vnext_cursor\x18\x03 \x01(\tR\n" +
+	"nextCursor\"}\n" +
+	"\x17GetWorkspaceFileRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\"\xaf\x01\n" +
+	"\rWorkspaceFile\x122\n" +
+	"\x04file\x18\x01 \x01(\v2\x1e.agentree.v1.WorkspaceFileInfoR\x04file\x12*\n" +
+	"\x11snapshot_entry_id\x18\x02 \x01(\tR\x0fsnapshotEntryId\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x16\n" +
+	"\x06binary\x18\x05 \x01(\bR\x06binary\"\xb8\x01\n" +
+	"\x17GetWorkspaceDiffRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x18\n" +
+	"\aagainst\x18\x04 \x01(\tR\aagainst\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x06 \x01(\tR\x06cursor\"\xfe\x01\n" +
+	"\x13WorkspaceFileChange\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x16\n" +
+	"\x06change\x18\x02 \x01(\tR\x06change\x126\n" +
+	"\x06before\x18\x03 \x01(\v2\x1e.agentree.v1.WorkspaceFileInfoR\x06before\x124\n" +
+	"\x05after\x18\x04 \x01(\v2\x1e.agentree.v1.WorkspaceFileInfoR\x05after\x12\x12\n" +
+	"\x04diff\x18\x05 \x01(\tR\x04diff\x12\x16\n" +
+	"\x06binary\x18\x06 \x01(\bR\x06binary\x12!\n" +
+	"\fdiff_omitted\x18\a \x01(\tR\vdiffOmitted\"\x9c\x02\n" +
+	"\rWorkspaceDiff\x122\n" +
+	"\x04from\x18\x01 \x01(\v2\x1e.agentree.v1.WorkspaceSnapshotR\x04from\x12.\n" +
+	"\x02to\x18\x02 \x01(\v2\x1e.agentree.v1.WorkspaceSnapshotR\x02to\x12:\n" +
+	"\achanges\x18\x03 \x03(\v2 .agentree.v1.WorkspaceFileChangeR\achanges\x12\x1f\n" +
+	"\vnext_cursor\x18\x04 \x01(\tR\n" +
+	"nextCursor\x12\x14\n" +
+	"\x05added\x18\x05 \x01(\x05R\x05added\x12\x18\n" +
+	"\aremoved\x18\x06 \x01(\x05R\aremoved\x12\x1a\n" +
+	"\bmodified\x18\a \x01(\x05R\bmodified2\x9f.\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -12689,7 +13537,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x14BranchAgentExecution\x12(.agentree.v1.BranchAgentExecutionRequest\x1a).agentree.v1.BranchAgentExecutionResponse\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12T\n" +
 	"\fAddInjection\x12 .agentree.v1.AddInjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12V\n" +
 	"\rEditInjection\x12!.agentree.v1.EditInjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12T\n" +
-	"\x0fDeleteInjection\x12\x1d.agentree.v1.InjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\x0fDeleteInjection\x12\x1d.agentree.v1.InjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12_\n" +
+	"\x11GetEntryWorkspace\x12%.agentree.v1.GetEntryWorkspaceRequest\x1a\x1b.agentree.v1.EntryWorkspace\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
+	"\x10GetWorkspaceFile\x12$.agentree.v1.GetWorkspaceFileRequest\x1a\x1a.agentree.v1.WorkspaceFile\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
+	"\x10GetWorkspaceDiff\x12$.agentree.v1.GetWorkspaceDiffRequest\x1a\x1a.agentree.v1.WorkspaceDiff\"\x06\xa2\x82\x19\x02\b\x04B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -12703,7 +13554,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 137)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 146)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -12841,50 +13692,59 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*AddInjectionRequest)(nil),           // 133: agentree.v1.AddInjectionRequest
 	(*EditInjectionRequest)(nil),          // 134: agentree.v1.EditInjectionRequest
 	(*InjectionRequest)(nil),              // 135: agentree.v1.InjectionRequest
-	nil,                                   // 136: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 137: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 138: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 139: google.protobuf.Timestamp
+	(*GetEntryWorkspaceRequest)(nil),      // 136: agentree.v1.GetEntryWorkspaceRequest
+	(*WorkspaceSnapshot)(nil),             // 137: agentree.v1.WorkspaceSnapshot
+	(*WorkspaceFileInfo)(nil),             // 138: agentree.v1.WorkspaceFileInfo
+	(*EntryWorkspace)(nil),                // 139: agentree.v1.EntryWorkspace
+	(*GetWorkspaceFileRequest)(nil),       // 140: agentree.v1.GetWorkspaceFileRequest
+	(*WorkspaceFile)(nil),                 // 141: agentree.v1.WorkspaceFile
+	(*GetWorkspaceDiffRequest)(nil),       // 142: agentree.v1.GetWorkspaceDiffRequest
+	(*WorkspaceFileChange)(nil),           // 143: agentree.v1.WorkspaceFileChange
+	(*WorkspaceDiff)(nil),                 // 144: agentree.v1.WorkspaceDiff
+	nil,                                   // 145: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 146: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 147: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 148: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	136, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	145, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	137, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	146, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
 	114, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
-	138, // 6: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	147, // 6: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 7: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 8: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 9: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	138, // 10: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	139, // 11: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	139, // 12: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	147, // 10: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	148, // 11: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	148, // 12: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	6,   // 13: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
 	1,   // 14: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 15: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	138, // 16: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	147, // 16: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 17: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	5,   // 18: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 19: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 20: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	138, // 21: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	147, // 21: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 22: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	2,   // 23: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	138, // 24: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	138, // 25: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	138, // 26: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	139, // 27: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	139, // 28: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	139, // 29: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	139, // 30: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	147, // 24: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	147, // 25: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	147, // 26: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	148, // 27: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	148, // 28: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	148, // 29: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	148, // 30: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	115, // 31: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
 	1,   // 32: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 33: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	138, // 34: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	147, // 34: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	14,  // 35: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	137, // 36: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	139, // 37: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	146, // 36: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	148, // 37: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	24,  // 38: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	25,  // 39: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	26,  // 40: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -12900,81 +13760,81 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	41,  // 50: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	32,  // 51: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	27,  // 52: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	137, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	146, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	35,  // 54: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	36,  // 55: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	37,  // 56: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	137, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	146, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
 	117, // 58: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
-	137, // 59: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	137, // 60: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	138, // 61: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	138, // 62: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	139, // 63: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	146, // 59: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	146, // 60: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	147, // 61: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	147, // 62: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	148, // 63: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	42,  // 64: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	139, // 65: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	139, // 66: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	148, // 65: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	148, // 66: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	47,  // 67: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	137, // 68: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	138, // 69: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	139, // 70: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	146, // 68: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	147, // 69: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	148, // 70: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	50,  // 71: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	137, // 72: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	146, // 72: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	55,  // 73: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	56,  // 74: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	54,  // 75: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	139, // 76: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	148, // 76: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	57,  // 77: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	137, // 78: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	137, // 79: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	139, // 80: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	139, // 81: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	146, // 78: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	146, // 79: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	148, // 80: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	148, // 81: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	61,  // 82: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	139, // 83: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	139, // 84: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	137, // 85: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
-	138, // 86: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
+	148, // 83: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	148, // 84: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	146, // 85: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
+	147, // 86: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
 	60,  // 87: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	118, // 88: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
 	60,  // 89: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	69,  // 90: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	70,  // 91: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 92: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	139, // 93: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	148, // 93: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	70,  // 94: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 95: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	138, // 96: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	147, // 96: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
 	114, // 97: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
-	139, // 98: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	139, // 99: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	139, // 100: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	139, // 101: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	139, // 102: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	139, // 103: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	148, // 98: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	148, // 99: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	148, // 100: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	148, // 101: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	148, // 102: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	148, // 103: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
 	77,  // 104: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
 	77,  // 105: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	139, // 106: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	139, // 107: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	139, // 108: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	148, // 106: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	148, // 107: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	148, // 108: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
 	87,  // 109: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	87,  // 110: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
 	115, // 111: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
-	139, // 112: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	139, // 113: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	148, // 112: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	148, // 113: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
 	1,   // 114: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
 	97,  // 115: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	137, // 116: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	146, // 116: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
 	1,   // 117: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
 	96,  // 118: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	139, // 119: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	137, // 120: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	148, // 119: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	146, // 120: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
 	2,   // 121: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
 	101, // 122: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
 	104, // 123: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
-	139, // 124: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
+	148, // 124: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
 	1,   // 125: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
 	105, // 126: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
-	137, // 127: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
+	146, // 127: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
 	106, // 128: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
 	61,  // 129: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
 	109, // 130: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
@@ -12982,144 +13842,159 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	110, // 132: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
 	1,   // 133: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
 	87,  // 134: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
-	139, // 135: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
-	139, // 136: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
+	148, // 135: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
+	148, // 136: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 137: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
 	1,   // 138: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
 	116, // 139: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
-	139, // 140: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
-	139, // 141: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	148, // 140: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	148, // 141: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
 	118, // 142: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
 	1,   // 143: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
-	139, // 144: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
-	139, // 145: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
+	148, // 144: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
+	148, // 145: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
 	123, // 146: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
 	1,   // 147: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
 	123, // 148: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
 	50,  // 149: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
 	14,  // 150: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
 	50,  // 151: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
-	7,   // 152: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 153: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 154: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 155: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 156: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 157: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 158: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 159: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 160: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 161: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 162: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 163: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 164: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 165: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 166: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 167: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 168: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 169: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 170: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 171: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 172: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 173: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 174: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 175: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 176: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 177: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 178: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 179: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 180: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 181: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 182: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 183: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 184: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 185: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 186: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 187: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 188: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 189: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 190: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 191: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	102, // 192: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
-	107, // 193: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
-	111, // 194: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
-	112, // 195: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
-	119, // 196: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
-	120, // 197: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
-	122, // 198: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
-	124, // 199: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
-	126, // 200: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
-	127, // 201: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
-	127, // 202: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
-	128, // 203: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
-	129, // 204: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
-	127, // 205: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
-	131, // 206: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
-	133, // 207: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
-	134, // 208: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
-	135, // 209: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
-	5,   // 210: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 211: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 212: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 213: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 214: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 215: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 216: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 217: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 218: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 219: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 220: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 221: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 222: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 223: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 224: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 225: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 226: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 227: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 228: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 229: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 230: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 231: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 232: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 233: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 234: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 235: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 236: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 237: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 238: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 239: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 240: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 241: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 242: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 243: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 244: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 245: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 246: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 247: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 248: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 249: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	103, // 250: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
-	108, // 251: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
-	113, // 252: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
-	113, // 253: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
-	118, // 254: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
-	121, // 255: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
-	118, // 256: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
-	125, // 257: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
-	123, // 258: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
-	123, // 259: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
-	123, // 260: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
-	130, // 261: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
-	123, // 262: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
-	123, // 263: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
-	132, // 264: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
-	130, // 265: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
-	130, // 266: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
-	130, // 267: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
-	210, // [210:268] is the sub-list for method output_type
-	152, // [152:210] is the sub-list for method input_type
-	152, // [152:152] is the sub-list for extension type_name
-	152, // [152:152] is the sub-list for extension extendee
-	0,   // [0:152] is the sub-list for field type_name
+	148, // 152: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
+	137, // 153: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
+	138, // 154: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 155: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 156: agentree.v1.WorkspaceFileChange.before:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 157: agentree.v1.WorkspaceFileChange.after:type_name -> agentree.v1.WorkspaceFileInfo
+	137, // 158: agentree.v1.WorkspaceDiff.from:type_name -> agentree.v1.WorkspaceSnapshot
+	137, // 159: agentree.v1.WorkspaceDiff.to:type_name -> agentree.v1.WorkspaceSnapshot
+	143, // 160: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
+	7,   // 161: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 162: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 163: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 164: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 165: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 166: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 167: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 168: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 169: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 170: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 171: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 172: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 173: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 174: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 175: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 176: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 177: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 178: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 179: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 180: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 181: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 182: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 183: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 184: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 185: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 186: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 187: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 188: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 189: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 190: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 191: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 192: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 193: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 194: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 195: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 196: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 197: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 198: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 199: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 200: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	102, // 201: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
+	107, // 202: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
+	111, // 203: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
+	112, // 204: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
+	119, // 205: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	120, // 206: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	122, // 207: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	124, // 208: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
+	126, // 209: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
+	127, // 210: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
+	127, // 211: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
+	128, // 212: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
+	129, // 213: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
+	127, // 214: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
+	131, // 215: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
+	133, // 216: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
+	134, // 217: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
+	135, // 218: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
+	136, // 219: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
+	140, // 220: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
+	142, // 221: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
+	5,   // 222: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 223: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 224: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 225: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 226: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 227: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 228: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 229: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 230: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 231: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 232: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 233: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 234: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 235: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 236: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 237: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 238: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 239: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 240: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 241: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 242: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 243: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 244: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 245: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 246: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 247: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 248: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 249: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 250: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 251: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 252: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 253: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 254: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 255: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 256: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 257: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 258: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 259: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 260: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 261: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	103, // 262: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
+	108, // 263: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
+	113, // 264: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
+	113, // 265: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
+	118, // 266: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	121, // 267: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	118, // 268: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	125, // 269: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
+	123, // 270: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
+	123, // 271: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
+	123, // 272: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
+	130, // 273: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
+	123, // 274: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
+	123, // 275: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
+	132, // 276: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
+	130, // 277: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
+	130, // 278: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
+	130, // 279: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
+	139, // 280: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
+	141, // 281: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
+	144, // 282: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
+	222, // [222:283] is the sub-list for method output_type
+	161, // [161:222] is the sub-list for method input_type
+	161, // [161:161] is the sub-list for extension type_name
+	161, // [161:161] is the sub-list for extension extendee
+	0,   // [0:161] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -13155,7 +14030,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   137,
+			NumMessages:   146,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -80,6 +80,9 @@ const (
 	AgentService_AddInjection_FullMethodName           = "/agentree.v1.AgentService/AddInjection"
 	AgentService_EditInjection_FullMethodName          = "/agentree.v1.AgentService/EditInjection"
 	AgentService_DeleteInjection_FullMethodName        = "/agentree.v1.AgentService/DeleteInjection"
+	AgentService_GetEntryWorkspace_FullMethodName      = "/agentree.v1.AgentService/GetEntryWorkspace"
+	AgentService_GetWorkspaceFile_FullMethodName       = "/agentree.v1.AgentService/GetWorkspaceFile"
+	AgentService_GetWorkspaceDiff_FullMethodName       = "/agentree.v1.AgentService/GetWorkspaceDiff"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -338,6 +341,21 @@ type AgentServiceClient interface {
 	// DeleteInjection retires an injection: it leaves every context and
 	// stays in the tree for the audit.
 	DeleteInjection(ctx context.Context, in *InjectionRequest, opts ...grpc.CallOption) (*VariantEdit, error)
+	// Workspace snapshots (issue 40).
+	// GetEntryWorkspace lists the coding tools' workspace as it was at an
+	// entry: the snapshot the checkpoint of that entry recorded or, when it
+	// has none, of its nearest ancestor that has one (every checkpoint of an
+	// execution with a workspace records one). Files are in path order,
+	// paged.
+	GetEntryWorkspace(ctx context.Context, in *GetEntryWorkspaceRequest, opts ...grpc.CallOption) (*EntryWorkspace, error)
+	// GetWorkspaceFile reads one file of the workspace as it was at an
+	// entry: `text` for UTF-8 text, `data` (base64 in JSON) for other bytes.
+	GetWorkspaceFile(ctx context.Context, in *GetWorkspaceFileRequest, opts ...grpc.CallOption) (*WorkspaceFile, error)
+	// GetWorkspaceDiff compares the workspace at `against` with the one at
+	// the entry: the files added, removed and modified, in path order and
+	// paged, each text file under the size bound with a unified diff, a
+	// binary one with "binary files differ".
+	GetWorkspaceDiff(ctx context.Context, in *GetWorkspaceDiffRequest, opts ...grpc.CallOption) (*WorkspaceDiff, error)
 }
 
 type agentServiceClient struct {
@@ -937,6 +955,36 @@ func (c *agentServiceClient) DeleteInjection(ctx context.Context, in *InjectionR
 	return out, nil
 }
 
+func (c *agentServiceClient) GetEntryWorkspace(ctx context.Context, in *GetEntryWorkspaceRequest, opts ...grpc.CallOption) (*EntryWorkspace, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EntryWorkspace)
+	err := c.cc.Invoke(ctx, AgentService_GetEntryWorkspace_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetWorkspaceFile(ctx context.Context, in *GetWorkspaceFileRequest, opts ...grpc.CallOption) (*WorkspaceFile, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WorkspaceFile)
+	err := c.cc.Invoke(ctx, AgentService_GetWorkspaceFile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetWorkspaceDiff(ctx context.Context, in *GetWorkspaceDiffRequest, opts ...grpc.CallOption) (*WorkspaceDiff, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WorkspaceDiff)
+	err := c.cc.Invoke(ctx, AgentService_GetWorkspaceDiff_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -1193,6 +1241,21 @@ type AgentServiceServer interface {
 	// DeleteInjection retires an injection: it leaves every context and
 	// stays in the tree for the audit.
 	DeleteInjection(context.Context, *InjectionRequest) (*VariantEdit, error)
+	// Workspace snapshots (issue 40).
+	// GetEntryWorkspace lists the coding tools' workspace as it was at an
+	// entry: the snapshot the checkpoint of that entry recorded or, when it
+	// has none, of its nearest ancestor that has one (every checkpoint of an
+	// execution with a workspace records one). Files are in path order,
+	// paged.
+	GetEntryWorkspace(context.Context, *GetEntryWorkspaceRequest) (*EntryWorkspace, error)
+	// GetWorkspaceFile reads one file of the workspace as it was at an
+	// entry: `text` for UTF-8 text, `data` (base64 in JSON) for other bytes.
+	GetWorkspaceFile(context.Context, *GetWorkspaceFileRequest) (*WorkspaceFile, error)
+	// GetWorkspaceDiff compares the workspace at `against` with the one at
+	// the entry: the files added, removed and modified, in path order and
+	// paged, each text file under the size bound with a unified diff, a
+	// binary one with "binary files differ".
+	GetWorkspaceDiff(context.Context, *GetWorkspaceDiffRequest) (*WorkspaceDiff, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -1376,6 +1439,15 @@ func (UnimplementedAgentServiceServer) EditInjection(context.Context, *EditInjec
 }
 func (UnimplementedAgentServiceServer) DeleteInjection(context.Context, *InjectionRequest) (*VariantEdit, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteInjection not implemented")
+}
+func (UnimplementedAgentServiceServer) GetEntryWorkspace(context.Context, *GetEntryWorkspaceRequest) (*EntryWorkspace, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetEntryWorkspace not implemented")
+}
+func (UnimplementedAgentServiceServer) GetWorkspaceFile(context.Context, *GetWorkspaceFileRequest) (*WorkspaceFile, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetWorkspaceFile not implemented")
+}
+func (UnimplementedAgentServiceServer) GetWorkspaceDiff(context.Context, *GetWorkspaceDiffRequest) (*WorkspaceDiff, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetWorkspaceDiff not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -2435,6 +2507,60 @@ func _AgentService_DeleteInjection_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GetEntryWorkspace_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetEntryWorkspaceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetEntryWorkspace(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetEntryWorkspace_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetEntryWorkspace(ctx, req.(*GetEntryWorkspaceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetWorkspaceFile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetWorkspaceFileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetWorkspaceFile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetWorkspaceFile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetWorkspaceFile(ctx, req.(*GetWorkspaceFileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetWorkspaceDiff_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetWorkspaceDiffRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetWorkspaceDiff(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetWorkspaceDiff_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetWorkspaceDiff(ctx, req.(*GetWorkspaceDiffRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2669,6 +2795,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteInjection",
 			Handler:    _AgentService_DeleteInjection_Handler,
+		},
+		{
+			MethodName: "GetEntryWorkspace",
+			Handler:    _AgentService_GetEntryWorkspace_Handler,
+		},
+		{
+			MethodName: "GetWorkspaceFile",
+			Handler:    _AgentService_GetWorkspaceFile_Handler,
+		},
+		{
+			MethodName: "GetWorkspaceDiff",
+			Handler:    _AgentService_GetWorkspaceDiff_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
