@@ -204,9 +204,15 @@ type ExecutionConfig struct {
 	// client sends each call's output as a `toolResult` signal, value
 	// `{"toolCallId": …, "output": "…", "isError": false}`; the turn then
 	// goes on. At most 64.
-	ClientTools   []*ClientTool `protobuf:"bytes,17,rep,name=client_tools,json=clientTools,proto3" json:"client_tools,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClientTools []*ClientTool `protobuf:"bytes,17,rep,name=client_tools,json=clientTools,proto3" json:"client_tools,omitempty"`
+	// Set by POST …/counterfactuals, never by hand: the execution is a
+	// counterfactual branch of another. A tool call whose name and arguments
+	// match a call recorded on the original's conversation is answered from
+	// that record (nothing runs again); any other call of a tool not marked
+	// read-only waits for a person's approval, whatever the tool policy says.
+	Counterfactual *CounterfactualConfig `protobuf:"bytes,241,opt,name=counterfactual,proto3" json:"counterfactual,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExecutionConfig) Reset() {
@@ -354,6 +360,13 @@ func (x *ExecutionConfig) GetAgent() *structpb.Value {
 func (x *ExecutionConfig) GetClientTools() []*ClientTool {
 	if x != nil {
 		return x.ClientTools
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetCounterfactual() *CounterfactualConfig {
+	if x != nil {
+		return x.Counterfactual
 	}
 	return nil
 }
@@ -1370,8 +1383,11 @@ type AgentExecution struct {
 	// conversation is read over this API from its worker, which must be up
 	// (503 `unavailable` while it is not).
 	PersistenceMode string `protobuf:"bytes,27,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The execution this one is a counterfactual branch of, if any
+	// (config.counterfactual.of).
+	CounterfactualOf string `protobuf:"bytes,241,opt,name=counterfactual_of,json=counterfactualOf,proto3" json:"counterfactual_of,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1589,6 +1605,13 @@ func (x *AgentExecution) GetLocalWorker() string {
 func (x *AgentExecution) GetPersistenceMode() string {
 	if x != nil {
 		return x.PersistenceMode
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetCounterfactualOf() string {
+	if x != nil {
+		return x.CounterfactualOf
 	}
 	return ""
 }
@@ -8692,6 +8715,1451 @@ func (x *TimelinePoint) GetCompaction() bool {
 	return false
 }
 
+// CounterfactualConfig marks a counterfactual branch (ExecutionConfig).
+type CounterfactualConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The original execution.
+	Of string `protobuf:"bytes,1,opt,name=of,proto3" json:"of,omitempty"`
+	// The original's leaf when the branch was made: the calls recorded on
+	// the conversation up to it answer the branch's matching calls.
+	Leaf string `protobuf:"bytes,2,opt,name=leaf,proto3" json:"leaf,omitempty"`
+	// The original's entry the alternative replaces.
+	Entry         string `protobuf:"bytes,3,opt,name=entry,proto3" json:"entry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CounterfactualConfig) Reset() {
+	*x = CounterfactualConfig{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CounterfactualConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CounterfactualConfig) ProtoMessage() {}
+
+func (x *CounterfactualConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CounterfactualConfig.ProtoReflect.Descriptor instead.
+func (*CounterfactualConfig) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *CounterfactualConfig) GetOf() string {
+	if x != nil {
+		return x.Of
+	}
+	return ""
+}
+
+func (x *CounterfactualConfig) GetLeaf() string {
+	if x != nil {
+		return x.Leaf
+	}
+	return ""
+}
+
+func (x *CounterfactualConfig) GetEntry() string {
+	if x != nil {
+		return x.Entry
+	}
+	return ""
+}
+
+// CreateCounterfactualRequest runs one alternative from an entry.
+type CreateCounterfactualRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The original execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The entry the alternative replaces: a user message (with userMessage),
+	// or an answer (with model, or with action: an answer that calls tools).
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// A different user message in place of the entry.
+	UserMessage string `protobuf:"bytes,4,opt,name=user_message,json=userMessage,proto3" json:"user_message,omitempty"`
+	// A different model to write the answer the entry holds.
+	Model *ModelRef `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
+	// A different action: the entry's tool call replaced by another.
+	Action        *CounterfactualAction `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCounterfactualRequest) Reset() {
+	*x = CreateCounterfactualRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCounterfactualRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCounterfactualRequest) ProtoMessage() {}
+
+func (x *CreateCounterfactualRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCounterfactualRequest.ProtoReflect.Descriptor instead.
+func (*CreateCounterfactualRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *CreateCounterfactualRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateCounterfactualRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreateCounterfactualRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *CreateCounterfactualRequest) GetUserMessage() string {
+	if x != nil {
+		return x.UserMessage
+	}
+	return ""
+}
+
+func (x *CreateCounterfactualRequest) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *CreateCounterfactualRequest) GetAction() *CounterfactualAction {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+// CounterfactualAction replaces one tool call of an answer.
+type CounterfactualAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call replaced; unset: the answer's first.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The tool called instead; unset: the same tool (new arguments only).
+	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The arguments of the call made instead.
+	Arguments     *structpb.Struct `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CounterfactualAction) Reset() {
+	*x = CounterfactualAction{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CounterfactualAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CounterfactualAction) ProtoMessage() {}
+
+func (x *CounterfactualAction) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CounterfactualAction.ProtoReflect.Descriptor instead.
+func (*CounterfactualAction) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *CounterfactualAction) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *CounterfactualAction) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *CounterfactualAction) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+// GetCounterfactualRequest names a counterfactual of an execution.
+type GetCounterfactualRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The original execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The counterfactual's execution ID.
+	CounterfactualId string `protobuf:"bytes,3,opt,name=counterfactual_id,json=counterfactualId,proto3" json:"counterfactual_id,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *GetCounterfactualRequest) Reset() {
+	*x = GetCounterfactualRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCounterfactualRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCounterfactualRequest) ProtoMessage() {}
+
+func (x *GetCounterfactualRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCounterfactualRequest.ProtoReflect.Descriptor instead.
+func (*GetCounterfactualRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *GetCounterfactualRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetCounterfactualRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetCounterfactualRequest) GetCounterfactualId() string {
+	if x != nil {
+		return x.CounterfactualId
+	}
+	return ""
+}
+
+// Counterfactual is an alternative and the original, side by side from
+// the entry they part at.
+type Counterfactual struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The counterfactual's execution ID.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The original execution.
+	OriginalId string `protobuf:"bytes,2,opt,name=original_id,json=originalId,proto3" json:"original_id,omitempty"`
+	// The original's entry the alternative replaces.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// `message`, `model` or `action`.
+	Change string `protobuf:"bytes,4,opt,name=change,proto3" json:"change,omitempty"`
+	// The original's path after the parting point.
+	Original *CounterfactualPath `protobuf:"bytes,5,opt,name=original,proto3" json:"original,omitempty"`
+	// The counterfactual's path.
+	Counterfactual *CounterfactualPath `protobuf:"bytes,6,opt,name=counterfactual,proto3" json:"counterfactual,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Counterfactual) Reset() {
+	*x = Counterfactual{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Counterfactual) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Counterfactual) ProtoMessage() {}
+
+func (x *Counterfactual) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Counterfactual.ProtoReflect.Descriptor instead.
+func (*Counterfactual) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *Counterfactual) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Counterfactual) GetOriginalId() string {
+	if x != nil {
+		return x.OriginalId
+	}
+	return ""
+}
+
+func (x *Counterfactual) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *Counterfactual) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *Counterfactual) GetOriginal() *CounterfactualPath {
+	if x != nil {
+		return x.Original
+	}
+	return nil
+}
+
+func (x *Counterfactual) GetCounterfactual() *CounterfactualPath {
+	if x != nil {
+		return x.Counterfactual
+	}
+	return nil
+}
+
+// CounterfactualPath is one side of a comparison.
+type CounterfactualPath struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution.
+	ExecutionId string `protobuf:"bytes,1,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// Its status and stop reason now.
+	Status     string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	StopReason string `protobuf:"bytes,3,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// The assistant's texts on the path, in order.
+	Answers []string `protobuf:"bytes,4,rep,name=answers,proto3" json:"answers,omitempty"`
+	// The tool calls on the path, in order.
+	Decisions []*CounterfactualDecision `protobuf:"bytes,5,rep,name=decisions,proto3" json:"decisions,omitempty"`
+	// The model calls (steps) on the path.
+	Steps int32 `protobuf:"varint,6,opt,name=steps,proto3" json:"steps,omitempty"`
+	// Their tokens and cost (USD).
+	InputTokens   int64   `protobuf:"varint,7,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens  int64   `protobuf:"varint,8,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	Cost          float64 `protobuf:"fixed64,9,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CounterfactualPath) Reset() {
+	*x = CounterfactualPath{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CounterfactualPath) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CounterfactualPath) ProtoMessage() {}
+
+func (x *CounterfactualPath) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CounterfactualPath.ProtoReflect.Descriptor instead.
+func (*CounterfactualPath) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *CounterfactualPath) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *CounterfactualPath) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *CounterfactualPath) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *CounterfactualPath) GetAnswers() []string {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+func (x *CounterfactualPath) GetDecisions() []*CounterfactualDecision {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+func (x *CounterfactualPath) GetSteps() int32 {
+	if x != nil {
+		return x.Steps
+	}
+	return 0
+}
+
+func (x *CounterfactualPath) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *CounterfactualPath) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *CounterfactualPath) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+// CounterfactualDecision is a tool call on a path and its outcome.
+type CounterfactualDecision struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string                 `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	Arguments  *structpb.Struct       `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The call's record status: `completed`, `error`,
+	// `awaiting_approval`, `rejected`, …; empty when none is recorded.
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// The start of the result the model read.
+	OutputPreview string `protobuf:"bytes,5,opt,name=output_preview,json=outputPreview,proto3" json:"output_preview,omitempty"`
+	// On the counterfactual: the call matches one the original recorded, and
+	// was answered from that record.
+	Replayed      bool `protobuf:"varint,6,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CounterfactualDecision) Reset() {
+	*x = CounterfactualDecision{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CounterfactualDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CounterfactualDecision) ProtoMessage() {}
+
+func (x *CounterfactualDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CounterfactualDecision.ProtoReflect.Descriptor instead.
+func (*CounterfactualDecision) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{108}
+}
+
+func (x *CounterfactualDecision) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *CounterfactualDecision) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *CounterfactualDecision) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *CounterfactualDecision) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *CounterfactualDecision) GetOutputPreview() string {
+	if x != nil {
+		return x.OutputPreview
+	}
+	return ""
+}
+
+func (x *CounterfactualDecision) GetReplayed() bool {
+	if x != nil {
+		return x.Replayed
+	}
+	return false
+}
+
+// SearchAgentExecutionsRequest filters executions across runs; unset
+// filters match everything.
+type SearchAgentExecutionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Only executions that called this tool.
+	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// Only executions with a tool call (of toolName, when set) whose
+	// arguments' JSON contains this text, case-insensitively.
+	ToolArguments string `protobuf:"bytes,3,opt,name=tool_arguments,json=toolArguments,proto3" json:"tool_arguments,omitempty"`
+	// Only executions that called this model, `provider/modelId`.
+	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	// Only executions with this status.
+	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// Only executions that stopped for this reason.
+	StopReason string `protobuf:"bytes,6,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// Only failed executions of this error class (see FailureCluster).
+	ErrorClass string `protobuf:"bytes,7,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
+	// Only executions made from this definition.
+	AgentDefinitionId string `protobuf:"bytes,8,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// Only executions created at or after this time (RFC 3339).
+	From string `protobuf:"bytes,9,opt,name=from,proto3" json:"from,omitempty"`
+	// Only executions created before this time (RFC 3339).
+	To string `protobuf:"bytes,10,opt,name=to,proto3" json:"to,omitempty"`
+	// Only executions that cost at least / at most this much (USD).
+	MinCost *float64 `protobuf:"fixed64,11,opt,name=min_cost,json=minCost,proto3,oneof" json:"min_cost,omitempty"`
+	MaxCost *float64 `protobuf:"fixed64,12,opt,name=max_cost,json=maxCost,proto3,oneof" json:"max_cost,omitempty"`
+	// Items per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,13,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,14,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAgentExecutionsRequest) Reset() {
+	*x = SearchAgentExecutionsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[109]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAgentExecutionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAgentExecutionsRequest) ProtoMessage() {}
+
+func (x *SearchAgentExecutionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[109]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAgentExecutionsRequest.ProtoReflect.Descriptor instead.
+func (*SearchAgentExecutionsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{109}
+}
+
+func (x *SearchAgentExecutionsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetToolArguments() string {
+	if x != nil {
+		return x.ToolArguments
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetErrorClass() string {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetMinCost() float64 {
+	if x != nil && x.MinCost != nil {
+		return *x.MinCost
+	}
+	return 0
+}
+
+func (x *SearchAgentExecutionsRequest) GetMaxCost() float64 {
+	if x != nil && x.MaxCost != nil {
+		return *x.MaxCost
+	}
+	return 0
+}
+
+func (x *SearchAgentExecutionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *SearchAgentExecutionsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// SearchAgentExecutionsResponse is a page of matches.
+type SearchAgentExecutionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The matches, newest first.
+	Matches []*ExecutionMatch `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAgentExecutionsResponse) Reset() {
+	*x = SearchAgentExecutionsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAgentExecutionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAgentExecutionsResponse) ProtoMessage() {}
+
+func (x *SearchAgentExecutionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAgentExecutionsResponse.ProtoReflect.Descriptor instead.
+func (*SearchAgentExecutionsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{110}
+}
+
+func (x *SearchAgentExecutionsResponse) GetMatches() []*ExecutionMatch {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
+
+func (x *SearchAgentExecutionsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// ExecutionMatch is an execution a search found, with its summary.
+type ExecutionMatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Execution     *AgentExecution        `protobuf:"bytes,1,opt,name=execution,proto3" json:"execution,omitempty"`
+	Summary       *ExecutionSummary      `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecutionMatch) Reset() {
+	*x = ExecutionMatch{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[111]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionMatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionMatch) ProtoMessage() {}
+
+func (x *ExecutionMatch) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[111]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionMatch.ProtoReflect.Descriptor instead.
+func (*ExecutionMatch) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{111}
+}
+
+func (x *ExecutionMatch) GetExecution() *AgentExecution {
+	if x != nil {
+		return x.Execution
+	}
+	return nil
+}
+
+func (x *ExecutionMatch) GetSummary() *ExecutionSummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+// ExecutionSummary sums an execution's work.
+type ExecutionSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Model calls that answered.
+	Turns        int64 `protobuf:"varint,1,opt,name=turns,proto3" json:"turns,omitempty"`
+	ToolCalls    int64 `protobuf:"varint,2,opt,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	InputTokens  int64 `protobuf:"varint,3,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens int64 `protobuf:"varint,4,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	// USD.
+	Cost float64 `protobuf:"fixed64,5,opt,name=cost,proto3" json:"cost,omitempty"`
+	// The models called (`provider/modelId`) and tools called.
+	Models []string `protobuf:"bytes,6,rep,name=models,proto3" json:"models,omitempty"`
+	Tools  []string `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty"`
+	// The last tool call's tool and status.
+	LastToolName   string `protobuf:"bytes,8,opt,name=last_tool_name,json=lastToolName,proto3" json:"last_tool_name,omitempty"`
+	LastToolStatus string `protobuf:"bytes,9,opt,name=last_tool_status,json=lastToolStatus,proto3" json:"last_tool_status,omitempty"`
+	// A failed execution's error class.
+	ErrorClass    string `protobuf:"bytes,10,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecutionSummary) Reset() {
+	*x = ExecutionSummary{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[112]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionSummary) ProtoMessage() {}
+
+func (x *ExecutionSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[112]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionSummary.ProtoReflect.Descriptor instead.
+func (*ExecutionSummary) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{112}
+}
+
+func (x *ExecutionSummary) GetTurns() int64 {
+	if x != nil {
+		return x.Turns
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetToolCalls() int64 {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *ExecutionSummary) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ExecutionSummary) GetLastToolName() string {
+	if x != nil {
+		return x.LastToolName
+	}
+	return ""
+}
+
+func (x *ExecutionSummary) GetLastToolStatus() string {
+	if x != nil {
+		return x.LastToolStatus
+	}
+	return ""
+}
+
+func (x *ExecutionSummary) GetErrorClass() string {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ""
+}
+
+// GetDefinitionStatsRequest names a definition.
+type GetDefinitionStatsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The definition's ID.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// Only executions created in [from, to) (RFC 3339); unset: unbounded.
+	From          string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDefinitionStatsRequest) Reset() {
+	*x = GetDefinitionStatsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[113]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDefinitionStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDefinitionStatsRequest) ProtoMessage() {}
+
+func (x *GetDefinitionStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[113]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDefinitionStatsRequest.ProtoReflect.Descriptor instead.
+func (*GetDefinitionStatsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{113}
+}
+
+func (x *GetDefinitionStatsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetDefinitionStatsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetDefinitionStatsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *GetDefinitionStatsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+// DefinitionStats spreads a definition's executions.
+type DefinitionStats struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AgentDefinitionId string                 `protobuf:"bytes,1,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// How many executions, and how many in each status.
+	Executions int64            `protobuf:"varint,2,opt,name=executions,proto3" json:"executions,omitempty"`
+	ByStatus   map[string]int64 `protobuf:"bytes,3,rep,name=by_status,json=byStatus,proto3" json:"by_status,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Turns      *Distribution    `protobuf:"bytes,4,opt,name=turns,proto3" json:"turns,omitempty"`
+	ToolCalls  *Distribution    `protobuf:"bytes,5,opt,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	// USD.
+	Cost *Distribution `protobuf:"bytes,6,opt,name=cost,proto3" json:"cost,omitempty"`
+	// From start to end, ended executions only.
+	DurationMs    *Distribution `protobuf:"bytes,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DefinitionStats) Reset() {
+	*x = DefinitionStats{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[114]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefinitionStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefinitionStats) ProtoMessage() {}
+
+func (x *DefinitionStats) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[114]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefinitionStats.ProtoReflect.Descriptor instead.
+func (*DefinitionStats) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{114}
+}
+
+func (x *DefinitionStats) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *DefinitionStats) GetExecutions() int64 {
+	if x != nil {
+		return x.Executions
+	}
+	return 0
+}
+
+func (x *DefinitionStats) GetByStatus() map[string]int64 {
+	if x != nil {
+		return x.ByStatus
+	}
+	return nil
+}
+
+func (x *DefinitionStats) GetTurns() *Distribution {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
+func (x *DefinitionStats) GetToolCalls() *Distribution {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *DefinitionStats) GetCost() *Distribution {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+func (x *DefinitionStats) GetDurationMs() *Distribution {
+	if x != nil {
+		return x.DurationMs
+	}
+	return nil
+}
+
+// Distribution is a quantity's spread over executions.
+type Distribution struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         int64                  `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	P50           float64                `protobuf:"fixed64,2,opt,name=p50,proto3" json:"p50,omitempty"`
+	P90           float64                `protobuf:"fixed64,3,opt,name=p90,proto3" json:"p90,omitempty"`
+	P99           float64                `protobuf:"fixed64,4,opt,name=p99,proto3" json:"p99,omitempty"`
+	Max           float64                `protobuf:"fixed64,5,opt,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Distribution) Reset() {
+	*x = Distribution{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[115]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Distribution) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Distribution) ProtoMessage() {}
+
+func (x *Distribution) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[115]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Distribution.ProtoReflect.Descriptor instead.
+func (*Distribution) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{115}
+}
+
+func (x *Distribution) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *Distribution) GetP50() float64 {
+	if x != nil {
+		return x.P50
+	}
+	return 0
+}
+
+func (x *Distribution) GetP90() float64 {
+	if x != nil {
+		return x.P90
+	}
+	return 0
+}
+
+func (x *Distribution) GetP99() float64 {
+	if x != nil {
+		return x.P99
+	}
+	return 0
+}
+
+func (x *Distribution) GetMax() float64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+// ListFailureClustersRequest filters the failed executions clustered.
+type ListFailureClustersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Only executions made from this definition.
+	AgentDefinitionId string `protobuf:"bytes,2,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// Only executions created in [from, to) (RFC 3339).
+	From string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To   string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	// Clusters per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,6,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFailureClustersRequest) Reset() {
+	*x = ListFailureClustersRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[116]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFailureClustersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFailureClustersRequest) ProtoMessage() {}
+
+func (x *ListFailureClustersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[116]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFailureClustersRequest.ProtoReflect.Descriptor instead.
+func (*ListFailureClustersRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{116}
+}
+
+func (x *ListFailureClustersRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListFailureClustersRequest) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *ListFailureClustersRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ListFailureClustersRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *ListFailureClustersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListFailureClustersRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListFailureClustersResponse is a page of clusters, largest first.
+type ListFailureClustersResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	FailureClusters []*FailureCluster      `protobuf:"bytes,1,rep,name=failure_clusters,json=failureClusters,proto3" json:"failure_clusters,omitempty"`
+	NextCursor      string                 `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ListFailureClustersResponse) Reset() {
+	*x = ListFailureClustersResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[117]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFailureClustersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFailureClustersResponse) ProtoMessage() {}
+
+func (x *ListFailureClustersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[117]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFailureClustersResponse.ProtoReflect.Descriptor instead.
+func (*ListFailureClustersResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{117}
+}
+
+func (x *ListFailureClustersResponse) GetFailureClusters() []*FailureCluster {
+	if x != nil {
+		return x.FailureClusters
+	}
+	return nil
+}
+
+func (x *ListFailureClustersResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// FailureCluster is failed executions alike: one error class (the head of
+// the error, numbers, IDs and quoted text blanked) and one last decision.
+type FailureCluster struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ErrorClass string                 `protobuf:"bytes,1,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
+	// The last tool call before the failure: its tool and status; empty
+	// when the execution called none.
+	LastToolName   string `protobuf:"bytes,2,opt,name=last_tool_name,json=lastToolName,proto3" json:"last_tool_name,omitempty"`
+	LastToolStatus string `protobuf:"bytes,3,opt,name=last_tool_status,json=lastToolStatus,proto3" json:"last_tool_status,omitempty"`
+	Count          int64  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	// The newest few of its executions.
+	ExampleExecutionIds []string `protobuf:"bytes,5,rep,name=example_execution_ids,json=exampleExecutionIds,proto3" json:"example_execution_ids,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *FailureCluster) Reset() {
+	*x = FailureCluster{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[118]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailureCluster) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailureCluster) ProtoMessage() {}
+
+func (x *FailureCluster) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[118]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailureCluster.ProtoReflect.Descriptor instead.
+func (*FailureCluster) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{118}
+}
+
+func (x *FailureCluster) GetErrorClass() string {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ""
+}
+
+func (x *FailureCluster) GetLastToolName() string {
+	if x != nil {
+		return x.LastToolName
+	}
+	return ""
+}
+
+func (x *FailureCluster) GetLastToolStatus() string {
+	if x != nil {
+		return x.LastToolStatus
+	}
+	return ""
+}
+
+func (x *FailureCluster) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *FailureCluster) GetExampleExecutionIds() []string {
+	if x != nil {
+		return x.ExampleExecutionIds
+	}
+	return nil
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -8703,7 +10171,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\x8c\b\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xd8\b\n" +
 	"\x0fExecutionConfig\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x12-\n" +
 	"\x06models\x18\x02 \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
@@ -8727,7 +10195,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"compaction\x18\x0f \x01(\v2\x1d.agentree.v1.CompactionConfigR\n" +
 	"compaction\x12,\n" +
 	"\x05agent\x18\x10 \x01(\v2\x16.google.protobuf.ValueR\x05agent\x12:\n" +
-	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x1a=\n" +
+	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x12J\n" +
+	"\x0ecounterfactual\x18\xf1\x01 \x01(\v2!.agentree.v1.CounterfactualConfigR\x0ecounterfactual\x1a=\n" +
 	"\x0fToolPolicyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -8828,7 +10297,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\xb8\b\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\xe6\b\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -8864,7 +10333,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"forkedFrom\x12*\n" +
 	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
 	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\x12)\n" +
-	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceModeJ\x04\b\b\x10\t\"\xb7\x03\n" +
+	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceMode\x12,\n" +
+	"\x11counterfactual_of\x18\xf1\x01 \x01(\tR\x10counterfactualOfJ\x04\b\b\x10\t\"\xb7\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -9442,7 +10912,139 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\xbb\x1e\n" +
+	"compaction\"P\n" +
+	"\x14CounterfactualConfig\x12\x0e\n" +
+	"\x02of\x18\x01 \x01(\tR\x02of\x12\x12\n" +
+	"\x04leaf\x18\x02 \x01(\tR\x04leaf\x12\x14\n" +
+	"\x05entry\x18\x03 \x01(\tR\x05entry\"\xe5\x01\n" +
+	"\x1bCreateCounterfactualRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12!\n" +
+	"\fuser_message\x18\x04 \x01(\tR\vuserMessage\x12+\n" +
+	"\x05model\x18\x05 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\x129\n" +
+	"\x06action\x18\x06 \x01(\v2!.agentree.v1.CounterfactualActionR\x06action\"\x8c\x01\n" +
+	"\x14CounterfactualAction\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x125\n" +
+	"\targuments\x18\x03 \x01(\v2\x17.google.protobuf.StructR\targuments\"i\n" +
+	"\x18GetCounterfactualRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12+\n" +
+	"\x11counterfactual_id\x18\x03 \x01(\tR\x10counterfactualId\"\xfa\x01\n" +
+	"\x0eCounterfactual\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
+	"\voriginal_id\x18\x02 \x01(\tR\n" +
+	"originalId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x16\n" +
+	"\x06change\x18\x04 \x01(\tR\x06change\x12;\n" +
+	"\boriginal\x18\x05 \x01(\v2\x1f.agentree.v1.CounterfactualPathR\boriginal\x12G\n" +
+	"\x0ecounterfactual\x18\x06 \x01(\v2\x1f.agentree.v1.CounterfactualPathR\x0ecounterfactual\"\xbf\x02\n" +
+	"\x12CounterfactualPath\x12!\n" +
+	"\fexecution_id\x18\x01 \x01(\tR\vexecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
+	"\vstop_reason\x18\x03 \x01(\tR\n" +
+	"stopReason\x12\x18\n" +
+	"\aanswers\x18\x04 \x03(\tR\aanswers\x12A\n" +
+	"\tdecisions\x18\x05 \x03(\v2#.agentree.v1.CounterfactualDecisionR\tdecisions\x12\x14\n" +
+	"\x05steps\x18\x06 \x01(\x05R\x05steps\x12!\n" +
+	"\finput_tokens\x18\a \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\b \x01(\x03R\foutputTokens\x12\x12\n" +
+	"\x04cost\x18\t \x01(\x01R\x04cost\"\xe9\x01\n" +
+	"\x16CounterfactualDecision\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x125\n" +
+	"\targuments\x18\x03 \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12%\n" +
+	"\x0eoutput_preview\x18\x05 \x01(\tR\routputPreview\x12\x1a\n" +
+	"\breplayed\x18\x06 \x01(\bR\breplayed\"\xc7\x03\n" +
+	"\x1cSearchAgentExecutionsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12%\n" +
+	"\x0etool_arguments\x18\x03 \x01(\tR\rtoolArguments\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1f\n" +
+	"\vstop_reason\x18\x06 \x01(\tR\n" +
+	"stopReason\x12\x1f\n" +
+	"\verror_class\x18\a \x01(\tR\n" +
+	"errorClass\x12.\n" +
+	"\x13agent_definition_id\x18\b \x01(\tR\x11agentDefinitionId\x12\x12\n" +
+	"\x04from\x18\t \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\n" +
+	" \x01(\tR\x02to\x12\x1e\n" +
+	"\bmin_cost\x18\v \x01(\x01H\x00R\aminCost\x88\x01\x01\x12\x1e\n" +
+	"\bmax_cost\x18\f \x01(\x01H\x01R\amaxCost\x88\x01\x01\x12\x1b\n" +
+	"\tpage_size\x18\r \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x0e \x01(\tR\x06cursorB\v\n" +
+	"\t_min_costB\v\n" +
+	"\t_max_cost\"w\n" +
+	"\x1dSearchAgentExecutionsResponse\x125\n" +
+	"\amatches\x18\x01 \x03(\v2\x1b.agentree.v1.ExecutionMatchR\amatches\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\x84\x01\n" +
+	"\x0eExecutionMatch\x129\n" +
+	"\texecution\x18\x01 \x01(\v2\x1b.agentree.v1.AgentExecutionR\texecution\x127\n" +
+	"\asummary\x18\x02 \x01(\v2\x1d.agentree.v1.ExecutionSummaryR\asummary\"\xc2\x02\n" +
+	"\x10ExecutionSummary\x12\x14\n" +
+	"\x05turns\x18\x01 \x01(\x03R\x05turns\x12\x1d\n" +
+	"\n" +
+	"tool_calls\x18\x02 \x01(\x03R\ttoolCalls\x12!\n" +
+	"\finput_tokens\x18\x03 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x04 \x01(\x03R\foutputTokens\x12\x12\n" +
+	"\x04cost\x18\x05 \x01(\x01R\x04cost\x12\x16\n" +
+	"\x06models\x18\x06 \x03(\tR\x06models\x12\x14\n" +
+	"\x05tools\x18\a \x03(\tR\x05tools\x12$\n" +
+	"\x0elast_tool_name\x18\b \x01(\tR\flastToolName\x12(\n" +
+	"\x10last_tool_status\x18\t \x01(\tR\x0elastToolStatus\x12\x1f\n" +
+	"\verror_class\x18\n" +
+	" \x01(\tR\n" +
+	"errorClass\"a\n" +
+	"\x19GetDefinitionStatsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\"\xbd\x03\n" +
+	"\x0fDefinitionStats\x12.\n" +
+	"\x13agent_definition_id\x18\x01 \x01(\tR\x11agentDefinitionId\x12\x1e\n" +
+	"\n" +
+	"executions\x18\x02 \x01(\x03R\n" +
+	"executions\x12G\n" +
+	"\tby_status\x18\x03 \x03(\v2*.agentree.v1.DefinitionStats.ByStatusEntryR\bbyStatus\x12/\n" +
+	"\x05turns\x18\x04 \x01(\v2\x19.agentree.v1.DistributionR\x05turns\x128\n" +
+	"\n" +
+	"tool_calls\x18\x05 \x01(\v2\x19.agentree.v1.DistributionR\ttoolCalls\x12-\n" +
+	"\x04cost\x18\x06 \x01(\v2\x19.agentree.v1.DistributionR\x04cost\x12:\n" +
+	"\vduration_ms\x18\a \x01(\v2\x19.agentree.v1.DistributionR\n" +
+	"durationMs\x1a;\n" +
+	"\rByStatusEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"l\n" +
+	"\fDistribution\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x03R\x05count\x12\x10\n" +
+	"\x03p50\x18\x02 \x01(\x01R\x03p50\x12\x10\n" +
+	"\x03p90\x18\x03 \x01(\x01R\x03p90\x12\x10\n" +
+	"\x03p99\x18\x04 \x01(\x01R\x03p99\x12\x10\n" +
+	"\x03max\x18\x05 \x01(\x01R\x03max\"\xb7\x01\n" +
+	"\x1aListFailureClustersRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
+	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x06 \x01(\tR\x06cursor\"\x86\x01\n" +
+	"\x1bListFailureClustersResponse\x12F\n" +
+	"\x10failure_clusters\x18\x01 \x03(\v2\x1b.agentree.v1.FailureClusterR\x0ffailureClusters\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\xcb\x01\n" +
+	"\x0eFailureCluster\x12\x1f\n" +
+	"\verror_class\x18\x01 \x01(\tR\n" +
+	"errorClass\x12$\n" +
+	"\x0elast_tool_name\x18\x02 \x01(\tR\flastToolName\x12(\n" +
+	"\x10last_tool_status\x18\x03 \x01(\tR\x0elastToolStatus\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x03R\x05count\x122\n" +
+	"\x15example_execution_ids\x18\x05 \x03(\tR\x13exampleExecutionIds2\xd3\"\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -9484,7 +11086,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fRevokeApiKey\x12 .agentree.v1.RevokeApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12O\n" +
 	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12M\n" +
 	"\vGetOrgQuota\x12\x1f.agentree.v1.GetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\x06\xa2\x82\x19\x02\b\x04\x12O\n" +
-	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12g\n" +
+	"\x14CreateCounterfactual\x12(.agentree.v1.CreateCounterfactualRequest\x1a\x1b.agentree.v1.Counterfactual\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12_\n" +
+	"\x11GetCounterfactual\x12%.agentree.v1.GetCounterfactualRequest\x1a\x1b.agentree.v1.Counterfactual\"\x06\xa2\x82\x19\x02\b\x04\x12v\n" +
+	"\x15SearchAgentExecutions\x12).agentree.v1.SearchAgentExecutionsRequest\x1a*.agentree.v1.SearchAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
+	"\x12GetDefinitionStats\x12&.agentree.v1.GetDefinitionStatsRequest\x1a\x1c.agentree.v1.DefinitionStats\"\x06\xa2\x82\x19\x02\b\x04\x12p\n" +
+	"\x13ListFailureClusters\x12'.agentree.v1.ListFailureClustersRequest\x1a(.agentree.v1.ListFailureClustersResponse\"\x06\xa2\x82\x19\x02\b\x04B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -9498,7 +11105,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 121)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -9602,212 +11209,257 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetTokenTimelineRequest)(nil),       // 99: agentree.v1.GetTokenTimelineRequest
 	(*TokenTimeline)(nil),                 // 100: agentree.v1.TokenTimeline
 	(*TimelinePoint)(nil),                 // 101: agentree.v1.TimelinePoint
-	nil,                                   // 102: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 103: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 104: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 105: google.protobuf.Timestamp
+	(*CounterfactualConfig)(nil),          // 102: agentree.v1.CounterfactualConfig
+	(*CreateCounterfactualRequest)(nil),   // 103: agentree.v1.CreateCounterfactualRequest
+	(*CounterfactualAction)(nil),          // 104: agentree.v1.CounterfactualAction
+	(*GetCounterfactualRequest)(nil),      // 105: agentree.v1.GetCounterfactualRequest
+	(*Counterfactual)(nil),                // 106: agentree.v1.Counterfactual
+	(*CounterfactualPath)(nil),            // 107: agentree.v1.CounterfactualPath
+	(*CounterfactualDecision)(nil),        // 108: agentree.v1.CounterfactualDecision
+	(*SearchAgentExecutionsRequest)(nil),  // 109: agentree.v1.SearchAgentExecutionsRequest
+	(*SearchAgentExecutionsResponse)(nil), // 110: agentree.v1.SearchAgentExecutionsResponse
+	(*ExecutionMatch)(nil),                // 111: agentree.v1.ExecutionMatch
+	(*ExecutionSummary)(nil),              // 112: agentree.v1.ExecutionSummary
+	(*GetDefinitionStatsRequest)(nil),     // 113: agentree.v1.GetDefinitionStatsRequest
+	(*DefinitionStats)(nil),               // 114: agentree.v1.DefinitionStats
+	(*Distribution)(nil),                  // 115: agentree.v1.Distribution
+	(*ListFailureClustersRequest)(nil),    // 116: agentree.v1.ListFailureClustersRequest
+	(*ListFailureClustersResponse)(nil),   // 117: agentree.v1.ListFailureClustersResponse
+	(*FailureCluster)(nil),                // 118: agentree.v1.FailureCluster
+	nil,                                   // 119: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	nil,                                   // 120: agentree.v1.DefinitionStats.ByStatusEntry
+	(*structpb.Value)(nil),                // 121: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 122: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 123: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	102, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	119, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	103, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	121, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
-	104, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
-	1,   // 6: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
-	1,   // 7: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	2,   // 8: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	105, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	105, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	6,   // 12: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
-	1,   // 13: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 14: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 16: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	5,   // 17: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,   // 18: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 19: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 21: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	2,   // 22: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	104, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	104, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	105, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	105, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	105, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 30: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 31: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	14,  // 33: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	103, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	105, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	24,  // 36: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	25,  // 37: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	26,  // 38: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	28,  // 39: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	29,  // 40: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	30,  // 41: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	31,  // 42: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	33,  // 43: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	34,  // 44: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	38,  // 45: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	39,  // 46: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	40,  // 47: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	41,  // 48: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	32,  // 49: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	27,  // 50: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	103, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	35,  // 52: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	36,  // 53: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	37,  // 54: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	103, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	103, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	103, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	104, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	104, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	105, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	42,  // 61: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	105, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	105, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 64: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	103, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	104, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	105, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 68: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	103, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	55,  // 70: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	56,  // 71: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	54,  // 72: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	105, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	57,  // 74: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	103, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	103, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	105, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	105, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	61,  // 79: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	105, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	105, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	60,  // 82: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	60,  // 83: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 84: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 85: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 86: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	105, // 87: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 88: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 89: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	104, // 90: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	105, // 91: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 92: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	105, // 93: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	105, // 94: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	105, // 95: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	105, // 96: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 97: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 98: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	105, // 99: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	105, // 100: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 101: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 102: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 103: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	105, // 104: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	105, // 105: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 106: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 107: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	103, // 108: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 109: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 110: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	105, // 111: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	103, // 112: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 113: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 114: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	7,   // 115: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 116: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 117: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 118: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 119: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 120: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 121: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 122: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 123: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 124: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 125: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 126: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 127: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 128: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 129: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 130: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 131: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 132: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 133: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 134: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 135: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 136: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 137: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 138: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 139: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 140: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 141: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 142: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 143: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 144: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 145: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 146: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 147: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 148: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 149: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 150: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 151: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 152: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 153: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 154: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 155: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 156: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 157: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 158: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 159: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 160: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 161: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 162: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 163: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 164: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 165: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 166: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 167: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 168: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 169: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 170: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 171: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 172: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 173: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 174: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 175: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 176: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 177: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 178: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 179: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 180: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 181: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 182: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 183: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 184: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 185: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 186: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 187: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 188: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 189: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 190: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 191: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 192: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 193: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 194: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	155, // [155:195] is the sub-list for method output_type
-	115, // [115:155] is the sub-list for method input_type
-	115, // [115:115] is the sub-list for extension type_name
-	115, // [115:115] is the sub-list for extension extendee
-	0,   // [0:115] is the sub-list for field type_name
+	102, // 5: agentree.v1.ExecutionConfig.counterfactual:type_name -> agentree.v1.CounterfactualConfig
+	122, // 6: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	1,   // 7: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
+	1,   // 8: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
+	2,   // 9: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
+	122, // 10: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	123, // 11: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	123, // 12: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	6,   // 13: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
+	1,   // 14: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 15: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	122, // 16: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 17: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	5,   // 18: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 19: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 20: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	122, // 21: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 22: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	2,   // 23: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
+	122, // 24: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	122, // 25: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	122, // 26: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	123, // 27: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	123, // 28: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	123, // 29: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	123, // 30: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 31: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 32: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	122, // 33: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	14,  // 34: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	121, // 35: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	123, // 36: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	24,  // 37: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	25,  // 38: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	26,  // 39: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	28,  // 40: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	29,  // 41: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	30,  // 42: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	31,  // 43: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	33,  // 44: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	34,  // 45: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	38,  // 46: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	39,  // 47: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	40,  // 48: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	41,  // 49: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	32,  // 50: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	27,  // 51: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	121, // 52: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	35,  // 53: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	36,  // 54: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	37,  // 55: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	121, // 56: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	121, // 57: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	121, // 58: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	122, // 59: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	122, // 60: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	123, // 61: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 62: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	123, // 63: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	123, // 64: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 65: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	121, // 66: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	122, // 67: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	123, // 68: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 69: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	121, // 70: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 71: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 72: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 73: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	123, // 74: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 75: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	121, // 76: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	121, // 77: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	123, // 78: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	123, // 79: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 80: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	123, // 81: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	123, // 82: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	60,  // 83: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	60,  // 84: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 85: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 86: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 87: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	123, // 88: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 89: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 90: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	122, // 91: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	123, // 92: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	123, // 93: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	123, // 94: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	123, // 95: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	123, // 96: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	123, // 97: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 98: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 99: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	123, // 100: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	123, // 101: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	123, // 102: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 103: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 104: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	123, // 105: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	123, // 106: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 107: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 108: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	121, // 109: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 110: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 111: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	123, // 112: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	121, // 113: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 114: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 115: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	1,   // 116: agentree.v1.CreateCounterfactualRequest.model:type_name -> agentree.v1.ModelRef
+	104, // 117: agentree.v1.CreateCounterfactualRequest.action:type_name -> agentree.v1.CounterfactualAction
+	122, // 118: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
+	107, // 119: agentree.v1.Counterfactual.original:type_name -> agentree.v1.CounterfactualPath
+	107, // 120: agentree.v1.Counterfactual.counterfactual:type_name -> agentree.v1.CounterfactualPath
+	108, // 121: agentree.v1.CounterfactualPath.decisions:type_name -> agentree.v1.CounterfactualDecision
+	122, // 122: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
+	111, // 123: agentree.v1.SearchAgentExecutionsResponse.matches:type_name -> agentree.v1.ExecutionMatch
+	14,  // 124: agentree.v1.ExecutionMatch.execution:type_name -> agentree.v1.AgentExecution
+	112, // 125: agentree.v1.ExecutionMatch.summary:type_name -> agentree.v1.ExecutionSummary
+	120, // 126: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
+	115, // 127: agentree.v1.DefinitionStats.turns:type_name -> agentree.v1.Distribution
+	115, // 128: agentree.v1.DefinitionStats.tool_calls:type_name -> agentree.v1.Distribution
+	115, // 129: agentree.v1.DefinitionStats.cost:type_name -> agentree.v1.Distribution
+	115, // 130: agentree.v1.DefinitionStats.duration_ms:type_name -> agentree.v1.Distribution
+	118, // 131: agentree.v1.ListFailureClustersResponse.failure_clusters:type_name -> agentree.v1.FailureCluster
+	7,   // 132: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 133: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 134: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 135: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 136: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 137: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 138: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 139: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 140: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 141: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 142: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 143: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 144: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 145: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 146: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 147: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 148: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 149: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 150: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 151: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 152: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 153: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 154: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 155: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 156: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 157: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 158: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 159: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 160: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 161: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 162: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 163: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 164: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 165: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 166: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 167: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 168: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 169: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 170: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 171: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	103, // 172: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
+	105, // 173: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
+	109, // 174: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
+	113, // 175: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
+	116, // 176: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
+	5,   // 177: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 178: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 179: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 180: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 181: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 182: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 183: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 184: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 185: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 186: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 187: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 188: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 189: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 190: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 191: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 192: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 193: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 194: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 195: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 196: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 197: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 198: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 199: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 200: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 201: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 202: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 203: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 204: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 205: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 206: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 207: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 208: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 209: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 210: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 211: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 212: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 213: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 214: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 215: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 216: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	106, // 217: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
+	106, // 218: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
+	110, // 219: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
+	114, // 220: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
+	117, // 221: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
+	177, // [177:222] is the sub-list for method output_type
+	132, // [132:177] is the sub-list for method input_type
+	132, // [132:132] is the sub-list for extension type_name
+	132, // [132:132] is the sub-list for extension extendee
+	0,   // [0:132] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9836,13 +11488,14 @@ func file_agentree_v1_agentree_proto_init() {
 	}
 	file_agentree_v1_agentree_proto_msgTypes[54].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[92].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[109].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   103,
+			NumMessages:   121,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
