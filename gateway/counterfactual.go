@@ -72,6 +72,10 @@ func (s *service) CreateCounterfactual(ctx context.Context, req *pb.CreateCounte
 	if err != nil {
 		return nil, toStatus(s.log, "start counterfactual", err)
 	}
+	// The row as it is now, its first entry appended.
+	if now, err := s.es.GetExecution(ctx, out.OrgID, out.ID); err == nil {
+		out = now
+	}
 	return s.counterfactual(ctx, ex, out)
 }
 

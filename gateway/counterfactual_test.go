@@ -1,0 +1,152 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/scripted"
+)
+
+// countedNote is a side-effecting tool (not read-only) counting its runs.
+func countedNote(runs *atomic.Int32) *agentsdk.Tool {
+	return agentsdk.NewTool("note", "Writes a note.",
+		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
+			runs.Add(1)
+			return "noted: " + a.Text, nil
+		})
+}
+
+// whatIfModel echoes "a", then "b", then answers; after a note it echoes
+// "b" and answers differently.
+func whatIfModel() *scripted.Provider {
+	return scripted.New(func(_ int, req agentsdk.ModelRequest) scripted.Turn {
+		noted := false
+		for _, m := range req.Messages {
+			noted = noted || (m.Role == agentsdk.RoleToolResult && m.ToolName == "note")
+		}
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == agentsdk.RoleUser:
+			return scripted.Turn{ToolCalls: echoCall("call_a", "a")}
+		case last.ToolName == "note" || last.Text() == "echo: a":
+			return scripted.Turn{ToolCalls: echoCall("call_b", "b")}
+		case noted:
+			return scripted.Turn{Text: "done differently"}
+		}
+		return scripted.Turn{Text: "done"}
+	})
+}
+
+// entryCalling is the execution's assistant entry that calls toolCallID.
+func (e *env) entryCalling(path, toolCallID string) string {
+	e.t.Helper()
+	for _, en := range e.all(path+"/entries?pageSize=500", "entries") {
+		if en["role"] != "assistant" {
+			continue
+		}
+		for _, b := range en["content"].(map[string]any)["content"].([]any) {
+			if tc, ok := b.(map[string]any)["toolCall"].(map[string]any); ok && tc["id"] == toolCallID {
+				return en["id"].(string)
+			}
+		}
+	}
+	require.Failf(e.t, "no entry", "%s has no answer calling %s", path, toolCallID)
+	return ""
+}
+
+// TestCounterfactualWithAnotherAction: replacing the first tool call with
+// a call of another (side-effecting) tool runs a branch in which that new
+// call waits for approval whatever the policy (auto) says, and the later
+// call the original made with the same arguments is answered from its
+// record: the tool's side-effect counter does not move. Both paths come
+// back side by side.
+func TestCounterfactualWithAnotherAction(t *testing.T) {
+	var echoRuns, noteRuns atomic.Int32
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{whatIfModel()}, tools: []*agentsdk.Tool{countedEcho(&echoRuns), countedNote(&noteRuns)}})
+	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
+	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
+		"kind": "react-agent", "userPrompt": "go", "models": scriptedModel, "tools": []string{"echo", "note"},
+	})
+	id := ex["id"].(string)
+	path := base + "/" + id
+	e.waitStatus(id, "COMPLETED", time.Minute)
+	require.EqualValues(t, 2, echoRuns.Load(), "the original echoed a and b")
+
+	first := e.entryCalling(path, "call_a")
+	cf := e.ok(e.keyA, http.MethodPost, path+"/counterfactuals", map[string]any{
+		"entryId": first, "action": map[string]any{"toolName": "note", "arguments": map[string]any{"text": "x"}},
+	})
+	cfID := cf["id"].(string)
+	require.Equal(t, id, cf["originalId"])
+	require.Equal(t, "action", cf["change"])
+	got := e.ok(e.keyA, http.MethodGet, base+"/"+cfID, nil)
+	require.Equal(t, id, got["counterfactualOf"])
+	require.Equal(t, id, got["forkedFrom"])
+
+	// The new side-effecting call waits for a person, though the policy
+	// is auto.
+	e.waitStatus(cfID, "WAITING", time.Minute)
+	require.Equal(t, "awaiting_approval", e.toolCall(base+"/"+cfID, "call_a")["status"])
+	require.Zero(t, noteRuns.Load())
+	e.ok(e.keyA, http.MethodPost, base+"/"+cfID+"/tool-calls/call_a/approval", map[string]any{"decision": "approve"})
+	e.waitStatus(cfID, "COMPLETED", time.Minute)
+	require.EqualValues(t, 1, noteRuns.Load(), "the approved call ran")
+	require.EqualValues(t, 2, echoRuns.Load(), "echo b was answered from the original's record, not run again")
+
+	side := e.ok(e.keyA, http.MethodGet, path+"/counterfactuals/"+cfID, nil)
+	orig, alt := side["original"].(map[string]any), side["counterfactual"].(map[string]any)
+	require.Equal(t, []any{"done"}, orig["answers"])
+	require.Equal(t, []any{"done differently"}, alt["answers"])
+	require.Equal(t, "COMPLETED", orig["status"])
+	require.Equal(t, "COMPLETED", alt["status"])
+	require.EqualValues(t, 3, orig["steps"])
+	require.EqualValues(t, 3, alt["steps"], "the replaced action and two model calls")
+	decisions := func(p map[string]any) []string {
+		var out []string
+		for _, d := range p["decisions"].([]any) {
+			d := d.(map[string]any)
+			out = append(out, d["toolName"].(string)+"("+d["arguments"].(map[string]any)["text"].(string)+") "+d["status"].(string))
+		}
+		return out
+	}
+	require.Equal(t, []string{"echo(a) completed", "echo(b) completed"}, decisions(orig))
+	require.Equal(t, []string{"note(x) completed", "echo(b) completed"}, decisions(alt))
+	altDecisions := alt["decisions"].([]any)
+	require.Equal(t, false, altDecisions[0].(map[string]any)["replayed"], "note(x) is new")
+	require.Equal(t, true, altDecisions[1].(map[string]any)["replayed"], "echo(b) came from the record")
+	require.Equal(t, "echo: b", altDecisions[1].(map[string]any)["outputPreview"])
+}
+
+// TestCounterfactualBadInput: unknown entries and other organizations'
+// executions are 404s; no alternative or two at once, and an entry the
+// alternative cannot replace, are 400s.
+func TestCounterfactualBadInput(t *testing.T) {
+	var echoRuns, noteRuns atomic.Int32
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{whatIfModel()}, tools: []*agentsdk.Tool{countedEcho(&echoRuns), countedNote(&noteRuns)}})
+	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
+	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
+		"kind": "react-agent", "userPrompt": "go", "models": scriptedModel, "tools": []string{"echo", "note"},
+	})
+	id := ex["id"].(string)
+	path := base + "/" + id
+	e.waitStatus(id, "COMPLETED", time.Minute)
+	answer := e.entryCalling(path, "call_a")
+	cfs := path + "/counterfactuals"
+
+	e.fails(e.keyA, http.MethodPost, cfs, map[string]any{"entryId": "00000000-0000-0000-0000-000000000000", "userMessage": "hi"}, http.StatusNotFound, "not_found")
+	e.fails(e.keyB, http.MethodPost, "/api/orgs/"+e.orgB.Slug+"/agent-executions/"+id+"/counterfactuals",
+		map[string]any{"entryId": answer, "userMessage": "hi"}, http.StatusNotFound, "not_found")
+	e.fails(e.keyA, http.MethodPost, cfs, map[string]any{"entryId": answer}, http.StatusBadRequest, "invalid_argument")
+	r := e.fails(e.keyA, http.MethodPost, cfs, map[string]any{"entryId": answer, "userMessage": "hi", "model": scriptedModel[0]}, http.StatusBadRequest, "invalid_argument")
+	require.Contains(t, r.Body["message"], "exactly one alternative")
+	e.fails(e.keyA, http.MethodPost, cfs, map[string]any{"entryId": answer, "userMessage": "hi"}, http.StatusBadRequest, "invalid_argument")
+	e.fails(e.keyA, http.MethodPost, cfs, map[string]any{"entryId": answer, "action": map[string]any{"toolName": "rm"}}, http.StatusBadRequest, "invalid_argument")
+	e.fails(e.keyA, http.MethodGet, cfs+"/"+id, nil, http.StatusNotFound, "not_found")
+	require.EqualValues(t, 0, noteRuns.Load())
+}
