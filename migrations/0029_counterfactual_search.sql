@@ -11,16 +11,18 @@ ALTER TABLE agent_execution ADD COLUMN counterfactual_of UUID GENERATED ALWAYS A
 CREATE INDEX agent_execution_counterfactuals ON agent_execution (counterfactual_of, created_at DESC, id DESC)
     WHERE counterfactual_of IS NOT NULL;
 
--- execution_error_class is a failed execution's error class: the head of
--- its error (up to the first colon) with numbers, IDs and quoted text
--- blanked, so "model x failed 3 times: 503" and "… 4 times: 500" are one
--- class; an execution that failed without a message is its stop reason.
+-- execution_error_class is a failed execution's error class: the first
+-- non-empty part of its error between colons, parenthesised details
+-- dropped and numbers, IDs and quoted text blanked, so "…: model x
+-- failed 3 times (type: …): 503" and "… 4 times …: 500" are one class; an
+-- execution that failed without a message is its stop reason.
 CREATE FUNCTION execution_error_class(stop_reason text, error text)
 RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN coalesce(error, '') = '' THEN coalesce(stop_reason, '')
-        ELSE left(btrim(regexp_replace(regexp_replace(split_part(error, ':', 1),
-            '"[^"]*"|''[^'']*''', '…', 'g'),
-            '[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}|[0-9]+', 'N', 'g')), 120) END
+    SELECT coalesce((
+        SELECT left(btrim(regexp_replace(regexp_replace(p, '"[^"]*"|''[^'']*''', '…', 'g'),
+            '[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}|[0-9]+', 'N', 'g')), 120)
+        FROM unnest(string_to_array(regexp_replace(coalesce(error, ''), '\([^)]*\)', '', 'g'), ':')) WITH ORDINALITY AS u(p, n)
+        WHERE btrim(p) <> '' ORDER BY n LIMIT 1), coalesce(stop_reason, ''))
 $$;
 
 -- agent_execution_summary is one row per execution, kept by triggers in
