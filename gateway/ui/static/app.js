@@ -722,6 +722,8 @@
         return el('ul', null, calls.map((c) => el('li', { text: c.toolName + ' · ' + c.status + (c.durationMs ? ' · ' + fmtDuration(c.durationMs) : '') })));
       }],
     ];
+    // Views in their own files add panels (window.AgentreeViews).
+    for (const p of extensionPanels) panelDefs.push([p.name, () => p.load(id, base)]);
     const openPanels = [];
     for (const [name, load] of panelDefs) {
       const bodyEl = el('div', { class: 'panel-body' });
@@ -830,6 +832,18 @@
     }
     name.focus();
   }
+
+  // Views kept in files of their own (search.js, counterfactual.js, …)
+  // register as functions on window.AgentreeViews, loaded before this
+  // file; each gets the helpers here and adds routes and execution panels.
+  const extensionPanels = [];
+  const helpers = {
+    el, api, pages, alertBox, showError, badge, fmtCost, fmtTime, fmtDuration, STATUSES, main,
+    route: (re, view) => routes.push([re, view]),
+    executionPanel: (name, load) => extensionPanels.push({ name, load }),
+    onLeave: (f) => cleanups.push(f),
+  };
+  for (const register of window.AgentreeViews || []) register(helpers);
 
   document.getElementById('signout').addEventListener('click', () => signOut('Signed out.'));
   window.addEventListener('hashchange', route);
