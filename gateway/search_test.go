@@ -157,3 +157,29 @@ func TestFailureClusters(t *testing.T) {
 	require.Empty(t, e.ok(e.keyB, http.MethodGet, "/api/orgs/"+e.orgB.Slug+"/failure-clusters", nil)["failureClusters"])
 	e.fails(e.keyA, http.MethodGet, "/api/orgs/"+e.orgA.Slug+"/failure-clusters?from=soon", nil, http.StatusBadRequest, "invalid_argument")
 }
+
+// TestDefinitionStats: a definition's executions are counted by status
+// and spread (p50, p90, p99, max) by turns, tool calls, cost and
+// duration; another organization's definition is a 404.
+func TestDefinitionStats(t *testing.T) {
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{promptedModel()}, tools: []*agentsdk.Tool{echoTool()}})
+	defs := "/api/orgs/" + e.orgA.Slug + "/agent-definitions"
+	def := e.ok(e.keyA, http.MethodPost, defs, map[string]any{"name": "Echoer", "slug": "echoer", "models": scriptedModel, "tools": []string{"echo"}})["id"].(string)
+	for _, p := range []struct{ prompt, status string }{{"echo a", "COMPLETED"}, {"echo b", "COMPLETED"}, {"say hi", "COMPLETED"}, {"fail", "FAILED"}} {
+		id := e.ok(e.keyA, http.MethodPost, "/api/orgs/"+e.orgA.Slug+"/agent-executions", map[string]any{"agentDefinitionId": def, "userPrompt": p.prompt})["id"].(string)
+		e.waitStatus(id, p.status, time.Minute)
+	}
+	st := e.ok(e.keyA, http.MethodGet, defs+"/"+def+"/stats", nil)
+	require.EqualValues(t, 4, st["executions"])
+	require.Equal(t, map[string]any{"COMPLETED": 3.0, "FAILED": 1.0}, st["byStatus"])
+	turns, tools, dur := st["turns"].(map[string]any), st["toolCalls"].(map[string]any), st["durationMs"].(map[string]any)
+	require.EqualValues(t, 4, turns["count"])
+	require.EqualValues(t, 2, turns["max"], "echo, then the answer")
+	require.EqualValues(t, 1, tools["max"])
+	require.EqualValues(t, 0.5, tools["p50"], "two of four executions called a tool")
+	require.EqualValues(t, 4, dur["count"], "every execution has ended")
+	require.Greater(t, dur["p99"].(float64), 0.0)
+
+	e.fails(e.keyB, http.MethodGet, "/api/orgs/"+e.orgB.Slug+"/agent-definitions/"+def+"/stats", nil, http.StatusNotFound, "not_found")
+	e.fails(e.keyA, http.MethodGet, defs+"/"+def+"/stats?from=later", nil, http.StatusBadRequest, "invalid_argument")
+}
