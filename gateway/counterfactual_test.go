@@ -150,3 +150,51 @@ func TestCounterfactualBadInput(t *testing.T) {
 	e.fails(e.keyA, http.MethodGet, cfs+"/"+id, nil, http.StatusNotFound, "not_found")
 	require.EqualValues(t, 0, noteRuns.Load())
 }
+
+// TestCounterfactualWithAnotherMessageAndModel: a different user message
+// and a different model each run as a branch in which the calls the
+// original made are answered from its record (the echo counter stays),
+// the model named writes the branch's answers, and the change is named.
+func TestCounterfactualWithAnotherMessageAndModel(t *testing.T) {
+	var echoRuns, noteRuns atomic.Int32
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{whatIfModel()}, tools: []*agentsdk.Tool{countedEcho(&echoRuns), countedNote(&noteRuns)}})
+	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
+	id := e.ok(e.keyA, http.MethodPost, base, map[string]any{
+		"kind": "react-agent", "userPrompt": "go", "models": scriptedModel, "tools": []string{"echo", "note"},
+	})["id"].(string)
+	path := base + "/" + id
+	e.waitStatus(id, "COMPLETED", time.Minute)
+	var prompt string
+	for _, en := range e.all(path+"/entries?pageSize=500", "entries") {
+		if en["role"] == "user" {
+			prompt = en["id"].(string)
+		}
+	}
+	answer := e.entryCalling(path, "call_a")
+
+	byMessage := e.ok(e.keyA, http.MethodPost, path+"/counterfactuals", map[string]any{"entryId": prompt, "userMessage": "go, but differently"})
+	require.Equal(t, "message", byMessage["change"])
+	byModel := e.ok(e.keyA, http.MethodPost, path+"/counterfactuals", map[string]any{
+		"entryId": answer, "model": map[string]any{"provider": scripted.Name, "modelId": "scripted-2"}})
+	require.Equal(t, "model", byModel["change"])
+	for _, cf := range []map[string]any{byMessage, byModel} {
+		cfID := cf["id"].(string)
+		e.waitStatus(cfID, "COMPLETED", time.Minute)
+		side := e.ok(e.keyA, http.MethodGet, path+"/counterfactuals/"+cfID, nil)["counterfactual"].(map[string]any)
+		require.Equal(t, []any{"done"}, side["answers"])
+		for _, d := range side["decisions"].([]any) {
+			require.Equal(t, true, d.(map[string]any)["replayed"], "%s: the original's calls come from its record", cf["change"])
+		}
+	}
+	require.EqualValues(t, 2, echoRuns.Load(), "no branch ran echo again")
+	msgs := items(t, e.ok(e.keyA, http.MethodGet, base+"/"+byMessage["id"].(string)+"/messages?pageSize=50", nil), "messages")
+	require.Equal(t, "go, but differently", msgs[0]["content"].([]any)[0].(map[string]any)["text"])
+	answers := 0
+	for _, en := range e.all(base+"/"+byModel["id"].(string)+"/entries?pageSize=500", "entries") {
+		if en["role"] == "assistant" && en["executionId"] == byModel["id"] {
+			answers++
+			require.Equal(t, "scripted-2", en["content"].(map[string]any)["model"], "the model named writes the branch's answers")
+		}
+	}
+	require.Equal(t, 3, answers, "echo a, echo b, done")
+}
