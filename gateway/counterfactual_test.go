@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"context"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -15,11 +14,27 @@ import (
 
 // countedNote is a side-effecting tool (not read-only) counting its runs.
 func countedNote(runs *atomic.Int32) *agentsdk.Tool {
-	return agentsdk.NewTool("note", "Writes a note.",
-		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
-			runs.Add(1)
-			return "noted: " + a.Text, nil
-		})
+	return countedTool("note", "Writes a note.", "noted: ", runs)
+}
+
+// whatIf is a gateway and worker with whatIfModel, echo and note (both
+// counted), and one execution of them run to its end.
+type whatIf struct {
+	*env
+	base, id, path     string
+	echoRuns, noteRuns *atomic.Int32
+}
+
+func newWhatIf(t *testing.T) whatIf {
+	w := whatIf{echoRuns: new(atomic.Int32), noteRuns: new(atomic.Int32)}
+	w.env = newEnv(t, envOptions{providers: []agentsdk.Provider{whatIfModel()}, tools: []*agentsdk.Tool{countedEcho(w.echoRuns), countedNote(w.noteRuns)}})
+	w.base = "/api/orgs/" + w.orgA.Slug + "/agent-executions"
+	w.id = w.ok(w.keyA, http.MethodPost, w.base, map[string]any{
+		"kind": "react-agent", "userPrompt": "go", "models": scriptedModel, "tools": []string{"echo", "note"},
+	})["id"].(string)
+	w.path = w.base + "/" + w.id
+	w.waitStatus(w.id, "COMPLETED", time.Minute)
+	return w
 }
 
 // whatIfModel echoes "a", then "b", then answers; after a note it echoes
@@ -67,15 +82,8 @@ func (e *env) entryCalling(path, toolCallID string) string {
 // record: the tool's side-effect counter does not move. Both paths come
 // back side by side.
 func TestCounterfactualWithAnotherAction(t *testing.T) {
-	var echoRuns, noteRuns atomic.Int32
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{whatIfModel()}, tools: []*agentsdk.Tool{countedEcho(&echoRuns), countedNote(&noteRuns)}})
-	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
-	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
-		"kind": "react-agent", "userPrompt": "go", "models": scriptedModel, "tools": []string{"echo", "note"},
-	})
-	id := ex["id"].(string)
-	path := base + "/" + id
-	e.waitStatus(id, "COMPLETED", time.Minute)
+	w := newWhatIf(t)
+	e, base, id, path, echoRuns, noteRuns := w.env, w.base, w.id, w.path, w.echoRuns, w.noteRuns
 	require.EqualValues(t, 2, echoRuns.Load(), "the original echoed a and b")
 
 	first := e.entryCalling(path, "call_a")
@@ -127,15 +135,8 @@ func TestCounterfactualWithAnotherAction(t *testing.T) {
 // executions are 404s; no alternative or two at once, and an entry the
 // alternative cannot replace, are 400s.
 func TestCounterfactualBadInput(t *testing.T) {
-	var echoRuns, noteRuns atomic.Int32
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{whatIfModel()}, tools: []*agentsdk.Tool{countedEcho(&echoRuns), countedNote(&noteRuns)}})
-	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
-	ex := e.ok(e.keyA, http.MethodPost, base, map[string]any{
-		"kind": "react-agent", "userPrompt": "go", "models": scriptedModel, "tools": []string{"echo", "note"},
-	})
-	id := ex["id"].(string)
-	path := base + "/" + id
-	e.waitStatus(id, "COMPLETED", time.Minute)
+	w := newWhatIf(t)
+	e, id, path := w.env, w.id, w.path
 	answer := e.entryCalling(path, "call_a")
 	cfs := path + "/counterfactuals"
 
@@ -148,7 +149,7 @@ func TestCounterfactualBadInput(t *testing.T) {
 	e.fails(e.keyA, http.MethodPost, cfs, map[string]any{"entryId": answer, "userMessage": "hi"}, http.StatusBadRequest, "invalid_argument")
 	e.fails(e.keyA, http.MethodPost, cfs, map[string]any{"entryId": answer, "action": map[string]any{"toolName": "rm"}}, http.StatusBadRequest, "invalid_argument")
 	e.fails(e.keyA, http.MethodGet, cfs+"/"+id, nil, http.StatusNotFound, "not_found")
-	require.EqualValues(t, 0, noteRuns.Load())
+	require.EqualValues(t, 0, w.noteRuns.Load())
 }
 
 // TestCounterfactualWithAnotherMessageAndModel: a different user message
@@ -156,14 +157,8 @@ func TestCounterfactualBadInput(t *testing.T) {
 // original made are answered from its record (the echo counter stays),
 // the model named writes the branch's answers, and the change is named.
 func TestCounterfactualWithAnotherMessageAndModel(t *testing.T) {
-	var echoRuns, noteRuns atomic.Int32
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{whatIfModel()}, tools: []*agentsdk.Tool{countedEcho(&echoRuns), countedNote(&noteRuns)}})
-	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
-	id := e.ok(e.keyA, http.MethodPost, base, map[string]any{
-		"kind": "react-agent", "userPrompt": "go", "models": scriptedModel, "tools": []string{"echo", "note"},
-	})["id"].(string)
-	path := base + "/" + id
-	e.waitStatus(id, "COMPLETED", time.Minute)
+	w := newWhatIf(t)
+	e, base, path := w.env, w.base, w.path
 	var prompt string
 	for _, en := range e.all(path+"/entries?pageSize=500", "entries") {
 		if en["role"] == "user" {
@@ -186,7 +181,7 @@ func TestCounterfactualWithAnotherMessageAndModel(t *testing.T) {
 			require.Equal(t, true, d.(map[string]any)["replayed"], "%s: the original's calls come from its record", cf["change"])
 		}
 	}
-	require.EqualValues(t, 2, echoRuns.Load(), "no branch ran echo again")
+	require.EqualValues(t, 2, w.echoRuns.Load(), "no branch ran echo again")
 	msgs := items(t, e.ok(e.keyA, http.MethodGet, base+"/"+byMessage["id"].(string)+"/messages?pageSize=50", nil), "messages")
 	require.Equal(t, "go, but differently", msgs[0]["content"].([]any)[0].(map[string]any)["text"])
 	answers := 0

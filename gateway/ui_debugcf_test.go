@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,14 +23,9 @@ func setSelect(sel, value string) chromedp.Action {
 // shows the branch's new call waiting, Approve runs it, and the two paths
 // end side by side — the original's later call answered from its record.
 func TestUICounterfactual(t *testing.T) {
-	var echoRuns, noteRuns atomic.Int32
-	e := newEnv(t, envOptions{providers: []agentsdk.Provider{whatIfModel()}, tools: []*agentsdk.Tool{countedEcho(&echoRuns), countedNote(&noteRuns)}})
-	base := "/api/orgs/" + e.orgA.Slug + "/agent-executions"
-	id := e.ok(e.keyA, http.MethodPost, base, map[string]any{
-		"kind": "react-agent", "userPrompt": "go", "models": scriptedModel, "tools": []string{"echo", "note"},
-	})["id"].(string)
-	e.waitStatus(id, "COMPLETED", time.Minute)
-	answer := e.entryCalling(base+"/"+id, "call_a")
+	w := newWhatIf(t)
+	e, id, echoRuns, noteRuns := w.env, w.id, w.echoRuns, w.noteRuns
+	answer := e.entryCalling(w.path, "call_a")
 
 	ctx := browser(t)
 	signIn(t, ctx, e, e.orgA.Slug, e.keyA)
