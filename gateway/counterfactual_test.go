@@ -172,7 +172,12 @@ func TestCounterfactualWithAnotherMessageAndModel(t *testing.T) {
 	byModel := e.ok(e.keyA, http.MethodPost, path+"/counterfactuals", map[string]any{
 		"entryId": answer, "model": map[string]any{"provider": scripted.Name, "modelId": "scripted-2"}})
 	require.Equal(t, "model", byModel["change"])
-	for _, cf := range []map[string]any{byMessage, byModel} {
+	// At an answer to a tool result, the branch starts from a copy of
+	// that result.
+	afterTool := e.ok(e.keyA, http.MethodPost, path+"/counterfactuals", map[string]any{
+		"entryId": e.entryCalling(path, "call_b"), "model": map[string]any{"provider": scripted.Name, "modelId": "scripted-2"}})
+	require.Equal(t, "model", afterTool["change"])
+	for _, cf := range []map[string]any{byMessage, byModel, afterTool} {
 		cfID := cf["id"].(string)
 		e.waitStatus(cfID, "COMPLETED", time.Minute)
 		side := e.ok(e.keyA, http.MethodGet, path+"/counterfactuals/"+cfID, nil)["counterfactual"].(map[string]any)
