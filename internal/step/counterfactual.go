@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 
 	"github.com/agentree/agentree/agentsdk"
@@ -72,7 +73,10 @@ func RecordedIn(path []agentsdk.Entry) Recorded {
 // not tell two calls apart.
 func decodeArgs(raw json.RawMessage) any {
 	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+	if len(raw) == 0 {
+		return nil
+	}
+	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
 	}
 	if m, ok := v.(map[string]any); ok && len(m) == 0 {
@@ -99,6 +103,8 @@ func (r Recorded) Answer(call agentsdk.ToolCall) (text string, isError, ok bool)
 // meta said before; a forbidden call stays forbidden and a client tool's
 // call is the client's.
 func CounterfactualMeta(meta AnswerMeta, msg agentsdk.Message, rec Recorded, readOnly func(name string) bool) AnswerMeta {
+	// The caller's maps stay as they were.
+	meta.Policies, meta.Risks = maps.Clone(meta.Policies), maps.Clone(meta.Risks)
 	for _, tc := range msg.ToolCalls() {
 		p := meta.Policy(tc.ID)
 		if p == agentsdk.PolicyForbid || isClientCall(meta, tc.ID) {
