@@ -31,22 +31,23 @@ func TestUICounterfactual(t *testing.T) {
 	signIn(t, ctx, e, e.orgA.Slug, e.keyA)
 	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible("#executions", chromedp.ByID), chromedp.Navigate(e.base+"/#/executions/"+id)))
 	waitText(t, ctx, "#status", func(s string) bool { return s == "COMPLETED" }, "the original has completed")
+	// The panels re-render as the page refreshes: the form is driven by
+	// script, never through a node handle that may have been replaced.
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.Evaluate(`[...document.querySelectorAll('.panel summary')].find((s) => s.innerText.includes('What if')).click()`, nil),
-		chromedp.WaitVisible("#cf-entry", chromedp.ByID),
-		setSelect("#cf-entry", answer),
-	))
+		chromedp.Evaluate(`[...document.querySelectorAll('.panel summary')].find((s) => s.innerText.includes('What if')).click()`, nil)))
+	poll(t, time.Minute, func() bool { return eval[bool](t, ctx, `!!document.querySelector('#cf-entry')`) }, "the What if form")
+	require.NoError(t, chromedp.Run(ctx, setSelect("#cf-entry", answer)))
 	require.Equal(t, "action", eval[string](t, ctx, `document.querySelector('#cf-change').value`), "an answer that calls tools offers another tool call")
 	require.JSONEq(t, `{"text":"a"}`, eval[string](t, ctx, `document.querySelector('#cf-arguments').value`), "prefilled with the call's arguments")
-	require.NoError(t, chromedp.Run(ctx,
-		chromedp.SetValue("#cf-tool", "note", chromedp.ByID),
-		chromedp.SetValue("#cf-arguments", `{"text":"x"}`, chromedp.ByID),
-		chromedp.Click("#cf-run", chromedp.ByID),
-	))
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		document.querySelector('#cf-tool').value = 'note';
+		document.querySelector('#cf-arguments').value = '{"text":"x"}';
+		document.querySelector('#cf-run').click();
+	})()`, nil)))
 	waitText(t, ctx, "#cf-compare", func(s string) bool { return strings.Contains(s, "awaiting_approval") }, "the new side-effecting call waits")
 	require.Zero(t, noteRuns.Load())
 	require.Contains(t, text(t, ctx, "#cf-caption"), "A different tool call")
-	require.NoError(t, chromedp.Run(ctx, chromedp.Click(".cf-approve", chromedp.ByQuery)))
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('.cf-approve').click()`, nil)))
 	got := waitText(t, ctx, "#cf-compare", func(s string) bool { return strings.Contains(s, "done differently") }, "the branch ends")
 	require.Contains(t, got, "from the record", "echo(b) is marked as answered from the record")
 	original := text(t, ctx, `section[aria-label="Original"]`)

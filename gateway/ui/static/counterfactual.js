@@ -13,8 +13,16 @@
   const textOf = (e) => blocks(e).filter((b) => b.type === 'text').map((b) => b.text).join(' ');
   const callsOf = (e) => blocks(e).filter((b) => b.type === 'tool_call' && b.toolCall).map((b) => b.toolCall);
 
-  // whatIf is the panel's form: the entry, the change, and its value.
+  // whatIf is the panel's form: the entry, the change, and its value. The
+  // panels refresh with the transcript; the form is built once per
+  // execution so what a person typed stays.
+  const forms = new Map();
   async function whatIf(id, base) {
+    if (!forms.has(id)) forms.set(id, buildWhatIf(id, base));
+    return forms.get(id);
+  }
+
+  async function buildWhatIf(id, base) {
     const entries = (await pages(base + '/entries', 'entries'))
       .filter((e) => e.type === 'message' && (e.role === 'user' || e.role === 'assistant'));
     if (!entries.length) return el('p', { class: 'muted', text: 'No entries yet.' });
