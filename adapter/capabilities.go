@@ -162,7 +162,7 @@ func (c *capabilities) row(key capKey) entrystore.WorkerCapability {
 		t := c.o.tools[name]
 		s := t.Spec()
 		ct := entrystore.CapabilityTool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Orgs: t.Orgs,
-			Policy: string(op.PolicyCeiling(unconfiguredOrg, name, t))}
+			Policy: string(op.PolicyCeiling(unconfiguredOrg, name, t)), ReadOnly: t.ReadOnly}
 		for org := range op.Orgs {
 			if p := string(op.PolicyCeiling(org, name, t)); p != ct.Policy {
 				if ct.OrgPolicies == nil {

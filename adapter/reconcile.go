@@ -148,7 +148,7 @@ func (r *Reconciler) start(ctx context.Context, ex entrystore.Execution) (bool, 
 	var input struct {
 		UserPrompt string `json:"userPrompt"`
 	}
-	if err := json.Unmarshal(ex.Input, &input); err != nil || input.UserPrompt == "" {
+	if err := json.Unmarshal(ex.Input, &input); err != nil || !aclient.StartsFrom(ex.Input) {
 		// Not an execution Client.Start made; nothing to start it from.
 		return false, fmt.Errorf("execution %s has no user prompt to start from", ex.ID)
 	}

@@ -80,6 +80,24 @@ type Config struct {
 	Budget *Budget `json:"budget,omitempty"`
 	// Agent is the agent's own configuration.
 	Agent json.RawMessage `json:"agent,omitempty"`
+	// Counterfactual marks a counterfactual branch of another execution
+	// (the gateway's POST …/counterfactuals sets it): its tool calls that
+	// match a call recorded on the original's conversation are answered
+	// from that record, and its other calls of tools not ReadOnly wait for
+	// a person's approval whatever the policy says. nil for every other
+	// execution.
+	Counterfactual *Counterfactual `json:"counterfactual,omitempty"`
+}
+
+// Counterfactual names what a counterfactual branch questions.
+type Counterfactual struct {
+	// Of is the original execution's ID.
+	Of string `json:"of"`
+	// Leaf is the original's leaf entry when the branch was made: the
+	// calls recorded on the path to it answer the branch's.
+	Leaf string `json:"leaf"`
+	// Entry is the original's entry the alternative replaces.
+	Entry string `json:"entry,omitempty"`
 }
 
 // The persistence modes.

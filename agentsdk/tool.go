@@ -32,6 +32,11 @@ type Tool struct {
 	// Risk is shown with a call waiting for approval: low, medium (the
 	// default) or high.
 	Risk string
+	// ReadOnly says the tool changes nothing outside its result (a read, a
+	// search, a computation): a counterfactual branch runs its new calls
+	// without asking, where a call of any other tool waits for a person's
+	// approval (Config.Counterfactual).
+	ReadOnly bool
 	// LongRunning runs the tool's calls as activities from their first
 	// attempt: heartbeating, cancellable at once, retried on another
 	// worker within the heartbeat timeout when theirs dies. Mark tools

@@ -42,6 +42,9 @@ type CapabilityTool struct {
 	// each it does, by organization ID, where that differs.
 	Policy      string            `json:"policy,omitempty"`
 	OrgPolicies map[string]string `json:"orgPolicies,omitempty"`
+	// ReadOnly: the tool changes nothing (agentsdk.Tool.ReadOnly), so a
+	// counterfactual branch runs its new calls without asking.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // ToolForbidden is the ceiling that keeps a tool from an organization.

@@ -18,10 +18,15 @@ import (
 
 // countedEcho is the echo tool counting its runs.
 func countedEcho(runs *atomic.Int32) *agentsdk.Tool {
-	return agentsdk.NewTool("echo", "Echoes its text.",
+	return countedTool("echo", "Echoes its text.", "echo: ", runs)
+}
+
+// countedTool answers prefix + its text, counting its runs.
+func countedTool(name, description, prefix string, runs *atomic.Int32) *agentsdk.Tool {
+	return agentsdk.NewTool(name, description,
 		func(_ context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
 			runs.Add(1)
-			return "echo: " + a.Text, nil
+			return prefix + a.Text, nil
 		})
 }
 

@@ -144,7 +144,10 @@ func fromModelRefs(ms []*pb.ModelRef) []agentsdk.ModelRef {
 
 func toExecution(e entrystore.Execution) *pb.AgentExecution {
 	var cfg struct {
-		MaxSteps int32 `json:"maxSteps"`
+		MaxSteps       int32 `json:"maxSteps"`
+		Counterfactual struct {
+			Of string `json:"of"`
+		} `json:"counterfactual"`
 	}
 	_ = json.Unmarshal(e.Config, &cfg)
 	var out struct {
@@ -162,6 +165,7 @@ func toExecution(e entrystore.Execution) *pb.AgentExecution {
 		ForkedFrom: e.ForkedFrom, ForkedFromEntry: e.ForkedFromEntry, LocalWorker: e.Holder, LeafEntryId: e.LeafEntryID,
 		PersistenceMode: e.PersistenceMode,
 		Summary:         summary(out.Text), ErrorMessage: e.Error, MaxSteps: cfg.MaxSteps, DurationMs: durationMs(e, time.Now()),
+		CounterfactualOf: cfg.Counterfactual.Of,
 	}
 }
 

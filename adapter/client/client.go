@@ -60,6 +60,11 @@ type StartRequest struct {
 	// ForkedFrom makes the execution a fork of that one at ResumeLeafID
 	// (see Fork).
 	ForkedFrom string
+	// First, when set, is the first entry in place of a user message
+	// made of UserPrompt (a counterfactual branch starts from an answer or
+	// a copy of a tool result): under ResumeLeafID, as the message would
+	// be.
+	First *FirstEntry
 	// WithinQuota refuses the start with an *entrystore.QuotaError when the
 	// organization has its quota's maxRunning executions not ended
 	// (entrystore.CreateExecutionWithinQuota): what the gateway's creates,
@@ -71,8 +76,26 @@ type StartRequest struct {
 // startInput is an execution row's input: what its first entry is made
 // of, so the reconciler can write it too.
 type startInput struct {
-	UserPrompt   string `json:"userPrompt"`
-	ResumeLeafID string `json:"resumeLeafId,omitempty"`
+	UserPrompt   string      `json:"userPrompt"`
+	ResumeLeafID string      `json:"resumeLeafId,omitempty"`
+	First        *FirstEntry `json:"first,omitempty"`
+}
+
+// FirstEntry is an execution's first entry when it is not a user message
+// (StartRequest.First).
+type FirstEntry struct {
+	Type     string          `json:"type"`
+	Role     string          `json:"role,omitempty"`
+	Content  json.RawMessage `json:"content"`
+	TurnID   string          `json:"turnId,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// StartsFrom reports whether an execution row's input says what its first
+// entry is: what the reconciler needs to start it.
+func StartsFrom(input json.RawMessage) bool {
+	var in startInput
+	return json.Unmarshal(input, &in) == nil && (in.UserPrompt != "" || in.First != nil)
 }
 
 // Start creates the execution row (PENDING, config frozen), appends the
@@ -101,7 +124,7 @@ func (c *Client) Start(ctx context.Context, req StartRequest) (entrystore.Execut
 // entry it wrote before. Start uses it; so does a workflow that starts an
 // agent as its child (adapter.StartChildAgent).
 func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue string) (entrystore.Execution, SegmentInput, error) {
-	if strings.TrimSpace(req.UserPrompt) == "" {
+	if strings.TrimSpace(req.UserPrompt) == "" && req.First == nil {
 		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("%w: userPrompt is empty", agentsdk.ErrInvalidInput)
 	}
 	if req.Kind == "" {
@@ -111,7 +134,7 @@ func Prepare(ctx context.Context, es *entrystore.Store, req StartRequest, queue 
 	if err != nil {
 		return entrystore.Execution{}, SegmentInput{}, fmt.Errorf("client: start: %w", err)
 	}
-	input, _ := json.Marshal(startInput{UserPrompt: req.UserPrompt, ResumeLeafID: req.ResumeLeafID})
+	input, _ := json.Marshal(startInput{UserPrompt: req.UserPrompt, ResumeLeafID: req.ResumeLeafID, First: req.First})
 	forkedFromEntry := ""
 	if req.ForkedFrom != "" {
 		forkedFromEntry = req.ResumeLeafID
@@ -153,10 +176,14 @@ func FirstSegment(ctx context.Context, es *entrystore.Store, ex entrystore.Execu
 	content, _ := json.Marshal(msg)
 	var in startInput
 	_ = json.Unmarshal(ex.Input, &in)
-	first, _, err := es.AppendEntry(ctx, entrystore.Entry{
+	entry := entrystore.Entry{
 		OrgID: ex.OrgID, ExecutionID: ex.ID, ParentID: in.ResumeLeafID, Type: string(agentsdk.EntryMessage), Role: string(agentsdk.RoleUser),
 		Content: content, IdempotencyKey: entrystore.InputKey(ex.ID),
-	})
+	}
+	if f := in.First; f != nil {
+		entry.Type, entry.Role, entry.Content, entry.TurnID, entry.Metadata = f.Type, f.Role, f.Content, f.TurnID, f.Metadata
+	}
+	first, _, err := es.AppendEntry(ctx, entry)
 	if err != nil {
 		return SegmentInput{}, fmt.Errorf("client: start: first entry: %w", err)
 	}

@@ -307,7 +307,10 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if in.Model != (agentsdk.ModelRef{Provider: msg.Provider, ModelID: msg.Model}) {
 		call.Model = in.Model
 	}
-	meta := d.answerMeta(ctx, in.OrgID, in.ExecutionID, cfg, msg)
+	meta, err := d.counterfactualMeta(ctx, in.OrgID, cfg, msg, d.answerMeta(ctx, in.OrgID, in.ExecutionID, cfg, msg))
+	if err != nil {
+		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: %w", err)
+	}
 	meta.Call = &call
 	metadata, err := json.Marshal(meta)
 	if err != nil {

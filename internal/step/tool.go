@@ -294,9 +294,18 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	if err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: %w", err)
 	}
-	if refusal != "" {
+	// A counterfactual branch answers a call its original made from the
+	// record: nothing runs again, so nothing waits for approval either.
+	recorded, recordedError, replay, err := d.recordedAnswer(ctx, in.OrgID, cfg, *call)
+	if err != nil {
+		return toolRun{}, fmt.Errorf("step: tool call: %w", err)
+	}
+	switch {
+	case replay && AnswerMetaOf(assistant).Policy(call.ID) != agentsdk.PolicyForbid:
+		output, isError = recorded, recordedError
+	case refusal != "":
 		output, isError = refusal, true
-	} else {
+	default:
 		output, isError, err = invoke(ctx, d.Tools, cfg, run, in, publish)
 	}
 	if err != nil {

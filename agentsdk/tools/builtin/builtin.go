@@ -111,6 +111,12 @@ func withPolicy(t *agentsdk.Tool, p agentsdk.ToolPolicy, risk string) *agentsdk.
 	return t
 }
 
+// readOnly marks t as changing nothing (agentsdk.Tool.ReadOnly).
+func readOnly(t *agentsdk.Tool) *agentsdk.Tool {
+	t.ReadOnly = true
+	return t
+}
+
 // FileTools returns the file tools alone (no bash), confined to the
 // options' workspaces. The readers default to auto; the writers, like
 // bash, to ask.
@@ -119,9 +125,9 @@ func FileTools(opts Options) []*agentsdk.Tool {
 	ws := opts.workspaces()
 	fs := files{readLimit: opts.ReadLimit}
 	return []*agentsdk.Tool{
-		withPolicy(inWorkspace(ws, ListFilesTool, listFilesDescription, listFiles), agentsdk.PolicyAuto, agentsdk.RiskLow),
-		withPolicy(inWorkspace(ws, ReadFileTool, readFileDescription, fs.readFile), agentsdk.PolicyAuto, agentsdk.RiskLow),
-		withPolicy(inWorkspace(ws, GrepTool, grepDescription, grep), agentsdk.PolicyAuto, agentsdk.RiskLow),
+		readOnly(withPolicy(inWorkspace(ws, ListFilesTool, listFilesDescription, listFiles), agentsdk.PolicyAuto, agentsdk.RiskLow)),
+		readOnly(withPolicy(inWorkspace(ws, ReadFileTool, readFileDescription, fs.readFile), agentsdk.PolicyAuto, agentsdk.RiskLow)),
+		readOnly(withPolicy(inWorkspace(ws, GrepTool, grepDescription, grep), agentsdk.PolicyAuto, agentsdk.RiskLow)),
 		withPolicy(inWorkspace(ws, WriteFileTool, "Writes a file, replacing it if it exists and creating its directories.", writeFile),
 			agentsdk.PolicyAsk, agentsdk.RiskMedium),
 		withPolicy(inWorkspace(ws, EditFileTool, "Replaces old_text, which must occur exactly once in the file, with new_text. "+

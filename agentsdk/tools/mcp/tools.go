@@ -47,7 +47,7 @@ func (g *group) offer(listed []*sdk.Tool) {
 		// A remote server's call may take any time and may not be safe to
 		// make twice: an activity from its first attempt (LongRunning).
 		tool, remote := &agentsdk.Tool{Name: name, Description: desc, Parameters: schema, Policy: policy, Orgs: g.orgs(),
-			LongRunning: true}, t.Name
+			LongRunning: true, ReadOnly: policy == agentsdk.PolicyAuto}, t.Name
 		tool.Run = func(ctx context.Context, call agentsdk.ToolInvocation) (string, error) {
 			if !g.lists(remote) {
 				return "", fmt.Errorf("MCP server %s no longer offers %s", g.name, remote)

@@ -707,6 +707,8 @@
     ];
     // Panels of other files (debug.js): each gives [name, load] pairs.
     for (const f of window.agentreePanels || []) panelDefs.push(...f({ el, api, pages, base, fmtCost, fmtTime }));
+    // Views in their own files add panels (window.AgentreeViews).
+    for (const p of extensionPanels) panelDefs.push([p.name, () => p.load(id, base)]);
     const openPanels = [];
     for (const p of ext.panels) panelDefs.push([p.name, () => p.load(view), p]);
     for (const [name, load, p] of panelDefs) {
@@ -816,6 +818,18 @@
     }
     name.focus();
   }
+
+  // Views kept in files of their own (search.js, counterfactual.js, …)
+  // register as functions on window.AgentreeViews, loaded before this
+  // file; each gets the helpers here and adds routes and execution panels.
+  const extensionPanels = [];
+  const helpers = {
+    el, api, pages, alertBox, showError, badge, fmtCost, fmtTime, fmtDuration, STATUSES, main,
+    route: (re, view) => routes.push([re, view]),
+    executionPanel: (name, load) => extensionPanels.push({ name, load }),
+    onLeave: (f) => cleanups.push(f),
+  };
+  for (const register of window.AgentreeViews || []) register(helpers);
 
   document.getElementById('signout').addEventListener('click', () => signOut('Signed out.'));
   window.addEventListener('hashchange', route);
