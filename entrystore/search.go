@@ -10,7 +10,7 @@ import (
 )
 
 // Cross-run search, statistics and failure clusters (issue 41) read
-// agent_execution_summary (migration 0029): one row per execution that
+// agent_execution_summary (migration 0028): one row per execution that
 // triggers keep in the transaction of each model call, tool call and
 // failure they sum. A search is then an index read on the execution list
 // joined by primary key, never a scan of entries per request.

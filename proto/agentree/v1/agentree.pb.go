@@ -207,9 +207,15 @@ type ExecutionConfig struct {
 	ClientTools []*ClientTool `protobuf:"bytes,17,rep,name=client_tools,json=clientTools,proto3" json:"client_tools,omitempty"`
 	// Caps on the execution's tokens and cost (its children's included),
 	// with a downgrade to a cheaper model before the cap.
-	Budget        *BudgetConfig `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Budget *BudgetConfig `protobuf:"bytes,141,opt,name=budget,proto3" json:"budget,omitempty"`
+	// Set by POST …/counterfactuals, never by hand: the execution is a
+	// counterfactual branch of another. A tool call whose name and arguments
+	// match a call recorded on the original's conversation is answered from
+	// that record (nothing runs again); any other call of a tool not marked
+	// read-only waits for a person's approval, whatever the tool policy says.
+	Counterfactual *CounterfactualConfig `protobuf:"bytes,241,opt,name=counterfactual,proto3" json:"counterfactual,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExecutionConfig) Reset() {
@@ -364,6 +370,13 @@ func (x *ExecutionConfig) GetClientTools() []*ClientTool {
 func (x *ExecutionConfig) GetBudget() *BudgetConfig {
 	if x != nil {
 		return x.Budget
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetCounterfactual() *CounterfactualConfig {
+	if x != nil {
+		return x.Counterfactual
 	}
 	return nil
 }
@@ -1387,9 +1400,12 @@ type AgentExecution struct {
 	// The end of the execution's active path: the entry its next message
 	// goes under (it moves with every append, and with a branch or a
 	// variant switch).
-	LeafEntryId   string `protobuf:"bytes,161,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LeafEntryId string `protobuf:"bytes,161,opt,name=leaf_entry_id,json=leafEntryId,proto3" json:"leaf_entry_id,omitempty"`
+	// The execution this one is a counterfactual branch of, if any
+	// (config.counterfactual.of).
+	CounterfactualOf string `protobuf:"bytes,241,opt,name=counterfactual_of,json=counterfactualOf,proto3" json:"counterfactual_of,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1621,6 +1637,13 @@ func (x *AgentExecution) GetBudget() *BudgetState {
 func (x *AgentExecution) GetLeafEntryId() string {
 	if x != nil {
 		return x.LeafEntryId
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetCounterfactualOf() string {
+	if x != nil {
+		return x.CounterfactualOf
 	}
 	return ""
 }
@@ -12412,6 +12435,1451 @@ func (x *WorkspaceDiff) GetModified() int32 {
 	return 0
 }
 
+// CounterfactualConfig marks a counterfactual branch (ExecutionConfig).
+type CounterfactualConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The original execution.
+	Of string `protobuf:"bytes,1,opt,name=of,proto3" json:"of,omitempty"`
+	// The original's leaf when the branch was made: the calls recorded on
+	// the conversation up to it answer the branch's matching calls.
+	Leaf string `protobuf:"bytes,2,opt,name=leaf,proto3" json:"leaf,omitempty"`
+	// The original's entry the alternative replaces.
+	Entry         string `protobuf:"bytes,3,opt,name=entry,proto3" json:"entry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CounterfactualConfig) Reset() {
+	*x = CounterfactualConfig{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[145]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CounterfactualConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CounterfactualConfig) ProtoMessage() {}
+
+func (x *CounterfactualConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[145]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CounterfactualConfig.ProtoReflect.Descriptor instead.
+func (*CounterfactualConfig) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{145}
+}
+
+func (x *CounterfactualConfig) GetOf() string {
+	if x != nil {
+		return x.Of
+	}
+	return ""
+}
+
+func (x *CounterfactualConfig) GetLeaf() string {
+	if x != nil {
+		return x.Leaf
+	}
+	return ""
+}
+
+func (x *CounterfactualConfig) GetEntry() string {
+	if x != nil {
+		return x.Entry
+	}
+	return ""
+}
+
+// CreateCounterfactualRequest runs one alternative from an entry.
+type CreateCounterfactualRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The original execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The entry the alternative replaces: a user message (with userMessage),
+	// or an answer (with model, or with action: an answer that calls tools).
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// A different user message in place of the entry.
+	UserMessage string `protobuf:"bytes,4,opt,name=user_message,json=userMessage,proto3" json:"user_message,omitempty"`
+	// A different model to write the answer the entry holds.
+	Model *ModelRef `protobuf:"bytes,5,opt,name=model,proto3" json:"model,omitempty"`
+	// A different action: the entry's tool call replaced by another.
+	Action        *CounterfactualAction `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCounterfactualRequest) Reset() {
+	*x = CreateCounterfactualRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[146]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCounterfactualRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCounterfactualRequest) ProtoMessage() {}
+
+func (x *CreateCounterfactualRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[146]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCounterfactualRequest.ProtoReflect.Descriptor instead.
+func (*CreateCounterfactualRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{146}
+}
+
+func (x *CreateCounterfactualRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateCounterfactualRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreateCounterfactualRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *CreateCounterfactualRequest) GetUserMessage() string {
+	if x != nil {
+		return x.UserMessage
+	}
+	return ""
+}
+
+func (x *CreateCounterfactualRequest) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+func (x *CreateCounterfactualRequest) GetAction() *CounterfactualAction {
+	if x != nil {
+		return x.Action
+	}
+	return nil
+}
+
+// CounterfactualAction replaces one tool call of an answer.
+type CounterfactualAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call replaced; unset: the answer's first.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The tool called instead; unset: the same tool (new arguments only).
+	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// The arguments of the call made instead.
+	Arguments     *structpb.Struct `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CounterfactualAction) Reset() {
+	*x = CounterfactualAction{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[147]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CounterfactualAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CounterfactualAction) ProtoMessage() {}
+
+func (x *CounterfactualAction) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[147]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CounterfactualAction.ProtoReflect.Descriptor instead.
+func (*CounterfactualAction) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{147}
+}
+
+func (x *CounterfactualAction) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *CounterfactualAction) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *CounterfactualAction) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+// GetCounterfactualRequest names a counterfactual of an execution.
+type GetCounterfactualRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The original execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The counterfactual's execution ID.
+	CounterfactualId string `protobuf:"bytes,3,opt,name=counterfactual_id,json=counterfactualId,proto3" json:"counterfactual_id,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *GetCounterfactualRequest) Reset() {
+	*x = GetCounterfactualRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[148]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCounterfactualRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCounterfactualRequest) ProtoMessage() {}
+
+func (x *GetCounterfactualRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[148]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCounterfactualRequest.ProtoReflect.Descriptor instead.
+func (*GetCounterfactualRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{148}
+}
+
+func (x *GetCounterfactualRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetCounterfactualRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetCounterfactualRequest) GetCounterfactualId() string {
+	if x != nil {
+		return x.CounterfactualId
+	}
+	return ""
+}
+
+// Counterfactual is an alternative and the original, side by side from
+// the entry they part at.
+type Counterfactual struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The counterfactual's execution ID.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The original execution.
+	OriginalId string `protobuf:"bytes,2,opt,name=original_id,json=originalId,proto3" json:"original_id,omitempty"`
+	// The original's entry the alternative replaces.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// `message`, `model` or `action`.
+	Change string `protobuf:"bytes,4,opt,name=change,proto3" json:"change,omitempty"`
+	// The original's path after the parting point.
+	Original *CounterfactualPath `protobuf:"bytes,5,opt,name=original,proto3" json:"original,omitempty"`
+	// The counterfactual's path.
+	Counterfactual *CounterfactualPath `protobuf:"bytes,6,opt,name=counterfactual,proto3" json:"counterfactual,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Counterfactual) Reset() {
+	*x = Counterfactual{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[149]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Counterfactual) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Counterfactual) ProtoMessage() {}
+
+func (x *Counterfactual) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[149]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Counterfactual.ProtoReflect.Descriptor instead.
+func (*Counterfactual) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{149}
+}
+
+func (x *Counterfactual) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Counterfactual) GetOriginalId() string {
+	if x != nil {
+		return x.OriginalId
+	}
+	return ""
+}
+
+func (x *Counterfactual) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *Counterfactual) GetChange() string {
+	if x != nil {
+		return x.Change
+	}
+	return ""
+}
+
+func (x *Counterfactual) GetOriginal() *CounterfactualPath {
+	if x != nil {
+		return x.Original
+	}
+	return nil
+}
+
+func (x *Counterfactual) GetCounterfactual() *CounterfactualPath {
+	if x != nil {
+		return x.Counterfactual
+	}
+	return nil
+}
+
+// CounterfactualPath is one side of a comparison.
+type CounterfactualPath struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The execution.
+	ExecutionId string `protobuf:"bytes,1,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// Its status and stop reason now.
+	Status     string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	StopReason string `protobuf:"bytes,3,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// The assistant's texts on the path, in order.
+	Answers []string `protobuf:"bytes,4,rep,name=answers,proto3" json:"answers,omitempty"`
+	// The tool calls on the path, in order.
+	Decisions []*CounterfactualDecision `protobuf:"bytes,5,rep,name=decisions,proto3" json:"decisions,omitempty"`
+	// The model calls (steps) on the path.
+	Steps int32 `protobuf:"varint,6,opt,name=steps,proto3" json:"steps,omitempty"`
+	// Their tokens and cost (USD).
+	InputTokens   int64   `protobuf:"varint,7,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens  int64   `protobuf:"varint,8,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	Cost          float64 `protobuf:"fixed64,9,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CounterfactualPath) Reset() {
+	*x = CounterfactualPath{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[150]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CounterfactualPath) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CounterfactualPath) ProtoMessage() {}
+
+func (x *CounterfactualPath) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[150]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CounterfactualPath.ProtoReflect.Descriptor instead.
+func (*CounterfactualPath) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{150}
+}
+
+func (x *CounterfactualPath) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *CounterfactualPath) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *CounterfactualPath) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *CounterfactualPath) GetAnswers() []string {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+func (x *CounterfactualPath) GetDecisions() []*CounterfactualDecision {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+func (x *CounterfactualPath) GetSteps() int32 {
+	if x != nil {
+		return x.Steps
+	}
+	return 0
+}
+
+func (x *CounterfactualPath) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *CounterfactualPath) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *CounterfactualPath) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+// CounterfactualDecision is a tool call on a path and its outcome.
+type CounterfactualDecision struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string                 `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	Arguments  *structpb.Struct       `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The call's record status: `completed`, `error`,
+	// `awaiting_approval`, `rejected`, …; empty when none is recorded.
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// The start of the result the model read.
+	OutputPreview string `protobuf:"bytes,5,opt,name=output_preview,json=outputPreview,proto3" json:"output_preview,omitempty"`
+	// On the counterfactual: the call matches one the original recorded, and
+	// was answered from that record.
+	Replayed      bool `protobuf:"varint,6,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CounterfactualDecision) Reset() {
+	*x = CounterfactualDecision{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[151]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CounterfactualDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CounterfactualDecision) ProtoMessage() {}
+
+func (x *CounterfactualDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[151]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CounterfactualDecision.ProtoReflect.Descriptor instead.
+func (*CounterfactualDecision) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{151}
+}
+
+func (x *CounterfactualDecision) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *CounterfactualDecision) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *CounterfactualDecision) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *CounterfactualDecision) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *CounterfactualDecision) GetOutputPreview() string {
+	if x != nil {
+		return x.OutputPreview
+	}
+	return ""
+}
+
+func (x *CounterfactualDecision) GetReplayed() bool {
+	if x != nil {
+		return x.Replayed
+	}
+	return false
+}
+
+// SearchAgentExecutionsRequest filters executions across runs; unset
+// filters match everything.
+type SearchAgentExecutionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Only executions that called this tool.
+	ToolName string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// Only executions with a tool call (of toolName, when set) whose
+	// arguments' JSON contains this text, case-insensitively.
+	ToolArguments string `protobuf:"bytes,3,opt,name=tool_arguments,json=toolArguments,proto3" json:"tool_arguments,omitempty"`
+	// Only executions that called this model, `provider/modelId`.
+	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
+	// Only executions with this status.
+	Status string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	// Only executions that stopped for this reason.
+	StopReason string `protobuf:"bytes,6,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// Only failed executions of this error class (see FailureCluster).
+	ErrorClass string `protobuf:"bytes,7,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
+	// Only executions made from this definition.
+	AgentDefinitionId string `protobuf:"bytes,8,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// Only executions created at or after this time (RFC 3339).
+	From string `protobuf:"bytes,9,opt,name=from,proto3" json:"from,omitempty"`
+	// Only executions created before this time (RFC 3339).
+	To string `protobuf:"bytes,10,opt,name=to,proto3" json:"to,omitempty"`
+	// Only executions that cost at least / at most this much (USD).
+	MinCost *float64 `protobuf:"fixed64,11,opt,name=min_cost,json=minCost,proto3,oneof" json:"min_cost,omitempty"`
+	MaxCost *float64 `protobuf:"fixed64,12,opt,name=max_cost,json=maxCost,proto3,oneof" json:"max_cost,omitempty"`
+	// Items per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,13,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,14,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAgentExecutionsRequest) Reset() {
+	*x = SearchAgentExecutionsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[152]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAgentExecutionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAgentExecutionsRequest) ProtoMessage() {}
+
+func (x *SearchAgentExecutionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[152]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAgentExecutionsRequest.ProtoReflect.Descriptor instead.
+func (*SearchAgentExecutionsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{152}
+}
+
+func (x *SearchAgentExecutionsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetToolArguments() string {
+	if x != nil {
+		return x.ToolArguments
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetErrorClass() string {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *SearchAgentExecutionsRequest) GetMinCost() float64 {
+	if x != nil && x.MinCost != nil {
+		return *x.MinCost
+	}
+	return 0
+}
+
+func (x *SearchAgentExecutionsRequest) GetMaxCost() float64 {
+	if x != nil && x.MaxCost != nil {
+		return *x.MaxCost
+	}
+	return 0
+}
+
+func (x *SearchAgentExecutionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *SearchAgentExecutionsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// SearchAgentExecutionsResponse is a page of matches.
+type SearchAgentExecutionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The matches, newest first.
+	Matches []*ExecutionMatch `protobuf:"bytes,1,rep,name=matches,proto3" json:"matches,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAgentExecutionsResponse) Reset() {
+	*x = SearchAgentExecutionsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[153]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAgentExecutionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAgentExecutionsResponse) ProtoMessage() {}
+
+func (x *SearchAgentExecutionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[153]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAgentExecutionsResponse.ProtoReflect.Descriptor instead.
+func (*SearchAgentExecutionsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{153}
+}
+
+func (x *SearchAgentExecutionsResponse) GetMatches() []*ExecutionMatch {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
+
+func (x *SearchAgentExecutionsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// ExecutionMatch is an execution a search found, with its summary.
+type ExecutionMatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Execution     *AgentExecution        `protobuf:"bytes,1,opt,name=execution,proto3" json:"execution,omitempty"`
+	Summary       *ExecutionSummary      `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecutionMatch) Reset() {
+	*x = ExecutionMatch{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[154]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionMatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionMatch) ProtoMessage() {}
+
+func (x *ExecutionMatch) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[154]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionMatch.ProtoReflect.Descriptor instead.
+func (*ExecutionMatch) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{154}
+}
+
+func (x *ExecutionMatch) GetExecution() *AgentExecution {
+	if x != nil {
+		return x.Execution
+	}
+	return nil
+}
+
+func (x *ExecutionMatch) GetSummary() *ExecutionSummary {
+	if x != nil {
+		return x.Summary
+	}
+	return nil
+}
+
+// ExecutionSummary sums an execution's work.
+type ExecutionSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Model calls that answered.
+	Turns        int64 `protobuf:"varint,1,opt,name=turns,proto3" json:"turns,omitempty"`
+	ToolCalls    int64 `protobuf:"varint,2,opt,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	InputTokens  int64 `protobuf:"varint,3,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens int64 `protobuf:"varint,4,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	// USD.
+	Cost float64 `protobuf:"fixed64,5,opt,name=cost,proto3" json:"cost,omitempty"`
+	// The models called (`provider/modelId`) and tools called.
+	Models []string `protobuf:"bytes,6,rep,name=models,proto3" json:"models,omitempty"`
+	Tools  []string `protobuf:"bytes,7,rep,name=tools,proto3" json:"tools,omitempty"`
+	// The last tool call's tool and status.
+	LastToolName   string `protobuf:"bytes,8,opt,name=last_tool_name,json=lastToolName,proto3" json:"last_tool_name,omitempty"`
+	LastToolStatus string `protobuf:"bytes,9,opt,name=last_tool_status,json=lastToolStatus,proto3" json:"last_tool_status,omitempty"`
+	// A failed execution's error class.
+	ErrorClass    string `protobuf:"bytes,10,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecutionSummary) Reset() {
+	*x = ExecutionSummary{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[155]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecutionSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecutionSummary) ProtoMessage() {}
+
+func (x *ExecutionSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[155]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecutionSummary.ProtoReflect.Descriptor instead.
+func (*ExecutionSummary) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{155}
+}
+
+func (x *ExecutionSummary) GetTurns() int64 {
+	if x != nil {
+		return x.Turns
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetToolCalls() int64 {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *ExecutionSummary) GetModels() []string {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *ExecutionSummary) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ExecutionSummary) GetLastToolName() string {
+	if x != nil {
+		return x.LastToolName
+	}
+	return ""
+}
+
+func (x *ExecutionSummary) GetLastToolStatus() string {
+	if x != nil {
+		return x.LastToolStatus
+	}
+	return ""
+}
+
+func (x *ExecutionSummary) GetErrorClass() string {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ""
+}
+
+// GetDefinitionStatsRequest names a definition.
+type GetDefinitionStatsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The definition's ID.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// Only executions created in [from, to) (RFC 3339); unset: unbounded.
+	From          string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDefinitionStatsRequest) Reset() {
+	*x = GetDefinitionStatsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[156]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDefinitionStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDefinitionStatsRequest) ProtoMessage() {}
+
+func (x *GetDefinitionStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[156]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDefinitionStatsRequest.ProtoReflect.Descriptor instead.
+func (*GetDefinitionStatsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{156}
+}
+
+func (x *GetDefinitionStatsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetDefinitionStatsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetDefinitionStatsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *GetDefinitionStatsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+// DefinitionStats spreads a definition's executions.
+type DefinitionStats struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	AgentDefinitionId string                 `protobuf:"bytes,1,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// How many executions, and how many in each status.
+	Executions int64            `protobuf:"varint,2,opt,name=executions,proto3" json:"executions,omitempty"`
+	ByStatus   map[string]int64 `protobuf:"bytes,3,rep,name=by_status,json=byStatus,proto3" json:"by_status,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Turns      *Distribution    `protobuf:"bytes,4,opt,name=turns,proto3" json:"turns,omitempty"`
+	ToolCalls  *Distribution    `protobuf:"bytes,5,opt,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	// USD.
+	Cost *Distribution `protobuf:"bytes,6,opt,name=cost,proto3" json:"cost,omitempty"`
+	// From start to end, ended executions only.
+	DurationMs    *Distribution `protobuf:"bytes,7,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DefinitionStats) Reset() {
+	*x = DefinitionStats{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[157]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefinitionStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefinitionStats) ProtoMessage() {}
+
+func (x *DefinitionStats) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[157]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefinitionStats.ProtoReflect.Descriptor instead.
+func (*DefinitionStats) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{157}
+}
+
+func (x *DefinitionStats) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *DefinitionStats) GetExecutions() int64 {
+	if x != nil {
+		return x.Executions
+	}
+	return 0
+}
+
+func (x *DefinitionStats) GetByStatus() map[string]int64 {
+	if x != nil {
+		return x.ByStatus
+	}
+	return nil
+}
+
+func (x *DefinitionStats) GetTurns() *Distribution {
+	if x != nil {
+		return x.Turns
+	}
+	return nil
+}
+
+func (x *DefinitionStats) GetToolCalls() *Distribution {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return nil
+}
+
+func (x *DefinitionStats) GetCost() *Distribution {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+func (x *DefinitionStats) GetDurationMs() *Distribution {
+	if x != nil {
+		return x.DurationMs
+	}
+	return nil
+}
+
+// Distribution is a quantity's spread over executions.
+type Distribution struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         int64                  `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	P50           float64                `protobuf:"fixed64,2,opt,name=p50,proto3" json:"p50,omitempty"`
+	P90           float64                `protobuf:"fixed64,3,opt,name=p90,proto3" json:"p90,omitempty"`
+	P99           float64                `protobuf:"fixed64,4,opt,name=p99,proto3" json:"p99,omitempty"`
+	Max           float64                `protobuf:"fixed64,5,opt,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Distribution) Reset() {
+	*x = Distribution{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[158]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Distribution) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Distribution) ProtoMessage() {}
+
+func (x *Distribution) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[158]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Distribution.ProtoReflect.Descriptor instead.
+func (*Distribution) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{158}
+}
+
+func (x *Distribution) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *Distribution) GetP50() float64 {
+	if x != nil {
+		return x.P50
+	}
+	return 0
+}
+
+func (x *Distribution) GetP90() float64 {
+	if x != nil {
+		return x.P90
+	}
+	return 0
+}
+
+func (x *Distribution) GetP99() float64 {
+	if x != nil {
+		return x.P99
+	}
+	return 0
+}
+
+func (x *Distribution) GetMax() float64 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+// ListFailureClustersRequest filters the failed executions clustered.
+type ListFailureClustersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// Only executions made from this definition.
+	AgentDefinitionId string `protobuf:"bytes,2,opt,name=agent_definition_id,json=agentDefinitionId,proto3" json:"agent_definition_id,omitempty"`
+	// Only executions created in [from, to) (RFC 3339).
+	From string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To   string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	// Clusters per page: default 50, at most 500.
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The `nextCursor` of the previous page; empty for the first.
+	Cursor        string `protobuf:"bytes,6,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFailureClustersRequest) Reset() {
+	*x = ListFailureClustersRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[159]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFailureClustersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFailureClustersRequest) ProtoMessage() {}
+
+func (x *ListFailureClustersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[159]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFailureClustersRequest.ProtoReflect.Descriptor instead.
+func (*ListFailureClustersRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{159}
+}
+
+func (x *ListFailureClustersRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListFailureClustersRequest) GetAgentDefinitionId() string {
+	if x != nil {
+		return x.AgentDefinitionId
+	}
+	return ""
+}
+
+func (x *ListFailureClustersRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ListFailureClustersRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *ListFailureClustersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListFailureClustersRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListFailureClustersResponse is a page of clusters, largest first.
+type ListFailureClustersResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	FailureClusters []*FailureCluster      `protobuf:"bytes,1,rep,name=failure_clusters,json=failureClusters,proto3" json:"failure_clusters,omitempty"`
+	NextCursor      string                 `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ListFailureClustersResponse) Reset() {
+	*x = ListFailureClustersResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[160]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFailureClustersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFailureClustersResponse) ProtoMessage() {}
+
+func (x *ListFailureClustersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[160]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFailureClustersResponse.ProtoReflect.Descriptor instead.
+func (*ListFailureClustersResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{160}
+}
+
+func (x *ListFailureClustersResponse) GetFailureClusters() []*FailureCluster {
+	if x != nil {
+		return x.FailureClusters
+	}
+	return nil
+}
+
+func (x *ListFailureClustersResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// FailureCluster is failed executions alike: one error class (the head of
+// the error, numbers, IDs and quoted text blanked) and one last decision.
+type FailureCluster struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ErrorClass string                 `protobuf:"bytes,1,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
+	// The last tool call before the failure: its tool and status; empty
+	// when the execution called none.
+	LastToolName   string `protobuf:"bytes,2,opt,name=last_tool_name,json=lastToolName,proto3" json:"last_tool_name,omitempty"`
+	LastToolStatus string `protobuf:"bytes,3,opt,name=last_tool_status,json=lastToolStatus,proto3" json:"last_tool_status,omitempty"`
+	Count          int64  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	// The newest few of its executions.
+	ExampleExecutionIds []string `protobuf:"bytes,5,rep,name=example_execution_ids,json=exampleExecutionIds,proto3" json:"example_execution_ids,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *FailureCluster) Reset() {
+	*x = FailureCluster{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[161]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailureCluster) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailureCluster) ProtoMessage() {}
+
+func (x *FailureCluster) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[161]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailureCluster.ProtoReflect.Descriptor instead.
+func (*FailureCluster) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{161}
+}
+
+func (x *FailureCluster) GetErrorClass() string {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ""
+}
+
+func (x *FailureCluster) GetLastToolName() string {
+	if x != nil {
+		return x.LastToolName
+	}
+	return ""
+}
+
+func (x *FailureCluster) GetLastToolStatus() string {
+	if x != nil {
+		return x.LastToolStatus
+	}
+	return ""
+}
+
+func (x *FailureCluster) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *FailureCluster) GetExampleExecutionIds() []string {
+	if x != nil {
+		return x.ExampleExecutionIds
+	}
+	return nil
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -12423,7 +13891,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xc0\b\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\x8c\t\n" +
 	"\x0fExecutionConfig\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x12-\n" +
 	"\x06models\x18\x02 \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
@@ -12448,7 +13916,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"compaction\x12,\n" +
 	"\x05agent\x18\x10 \x01(\v2\x16.google.protobuf.ValueR\x05agent\x12:\n" +
 	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x122\n" +
-	"\x06budget\x18\x8d\x01 \x01(\v2\x19.agentree.v1.BudgetConfigR\x06budget\x1a=\n" +
+	"\x06budget\x18\x8d\x01 \x01(\v2\x19.agentree.v1.BudgetConfigR\x06budget\x12J\n" +
+	"\x0ecounterfactual\x18\xf1\x01 \x01(\v2!.agentree.v1.CounterfactualConfigR\x0ecounterfactual\x1a=\n" +
 	"\x0fToolPolicyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -12549,7 +14018,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\x90\t\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\xbe\t\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -12587,7 +14056,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\x12)\n" +
 	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceMode\x121\n" +
 	"\x06budget\x18\x8d\x01 \x01(\v2\x18.agentree.v1.BudgetStateR\x06budget\x12#\n" +
-	"\rleaf_entry_id\x18\xa1\x01 \x01(\tR\vleafEntryIdJ\x04\b\b\x10\t\"\xb7\x03\n" +
+	"\rleaf_entry_id\x18\xa1\x01 \x01(\tR\vleafEntryId\x12,\n" +
+	"\x11counterfactual_of\x18\xf1\x01 \x01(\tR\x10counterfactualOfJ\x04\b\b\x10\t\"\xb7\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -13476,7 +14946,139 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"nextCursor\x12\x14\n" +
 	"\x05added\x18\x05 \x01(\x05R\x05added\x12\x18\n" +
 	"\aremoved\x18\x06 \x01(\x05R\aremoved\x12\x1a\n" +
-	"\bmodified\x18\a \x01(\x05R\bmodified2\x9f.\n" +
+	"\bmodified\x18\a \x01(\x05R\bmodified\"P\n" +
+	"\x14CounterfactualConfig\x12\x0e\n" +
+	"\x02of\x18\x01 \x01(\tR\x02of\x12\x12\n" +
+	"\x04leaf\x18\x02 \x01(\tR\x04leaf\x12\x14\n" +
+	"\x05entry\x18\x03 \x01(\tR\x05entry\"\xe5\x01\n" +
+	"\x1bCreateCounterfactualRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12!\n" +
+	"\fuser_message\x18\x04 \x01(\tR\vuserMessage\x12+\n" +
+	"\x05model\x18\x05 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\x129\n" +
+	"\x06action\x18\x06 \x01(\v2!.agentree.v1.CounterfactualActionR\x06action\"\x8c\x01\n" +
+	"\x14CounterfactualAction\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x125\n" +
+	"\targuments\x18\x03 \x01(\v2\x17.google.protobuf.StructR\targuments\"i\n" +
+	"\x18GetCounterfactualRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12+\n" +
+	"\x11counterfactual_id\x18\x03 \x01(\tR\x10counterfactualId\"\xfa\x01\n" +
+	"\x0eCounterfactual\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
+	"\voriginal_id\x18\x02 \x01(\tR\n" +
+	"originalId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\x16\n" +
+	"\x06change\x18\x04 \x01(\tR\x06change\x12;\n" +
+	"\boriginal\x18\x05 \x01(\v2\x1f.agentree.v1.CounterfactualPathR\boriginal\x12G\n" +
+	"\x0ecounterfactual\x18\x06 \x01(\v2\x1f.agentree.v1.CounterfactualPathR\x0ecounterfactual\"\xbf\x02\n" +
+	"\x12CounterfactualPath\x12!\n" +
+	"\fexecution_id\x18\x01 \x01(\tR\vexecutionId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x1f\n" +
+	"\vstop_reason\x18\x03 \x01(\tR\n" +
+	"stopReason\x12\x18\n" +
+	"\aanswers\x18\x04 \x03(\tR\aanswers\x12A\n" +
+	"\tdecisions\x18\x05 \x03(\v2#.agentree.v1.CounterfactualDecisionR\tdecisions\x12\x14\n" +
+	"\x05steps\x18\x06 \x01(\x05R\x05steps\x12!\n" +
+	"\finput_tokens\x18\a \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\b \x01(\x03R\foutputTokens\x12\x12\n" +
+	"\x04cost\x18\t \x01(\x01R\x04cost\"\xe9\x01\n" +
+	"\x16CounterfactualDecision\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x125\n" +
+	"\targuments\x18\x03 \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12%\n" +
+	"\x0eoutput_preview\x18\x05 \x01(\tR\routputPreview\x12\x1a\n" +
+	"\breplayed\x18\x06 \x01(\bR\breplayed\"\xc7\x03\n" +
+	"\x1cSearchAgentExecutionsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12%\n" +
+	"\x0etool_arguments\x18\x03 \x01(\tR\rtoolArguments\x12\x14\n" +
+	"\x05model\x18\x04 \x01(\tR\x05model\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1f\n" +
+	"\vstop_reason\x18\x06 \x01(\tR\n" +
+	"stopReason\x12\x1f\n" +
+	"\verror_class\x18\a \x01(\tR\n" +
+	"errorClass\x12.\n" +
+	"\x13agent_definition_id\x18\b \x01(\tR\x11agentDefinitionId\x12\x12\n" +
+	"\x04from\x18\t \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\n" +
+	" \x01(\tR\x02to\x12\x1e\n" +
+	"\bmin_cost\x18\v \x01(\x01H\x00R\aminCost\x88\x01\x01\x12\x1e\n" +
+	"\bmax_cost\x18\f \x01(\x01H\x01R\amaxCost\x88\x01\x01\x12\x1b\n" +
+	"\tpage_size\x18\r \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x0e \x01(\tR\x06cursorB\v\n" +
+	"\t_min_costB\v\n" +
+	"\t_max_cost\"w\n" +
+	"\x1dSearchAgentExecutionsResponse\x125\n" +
+	"\amatches\x18\x01 \x03(\v2\x1b.agentree.v1.ExecutionMatchR\amatches\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\x84\x01\n" +
+	"\x0eExecutionMatch\x129\n" +
+	"\texecution\x18\x01 \x01(\v2\x1b.agentree.v1.AgentExecutionR\texecution\x127\n" +
+	"\asummary\x18\x02 \x01(\v2\x1d.agentree.v1.ExecutionSummaryR\asummary\"\xc2\x02\n" +
+	"\x10ExecutionSummary\x12\x14\n" +
+	"\x05turns\x18\x01 \x01(\x03R\x05turns\x12\x1d\n" +
+	"\n" +
+	"tool_calls\x18\x02 \x01(\x03R\ttoolCalls\x12!\n" +
+	"\finput_tokens\x18\x03 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x04 \x01(\x03R\foutputTokens\x12\x12\n" +
+	"\x04cost\x18\x05 \x01(\x01R\x04cost\x12\x16\n" +
+	"\x06models\x18\x06 \x03(\tR\x06models\x12\x14\n" +
+	"\x05tools\x18\a \x03(\tR\x05tools\x12$\n" +
+	"\x0elast_tool_name\x18\b \x01(\tR\flastToolName\x12(\n" +
+	"\x10last_tool_status\x18\t \x01(\tR\x0elastToolStatus\x12\x1f\n" +
+	"\verror_class\x18\n" +
+	" \x01(\tR\n" +
+	"errorClass\"a\n" +
+	"\x19GetDefinitionStatsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\"\xbd\x03\n" +
+	"\x0fDefinitionStats\x12.\n" +
+	"\x13agent_definition_id\x18\x01 \x01(\tR\x11agentDefinitionId\x12\x1e\n" +
+	"\n" +
+	"executions\x18\x02 \x01(\x03R\n" +
+	"executions\x12G\n" +
+	"\tby_status\x18\x03 \x03(\v2*.agentree.v1.DefinitionStats.ByStatusEntryR\bbyStatus\x12/\n" +
+	"\x05turns\x18\x04 \x01(\v2\x19.agentree.v1.DistributionR\x05turns\x128\n" +
+	"\n" +
+	"tool_calls\x18\x05 \x01(\v2\x19.agentree.v1.DistributionR\ttoolCalls\x12-\n" +
+	"\x04cost\x18\x06 \x01(\v2\x19.agentree.v1.DistributionR\x04cost\x12:\n" +
+	"\vduration_ms\x18\a \x01(\v2\x19.agentree.v1.DistributionR\n" +
+	"durationMs\x1a;\n" +
+	"\rByStatusEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"l\n" +
+	"\fDistribution\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x03R\x05count\x12\x10\n" +
+	"\x03p50\x18\x02 \x01(\x01R\x03p50\x12\x10\n" +
+	"\x03p90\x18\x03 \x01(\x01R\x03p90\x12\x10\n" +
+	"\x03p99\x18\x04 \x01(\x01R\x03p99\x12\x10\n" +
+	"\x03max\x18\x05 \x01(\x01R\x03max\"\xb7\x01\n" +
+	"\x1aListFailureClustersRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
+	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x06 \x01(\tR\x06cursor\"\x86\x01\n" +
+	"\x1bListFailureClustersResponse\x12F\n" +
+	"\x10failure_clusters\x18\x01 \x03(\v2\x1b.agentree.v1.FailureClusterR\x0ffailureClusters\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\xcb\x01\n" +
+	"\x0eFailureCluster\x12\x1f\n" +
+	"\verror_class\x18\x01 \x01(\tR\n" +
+	"errorClass\x12$\n" +
+	"\x0elast_tool_name\x18\x02 \x01(\tR\flastToolName\x12(\n" +
+	"\x10last_tool_status\x18\x03 \x01(\tR\x0elastToolStatus\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x03R\x05count\x122\n" +
+	"\x15example_execution_ids\x18\x05 \x03(\tR\x13exampleExecutionIds2\xb72\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -13540,7 +15142,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x0fDeleteInjection\x12\x1d.agentree.v1.InjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12_\n" +
 	"\x11GetEntryWorkspace\x12%.agentree.v1.GetEntryWorkspaceRequest\x1a\x1b.agentree.v1.EntryWorkspace\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
 	"\x10GetWorkspaceFile\x12$.agentree.v1.GetWorkspaceFileRequest\x1a\x1a.agentree.v1.WorkspaceFile\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
-	"\x10GetWorkspaceDiff\x12$.agentree.v1.GetWorkspaceDiffRequest\x1a\x1a.agentree.v1.WorkspaceDiff\"\x06\xa2\x82\x19\x02\b\x04B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\x10GetWorkspaceDiff\x12$.agentree.v1.GetWorkspaceDiffRequest\x1a\x1a.agentree.v1.WorkspaceDiff\"\x06\xa2\x82\x19\x02\b\x04\x12g\n" +
+	"\x14CreateCounterfactual\x12(.agentree.v1.CreateCounterfactualRequest\x1a\x1b.agentree.v1.Counterfactual\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12_\n" +
+	"\x11GetCounterfactual\x12%.agentree.v1.GetCounterfactualRequest\x1a\x1b.agentree.v1.Counterfactual\"\x06\xa2\x82\x19\x02\b\x04\x12v\n" +
+	"\x15SearchAgentExecutions\x12).agentree.v1.SearchAgentExecutionsRequest\x1a*.agentree.v1.SearchAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
+	"\x12GetDefinitionStats\x12&.agentree.v1.GetDefinitionStatsRequest\x1a\x1c.agentree.v1.DefinitionStats\"\x06\xa2\x82\x19\x02\b\x04\x12p\n" +
+	"\x13ListFailureClusters\x12'.agentree.v1.ListFailureClustersRequest\x1a(.agentree.v1.ListFailureClustersResponse\"\x06\xa2\x82\x19\x02\b\x04B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -13554,7 +15161,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 146)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 164)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -13701,300 +15308,345 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetWorkspaceDiffRequest)(nil),       // 142: agentree.v1.GetWorkspaceDiffRequest
 	(*WorkspaceFileChange)(nil),           // 143: agentree.v1.WorkspaceFileChange
 	(*WorkspaceDiff)(nil),                 // 144: agentree.v1.WorkspaceDiff
-	nil,                                   // 145: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 146: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 147: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 148: google.protobuf.Timestamp
+	(*CounterfactualConfig)(nil),          // 145: agentree.v1.CounterfactualConfig
+	(*CreateCounterfactualRequest)(nil),   // 146: agentree.v1.CreateCounterfactualRequest
+	(*CounterfactualAction)(nil),          // 147: agentree.v1.CounterfactualAction
+	(*GetCounterfactualRequest)(nil),      // 148: agentree.v1.GetCounterfactualRequest
+	(*Counterfactual)(nil),                // 149: agentree.v1.Counterfactual
+	(*CounterfactualPath)(nil),            // 150: agentree.v1.CounterfactualPath
+	(*CounterfactualDecision)(nil),        // 151: agentree.v1.CounterfactualDecision
+	(*SearchAgentExecutionsRequest)(nil),  // 152: agentree.v1.SearchAgentExecutionsRequest
+	(*SearchAgentExecutionsResponse)(nil), // 153: agentree.v1.SearchAgentExecutionsResponse
+	(*ExecutionMatch)(nil),                // 154: agentree.v1.ExecutionMatch
+	(*ExecutionSummary)(nil),              // 155: agentree.v1.ExecutionSummary
+	(*GetDefinitionStatsRequest)(nil),     // 156: agentree.v1.GetDefinitionStatsRequest
+	(*DefinitionStats)(nil),               // 157: agentree.v1.DefinitionStats
+	(*Distribution)(nil),                  // 158: agentree.v1.Distribution
+	(*ListFailureClustersRequest)(nil),    // 159: agentree.v1.ListFailureClustersRequest
+	(*ListFailureClustersResponse)(nil),   // 160: agentree.v1.ListFailureClustersResponse
+	(*FailureCluster)(nil),                // 161: agentree.v1.FailureCluster
+	nil,                                   // 162: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	nil,                                   // 163: agentree.v1.DefinitionStats.ByStatusEntry
+	(*structpb.Value)(nil),                // 164: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 165: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 166: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	145, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	162, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	146, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	164, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
 	114, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
-	147, // 6: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
-	1,   // 7: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
-	1,   // 8: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	2,   // 9: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	147, // 10: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	148, // 11: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	148, // 12: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	6,   // 13: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
-	1,   // 14: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 15: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	147, // 16: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 17: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	5,   // 18: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,   // 19: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 20: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	147, // 21: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 22: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	2,   // 23: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	147, // 24: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	147, // 25: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	147, // 26: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	148, // 27: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	148, // 28: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	148, // 29: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	148, // 30: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	115, // 31: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
-	1,   // 32: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 33: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	147, // 34: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	14,  // 35: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	146, // 36: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	148, // 37: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	24,  // 38: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	25,  // 39: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	26,  // 40: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	28,  // 41: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	29,  // 42: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	30,  // 43: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	31,  // 44: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	33,  // 45: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	34,  // 46: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	38,  // 47: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	39,  // 48: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	40,  // 49: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	41,  // 50: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	32,  // 51: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	27,  // 52: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	146, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	35,  // 54: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	36,  // 55: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	37,  // 56: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	146, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	117, // 58: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
-	146, // 59: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	146, // 60: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	147, // 61: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	147, // 62: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	148, // 63: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	42,  // 64: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	148, // 65: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	148, // 66: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 67: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	146, // 68: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	147, // 69: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	148, // 70: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 71: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	146, // 72: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	55,  // 73: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	56,  // 74: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	54,  // 75: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	148, // 76: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	57,  // 77: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	146, // 78: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	146, // 79: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	148, // 80: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	148, // 81: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	61,  // 82: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	148, // 83: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	148, // 84: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	146, // 85: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
-	147, // 86: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
-	60,  // 87: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	118, // 88: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
-	60,  // 89: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 90: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 91: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 92: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	148, // 93: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 94: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 95: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	147, // 96: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	114, // 97: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
-	148, // 98: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	148, // 99: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	148, // 100: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	148, // 101: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	148, // 102: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	148, // 103: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 104: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 105: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	148, // 106: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	148, // 107: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	148, // 108: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 109: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 110: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	115, // 111: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
-	148, // 112: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	148, // 113: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 114: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 115: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	146, // 116: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 117: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 118: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	148, // 119: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	146, // 120: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 121: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 122: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	104, // 123: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
-	148, // 124: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
-	1,   // 125: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
-	105, // 126: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
-	146, // 127: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
-	106, // 128: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
-	61,  // 129: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
-	109, // 130: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
-	109, // 131: agentree.v1.CompressionAnalysis.context_after:type_name -> agentree.v1.ContextReference
-	110, // 132: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
-	1,   // 133: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
-	87,  // 134: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
-	148, // 135: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
-	148, // 136: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 137: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
-	1,   // 138: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
-	116, // 139: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
-	148, // 140: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
-	148, // 141: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
-	118, // 142: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
-	1,   // 143: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
-	148, // 144: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
-	148, // 145: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
-	123, // 146: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
-	1,   // 147: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
-	123, // 148: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
-	50,  // 149: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
-	14,  // 150: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
-	50,  // 151: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
-	148, // 152: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
-	137, // 153: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
-	138, // 154: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 155: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 156: agentree.v1.WorkspaceFileChange.before:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 157: agentree.v1.WorkspaceFileChange.after:type_name -> agentree.v1.WorkspaceFileInfo
-	137, // 158: agentree.v1.WorkspaceDiff.from:type_name -> agentree.v1.WorkspaceSnapshot
-	137, // 159: agentree.v1.WorkspaceDiff.to:type_name -> agentree.v1.WorkspaceSnapshot
-	143, // 160: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
-	7,   // 161: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 162: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 163: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 164: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 165: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 166: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 167: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 168: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 169: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 170: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 171: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 172: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 173: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 174: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 175: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 176: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 177: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 178: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 179: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 180: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 181: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 182: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 183: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 184: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 185: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 186: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 187: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 188: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 189: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 190: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 191: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 192: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 193: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 194: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 195: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 196: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 197: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 198: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 199: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 200: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	102, // 201: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
-	107, // 202: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
-	111, // 203: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
-	112, // 204: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
-	119, // 205: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
-	120, // 206: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
-	122, // 207: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
-	124, // 208: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
-	126, // 209: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
-	127, // 210: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
-	127, // 211: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
-	128, // 212: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
-	129, // 213: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
-	127, // 214: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
-	131, // 215: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
-	133, // 216: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
-	134, // 217: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
-	135, // 218: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
-	136, // 219: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
-	140, // 220: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
-	142, // 221: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
-	5,   // 222: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 223: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 224: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 225: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 226: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 227: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 228: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 229: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 230: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 231: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 232: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 233: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 234: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 235: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 236: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 237: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 238: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 239: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 240: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 241: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 242: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 243: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 244: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 245: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 246: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 247: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 248: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 249: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 250: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 251: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 252: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 253: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 254: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 255: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 256: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 257: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 258: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 259: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 260: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 261: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	103, // 262: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
-	108, // 263: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
-	113, // 264: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
-	113, // 265: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
-	118, // 266: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
-	121, // 267: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
-	118, // 268: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
-	125, // 269: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
-	123, // 270: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
-	123, // 271: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
-	123, // 272: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
-	130, // 273: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
-	123, // 274: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
-	123, // 275: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
-	132, // 276: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
-	130, // 277: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
-	130, // 278: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
-	130, // 279: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
-	139, // 280: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
-	141, // 281: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
-	144, // 282: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
-	222, // [222:283] is the sub-list for method output_type
-	161, // [161:222] is the sub-list for method input_type
-	161, // [161:161] is the sub-list for extension type_name
-	161, // [161:161] is the sub-list for extension extendee
-	0,   // [0:161] is the sub-list for field type_name
+	145, // 6: agentree.v1.ExecutionConfig.counterfactual:type_name -> agentree.v1.CounterfactualConfig
+	165, // 7: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	1,   // 8: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
+	1,   // 9: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
+	2,   // 10: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
+	165, // 11: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	166, // 12: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	166, // 13: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	6,   // 14: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
+	1,   // 15: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 16: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	165, // 17: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 18: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	5,   // 19: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 20: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 21: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	165, // 22: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 23: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	2,   // 24: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
+	165, // 25: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	165, // 26: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	165, // 27: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	166, // 28: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	166, // 29: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	166, // 30: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	166, // 31: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	115, // 32: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
+	1,   // 33: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 34: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	165, // 35: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	14,  // 36: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	164, // 37: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	166, // 38: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	24,  // 39: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	25,  // 40: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	26,  // 41: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	28,  // 42: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	29,  // 43: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	30,  // 44: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	31,  // 45: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	33,  // 46: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	34,  // 47: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	38,  // 48: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	39,  // 49: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	40,  // 50: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	41,  // 51: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	32,  // 52: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	27,  // 53: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	164, // 54: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	35,  // 55: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	36,  // 56: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	37,  // 57: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	164, // 58: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	117, // 59: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
+	164, // 60: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	164, // 61: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	165, // 62: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	165, // 63: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	166, // 64: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 65: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	166, // 66: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	166, // 67: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 68: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	164, // 69: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	165, // 70: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	166, // 71: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 72: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	164, // 73: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 74: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 75: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 76: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	166, // 77: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 78: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	164, // 79: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	164, // 80: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	166, // 81: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	166, // 82: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 83: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	166, // 84: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	166, // 85: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	164, // 86: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
+	165, // 87: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
+	60,  // 88: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	118, // 89: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
+	60,  // 90: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 91: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 92: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 93: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	166, // 94: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 95: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 96: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	165, // 97: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	114, // 98: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
+	166, // 99: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	166, // 100: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	166, // 101: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	166, // 102: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	166, // 103: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	166, // 104: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 105: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 106: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	166, // 107: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	166, // 108: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	166, // 109: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 110: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 111: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	115, // 112: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
+	166, // 113: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	166, // 114: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 115: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 116: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	164, // 117: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 118: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 119: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	166, // 120: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	164, // 121: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 122: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 123: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	104, // 124: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
+	166, // 125: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
+	1,   // 126: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
+	105, // 127: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
+	164, // 128: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
+	106, // 129: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
+	61,  // 130: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
+	109, // 131: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
+	109, // 132: agentree.v1.CompressionAnalysis.context_after:type_name -> agentree.v1.ContextReference
+	110, // 133: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
+	1,   // 134: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
+	87,  // 135: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
+	166, // 136: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
+	166, // 137: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 138: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
+	1,   // 139: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
+	116, // 140: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
+	166, // 141: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	166, // 142: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	118, // 143: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
+	1,   // 144: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
+	166, // 145: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
+	166, // 146: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
+	123, // 147: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
+	1,   // 148: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
+	123, // 149: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
+	50,  // 150: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
+	14,  // 151: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
+	50,  // 152: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
+	166, // 153: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
+	137, // 154: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
+	138, // 155: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 156: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 157: agentree.v1.WorkspaceFileChange.before:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 158: agentree.v1.WorkspaceFileChange.after:type_name -> agentree.v1.WorkspaceFileInfo
+	137, // 159: agentree.v1.WorkspaceDiff.from:type_name -> agentree.v1.WorkspaceSnapshot
+	137, // 160: agentree.v1.WorkspaceDiff.to:type_name -> agentree.v1.WorkspaceSnapshot
+	143, // 161: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
+	1,   // 162: agentree.v1.CreateCounterfactualRequest.model:type_name -> agentree.v1.ModelRef
+	147, // 163: agentree.v1.CreateCounterfactualRequest.action:type_name -> agentree.v1.CounterfactualAction
+	165, // 164: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
+	150, // 165: agentree.v1.Counterfactual.original:type_name -> agentree.v1.CounterfactualPath
+	150, // 166: agentree.v1.Counterfactual.counterfactual:type_name -> agentree.v1.CounterfactualPath
+	151, // 167: agentree.v1.CounterfactualPath.decisions:type_name -> agentree.v1.CounterfactualDecision
+	165, // 168: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
+	154, // 169: agentree.v1.SearchAgentExecutionsResponse.matches:type_name -> agentree.v1.ExecutionMatch
+	14,  // 170: agentree.v1.ExecutionMatch.execution:type_name -> agentree.v1.AgentExecution
+	155, // 171: agentree.v1.ExecutionMatch.summary:type_name -> agentree.v1.ExecutionSummary
+	163, // 172: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
+	158, // 173: agentree.v1.DefinitionStats.turns:type_name -> agentree.v1.Distribution
+	158, // 174: agentree.v1.DefinitionStats.tool_calls:type_name -> agentree.v1.Distribution
+	158, // 175: agentree.v1.DefinitionStats.cost:type_name -> agentree.v1.Distribution
+	158, // 176: agentree.v1.DefinitionStats.duration_ms:type_name -> agentree.v1.Distribution
+	161, // 177: agentree.v1.ListFailureClustersResponse.failure_clusters:type_name -> agentree.v1.FailureCluster
+	7,   // 178: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 179: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 180: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 181: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 182: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 183: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 184: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 185: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 186: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 187: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 188: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 189: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 190: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 191: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 192: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 193: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 194: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 195: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 196: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 197: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 198: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 199: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 200: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 201: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 202: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 203: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 204: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 205: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 206: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 207: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 208: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 209: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 210: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 211: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 212: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 213: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 214: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 215: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 216: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 217: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	102, // 218: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
+	107, // 219: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
+	111, // 220: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
+	112, // 221: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
+	119, // 222: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	120, // 223: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	122, // 224: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	124, // 225: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
+	126, // 226: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
+	127, // 227: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
+	127, // 228: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
+	128, // 229: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
+	129, // 230: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
+	127, // 231: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
+	131, // 232: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
+	133, // 233: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
+	134, // 234: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
+	135, // 235: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
+	136, // 236: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
+	140, // 237: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
+	142, // 238: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
+	146, // 239: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
+	148, // 240: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
+	152, // 241: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
+	156, // 242: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
+	159, // 243: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
+	5,   // 244: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 245: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 246: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 247: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 248: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 249: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 250: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 251: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 252: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 253: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 254: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 255: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 256: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 257: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 258: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 259: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 260: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 261: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 262: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 263: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 264: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 265: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 266: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 267: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 268: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 269: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 270: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 271: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 272: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 273: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 274: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 275: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 276: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 277: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 278: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 279: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 280: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 281: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 282: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 283: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	103, // 284: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
+	108, // 285: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
+	113, // 286: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
+	113, // 287: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
+	118, // 288: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	121, // 289: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	118, // 290: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	125, // 291: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
+	123, // 292: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
+	123, // 293: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
+	123, // 294: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
+	130, // 295: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
+	123, // 296: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
+	123, // 297: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
+	132, // 298: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
+	130, // 299: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
+	130, // 300: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
+	130, // 301: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
+	139, // 302: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
+	141, // 303: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
+	144, // 304: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
+	149, // 305: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
+	149, // 306: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
+	153, // 307: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
+	157, // 308: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
+	160, // 309: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
+	244, // [244:310] is the sub-list for method output_type
+	178, // [178:244] is the sub-list for method input_type
+	178, // [178:178] is the sub-list for extension type_name
+	178, // [178:178] is the sub-list for extension extendee
+	0,   // [0:178] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -14024,13 +15676,14 @@ func file_agentree_v1_agentree_proto_init() {
 	file_agentree_v1_agentree_proto_msgTypes[54].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[92].OneofWrappers = []any{}
 	file_agentree_v1_agentree_proto_msgTypes[114].OneofWrappers = []any{}
+	file_agentree_v1_agentree_proto_msgTypes[152].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   146,
+			NumMessages:   164,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

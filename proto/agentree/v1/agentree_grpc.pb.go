@@ -83,6 +83,11 @@ const (
 	AgentService_GetEntryWorkspace_FullMethodName      = "/agentree.v1.AgentService/GetEntryWorkspace"
 	AgentService_GetWorkspaceFile_FullMethodName       = "/agentree.v1.AgentService/GetWorkspaceFile"
 	AgentService_GetWorkspaceDiff_FullMethodName       = "/agentree.v1.AgentService/GetWorkspaceDiff"
+	AgentService_CreateCounterfactual_FullMethodName   = "/agentree.v1.AgentService/CreateCounterfactual"
+	AgentService_GetCounterfactual_FullMethodName      = "/agentree.v1.AgentService/GetCounterfactual"
+	AgentService_SearchAgentExecutions_FullMethodName  = "/agentree.v1.AgentService/SearchAgentExecutions"
+	AgentService_GetDefinitionStats_FullMethodName     = "/agentree.v1.AgentService/GetDefinitionStats"
+	AgentService_ListFailureClusters_FullMethodName    = "/agentree.v1.AgentService/ListFailureClusters"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -356,6 +361,32 @@ type AgentServiceClient interface {
 	// paged, each text file under the size bound with a unified diff, a
 	// binary one with "binary files differ".
 	GetWorkspaceDiff(ctx context.Context, in *GetWorkspaceDiffRequest, opts ...grpc.CallOption) (*WorkspaceDiff, error)
+	// debugcf (issue 41): counterfactuals, cross-run search, failure clusters.
+	// CreateCounterfactual runs an alternative from an entry as a branch (a
+	// fork marked counterfactualOf): a different user message (entryId names
+	// the user message it replaces), a different model (entryId names the
+	// answer to write again) or a different action (entryId names the answer
+	// whose tool call is replaced or given other arguments). In the branch, a
+	// tool call that matches one recorded on the original (name and
+	// arguments) is answered from the record; a new call of a tool not marked
+	// read-only waits for approval. Exactly one alternative is given.
+	CreateCounterfactual(ctx context.Context, in *CreateCounterfactualRequest, opts ...grpc.CallOption) (*Counterfactual, error)
+	// GetCounterfactual returns a counterfactual and the original side by
+	// side from where they part: answers, decisions, steps, tokens, cost and
+	// status of each.
+	GetCounterfactual(ctx context.Context, in *GetCounterfactualRequest, opts ...grpc.CallOption) (*Counterfactual, error)
+	// SearchAgentExecutions finds executions across runs by tool called (and
+	// its arguments), model, status, stop reason, error class, definition,
+	// creation time and cost, newest first, each with its summary.
+	SearchAgentExecutions(ctx context.Context, in *SearchAgentExecutionsRequest, opts ...grpc.CallOption) (*SearchAgentExecutionsResponse, error)
+	// GetDefinitionStats spreads a definition's executions: turns, tool
+	// calls, cost and duration (count, p50, p90, p99, max), and counts by
+	// status.
+	GetDefinitionStats(ctx context.Context, in *GetDefinitionStatsRequest, opts ...grpc.CallOption) (*DefinitionStats, error)
+	// ListFailureClusters groups failed executions by error class and the last
+	// decision before the failure (the last tool call's name and outcome),
+	// the largest first, with example execution IDs.
+	ListFailureClusters(ctx context.Context, in *ListFailureClustersRequest, opts ...grpc.CallOption) (*ListFailureClustersResponse, error)
 }
 
 type agentServiceClient struct {
@@ -985,6 +1016,56 @@ func (c *agentServiceClient) GetWorkspaceDiff(ctx context.Context, in *GetWorksp
 	return out, nil
 }
 
+func (c *agentServiceClient) CreateCounterfactual(ctx context.Context, in *CreateCounterfactualRequest, opts ...grpc.CallOption) (*Counterfactual, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Counterfactual)
+	err := c.cc.Invoke(ctx, AgentService_CreateCounterfactual_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetCounterfactual(ctx context.Context, in *GetCounterfactualRequest, opts ...grpc.CallOption) (*Counterfactual, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Counterfactual)
+	err := c.cc.Invoke(ctx, AgentService_GetCounterfactual_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) SearchAgentExecutions(ctx context.Context, in *SearchAgentExecutionsRequest, opts ...grpc.CallOption) (*SearchAgentExecutionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchAgentExecutionsResponse)
+	err := c.cc.Invoke(ctx, AgentService_SearchAgentExecutions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetDefinitionStats(ctx context.Context, in *GetDefinitionStatsRequest, opts ...grpc.CallOption) (*DefinitionStats, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DefinitionStats)
+	err := c.cc.Invoke(ctx, AgentService_GetDefinitionStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListFailureClusters(ctx context.Context, in *ListFailureClustersRequest, opts ...grpc.CallOption) (*ListFailureClustersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListFailureClustersResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListFailureClusters_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -1256,6 +1337,32 @@ type AgentServiceServer interface {
 	// paged, each text file under the size bound with a unified diff, a
 	// binary one with "binary files differ".
 	GetWorkspaceDiff(context.Context, *GetWorkspaceDiffRequest) (*WorkspaceDiff, error)
+	// debugcf (issue 41): counterfactuals, cross-run search, failure clusters.
+	// CreateCounterfactual runs an alternative from an entry as a branch (a
+	// fork marked counterfactualOf): a different user message (entryId names
+	// the user message it replaces), a different model (entryId names the
+	// answer to write again) or a different action (entryId names the answer
+	// whose tool call is replaced or given other arguments). In the branch, a
+	// tool call that matches one recorded on the original (name and
+	// arguments) is answered from the record; a new call of a tool not marked
+	// read-only waits for approval. Exactly one alternative is given.
+	CreateCounterfactual(context.Context, *CreateCounterfactualRequest) (*Counterfactual, error)
+	// GetCounterfactual returns a counterfactual and the original side by
+	// side from where they part: answers, decisions, steps, tokens, cost and
+	// status of each.
+	GetCounterfactual(context.Context, *GetCounterfactualRequest) (*Counterfactual, error)
+	// SearchAgentExecutions finds executions across runs by tool called (and
+	// its arguments), model, status, stop reason, error class, definition,
+	// creation time and cost, newest first, each with its summary.
+	SearchAgentExecutions(context.Context, *SearchAgentExecutionsRequest) (*SearchAgentExecutionsResponse, error)
+	// GetDefinitionStats spreads a definition's executions: turns, tool
+	// calls, cost and duration (count, p50, p90, p99, max), and counts by
+	// status.
+	GetDefinitionStats(context.Context, *GetDefinitionStatsRequest) (*DefinitionStats, error)
+	// ListFailureClusters groups failed executions by error class and the last
+	// decision before the failure (the last tool call's name and outcome),
+	// the largest first, with example execution IDs.
+	ListFailureClusters(context.Context, *ListFailureClustersRequest) (*ListFailureClustersResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -1448,6 +1555,21 @@ func (UnimplementedAgentServiceServer) GetWorkspaceFile(context.Context, *GetWor
 }
 func (UnimplementedAgentServiceServer) GetWorkspaceDiff(context.Context, *GetWorkspaceDiffRequest) (*WorkspaceDiff, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetWorkspaceDiff not implemented")
+}
+func (UnimplementedAgentServiceServer) CreateCounterfactual(context.Context, *CreateCounterfactualRequest) (*Counterfactual, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateCounterfactual not implemented")
+}
+func (UnimplementedAgentServiceServer) GetCounterfactual(context.Context, *GetCounterfactualRequest) (*Counterfactual, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCounterfactual not implemented")
+}
+func (UnimplementedAgentServiceServer) SearchAgentExecutions(context.Context, *SearchAgentExecutionsRequest) (*SearchAgentExecutionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchAgentExecutions not implemented")
+}
+func (UnimplementedAgentServiceServer) GetDefinitionStats(context.Context, *GetDefinitionStatsRequest) (*DefinitionStats, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDefinitionStats not implemented")
+}
+func (UnimplementedAgentServiceServer) ListFailureClusters(context.Context, *ListFailureClustersRequest) (*ListFailureClustersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListFailureClusters not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -2561,6 +2683,96 @@ func _AgentService_GetWorkspaceDiff_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CreateCounterfactual_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateCounterfactualRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CreateCounterfactual(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CreateCounterfactual_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CreateCounterfactual(ctx, req.(*CreateCounterfactualRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetCounterfactual_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCounterfactualRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetCounterfactual(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetCounterfactual_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetCounterfactual(ctx, req.(*GetCounterfactualRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_SearchAgentExecutions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchAgentExecutionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SearchAgentExecutions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SearchAgentExecutions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SearchAgentExecutions(ctx, req.(*SearchAgentExecutionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetDefinitionStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDefinitionStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetDefinitionStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetDefinitionStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetDefinitionStats(ctx, req.(*GetDefinitionStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListFailureClusters_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListFailureClustersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListFailureClusters(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListFailureClusters_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListFailureClusters(ctx, req.(*ListFailureClustersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -2807,6 +3019,26 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetWorkspaceDiff",
 			Handler:    _AgentService_GetWorkspaceDiff_Handler,
+		},
+		{
+			MethodName: "CreateCounterfactual",
+			Handler:    _AgentService_CreateCounterfactual_Handler,
+		},
+		{
+			MethodName: "GetCounterfactual",
+			Handler:    _AgentService_GetCounterfactual_Handler,
+		},
+		{
+			MethodName: "SearchAgentExecutions",
+			Handler:    _AgentService_SearchAgentExecutions_Handler,
+		},
+		{
+			MethodName: "GetDefinitionStats",
+			Handler:    _AgentService_GetDefinitionStats_Handler,
+		},
+		{
+			MethodName: "ListFailureClusters",
+			Handler:    _AgentService_ListFailureClusters_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
