@@ -106,10 +106,13 @@
   //   headers: f(view, box): called whenever the execution's header is
   //     rendered; box is a span of its own in the header row.
   //   markdown(text) → Node: how an answer's text is shown (else plain).
+  //   budget(b) → Node: the usage panel's budget part (budget.js).
+  //   route(re, view), onLeave(f): pages of their own (search.js,
+  //     counterfactual.js) and what to undo when one is left.
   // view is {id, base, execution(), messages(), refresh()}.
   const ext = window.agentree = {
     el, svg, api, pages, alertBox, showError, fmtTime, fmtDuration, fmtCost, badge,
-    panels: [], headers: [], markdown: null,
+    panels: [], headers: [], markdown: null, budget: null,
   };
 
   // keyRoles is what the signed-in key may do (GET /capabilities says),
@@ -685,7 +688,7 @@
       ['Usage and cost', async () => {
         const u = await api('GET', base + '/usage');
         const lines = u.lines || [];
-        const budget = window.agentreeBudgetPanel ? window.agentreeBudgetPanel(u.budget) : null; // budget.js
+        const budget = ext.budget ? ext.budget(u.budget) : null; // budget.js
         if (!lines.length) return el('div', null, el('p', { class: 'muted', text: 'No model calls yet.' }), budget);
         return el('div', null, el('table', { 'aria-label': 'Usage per model' },
           el('thead', null, el('tr', null, ['Model', 'Calls', 'In', 'Out', 'Cost'].map((h) => el('th', { scope: 'col', text: h })))),
@@ -705,10 +708,6 @@
         return el('ul', null, calls.map((c) => el('li', { text: c.toolName + ' · ' + c.status + (c.durationMs ? ' · ' + fmtDuration(c.durationMs) : '') })));
       }],
     ];
-    // Panels of other files (debug.js): each gives [name, load] pairs.
-    for (const f of window.agentreePanels || []) panelDefs.push(...f({ el, api, pages, base, fmtCost, fmtTime }));
-    // Views in their own files add panels (window.AgentreeViews).
-    for (const p of extensionPanels) panelDefs.push([p.name, () => p.load(id, base)]);
     const openPanels = [];
     for (const p of ext.panels) panelDefs.push([p.name, () => p.load(view), p]);
     for (const [name, load, p] of panelDefs) {
@@ -819,17 +818,14 @@
     name.focus();
   }
 
-  // Views kept in files of their own (search.js, counterfactual.js, …)
-  // register as functions on window.AgentreeViews, loaded before this
-  // file; each gets the helpers here and adds routes and execution panels.
-  const extensionPanels = [];
-  const helpers = {
-    el, api, pages, alertBox, showError, badge, fmtCost, fmtTime, fmtDuration, STATUSES, main,
+  // What the views in other files need besides the helpers above: routes
+  // of their own (search.js, counterfactual.js) and cleanups when the page
+  // is left.
+  Object.assign(ext, {
+    STATUSES, main,
     route: (re, view) => routes.push([re, view]),
-    executionPanel: (name, load) => extensionPanels.push({ name, load }),
     onLeave: (f) => cleanups.push(f),
-  };
-  for (const register of window.AgentreeViews || []) register(helpers);
+  });
 
   document.getElementById('signout').addEventListener('click', () => signOut('Signed out.'));
   window.addEventListener('hashchange', route);

@@ -1,6 +1,6 @@
 // The budget part of an execution's usage panel (issue 40): its caps, what
 // it and its children spent, whether calls now go to the cheaper model, and
-// every budget over its calls. app.js calls agentreeBudgetPanel with the
+// every budget over its calls. app.js calls window.agentree.budget with the
 // usage report's `budget` (absent for an execution under none).
 (function () {
   'use strict';
@@ -19,7 +19,7 @@
     return s + ' of ' + m + ' ' + (unit === 'USD' ? '' : unit) + ' (' + Math.round(100 * (spent || 0) / max) + '%)';
   }
 
-  window.agentreeBudgetPanel = function (b) {
+  window.agentree.budget = function (b) {
     if (!b) return null;
     const box = node('section', undefined, 'budget');
     box.setAttribute('aria-label', 'Budget');

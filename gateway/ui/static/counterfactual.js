@@ -2,10 +2,10 @@
 // an alternative from one of its entries (another user message, another
 // model, or another tool call), and a page shows the two paths side by
 // side, with the branch's calls waiting for approval. Registered with
-// app.js through window.AgentreeViews.
+// app.js through window.agentree.
 'use strict';
 
-(window.AgentreeViews = window.AgentreeViews || []).push((ui) => {
+((ui) => {
   const { el, api, pages, alertBox, showError, badge, fmtCost, main } = ui;
   const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED']);
 
@@ -146,6 +146,6 @@
     ui.onLeave(() => clearInterval(timer));
   }
 
-  ui.executionPanel('What if…', whatIf);
+  ui.panels.push({ name: 'What if…', load: (view) => whatIf(view.id, view.base) });
   ui.route(/^#\/executions\/([\w-]+)\/counterfactuals\/([\w-]+)$/, viewCounterfactual);
-});
+})(window.agentree);

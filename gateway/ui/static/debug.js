@@ -1,11 +1,11 @@
 // The debugger's run analysis in the execution view (issue 41): the
 // decision points with their filters, the compression analysis of each
 // compaction, and the explanation of the run. Each is a side panel that
-// app.js adds to an execution's page (window.agentreePanels); every
+// app.js adds to an execution's page (window.agentree.panels); every
 // text goes in through textContent, never as HTML.
 'use strict';
 
-(window.agentreePanels = window.agentreePanels || []).push(({ el, api, pages, base, fmtCost }) => {
+function panelsOf({ el, api, pages, base, fmtCost }) {
   // The filters outlive the panel's refreshes (one set per page).
   const kind = el('select', { id: 'dp-kind', 'aria-label': 'Kind' },
     ['', 'tool_call', 'approval', 'spawn', 'stop'].map((k) => el('option', { value: k, text: k || 'every kind' })));
@@ -100,4 +100,16 @@
     return box;
   }],
 ];
-});
+}
+
+// One set of panels per execution page (view), so the filters outlive the
+// panels' refreshes.
+(() => {
+  const ui = window.agentree;
+  const sets = new WeakMap();
+  const setOf = (view) => {
+    if (!sets.has(view)) sets.set(view, panelsOf({ ...ui, base: view.base }));
+    return sets.get(view);
+  };
+  ['Decision points', 'Compressions', 'Explanation'].forEach((name, i) => ui.panels.push({ name, load: (view) => setOf(view)[i][1]() }));
+})();

@@ -1,10 +1,10 @@
 // Cross-run search (seed 004 §9): executions found by tool, arguments,
 // model, status, error class, definition, time and cost, a definition's
 // statistics, and the failure clusters. Registered with app.js through
-// window.AgentreeViews.
+// window.agentree.
 'use strict';
 
-(window.AgentreeViews = window.AgentreeViews || []).push((ui) => {
+((ui) => {
   const { el, api, alertBox, showError, badge, fmtCost, fmtTime, STATUSES, main } = ui;
 
   // The filters, as the search API names them, with their labels.
@@ -109,4 +109,4 @@
   }
 
   ui.route(/^#\/search$/, viewSearch);
-});
+})(window.agentree);
