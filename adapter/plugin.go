@@ -63,6 +63,10 @@ type Options struct {
 	// is an activity that records the remote task, so a retry re-attaches
 	// to it. Only these: a call never gives a URL. Omitted: none.
 	RemoteAgents []agentsdk.RemoteAgent
+	// MaxSleep is the longest sleep (agentsdk.SleepTool) a model may ask
+	// for; a longer one is answered with an error. Default
+	// agentsdk.DefaultMaxSleep.
+	MaxSleep time.Duration
 
 	// WorkerStore, when set, is this worker's store for executions in
 	// persistenceMode local, and WorkerName its name (required with it):
@@ -303,6 +307,9 @@ func (o Options) validate() (*Options, error) {
 	if o.LocalCallLimit <= 0 {
 		o.LocalCallLimit = 20 * time.Second
 	}
+	if o.MaxSleep < 0 {
+		return nil, errors.New("adapter: Options.MaxSleep is negative")
+	}
 	if o.OutageLimit < 0 {
 		return nil, errors.New("adapter: Options.OutageLimit is negative")
 	}
@@ -354,7 +361,7 @@ func (o Options) validate() (*Options, error) {
 		o.HolderGrace = 5 * time.Minute
 	}
 	o.remotes = remotes
-	o.locals = localOps{ops: &engine.Ops{Store: store, RemoteAgents: slices.Sorted(maps.Keys(remotes))}, ended: o.ExecutionEnded}
+	o.locals = localOps{ops: &engine.Ops{Store: store, RemoteAgents: slices.Sorted(maps.Keys(remotes)), MaxSleep: o.MaxSleep}, ended: o.ExecutionEnded}
 	var cache *step.Cache
 	if o.ContextCacheBytes >= 0 {
 		cache = step.NewCache(o.ContextCacheBytes)

@@ -83,6 +83,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		WorkerStore: held, WorkerName: w.WorkerStore.Name, HolderGrace: w.WorkerStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
 		ActivityToolCalls: w.ActivityToolCalls,
 		RemoteAgents:      w.RemoteAgents,
+		MaxSleep:          w.MaxSleep,
 		ExecutionEnded:    w.ExecutionEnded,
 		TracerProvider:    tel.TracerProvider, MeterProvider: tel.MeterProvider})
 	if err != nil {

@@ -55,7 +55,7 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	// {"reason":"turn"} (gateway).
 	var meta json.RawMessage
 	if in.Wait {
-		meta = json.RawMessage(`{"reason":"wait"}`)
+		meta = WaitMeta(in.WaitReason, in.WakeAt)
 	}
 	var evs []event.Event
 	err = o.Store.AppendCheckpoint(ctx, domain.Checkpoint{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
@@ -22,6 +23,9 @@ type Ops struct {
 	// call as sub-agents (spawn_agents' agents[].remote): the only ones a
 	// call may name.
 	RemoteAgents []string
+	// MaxSleep is the longest sleep (agentsdk.ToolSleep) the worker
+	// allows; <= 0: agentsdk.DefaultMaxSleep.
+	MaxSleep time.Duration
 }
 
 // BeginInput starts a segment.
