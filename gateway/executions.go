@@ -75,7 +75,7 @@ func (s *service) GetAgentExecution(ctx context.Context, req *pb.GetAgentExecuti
 	if err != nil {
 		return nil, err
 	}
-	return toExecution(ex), nil
+	return s.withWaiting(ctx, ex, toExecution(ex)), nil
 }
 
 func (s *service) CancelAgentExecution(ctx context.Context, req *pb.CancelAgentExecutionRequest) (*pb.AgentExecution, error) {

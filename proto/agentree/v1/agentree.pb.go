@@ -1370,8 +1370,13 @@ type AgentExecution struct {
 	// conversation is read over this API from its worker, which must be up
 	// (503 `unavailable` while it is not).
 	PersistenceMode string `protobuf:"bytes,27,opt,name=persistence_mode,json=persistenceMode,proto3" json:"persistence_mode,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// While WAITING: what it waits for — `input`, `approval`, `client_tool`
+	// or `timer` (a sleep: see wake_at).
+	WaitingFor string `protobuf:"bytes,101,opt,name=waiting_for,json=waitingFor,proto3" json:"waiting_for,omitempty"`
+	// While WAITING on a timer: when it wakes.
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,102,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1591,6 +1596,20 @@ func (x *AgentExecution) GetPersistenceMode() string {
 		return x.PersistenceMode
 	}
 	return ""
+}
+
+func (x *AgentExecution) GetWaitingFor() string {
+	if x != nil {
+		return x.WaitingFor
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
+	}
+	return nil
 }
 
 // CreateAgentExecutionRequest starts an execution. Give
@@ -2673,8 +2692,10 @@ type AgentWaitingEvent struct {
 	// The tool calls waiting for a person's decision, when reason is
 	// `approval`.
 	PendingToolCalls []*PendingToolCall `protobuf:"bytes,4,rep,name=pending_tool_calls,json=pendingToolCalls,proto3" json:"pending_tool_calls,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// When reason is `timer`: when it wakes.
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,101,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentWaitingEvent) Reset() {
@@ -2731,6 +2752,13 @@ func (x *AgentWaitingEvent) GetReason() string {
 func (x *AgentWaitingEvent) GetPendingToolCalls() []*PendingToolCall {
 	if x != nil {
 		return x.PendingToolCalls
+	}
+	return nil
+}
+
+func (x *AgentWaitingEvent) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
 	}
 	return nil
 }
@@ -8828,7 +8856,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\xb8\b\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\x8e\t\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -8864,7 +8892,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"forkedFrom\x12*\n" +
 	"\x11forked_from_entry\x18\x19 \x01(\tR\x0fforkedFromEntry\x12!\n" +
 	"\flocal_worker\x18\x1a \x01(\tR\vlocalWorker\x12)\n" +
-	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceModeJ\x04\b\b\x10\t\"\xb7\x03\n" +
+	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceMode\x12\x1f\n" +
+	"\vwaiting_for\x18e \x01(\tR\n" +
+	"waitingFor\x123\n" +
+	"\awake_at\x18f \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAtJ\x04\b\b\x10\t\"\xb7\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -8941,12 +8972,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06status\x18\x02 \x01(\tR\x06status\"Y\n" +
 	"\x11AgentResumedEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
-	"\x06status\x18\x02 \x01(\tR\x06status\"\xbd\x01\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"\xf2\x01\n" +
 	"\x11AgentWaitingEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12J\n" +
-	"\x12pending_tool_calls\x18\x04 \x03(\v2\x1c.agentree.v1.PendingToolCallR\x10pendingToolCalls\"\x9a\x01\n" +
+	"\x12pending_tool_calls\x18\x04 \x03(\v2\x1c.agentree.v1.PendingToolCallR\x10pendingToolCalls\x123\n" +
+	"\awake_at\x18e \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\"\x9a\x01\n" +
 	"\x0fPendingToolCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
@@ -9638,176 +9670,178 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	105, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
 	105, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
 	105, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 30: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 31: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 32: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	14,  // 33: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	103, // 34: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	105, // 35: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	24,  // 36: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	25,  // 37: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	26,  // 38: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	28,  // 39: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	29,  // 40: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	30,  // 41: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	31,  // 42: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	33,  // 43: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	34,  // 44: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	38,  // 45: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	39,  // 46: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	40,  // 47: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	41,  // 48: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	32,  // 49: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	27,  // 50: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	103, // 51: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	35,  // 52: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	36,  // 53: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	37,  // 54: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	103, // 55: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	103, // 56: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	103, // 57: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	104, // 58: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	104, // 59: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	105, // 60: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	42,  // 61: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	105, // 62: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	105, // 63: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 64: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	103, // 65: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	104, // 66: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	105, // 67: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 68: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	103, // 69: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	55,  // 70: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	56,  // 71: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	54,  // 72: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	105, // 73: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	57,  // 74: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	103, // 75: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	103, // 76: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	105, // 77: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	105, // 78: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	61,  // 79: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	105, // 80: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	105, // 81: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	60,  // 82: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	60,  // 83: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 84: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 85: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 86: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	105, // 87: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 88: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 89: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	104, // 90: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	105, // 91: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 92: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	105, // 93: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	105, // 94: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	105, // 95: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	105, // 96: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 97: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 98: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	105, // 99: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	105, // 100: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 101: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 102: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 103: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	105, // 104: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	105, // 105: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 106: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 107: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	103, // 108: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 109: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 110: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	105, // 111: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	103, // 112: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 113: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 114: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	7,   // 115: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 116: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 117: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 118: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 119: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 120: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 121: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 122: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 123: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 124: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 125: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 126: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 127: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 128: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 129: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 130: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 131: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 132: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 133: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 134: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 135: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 136: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 137: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 138: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 139: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 140: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 141: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 142: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 143: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 144: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 145: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 146: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 147: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 148: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 149: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 150: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 151: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 152: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 153: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 154: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 155: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 156: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 157: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 158: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 159: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 160: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 161: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 162: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 163: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 164: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 165: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 166: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 167: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 168: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 169: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 170: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 171: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 172: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 173: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 174: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 175: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 176: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 177: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 178: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 179: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 180: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 181: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 182: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 183: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 184: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 185: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 186: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 187: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 188: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 189: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 190: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 191: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 192: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 193: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 194: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	155, // [155:195] is the sub-list for method output_type
-	115, // [115:155] is the sub-list for method input_type
-	115, // [115:115] is the sub-list for extension type_name
-	115, // [115:115] is the sub-list for extension extendee
-	0,   // [0:115] is the sub-list for field type_name
+	105, // 30: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
+	1,   // 31: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 32: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	104, // 33: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	14,  // 34: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	103, // 35: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	105, // 36: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	24,  // 37: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	25,  // 38: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	26,  // 39: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	28,  // 40: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	29,  // 41: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	30,  // 42: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	31,  // 43: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	33,  // 44: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	34,  // 45: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	38,  // 46: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	39,  // 47: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	40,  // 48: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	41,  // 49: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	32,  // 50: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	27,  // 51: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	105, // 52: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
+	103, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	35,  // 54: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	36,  // 55: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	37,  // 56: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	103, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	103, // 58: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	103, // 59: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	104, // 60: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	104, // 61: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	105, // 62: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 63: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	105, // 64: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	105, // 65: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 66: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	103, // 67: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	104, // 68: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	105, // 69: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 70: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	103, // 71: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 72: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 73: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 74: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	105, // 75: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 76: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	103, // 77: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	103, // 78: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	105, // 79: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	105, // 80: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 81: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	105, // 82: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	105, // 83: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	60,  // 84: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	60,  // 85: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 86: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 87: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 88: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	105, // 89: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 90: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 91: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	104, // 92: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	105, // 93: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	105, // 94: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	105, // 95: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	105, // 96: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	105, // 97: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	105, // 98: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 99: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 100: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	105, // 101: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	105, // 102: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	105, // 103: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 104: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 105: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	105, // 106: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	105, // 107: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 108: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 109: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	103, // 110: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 111: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 112: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	105, // 113: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	103, // 114: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 115: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 116: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	7,   // 117: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 118: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 119: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 120: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 121: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 122: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 123: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 124: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 125: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 126: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 127: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 128: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 129: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 130: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 131: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 132: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 133: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 134: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 135: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 136: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 137: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 138: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 139: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 140: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 141: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 142: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 143: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 144: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 145: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 146: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 147: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 148: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 149: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 150: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 151: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 152: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 153: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 154: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 155: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 156: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	5,   // 157: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 158: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 159: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 160: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 161: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 162: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 163: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 164: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 165: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 166: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 167: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 168: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 169: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 170: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 171: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 172: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 173: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 174: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 175: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 176: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 177: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 178: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 179: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 180: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 181: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 182: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 183: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 184: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 185: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 186: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 187: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 188: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 189: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 190: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 191: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 192: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 193: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 194: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 195: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 196: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	157, // [157:197] is the sub-list for method output_type
+	117, // [117:157] is the sub-list for method input_type
+	117, // [117:117] is the sub-list for extension type_name
+	117, // [117:117] is the sub-list for extension extendee
+	0,   // [0:117] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
