@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
@@ -409,6 +410,7 @@ func (o *Options) register(r Registry, activities bool) {
 	}
 	r.RegisterWorkflowWithOptions(PruneWorkflow, workflow.RegisterOptions{Name: PruneWorkflowName})
 	r.RegisterWorkflowWithOptions(o.heldReader, workflow.RegisterOptions{Name: HeldReaderWorkflow})
+	r.RegisterWorkflowWithOptions(followUp, workflow.RegisterOptions{Name: aclient.FollowUpWorkflow})
 	if !activities {
 		return
 	}
@@ -419,6 +421,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.Prune, activity.RegisterOptions{Name: PruneActivityName})
 	r.RegisterActivityWithOptions(o.acts.Compact, activity.RegisterOptions{Name: agentsdk.CompactActivity})
 	r.RegisterActivityWithOptions(o.acts.RunRemoteAgent, activity.RegisterOptions{Name: RemoteAgentActivity})
+	r.RegisterActivityWithOptions(o.deliverFollowUp, activity.RegisterOptions{Name: aclient.DeliverFollowUpActivity})
 	for name, fn := range o.Activities {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

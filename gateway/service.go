@@ -23,6 +23,8 @@ type executor interface {
 	Cancel(ctx context.Context, orgID, executionID string) (entrystore.Execution, error)
 	Resume(ctx context.Context, req client.ResumeRequest) (entrystore.Execution, error)
 	Fork(ctx context.Context, req client.ForkRequest) (entrystore.Execution, error)
+	ScheduleFollowUp(ctx context.Context, id, orgID, executionID, text string, at time.Time) (entrystore.FollowUp, error)
+	CancelFollowUp(ctx context.Context, orgID, executionID, id string) (entrystore.FollowUp, error)
 }
 
 // service implements AgentService. Every method authorizes first, so an

@@ -8720,6 +8720,395 @@ func (x *TimelinePoint) GetCompaction() bool {
 	return false
 }
 
+// ScheduleFollowUpRequest schedules a follow-up: give `at` or
+// `afterSeconds`, not both.
+type ScheduleFollowUpRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The user message to deliver.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// When to deliver it (RFC 3339), in the future.
+	At *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	// Or: how many seconds from now (positive).
+	AfterSeconds  float64 `protobuf:"fixed64,5,opt,name=after_seconds,json=afterSeconds,proto3" json:"after_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleFollowUpRequest) Reset() {
+	*x = ScheduleFollowUpRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleFollowUpRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleFollowUpRequest) ProtoMessage() {}
+
+func (x *ScheduleFollowUpRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[102]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleFollowUpRequest.ProtoReflect.Descriptor instead.
+func (*ScheduleFollowUpRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{102}
+}
+
+func (x *ScheduleFollowUpRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ScheduleFollowUpRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *ScheduleFollowUpRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ScheduleFollowUpRequest) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *ScheduleFollowUpRequest) GetAfterSeconds() float64 {
+	if x != nil {
+		return x.AfterSeconds
+	}
+	return 0
+}
+
+// FollowUp is a user message scheduled for an execution.
+type FollowUp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The follow-up's ID.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The message.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// When it is (or was) due.
+	DeliverAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=deliver_at,json=deliverAt,proto3" json:"deliver_at,omitempty"`
+	// `scheduled`, `delivered` (signal_id names its inbox row), `cancelled`
+	// or `undelivered` (the execution had ended; see error).
+	Status        string                 `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	SignalId      string                 `protobuf:"bytes,6,opt,name=signal_id,json=signalId,proto3" json:"signal_id,omitempty"`
+	Error         string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FollowUp) Reset() {
+	*x = FollowUp{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FollowUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FollowUp) ProtoMessage() {}
+
+func (x *FollowUp) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[103]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FollowUp.ProtoReflect.Descriptor instead.
+func (*FollowUp) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{103}
+}
+
+func (x *FollowUp) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *FollowUp) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *FollowUp) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *FollowUp) GetDeliverAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeliverAt
+	}
+	return nil
+}
+
+func (x *FollowUp) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *FollowUp) GetSignalId() string {
+	if x != nil {
+		return x.SignalId
+	}
+	return ""
+}
+
+func (x *FollowUp) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *FollowUp) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *FollowUp) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// ListFollowUpsRequest lists an execution's follow-ups.
+type ListFollowUpsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// At most this many (default 50, at most 500).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_cursor of the previous page.
+	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFollowUpsRequest) Reset() {
+	*x = ListFollowUpsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFollowUpsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFollowUpsRequest) ProtoMessage() {}
+
+func (x *ListFollowUpsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFollowUpsRequest.ProtoReflect.Descriptor instead.
+func (*ListFollowUpsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *ListFollowUpsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListFollowUpsRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *ListFollowUpsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListFollowUpsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListFollowUpsResponse is one page of follow-ups.
+type ListFollowUpsResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	FollowUps []*FollowUp            `protobuf:"bytes,1,rep,name=follow_ups,json=followUps,proto3" json:"follow_ups,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFollowUpsResponse) Reset() {
+	*x = ListFollowUpsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFollowUpsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFollowUpsResponse) ProtoMessage() {}
+
+func (x *ListFollowUpsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFollowUpsResponse.ProtoReflect.Descriptor instead.
+func (*ListFollowUpsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *ListFollowUpsResponse) GetFollowUps() []*FollowUp {
+	if x != nil {
+		return x.FollowUps
+	}
+	return nil
+}
+
+func (x *ListFollowUpsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// CancelFollowUpRequest cancels a scheduled follow-up.
+type CancelFollowUpRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The follow-up's ID.
+	Id            string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelFollowUpRequest) Reset() {
+	*x = CancelFollowUpRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelFollowUpRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelFollowUpRequest) ProtoMessage() {}
+
+func (x *CancelFollowUpRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelFollowUpRequest.ProtoReflect.Descriptor instead.
+func (*CancelFollowUpRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *CancelFollowUpRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CancelFollowUpRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *CancelFollowUpRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -9474,7 +9863,40 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\testimated\x18\a \x01(\bR\testimated\x12\x1e\n" +
 	"\n" +
 	"compaction\x18\b \x01(\bR\n" +
-	"compaction2\xbb\x1e\n" +
+	"compaction\"\xb3\x01\n" +
+	"\x17ScheduleFollowUpRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12*\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12#\n" +
+	"\rafter_seconds\x18\x05 \x01(\x01R\fafterSeconds\"\xcd\x02\n" +
+	"\bFollowUp\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x129\n" +
+	"\n" +
+	"deliver_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tdeliverAt\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1b\n" +
+	"\tsignal_id\x18\x06 \x01(\tR\bsignalId\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error\x129\n" +
+	"\n" +
+	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x80\x01\n" +
+	"\x14ListFollowUpsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"n\n" +
+	"\x15ListFollowUpsResponse\x124\n" +
+	"\n" +
+	"follow_ups\x18\x01 \x03(\v2\x15.agentree.v1.FollowUpR\tfollowUps\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\\\n" +
+	"\x15CancelFollowUpRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id2\xcd \n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -9516,7 +9938,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\fRevokeApiKey\x12 .agentree.v1.RevokeApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12O\n" +
 	"\fExpireApiKey\x12 .agentree.v1.ExpireApiKeyRequest\x1a\x13.agentree.v1.ApiKey\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12M\n" +
 	"\vGetOrgQuota\x12\x1f.agentree.v1.GetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\x06\xa2\x82\x19\x02\b\x04\x12O\n" +
-	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\vSetOrgQuota\x12\x1f.agentree.v1.SetOrgQuotaRequest\x1a\x15.agentree.v1.OrgQuota\"\b\xa2\x82\x19\x04\b\x01\x10\x01\x12Y\n" +
+	"\x10ScheduleFollowUp\x12$.agentree.v1.ScheduleFollowUpRequest\x1a\x15.agentree.v1.FollowUp\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12^\n" +
+	"\rListFollowUps\x12!.agentree.v1.ListFollowUpsRequest\x1a\".agentree.v1.ListFollowUpsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12U\n" +
+	"\x0eCancelFollowUp\x12\".agentree.v1.CancelFollowUpRequest\x1a\x15.agentree.v1.FollowUp\"\b\xa2\x82\x19\x04\b\x02\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -9530,7 +9955,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 103)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 108)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -9634,49 +10059,54 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*GetTokenTimelineRequest)(nil),       // 99: agentree.v1.GetTokenTimelineRequest
 	(*TokenTimeline)(nil),                 // 100: agentree.v1.TokenTimeline
 	(*TimelinePoint)(nil),                 // 101: agentree.v1.TimelinePoint
-	nil,                                   // 102: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	(*structpb.Value)(nil),                // 103: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 104: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 105: google.protobuf.Timestamp
+	(*ScheduleFollowUpRequest)(nil),       // 102: agentree.v1.ScheduleFollowUpRequest
+	(*FollowUp)(nil),                      // 103: agentree.v1.FollowUp
+	(*ListFollowUpsRequest)(nil),          // 104: agentree.v1.ListFollowUpsRequest
+	(*ListFollowUpsResponse)(nil),         // 105: agentree.v1.ListFollowUpsResponse
+	(*CancelFollowUpRequest)(nil),         // 106: agentree.v1.CancelFollowUpRequest
+	nil,                                   // 107: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	(*structpb.Value)(nil),                // 108: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 109: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 110: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	102, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	107, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	103, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	108, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
-	104, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	109, // 5: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 6: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 7: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 8: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	105, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	105, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	109, // 9: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	110, // 10: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	110, // 11: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	6,   // 12: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
 	1,   // 13: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 14: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	109, // 15: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 16: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	5,   // 17: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 18: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 19: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	109, // 20: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 21: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	2,   // 22: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	104, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	104, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	105, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	105, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	105, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	105, // 30: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
+	109, // 23: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	109, // 24: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	109, // 25: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	110, // 26: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	110, // 27: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 28: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	110, // 29: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	110, // 30: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
 	1,   // 31: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 32: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	104, // 33: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	109, // 33: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	14,  // 34: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	103, // 35: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	105, // 36: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	108, // 35: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	110, // 36: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	24,  // 37: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	25,  // 38: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	26,  // 39: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -9692,156 +10122,167 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	41,  // 49: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	32,  // 50: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	27,  // 51: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	105, // 52: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
-	103, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	110, // 52: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
+	108, // 53: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	35,  // 54: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	36,  // 55: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	37,  // 56: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	103, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	103, // 58: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	103, // 59: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	104, // 60: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	104, // 61: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	105, // 62: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	108, // 57: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	108, // 58: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	108, // 59: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	109, // 60: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	109, // 61: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	110, // 62: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	42,  // 63: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	105, // 64: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	105, // 65: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 64: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	110, // 65: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	47,  // 66: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	103, // 67: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	104, // 68: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	105, // 69: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	108, // 67: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	109, // 68: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	110, // 69: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	50,  // 70: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	103, // 71: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	108, // 71: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	55,  // 72: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	56,  // 73: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	54,  // 74: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	105, // 75: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	110, // 75: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	57,  // 76: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	103, // 77: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	103, // 78: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	105, // 79: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	105, // 80: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	108, // 77: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	108, // 78: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	110, // 79: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	110, // 80: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	61,  // 81: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	105, // 82: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	105, // 83: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	110, // 82: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	110, // 83: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
 	60,  // 84: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	60,  // 85: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	69,  // 86: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	70,  // 87: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 88: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	105, // 89: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	110, // 89: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	70,  // 90: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 91: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	104, // 92: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	105, // 93: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 94: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	105, // 95: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	105, // 96: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	105, // 97: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	105, // 98: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	109, // 92: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	110, // 93: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 94: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	110, // 95: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	110, // 96: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	110, // 97: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	110, // 98: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
 	77,  // 99: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
 	77,  // 100: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	105, // 101: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	105, // 102: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	105, // 103: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	110, // 101: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	110, // 102: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	110, // 103: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
 	87,  // 104: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	87,  // 105: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	105, // 106: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	105, // 107: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	110, // 106: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	110, // 107: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
 	1,   // 108: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
 	97,  // 109: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	103, // 110: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	108, // 110: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
 	1,   // 111: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
 	96,  // 112: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	105, // 113: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	103, // 114: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	110, // 113: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	108, // 114: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
 	2,   // 115: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
 	101, // 116: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	7,   // 117: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 118: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 119: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 120: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 121: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 122: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 123: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 124: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 125: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 126: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 127: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 128: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 129: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 130: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 131: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 132: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 133: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 134: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 135: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 136: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 137: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 138: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 139: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 140: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 141: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 142: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 143: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 144: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 145: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 146: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 147: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 148: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 149: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 150: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 151: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 152: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 153: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 154: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 155: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 156: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	5,   // 157: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 158: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 159: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 160: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 161: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 162: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 163: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 164: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 165: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 166: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 167: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 168: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 169: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 170: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 171: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 172: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 173: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 174: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 175: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 176: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 177: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 178: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 179: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 180: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 181: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 182: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 183: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 184: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 185: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 186: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 187: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 188: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 189: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 190: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 191: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 192: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 193: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 194: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 195: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 196: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	157, // [157:197] is the sub-list for method output_type
-	117, // [117:157] is the sub-list for method input_type
-	117, // [117:117] is the sub-list for extension type_name
-	117, // [117:117] is the sub-list for extension extendee
-	0,   // [0:117] is the sub-list for field type_name
+	110, // 117: agentree.v1.ScheduleFollowUpRequest.at:type_name -> google.protobuf.Timestamp
+	110, // 118: agentree.v1.FollowUp.deliver_at:type_name -> google.protobuf.Timestamp
+	110, // 119: agentree.v1.FollowUp.created_at:type_name -> google.protobuf.Timestamp
+	110, // 120: agentree.v1.FollowUp.updated_at:type_name -> google.protobuf.Timestamp
+	103, // 121: agentree.v1.ListFollowUpsResponse.follow_ups:type_name -> agentree.v1.FollowUp
+	7,   // 122: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 123: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 124: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 125: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 126: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 127: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 128: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 129: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 130: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 131: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 132: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 133: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 134: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 135: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 136: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 137: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 138: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 139: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 140: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 141: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 142: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 143: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 144: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 145: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 146: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 147: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 148: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 149: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 150: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 151: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 152: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 153: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 154: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 155: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 156: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 157: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 158: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 159: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 160: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 161: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	102, // 162: agentree.v1.AgentService.ScheduleFollowUp:input_type -> agentree.v1.ScheduleFollowUpRequest
+	104, // 163: agentree.v1.AgentService.ListFollowUps:input_type -> agentree.v1.ListFollowUpsRequest
+	106, // 164: agentree.v1.AgentService.CancelFollowUp:input_type -> agentree.v1.CancelFollowUpRequest
+	5,   // 165: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 166: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 167: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 168: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 169: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 170: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 171: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 172: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 173: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 174: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 175: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 176: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 177: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 178: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 179: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 180: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 181: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 182: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 183: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 184: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 185: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 186: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 187: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 188: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 189: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 190: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 191: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 192: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 193: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 194: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 195: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 196: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 197: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 198: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 199: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 200: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 201: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 202: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 203: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 204: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	103, // 205: agentree.v1.AgentService.ScheduleFollowUp:output_type -> agentree.v1.FollowUp
+	105, // 206: agentree.v1.AgentService.ListFollowUps:output_type -> agentree.v1.ListFollowUpsResponse
+	103, // 207: agentree.v1.AgentService.CancelFollowUp:output_type -> agentree.v1.FollowUp
+	165, // [165:208] is the sub-list for method output_type
+	122, // [122:165] is the sub-list for method input_type
+	122, // [122:122] is the sub-list for extension type_name
+	122, // [122:122] is the sub-list for extension extendee
+	0,   // [0:122] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -9876,7 +10317,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   103,
+			NumMessages:   108,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -62,6 +62,9 @@ const (
 	AgentService_ExpireApiKey_FullMethodName          = "/agentree.v1.AgentService/ExpireApiKey"
 	AgentService_GetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/GetOrgQuota"
 	AgentService_SetOrgQuota_FullMethodName           = "/agentree.v1.AgentService/SetOrgQuota"
+	AgentService_ScheduleFollowUp_FullMethodName      = "/agentree.v1.AgentService/ScheduleFollowUp"
+	AgentService_ListFollowUps_FullMethodName         = "/agentree.v1.AgentService/ListFollowUps"
+	AgentService_CancelFollowUp_FullMethodName        = "/agentree.v1.AgentService/CancelFollowUp"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -236,6 +239,18 @@ type AgentServiceClient interface {
 	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
 	// removes it.
 	SetOrgQuota(ctx context.Context, in *SetOrgQuotaRequest, opts ...grpc.CallOption) (*OrgQuota, error)
+	// timers: scheduled follow-ups.
+	// ScheduleFollowUp schedules a user message for the execution: at `at`
+	// (or `afterSeconds` from now) it is delivered to the same execution as
+	// a user message, continuing the same tree. An execution running then
+	// takes it in its inbox like any message.
+	ScheduleFollowUp(ctx context.Context, in *ScheduleFollowUpRequest, opts ...grpc.CallOption) (*FollowUp, error)
+	// ListFollowUps lists the execution's follow-ups, oldest first, whatever
+	// their status.
+	ListFollowUps(ctx context.Context, in *ListFollowUpsRequest, opts ...grpc.CallOption) (*ListFollowUpsResponse, error)
+	// CancelFollowUp cancels a scheduled follow-up; one delivered already is
+	// a 409.
+	CancelFollowUp(ctx context.Context, in *CancelFollowUpRequest, opts ...grpc.CallOption) (*FollowUp, error)
 }
 
 type agentServiceClient struct {
@@ -655,6 +670,36 @@ func (c *agentServiceClient) SetOrgQuota(ctx context.Context, in *SetOrgQuotaReq
 	return out, nil
 }
 
+func (c *agentServiceClient) ScheduleFollowUp(ctx context.Context, in *ScheduleFollowUpRequest, opts ...grpc.CallOption) (*FollowUp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FollowUp)
+	err := c.cc.Invoke(ctx, AgentService_ScheduleFollowUp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListFollowUps(ctx context.Context, in *ListFollowUpsRequest, opts ...grpc.CallOption) (*ListFollowUpsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListFollowUpsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListFollowUps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) CancelFollowUp(ctx context.Context, in *CancelFollowUpRequest, opts ...grpc.CallOption) (*FollowUp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FollowUp)
+	err := c.cc.Invoke(ctx, AgentService_CancelFollowUp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -827,6 +872,18 @@ type AgentServiceServer interface {
 	// SetOrgQuota sets the organization's quotas, all at once: a zero limit
 	// removes it.
 	SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error)
+	// timers: scheduled follow-ups.
+	// ScheduleFollowUp schedules a user message for the execution: at `at`
+	// (or `afterSeconds` from now) it is delivered to the same execution as
+	// a user message, continuing the same tree. An execution running then
+	// takes it in its inbox like any message.
+	ScheduleFollowUp(context.Context, *ScheduleFollowUpRequest) (*FollowUp, error)
+	// ListFollowUps lists the execution's follow-ups, oldest first, whatever
+	// their status.
+	ListFollowUps(context.Context, *ListFollowUpsRequest) (*ListFollowUpsResponse, error)
+	// CancelFollowUp cancels a scheduled follow-up; one delivered already is
+	// a 409.
+	CancelFollowUp(context.Context, *CancelFollowUpRequest) (*FollowUp, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -956,6 +1013,15 @@ func (UnimplementedAgentServiceServer) GetOrgQuota(context.Context, *GetOrgQuota
 }
 func (UnimplementedAgentServiceServer) SetOrgQuota(context.Context, *SetOrgQuotaRequest) (*OrgQuota, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetOrgQuota not implemented")
+}
+func (UnimplementedAgentServiceServer) ScheduleFollowUp(context.Context, *ScheduleFollowUpRequest) (*FollowUp, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScheduleFollowUp not implemented")
+}
+func (UnimplementedAgentServiceServer) ListFollowUps(context.Context, *ListFollowUpsRequest) (*ListFollowUpsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListFollowUps not implemented")
+}
+func (UnimplementedAgentServiceServer) CancelFollowUp(context.Context, *CancelFollowUpRequest) (*FollowUp, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelFollowUp not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -1691,6 +1757,60 @@ func _AgentService_SetOrgQuota_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ScheduleFollowUp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScheduleFollowUpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ScheduleFollowUp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ScheduleFollowUp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ScheduleFollowUp(ctx, req.(*ScheduleFollowUpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListFollowUps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListFollowUpsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListFollowUps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListFollowUps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListFollowUps(ctx, req.(*ListFollowUpsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_CancelFollowUp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelFollowUpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CancelFollowUp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CancelFollowUp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CancelFollowUp(ctx, req.(*CancelFollowUpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1853,6 +1973,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetOrgQuota",
 			Handler:    _AgentService_SetOrgQuota_Handler,
+		},
+		{
+			MethodName: "ScheduleFollowUp",
+			Handler:    _AgentService_ScheduleFollowUp_Handler,
+		},
+		{
+			MethodName: "ListFollowUps",
+			Handler:    _AgentService_ListFollowUps_Handler,
+		},
+		{
+			MethodName: "CancelFollowUp",
+			Handler:    _AgentService_CancelFollowUp_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
