@@ -165,3 +165,34 @@ func TestSleepReArmsInTheNextRun(t *testing.T) {
 	require.Contains(t, msgs[2].Text(), "woke on time")
 	require.Greater(t, len(h.runs(ex.ID)), 1, "the sleep spanned runs")
 }
+
+// TestMessageWakesASleepThatAsked: a sleep with wakeOnMessage ends when a
+// user message arrives, long before its deadline: the call's result says
+// it woke early, the message follows it, and the timer is cancelled.
+func TestMessageWakesASleepThatAsked(t *testing.T) {
+	model := scripted.New(scripted.Turns(
+		scripted.Turn{ToolCalls: []agentsdk.ToolCall{sleepCall("nap", `{"seconds":600,"wakeOnMessage":true}`)}},
+		scripted.Turn{Text: "you woke me"},
+	))
+	opts := adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{agentsdk.SleepTool(time.Hour)}}
+	h := newHarness(t, opts, false)
+	ex := h.start(agentsdk.Config{Tools: []string{agentsdk.ToolSleep}}, "nap until I call")
+	h.waitStatus(ex.ID, entrystore.StatusWaiting, 30*time.Second)
+	_, err := h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(`{"text":"wake up"}`))
+	require.NoError(t, err)
+	res := h.wait(ex.ID, time.Minute)
+	require.Equal(t, "COMPLETED", res.Status)
+	msgs := h.path(res.LeafID)
+	require.Equal(t, "user,assistant,tool_result,user,assistant", roleList(msgs))
+	require.Contains(t, msgs[2].Text(), "woke early")
+	require.Equal(t, "wake up", msgs[3].Text())
+	canceled := 0
+	for _, r := range h.runs(ex.ID) {
+		for _, e := range h.history(ex.ID, r.RunID).Events {
+			if e.GetEventType() == enumspb.EVENT_TYPE_TIMER_CANCELED {
+				canceled++
+			}
+		}
+	}
+	require.Equal(t, 1, canceled, "the sleep's timer was cancelled, not left to fire")
+}
