@@ -2686,8 +2686,9 @@ type AgentWaitingEvent struct {
 	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
 	// WAITING.
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
-	// What it waits for: `input` (the user's next message) or `approval`
-	// (decisions on the tool calls in pending_tool_calls).
+	// What it waits for: `input` (the user's next message), `approval`
+	// (decisions on the tool calls in pending_tool_calls) or `timer` (a
+	// sleep, until wake_at).
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The tool calls waiting for a person's decision, when reason is
 	// `approval`.
