@@ -110,6 +110,11 @@ func (l localOps) AnswerSpawn(ctx context.Context, in engine.AnswerInput) (agent
 	return out, storeError(err)
 }
 
+func (l localOps) PlanSleep(ctx context.Context, in engine.SleepInput) (engine.SleepPlan, error) {
+	out, err := l.ops.PlanSleep(ctx, in)
+	return out, storeError(err)
+}
+
 func (l localOps) ClientResults(ctx context.Context, in engine.ClientResultsInput) (engine.ClientResultsOutput, error) {
 	out, err := l.ops.ClientResults(ctx, in)
 	return out, storeError(err)
@@ -152,6 +157,8 @@ func (l localOps) fn(op engine.Op) any {
 		return l.PlanSpawn
 	case engine.OpAnswerSpawn:
 		return l.AnswerSpawn
+	case engine.OpPlanSleep:
+		return l.PlanSleep
 	case engine.OpClientResults:
 		return l.ClientResults
 	case engine.OpRestoreWorkspace:

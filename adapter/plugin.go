@@ -68,6 +68,10 @@ type Options struct {
 	// is an activity that records the remote task, so a retry re-attaches
 	// to it. Only these: a call never gives a URL. Omitted: none.
 	RemoteAgents []agentsdk.RemoteAgent
+	// MaxSleep is the longest sleep (agentsdk.SleepTool) a model may ask
+	// for; a longer one is answered with an error. Default
+	// agentsdk.DefaultMaxSleep.
+	MaxSleep time.Duration
 
 	// WorkerStore, when set, is this worker's store for executions in
 	// persistenceMode local, and WorkerName its name (required with it):
@@ -313,6 +317,9 @@ func (o Options) validate() (*Options, error) {
 	if o.LocalCallLimit <= 0 {
 		o.LocalCallLimit = 20 * time.Second
 	}
+	if o.MaxSleep < 0 {
+		return nil, errors.New("adapter: Options.MaxSleep is negative")
+	}
 	if o.OutageLimit < 0 {
 		return nil, errors.New("adapter: Options.OutageLimit is negative")
 	}
@@ -367,7 +374,7 @@ func (o Options) validate() (*Options, error) {
 		o.HolderGrace = 5 * time.Minute
 	}
 	o.remotes = remotes
-	o.locals = localOps{ops: &engine.Ops{Store: store, RemoteAgents: slices.Sorted(maps.Keys(remotes))}, ended: o.ExecutionEnded}
+	o.locals = localOps{ops: &engine.Ops{Store: store, RemoteAgents: slices.Sorted(maps.Keys(remotes)), MaxSleep: o.MaxSleep}, ended: o.ExecutionEnded}
 	if snaps := newSnapshots(o.Store, o.Workspaces); snaps != nil {
 		o.locals.ops.Workspaces = snaps
 	}
@@ -420,6 +427,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterWorkflowWithOptions(o.heldReader, workflow.RegisterOptions{Name: HeldReaderWorkflow})
 	r.RegisterWorkflowWithOptions(o.explainWorkflow, workflow.RegisterOptions{Name: aclient.ExplainWorkflow})
 	r.RegisterWorkflowWithOptions(o.branchSummary, workflow.RegisterOptions{Name: BranchSummaryWorkflow})
+	r.RegisterWorkflowWithOptions(followUp, workflow.RegisterOptions{Name: aclient.FollowUpWorkflow})
 	if !activities {
 		return
 	}
@@ -432,6 +440,7 @@ func (o *Options) register(r Registry, activities bool) {
 	r.RegisterActivityWithOptions(o.acts.RunRemoteAgent, activity.RegisterOptions{Name: RemoteAgentActivity})
 	r.RegisterActivityWithOptions(o.acts.Explain, activity.RegisterOptions{Name: ExplainActivity})
 	r.RegisterActivityWithOptions(o.acts.SummariseBranch, activity.RegisterOptions{Name: SummariseBranchActivity})
+	r.RegisterActivityWithOptions(o.deliverFollowUp, activity.RegisterOptions{Name: aclient.DeliverFollowUpActivity})
 	for name, fn := range o.Activities {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

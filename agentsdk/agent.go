@@ -103,6 +103,15 @@ type Context interface {
 	// State().Usage.
 	SpawnAgents(assistantID string, call ToolCallRef) (*ToolResult, error)
 
+	// Sleep answers a sleep call (ToolSleep) of the assistant entry
+	// assistantID in two moves. The first reads its arguments: bad ones
+	// get an error tool_result (returned); good ones are saved in
+	// State().Sleep and Sleep returns the outcome that ends the segment
+	// (WaitUntil, reason WaitTimer). Called again once the execution woke,
+	// it appends the call's result — woke on time, or early for a user's
+	// message — and returns it.
+	Sleep(assistantID string, call ToolCallRef) (*ToolResult, *Outcome, error)
+
 	// StreamData publishes a data event to the execution's live stream.
 	StreamData(v any) error
 	// Cancelled reports whether cancellation was requested.
@@ -188,8 +197,12 @@ type Outcome struct {
 	// Reason is why: a stop reason for Complete, the error for Fail, what is
 	// awaited for Wait.
 	Reason string `json:"reason,omitempty"`
-	// WaitFor names the signals that end a Wait (empty = any).
+	// WaitFor names the signals that end a Wait (empty = any, or none
+	// when WakeAt is set).
 	WaitFor []string `json:"waitFor,omitempty"`
+	// WakeAt, when set, also ends a Wait at that time: a durable timer
+	// (see WaitUntil).
+	WakeAt *time.Time `json:"wakeAt,omitempty"`
 }
 
 // OutcomeKind is what happens after a segment.
@@ -253,6 +266,9 @@ type State struct {
 	// AlwaysAllow are the tools a person approved for the rest of the
 	// execution.
 	AlwaysAllow []string `json:"alwaysAllow,omitempty"`
+	// Sleep is the sleep call in progress (Context.Sleep), until it is
+	// answered.
+	Sleep *SleepState `json:"sleep,omitempty"`
 	// Decided are the decisions (approve, reject) applied to calls of
 	// the entry ToolsOf, by tool call ID, until their turn to run.
 	Decided map[string]string `json:"decided,omitempty"`

@@ -75,7 +75,7 @@ func (s *service) GetAgentExecution(ctx context.Context, req *pb.GetAgentExecuti
 	if err != nil {
 		return nil, err
 	}
-	out := toExecution(ex)
+	out := s.withWaiting(ctx, ex, toExecution(ex))
 	if out.Budget, err = s.budgetState(ctx, ex); err != nil {
 		return nil, err
 	}

@@ -56,6 +56,14 @@ func (rowOnly) SummariseBranch(context.Context, entrystore.Execution, client.Bra
 	return "", errors.New("rowOnly: no branch summary")
 }
 
+func (rowOnly) ScheduleFollowUp(context.Context, string, string, string, string, time.Time) (entrystore.FollowUp, error) {
+	return entrystore.FollowUp{}, errors.New("rowOnly: no follow-ups")
+}
+
+func (rowOnly) CancelFollowUp(context.Context, string, string, string) (entrystore.FollowUp, error) {
+	return entrystore.FollowUp{}, errors.New("rowOnly: no follow-ups")
+}
+
 // FuzzDecodeCreateExecution sends arbitrary bodies to the create-execution
 // endpoint through the real REST stack (auth, body limit, grpc-gateway's
 // decoding, config merge and validation, the store's checks): it never

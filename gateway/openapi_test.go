@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
@@ -78,10 +79,11 @@ func TestOpenAPIDescribesEveryStreamEvent(t *testing.T) {
 	downgrade := &event.Downgrade{Model: "m", From: "f", Reason: "r"}
 	payload := event.Payload{Type: "t", Text: "t", ToolCall: call, Delta: "d", Result: result, Stream: "s", Output: "o", Value: args, Downgrade: downgrade}
 	pending := event.PendingToolCall{ToolCallID: "c1", ToolName: "bash", Arguments: args, Risk: "high"}
+	wake := time.Unix(0, 0)
 	samples := map[string]any{ // oneof property -> a value with every field set
 		"agentStarted":    event.Started{AgentExecutionID: "x", Status: "s"},
 		"agentResumed":    event.Resumed{AgentExecutionID: "x", Status: "s"},
-		"agentWaiting":    event.Waiting{AgentExecutionID: "x", Status: "s", Reason: "r", PendingToolCalls: []event.PendingToolCall{pending}},
+		"agentWaiting":    event.Waiting{AgentExecutionID: "x", Status: "s", Reason: "r", PendingToolCalls: []event.PendingToolCall{pending}, WakeAt: &wake},
 		"agentCheckpoint": event.Checkpoint{AgentExecutionID: "x", Sequence: 1},
 		"agentCompleted":  event.Completed{AgentExecutionID: "x", Status: "s", StopReason: "r"},
 		"agentFailed":     event.Failed{AgentExecutionID: "x", Status: "s", StopReason: "r", Error: "e"},

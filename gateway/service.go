@@ -25,6 +25,8 @@ type executor interface {
 	Fork(ctx context.Context, req client.ForkRequest) (entrystore.Execution, error)
 	Explain(ctx context.Context, in client.ExplainInput) error
 	SummariseBranch(ctx context.Context, ex entrystore.Execution, in client.BranchSummaryInput) (string, error)
+	ScheduleFollowUp(ctx context.Context, id, orgID, executionID, text string, at time.Time) (entrystore.FollowUp, error)
+	CancelFollowUp(ctx context.Context, orgID, executionID, id string) (entrystore.FollowUp, error)
 }
 
 // service implements AgentService. Every method authorizes first, so an

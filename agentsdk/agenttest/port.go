@@ -109,6 +109,8 @@ func (p *memPort) Local(op engine.Op, in any, out any) error {
 		res, err = call(ctx, in, p.ops.PlanSpawn)
 	case engine.OpAnswerSpawn:
 		res, err = call(ctx, in, p.ops.AnswerSpawn)
+	case engine.OpPlanSleep:
+		res, err = call(ctx, in, p.ops.PlanSleep)
 	case engine.OpClientResults:
 		res, err = call(ctx, in, p.ops.ClientResults)
 	case engine.OpPublish:
@@ -319,6 +321,25 @@ func (p *memPort) Await() (agentsdk.Signal, bool) {
 		if got := p.Received(); len(got) > 0 {
 			p.deliverFront(got[1:])
 			return got[0], true
+		}
+		p.idle <- struct{}{}
+		<-p.wake
+	}
+}
+
+// AwaitUntil is Await that also ends once the clock reaches at: a test
+// runs the execution again (Execution.Run) after that time to wake it.
+func (p *memPort) AwaitUntil(at time.Time) (agentsdk.Signal, bool, bool) {
+	for {
+		if p.cancelled.Load() {
+			return agentsdk.Signal{}, false, false
+		}
+		if got := p.Received(); len(got) > 0 {
+			p.deliverFront(got[1:])
+			return got[0], false, true
+		}
+		if !p.Now().Before(at) {
+			return agentsdk.Signal{}, true, true
 		}
 		p.idle <- struct{}{}
 		<-p.wake

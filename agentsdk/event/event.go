@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"time"
 	"unicode/utf8"
 )
 
@@ -58,6 +59,8 @@ type Waiting struct {
 	// PendingToolCalls, when Reason is "approval", are the calls waiting
 	// for a person's decision.
 	PendingToolCalls []PendingToolCall `json:"pendingToolCalls,omitempty"`
+	// WakeAt, when Reason is "timer", is when the execution wakes.
+	WakeAt *time.Time `json:"wakeAt,omitempty"`
 }
 
 // PendingToolCall is a tool call waiting for approval.

@@ -44,7 +44,7 @@ func New(opts Options) *Agent { return &Agent{opts: opts} }
 // Changes implements agentsdk.Versioned: every change the agent's segment
 // code guards with Context.Version, at its highest version.
 func (a *Agent) Changes() map[string]int {
-	return map[string]int{manualCompaction: 1, parallelTools: 1, toolApprovals: 1, stepBudget: 1, subAgents: 1}
+	return map[string]int{manualCompaction: 1, parallelTools: 1, toolApprovals: 1, stepBudget: 1, subAgents: 1, sleeps: 1}
 }
 
 // Kind implements agentsdk.Agent.
@@ -185,6 +185,17 @@ func (a *Agent) runTools(ctx agentsdk.Context, cfg agentsdk.Config, assistant *a
 		case n == 1 && isSpawn(ctx, run[done]):
 			if _, err := ctx.SpawnAgents(assistant.ID, run[done]); err != nil {
 				return agentsdk.Outcome{}, err
+			}
+		case n == 1 && isSleep(ctx, run[done]):
+			_, wait, err := ctx.Sleep(assistant.ID, run[done])
+			if err != nil {
+				return agentsdk.Outcome{}, err
+			}
+			if wait != nil {
+				// The call is answered when the execution wakes: the
+				// segment after the wait runs it again.
+				st.ToolsOf, st.ToolsDone = assistant.ID, st.ToolsDone+done
+				return *wait, nil
 			}
 		default:
 			results, err := ctx.RunTools(assistant.ID, run[done:done+n])
@@ -333,7 +344,7 @@ func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, ca
 	if !approvals {
 		return len(calls), false, nil
 	}
-	if isSpawn(ctx, calls[0]) && !needsDecision(st, calls[0]) {
+	if (isSpawn(ctx, calls[0]) || isSleep(ctx, calls[0])) && !needsDecision(st, calls[0]) {
 		return 1, false, nil
 	}
 	if needsDecision(st, calls[0]) {
@@ -349,7 +360,7 @@ func (a *Agent) nextCalls(ctx agentsdk.Context, assistant *agentsdk.EntryRef, ca
 		return 1, false, nil
 	}
 	n = 1
-	for n < len(calls) && !needsDecision(st, calls[n]) && st.Decided[calls[n].ID] == "" && calls[n].Name != agentsdk.ToolSpawnAgents && !calls[n].Client {
+	for n < len(calls) && !needsDecision(st, calls[n]) && st.Decided[calls[n].ID] == "" && calls[n].Name != agentsdk.ToolSpawnAgents && !calls[n].Client && !isSleep(ctx, calls[n]) {
 		n++
 	}
 	return n, false, nil
@@ -363,6 +374,15 @@ const subAgents = "react.sub-agents"
 // itself.
 func isSpawn(ctx agentsdk.Context, tc agentsdk.ToolCallRef) bool {
 	return tc.Name == agentsdk.ToolSpawnAgents && ctx.Version(subAgents, 1) != agentsdk.DefaultVersion
+}
+
+// sleeps is the change that answers sleep calls in the workflow
+// (Context.Sleep: a durable timer) rather than as a tool.
+const sleeps = "react.sleep"
+
+// isSleep reports whether tc is a sleep call the agent answers itself.
+func isSleep(ctx agentsdk.Context, tc agentsdk.ToolCallRef) bool {
+	return tc.Name == agentsdk.ToolSleep && ctx.Version(sleeps, 1) != agentsdk.DefaultVersion
 }
 
 // runToolsInTurn is runTools before parallelTools: the calls run one

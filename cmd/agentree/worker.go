@@ -83,6 +83,7 @@ func connect(ctx context.Context, cfg workerconfig.Config, tel *telemetry.Teleme
 		WorkerStore: held, WorkerName: w.WorkerStore.Name, HolderGrace: w.WorkerStore.Grace, ActivityModelCalls: w.ActivityModelCalls,
 		ActivityToolCalls: w.ActivityToolCalls,
 		RemoteAgents:      w.RemoteAgents,
+		MaxSleep:          w.MaxSleep,
 		ExecutionEnded:    w.ExecutionEnded,
 		Workspaces:        adapter.WorkspaceSnapshots{Root: w.SnapshotRoot, Limits: w.SnapshotLimits},
 		TracerProvider:    tel.TracerProvider, MeterProvider: tel.MeterProvider})

@@ -294,7 +294,7 @@ func (c *segment) ApplyDecision(assistantID string, d agentsdk.DecisionRef) (*ag
 
 // waitingEvent is the agent.waiting event of a checkpoint that waits.
 func (o *Ops) waitingEvent(ctx context.Context, in CheckpointInput, status domain.Status) event.Waiting {
-	ev := event.Waiting{AgentExecutionID: in.ExecutionID, Status: string(status), Reason: in.WaitReason}
+	ev := event.Waiting{AgentExecutionID: in.ExecutionID, Status: string(status), Reason: in.WaitReason, WakeAt: in.WakeAt}
 	if p := in.Approval; p != nil {
 		calls, err := o.pendingCalls(ctx, ApprovalInput{OrgID: in.OrgID, ExecutionID: in.ExecutionID,
 			AssistantID: p.AssistantID, ToolCallIDs: p.ToolCallIDs}, false)

@@ -86,6 +86,15 @@ func (c *segment) pendingIDs() []string {
 	return ids
 }
 
+// ends reports whether the signals held end a wait for names: with
+// wakeAt set, no names means only the timer ends it.
+func (c *segment) ends(names []string, wakeAt *time.Time) bool {
+	if wakeAt != nil && len(names) == 0 {
+		return false
+	}
+	return c.hasAny(names)
+}
+
 func (c *segment) hasAny(names []string) bool {
 	for _, s := range c.pending {
 		if len(names) == 0 || slices.Contains(names, s.Name) {

@@ -55,7 +55,7 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	// {"reason":"turn"} (gateway).
 	var meta json.RawMessage
 	if in.Wait {
-		meta = json.RawMessage(`{"reason":"wait"}`)
+		meta = WaitMeta(in.WaitReason, in.WakeAt)
 	}
 	// The workspace first: a checkpoint recorded is a snapshot recorded,
 	// and a retry that finds the row finds the snapshot too.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
@@ -25,6 +26,9 @@ type Ops struct {
 	// Workspaces, when set, snapshots the execution's workspace at every
 	// checkpoint and restores it when a segment begins without it.
 	Workspaces Workspaces
+	// MaxSleep is the longest sleep (agentsdk.ToolSleep) the worker
+	// allows; <= 0: agentsdk.DefaultMaxSleep.
+	MaxSleep time.Duration
 }
 
 // BeginInput starts a segment.

@@ -46,6 +46,10 @@ type Port interface {
 	// Await blocks until a signal is delivered (returned) or cancellation
 	// is requested (false).
 	Await() (agentsdk.Signal, bool)
+	// AwaitUntil is Await that also ends when the run's clock reaches at
+	// (a durable timer: a Temporal timer, no workflow task meanwhile):
+	// fired reports that.
+	AwaitUntil(at time.Time) (s agentsdk.Signal, fired, ok bool)
 	// Room is how many more history events and bytes this run may take
 	// before its hard limit.
 	Room() (events, bytes int)
@@ -86,4 +90,6 @@ const (
 	OpAnswerSpawn Op = "AnswerSpawn"
 	// Workspace snapshots.
 	OpRestoreWorkspace Op = "RestoreWorkspace"
+	// Sleep (agentsdk.ToolSleep).
+	OpPlanSleep Op = "PlanSleep"
 )

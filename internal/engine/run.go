@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/event"
@@ -34,7 +35,7 @@ type runner struct {
 func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 	seg := r.seg
 	seg.drain()
-	if in.Waiting != nil && !seg.hasAny(in.WaitFor) {
+	if in.Waiting != nil && !seg.ends(in.WaitFor, in.WakeAt) {
 		// The run before this one checkpointed and ended as the execution
 		// began to wait: mark it WAITING (its checkpoint, recorded
 		// already, is not announced again) and wait, then resume as that
@@ -42,7 +43,7 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 		if err := r.port.Local(OpCheckpoint, *in.Waiting, nil); err != nil {
 			return Result{}, nil, err
 		}
-		if !r.await(in.WaitFor) {
+		if !r.await(in.WaitFor, in.WakeAt) {
 			return r.cancelled()
 		}
 	}
@@ -108,26 +109,30 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 			// A signal that came during the segment's last step may end
 			// its wait before it begins.
 			seg.drain()
-			wait := outcome.Kind == agentsdk.OutcomeWait && !seg.hasAny(outcome.WaitFor)
+			wait := outcome.Kind == agentsdk.OutcomeWait && !seg.ends(outcome.WaitFor, outcome.WakeAt)
 			if wait && !r.port.RoomForAnother(true) {
 				// The run ends here, and the next one marks the execution
 				// WAITING and waits: a client that answers at once cannot
 				// race the run's end, and the new run starts while
 				// nobody waits on it.
-				if err := r.checkpoint(false, ""); err != nil {
+				if err := r.checkpoint(false, "", nil); err != nil {
 					return Result{}, nil, err
 				}
 				next := seg.handOff(true)
-				next.Waiting = r.checkpointInput(true, outcome.Reason)
+				next.Waiting = r.checkpointInput(true, outcome.Reason, outcome.WakeAt)
 				next.Waiting.Steps = 0 // counted by the checkpoint just recorded
-				next.WaitFor = outcome.WaitFor
+				next.WaitFor, next.WakeAt = outcome.WaitFor, outcome.WakeAt
 				return Result{}, &next, nil
 			}
-			if err := r.checkpoint(wait, outcome.Reason); err != nil {
+			var wakeAt *time.Time
+			if wait {
+				wakeAt = outcome.WakeAt
+			}
+			if err := r.checkpoint(wait, outcome.Reason, wakeAt); err != nil {
 				return Result{}, nil, err
 			}
 			if wait {
-				if !r.await(outcome.WaitFor) {
+				if !r.await(outcome.WaitFor, wakeAt) {
 					return r.cancelled()
 				}
 				announce = event.NameResumed
@@ -148,13 +153,25 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 }
 
 // await waits until a signal named in names (any, when empty) is held,
+// or until wakeAt when set (then an empty names means the timer alone),
 // and reports false when the execution was cancelled instead.
-func (r *runner) await(names []string) bool {
+func (r *runner) await(names []string, wakeAt *time.Time) bool {
 	seg := r.seg
-	for !seg.hasAny(names) {
-		s, ok := r.port.Await()
+	for !seg.ends(names, wakeAt) {
+		if wakeAt == nil {
+			s, ok := r.port.Await()
+			if !ok {
+				return false
+			}
+			seg.addSignal(s)
+			continue
+		}
+		s, fired, ok := r.port.AwaitUntil(*wakeAt)
 		if !ok {
 			return false
+		}
+		if fired {
+			break
 		}
 		seg.addSignal(s)
 	}
@@ -163,19 +180,19 @@ func (r *runner) await(names []string) bool {
 }
 
 // checkpoint records the checkpoint that ends a segment; with wait it also
-// marks the execution WAITING.
-func (r *runner) checkpoint(wait bool, reason string) error {
+// marks the execution WAITING (until wakeAt, when set).
+func (r *runner) checkpoint(wait bool, reason string, wakeAt *time.Time) error {
 	if r.seg.leaf == nil {
 		return ErrNothingToCheckpoint
 	}
-	return r.port.Local(OpCheckpoint, *r.checkpointInput(wait, reason), nil)
+	return r.port.Local(OpCheckpoint, *r.checkpointInput(wait, reason, wakeAt), nil)
 }
 
 // checkpointInput is the checkpoint that ends the segment; with wait it
-// marks the execution WAITING for reason.
-func (r *runner) checkpointInput(wait bool, reason string) *CheckpointInput {
+// marks the execution WAITING for reason, until wakeAt when set.
+func (r *runner) checkpointInput(wait bool, reason string, wakeAt *time.Time) *CheckpointInput {
 	in := r.seg.checkpointInput()
-	in.Wait, in.WaitReason = wait, reason
+	in.Wait, in.WaitReason, in.WakeAt = wait, reason, wakeAt
 	return in
 }
 

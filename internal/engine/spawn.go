@@ -211,11 +211,14 @@ type AnswerInput struct {
 	StepNumber                                                 int
 	Problem                                                    string
 	Outcomes                                                   []ChildOutcome
+	// Text, when set, is the result of a call the agent answers itself
+	// other than spawn_agents (a sleep's), in place of Outcomes.
+	Text string `json:",omitempty"`
 }
 
 // AnswerSpawn appends an agent_result entry per child, then the call's
-// tool_result (their answers, or the problem), in one transaction, keyed;
-// and records the call.
+// tool_result (their answers, Text, or the problem), in one transaction,
+// keyed; and records the call. Sleep calls are answered through it too.
 func (o *Ops) AnswerSpawn(ctx context.Context, in AnswerInput) (agentsdk.ToolResult, error) {
 	call, assistant, err := o.toolCall(ctx, in.OrgID, in.AssistantID, in.ToolCallID)
 	if err != nil {
@@ -229,7 +232,7 @@ func (o *Ops) AnswerSpawn(ctx context.Context, in AnswerInput) (agentsdk.ToolRes
 			Content: b, TurnID: assistant.TurnID, IdempotencyKey: fmt.Sprintf("%s/child/%d", in.Key, i)})
 		parent = agentsdk.PrevEntry
 	}
-	text, isError := spawnAnswer(in.Outcomes), false
+	text, isError := cmp.Or(in.Text, spawnAnswer(in.Outcomes)), false
 	if in.Problem != "" {
 		text, isError = "error: "+in.Problem, true
 	}
@@ -318,11 +321,5 @@ func (c *segment) SpawnAgents(assistantID string, call agentsdk.ToolCallRef) (*a
 			}
 		}
 	}
-	in.ParentID, in.Key = c.leafID(), c.key()
-	var res agentsdk.ToolResult
-	if err := c.port.Local(OpAnswerSpawn, in, &res); err != nil {
-		return nil, err
-	}
-	c.leaf = &res.Entry
-	return &res, nil
+	return c.answerCall(in)
 }

@@ -1,6 +1,10 @@
 package wire
 
-import "github.com/agentree/agentree/agentsdk"
+import (
+	"time"
+
+	"github.com/agentree/agentree/agentsdk"
+)
 
 // SignalName is the one Temporal signal Agentree sends. It carries only an
 // agentsdk.Signal (the inbox row's ID and the signal's name).
@@ -24,6 +28,10 @@ type SegmentInput struct {
 	// WaitFor (any signal when empty) before its segment.
 	Waiting *CheckpointInput `json:"waiting,omitempty"`
 	WaitFor []string         `json:"waitFor,omitempty"`
+	// WakeAt, with Waiting, also ends the wait at that time (a durable
+	// timer, agentsdk.WaitUntil); with it an empty WaitFor means the timer
+	// alone.
+	WakeAt *time.Time `json:"wakeAt,omitempty"`
 	// Local: the execution keeps its conversation on the worker that
 	// first ran it (persistenceMode local), and its runs go to that
 	// worker's queue.
@@ -48,6 +56,8 @@ type CheckpointInput struct {
 	// Wait, when set, also marks the execution WAITING for WaitReason.
 	Wait       bool
 	WaitReason string
+	// WakeAt, when waiting on a timer, is when it fires.
+	WakeAt *time.Time `json:",omitempty"`
 	// Approval, when waiting for decisions, names the calls waiting.
 	Approval *PendingApproval `json:",omitempty"`
 	// ClientCalls, when waiting for client tool outputs, names the client

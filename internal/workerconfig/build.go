@@ -25,6 +25,8 @@ var toolSets = map[string]func(Config) ([]*agentsdk.Tool, error){
 	builtin.ToolSet: builtinTools,
 	// subagents: spawn_agents, answered by the agent's workflow.
 	"subagents": func(Config) ([]*agentsdk.Tool, error) { return []*agentsdk.Tool{agentsdk.SpawnAgentsTool()}, nil },
+	// timers: sleep, answered by the agent's workflow with a durable timer.
+	"timers": func(c Config) ([]*agentsdk.Tool, error) { return []*agentsdk.Tool{agentsdk.SleepTool(c.MaxSleep)}, nil },
 }
 
 func toolSetNames() []string { return slices.Sorted(maps.Keys(toolSets)) }
@@ -47,6 +49,8 @@ type Worker struct {
 	ContextWindows agentsdk.ContextWindows
 	// RemoteAgents are Config.RemoteAgents with their tokens.
 	RemoteAgents []agentsdk.RemoteAgent
+	// MaxSleep is Config.MaxSleep.
+	MaxSleep time.Duration
 	// WorkerStore is Config.WorkerStore.
 	WorkerStore WorkerStore
 	// ActivityModelCalls and ActivityToolCalls are
@@ -101,7 +105,7 @@ func (c Config) BuildFor(orgID func(slug string) (string, error)) (Worker, error
 	if orgID == nil {
 		orgID = func(slug string) (string, error) { return slug, nil }
 	}
-	w := Worker{ToolPolicy: c.ToolPolicy, SafeCommands: c.SafeCommands, ContextWindows: c.ContextWindows, WorkerStore: c.WorkerStore,
+	w := Worker{ToolPolicy: c.ToolPolicy, SafeCommands: c.SafeCommands, ContextWindows: c.ContextWindows, WorkerStore: c.WorkerStore, MaxSleep: c.MaxSleep,
 		ActivityModelCalls: isFalse(c.LocalActivities.ModelCalls), ActivityToolCalls: isFalse(c.LocalActivities.ToolCalls)}
 	if r := c.Retention; r.Every != nil {
 		w.PruneEvery = *r.Every

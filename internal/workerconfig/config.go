@@ -61,6 +61,9 @@ type Config struct {
 	// RemoteAgents are the remote A2A agents spawn_agents may give tasks
 	// to, by name; omitted: none.
 	RemoteAgents []RemoteAgent `yaml:"remoteAgents"`
+	// MaxSleep is the longest sleep the timers tool set's sleep tool
+	// allows; omitted: 24h. A model that asks for more gets an error.
+	MaxSleep time.Duration `yaml:"maxSleep"`
 	// Workspace is where the builtin tool set's file tools and bash work.
 	Workspace Workspace `yaml:"workspace"`
 	// ToolCallsPerOrg caps the tool calls of one organization running at
@@ -332,6 +335,9 @@ func (c Config) withDefaults() (Config, error) {
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if len(c.Endpoints) == 0 {
 		bad("endpoints: a worker needs at least one endpoint")
+	}
+	if c.MaxSleep < 0 {
+		bad("maxSleep: must not be negative")
 	}
 	names := map[string]bool{}
 	for i := range c.Endpoints {

@@ -135,7 +135,7 @@ func TestBadFilesNameTheField(t *testing.T) {
 		"bad price word":          {"endpoints:\n  - {provider: openai, models: [m], prices: {m: free}}\n", `line 2: "free" is not a price: give {input: …, output: …} in USD per million tokens, or unpriced`},
 		"bad endpoint price":      {"endpoints:\n  - {provider: openai, models: [m], price: free}\n", `endpoints[0].price: "free": the only value is unpriced`},
 		"negative price":          {"endpoints:\n  - provider: openai\n    prices:\n      m: {input: -1}\n", "endpoints[0].prices.m: a price must not be negative"},
-		"unknown tool set":        {"toolSets: [demo, shell]\n", `toolSets[1]: unknown tool set "shell" (known: builtin, demo, subagents)`},
+		"unknown tool set":        {"toolSets: [demo, shell]\n", `toolSets[1]: unknown tool set "shell" (known: builtin, demo, subagents, timers)`},
 		"agent without kind":      {"agents:\n  - builtin: react\n", "agents[0].kind: required"},
 		"unknown builtin":         {"agents:\n  - kind: a\n    builtin: planner\n", `agents[0].builtin: "planner" is not a built-in agent`},
 		"duplicate kind":          {"agents:\n  - kind: a\n  - kind: a\n", `agents[1].kind: "a" is used by an earlier agent`},

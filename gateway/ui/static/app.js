@@ -405,7 +405,8 @@
       const canSend = ex.status === 'WAITING' && pending.length === 0 && sentText === null;
       input.disabled = !canSend;
       send.disabled = !canSend;
-      meta.textContent = [ex.kind, 'steps ' + (ex.stepCount || 0), fmtDuration(ex.durationMs), ex.stopReason && 'stop: ' + ex.stopReason]
+      const asleep = ex.status === 'WAITING' && ex.wakeAt && 'asleep until ' + new Date(ex.wakeAt).toLocaleString();
+      meta.textContent = [ex.kind, 'steps ' + (ex.stepCount || 0), fmtDuration(ex.durationMs), asleep, ex.stopReason && 'stop: ' + ex.stopReason]
         .filter(Boolean).join(' · ');
       if (ex.status === 'FAILED') showError(err, { message: 'Failed: ' + (ex.errorMessage || ex.error || 'unknown error') });
       for (const f of ext.headers) f(view, extHeader);
