@@ -1404,8 +1404,13 @@ type AgentExecution struct {
 	// The execution this one is a counterfactual branch of, if any
 	// (config.counterfactual.of).
 	CounterfactualOf string `protobuf:"bytes,241,opt,name=counterfactual_of,json=counterfactualOf,proto3" json:"counterfactual_of,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// While WAITING: what it waits for — `input`, `approval`, `client_tool`
+	// or `timer` (a sleep: see wake_at).
+	WaitingFor string `protobuf:"bytes,101,opt,name=waiting_for,json=waitingFor,proto3" json:"waiting_for,omitempty"`
+	// While WAITING on a timer: when it wakes.
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,102,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentExecution) Reset() {
@@ -1646,6 +1651,20 @@ func (x *AgentExecution) GetCounterfactualOf() string {
 		return x.CounterfactualOf
 	}
 	return ""
+}
+
+func (x *AgentExecution) GetWaitingFor() string {
+	if x != nil {
+		return x.WaitingFor
+	}
+	return ""
+}
+
+func (x *AgentExecution) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
+	}
+	return nil
 }
 
 // CreateAgentExecutionRequest starts an execution. Give
@@ -2722,14 +2741,17 @@ type AgentWaitingEvent struct {
 	AgentExecutionId string `protobuf:"bytes,1,opt,name=agent_execution_id,json=agentExecutionId,proto3" json:"agent_execution_id,omitempty"`
 	// WAITING.
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
-	// What it waits for: `input` (the user's next message) or `approval`
-	// (decisions on the tool calls in pending_tool_calls).
+	// What it waits for: `input` (the user's next message), `approval`
+	// (decisions on the tool calls in pending_tool_calls) or `timer` (a
+	// sleep, until wake_at).
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The tool calls waiting for a person's decision, when reason is
 	// `approval`.
 	PendingToolCalls []*PendingToolCall `protobuf:"bytes,4,rep,name=pending_tool_calls,json=pendingToolCalls,proto3" json:"pending_tool_calls,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// When reason is `timer`: when it wakes.
+	WakeAt        *timestamppb.Timestamp `protobuf:"bytes,101,opt,name=wake_at,json=wakeAt,proto3" json:"wake_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentWaitingEvent) Reset() {
@@ -2786,6 +2808,13 @@ func (x *AgentWaitingEvent) GetReason() string {
 func (x *AgentWaitingEvent) GetPendingToolCalls() []*PendingToolCall {
 	if x != nil {
 		return x.PendingToolCalls
+	}
+	return nil
+}
+
+func (x *AgentWaitingEvent) GetWakeAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.WakeAt
 	}
 	return nil
 }
@@ -13880,6 +13909,395 @@ func (x *FailureCluster) GetExampleExecutionIds() []string {
 	return nil
 }
 
+// ScheduleFollowUpRequest schedules a follow-up: give `at` or
+// `afterSeconds`, not both.
+type ScheduleFollowUpRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The user message to deliver.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// When to deliver it (RFC 3339), in the future.
+	At *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	// Or: how many seconds from now (positive).
+	AfterSeconds  float64 `protobuf:"fixed64,5,opt,name=after_seconds,json=afterSeconds,proto3" json:"after_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleFollowUpRequest) Reset() {
+	*x = ScheduleFollowUpRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[162]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleFollowUpRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleFollowUpRequest) ProtoMessage() {}
+
+func (x *ScheduleFollowUpRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[162]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleFollowUpRequest.ProtoReflect.Descriptor instead.
+func (*ScheduleFollowUpRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{162}
+}
+
+func (x *ScheduleFollowUpRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ScheduleFollowUpRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *ScheduleFollowUpRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ScheduleFollowUpRequest) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *ScheduleFollowUpRequest) GetAfterSeconds() float64 {
+	if x != nil {
+		return x.AfterSeconds
+	}
+	return 0
+}
+
+// FollowUp is a user message scheduled for an execution.
+type FollowUp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The follow-up's ID.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The message.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	// When it is (or was) due.
+	DeliverAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=deliver_at,json=deliverAt,proto3" json:"deliver_at,omitempty"`
+	// `scheduled`, `delivered` (signal_id names its inbox row), `cancelled`
+	// or `undelivered` (the execution had ended; see error).
+	Status        string                 `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	SignalId      string                 `protobuf:"bytes,6,opt,name=signal_id,json=signalId,proto3" json:"signal_id,omitempty"`
+	Error         string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FollowUp) Reset() {
+	*x = FollowUp{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[163]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FollowUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FollowUp) ProtoMessage() {}
+
+func (x *FollowUp) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[163]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FollowUp.ProtoReflect.Descriptor instead.
+func (*FollowUp) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{163}
+}
+
+func (x *FollowUp) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *FollowUp) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *FollowUp) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *FollowUp) GetDeliverAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeliverAt
+	}
+	return nil
+}
+
+func (x *FollowUp) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *FollowUp) GetSignalId() string {
+	if x != nil {
+		return x.SignalId
+	}
+	return ""
+}
+
+func (x *FollowUp) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *FollowUp) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *FollowUp) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// ListFollowUpsRequest lists an execution's follow-ups.
+type ListFollowUpsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// At most this many (default 50, at most 500).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_cursor of the previous page.
+	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFollowUpsRequest) Reset() {
+	*x = ListFollowUpsRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[164]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFollowUpsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFollowUpsRequest) ProtoMessage() {}
+
+func (x *ListFollowUpsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[164]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFollowUpsRequest.ProtoReflect.Descriptor instead.
+func (*ListFollowUpsRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{164}
+}
+
+func (x *ListFollowUpsRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *ListFollowUpsRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *ListFollowUpsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListFollowUpsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// ListFollowUpsResponse is one page of follow-ups.
+type ListFollowUpsResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	FollowUps []*FollowUp            `protobuf:"bytes,1,rep,name=follow_ups,json=followUps,proto3" json:"follow_ups,omitempty"`
+	// The cursor of the next page; empty on the last.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFollowUpsResponse) Reset() {
+	*x = ListFollowUpsResponse{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[165]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFollowUpsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFollowUpsResponse) ProtoMessage() {}
+
+func (x *ListFollowUpsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[165]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFollowUpsResponse.ProtoReflect.Descriptor instead.
+func (*ListFollowUpsResponse) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{165}
+}
+
+func (x *ListFollowUpsResponse) GetFollowUps() []*FollowUp {
+	if x != nil {
+		return x.FollowUps
+	}
+	return nil
+}
+
+func (x *ListFollowUpsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+// CancelFollowUpRequest cancels a scheduled follow-up.
+type CancelFollowUpRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution's ID.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The follow-up's ID.
+	Id            string `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelFollowUpRequest) Reset() {
+	*x = CancelFollowUpRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[166]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelFollowUpRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelFollowUpRequest) ProtoMessage() {}
+
+func (x *CancelFollowUpRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[166]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelFollowUpRequest.ProtoReflect.Descriptor instead.
+func (*CancelFollowUpRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{166}
+}
+
+func (x *CancelFollowUpRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CancelFollowUpRequest) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *CancelFollowUpRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -14018,7 +14436,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x1cDeleteAgentDefinitionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x1f\n" +
-	"\x1dDeleteAgentDefinitionResponse\"\xbe\t\n" +
+	"\x1dDeleteAgentDefinitionResponse\"\x94\n" +
+	"\n" +
 	"\x0eAgentExecution\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x15\n" +
 	"\x06org_id\x18\x02 \x01(\tR\x05orgId\x12.\n" +
@@ -14057,7 +14476,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x10persistence_mode\x18\x1b \x01(\tR\x0fpersistenceMode\x121\n" +
 	"\x06budget\x18\x8d\x01 \x01(\v2\x18.agentree.v1.BudgetStateR\x06budget\x12#\n" +
 	"\rleaf_entry_id\x18\xa1\x01 \x01(\tR\vleafEntryId\x12,\n" +
-	"\x11counterfactual_of\x18\xf1\x01 \x01(\tR\x10counterfactualOfJ\x04\b\b\x10\t\"\xb7\x03\n" +
+	"\x11counterfactual_of\x18\xf1\x01 \x01(\tR\x10counterfactualOf\x12\x1f\n" +
+	"\vwaiting_for\x18e \x01(\tR\n" +
+	"waitingFor\x123\n" +
+	"\awake_at\x18f \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAtJ\x04\b\b\x10\t\"\xb7\x03\n" +
 	"\x1bCreateAgentExecutionRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12.\n" +
 	"\x13agent_definition_id\x18\x02 \x01(\tR\x11agentDefinitionId\x12\x12\n" +
@@ -14134,12 +14556,13 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x06status\x18\x02 \x01(\tR\x06status\"Y\n" +
 	"\x11AgentResumedEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
-	"\x06status\x18\x02 \x01(\tR\x06status\"\xbd\x01\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"\xf2\x01\n" +
 	"\x11AgentWaitingEvent\x12,\n" +
 	"\x12agent_execution_id\x18\x01 \x01(\tR\x10agentExecutionId\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12J\n" +
-	"\x12pending_tool_calls\x18\x04 \x03(\v2\x1c.agentree.v1.PendingToolCallR\x10pendingToolCalls\"\x9a\x01\n" +
+	"\x12pending_tool_calls\x18\x04 \x03(\v2\x1c.agentree.v1.PendingToolCallR\x10pendingToolCalls\x123\n" +
+	"\awake_at\x18e \x01(\v2\x1a.google.protobuf.TimestampR\x06wakeAt\"\x9a\x01\n" +
 	"\x0fPendingToolCall\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
@@ -15078,7 +15501,40 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x0elast_tool_name\x18\x02 \x01(\tR\flastToolName\x12(\n" +
 	"\x10last_tool_status\x18\x03 \x01(\tR\x0elastToolStatus\x12\x14\n" +
 	"\x05count\x18\x04 \x01(\x03R\x05count\x122\n" +
-	"\x15example_execution_ids\x18\x05 \x03(\tR\x13exampleExecutionIds2\xb72\n" +
+	"\x15example_execution_ids\x18\x05 \x03(\tR\x13exampleExecutionIds\"\xb3\x01\n" +
+	"\x17ScheduleFollowUpRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x12*\n" +
+	"\x02at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12#\n" +
+	"\rafter_seconds\x18\x05 \x01(\x01R\fafterSeconds\"\xcd\x02\n" +
+	"\bFollowUp\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\x129\n" +
+	"\n" +
+	"deliver_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tdeliverAt\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1b\n" +
+	"\tsignal_id\x18\x06 \x01(\tR\bsignalId\x12\x14\n" +
+	"\x05error\x18\a \x01(\tR\x05error\x129\n" +
+	"\n" +
+	"created_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x80\x01\n" +
+	"\x14ListFollowUpsRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"n\n" +
+	"\x15ListFollowUpsResponse\x124\n" +
+	"\n" +
+	"follow_ups\x18\x01 \x03(\v2\x15.agentree.v1.FollowUpR\tfollowUps\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\\\n" +
+	"\x15CancelFollowUpRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id2\xc94\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -15142,7 +15598,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x0fDeleteInjection\x12\x1d.agentree.v1.InjectionRequest\x1a\x18.agentree.v1.VariantEdit\"\b\xa2\x82\x19\x04\b\x02\x10\x02\x12_\n" +
 	"\x11GetEntryWorkspace\x12%.agentree.v1.GetEntryWorkspaceRequest\x1a\x1b.agentree.v1.EntryWorkspace\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
 	"\x10GetWorkspaceFile\x12$.agentree.v1.GetWorkspaceFileRequest\x1a\x1a.agentree.v1.WorkspaceFile\"\x06\xa2\x82\x19\x02\b\x04\x12\\\n" +
-	"\x10GetWorkspaceDiff\x12$.agentree.v1.GetWorkspaceDiffRequest\x1a\x1a.agentree.v1.WorkspaceDiff\"\x06\xa2\x82\x19\x02\b\x04\x12g\n" +
+	"\x10GetWorkspaceDiff\x12$.agentree.v1.GetWorkspaceDiffRequest\x1a\x1a.agentree.v1.WorkspaceDiff\"\x06\xa2\x82\x19\x02\b\x04\x12Y\n" +
+	"\x10ScheduleFollowUp\x12$.agentree.v1.ScheduleFollowUpRequest\x1a\x15.agentree.v1.FollowUp\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12^\n" +
+	"\rListFollowUps\x12!.agentree.v1.ListFollowUpsRequest\x1a\".agentree.v1.ListFollowUpsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12U\n" +
+	"\x0eCancelFollowUp\x12\".agentree.v1.CancelFollowUpRequest\x1a\x15.agentree.v1.FollowUp\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12g\n" +
 	"\x14CreateCounterfactual\x12(.agentree.v1.CreateCounterfactualRequest\x1a\x1b.agentree.v1.Counterfactual\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12_\n" +
 	"\x11GetCounterfactual\x12%.agentree.v1.GetCounterfactualRequest\x1a\x1b.agentree.v1.Counterfactual\"\x06\xa2\x82\x19\x02\b\x04\x12v\n" +
 	"\x15SearchAgentExecutions\x12).agentree.v1.SearchAgentExecutionsRequest\x1a*.agentree.v1.SearchAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -15161,7 +15620,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 164)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 169)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -15325,328 +15784,346 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ListFailureClustersRequest)(nil),    // 159: agentree.v1.ListFailureClustersRequest
 	(*ListFailureClustersResponse)(nil),   // 160: agentree.v1.ListFailureClustersResponse
 	(*FailureCluster)(nil),                // 161: agentree.v1.FailureCluster
-	nil,                                   // 162: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	nil,                                   // 163: agentree.v1.DefinitionStats.ByStatusEntry
-	(*structpb.Value)(nil),                // 164: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 165: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 166: google.protobuf.Timestamp
+	(*ScheduleFollowUpRequest)(nil),       // 162: agentree.v1.ScheduleFollowUpRequest
+	(*FollowUp)(nil),                      // 163: agentree.v1.FollowUp
+	(*ListFollowUpsRequest)(nil),          // 164: agentree.v1.ListFollowUpsRequest
+	(*ListFollowUpsResponse)(nil),         // 165: agentree.v1.ListFollowUpsResponse
+	(*CancelFollowUpRequest)(nil),         // 166: agentree.v1.CancelFollowUpRequest
+	nil,                                   // 167: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	nil,                                   // 168: agentree.v1.DefinitionStats.ByStatusEntry
+	(*structpb.Value)(nil),                // 169: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 170: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 171: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	162, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	167, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	164, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	169, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
 	114, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
 	145, // 6: agentree.v1.ExecutionConfig.counterfactual:type_name -> agentree.v1.CounterfactualConfig
-	165, // 7: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	170, // 7: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 8: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 9: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 10: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	165, // 11: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	166, // 12: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	166, // 13: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	170, // 11: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	171, // 12: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	171, // 13: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	6,   // 14: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
 	1,   // 15: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 16: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	165, // 17: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	170, // 17: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 18: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	5,   // 19: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 20: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 21: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	165, // 22: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	170, // 22: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 23: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	2,   // 24: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	165, // 25: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	165, // 26: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	165, // 27: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	166, // 28: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	166, // 29: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	166, // 30: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	166, // 31: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	170, // 25: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	170, // 26: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	170, // 27: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	171, // 28: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	171, // 29: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	171, // 30: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	171, // 31: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	115, // 32: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
-	1,   // 33: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 34: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	165, // 35: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	14,  // 36: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	164, // 37: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	166, // 38: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	24,  // 39: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	25,  // 40: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	26,  // 41: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	28,  // 42: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	29,  // 43: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	30,  // 44: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	31,  // 45: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	33,  // 46: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	34,  // 47: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	38,  // 48: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	39,  // 49: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	40,  // 50: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	41,  // 51: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	32,  // 52: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	27,  // 53: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	164, // 54: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	35,  // 55: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	36,  // 56: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	37,  // 57: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	164, // 58: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	117, // 59: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
-	164, // 60: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	164, // 61: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	165, // 62: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	165, // 63: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	166, // 64: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	42,  // 65: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	166, // 66: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	166, // 67: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 68: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	164, // 69: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	165, // 70: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	166, // 71: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 72: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	164, // 73: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	55,  // 74: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	56,  // 75: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	54,  // 76: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	166, // 77: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	57,  // 78: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	164, // 79: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	164, // 80: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	166, // 81: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	166, // 82: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	61,  // 83: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	166, // 84: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	166, // 85: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	164, // 86: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
-	165, // 87: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
-	60,  // 88: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	118, // 89: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
-	60,  // 90: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 91: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 92: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 93: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	166, // 94: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 95: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 96: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	165, // 97: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	114, // 98: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
-	166, // 99: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	166, // 100: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	166, // 101: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	166, // 102: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	166, // 103: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	166, // 104: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 105: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 106: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	166, // 107: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	166, // 108: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	166, // 109: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 110: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 111: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	115, // 112: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
-	166, // 113: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	166, // 114: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 115: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 116: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	164, // 117: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 118: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 119: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	166, // 120: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	164, // 121: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 122: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 123: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	104, // 124: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
-	166, // 125: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
-	1,   // 126: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
-	105, // 127: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
-	164, // 128: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
-	106, // 129: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
-	61,  // 130: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
-	109, // 131: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
-	109, // 132: agentree.v1.CompressionAnalysis.context_after:type_name -> agentree.v1.ContextReference
-	110, // 133: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
-	1,   // 134: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
-	87,  // 135: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
-	166, // 136: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
-	166, // 137: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 138: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
-	1,   // 139: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
-	116, // 140: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
-	166, // 141: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
-	166, // 142: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
-	118, // 143: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
-	1,   // 144: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
-	166, // 145: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
-	166, // 146: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
-	123, // 147: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
-	1,   // 148: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
-	123, // 149: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
-	50,  // 150: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
-	14,  // 151: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
-	50,  // 152: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
-	166, // 153: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
-	137, // 154: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
-	138, // 155: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 156: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 157: agentree.v1.WorkspaceFileChange.before:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 158: agentree.v1.WorkspaceFileChange.after:type_name -> agentree.v1.WorkspaceFileInfo
-	137, // 159: agentree.v1.WorkspaceDiff.from:type_name -> agentree.v1.WorkspaceSnapshot
-	137, // 160: agentree.v1.WorkspaceDiff.to:type_name -> agentree.v1.WorkspaceSnapshot
-	143, // 161: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
-	1,   // 162: agentree.v1.CreateCounterfactualRequest.model:type_name -> agentree.v1.ModelRef
-	147, // 163: agentree.v1.CreateCounterfactualRequest.action:type_name -> agentree.v1.CounterfactualAction
-	165, // 164: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
-	150, // 165: agentree.v1.Counterfactual.original:type_name -> agentree.v1.CounterfactualPath
-	150, // 166: agentree.v1.Counterfactual.counterfactual:type_name -> agentree.v1.CounterfactualPath
-	151, // 167: agentree.v1.CounterfactualPath.decisions:type_name -> agentree.v1.CounterfactualDecision
-	165, // 168: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
-	154, // 169: agentree.v1.SearchAgentExecutionsResponse.matches:type_name -> agentree.v1.ExecutionMatch
-	14,  // 170: agentree.v1.ExecutionMatch.execution:type_name -> agentree.v1.AgentExecution
-	155, // 171: agentree.v1.ExecutionMatch.summary:type_name -> agentree.v1.ExecutionSummary
-	163, // 172: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
-	158, // 173: agentree.v1.DefinitionStats.turns:type_name -> agentree.v1.Distribution
-	158, // 174: agentree.v1.DefinitionStats.tool_calls:type_name -> agentree.v1.Distribution
-	158, // 175: agentree.v1.DefinitionStats.cost:type_name -> agentree.v1.Distribution
-	158, // 176: agentree.v1.DefinitionStats.duration_ms:type_name -> agentree.v1.Distribution
-	161, // 177: agentree.v1.ListFailureClustersResponse.failure_clusters:type_name -> agentree.v1.FailureCluster
-	7,   // 178: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 179: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 180: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 181: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 182: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 183: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 184: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 185: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 186: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 187: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 188: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 189: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 190: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 191: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 192: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 193: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 194: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 195: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 196: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 197: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 198: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 199: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 200: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 201: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 202: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 203: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 204: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 205: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 206: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 207: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 208: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 209: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 210: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 211: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 212: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 213: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 214: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 215: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 216: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 217: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	102, // 218: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
-	107, // 219: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
-	111, // 220: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
-	112, // 221: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
-	119, // 222: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
-	120, // 223: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
-	122, // 224: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
-	124, // 225: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
-	126, // 226: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
-	127, // 227: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
-	127, // 228: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
-	128, // 229: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
-	129, // 230: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
-	127, // 231: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
-	131, // 232: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
-	133, // 233: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
-	134, // 234: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
-	135, // 235: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
-	136, // 236: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
-	140, // 237: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
-	142, // 238: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
-	146, // 239: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
-	148, // 240: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
-	152, // 241: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
-	156, // 242: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
-	159, // 243: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
-	5,   // 244: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 245: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 246: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 247: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 248: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 249: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 250: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 251: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 252: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 253: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 254: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 255: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 256: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 257: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 258: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 259: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 260: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 261: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 262: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 263: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 264: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 265: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 266: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 267: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 268: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 269: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 270: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 271: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 272: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 273: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 274: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 275: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 276: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 277: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 278: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 279: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 280: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 281: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 282: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 283: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	103, // 284: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
-	108, // 285: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
-	113, // 286: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
-	113, // 287: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
-	118, // 288: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
-	121, // 289: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
-	118, // 290: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
-	125, // 291: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
-	123, // 292: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
-	123, // 293: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
-	123, // 294: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
-	130, // 295: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
-	123, // 296: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
-	123, // 297: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
-	132, // 298: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
-	130, // 299: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
-	130, // 300: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
-	130, // 301: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
-	139, // 302: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
-	141, // 303: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
-	144, // 304: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
-	149, // 305: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
-	149, // 306: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
-	153, // 307: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
-	157, // 308: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
-	160, // 309: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
-	244, // [244:310] is the sub-list for method output_type
-	178, // [178:244] is the sub-list for method input_type
-	178, // [178:178] is the sub-list for extension type_name
-	178, // [178:178] is the sub-list for extension extendee
-	0,   // [0:178] is the sub-list for field type_name
+	171, // 33: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
+	1,   // 34: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 35: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	170, // 36: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	14,  // 37: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	169, // 38: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	171, // 39: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	24,  // 40: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	25,  // 41: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	26,  // 42: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	28,  // 43: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	29,  // 44: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	30,  // 45: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	31,  // 46: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	33,  // 47: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	34,  // 48: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	38,  // 49: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	39,  // 50: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	40,  // 51: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	41,  // 52: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	32,  // 53: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	27,  // 54: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	171, // 55: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
+	169, // 56: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	35,  // 57: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	36,  // 58: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	37,  // 59: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	169, // 60: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	117, // 61: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
+	169, // 62: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	169, // 63: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	170, // 64: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	170, // 65: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	171, // 66: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 67: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	171, // 68: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	171, // 69: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 70: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	169, // 71: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	170, // 72: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	171, // 73: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 74: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	169, // 75: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 76: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 77: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 78: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	171, // 79: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 80: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	169, // 81: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	169, // 82: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	171, // 83: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	171, // 84: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 85: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	171, // 86: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	171, // 87: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	169, // 88: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
+	170, // 89: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
+	60,  // 90: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	118, // 91: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
+	60,  // 92: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 93: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 94: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 95: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	171, // 96: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 97: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 98: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	170, // 99: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	114, // 100: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
+	171, // 101: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	171, // 102: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	171, // 103: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	171, // 104: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	171, // 105: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	171, // 106: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 107: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 108: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	171, // 109: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	171, // 110: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	171, // 111: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 112: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 113: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	115, // 114: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
+	171, // 115: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	171, // 116: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 117: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 118: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	169, // 119: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 120: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 121: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	171, // 122: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	169, // 123: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 124: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 125: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	104, // 126: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
+	171, // 127: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
+	1,   // 128: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
+	105, // 129: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
+	169, // 130: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
+	106, // 131: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
+	61,  // 132: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
+	109, // 133: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
+	109, // 134: agentree.v1.CompressionAnalysis.context_after:type_name -> agentree.v1.ContextReference
+	110, // 135: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
+	1,   // 136: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
+	87,  // 137: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
+	171, // 138: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
+	171, // 139: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 140: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
+	1,   // 141: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
+	116, // 142: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
+	171, // 143: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	171, // 144: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	118, // 145: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
+	1,   // 146: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
+	171, // 147: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
+	171, // 148: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
+	123, // 149: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
+	1,   // 150: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
+	123, // 151: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
+	50,  // 152: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
+	14,  // 153: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
+	50,  // 154: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
+	171, // 155: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
+	137, // 156: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
+	138, // 157: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 158: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 159: agentree.v1.WorkspaceFileChange.before:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 160: agentree.v1.WorkspaceFileChange.after:type_name -> agentree.v1.WorkspaceFileInfo
+	137, // 161: agentree.v1.WorkspaceDiff.from:type_name -> agentree.v1.WorkspaceSnapshot
+	137, // 162: agentree.v1.WorkspaceDiff.to:type_name -> agentree.v1.WorkspaceSnapshot
+	143, // 163: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
+	1,   // 164: agentree.v1.CreateCounterfactualRequest.model:type_name -> agentree.v1.ModelRef
+	147, // 165: agentree.v1.CreateCounterfactualRequest.action:type_name -> agentree.v1.CounterfactualAction
+	170, // 166: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
+	150, // 167: agentree.v1.Counterfactual.original:type_name -> agentree.v1.CounterfactualPath
+	150, // 168: agentree.v1.Counterfactual.counterfactual:type_name -> agentree.v1.CounterfactualPath
+	151, // 169: agentree.v1.CounterfactualPath.decisions:type_name -> agentree.v1.CounterfactualDecision
+	170, // 170: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
+	154, // 171: agentree.v1.SearchAgentExecutionsResponse.matches:type_name -> agentree.v1.ExecutionMatch
+	14,  // 172: agentree.v1.ExecutionMatch.execution:type_name -> agentree.v1.AgentExecution
+	155, // 173: agentree.v1.ExecutionMatch.summary:type_name -> agentree.v1.ExecutionSummary
+	168, // 174: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
+	158, // 175: agentree.v1.DefinitionStats.turns:type_name -> agentree.v1.Distribution
+	158, // 176: agentree.v1.DefinitionStats.tool_calls:type_name -> agentree.v1.Distribution
+	158, // 177: agentree.v1.DefinitionStats.cost:type_name -> agentree.v1.Distribution
+	158, // 178: agentree.v1.DefinitionStats.duration_ms:type_name -> agentree.v1.Distribution
+	161, // 179: agentree.v1.ListFailureClustersResponse.failure_clusters:type_name -> agentree.v1.FailureCluster
+	171, // 180: agentree.v1.ScheduleFollowUpRequest.at:type_name -> google.protobuf.Timestamp
+	171, // 181: agentree.v1.FollowUp.deliver_at:type_name -> google.protobuf.Timestamp
+	171, // 182: agentree.v1.FollowUp.created_at:type_name -> google.protobuf.Timestamp
+	171, // 183: agentree.v1.FollowUp.updated_at:type_name -> google.protobuf.Timestamp
+	163, // 184: agentree.v1.ListFollowUpsResponse.follow_ups:type_name -> agentree.v1.FollowUp
+	7,   // 185: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 186: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 187: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 188: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 189: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 190: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 191: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 192: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 193: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 194: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 195: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 196: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 197: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 198: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 199: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 200: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 201: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 202: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 203: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 204: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 205: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 206: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 207: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 208: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 209: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 210: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 211: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 212: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 213: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 214: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 215: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 216: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 217: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 218: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 219: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 220: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 221: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 222: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 223: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 224: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	102, // 225: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
+	107, // 226: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
+	111, // 227: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
+	112, // 228: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
+	119, // 229: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	120, // 230: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	122, // 231: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	124, // 232: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
+	126, // 233: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
+	127, // 234: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
+	127, // 235: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
+	128, // 236: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
+	129, // 237: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
+	127, // 238: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
+	131, // 239: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
+	133, // 240: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
+	134, // 241: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
+	135, // 242: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
+	136, // 243: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
+	140, // 244: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
+	142, // 245: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
+	162, // 246: agentree.v1.AgentService.ScheduleFollowUp:input_type -> agentree.v1.ScheduleFollowUpRequest
+	164, // 247: agentree.v1.AgentService.ListFollowUps:input_type -> agentree.v1.ListFollowUpsRequest
+	166, // 248: agentree.v1.AgentService.CancelFollowUp:input_type -> agentree.v1.CancelFollowUpRequest
+	146, // 249: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
+	148, // 250: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
+	152, // 251: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
+	156, // 252: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
+	159, // 253: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
+	5,   // 254: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 255: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 256: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 257: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 258: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 259: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 260: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 261: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 262: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 263: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 264: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 265: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 266: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 267: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 268: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 269: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 270: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 271: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 272: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 273: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 274: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 275: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 276: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 277: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 278: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 279: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 280: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 281: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 282: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 283: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 284: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 285: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 286: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 287: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 288: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 289: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 290: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 291: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 292: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 293: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	103, // 294: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
+	108, // 295: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
+	113, // 296: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
+	113, // 297: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
+	118, // 298: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	121, // 299: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	118, // 300: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	125, // 301: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
+	123, // 302: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
+	123, // 303: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
+	123, // 304: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
+	130, // 305: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
+	123, // 306: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
+	123, // 307: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
+	132, // 308: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
+	130, // 309: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
+	130, // 310: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
+	130, // 311: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
+	139, // 312: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
+	141, // 313: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
+	144, // 314: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
+	163, // 315: agentree.v1.AgentService.ScheduleFollowUp:output_type -> agentree.v1.FollowUp
+	165, // 316: agentree.v1.AgentService.ListFollowUps:output_type -> agentree.v1.ListFollowUpsResponse
+	163, // 317: agentree.v1.AgentService.CancelFollowUp:output_type -> agentree.v1.FollowUp
+	149, // 318: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
+	149, // 319: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
+	153, // 320: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
+	157, // 321: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
+	160, // 322: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
+	254, // [254:323] is the sub-list for method output_type
+	185, // [185:254] is the sub-list for method input_type
+	185, // [185:185] is the sub-list for extension type_name
+	185, // [185:185] is the sub-list for extension extendee
+	0,   // [0:185] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -15683,7 +16160,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   164,
+			NumMessages:   169,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -83,6 +83,9 @@ const (
 	AgentService_GetEntryWorkspace_FullMethodName      = "/agentree.v1.AgentService/GetEntryWorkspace"
 	AgentService_GetWorkspaceFile_FullMethodName       = "/agentree.v1.AgentService/GetWorkspaceFile"
 	AgentService_GetWorkspaceDiff_FullMethodName       = "/agentree.v1.AgentService/GetWorkspaceDiff"
+	AgentService_ScheduleFollowUp_FullMethodName       = "/agentree.v1.AgentService/ScheduleFollowUp"
+	AgentService_ListFollowUps_FullMethodName          = "/agentree.v1.AgentService/ListFollowUps"
+	AgentService_CancelFollowUp_FullMethodName         = "/agentree.v1.AgentService/CancelFollowUp"
 	AgentService_CreateCounterfactual_FullMethodName   = "/agentree.v1.AgentService/CreateCounterfactual"
 	AgentService_GetCounterfactual_FullMethodName      = "/agentree.v1.AgentService/GetCounterfactual"
 	AgentService_SearchAgentExecutions_FullMethodName  = "/agentree.v1.AgentService/SearchAgentExecutions"
@@ -361,6 +364,18 @@ type AgentServiceClient interface {
 	// paged, each text file under the size bound with a unified diff, a
 	// binary one with "binary files differ".
 	GetWorkspaceDiff(ctx context.Context, in *GetWorkspaceDiffRequest, opts ...grpc.CallOption) (*WorkspaceDiff, error)
+	// timers: scheduled follow-ups.
+	// ScheduleFollowUp schedules a user message for the execution: at `at`
+	// (or `afterSeconds` from now) it is delivered to the same execution as
+	// a user message, continuing the same tree. An execution running then
+	// takes it in its inbox like any message.
+	ScheduleFollowUp(ctx context.Context, in *ScheduleFollowUpRequest, opts ...grpc.CallOption) (*FollowUp, error)
+	// ListFollowUps lists the execution's follow-ups, oldest first, whatever
+	// their status.
+	ListFollowUps(ctx context.Context, in *ListFollowUpsRequest, opts ...grpc.CallOption) (*ListFollowUpsResponse, error)
+	// CancelFollowUp cancels a scheduled follow-up; one delivered already is
+	// a 409.
+	CancelFollowUp(ctx context.Context, in *CancelFollowUpRequest, opts ...grpc.CallOption) (*FollowUp, error)
 	// debugcf (issue 41): counterfactuals, cross-run search, failure clusters.
 	// CreateCounterfactual runs an alternative from an entry as a branch (a
 	// fork marked counterfactualOf): a different user message (entryId names
@@ -1016,6 +1031,36 @@ func (c *agentServiceClient) GetWorkspaceDiff(ctx context.Context, in *GetWorksp
 	return out, nil
 }
 
+func (c *agentServiceClient) ScheduleFollowUp(ctx context.Context, in *ScheduleFollowUpRequest, opts ...grpc.CallOption) (*FollowUp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FollowUp)
+	err := c.cc.Invoke(ctx, AgentService_ScheduleFollowUp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) ListFollowUps(ctx context.Context, in *ListFollowUpsRequest, opts ...grpc.CallOption) (*ListFollowUpsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListFollowUpsResponse)
+	err := c.cc.Invoke(ctx, AgentService_ListFollowUps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) CancelFollowUp(ctx context.Context, in *CancelFollowUpRequest, opts ...grpc.CallOption) (*FollowUp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FollowUp)
+	err := c.cc.Invoke(ctx, AgentService_CancelFollowUp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *agentServiceClient) CreateCounterfactual(ctx context.Context, in *CreateCounterfactualRequest, opts ...grpc.CallOption) (*Counterfactual, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Counterfactual)
@@ -1337,6 +1382,18 @@ type AgentServiceServer interface {
 	// paged, each text file under the size bound with a unified diff, a
 	// binary one with "binary files differ".
 	GetWorkspaceDiff(context.Context, *GetWorkspaceDiffRequest) (*WorkspaceDiff, error)
+	// timers: scheduled follow-ups.
+	// ScheduleFollowUp schedules a user message for the execution: at `at`
+	// (or `afterSeconds` from now) it is delivered to the same execution as
+	// a user message, continuing the same tree. An execution running then
+	// takes it in its inbox like any message.
+	ScheduleFollowUp(context.Context, *ScheduleFollowUpRequest) (*FollowUp, error)
+	// ListFollowUps lists the execution's follow-ups, oldest first, whatever
+	// their status.
+	ListFollowUps(context.Context, *ListFollowUpsRequest) (*ListFollowUpsResponse, error)
+	// CancelFollowUp cancels a scheduled follow-up; one delivered already is
+	// a 409.
+	CancelFollowUp(context.Context, *CancelFollowUpRequest) (*FollowUp, error)
 	// debugcf (issue 41): counterfactuals, cross-run search, failure clusters.
 	// CreateCounterfactual runs an alternative from an entry as a branch (a
 	// fork marked counterfactualOf): a different user message (entryId names
@@ -1555,6 +1612,15 @@ func (UnimplementedAgentServiceServer) GetWorkspaceFile(context.Context, *GetWor
 }
 func (UnimplementedAgentServiceServer) GetWorkspaceDiff(context.Context, *GetWorkspaceDiffRequest) (*WorkspaceDiff, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetWorkspaceDiff not implemented")
+}
+func (UnimplementedAgentServiceServer) ScheduleFollowUp(context.Context, *ScheduleFollowUpRequest) (*FollowUp, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScheduleFollowUp not implemented")
+}
+func (UnimplementedAgentServiceServer) ListFollowUps(context.Context, *ListFollowUpsRequest) (*ListFollowUpsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListFollowUps not implemented")
+}
+func (UnimplementedAgentServiceServer) CancelFollowUp(context.Context, *CancelFollowUpRequest) (*FollowUp, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelFollowUp not implemented")
 }
 func (UnimplementedAgentServiceServer) CreateCounterfactual(context.Context, *CreateCounterfactualRequest) (*Counterfactual, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateCounterfactual not implemented")
@@ -2683,6 +2749,60 @@ func _AgentService_GetWorkspaceDiff_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_ScheduleFollowUp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScheduleFollowUpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ScheduleFollowUp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ScheduleFollowUp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ScheduleFollowUp(ctx, req.(*ScheduleFollowUpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_ListFollowUps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListFollowUpsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).ListFollowUps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_ListFollowUps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).ListFollowUps(ctx, req.(*ListFollowUpsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_CancelFollowUp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelFollowUpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CancelFollowUp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CancelFollowUp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CancelFollowUp(ctx, req.(*CancelFollowUpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_CreateCounterfactual_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateCounterfactualRequest)
 	if err := dec(in); err != nil {
@@ -3019,6 +3139,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetWorkspaceDiff",
 			Handler:    _AgentService_GetWorkspaceDiff_Handler,
+		},
+		{
+			MethodName: "ScheduleFollowUp",
+			Handler:    _AgentService_ScheduleFollowUp_Handler,
+		},
+		{
+			MethodName: "ListFollowUps",
+			Handler:    _AgentService_ListFollowUps_Handler,
+		},
+		{
+			MethodName: "CancelFollowUp",
+			Handler:    _AgentService_CancelFollowUp_Handler,
 		},
 		{
 			MethodName: "CreateCounterfactual",
