@@ -115,10 +115,16 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 	}
 	var out Entry
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var executionID string
+		// The same statement reads where a branch moved the leaf while
+		// the workflow waited at e's parent (variants.go, MoveLeaf): the
+		// entry goes where the leaf now is.
+		var executionID, branchTo string
 		var consumed bool
-		err := tx.QueryRow(ctx, `SELECT agent_execution_id::text, consumed FROM agent_signal WHERE id = $2 AND org_id = $1 FOR UPDATE`,
-			ids[0], ids[1]).Scan(&executionID, &consumed)
+		err := tx.QueryRow(ctx, `SELECT s.agent_execution_id::text, s.consumed,
+				coalesce(CASE WHEN x.branch_from = nullif($3, '')::uuid THEN x.branch_to::text END, '')
+			FROM agent_signal s JOIN agent_execution x ON x.id = s.agent_execution_id
+			WHERE s.id = $2 AND s.org_id = $1 FOR UPDATE OF s`,
+			ids[0], ids[1], e.ParentID).Scan(&executionID, &consumed, &branchTo)
 		if err != nil {
 			return wrap(op, err)
 		}
@@ -126,10 +132,8 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 			return errf(op, ErrInvalid, "entry is for execution %s, signal for %s", e.ExecutionID, executionID)
 		}
 		e.OrgID, e.ExecutionID = ids[0], executionID
-		// A branch moved the leaf while the workflow waited at e's parent
-		// (variants.go, moveLeaf): the entry goes where the leaf now is.
-		if e.ParentID, err = branchTarget(ctx, tx, executionID, e.ParentID); err != nil {
-			return wrap(op, err)
+		if branchTo != "" {
+			e.ParentID = branchTo
 		}
 		if e.IdempotencyKey == "" {
 			e.IdempotencyKey = "signal/" + ids[1]

@@ -270,22 +270,6 @@ func moveLeaf(ctx context.Context, tx pgx.Tx, ex Execution, to string) error {
 	return err
 }
 
-// BranchTarget is the parent a signal consumed under parent goes under:
-// the entry the execution's leaf was moved to while its workflow waited at
-// parent, else parent itself.
-func branchTarget(ctx context.Context, tx pgx.Tx, executionID, parent string) (string, error) {
-	if parent == "" {
-		return parent, nil
-	}
-	var to string
-	err := tx.QueryRow(ctx, `SELECT coalesce(branch_to::text, '') FROM agent_execution WHERE id = $1 AND branch_from = $2::uuid`,
-		executionID, parent).Scan(&to)
-	if errors.Is(err, pgx.ErrNoRows) || to == "" {
-		return parent, nil
-	}
-	return to, err
-}
-
 // MoveLeaf moves the execution's leaf back (or anywhere) to the entry
 // entryID of its tree, keeping the active variant: new messages go on
 // from there, siblings of the old path's entries, which stay in the tree.

@@ -29,12 +29,17 @@ func (s *Store) ContextOverlay(ctx context.Context, orgID, executionID, name str
 	if err != nil {
 		return ContextOverlay{}, err
 	}
+	// One statement for the common case, an execution with no
+	// injection: it is read on every model call (agent_entry_injection
+	// answers the EXISTS from the index alone).
 	var o ContextOverlay
-	err = s.pool.QueryRow(ctx, `SELECT coalesce(v.excluded_entry_ids::text[], '{}'), v.model_override
+	var injections bool
+	err = s.pool.QueryRow(ctx, `SELECT coalesce(v.excluded_entry_ids::text[], '{}'), v.model_override,
+			EXISTS (SELECT 1 FROM agent_entry e WHERE e.agent_execution_id = x.id AND e.entry_type = 'injection')
 		FROM agent_execution x LEFT JOIN agent_variant v ON v.agent_execution_id = x.id
 			AND CASE WHEN $3 = '' THEN v.id = x.active_variant_id ELSE v.name = $3 END
-		WHERE x.id = $2 AND x.org_id = $1`, ids[0], ids[1], name).Scan(&o.Excluded, (*[]byte)(&o.Model))
-	if err != nil {
+		WHERE x.id = $2 AND x.org_id = $1`, ids[0], ids[1], name).Scan(&o.Excluded, (*[]byte)(&o.Model), &injections)
+	if err != nil || !injections {
 		return o, wrap(op, err)
 	}
 	o.Injections, err = queryEntries(ctx, s.pool, `SELECT `+entryCols+` FROM agent_entry
