@@ -42,7 +42,10 @@ func TestClientTerminalMatchesEvents(t *testing.T) {
 	}
 }
 
-var rawJSON = reflect.TypeFor[json.RawMessage]()
+var (
+	rawJSON  = reflect.TypeFor[json.RawMessage]()
+	timeType = reflect.TypeFor[time.Time]()
+)
 
 // requireSameShape fails unless the struct type's JSON fields and the
 // message's are the same names, list-ness and kinds.
@@ -72,6 +75,9 @@ func requireSameShape(t *testing.T, path string, typ reflect.Type, md protorefle
 		case ft == rawJSON:
 			require.Equal(t, protoreflect.MessageKind, pf.Kind(), at)
 			require.Equal(t, protoreflect.FullName("google.protobuf.Value"), pf.Message().FullName(), "%s: any JSON is a google.protobuf.Value", at)
+		case ft == timeType:
+			require.Equal(t, protoreflect.MessageKind, pf.Kind(), at)
+			require.Equal(t, protoreflect.FullName("google.protobuf.Timestamp"), pf.Message().FullName(), "%s: a time is a google.protobuf.Timestamp", at)
 		case ft.Kind() == reflect.Struct:
 			require.Equal(t, protoreflect.MessageKind, pf.Kind(), at)
 			requireSameShape(t, at, ft, pf.Message())
@@ -121,6 +127,8 @@ func fill(v reflect.Value) {
 	switch {
 	case v.Type() == rawJSON:
 		v.SetBytes([]byte(`{"query":"notes","limit":2,"tags":["a",true,null]}`))
+	case v.Type() == timeType:
+		v.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
 	case v.Kind() == reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
