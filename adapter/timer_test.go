@@ -39,7 +39,9 @@ func TestAgentSleepsAndWakesOnATimer(t *testing.T) {
 	model := scripted.New(func(turn int, req agentsdk.ModelRequest) scripted.Turn {
 		switch turn {
 		case 0:
-			return scripted.Turn{ToolCalls: []agentsdk.ToolCall{sleepCall("nap", `{"seconds":2}`)}}
+			// Long enough that the message below, sent after a worker
+			// stops on a loaded machine, still comes while it sleeps.
+			return scripted.Turn{ToolCalls: []agentsdk.ToolCall{sleepCall("nap", `{"seconds":8}`)}}
 		case 1:
 			for _, m := range req.Messages {
 				if m.Role == agentsdk.RoleToolResult {
@@ -55,7 +57,7 @@ func TestAgentSleepsAndWakesOnATimer(t *testing.T) {
 	first := worker.New(h.tc, h.taskQueue, worker.Options{})
 	require.NoError(t, first.Start())
 
-	ex := h.start(agentsdk.Config{Tools: []string{agentsdk.ToolSleep}}, "check again in two seconds")
+	ex := h.start(agentsdk.Config{Tools: []string{agentsdk.ToolSleep}}, "check again in eight seconds")
 	waiting := h.waitStatus(ex.ID, entrystore.StatusWaiting, 30*time.Second)
 	cp, err := h.es.GetCheckpoint(context.Background(), h.org.ID, ex.ID, waiting.CheckpointSeq)
 	require.NoError(t, err)
@@ -63,7 +65,7 @@ func TestAgentSleepsAndWakesOnATimer(t *testing.T) {
 	require.NoError(t, json.Unmarshal(cp.Metadata, &meta))
 	require.Equal(t, agentsdk.WaitTimer, meta.WaitingFor)
 	require.NotNil(t, meta.WakeAt, "the waiting checkpoint shows when it wakes")
-	require.WithinDuration(t, time.Now().Add(2*time.Second), *meta.WakeAt, 2*time.Second)
+	require.WithinDuration(t, time.Now().Add(8*time.Second), *meta.WakeAt, 4*time.Second)
 
 	// The worker that began the sleep goes away; a message comes while
 	// nobody runs the execution; another worker takes over.
