@@ -48,7 +48,8 @@ func TestStoreStatementsPerModelCall(t *testing.T) {
 	require.Equal(t, calls, model.Calls())
 	per := float64(counter.n.Load()) / calls
 	t.Logf("%d statements for %d model calls (each with a tool call): %.1f per call", counter.n.Load(), calls, per)
-	require.Less(t, per, 14.0, "statements per model call")
+	// 15: the read of the variant's overlay (issue 40) is one per call.
+	require.Less(t, per, 15.0, "statements per model call (13.6 with variants' overlay read)")
 }
 
 // TestStoreStatementsPerUserTurn counts the statements the worker sends
@@ -86,5 +87,8 @@ func TestStoreStatementsPerUserTurn(t *testing.T) {
 	per := float64(counter.n.Load()-before) / turns
 	t.Logf("%d statements for %d user turns (a model call asking for a tool call, the tool, the answer): %.1f per turn",
 		counter.n.Load()-before, turns, per)
-	require.Less(t, per, 33.0, "statements per user turn (30.6 at commit 9dcace0, 34.4 before issue 33's cuts)")
+	// 35: the model call's read of its variant's overlay (issue 40) adds
+	// one statement per call, two per turn; issue 33 means to fold it into
+	// the budget read before it.
+	require.Less(t, per, 35.0, "statements per user turn (30.6 at commit 9dcace0, 34.4 before issue 33's cuts, 32.6-33.4 with variants' overlay read)")
 }
