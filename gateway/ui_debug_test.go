@@ -60,8 +60,13 @@ func TestUIDebugPanels(t *testing.T) {
 	require.Contains(t, list, "Thinking: The user wants order 4711 checked")
 	require.Contains(t, list, "approve by "+e.keyID(e.keyA))
 	require.Equal(t, 5, eval[int](t, ctx, `document.querySelectorAll("#decision-points li.dp").length`))
-	require.NoError(t, chromedp.Run(ctx, chromedp.SetValue("#dp-kind", "approval", chromedp.ByID),
-		chromedp.Evaluate(`document.querySelector("#dp-kind").dispatchEvent(new Event("change"))`, nil)))
+	// By script: a refresh of the panel re-inserts its nodes, which
+	// invalidates the node ids chromedp's own actions hold.
+	require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const k = document.querySelector("#dp-kind");
+		k.value = "approval";
+		k.dispatchEvent(new Event("change"));
+	})()`, nil)))
 	poll(t, time.Minute, func() bool {
 		return eval[int](t, ctx, `document.querySelectorAll("#decision-points li.dp").length`) == 1
 	}, "the kind filter")
@@ -69,7 +74,9 @@ func TestUIDebugPanels(t *testing.T) {
 	screenshot(t, ctx, "decision-points")
 
 	openPanelNamed(t, ctx, "Explanation")
-	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible("#explain", chromedp.ByID), chromedp.Click("#explain", chromedp.ByID)))
+	poll(t, time.Minute, func() bool {
+		return eval[bool](t, ctx, `(() => { const b = document.querySelector("#explain"); if (!b) return false; b.click(); return true; })()`)
+	}, "the Explain button")
 	waitText(t, ctx, "#explanation-text", func(s string) bool { return strings.Contains(s, "refunded order 4711") }, "the explanation")
 	require.Contains(t, text(t, ctx, "#explanation-meta"), "completed")
 	require.Len(t, reqs.all(), 4, "the explanation is not one of the agent's calls")
