@@ -37,9 +37,11 @@ type ApprovalInput struct {
 // RequestApproval records each call awaiting approval, with its arguments,
 // risk and when it was asked for. Repeat-safe: the first request time
 // stays, and a call decided or ended keeps its status.
-func (o *Ops) RequestApproval(ctx context.Context, in ApprovalInput) error {
-	_, err := o.pendingCalls(ctx, in, true)
-	return err
+func (o *Ops) RequestApproval(ctx context.Context, in ApprovalInput) (ApprovalOutput, error) {
+	if _, err := o.pendingCalls(ctx, in, true); err != nil {
+		return ApprovalOutput{}, err
+	}
+	return o.firstRequested(ctx, in)
 }
 
 // pendingCalls describes the calls of in (and, with record, records them
@@ -208,11 +210,12 @@ func (o *Ops) RejectCall(ctx context.Context, in RejectInput) (agentsdk.ToolResu
 	if err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("engine: reject: record of %s: %w", in.ToolCallID, err)
 	}
-	reason := ""
-	if rec.Approval != nil {
-		reason = rec.Approval.Reason
+	text := RejectionText("")
+	if a := rec.Approval; a != nil && a.DecidedBy == agentsdk.DecidedByTimeout {
+		text = "error: this tool call was rejected, not run: " + a.Reason
+	} else if a != nil {
+		text = RejectionText(a.Reason)
 	}
-	text := RejectionText(reason)
 	m := agentsdk.ToolResultMessage(call, text, true)
 	content, _ := json.Marshal(m)
 	got, err := o.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{{
@@ -251,10 +254,19 @@ func (c *segment) RequestApproval(assistantID string, calls []agentsdk.ToolCallR
 	}
 	in := ApprovalInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID, ToolCallIDs: ids,
 		StepNumber: c.toolStep(0), OneStep: c.oneStep()}
-	if err := c.port.Local(OpRequestApproval, in, nil); err != nil {
+	timeout := c.approvalTimeout()
+	var out *ApprovalOutput
+	if timeout != nil {
+		out = &ApprovalOutput{}
+	}
+	if err := c.port.Local(OpRequestApproval, in, out); err != nil {
 		return err
 	}
 	c.approval = &PendingApproval{AssistantID: assistantID, ToolCallIDs: ids, StepNumber: in.StepNumber}
+	if out != nil && !out.FirstRequestedAt.IsZero() && timeout.Outcome != agentsdk.TimeoutEscalate {
+		at := timeout.Deadline(out.FirstRequestedAt)
+		c.approval.Deadline = &at
+	}
 	return nil
 }
 
