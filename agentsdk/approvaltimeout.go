@@ -76,3 +76,13 @@ func (t *ApprovalTimeout) Problems(field string) []string {
 	}
 	return problems
 }
+
+// EscalatedTo is the role that alone may decide a call first asked about
+// at requested, at now: EscalateTo once an escalating timeout has passed,
+// else "" (any approver may).
+func (t *ApprovalTimeout) EscalatedTo(requested, now time.Time) string {
+	if t == nil || t.Outcome != TimeoutEscalate || requested.IsZero() || now.Before(t.Deadline(requested)) {
+		return ""
+	}
+	return t.EscalateTo
+}

@@ -31,3 +31,15 @@ func TestApprovalTimeoutProblems(t *testing.T) {
 	err := agentsdk.Config{ApprovalTimeout: &agentsdk.ApprovalTimeout{Seconds: 3, Outcome: "maybe"}}.Validate(nil, nil)
 	require.ErrorContains(t, err, `approvalTimeout.outcome must be`)
 }
+
+func TestApprovalTimeoutEscalates(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	esc := &agentsdk.ApprovalTimeout{Seconds: 60, Outcome: agentsdk.TimeoutEscalate, EscalateTo: "admin"}
+	require.Empty(t, esc.EscalatedTo(at, at.Add(59*time.Second)), "before the deadline any approver decides")
+	require.Equal(t, "admin", esc.EscalatedTo(at, at.Add(60*time.Second)))
+	require.Equal(t, "admin", esc.EscalatedTo(at, at.Add(time.Hour)), "and it stays escalated")
+	rej := &agentsdk.ApprovalTimeout{Seconds: 60, Outcome: agentsdk.TimeoutReject}
+	require.Empty(t, rej.EscalatedTo(at, at.Add(time.Hour)), "only escalate restricts who decides")
+	var none *agentsdk.ApprovalTimeout
+	require.Empty(t, none.EscalatedTo(at, at.Add(time.Hour)))
+}

@@ -85,6 +85,9 @@ func TestApprovalTimeoutOutcome(t *testing.T) {
 		id, path := e.startTimedApproval(map[string]any{"seconds": 3, "outcome": "approve"})
 		e.waitStatus(id, "WAITING", time.Minute)
 		poll(t, time.Minute, func() bool { return e.toolCall(path, "call_t")["status"] == "awaiting_approval" })
+		ex := e.ok(e.keyA, http.MethodGet, path, nil)
+		require.Equal(t, agentsdk.WaitApproval, ex["waitingFor"])
+		require.NotEmpty(t, ex["wakeAt"], "the wait shows its deadline")
 		e.ok(e.keyA, http.MethodPost, path+"/tool-calls/call_t/approval", map[string]any{"decision": "reject", "reason": "no"})
 		e.waitStatus(id, "COMPLETED", time.Minute)
 		rec := e.toolCall(path, "call_t")
@@ -93,6 +96,34 @@ func TestApprovalTimeoutOutcome(t *testing.T) {
 		msgs := reqs.last().Messages
 		require.Contains(t, msgs[len(msgs)-1].Text(), "Their reason: no")
 	})
+}
+
+// TestApprovalTimeoutEscalates: once an escalating timeout passes, the
+// call keeps waiting and only a key with the role it escalated to may
+// decide it (403 for others); the execution then goes on.
+func TestApprovalTimeoutEscalates(t *testing.T) {
+	var echo ranEcho
+	model := scripted.New(func(turn int, req agentsdk.ModelRequest) scripted.Turn {
+		if turn == 0 {
+			return scripted.Turn{Text: "I will echo. ", ToolCalls: echoCall("call_x", "hi")}
+		}
+		return scripted.Turn{Text: "Done."}
+	})
+	e := newEnv(t, envOptions{providers: []agentsdk.Provider{model}, tools: []*agentsdk.Tool{echo.tool()}})
+	id, path := e.startTimedApproval(map[string]any{"seconds": 1, "outcome": "escalate", "escalateTo": "admin"})
+	e.waitStatus(id, "WAITING", time.Minute)
+	poll(t, time.Minute, func() bool { return e.toolCall(path, "call_x")["status"] == "awaiting_approval" })
+	requested, err := time.Parse(time.RFC3339Nano, e.toolCall(path, "call_x")["approval"].(map[string]any)["requestedAt"].(string))
+	require.NoError(t, err)
+	poll(t, time.Minute, func() bool { return time.Now().After(requested.Add(time.Second)) })
+
+	approver := e.keyWith("approve", "read")
+	approval := path + "/tool-calls/call_x/approval"
+	e.fails(approver, http.MethodPost, approval, map[string]any{"decision": "approve"}, http.StatusForbidden, "permission_denied")
+	require.Equal(t, "awaiting_approval", e.toolCall(path, "call_x")["status"], "escalation decides nothing by itself")
+	e.ok(e.keyA, http.MethodPost, approval, map[string]any{"decision": "approve"})
+	e.waitStatus(id, "COMPLETED", time.Minute)
+	require.Equal(t, []string{"hi"}, echo.texts())
 }
 
 // last is the latest request kept.
