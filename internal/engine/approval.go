@@ -32,13 +32,16 @@ type ApprovalInput struct {
 	// (agentsdk.ChangeOneStep); without it each took the step of its
 	// place.
 	OneStep bool `json:",omitempty"`
+	// Deadline asks for the calls' first request time (ApprovalOutput),
+	// which an approval timeout counts from.
+	Deadline bool `json:",omitempty"`
 }
 
 // RequestApproval records each call awaiting approval, with its arguments,
 // risk and when it was asked for. Repeat-safe: the first request time
 // stays, and a call decided or ended keeps its status.
 func (o *Ops) RequestApproval(ctx context.Context, in ApprovalInput) (ApprovalOutput, error) {
-	if _, err := o.pendingCalls(ctx, in, true); err != nil {
+	if _, err := o.pendingCalls(ctx, in, true); err != nil || !in.Deadline {
 		return ApprovalOutput{}, err
 	}
 	return o.firstRequested(ctx, in)
@@ -256,10 +259,13 @@ func (c *segment) RequestApproval(assistantID string, calls []agentsdk.ToolCallR
 		StepNumber: c.toolStep(0), OneStep: c.oneStep()}
 	timeout := c.approvalTimeout()
 	var out *ApprovalOutput
+	// Runs without a deadline record no result, as before the change.
+	var dst any
 	if timeout != nil {
-		out = &ApprovalOutput{}
+		out, in.Deadline = &ApprovalOutput{}, true
+		dst = out
 	}
-	if err := c.port.Local(OpRequestApproval, in, out); err != nil {
+	if err := c.port.Local(OpRequestApproval, in, dst); err != nil {
 		return err
 	}
 	c.approval = &PendingApproval{AssistantID: assistantID, ToolCallIDs: ids, StepNumber: in.StepNumber}
