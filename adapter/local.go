@@ -81,8 +81,14 @@ func (l localOps) AppendToolResults(ctx context.Context, in step.AppendResultsIn
 	return out, storeError(err)
 }
 
-func (l localOps) RequestApproval(ctx context.Context, in engine.ApprovalInput) error {
-	return storeError(l.ops.RequestApproval(ctx, in))
+func (l localOps) RequestApproval(ctx context.Context, in engine.ApprovalInput) (engine.ApprovalOutput, error) {
+	out, err := l.ops.RequestApproval(ctx, in)
+	return out, storeError(err)
+}
+
+func (l localOps) ExpireApprovals(ctx context.Context, in engine.ExpireInput) (engine.ExpireOutput, error) {
+	out, err := l.ops.ExpireApprovals(ctx, in)
+	return out, storeError(err)
 }
 
 func (l localOps) Decisions(ctx context.Context, in engine.DecisionsInput) ([]agentsdk.DecisionRef, error) {
@@ -149,6 +155,8 @@ func (l localOps) fn(op engine.Op) any {
 		return l.RequestApproval
 	case engine.OpDecisions:
 		return l.Decisions
+	case engine.OpExpireApprovals:
+		return l.ExpireApprovals
 	case engine.OpApplyDecision:
 		return l.ApplyDecision
 	case engine.OpRejectCall:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
 	"github.com/agentree/agentree/internal/step"
@@ -92,6 +93,11 @@ func (s pgStore) ResumeSource(ctx context.Context, orgID, executionID string) (e
 func (s pgStore) CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error {
 	_, err := s.es.CancelAwaitingToolCalls(ctx, orgID, executionID)
 	return err
+}
+
+func (s pgStore) PutSignal(ctx context.Context, orgID, executionID, id, name string, value json.RawMessage) error {
+	_, err := s.es.PutSignal(ctx, entrystore.Signal{ID: id, OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
+	return engineError(err)
 }
 
 func (s pgStore) CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error) {

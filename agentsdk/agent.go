@@ -321,4 +321,9 @@ const ChangeOneStep = "agentree.one-step"
 // RuntimeChanges are the changes the runtime guards in every execution,
 // at their highest versions: every run records them, and an agent asks
 // for them without declaring them (Versioned).
-var RuntimeChanges = map[string]int{ChangeOneStep: 1}
+var RuntimeChanges = map[string]int{ChangeOneStep: 1, ChangeApprovalDeadline: 1}
+
+// ChangeApprovalDeadline is the runtime's change that gives approval
+// waits config.approvalTimeout's deadline: RequestApproval returns when
+// the calls were first asked about, and the wait wakes on a timer then.
+const ChangeApprovalDeadline = "agentree.approval-deadline"

@@ -78,6 +78,9 @@ type Config struct {
 	// Budget caps the execution's tokens and cost, with a downgrade to a
 	// cheaper model before the cap; nil = no cap but the organization's.
 	Budget *Budget `json:"budget,omitempty"`
+	// ApprovalTimeout gives approval waits a deadline and an outcome on
+	// expiry; nil = wait for a person however long it takes.
+	ApprovalTimeout *ApprovalTimeout `json:"approvalTimeout,omitempty"`
 	// Agent is the agent's own configuration.
 	Agent json.RawMessage `json:"agent,omitempty"`
 	// Counterfactual marks a counterfactual branch of another execution
@@ -197,6 +200,7 @@ func (c Config) Validate(providers Providers, tools Tools) error {
 	problems = append(problems, c.ToolPolicy.Problems("toolPolicy")...)
 	problems = append(problems, c.Compaction.Problems("compaction")...)
 	problems = append(problems, c.Budget.Problems("budget")...)
+	problems = append(problems, c.ApprovalTimeout.Problems("approvalTimeout")...)
 	switch c.PersistenceMode {
 	case "", PersistenceRemote, PersistenceWorkerHeld:
 	default:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -76,6 +78,9 @@ func (s *service) DecideToolCall(ctx context.Context, req *pb.DecideToolCallRequ
 	}
 	tc, err := s.waitingCall(ctx, ex, req.GetToolCallId())
 	if err != nil {
+		return nil, err
+	}
+	if err := escalationAllows(ex, tc, key.Roles, time.Now()); err != nil {
 		return nil, err
 	}
 	if d.Scope == agentsdk.ScopeDefinition && ex.DefinitionID == "" {
@@ -162,4 +167,19 @@ func (s *service) waitingCall(ctx context.Context, ex entrystore.Execution, id s
 		return tc, status.Errorf(codes.FailedPrecondition, "tool call %q is not waiting for approval (status %s)", tc.ToolCallID, tc.Status)
 	}
 	return tc, nil
+}
+
+// escalationAllows refuses (403) a decision on a call whose escalating
+// approval timeout has passed by a key without the role it escalated to.
+func escalationAllows(ex entrystore.Execution, tc entrystore.ToolCall, roles []string, now time.Time) error {
+	var cfg agentsdk.Config
+	if json.Unmarshal(ex.Config, &cfg) != nil || tc.ApprovalRequestedAt == nil {
+		return nil
+	}
+	role := cfg.ApprovalTimeout.EscalatedTo(*tc.ApprovalRequestedAt, now)
+	if role == "" || slices.Contains(roles, role) {
+		return nil
+	}
+	return status.Error(codes.PermissionDenied, (&permissionDenied{role: role,
+		what: fmt.Sprintf("deciding tool call %q, escalated when its approval timed out,", tc.ToolCallID)}).Error())
 }

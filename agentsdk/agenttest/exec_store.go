@@ -149,6 +149,17 @@ func (s *Store) ConsumeSignal(ctx context.Context, org string, id string, e agen
 	return got[0], nil
 }
 
+func (s *Store) PutSignal(_ context.Context, _, _, id, name string, value json.RawMessage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.signals[id]; ok {
+		return fmt.Errorf("agenttest: signal %s: %w", id, domain.ErrConflict)
+	}
+	s.signals[id] = &memSignal{name: name, value: value}
+	s.signalOrder = append(s.signalOrder, id)
+	return nil
+}
+
 func (s *Store) CompleteUnlessSignalled(_ context.Context, _ string, _ string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -96,9 +96,9 @@ func (p *memPort) Local(op engine.Op, in any, out any) error {
 	case engine.OpToolResults:
 		res, err = call(ctx, in, p.ops.AppendToolResults)
 	case engine.OpRequestApproval:
-		res, err = call(ctx, in, func(ctx context.Context, in engine.ApprovalInput) (any, error) {
-			return nil, p.ops.RequestApproval(ctx, in)
-		})
+		res, err = call(ctx, in, p.ops.RequestApproval)
+	case engine.OpExpireApprovals:
+		res, err = call(ctx, in, p.ops.ExpireApprovals)
 	case engine.OpDecisions:
 		res, err = call(ctx, in, p.ops.Decisions)
 	case engine.OpApplyDecision:

@@ -32,14 +32,19 @@ type ApprovalInput struct {
 	// (agentsdk.ChangeOneStep); without it each took the step of its
 	// place.
 	OneStep bool `json:",omitempty"`
+	// Deadline asks for the calls' first request time (ApprovalOutput),
+	// which an approval timeout counts from.
+	Deadline bool `json:",omitempty"`
 }
 
 // RequestApproval records each call awaiting approval, with its arguments,
 // risk and when it was asked for. Repeat-safe: the first request time
 // stays, and a call decided or ended keeps its status.
-func (o *Ops) RequestApproval(ctx context.Context, in ApprovalInput) error {
-	_, err := o.pendingCalls(ctx, in, true)
-	return err
+func (o *Ops) RequestApproval(ctx context.Context, in ApprovalInput) (ApprovalOutput, error) {
+	if _, err := o.pendingCalls(ctx, in, true); err != nil || !in.Deadline {
+		return ApprovalOutput{}, err
+	}
+	return o.firstRequested(ctx, in)
 }
 
 // pendingCalls describes the calls of in (and, with record, records them
@@ -208,11 +213,12 @@ func (o *Ops) RejectCall(ctx context.Context, in RejectInput) (agentsdk.ToolResu
 	if err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("engine: reject: record of %s: %w", in.ToolCallID, err)
 	}
-	reason := ""
-	if rec.Approval != nil {
-		reason = rec.Approval.Reason
+	text := RejectionText("")
+	if a := rec.Approval; a != nil && a.DecidedBy == agentsdk.DecidedByTimeout {
+		text = "error: this tool call was rejected, not run: " + a.Reason
+	} else if a != nil {
+		text = RejectionText(a.Reason)
 	}
-	text := RejectionText(reason)
 	m := agentsdk.ToolResultMessage(call, text, true)
 	content, _ := json.Marshal(m)
 	got, err := o.Store.AppendEntries(ctx, in.OrgID, []agentsdk.Entry{{
@@ -251,10 +257,22 @@ func (c *segment) RequestApproval(assistantID string, calls []agentsdk.ToolCallR
 	}
 	in := ApprovalInput{OrgID: c.in.OrgID, ExecutionID: c.in.ExecutionID, AssistantID: assistantID, ToolCallIDs: ids,
 		StepNumber: c.toolStep(0), OneStep: c.oneStep()}
-	if err := c.port.Local(OpRequestApproval, in, nil); err != nil {
+	timeout := c.approvalTimeout()
+	var out *ApprovalOutput
+	// Runs without a deadline record no result, as before the change.
+	var dst any
+	if timeout != nil {
+		out, in.Deadline = &ApprovalOutput{}, true
+		dst = out
+	}
+	if err := c.port.Local(OpRequestApproval, in, dst); err != nil {
 		return err
 	}
 	c.approval = &PendingApproval{AssistantID: assistantID, ToolCallIDs: ids, StepNumber: in.StepNumber}
+	if out != nil && !out.FirstRequestedAt.IsZero() && timeout.Outcome != agentsdk.TimeoutEscalate {
+		at := timeout.Deadline(out.FirstRequestedAt)
+		c.approval.Deadline = &at
+	}
 	return nil
 }
 

@@ -83,6 +83,7 @@ const (
 	OpDecisions       Op = "Decisions"
 	OpApplyDecision   Op = "ApplyDecision"
 	OpRejectCall      Op = "RejectCall"
+	OpExpireApprovals Op = "ExpireApprovals"
 	// Client tool calls.
 	OpClientResults Op = "ClientResults"
 	// Sub-agents.

@@ -43,7 +43,11 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 		if err := r.port.Local(OpCheckpoint, *in.Waiting, nil); err != nil {
 			return Result{}, nil, err
 		}
-		if !r.await(in.WaitFor, in.WakeAt) {
+		ok, err := r.await(in.WaitFor, in.WakeAt, in.Waiting.Approval)
+		if err != nil {
+			return Result{}, nil, err
+		}
+		if !ok {
 			return r.cancelled()
 		}
 	}
@@ -87,6 +91,7 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 			return r.finish(domain.StatusFailed, "error", tenantText(r.port.Logger(), in.ExecutionID, "execution", err.Error(), err))
 		}
 		seg.drain()
+		outcome = seg.withDeadline(outcome)
 		if b, _ := json.Marshal(seg.state); len(b) > agentsdk.MaxStateBytes {
 			return r.finish(domain.StatusFailed, "error",
 				fmt.Sprintf("agent state is %d bytes, over the %d-byte limit: keep large data in entries", len(b), agentsdk.MaxStateBytes))
@@ -132,7 +137,11 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 				return Result{}, nil, err
 			}
 			if wait {
-				if !r.await(outcome.WaitFor, wakeAt) {
+				ok, err := r.await(outcome.WaitFor, wakeAt, seg.approval)
+				if err != nil {
+					return Result{}, nil, err
+				}
+				if !ok {
 					return r.cancelled()
 				}
 				announce = event.NameResumed
@@ -154,29 +163,40 @@ func (r *runner) run(in SegmentInput) (Result, *SegmentInput, error) {
 
 // await waits until a signal named in names (any, when empty) is held,
 // or until wakeAt when set (then an empty names means the timer alone),
-// and reports false when the execution was cancelled instead.
-func (r *runner) await(names []string, wakeAt *time.Time) bool {
+// and reports false when the execution was cancelled instead. When the
+// timer is the deadline of approval, its expiry's decisions are added.
+func (r *runner) await(names []string, wakeAt *time.Time, approval *PendingApproval) (bool, error) {
 	seg := r.seg
 	for !seg.ends(names, wakeAt) {
 		if wakeAt == nil {
 			s, ok := r.port.Await()
 			if !ok {
-				return false
+				return false, nil
 			}
 			seg.addSignal(s)
 			continue
 		}
 		s, fired, ok := r.port.AwaitUntil(*wakeAt)
 		if !ok {
-			return false
+			return false, nil
 		}
 		if fired {
+			n, err := r.expire(approval)
+			if err != nil {
+				return false, err
+			}
+			if n == 0 && approval != nil && approval.Deadline != nil {
+				// Every call has a person's decision on its way: wait
+				// for it, the timer spent.
+				wakeAt = nil
+				continue
+			}
 			break
 		}
 		seg.addSignal(s)
 	}
 	seg.drain()
-	return true
+	return true, nil
 }
 
 // checkpoint records the checkpoint that ends a segment; with wait it also

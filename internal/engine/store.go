@@ -37,6 +37,10 @@ type Store interface {
 	GetCheckpoint(ctx context.Context, orgID, executionID string, seq int) (domain.Checkpoint, error)
 	// SignalValue is an inbox row's value.
 	SignalValue(ctx context.Context, orgID, signalID string) (json.RawMessage, error)
+	// PutSignal stores a signal under id for the live execution;
+	// domain.ErrConflict when a row with id exists or the inbox refuses
+	// it (a decision on the call is pending already).
+	PutSignal(ctx context.Context, orgID, executionID, id, name string, value json.RawMessage) error
 	// ConsumeSignal appends e and marks the signal consumed, atomically;
 	// domain.ErrSignalConsumed when it was consumed before.
 	ConsumeSignal(ctx context.Context, orgID, signalID string, e agentsdk.Entry) (agentsdk.Entry, error)

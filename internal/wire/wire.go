@@ -71,6 +71,9 @@ type PendingApproval struct {
 	AssistantID string
 	ToolCallIDs []string
 	StepNumber  int
+	// Deadline is when the wait ends by itself (config.approvalTimeout);
+	// nil: it waits for a person.
+	Deadline *time.Time `json:",omitempty"`
 }
 
 // Result is an execution's workflow result.

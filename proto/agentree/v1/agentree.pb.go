@@ -214,8 +214,10 @@ type ExecutionConfig struct {
 	// that record (nothing runs again); any other call of a tool not marked
 	// read-only waits for a person's approval, whatever the tool policy says.
 	Counterfactual *CounterfactualConfig `protobuf:"bytes,241,opt,name=counterfactual,proto3" json:"counterfactual,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A deadline for approval waits and what happens when it passes.
+	ApprovalTimeout *ApprovalTimeoutConfig `protobuf:"bytes,261,opt,name=approval_timeout,json=approvalTimeout,proto3" json:"approval_timeout,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ExecutionConfig) Reset() {
@@ -377,6 +379,13 @@ func (x *ExecutionConfig) GetBudget() *BudgetConfig {
 func (x *ExecutionConfig) GetCounterfactual() *CounterfactualConfig {
 	if x != nil {
 		return x.Counterfactual
+	}
+	return nil
+}
+
+func (x *ExecutionConfig) GetApprovalTimeout() *ApprovalTimeoutConfig {
+	if x != nil {
+		return x.ApprovalTimeout
 	}
 	return nil
 }
@@ -14298,6 +14307,75 @@ func (x *CancelFollowUpRequest) GetId() string {
 	return ""
 }
 
+// ApprovalTimeoutConfig gives a wait for approval a deadline, counted from
+// when the call was first asked about; a person's decision before it wins.
+type ApprovalTimeoutConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1 to 86400.
+	Seconds int32 `protobuf:"varint,1,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	// `reject` (the model reads that the approval timed out), `approve` (the
+	// call runs) or `escalate` (the call keeps waiting; only a key with the
+	// role escalate_to may decide it). Decisions it makes say
+	// decidedBy `timeout`.
+	Outcome string `protobuf:"bytes,2,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// The role that decides an escalated call (e.g. `admin`); with
+	// `escalate` only.
+	EscalateTo    string `protobuf:"bytes,3,opt,name=escalate_to,json=escalateTo,proto3" json:"escalate_to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovalTimeoutConfig) Reset() {
+	*x = ApprovalTimeoutConfig{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[167]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovalTimeoutConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovalTimeoutConfig) ProtoMessage() {}
+
+func (x *ApprovalTimeoutConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[167]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovalTimeoutConfig.ProtoReflect.Descriptor instead.
+func (*ApprovalTimeoutConfig) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{167}
+}
+
+func (x *ApprovalTimeoutConfig) GetSeconds() int32 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *ApprovalTimeoutConfig) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *ApprovalTimeoutConfig) GetEscalateTo() string {
+	if x != nil {
+		return x.EscalateTo
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -14309,7 +14387,7 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\bModelRef\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x19\n" +
 	"\bmodel_id\x18\x02 \x01(\tR\amodelId\x12\x1a\n" +
-	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\x8c\t\n" +
+	"\bendpoint\x18\x05 \x01(\tR\bendpointJ\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\bbase_urlR\vapi_key_env\"\xdc\t\n" +
 	"\x0fExecutionConfig\x12(\n" +
 	"\rsystem_prompt\x18\x01 \x01(\tH\x00R\fsystemPrompt\x88\x01\x01\x12-\n" +
 	"\x06models\x18\x02 \x03(\v2\x15.agentree.v1.ModelRefR\x06models\x12\x14\n" +
@@ -14335,7 +14413,8 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x05agent\x18\x10 \x01(\v2\x16.google.protobuf.ValueR\x05agent\x12:\n" +
 	"\fclient_tools\x18\x11 \x03(\v2\x17.agentree.v1.ClientToolR\vclientTools\x122\n" +
 	"\x06budget\x18\x8d\x01 \x01(\v2\x19.agentree.v1.BudgetConfigR\x06budget\x12J\n" +
-	"\x0ecounterfactual\x18\xf1\x01 \x01(\v2!.agentree.v1.CounterfactualConfigR\x0ecounterfactual\x1a=\n" +
+	"\x0ecounterfactual\x18\xf1\x01 \x01(\v2!.agentree.v1.CounterfactualConfigR\x0ecounterfactual\x12N\n" +
+	"\x10approval_timeout\x18\x85\x02 \x01(\v2\".agentree.v1.ApprovalTimeoutConfigR\x0fapprovalTimeout\x1a=\n" +
 	"\x0fToolPolicyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x10\n" +
@@ -15534,7 +15613,12 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x15CancelFollowUpRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x0e\n" +
-	"\x02id\x18\x03 \x01(\tR\x02id2\xc94\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\"l\n" +
+	"\x15ApprovalTimeoutConfig\x12\x18\n" +
+	"\aseconds\x18\x01 \x01(\x05R\aseconds\x12\x18\n" +
+	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x1f\n" +
+	"\vescalate_to\x18\x03 \x01(\tR\n" +
+	"escalateTo2\xc94\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -15620,7 +15704,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 169)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 170)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -15789,341 +15873,343 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ListFollowUpsRequest)(nil),          // 164: agentree.v1.ListFollowUpsRequest
 	(*ListFollowUpsResponse)(nil),         // 165: agentree.v1.ListFollowUpsResponse
 	(*CancelFollowUpRequest)(nil),         // 166: agentree.v1.CancelFollowUpRequest
-	nil,                                   // 167: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	nil,                                   // 168: agentree.v1.DefinitionStats.ByStatusEntry
-	(*structpb.Value)(nil),                // 169: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 170: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 171: google.protobuf.Timestamp
+	(*ApprovalTimeoutConfig)(nil),         // 167: agentree.v1.ApprovalTimeoutConfig
+	nil,                                   // 168: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	nil,                                   // 169: agentree.v1.DefinitionStats.ByStatusEntry
+	(*structpb.Value)(nil),                // 170: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 171: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 172: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	167, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	168, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	169, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	170, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
 	114, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
 	145, // 6: agentree.v1.ExecutionConfig.counterfactual:type_name -> agentree.v1.CounterfactualConfig
-	170, // 7: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
-	1,   // 8: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
-	1,   // 9: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
-	2,   // 10: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 11: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	171, // 12: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	171, // 13: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
-	6,   // 14: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
-	1,   // 15: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 16: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 17: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 18: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	5,   // 19: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
-	1,   // 20: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 21: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 22: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
-	6,   // 23: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
-	2,   // 24: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 25: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	170, // 26: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	170, // 27: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	171, // 28: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	171, // 29: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	171, // 30: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	171, // 31: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
-	115, // 32: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
-	171, // 33: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
-	1,   // 34: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
-	2,   // 35: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 36: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
-	14,  // 37: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	169, // 38: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	171, // 39: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
-	24,  // 40: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
-	25,  // 41: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
-	26,  // 42: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
-	28,  // 43: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
-	29,  // 44: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
-	30,  // 45: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
-	31,  // 46: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
-	33,  // 47: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
-	34,  // 48: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
-	38,  // 49: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
-	39,  // 50: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
-	40,  // 51: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
-	41,  // 52: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
-	32,  // 53: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
-	27,  // 54: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	171, // 55: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
-	169, // 56: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
-	35,  // 57: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
-	36,  // 58: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
-	37,  // 59: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	169, // 60: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
-	117, // 61: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
-	169, // 62: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	169, // 63: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	170, // 64: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	170, // 65: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	171, // 66: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
-	42,  // 67: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	171, // 68: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	171, // 69: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
-	47,  // 70: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	169, // 71: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	170, // 72: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	171, // 73: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
-	50,  // 74: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	169, // 75: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
-	55,  // 76: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
-	56,  // 77: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
-	54,  // 78: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	171, // 79: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	57,  // 80: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	169, // 81: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	169, // 82: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	171, // 83: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	171, // 84: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
-	61,  // 85: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	171, // 86: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	171, // 87: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	169, // 88: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
-	170, // 89: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
-	60,  // 90: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
-	118, // 91: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
-	60,  // 92: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
-	69,  // 93: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
-	70,  // 94: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 95: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	171, // 96: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
-	70,  // 97: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
-	71,  // 98: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	170, // 99: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
-	114, // 100: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
-	171, // 101: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	171, // 102: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	171, // 103: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	171, // 104: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	171, // 105: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	171, // 106: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
-	77,  // 107: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
-	77,  // 108: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	171, // 109: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	171, // 110: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	171, // 111: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
-	87,  // 112: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
-	87,  // 113: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
-	115, // 114: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
-	171, // 115: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	171, // 116: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
-	1,   // 117: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
-	97,  // 118: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	169, // 119: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
-	1,   // 120: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
-	96,  // 121: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	171, // 122: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	169, // 123: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
-	2,   // 124: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	101, // 125: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
-	104, // 126: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
-	171, // 127: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
-	1,   // 128: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
-	105, // 129: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
-	169, // 130: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
-	106, // 131: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
-	61,  // 132: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
-	109, // 133: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
-	109, // 134: agentree.v1.CompressionAnalysis.context_after:type_name -> agentree.v1.ContextReference
-	110, // 135: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
-	1,   // 136: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
-	87,  // 137: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
-	171, // 138: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
-	171, // 139: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
-	1,   // 140: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
-	1,   // 141: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
-	116, // 142: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
-	171, // 143: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
-	171, // 144: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
-	118, // 145: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
-	1,   // 146: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
-	171, // 147: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
-	171, // 148: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
-	123, // 149: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
-	1,   // 150: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
-	123, // 151: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
-	50,  // 152: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
-	14,  // 153: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
-	50,  // 154: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
-	171, // 155: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
-	137, // 156: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
-	138, // 157: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 158: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 159: agentree.v1.WorkspaceFileChange.before:type_name -> agentree.v1.WorkspaceFileInfo
-	138, // 160: agentree.v1.WorkspaceFileChange.after:type_name -> agentree.v1.WorkspaceFileInfo
-	137, // 161: agentree.v1.WorkspaceDiff.from:type_name -> agentree.v1.WorkspaceSnapshot
-	137, // 162: agentree.v1.WorkspaceDiff.to:type_name -> agentree.v1.WorkspaceSnapshot
-	143, // 163: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
-	1,   // 164: agentree.v1.CreateCounterfactualRequest.model:type_name -> agentree.v1.ModelRef
-	147, // 165: agentree.v1.CreateCounterfactualRequest.action:type_name -> agentree.v1.CounterfactualAction
-	170, // 166: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
-	150, // 167: agentree.v1.Counterfactual.original:type_name -> agentree.v1.CounterfactualPath
-	150, // 168: agentree.v1.Counterfactual.counterfactual:type_name -> agentree.v1.CounterfactualPath
-	151, // 169: agentree.v1.CounterfactualPath.decisions:type_name -> agentree.v1.CounterfactualDecision
-	170, // 170: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
-	154, // 171: agentree.v1.SearchAgentExecutionsResponse.matches:type_name -> agentree.v1.ExecutionMatch
-	14,  // 172: agentree.v1.ExecutionMatch.execution:type_name -> agentree.v1.AgentExecution
-	155, // 173: agentree.v1.ExecutionMatch.summary:type_name -> agentree.v1.ExecutionSummary
-	168, // 174: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
-	158, // 175: agentree.v1.DefinitionStats.turns:type_name -> agentree.v1.Distribution
-	158, // 176: agentree.v1.DefinitionStats.tool_calls:type_name -> agentree.v1.Distribution
-	158, // 177: agentree.v1.DefinitionStats.cost:type_name -> agentree.v1.Distribution
-	158, // 178: agentree.v1.DefinitionStats.duration_ms:type_name -> agentree.v1.Distribution
-	161, // 179: agentree.v1.ListFailureClustersResponse.failure_clusters:type_name -> agentree.v1.FailureCluster
-	171, // 180: agentree.v1.ScheduleFollowUpRequest.at:type_name -> google.protobuf.Timestamp
-	171, // 181: agentree.v1.FollowUp.deliver_at:type_name -> google.protobuf.Timestamp
-	171, // 182: agentree.v1.FollowUp.created_at:type_name -> google.protobuf.Timestamp
-	171, // 183: agentree.v1.FollowUp.updated_at:type_name -> google.protobuf.Timestamp
-	163, // 184: agentree.v1.ListFollowUpsResponse.follow_ups:type_name -> agentree.v1.FollowUp
-	7,   // 185: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 186: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 187: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 188: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 189: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 190: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 191: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 192: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 193: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 194: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 195: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 196: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 197: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 198: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 199: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 200: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 201: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 202: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 203: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 204: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 205: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 206: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 207: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 208: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 209: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 210: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 211: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 212: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 213: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 214: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 215: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 216: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 217: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 218: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 219: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 220: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 221: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 222: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 223: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 224: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	102, // 225: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
-	107, // 226: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
-	111, // 227: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
-	112, // 228: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
-	119, // 229: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
-	120, // 230: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
-	122, // 231: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
-	124, // 232: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
-	126, // 233: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
-	127, // 234: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
-	127, // 235: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
-	128, // 236: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
-	129, // 237: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
-	127, // 238: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
-	131, // 239: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
-	133, // 240: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
-	134, // 241: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
-	135, // 242: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
-	136, // 243: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
-	140, // 244: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
-	142, // 245: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
-	162, // 246: agentree.v1.AgentService.ScheduleFollowUp:input_type -> agentree.v1.ScheduleFollowUpRequest
-	164, // 247: agentree.v1.AgentService.ListFollowUps:input_type -> agentree.v1.ListFollowUpsRequest
-	166, // 248: agentree.v1.AgentService.CancelFollowUp:input_type -> agentree.v1.CancelFollowUpRequest
-	146, // 249: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
-	148, // 250: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
-	152, // 251: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
-	156, // 252: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
-	159, // 253: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
-	5,   // 254: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 255: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 256: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 257: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 258: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 259: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 260: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 261: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 262: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 263: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 264: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 265: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 266: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 267: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 268: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 269: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 270: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 271: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 272: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 273: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 274: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 275: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 276: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 277: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 278: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 279: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 280: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 281: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 282: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 283: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 284: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 285: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 286: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 287: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 288: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 289: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 290: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 291: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 292: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 293: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	103, // 294: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
-	108, // 295: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
-	113, // 296: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
-	113, // 297: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
-	118, // 298: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
-	121, // 299: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
-	118, // 300: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
-	125, // 301: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
-	123, // 302: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
-	123, // 303: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
-	123, // 304: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
-	130, // 305: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
-	123, // 306: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
-	123, // 307: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
-	132, // 308: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
-	130, // 309: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
-	130, // 310: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
-	130, // 311: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
-	139, // 312: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
-	141, // 313: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
-	144, // 314: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
-	163, // 315: agentree.v1.AgentService.ScheduleFollowUp:output_type -> agentree.v1.FollowUp
-	165, // 316: agentree.v1.AgentService.ListFollowUps:output_type -> agentree.v1.ListFollowUpsResponse
-	163, // 317: agentree.v1.AgentService.CancelFollowUp:output_type -> agentree.v1.FollowUp
-	149, // 318: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
-	149, // 319: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
-	153, // 320: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
-	157, // 321: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
-	160, // 322: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
-	254, // [254:323] is the sub-list for method output_type
-	185, // [185:254] is the sub-list for method input_type
-	185, // [185:185] is the sub-list for extension type_name
-	185, // [185:185] is the sub-list for extension extendee
-	0,   // [0:185] is the sub-list for field type_name
+	167, // 7: agentree.v1.ExecutionConfig.approval_timeout:type_name -> agentree.v1.ApprovalTimeoutConfig
+	171, // 8: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	1,   // 9: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
+	1,   // 10: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
+	2,   // 11: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
+	171, // 12: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	172, // 13: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	172, // 14: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	6,   // 15: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
+	1,   // 16: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 17: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	171, // 18: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 19: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	5,   // 20: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
+	1,   // 21: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 22: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	171, // 23: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	6,   // 24: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
+	2,   // 25: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
+	171, // 26: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	171, // 27: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	171, // 28: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	172, // 29: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	172, // 30: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	172, // 31: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	172, // 32: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	115, // 33: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
+	172, // 34: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
+	1,   // 35: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
+	2,   // 36: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	171, // 37: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	14,  // 38: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
+	170, // 39: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	172, // 40: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	24,  // 41: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
+	25,  // 42: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
+	26,  // 43: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
+	28,  // 44: agentree.v1.StreamEvent.agent_checkpoint:type_name -> agentree.v1.AgentCheckpointEvent
+	29,  // 45: agentree.v1.StreamEvent.agent_completed:type_name -> agentree.v1.AgentCompletedEvent
+	30,  // 46: agentree.v1.StreamEvent.agent_failed:type_name -> agentree.v1.AgentFailedEvent
+	31,  // 47: agentree.v1.StreamEvent.agent_cancelled:type_name -> agentree.v1.AgentCancelledEvent
+	33,  // 48: agentree.v1.StreamEvent.token:type_name -> agentree.v1.TokenEvent
+	34,  // 49: agentree.v1.StreamEvent.data:type_name -> agentree.v1.DataEvent
+	38,  // 50: agentree.v1.StreamEvent.task_started:type_name -> agentree.v1.TaskStartedEvent
+	39,  // 51: agentree.v1.StreamEvent.task_completed:type_name -> agentree.v1.TaskCompletedEvent
+	40,  // 52: agentree.v1.StreamEvent.task_failed:type_name -> agentree.v1.TaskFailedEvent
+	41,  // 53: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
+	32,  // 54: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
+	27,  // 55: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
+	172, // 56: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
+	170, // 57: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	35,  // 58: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
+	36,  // 59: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
+	37,  // 60: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
+	170, // 61: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	117, // 62: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
+	170, // 63: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	170, // 64: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	171, // 65: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	171, // 66: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	172, // 67: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	42,  // 68: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
+	172, // 69: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	172, // 70: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	47,  // 71: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
+	170, // 72: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	171, // 73: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	172, // 74: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	50,  // 75: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
+	170, // 76: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	55,  // 77: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
+	56,  // 78: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
+	54,  // 79: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
+	172, // 80: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	57,  // 81: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
+	170, // 82: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	170, // 83: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	172, // 84: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	172, // 85: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	61,  // 86: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
+	172, // 87: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	172, // 88: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	170, // 89: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
+	171, // 90: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
+	60,  // 91: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
+	118, // 92: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
+	60,  // 93: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
+	69,  // 94: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
+	70,  // 95: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 96: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
+	172, // 97: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	70,  // 98: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
+	71,  // 99: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
+	171, // 100: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	114, // 101: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
+	172, // 102: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	172, // 103: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	172, // 104: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	172, // 105: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	172, // 106: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	172, // 107: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	77,  // 108: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
+	77,  // 109: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
+	172, // 110: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	172, // 111: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	172, // 112: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	87,  // 113: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
+	87,  // 114: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
+	115, // 115: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
+	172, // 116: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	172, // 117: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	1,   // 118: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
+	97,  // 119: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
+	170, // 120: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	1,   // 121: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
+	96,  // 122: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
+	172, // 123: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	170, // 124: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	2,   // 125: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
+	101, // 126: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
+	104, // 127: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
+	172, // 128: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
+	1,   // 129: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
+	105, // 130: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
+	170, // 131: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
+	106, // 132: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
+	61,  // 133: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
+	109, // 134: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
+	109, // 135: agentree.v1.CompressionAnalysis.context_after:type_name -> agentree.v1.ContextReference
+	110, // 136: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
+	1,   // 137: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
+	87,  // 138: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
+	172, // 139: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
+	172, // 140: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
+	1,   // 141: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
+	1,   // 142: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
+	116, // 143: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
+	172, // 144: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	172, // 145: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	118, // 146: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
+	1,   // 147: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
+	172, // 148: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
+	172, // 149: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
+	123, // 150: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
+	1,   // 151: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
+	123, // 152: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
+	50,  // 153: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
+	14,  // 154: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
+	50,  // 155: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
+	172, // 156: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
+	137, // 157: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
+	138, // 158: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 159: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 160: agentree.v1.WorkspaceFileChange.before:type_name -> agentree.v1.WorkspaceFileInfo
+	138, // 161: agentree.v1.WorkspaceFileChange.after:type_name -> agentree.v1.WorkspaceFileInfo
+	137, // 162: agentree.v1.WorkspaceDiff.from:type_name -> agentree.v1.WorkspaceSnapshot
+	137, // 163: agentree.v1.WorkspaceDiff.to:type_name -> agentree.v1.WorkspaceSnapshot
+	143, // 164: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
+	1,   // 165: agentree.v1.CreateCounterfactualRequest.model:type_name -> agentree.v1.ModelRef
+	147, // 166: agentree.v1.CreateCounterfactualRequest.action:type_name -> agentree.v1.CounterfactualAction
+	171, // 167: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
+	150, // 168: agentree.v1.Counterfactual.original:type_name -> agentree.v1.CounterfactualPath
+	150, // 169: agentree.v1.Counterfactual.counterfactual:type_name -> agentree.v1.CounterfactualPath
+	151, // 170: agentree.v1.CounterfactualPath.decisions:type_name -> agentree.v1.CounterfactualDecision
+	171, // 171: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
+	154, // 172: agentree.v1.SearchAgentExecutionsResponse.matches:type_name -> agentree.v1.ExecutionMatch
+	14,  // 173: agentree.v1.ExecutionMatch.execution:type_name -> agentree.v1.AgentExecution
+	155, // 174: agentree.v1.ExecutionMatch.summary:type_name -> agentree.v1.ExecutionSummary
+	169, // 175: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
+	158, // 176: agentree.v1.DefinitionStats.turns:type_name -> agentree.v1.Distribution
+	158, // 177: agentree.v1.DefinitionStats.tool_calls:type_name -> agentree.v1.Distribution
+	158, // 178: agentree.v1.DefinitionStats.cost:type_name -> agentree.v1.Distribution
+	158, // 179: agentree.v1.DefinitionStats.duration_ms:type_name -> agentree.v1.Distribution
+	161, // 180: agentree.v1.ListFailureClustersResponse.failure_clusters:type_name -> agentree.v1.FailureCluster
+	172, // 181: agentree.v1.ScheduleFollowUpRequest.at:type_name -> google.protobuf.Timestamp
+	172, // 182: agentree.v1.FollowUp.deliver_at:type_name -> google.protobuf.Timestamp
+	172, // 183: agentree.v1.FollowUp.created_at:type_name -> google.protobuf.Timestamp
+	172, // 184: agentree.v1.FollowUp.updated_at:type_name -> google.protobuf.Timestamp
+	163, // 185: agentree.v1.ListFollowUpsResponse.follow_ups:type_name -> agentree.v1.FollowUp
+	7,   // 186: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 187: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 188: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 189: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 190: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 191: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 192: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 193: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 194: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 195: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 196: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 197: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 198: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 199: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 200: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 201: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 202: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 203: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 204: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 205: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 206: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 207: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 208: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 209: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 210: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 211: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 212: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 213: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 214: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 215: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 216: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 217: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 218: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 219: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 220: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 221: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 222: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 223: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 224: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 225: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	102, // 226: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
+	107, // 227: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
+	111, // 228: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
+	112, // 229: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
+	119, // 230: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	120, // 231: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	122, // 232: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	124, // 233: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
+	126, // 234: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
+	127, // 235: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
+	127, // 236: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
+	128, // 237: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
+	129, // 238: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
+	127, // 239: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
+	131, // 240: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
+	133, // 241: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
+	134, // 242: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
+	135, // 243: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
+	136, // 244: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
+	140, // 245: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
+	142, // 246: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
+	162, // 247: agentree.v1.AgentService.ScheduleFollowUp:input_type -> agentree.v1.ScheduleFollowUpRequest
+	164, // 248: agentree.v1.AgentService.ListFollowUps:input_type -> agentree.v1.ListFollowUpsRequest
+	166, // 249: agentree.v1.AgentService.CancelFollowUp:input_type -> agentree.v1.CancelFollowUpRequest
+	146, // 250: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
+	148, // 251: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
+	152, // 252: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
+	156, // 253: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
+	159, // 254: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
+	5,   // 255: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 256: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 257: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 258: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 259: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 260: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 261: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 262: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 263: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 264: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 265: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 266: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 267: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 268: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 269: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 270: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 271: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 272: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 273: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 274: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 275: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 276: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 277: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 278: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 279: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 280: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 281: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 282: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 283: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 284: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 285: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 286: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 287: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 288: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 289: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 290: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 291: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 292: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 293: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 294: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	103, // 295: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
+	108, // 296: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
+	113, // 297: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
+	113, // 298: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
+	118, // 299: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	121, // 300: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	118, // 301: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	125, // 302: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
+	123, // 303: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
+	123, // 304: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
+	123, // 305: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
+	130, // 306: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
+	123, // 307: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
+	123, // 308: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
+	132, // 309: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
+	130, // 310: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
+	130, // 311: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
+	130, // 312: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
+	139, // 313: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
+	141, // 314: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
+	144, // 315: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
+	163, // 316: agentree.v1.AgentService.ScheduleFollowUp:output_type -> agentree.v1.FollowUp
+	165, // 317: agentree.v1.AgentService.ListFollowUps:output_type -> agentree.v1.ListFollowUpsResponse
+	163, // 318: agentree.v1.AgentService.CancelFollowUp:output_type -> agentree.v1.FollowUp
+	149, // 319: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
+	149, // 320: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
+	153, // 321: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
+	157, // 322: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
+	160, // 323: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
+	255, // [255:324] is the sub-list for method output_type
+	186, // [186:255] is the sub-list for method input_type
+	186, // [186:186] is the sub-list for extension type_name
+	186, // [186:186] is the sub-list for extension extendee
+	0,   // [0:186] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -16160,7 +16246,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   169,
+			NumMessages:   170,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
