@@ -14298,6 +14298,450 @@ func (x *CancelFollowUpRequest) GetId() string {
 	return ""
 }
 
+// CreateBestOfRequest runs N branches from one entry.
+type CreateBestOfRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The entry the branches start from; unset: the execution's leaf. A user
+	// message or a tool result is answered again by each branch; after an
+	// answer, user_message is each branch's next message.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// How many branches (2 to the operator's maximum; unset: the maximum).
+	N int32 `protobuf:"varint,4,opt,name=n,proto3" json:"n,omitempty"`
+	// The user message each branch starts with, under the entry.
+	UserMessage string `protobuf:"bytes,5,opt,name=user_message,json=userMessage,proto3" json:"user_message,omitempty"`
+	// Per-branch overrides, by position (fewer than n: the rest have none).
+	Branches      []*BestOfBranchOverride `protobuf:"bytes,6,rep,name=branches,proto3" json:"branches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateBestOfRequest) Reset() {
+	*x = CreateBestOfRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[167]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateBestOfRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateBestOfRequest) ProtoMessage() {}
+
+func (x *CreateBestOfRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[167]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateBestOfRequest.ProtoReflect.Descriptor instead.
+func (*CreateBestOfRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{167}
+}
+
+func (x *CreateBestOfRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateBestOfRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreateBestOfRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *CreateBestOfRequest) GetN() int32 {
+	if x != nil {
+		return x.N
+	}
+	return 0
+}
+
+func (x *CreateBestOfRequest) GetUserMessage() string {
+	if x != nil {
+		return x.UserMessage
+	}
+	return ""
+}
+
+func (x *CreateBestOfRequest) GetBranches() []*BestOfBranchOverride {
+	if x != nil {
+		return x.Branches
+	}
+	return nil
+}
+
+// BestOfBranchOverride changes one branch's configuration.
+type BestOfBranchOverride struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model the branch calls instead of the execution's.
+	Model         *ModelRef `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BestOfBranchOverride) Reset() {
+	*x = BestOfBranchOverride{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[168]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BestOfBranchOverride) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BestOfBranchOverride) ProtoMessage() {}
+
+func (x *BestOfBranchOverride) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[168]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BestOfBranchOverride.ProtoReflect.Descriptor instead.
+func (*BestOfBranchOverride) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{168}
+}
+
+func (x *BestOfBranchOverride) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+// GetBestOfRequest names a best-of of an execution.
+type GetBestOfRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The best-of's ID.
+	BestOfId      string `protobuf:"bytes,3,opt,name=best_of_id,json=bestOfId,proto3" json:"best_of_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBestOfRequest) Reset() {
+	*x = GetBestOfRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[169]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBestOfRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBestOfRequest) ProtoMessage() {}
+
+func (x *GetBestOfRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[169]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBestOfRequest.ProtoReflect.Descriptor instead.
+func (*GetBestOfRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{169}
+}
+
+func (x *GetBestOfRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetBestOfRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetBestOfRequest) GetBestOfId() string {
+	if x != nil {
+		return x.BestOfId
+	}
+	return ""
+}
+
+// PromoteBestOfRequest keeps one branch of a best-of.
+type PromoteBestOfRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The best-of's ID.
+	BestOfId string `protobuf:"bytes,3,opt,name=best_of_id,json=bestOfId,proto3" json:"best_of_id,omitempty"`
+	// The branch kept: its execution ID.
+	BranchId string `protobuf:"bytes,4,opt,name=branch_id,json=branchId,proto3" json:"branch_id,omitempty"`
+	// Also have the execution's model write a branch_summary of each branch
+	// not kept (one durable model call each); unset: they are only marked
+	// not promoted.
+	Summarize     bool `protobuf:"varint,5,opt,name=summarize,proto3" json:"summarize,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromoteBestOfRequest) Reset() {
+	*x = PromoteBestOfRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[170]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromoteBestOfRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromoteBestOfRequest) ProtoMessage() {}
+
+func (x *PromoteBestOfRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[170]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromoteBestOfRequest.ProtoReflect.Descriptor instead.
+func (*PromoteBestOfRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{170}
+}
+
+func (x *PromoteBestOfRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *PromoteBestOfRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PromoteBestOfRequest) GetBestOfId() string {
+	if x != nil {
+		return x.BestOfId
+	}
+	return ""
+}
+
+func (x *PromoteBestOfRequest) GetBranchId() string {
+	if x != nil {
+		return x.BranchId
+	}
+	return ""
+}
+
+func (x *PromoteBestOfRequest) GetSummarize() bool {
+	if x != nil {
+		return x.Summarize
+	}
+	return false
+}
+
+// BestOf is N branches from one entry, side by side.
+type BestOf struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The best-of's ID.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The execution the branches come from.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The entry they start from.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The branches, in order: each one's path from the entry.
+	Branches []*BestOfBranch `protobuf:"bytes,4,rep,name=branches,proto3" json:"branches,omitempty"`
+	// The branch kept, once one is promoted.
+	PromotedId string `protobuf:"bytes,5,opt,name=promoted_id,json=promotedId,proto3" json:"promoted_id,omitempty"`
+	// The execution's leaf after the promotion: the end of the kept path.
+	PromotedLeafId string `protobuf:"bytes,6,opt,name=promoted_leaf_id,json=promotedLeafId,proto3" json:"promoted_leaf_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *BestOf) Reset() {
+	*x = BestOf{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[171]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BestOf) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BestOf) ProtoMessage() {}
+
+func (x *BestOf) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[171]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BestOf.ProtoReflect.Descriptor instead.
+func (*BestOf) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{171}
+}
+
+func (x *BestOf) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BestOf) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *BestOf) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *BestOf) GetBranches() []*BestOfBranch {
+	if x != nil {
+		return x.Branches
+	}
+	return nil
+}
+
+func (x *BestOf) GetPromotedId() string {
+	if x != nil {
+		return x.PromotedId
+	}
+	return ""
+}
+
+func (x *BestOf) GetPromotedLeafId() string {
+	if x != nil {
+		return x.PromotedLeafId
+	}
+	return ""
+}
+
+// BestOfBranch is one branch of a best-of.
+type BestOfBranch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its answers, steps, tokens, cost and status (its execution_id is the
+	// branch's ID).
+	Path *CounterfactualPath `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Whether it is the branch promoted; false for every branch before one is.
+	Promoted bool `protobuf:"varint,2,opt,name=promoted,proto3" json:"promoted,omitempty"`
+	// The branch_summary entry written of it in the execution, when it was
+	// summarised on promotion.
+	SummaryEntryId string `protobuf:"bytes,3,opt,name=summary_entry_id,json=summaryEntryId,proto3" json:"summary_entry_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *BestOfBranch) Reset() {
+	*x = BestOfBranch{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[172]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BestOfBranch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BestOfBranch) ProtoMessage() {}
+
+func (x *BestOfBranch) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[172]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BestOfBranch.ProtoReflect.Descriptor instead.
+func (*BestOfBranch) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{172}
+}
+
+func (x *BestOfBranch) GetPath() *CounterfactualPath {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *BestOfBranch) GetPromoted() bool {
+	if x != nil {
+		return x.Promoted
+	}
+	return false
+}
+
+func (x *BestOfBranch) GetSummaryEntryId() string {
+	if x != nil {
+		return x.SummaryEntryId
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -15534,7 +15978,40 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x15CancelFollowUpRequest\x12\x10\n" +
 	"\x03org\x18\x01 \x01(\tR\x03org\x12!\n" +
 	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x0e\n" +
-	"\x02id\x18\x03 \x01(\tR\x02id2\xc94\n" +
+	"\x02id\x18\x03 \x01(\tR\x02id\"\xc2\x01\n" +
+	"\x13CreateBestOfRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\f\n" +
+	"\x01n\x18\x04 \x01(\x05R\x01n\x12!\n" +
+	"\fuser_message\x18\x05 \x01(\tR\vuserMessage\x12=\n" +
+	"\bbranches\x18\x06 \x03(\v2!.agentree.v1.BestOfBranchOverrideR\bbranches\"C\n" +
+	"\x14BestOfBranchOverride\x12+\n" +
+	"\x05model\x18\x01 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\"R\n" +
+	"\x10GetBestOfRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1c\n" +
+	"\n" +
+	"best_of_id\x18\x03 \x01(\tR\bbestOfId\"\x91\x01\n" +
+	"\x14PromoteBestOfRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1c\n" +
+	"\n" +
+	"best_of_id\x18\x03 \x01(\tR\bbestOfId\x12\x1b\n" +
+	"\tbranch_id\x18\x04 \x01(\tR\bbranchId\x12\x1c\n" +
+	"\tsummarize\x18\x05 \x01(\bR\tsummarize\"\xd8\x01\n" +
+	"\x06BestOf\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x125\n" +
+	"\bbranches\x18\x04 \x03(\v2\x19.agentree.v1.BestOfBranchR\bbranches\x12\x1f\n" +
+	"\vpromoted_id\x18\x05 \x01(\tR\n" +
+	"promotedId\x12(\n" +
+	"\x10promoted_leaf_id\x18\x06 \x01(\tR\x0epromotedLeafId\"\x89\x01\n" +
+	"\fBestOfBranch\x123\n" +
+	"\x04path\x18\x01 \x01(\v2\x1f.agentree.v1.CounterfactualPathR\x04path\x12\x1a\n" +
+	"\bpromoted\x18\x02 \x01(\bR\bpromoted\x12(\n" +
+	"\x10summary_entry_id\x18\x03 \x01(\tR\x0esummaryEntryId2\xb66\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -15606,7 +16083,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x11GetCounterfactual\x12%.agentree.v1.GetCounterfactualRequest\x1a\x1b.agentree.v1.Counterfactual\"\x06\xa2\x82\x19\x02\b\x04\x12v\n" +
 	"\x15SearchAgentExecutions\x12).agentree.v1.SearchAgentExecutionsRequest\x1a*.agentree.v1.SearchAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
 	"\x12GetDefinitionStats\x12&.agentree.v1.GetDefinitionStatsRequest\x1a\x1c.agentree.v1.DefinitionStats\"\x06\xa2\x82\x19\x02\b\x04\x12p\n" +
-	"\x13ListFailureClusters\x12'.agentree.v1.ListFailureClustersRequest\x1a(.agentree.v1.ListFailureClustersResponse\"\x06\xa2\x82\x19\x02\b\x04B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\x13ListFailureClusters\x12'.agentree.v1.ListFailureClustersRequest\x1a(.agentree.v1.ListFailureClustersResponse\"\x06\xa2\x82\x19\x02\b\x04\x12O\n" +
+	"\fCreateBestOf\x12 .agentree.v1.CreateBestOfRequest\x1a\x13.agentree.v1.BestOf\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12G\n" +
+	"\tGetBestOf\x12\x1d.agentree.v1.GetBestOfRequest\x1a\x13.agentree.v1.BestOf\"\x06\xa2\x82\x19\x02\b\x04\x12Q\n" +
+	"\rPromoteBestOf\x12!.agentree.v1.PromoteBestOfRequest\x1a\x13.agentree.v1.BestOf\"\b\xa2\x82\x19\x04\b\x02\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -15620,7 +16100,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 169)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 175)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -15789,53 +16269,59 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ListFollowUpsRequest)(nil),          // 164: agentree.v1.ListFollowUpsRequest
 	(*ListFollowUpsResponse)(nil),         // 165: agentree.v1.ListFollowUpsResponse
 	(*CancelFollowUpRequest)(nil),         // 166: agentree.v1.CancelFollowUpRequest
-	nil,                                   // 167: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	nil,                                   // 168: agentree.v1.DefinitionStats.ByStatusEntry
-	(*structpb.Value)(nil),                // 169: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 170: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 171: google.protobuf.Timestamp
+	(*CreateBestOfRequest)(nil),           // 167: agentree.v1.CreateBestOfRequest
+	(*BestOfBranchOverride)(nil),          // 168: agentree.v1.BestOfBranchOverride
+	(*GetBestOfRequest)(nil),              // 169: agentree.v1.GetBestOfRequest
+	(*PromoteBestOfRequest)(nil),          // 170: agentree.v1.PromoteBestOfRequest
+	(*BestOf)(nil),                        // 171: agentree.v1.BestOf
+	(*BestOfBranch)(nil),                  // 172: agentree.v1.BestOfBranch
+	nil,                                   // 173: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	nil,                                   // 174: agentree.v1.DefinitionStats.ByStatusEntry
+	(*structpb.Value)(nil),                // 175: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 176: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 177: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	167, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	173, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	169, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	175, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
 	114, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
 	145, // 6: agentree.v1.ExecutionConfig.counterfactual:type_name -> agentree.v1.CounterfactualConfig
-	170, // 7: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	176, // 7: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 8: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 9: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 10: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 11: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	171, // 12: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	171, // 13: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	176, // 11: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	177, // 12: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	177, // 13: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	6,   // 14: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
 	1,   // 15: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 16: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 17: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	176, // 17: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 18: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	5,   // 19: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 20: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 21: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 22: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	176, // 22: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 23: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	2,   // 24: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 25: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	170, // 26: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	170, // 27: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	171, // 28: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	171, // 29: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	171, // 30: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	171, // 31: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	176, // 25: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	176, // 26: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	176, // 27: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	177, // 28: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	177, // 29: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	177, // 30: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	177, // 31: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	115, // 32: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
-	171, // 33: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
+	177, // 33: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
 	1,   // 34: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 35: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	170, // 36: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	176, // 36: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	14,  // 37: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	169, // 38: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	171, // 39: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	175, // 38: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	177, // 39: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	24,  // 40: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	25,  // 41: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	26,  // 42: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -15851,82 +16337,82 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	41,  // 52: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	32,  // 53: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	27,  // 54: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	171, // 55: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
-	169, // 56: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	177, // 55: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
+	175, // 56: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	35,  // 57: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	36,  // 58: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	37,  // 59: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	169, // 60: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	175, // 60: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
 	117, // 61: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
-	169, // 62: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	169, // 63: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	170, // 64: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	170, // 65: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	171, // 66: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	175, // 62: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	175, // 63: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	176, // 64: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	176, // 65: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	177, // 66: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	42,  // 67: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	171, // 68: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	171, // 69: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	177, // 68: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	177, // 69: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	47,  // 70: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	169, // 71: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	170, // 72: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	171, // 73: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	175, // 71: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	176, // 72: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	177, // 73: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	50,  // 74: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	169, // 75: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	175, // 75: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	55,  // 76: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	56,  // 77: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	54,  // 78: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	171, // 79: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	177, // 79: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	57,  // 80: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	169, // 81: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	169, // 82: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	171, // 83: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	171, // 84: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	175, // 81: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	175, // 82: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	177, // 83: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	177, // 84: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	61,  // 85: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	171, // 86: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	171, // 87: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	169, // 88: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
-	170, // 89: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
+	177, // 86: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	177, // 87: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	175, // 88: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
+	176, // 89: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
 	60,  // 90: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	118, // 91: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
 	60,  // 92: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	69,  // 93: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	70,  // 94: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 95: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	171, // 96: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	177, // 96: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	70,  // 97: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 98: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	170, // 99: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	176, // 99: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
 	114, // 100: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
-	171, // 101: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	171, // 102: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	171, // 103: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	171, // 104: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	171, // 105: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	171, // 106: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	177, // 101: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	177, // 102: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	177, // 103: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	177, // 104: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	177, // 105: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	177, // 106: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
 	77,  // 107: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
 	77,  // 108: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	171, // 109: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	171, // 110: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	171, // 111: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	177, // 109: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	177, // 110: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	177, // 111: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
 	87,  // 112: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	87,  // 113: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
 	115, // 114: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
-	171, // 115: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	171, // 116: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	177, // 115: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	177, // 116: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
 	1,   // 117: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
 	97,  // 118: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	169, // 119: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	175, // 119: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
 	1,   // 120: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
 	96,  // 121: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	171, // 122: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	169, // 123: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	177, // 122: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	175, // 123: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
 	2,   // 124: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
 	101, // 125: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
 	104, // 126: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
-	171, // 127: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
+	177, // 127: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
 	1,   // 128: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
 	105, // 129: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
-	169, // 130: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
+	175, // 130: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
 	106, // 131: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
 	61,  // 132: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
 	109, // 133: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
@@ -15934,24 +16420,24 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	110, // 135: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
 	1,   // 136: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
 	87,  // 137: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
-	171, // 138: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
-	171, // 139: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
+	177, // 138: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
+	177, // 139: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 140: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
 	1,   // 141: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
 	116, // 142: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
-	171, // 143: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
-	171, // 144: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	177, // 143: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	177, // 144: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
 	118, // 145: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
 	1,   // 146: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
-	171, // 147: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
-	171, // 148: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
+	177, // 147: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
+	177, // 148: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
 	123, // 149: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
 	1,   // 150: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
 	123, // 151: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
 	50,  // 152: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
 	14,  // 153: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
 	50,  // 154: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
-	171, // 155: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
+	177, // 155: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
 	137, // 156: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
 	138, // 157: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
 	138, // 158: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
@@ -15962,168 +16448,178 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	143, // 163: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
 	1,   // 164: agentree.v1.CreateCounterfactualRequest.model:type_name -> agentree.v1.ModelRef
 	147, // 165: agentree.v1.CreateCounterfactualRequest.action:type_name -> agentree.v1.CounterfactualAction
-	170, // 166: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
+	176, // 166: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
 	150, // 167: agentree.v1.Counterfactual.original:type_name -> agentree.v1.CounterfactualPath
 	150, // 168: agentree.v1.Counterfactual.counterfactual:type_name -> agentree.v1.CounterfactualPath
 	151, // 169: agentree.v1.CounterfactualPath.decisions:type_name -> agentree.v1.CounterfactualDecision
-	170, // 170: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
+	176, // 170: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
 	154, // 171: agentree.v1.SearchAgentExecutionsResponse.matches:type_name -> agentree.v1.ExecutionMatch
 	14,  // 172: agentree.v1.ExecutionMatch.execution:type_name -> agentree.v1.AgentExecution
 	155, // 173: agentree.v1.ExecutionMatch.summary:type_name -> agentree.v1.ExecutionSummary
-	168, // 174: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
+	174, // 174: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
 	158, // 175: agentree.v1.DefinitionStats.turns:type_name -> agentree.v1.Distribution
 	158, // 176: agentree.v1.DefinitionStats.tool_calls:type_name -> agentree.v1.Distribution
 	158, // 177: agentree.v1.DefinitionStats.cost:type_name -> agentree.v1.Distribution
 	158, // 178: agentree.v1.DefinitionStats.duration_ms:type_name -> agentree.v1.Distribution
 	161, // 179: agentree.v1.ListFailureClustersResponse.failure_clusters:type_name -> agentree.v1.FailureCluster
-	171, // 180: agentree.v1.ScheduleFollowUpRequest.at:type_name -> google.protobuf.Timestamp
-	171, // 181: agentree.v1.FollowUp.deliver_at:type_name -> google.protobuf.Timestamp
-	171, // 182: agentree.v1.FollowUp.created_at:type_name -> google.protobuf.Timestamp
-	171, // 183: agentree.v1.FollowUp.updated_at:type_name -> google.protobuf.Timestamp
+	177, // 180: agentree.v1.ScheduleFollowUpRequest.at:type_name -> google.protobuf.Timestamp
+	177, // 181: agentree.v1.FollowUp.deliver_at:type_name -> google.protobuf.Timestamp
+	177, // 182: agentree.v1.FollowUp.created_at:type_name -> google.protobuf.Timestamp
+	177, // 183: agentree.v1.FollowUp.updated_at:type_name -> google.protobuf.Timestamp
 	163, // 184: agentree.v1.ListFollowUpsResponse.follow_ups:type_name -> agentree.v1.FollowUp
-	7,   // 185: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 186: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 187: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 188: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 189: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 190: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 191: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 192: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 193: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 194: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 195: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 196: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 197: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 198: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 199: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 200: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 201: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 202: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 203: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 204: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 205: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 206: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 207: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 208: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 209: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 210: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 211: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 212: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 213: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 214: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 215: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 216: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 217: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 218: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 219: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 220: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 221: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 222: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 223: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 224: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	102, // 225: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
-	107, // 226: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
-	111, // 227: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
-	112, // 228: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
-	119, // 229: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
-	120, // 230: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
-	122, // 231: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
-	124, // 232: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
-	126, // 233: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
-	127, // 234: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
-	127, // 235: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
-	128, // 236: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
-	129, // 237: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
-	127, // 238: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
-	131, // 239: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
-	133, // 240: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
-	134, // 241: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
-	135, // 242: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
-	136, // 243: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
-	140, // 244: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
-	142, // 245: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
-	162, // 246: agentree.v1.AgentService.ScheduleFollowUp:input_type -> agentree.v1.ScheduleFollowUpRequest
-	164, // 247: agentree.v1.AgentService.ListFollowUps:input_type -> agentree.v1.ListFollowUpsRequest
-	166, // 248: agentree.v1.AgentService.CancelFollowUp:input_type -> agentree.v1.CancelFollowUpRequest
-	146, // 249: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
-	148, // 250: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
-	152, // 251: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
-	156, // 252: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
-	159, // 253: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
-	5,   // 254: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 255: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 256: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 257: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 258: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 259: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 260: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 261: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 262: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 263: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 264: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 265: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 266: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 267: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 268: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 269: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 270: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 271: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 272: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 273: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 274: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 275: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 276: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 277: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 278: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 279: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 280: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 281: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 282: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 283: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 284: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 285: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 286: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 287: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 288: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 289: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 290: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 291: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 292: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 293: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	103, // 294: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
-	108, // 295: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
-	113, // 296: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
-	113, // 297: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
-	118, // 298: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
-	121, // 299: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
-	118, // 300: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
-	125, // 301: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
-	123, // 302: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
-	123, // 303: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
-	123, // 304: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
-	130, // 305: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
-	123, // 306: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
-	123, // 307: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
-	132, // 308: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
-	130, // 309: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
-	130, // 310: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
-	130, // 311: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
-	139, // 312: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
-	141, // 313: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
-	144, // 314: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
-	163, // 315: agentree.v1.AgentService.ScheduleFollowUp:output_type -> agentree.v1.FollowUp
-	165, // 316: agentree.v1.AgentService.ListFollowUps:output_type -> agentree.v1.ListFollowUpsResponse
-	163, // 317: agentree.v1.AgentService.CancelFollowUp:output_type -> agentree.v1.FollowUp
-	149, // 318: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
-	149, // 319: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
-	153, // 320: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
-	157, // 321: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
-	160, // 322: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
-	254, // [254:323] is the sub-list for method output_type
-	185, // [185:254] is the sub-list for method input_type
-	185, // [185:185] is the sub-list for extension type_name
-	185, // [185:185] is the sub-list for extension extendee
-	0,   // [0:185] is the sub-list for field type_name
+	168, // 185: agentree.v1.CreateBestOfRequest.branches:type_name -> agentree.v1.BestOfBranchOverride
+	1,   // 186: agentree.v1.BestOfBranchOverride.model:type_name -> agentree.v1.ModelRef
+	172, // 187: agentree.v1.BestOf.branches:type_name -> agentree.v1.BestOfBranch
+	150, // 188: agentree.v1.BestOfBranch.path:type_name -> agentree.v1.CounterfactualPath
+	7,   // 189: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 190: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 191: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 192: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 193: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 194: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 195: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 196: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 197: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 198: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 199: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 200: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 201: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 202: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 203: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 204: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 205: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 206: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 207: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 208: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 209: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 210: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 211: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 212: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 213: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 214: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 215: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 216: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 217: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 218: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 219: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 220: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 221: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 222: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 223: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 224: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 225: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 226: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 227: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 228: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	102, // 229: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
+	107, // 230: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
+	111, // 231: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
+	112, // 232: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
+	119, // 233: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	120, // 234: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	122, // 235: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	124, // 236: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
+	126, // 237: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
+	127, // 238: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
+	127, // 239: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
+	128, // 240: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
+	129, // 241: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
+	127, // 242: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
+	131, // 243: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
+	133, // 244: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
+	134, // 245: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
+	135, // 246: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
+	136, // 247: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
+	140, // 248: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
+	142, // 249: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
+	162, // 250: agentree.v1.AgentService.ScheduleFollowUp:input_type -> agentree.v1.ScheduleFollowUpRequest
+	164, // 251: agentree.v1.AgentService.ListFollowUps:input_type -> agentree.v1.ListFollowUpsRequest
+	166, // 252: agentree.v1.AgentService.CancelFollowUp:input_type -> agentree.v1.CancelFollowUpRequest
+	146, // 253: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
+	148, // 254: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
+	152, // 255: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
+	156, // 256: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
+	159, // 257: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
+	167, // 258: agentree.v1.AgentService.CreateBestOf:input_type -> agentree.v1.CreateBestOfRequest
+	169, // 259: agentree.v1.AgentService.GetBestOf:input_type -> agentree.v1.GetBestOfRequest
+	170, // 260: agentree.v1.AgentService.PromoteBestOf:input_type -> agentree.v1.PromoteBestOfRequest
+	5,   // 261: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 262: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 263: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 264: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 265: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 266: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 267: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 268: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 269: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 270: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 271: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 272: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 273: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 274: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 275: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 276: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 277: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 278: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 279: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 280: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 281: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 282: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 283: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 284: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 285: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 286: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 287: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 288: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 289: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 290: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 291: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 292: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 293: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 294: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 295: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 296: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 297: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 298: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 299: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 300: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	103, // 301: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
+	108, // 302: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
+	113, // 303: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
+	113, // 304: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
+	118, // 305: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	121, // 306: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	118, // 307: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	125, // 308: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
+	123, // 309: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
+	123, // 310: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
+	123, // 311: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
+	130, // 312: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
+	123, // 313: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
+	123, // 314: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
+	132, // 315: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
+	130, // 316: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
+	130, // 317: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
+	130, // 318: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
+	139, // 319: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
+	141, // 320: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
+	144, // 321: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
+	163, // 322: agentree.v1.AgentService.ScheduleFollowUp:output_type -> agentree.v1.FollowUp
+	165, // 323: agentree.v1.AgentService.ListFollowUps:output_type -> agentree.v1.ListFollowUpsResponse
+	163, // 324: agentree.v1.AgentService.CancelFollowUp:output_type -> agentree.v1.FollowUp
+	149, // 325: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
+	149, // 326: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
+	153, // 327: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
+	157, // 328: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
+	160, // 329: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
+	171, // 330: agentree.v1.AgentService.CreateBestOf:output_type -> agentree.v1.BestOf
+	171, // 331: agentree.v1.AgentService.GetBestOf:output_type -> agentree.v1.BestOf
+	171, // 332: agentree.v1.AgentService.PromoteBestOf:output_type -> agentree.v1.BestOf
+	261, // [261:333] is the sub-list for method output_type
+	189, // [189:261] is the sub-list for method input_type
+	189, // [189:189] is the sub-list for extension type_name
+	189, // [189:189] is the sub-list for extension extendee
+	0,   // [0:189] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -16160,7 +16656,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   169,
+			NumMessages:   175,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
