@@ -183,18 +183,24 @@ func (s *service) PromoteBestOf(ctx context.Context, req *pb.PromoteBestOfReques
 	if len(own) > 0 && own[0].ParentID != b.EntryID {
 		own = own[1:]
 	}
+	if b.PromotedID != "" && b.PromotedID != br.ID {
+		return nil, status.Errorf(codes.Aborted, "branch %s of this best-of is promoted already", b.PromotedID)
+	}
+	// Summaries first: each is appended under the entry, which moves the
+	// execution's leaf to it; the promotion then moves the leaf to the kept
+	// path's end, last.
+	var summaries map[string]string
+	if req.GetSummarize() {
+		if summaries, err = s.summariseBranches(ctx, ex, b, br.ID); err != nil {
+			return nil, err
+		}
+	}
 	b, err = s.es.PromoteBestOf(ctx, ex.OrgID, ex.ID, b.ID, br.ID, b.EntryID, own)
 	switch {
 	case errors.Is(err, entrystore.ErrNotBranchable), errors.Is(err, entrystore.ErrPromoted):
 		return nil, status.Error(codes.Aborted, strings.TrimPrefix(err.Error(), "entrystore: promote best-of: "))
 	case err != nil:
 		return nil, s.variantStatus("promote best-of", err)
-	}
-	var summaries map[string]string
-	if req.GetSummarize() {
-		if summaries, err = s.summariseBranches(ctx, ex, b); err != nil {
-			return nil, err
-		}
 	}
 	return s.bestOf(ctx, ex, b, summaries)
 }
@@ -203,14 +209,14 @@ func (s *service) PromoteBestOf(ctx context.Context, req *pb.PromoteBestOfReques
 // each branch not kept, under the best-of's entry (branchSummary's one
 // durable model call each, keyed by the best-of and branch so a retry
 // writes none twice).
-func (s *service) summariseBranches(ctx context.Context, ex entrystore.Execution, b entrystore.BestOf) (map[string]string, error) {
+func (s *service) summariseBranches(ctx context.Context, ex entrystore.Execution, b entrystore.BestOf, kept string) (map[string]string, error) {
 	var cfg agentsdk.Config
 	if err := json.Unmarshal(ex.Config, &cfg); err != nil || len(cfg.Models) == 0 {
 		return nil, status.Error(codes.FailedPrecondition, "the execution names no model to write the summaries")
 	}
 	out := map[string]string{}
 	for _, id := range b.BranchIDs {
-		if id == b.PromotedID {
+		if id == kept {
 			continue
 		}
 		br, err := s.es.GetExecution(ctx, ex.OrgID, id)

@@ -17,7 +17,7 @@ import (
 	"github.com/agentree/agentree/internal/temporaltest"
 )
 
-// bestOfModel answers "message 2" with a new numbered answer each time
+// bestOfModel answers "message N" (N > 1) with a new numbered answer each time
 // (so each branch's differs) and anything else as recordingModel does,
 // keeping every request.
 type bestOfModel struct {
@@ -29,8 +29,11 @@ func (m *bestOfModel) provider() *scripted.Provider {
 	return scripted.New(func(_ int, req agentsdk.ModelRequest) scripted.Turn {
 		m.reqs = append(m.reqs, req)
 		last := req.Messages[len(req.Messages)-1]
-		if last.Role == agentsdk.RoleUser && last.Text() == "message 2" {
-			return scripted.Turn{Text: fmt.Sprintf("answer %d to message 2", m.n.Add(1))}
+		if strings.Contains(req.System, "abandoned") {
+			return scripted.Turn{Text: "SUMMARY of the branch"}
+		}
+		if last.Role == agentsdk.RoleUser && strings.HasPrefix(last.Text(), "message ") && last.Text() != "message 1" {
+			return scripted.Turn{Text: fmt.Sprintf("answer %d to %s", m.n.Add(1), last.Text())}
 		}
 		return scripted.Turn{Text: "answer to " + last.Text()}
 	})
@@ -117,6 +120,45 @@ func TestBestOfNPromotesOne(t *testing.T) {
 		"the next message continues from the promoted answer")
 	msgs := items(t, e.ok(e.keyA, http.MethodGet, c.path+"/messages?pageSize=500", nil), "messages")
 	require.Len(t, msgs, 6)
+
+	// With summarize, the branches not kept get branch_summary entries
+	// under the entry (beside the kept path, not in its context).
+	u3 := c.entry("message 3")
+	b2 := e.ok(e.keyA, http.MethodPost, c.path+"/best-of", map[string]any{"entryId": u3, "n": 2})
+	id2 := b2["id"].(string)
+	poll(t, time.Minute, func() bool {
+		for _, br := range e.ok(e.keyA, http.MethodGet, c.path+"/best-of/"+id2, nil)["branches"].([]any) {
+			if len(asSlice(br.(map[string]any)["path"].(map[string]any)["answers"])) != 1 {
+				return false
+			}
+		}
+		return true
+	}, "the two branches never answered")
+	two := e.ok(e.keyA, http.MethodGet, c.path+"/best-of/"+id2, nil)["branches"].([]any)
+	keep2 := two[1].(map[string]any)["path"].(map[string]any)
+	p2 := e.ok(e.keyA, http.MethodPost, c.path+"/best-of/"+id2+"/promote", map[string]any{"branchId": keep2["executionId"], "summarize": true})
+	dropped := p2["branches"].([]any)[0].(map[string]any)
+	require.Equal(t, false, dropped["promoted"])
+	sum := dropped["summaryEntryId"].(string)
+	require.NotEmpty(t, sum)
+	require.Empty(t, p2["branches"].([]any)[1].(map[string]any)["summaryEntryId"], "the kept branch is not summarised")
+	byID := map[string]map[string]any{}
+	for _, en := range e.all(c.path+"/entries?pageSize=500", "entries") {
+		byID[en["id"].(string)] = en
+	}
+	summary := byID[sum]
+	require.NotNil(t, summary)
+	require.Equal(t, "branch_summary", summary["type"])
+	call := byID[summary["parentId"].(string)]
+	require.Equal(t, "llm_call", call["type"], "the summary's model call is recorded")
+	require.Equal(t, u3, call["parentId"], "under the entry the branches started from")
+	require.Equal(t, p2["promotedLeafId"], e.ok(e.keyA, http.MethodGet, c.path, nil)["leafEntryId"], "the leaf is the kept path's end, not the summary")
+	c.say("message 4")
+	got := m.texts()
+	require.Equal(t, []string{"message 3", keep2["answers"].([]any)[0].(string), "message 4"}, got[len(got)-3:])
+	for _, bid := range []string{two[0].(map[string]any)["path"].(map[string]any)["executionId"].(string), keep2["executionId"].(string)} {
+		answers[bid] = ""
+	}
 
 	// Every run of the execution and of its branches stays small.
 	tc, err := client.Dial(client.Options{HostPort: temporaltest.Address(t), Logger: temporaltest.Logger{}})
