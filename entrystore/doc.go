@@ -2,8 +2,9 @@
 // API keys, agent definitions, executions, the immutable conversation tree
 // of entries, checkpoints, sha256-addressed content, tool-call records, the
 // signals inbox, the stream-event replay window, the remote A2A tasks
-// of remote sub-agents and the workspace snapshots recorded against
-// checkpoints' leaf entries (their manifests and files are content).
+// of remote sub-agents, the workspace snapshots recorded against
+// checkpoints' leaf entries (their manifests and files are content) and
+// the best-ofs (N forks from one entry, one promoted).
 //
 // It exists so Temporal workflows carry only references (an execution ID, a
 // leaf entry ID, a few KiB of state) while everything that grows with a

@@ -46,6 +46,7 @@ const (
 	// A browser tab holds one stream per execution it shows; 32 is many
 	// tabs, and an organization's 256 leave room for several users.
 	DefaultMaxStreamsPerKey = 32
+	DefaultMaxBestOf        = 10
 	DefaultMaxStreamsPerOrg = 256
 
 	// DefaultPageBytes is a page's byte budget: a list of 500 rows of up
@@ -87,6 +88,9 @@ type Options struct {
 	// of a run that has taken them all is refused; default 500
 	// (agentsdk.MaxTotalSteps, seed 001's MaxTotalStepsPerRun).
 	MaxTotalSteps int
+	// MaxBestOf is the most branches one best-of runs (POST …/best-of's
+	// n; default DefaultMaxBestOf), so one request cannot start a fleet.
+	MaxBestOf int
 	// BudgetCeiling is the operator's ceiling on executions' budgets; zero:
 	// none (see BudgetCeiling).
 	BudgetCeiling BudgetCeiling
@@ -299,6 +303,9 @@ func (o *Options) limitDefaults() {
 	}
 	if o.MaxConns == 0 {
 		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxBestOf <= 0 {
+		o.MaxBestOf = DefaultMaxBestOf
 	}
 	if o.MaxStreamsPerKey == 0 {
 		o.MaxStreamsPerKey = DefaultMaxStreamsPerKey

@@ -50,6 +50,7 @@ func Run(ctx context.Context, opts Options) error {
 		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing,
 			subscribers: o.subscribers()},
 		maxTotalSteps:  o.MaxTotalSteps,
+		maxBestOf:      o.MaxBestOf,
 		mcpCallTimeout: o.MCPCallTimeout,
 		windows:        o.ContextWindows,
 		explainModel:   o.ExplainModel,

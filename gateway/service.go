@@ -58,6 +58,8 @@ type service struct {
 	mcpCallTimeout time.Duration
 	// maxTotalSteps bounds a run's steps across resumes.
 	maxTotalSteps int
+	// maxBestOf is the most branches one best-of runs (Options.MaxBestOf).
+	maxBestOf int
 	// windows extends the table of models' context windows.
 	windows agentsdk.ContextWindows
 	// explainModel is Options.ExplainModel; zero: no explanations.

@@ -90,6 +90,7 @@ type gatewayLimits struct {
 	maxConns            int
 	streamsPerKey       int
 	streamsPerOrg       int
+	maxBestOf           int
 	tarpit              time.Duration
 	pageBytes           int
 	explainModel        agentsdk.ModelRef
@@ -109,6 +110,7 @@ func limitFlags(fs *flag.FlagSet) *gatewayLimits {
 	fs.IntVar(&l.maxConns, "max-conns", gateway.DefaultMaxConns, "most HTTP connections open at once")
 	fs.IntVar(&l.streamsPerKey, "max-streams-per-key", gateway.DefaultMaxStreamsPerKey, "most event streams open at once per API key (past it: 429)")
 	fs.IntVar(&l.streamsPerOrg, "max-streams-per-org", gateway.DefaultMaxStreamsPerOrg, "most event streams open at once per organization (past it: 429)")
+	fs.IntVar(&l.maxBestOf, "max-best-of", gateway.DefaultMaxBestOf, "most branches one best-of runs (POST …/best-of's n; its default)")
 	fs.DurationVar(&l.tarpit, "tarpit", gateway.DefaultTarpit, "how long a 429 to an address past its bucket is held (negative: not held)")
 	fs.IntVar(&l.pageBytes, "page-bytes", gateway.DefaultPageBytes, "byte budget of a page of conversation data (a page ends early, with a nextCursor)")
 	fs.Func("explain-model", "provider/modelId of the model that explains executions (POST …/explain); a worker must serve it (unset: explanations refused)", func(v string) error {
@@ -130,6 +132,7 @@ func (l *gatewayLimits) apply(o gateway.Options) gateway.Options {
 	o.AnonRate, o.AnonBurst, o.IdleTimeout, o.MaxConns = l.anonRate, l.anonBurst, l.idleTimeout, l.maxConns
 	o.MaxStreamsPerKey, o.MaxStreamsPerOrg = l.streamsPerKey, l.streamsPerOrg
 	o.Tarpit, o.PageBytes = l.tarpit, l.pageBytes
+	o.MaxBestOf = l.maxBestOf
 	o.ExplainModel = l.explainModel
 	o.BudgetCeiling = l.budget
 	return o

@@ -91,6 +91,9 @@ const (
 	AgentService_SearchAgentExecutions_FullMethodName  = "/agentree.v1.AgentService/SearchAgentExecutions"
 	AgentService_GetDefinitionStats_FullMethodName     = "/agentree.v1.AgentService/GetDefinitionStats"
 	AgentService_ListFailureClusters_FullMethodName    = "/agentree.v1.AgentService/ListFailureClusters"
+	AgentService_CreateBestOf_FullMethodName           = "/agentree.v1.AgentService/CreateBestOf"
+	AgentService_GetBestOf_FullMethodName              = "/agentree.v1.AgentService/GetBestOf"
+	AgentService_PromoteBestOf_FullMethodName          = "/agentree.v1.AgentService/PromoteBestOf"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -402,6 +405,18 @@ type AgentServiceClient interface {
 	// decision before the failure (the last tool call's name and outcome),
 	// the largest first, with example execution IDs.
 	ListFailureClusters(ctx context.Context, in *ListFailureClustersRequest, opts ...grpc.CallOption) (*ListFailureClustersResponse, error)
+	// best-of (issue 40): N branches from one entry, compared, one promoted.
+	// CreateBestOf runs N branches (forks) from one entry of an execution at
+	// once.
+	CreateBestOf(ctx context.Context, in *CreateBestOfRequest, opts ...grpc.CallOption) (*BestOf, error)
+	// GetBestOf compares a best-of's branches side by side: answers, steps,
+	// tokens, cost and status of each.
+	GetBestOf(ctx context.Context, in *GetBestOfRequest, opts ...grpc.CallOption) (*BestOf, error)
+	// PromoteBestOf keeps one branch: its path is copied under the entry in
+	// the execution, whose leaf moves to its end; the others are marked not
+	// promoted (or summarised). Promoting the same branch again answers the
+	// same; another is refused (409).
+	PromoteBestOf(ctx context.Context, in *PromoteBestOfRequest, opts ...grpc.CallOption) (*BestOf, error)
 }
 
 type agentServiceClient struct {
@@ -1111,6 +1126,36 @@ func (c *agentServiceClient) ListFailureClusters(ctx context.Context, in *ListFa
 	return out, nil
 }
 
+func (c *agentServiceClient) CreateBestOf(ctx context.Context, in *CreateBestOfRequest, opts ...grpc.CallOption) (*BestOf, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BestOf)
+	err := c.cc.Invoke(ctx, AgentService_CreateBestOf_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetBestOf(ctx context.Context, in *GetBestOfRequest, opts ...grpc.CallOption) (*BestOf, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BestOf)
+	err := c.cc.Invoke(ctx, AgentService_GetBestOf_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) PromoteBestOf(ctx context.Context, in *PromoteBestOfRequest, opts ...grpc.CallOption) (*BestOf, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BestOf)
+	err := c.cc.Invoke(ctx, AgentService_PromoteBestOf_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -1420,6 +1465,18 @@ type AgentServiceServer interface {
 	// decision before the failure (the last tool call's name and outcome),
 	// the largest first, with example execution IDs.
 	ListFailureClusters(context.Context, *ListFailureClustersRequest) (*ListFailureClustersResponse, error)
+	// best-of (issue 40): N branches from one entry, compared, one promoted.
+	// CreateBestOf runs N branches (forks) from one entry of an execution at
+	// once.
+	CreateBestOf(context.Context, *CreateBestOfRequest) (*BestOf, error)
+	// GetBestOf compares a best-of's branches side by side: answers, steps,
+	// tokens, cost and status of each.
+	GetBestOf(context.Context, *GetBestOfRequest) (*BestOf, error)
+	// PromoteBestOf keeps one branch: its path is copied under the entry in
+	// the execution, whose leaf moves to its end; the others are marked not
+	// promoted (or summarised). Promoting the same branch again answers the
+	// same; another is refused (409).
+	PromoteBestOf(context.Context, *PromoteBestOfRequest) (*BestOf, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -1636,6 +1693,15 @@ func (UnimplementedAgentServiceServer) GetDefinitionStats(context.Context, *GetD
 }
 func (UnimplementedAgentServiceServer) ListFailureClusters(context.Context, *ListFailureClustersRequest) (*ListFailureClustersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListFailureClusters not implemented")
+}
+func (UnimplementedAgentServiceServer) CreateBestOf(context.Context, *CreateBestOfRequest) (*BestOf, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateBestOf not implemented")
+}
+func (UnimplementedAgentServiceServer) GetBestOf(context.Context, *GetBestOfRequest) (*BestOf, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBestOf not implemented")
+}
+func (UnimplementedAgentServiceServer) PromoteBestOf(context.Context, *PromoteBestOfRequest) (*BestOf, error) {
+	return nil, status.Error(codes.Unimplemented, "method PromoteBestOf not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -2893,6 +2959,60 @@ func _AgentService_ListFailureClusters_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CreateBestOf_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateBestOfRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CreateBestOf(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CreateBestOf_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CreateBestOf(ctx, req.(*CreateBestOfRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetBestOf_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBestOfRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetBestOf(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetBestOf_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetBestOf(ctx, req.(*GetBestOfRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_PromoteBestOf_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PromoteBestOfRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).PromoteBestOf(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_PromoteBestOf_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).PromoteBestOf(ctx, req.(*PromoteBestOfRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -3171,6 +3291,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListFailureClusters",
 			Handler:    _AgentService_ListFailureClusters_Handler,
+		},
+		{
+			MethodName: "CreateBestOf",
+			Handler:    _AgentService_CreateBestOf_Handler,
+		},
+		{
+			MethodName: "GetBestOf",
+			Handler:    _AgentService_GetBestOf_Handler,
+		},
+		{
+			MethodName: "PromoteBestOf",
+			Handler:    _AgentService_PromoteBestOf_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
