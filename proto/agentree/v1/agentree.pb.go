@@ -14376,6 +14376,450 @@ func (x *ApprovalTimeoutConfig) GetEscalateTo() string {
 	return ""
 }
 
+// CreateBestOfRequest runs N branches from one entry.
+type CreateBestOfRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The entry the branches start from; unset: the execution's leaf. A user
+	// message or a tool result is answered again by each branch; after an
+	// answer, user_message is each branch's next message.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// How many branches (2 to the operator's maximum; unset: the maximum).
+	N int32 `protobuf:"varint,4,opt,name=n,proto3" json:"n,omitempty"`
+	// The user message each branch starts with, under the entry.
+	UserMessage string `protobuf:"bytes,5,opt,name=user_message,json=userMessage,proto3" json:"user_message,omitempty"`
+	// Per-branch overrides, by position (fewer than n: the rest have none).
+	Branches      []*BestOfBranchOverride `protobuf:"bytes,6,rep,name=branches,proto3" json:"branches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateBestOfRequest) Reset() {
+	*x = CreateBestOfRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[168]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateBestOfRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateBestOfRequest) ProtoMessage() {}
+
+func (x *CreateBestOfRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[168]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateBestOfRequest.ProtoReflect.Descriptor instead.
+func (*CreateBestOfRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{168}
+}
+
+func (x *CreateBestOfRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *CreateBestOfRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CreateBestOfRequest) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *CreateBestOfRequest) GetN() int32 {
+	if x != nil {
+		return x.N
+	}
+	return 0
+}
+
+func (x *CreateBestOfRequest) GetUserMessage() string {
+	if x != nil {
+		return x.UserMessage
+	}
+	return ""
+}
+
+func (x *CreateBestOfRequest) GetBranches() []*BestOfBranchOverride {
+	if x != nil {
+		return x.Branches
+	}
+	return nil
+}
+
+// BestOfBranchOverride changes one branch's configuration.
+type BestOfBranchOverride struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The model the branch calls instead of the execution's.
+	Model         *ModelRef `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BestOfBranchOverride) Reset() {
+	*x = BestOfBranchOverride{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[169]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BestOfBranchOverride) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BestOfBranchOverride) ProtoMessage() {}
+
+func (x *BestOfBranchOverride) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[169]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BestOfBranchOverride.ProtoReflect.Descriptor instead.
+func (*BestOfBranchOverride) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{169}
+}
+
+func (x *BestOfBranchOverride) GetModel() *ModelRef {
+	if x != nil {
+		return x.Model
+	}
+	return nil
+}
+
+// GetBestOfRequest names a best-of of an execution.
+type GetBestOfRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The best-of's ID.
+	BestOfId      string `protobuf:"bytes,3,opt,name=best_of_id,json=bestOfId,proto3" json:"best_of_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBestOfRequest) Reset() {
+	*x = GetBestOfRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[170]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBestOfRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBestOfRequest) ProtoMessage() {}
+
+func (x *GetBestOfRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[170]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBestOfRequest.ProtoReflect.Descriptor instead.
+func (*GetBestOfRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{170}
+}
+
+func (x *GetBestOfRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *GetBestOfRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *GetBestOfRequest) GetBestOfId() string {
+	if x != nil {
+		return x.BestOfId
+	}
+	return ""
+}
+
+// PromoteBestOfRequest keeps one branch of a best-of.
+type PromoteBestOfRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organization's slug or ID.
+	Org string `protobuf:"bytes,1,opt,name=org,proto3" json:"org,omitempty"`
+	// The execution.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// The best-of's ID.
+	BestOfId string `protobuf:"bytes,3,opt,name=best_of_id,json=bestOfId,proto3" json:"best_of_id,omitempty"`
+	// The branch kept: its execution ID.
+	BranchId string `protobuf:"bytes,4,opt,name=branch_id,json=branchId,proto3" json:"branch_id,omitempty"`
+	// Also have the execution's model write a branch_summary of each branch
+	// not kept (one durable model call each); unset: they are only marked
+	// not promoted.
+	Summarize     bool `protobuf:"varint,5,opt,name=summarize,proto3" json:"summarize,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromoteBestOfRequest) Reset() {
+	*x = PromoteBestOfRequest{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[171]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromoteBestOfRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromoteBestOfRequest) ProtoMessage() {}
+
+func (x *PromoteBestOfRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[171]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromoteBestOfRequest.ProtoReflect.Descriptor instead.
+func (*PromoteBestOfRequest) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{171}
+}
+
+func (x *PromoteBestOfRequest) GetOrg() string {
+	if x != nil {
+		return x.Org
+	}
+	return ""
+}
+
+func (x *PromoteBestOfRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PromoteBestOfRequest) GetBestOfId() string {
+	if x != nil {
+		return x.BestOfId
+	}
+	return ""
+}
+
+func (x *PromoteBestOfRequest) GetBranchId() string {
+	if x != nil {
+		return x.BranchId
+	}
+	return ""
+}
+
+func (x *PromoteBestOfRequest) GetSummarize() bool {
+	if x != nil {
+		return x.Summarize
+	}
+	return false
+}
+
+// BestOf is N branches from one entry, side by side.
+type BestOf struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The best-of's ID.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The execution the branches come from.
+	ExecutionId string `protobuf:"bytes,2,opt,name=execution_id,json=executionId,proto3" json:"execution_id,omitempty"`
+	// The entry they start from.
+	EntryId string `protobuf:"bytes,3,opt,name=entry_id,json=entryId,proto3" json:"entry_id,omitempty"`
+	// The branches, in order: each one's path from the entry.
+	Branches []*BestOfBranch `protobuf:"bytes,4,rep,name=branches,proto3" json:"branches,omitempty"`
+	// The branch kept, once one is promoted.
+	PromotedId string `protobuf:"bytes,5,opt,name=promoted_id,json=promotedId,proto3" json:"promoted_id,omitempty"`
+	// The execution's leaf after the promotion: the end of the kept path.
+	PromotedLeafId string `protobuf:"bytes,6,opt,name=promoted_leaf_id,json=promotedLeafId,proto3" json:"promoted_leaf_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *BestOf) Reset() {
+	*x = BestOf{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[172]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BestOf) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BestOf) ProtoMessage() {}
+
+func (x *BestOf) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[172]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BestOf.ProtoReflect.Descriptor instead.
+func (*BestOf) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{172}
+}
+
+func (x *BestOf) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *BestOf) GetExecutionId() string {
+	if x != nil {
+		return x.ExecutionId
+	}
+	return ""
+}
+
+func (x *BestOf) GetEntryId() string {
+	if x != nil {
+		return x.EntryId
+	}
+	return ""
+}
+
+func (x *BestOf) GetBranches() []*BestOfBranch {
+	if x != nil {
+		return x.Branches
+	}
+	return nil
+}
+
+func (x *BestOf) GetPromotedId() string {
+	if x != nil {
+		return x.PromotedId
+	}
+	return ""
+}
+
+func (x *BestOf) GetPromotedLeafId() string {
+	if x != nil {
+		return x.PromotedLeafId
+	}
+	return ""
+}
+
+// BestOfBranch is one branch of a best-of.
+type BestOfBranch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its answers, steps, tokens, cost and status (its execution_id is the
+	// branch's ID).
+	Path *CounterfactualPath `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Whether it is the branch promoted; false for every branch before one is.
+	Promoted bool `protobuf:"varint,2,opt,name=promoted,proto3" json:"promoted,omitempty"`
+	// The branch_summary entry written of it in the execution, when it was
+	// summarised on promotion.
+	SummaryEntryId string `protobuf:"bytes,3,opt,name=summary_entry_id,json=summaryEntryId,proto3" json:"summary_entry_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *BestOfBranch) Reset() {
+	*x = BestOfBranch{}
+	mi := &file_agentree_v1_agentree_proto_msgTypes[173]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BestOfBranch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BestOfBranch) ProtoMessage() {}
+
+func (x *BestOfBranch) ProtoReflect() protoreflect.Message {
+	mi := &file_agentree_v1_agentree_proto_msgTypes[173]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BestOfBranch.ProtoReflect.Descriptor instead.
+func (*BestOfBranch) Descriptor() ([]byte, []int) {
+	return file_agentree_v1_agentree_proto_rawDescGZIP(), []int{173}
+}
+
+func (x *BestOfBranch) GetPath() *CounterfactualPath {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *BestOfBranch) GetPromoted() bool {
+	if x != nil {
+		return x.Promoted
+	}
+	return false
+}
+
+func (x *BestOfBranch) GetSummaryEntryId() string {
+	if x != nil {
+		return x.SummaryEntryId
+	}
+	return ""
+}
+
 var File_agentree_v1_agentree_proto protoreflect.FileDescriptor
 
 const file_agentree_v1_agentree_proto_rawDesc = "" +
@@ -15618,7 +16062,40 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\aseconds\x18\x01 \x01(\x05R\aseconds\x12\x18\n" +
 	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x1f\n" +
 	"\vescalate_to\x18\x03 \x01(\tR\n" +
-	"escalateTo2\xc94\n" +
+	"escalateTo\"\xc2\x01\n" +
+	"\x13CreateBestOfRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x12\f\n" +
+	"\x01n\x18\x04 \x01(\x05R\x01n\x12!\n" +
+	"\fuser_message\x18\x05 \x01(\tR\vuserMessage\x12=\n" +
+	"\bbranches\x18\x06 \x03(\v2!.agentree.v1.BestOfBranchOverrideR\bbranches\"C\n" +
+	"\x14BestOfBranchOverride\x12+\n" +
+	"\x05model\x18\x01 \x01(\v2\x15.agentree.v1.ModelRefR\x05model\"R\n" +
+	"\x10GetBestOfRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1c\n" +
+	"\n" +
+	"best_of_id\x18\x03 \x01(\tR\bbestOfId\"\x91\x01\n" +
+	"\x14PromoteBestOfRequest\x12\x10\n" +
+	"\x03org\x18\x01 \x01(\tR\x03org\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1c\n" +
+	"\n" +
+	"best_of_id\x18\x03 \x01(\tR\bbestOfId\x12\x1b\n" +
+	"\tbranch_id\x18\x04 \x01(\tR\bbranchId\x12\x1c\n" +
+	"\tsummarize\x18\x05 \x01(\bR\tsummarize\"\xd8\x01\n" +
+	"\x06BestOf\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fexecution_id\x18\x02 \x01(\tR\vexecutionId\x12\x19\n" +
+	"\bentry_id\x18\x03 \x01(\tR\aentryId\x125\n" +
+	"\bbranches\x18\x04 \x03(\v2\x19.agentree.v1.BestOfBranchR\bbranches\x12\x1f\n" +
+	"\vpromoted_id\x18\x05 \x01(\tR\n" +
+	"promotedId\x12(\n" +
+	"\x10promoted_leaf_id\x18\x06 \x01(\tR\x0epromotedLeafId\"\x89\x01\n" +
+	"\fBestOfBranch\x123\n" +
+	"\x04path\x18\x01 \x01(\v2\x1f.agentree.v1.CounterfactualPathR\x04path\x12\x1a\n" +
+	"\bpromoted\x18\x02 \x01(\bR\bpromoted\x12(\n" +
+	"\x10summary_entry_id\x18\x03 \x01(\tR\x0esummaryEntryId2\xb66\n" +
 	"\fAgentService\x12j\n" +
 	"\x15CreateAgentDefinition\x12).agentree.v1.CreateAgentDefinitionRequest\x1a\x1c.agentree.v1.AgentDefinition\"\b\xa2\x82\x19\x04\b\x01\x10\x02\x12s\n" +
 	"\x14ListAgentDefinitions\x12(.agentree.v1.ListAgentDefinitionsRequest\x1a).agentree.v1.ListAgentDefinitionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
@@ -15690,7 +16167,10 @@ const file_agentree_v1_agentree_proto_rawDesc = "" +
 	"\x11GetCounterfactual\x12%.agentree.v1.GetCounterfactualRequest\x1a\x1b.agentree.v1.Counterfactual\"\x06\xa2\x82\x19\x02\b\x04\x12v\n" +
 	"\x15SearchAgentExecutions\x12).agentree.v1.SearchAgentExecutionsRequest\x1a*.agentree.v1.SearchAgentExecutionsResponse\"\x06\xa2\x82\x19\x02\b\x04\x12b\n" +
 	"\x12GetDefinitionStats\x12&.agentree.v1.GetDefinitionStatsRequest\x1a\x1c.agentree.v1.DefinitionStats\"\x06\xa2\x82\x19\x02\b\x04\x12p\n" +
-	"\x13ListFailureClusters\x12'.agentree.v1.ListFailureClustersRequest\x1a(.agentree.v1.ListFailureClustersResponse\"\x06\xa2\x82\x19\x02\b\x04B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
+	"\x13ListFailureClusters\x12'.agentree.v1.ListFailureClustersRequest\x1a(.agentree.v1.ListFailureClustersResponse\"\x06\xa2\x82\x19\x02\b\x04\x12O\n" +
+	"\fCreateBestOf\x12 .agentree.v1.CreateBestOfRequest\x1a\x13.agentree.v1.BestOf\"\b\xa2\x82\x19\x04\b\x02\x10\x01\x12G\n" +
+	"\tGetBestOf\x12\x1d.agentree.v1.GetBestOfRequest\x1a\x13.agentree.v1.BestOf\"\x06\xa2\x82\x19\x02\b\x04\x12Q\n" +
+	"\rPromoteBestOf\x12!.agentree.v1.PromoteBestOfRequest\x1a\x13.agentree.v1.BestOf\"\b\xa2\x82\x19\x04\b\x02\x10\x01B;Z9github.com/agentree/agentree/proto/agentree/v1;agentreev1b\x06proto3"
 
 var (
 	file_agentree_v1_agentree_proto_rawDescOnce sync.Once
@@ -15704,7 +16184,7 @@ func file_agentree_v1_agentree_proto_rawDescGZIP() []byte {
 	return file_agentree_v1_agentree_proto_rawDescData
 }
 
-var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 170)
+var file_agentree_v1_agentree_proto_msgTypes = make([]protoimpl.MessageInfo, 176)
 var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*Error)(nil),                         // 0: agentree.v1.Error
 	(*ModelRef)(nil),                      // 1: agentree.v1.ModelRef
@@ -15874,54 +16354,60 @@ var file_agentree_v1_agentree_proto_goTypes = []any{
 	(*ListFollowUpsResponse)(nil),         // 165: agentree.v1.ListFollowUpsResponse
 	(*CancelFollowUpRequest)(nil),         // 166: agentree.v1.CancelFollowUpRequest
 	(*ApprovalTimeoutConfig)(nil),         // 167: agentree.v1.ApprovalTimeoutConfig
-	nil,                                   // 168: agentree.v1.ExecutionConfig.ToolPolicyEntry
-	nil,                                   // 169: agentree.v1.DefinitionStats.ByStatusEntry
-	(*structpb.Value)(nil),                // 170: google.protobuf.Value
-	(*structpb.Struct)(nil),               // 171: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),         // 172: google.protobuf.Timestamp
+	(*CreateBestOfRequest)(nil),           // 168: agentree.v1.CreateBestOfRequest
+	(*BestOfBranchOverride)(nil),          // 169: agentree.v1.BestOfBranchOverride
+	(*GetBestOfRequest)(nil),              // 170: agentree.v1.GetBestOfRequest
+	(*PromoteBestOfRequest)(nil),          // 171: agentree.v1.PromoteBestOfRequest
+	(*BestOf)(nil),                        // 172: agentree.v1.BestOf
+	(*BestOfBranch)(nil),                  // 173: agentree.v1.BestOfBranch
+	nil,                                   // 174: agentree.v1.ExecutionConfig.ToolPolicyEntry
+	nil,                                   // 175: agentree.v1.DefinitionStats.ByStatusEntry
+	(*structpb.Value)(nil),                // 176: google.protobuf.Value
+	(*structpb.Struct)(nil),               // 177: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),         // 178: google.protobuf.Timestamp
 }
 var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	1,   // 0: agentree.v1.ExecutionConfig.models:type_name -> agentree.v1.ModelRef
-	168, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
+	174, // 1: agentree.v1.ExecutionConfig.tool_policy:type_name -> agentree.v1.ExecutionConfig.ToolPolicyEntry
 	4,   // 2: agentree.v1.ExecutionConfig.compaction:type_name -> agentree.v1.CompactionConfig
-	170, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
+	176, // 3: agentree.v1.ExecutionConfig.agent:type_name -> google.protobuf.Value
 	3,   // 4: agentree.v1.ExecutionConfig.client_tools:type_name -> agentree.v1.ClientTool
 	114, // 5: agentree.v1.ExecutionConfig.budget:type_name -> agentree.v1.BudgetConfig
 	145, // 6: agentree.v1.ExecutionConfig.counterfactual:type_name -> agentree.v1.CounterfactualConfig
 	167, // 7: agentree.v1.ExecutionConfig.approval_timeout:type_name -> agentree.v1.ApprovalTimeoutConfig
-	171, // 8: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
+	177, // 8: agentree.v1.ClientTool.parameters:type_name -> google.protobuf.Struct
 	1,   // 9: agentree.v1.CompactionConfig.model:type_name -> agentree.v1.ModelRef
 	1,   // 10: agentree.v1.AgentDefinition.models:type_name -> agentree.v1.ModelRef
 	2,   // 11: agentree.v1.AgentDefinition.config:type_name -> agentree.v1.ExecutionConfig
-	171, // 12: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
-	172, // 13: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
-	172, // 14: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
+	177, // 12: agentree.v1.AgentDefinition.metadata:type_name -> google.protobuf.Struct
+	178, // 13: agentree.v1.AgentDefinition.created_at:type_name -> google.protobuf.Timestamp
+	178, // 14: agentree.v1.AgentDefinition.updated_at:type_name -> google.protobuf.Timestamp
 	6,   // 15: agentree.v1.AgentDefinition.expose:type_name -> agentree.v1.AgentExposure
 	1,   // 16: agentree.v1.CreateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 17: agentree.v1.CreateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	171, // 18: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	177, // 18: agentree.v1.CreateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 19: agentree.v1.CreateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	5,   // 20: agentree.v1.ListAgentDefinitionsResponse.agent_definitions:type_name -> agentree.v1.AgentDefinition
 	1,   // 21: agentree.v1.UpdateAgentDefinitionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 22: agentree.v1.UpdateAgentDefinitionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	171, // 23: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
+	177, // 23: agentree.v1.UpdateAgentDefinitionRequest.metadata:type_name -> google.protobuf.Struct
 	6,   // 24: agentree.v1.UpdateAgentDefinitionRequest.expose:type_name -> agentree.v1.AgentExposure
 	2,   // 25: agentree.v1.AgentExecution.config:type_name -> agentree.v1.ExecutionConfig
-	171, // 26: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
-	171, // 27: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
-	171, // 28: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
-	172, // 29: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
-	172, // 30: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
-	172, // 31: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
-	172, // 32: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
+	177, // 26: agentree.v1.AgentExecution.input:type_name -> google.protobuf.Struct
+	177, // 27: agentree.v1.AgentExecution.output:type_name -> google.protobuf.Struct
+	177, // 28: agentree.v1.AgentExecution.metadata:type_name -> google.protobuf.Struct
+	178, // 29: agentree.v1.AgentExecution.created_at:type_name -> google.protobuf.Timestamp
+	178, // 30: agentree.v1.AgentExecution.updated_at:type_name -> google.protobuf.Timestamp
+	178, // 31: agentree.v1.AgentExecution.started_at:type_name -> google.protobuf.Timestamp
+	178, // 32: agentree.v1.AgentExecution.completed_at:type_name -> google.protobuf.Timestamp
 	115, // 33: agentree.v1.AgentExecution.budget:type_name -> agentree.v1.BudgetState
-	172, // 34: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
+	178, // 34: agentree.v1.AgentExecution.wake_at:type_name -> google.protobuf.Timestamp
 	1,   // 35: agentree.v1.CreateAgentExecutionRequest.models:type_name -> agentree.v1.ModelRef
 	2,   // 36: agentree.v1.CreateAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
-	171, // 37: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
+	177, // 37: agentree.v1.CreateAgentExecutionRequest.metadata:type_name -> google.protobuf.Struct
 	14,  // 38: agentree.v1.ListAgentExecutionsResponse.agent_executions:type_name -> agentree.v1.AgentExecution
-	170, // 39: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
-	172, // 40: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
+	176, // 39: agentree.v1.SignalAgentExecutionRequest.signal_value:type_name -> google.protobuf.Value
+	178, // 40: agentree.v1.StreamEvent.created_at:type_name -> google.protobuf.Timestamp
 	24,  // 41: agentree.v1.StreamEvent.agent_started:type_name -> agentree.v1.AgentStartedEvent
 	25,  // 42: agentree.v1.StreamEvent.agent_resumed:type_name -> agentree.v1.AgentResumedEvent
 	26,  // 43: agentree.v1.StreamEvent.agent_waiting:type_name -> agentree.v1.AgentWaitingEvent
@@ -15937,82 +16423,82 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	41,  // 53: agentree.v1.StreamEvent.stream_error:type_name -> agentree.v1.StreamErrorEvent
 	32,  // 54: agentree.v1.StreamEvent.agent_paused:type_name -> agentree.v1.AgentPausedEvent
 	27,  // 55: agentree.v1.AgentWaitingEvent.pending_tool_calls:type_name -> agentree.v1.PendingToolCall
-	172, // 56: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
-	170, // 57: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
+	178, // 56: agentree.v1.AgentWaitingEvent.wake_at:type_name -> google.protobuf.Timestamp
+	176, // 57: agentree.v1.PendingToolCall.arguments:type_name -> google.protobuf.Value
 	35,  // 58: agentree.v1.DataEvent.data:type_name -> agentree.v1.DataPayload
 	36,  // 59: agentree.v1.DataPayload.tool_call:type_name -> agentree.v1.StreamToolCall
 	37,  // 60: agentree.v1.DataPayload.result:type_name -> agentree.v1.StreamToolResult
-	170, // 61: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
+	176, // 61: agentree.v1.DataPayload.value:type_name -> google.protobuf.Value
 	117, // 62: agentree.v1.DataPayload.downgrade:type_name -> agentree.v1.StreamDowngrade
-	170, // 63: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
-	170, // 64: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
-	171, // 65: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
-	171, // 66: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
-	172, // 67: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	176, // 63: agentree.v1.StreamToolCall.arguments:type_name -> google.protobuf.Value
+	176, // 64: agentree.v1.TaskStartedEvent.arguments:type_name -> google.protobuf.Value
+	177, // 65: agentree.v1.Checkpoint.state:type_name -> google.protobuf.Struct
+	177, // 66: agentree.v1.Checkpoint.metadata:type_name -> google.protobuf.Struct
+	178, // 67: agentree.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	42,  // 68: agentree.v1.ListCheckpointsResponse.checkpoints:type_name -> agentree.v1.Checkpoint
-	172, // 69: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	172, // 70: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
+	178, // 69: agentree.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	178, // 70: agentree.v1.Task.updated_at:type_name -> google.protobuf.Timestamp
 	47,  // 71: agentree.v1.ListTasksResponse.tasks:type_name -> agentree.v1.Task
-	170, // 72: agentree.v1.Entry.content:type_name -> google.protobuf.Value
-	171, // 73: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
-	172, // 74: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	176, // 72: agentree.v1.Entry.content:type_name -> google.protobuf.Value
+	177, // 73: agentree.v1.Entry.metadata:type_name -> google.protobuf.Struct
+	178, // 74: agentree.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	50,  // 75: agentree.v1.ListEntriesResponse.entries:type_name -> agentree.v1.Entry
-	170, // 76: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
+	176, // 76: agentree.v1.ToolCallRequest.arguments:type_name -> google.protobuf.Value
 	55,  // 77: agentree.v1.ContentBlock.tool_call:type_name -> agentree.v1.ToolCallRequest
 	56,  // 78: agentree.v1.Message.content:type_name -> agentree.v1.ContentBlock
 	54,  // 79: agentree.v1.Message.usage:type_name -> agentree.v1.Usage
-	172, // 80: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	178, // 80: agentree.v1.Message.created_at:type_name -> google.protobuf.Timestamp
 	57,  // 81: agentree.v1.ListMessagesResponse.messages:type_name -> agentree.v1.Message
-	170, // 82: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
-	170, // 83: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
-	172, // 84: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
-	172, // 85: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
+	176, // 82: agentree.v1.ToolCall.input:type_name -> google.protobuf.Value
+	176, // 83: agentree.v1.ToolCall.output:type_name -> google.protobuf.Value
+	178, // 84: agentree.v1.ToolCall.created_at:type_name -> google.protobuf.Timestamp
+	178, // 85: agentree.v1.ToolCall.updated_at:type_name -> google.protobuf.Timestamp
 	61,  // 86: agentree.v1.ToolCall.approval:type_name -> agentree.v1.ToolApproval
-	172, // 87: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
-	172, // 88: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
-	170, // 89: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
-	171, // 90: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
+	178, // 87: agentree.v1.ToolApproval.requested_at:type_name -> google.protobuf.Timestamp
+	178, // 88: agentree.v1.ToolApproval.decided_at:type_name -> google.protobuf.Timestamp
+	176, // 89: agentree.v1.ToolApproval.edited_arguments:type_name -> google.protobuf.Value
+	177, // 90: agentree.v1.DecideToolCallRequest.arguments:type_name -> google.protobuf.Struct
 	60,  // 91: agentree.v1.DecideToolCallResponse.tool_call:type_name -> agentree.v1.ToolCall
 	118, // 92: agentree.v1.DecideToolCallResponse.standing_approval:type_name -> agentree.v1.StandingApproval
 	60,  // 93: agentree.v1.ListToolCallsResponse.tool_calls:type_name -> agentree.v1.ToolCall
 	69,  // 94: agentree.v1.Capabilities.workers:type_name -> agentree.v1.WorkerCapabilities
 	70,  // 95: agentree.v1.Capabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 96: agentree.v1.Capabilities.models:type_name -> agentree.v1.ModelEndpoint
-	172, // 97: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
+	178, // 97: agentree.v1.WorkerCapabilities.last_seen_at:type_name -> google.protobuf.Timestamp
 	70,  // 98: agentree.v1.WorkerCapabilities.tools:type_name -> agentree.v1.ToolCapability
 	71,  // 99: agentree.v1.WorkerCapabilities.models:type_name -> agentree.v1.ModelEndpoint
-	171, // 100: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
+	177, // 100: agentree.v1.ToolCapability.parameters:type_name -> google.protobuf.Struct
 	114, // 101: agentree.v1.ResumeAgentExecutionRequest.budget:type_name -> agentree.v1.BudgetConfig
-	172, // 102: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
-	172, // 103: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	172, // 104: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	172, // 105: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
-	172, // 106: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	172, // 107: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
+	178, // 102: agentree.v1.RetentionPolicy.updated_at:type_name -> google.protobuf.Timestamp
+	178, // 103: agentree.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	178, // 104: agentree.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	178, // 105: agentree.v1.ApiKey.expires_at:type_name -> google.protobuf.Timestamp
+	178, // 106: agentree.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	178, // 107: agentree.v1.CreateApiKeyRequest.expires_at:type_name -> google.protobuf.Timestamp
 	77,  // 108: agentree.v1.CreatedApiKey.key:type_name -> agentree.v1.ApiKey
 	77,  // 109: agentree.v1.ListApiKeysResponse.api_keys:type_name -> agentree.v1.ApiKey
-	172, // 110: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
-	172, // 111: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
-	172, // 112: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
+	178, // 110: agentree.v1.ExpireApiKeyRequest.expire_time:type_name -> google.protobuf.Timestamp
+	178, // 111: agentree.v1.OrgQuota.updated_at:type_name -> google.protobuf.Timestamp
+	178, // 112: agentree.v1.OrgQuota.resets_at:type_name -> google.protobuf.Timestamp
 	87,  // 113: agentree.v1.UsageReport.lines:type_name -> agentree.v1.UsageLine
 	87,  // 114: agentree.v1.UsageReport.total:type_name -> agentree.v1.UsageLine
 	115, // 115: agentree.v1.UsageReport.budget:type_name -> agentree.v1.BudgetState
-	172, // 116: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
-	172, // 117: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
+	178, // 116: agentree.v1.GetOrgUsageRequest.from:type_name -> google.protobuf.Timestamp
+	178, // 117: agentree.v1.GetOrgUsageRequest.to:type_name -> google.protobuf.Timestamp
 	1,   // 118: agentree.v1.ModelContext.model:type_name -> agentree.v1.ModelRef
 	97,  // 119: agentree.v1.ModelContext.tools:type_name -> agentree.v1.ContextTool
-	170, // 120: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
+	176, // 120: agentree.v1.ModelContext.messages:type_name -> google.protobuf.Value
 	1,   // 121: agentree.v1.CompactionAudit.model:type_name -> agentree.v1.ModelRef
 	96,  // 122: agentree.v1.CompactionAudit.compacted_entries:type_name -> agentree.v1.CompactedEntry
-	172, // 123: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
-	170, // 124: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
+	178, // 123: agentree.v1.CompactionAudit.created_at:type_name -> google.protobuf.Timestamp
+	176, // 124: agentree.v1.ContextTool.parameters:type_name -> google.protobuf.Value
 	2,   // 125: agentree.v1.ForkAgentExecutionRequest.config:type_name -> agentree.v1.ExecutionConfig
 	101, // 126: agentree.v1.TokenTimeline.points:type_name -> agentree.v1.TimelinePoint
 	104, // 127: agentree.v1.ListDecisionPointsResponse.decision_points:type_name -> agentree.v1.DecisionPoint
-	172, // 128: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
+	178, // 128: agentree.v1.DecisionPoint.created_at:type_name -> google.protobuf.Timestamp
 	1,   // 129: agentree.v1.DecisionPoint.model:type_name -> agentree.v1.ModelRef
 	105, // 130: agentree.v1.DecisionPoint.context:type_name -> agentree.v1.DecisionContext
-	170, // 131: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
+	176, // 131: agentree.v1.DecisionPoint.arguments:type_name -> google.protobuf.Value
 	106, // 132: agentree.v1.DecisionPoint.outcome:type_name -> agentree.v1.DecisionOutcome
 	61,  // 133: agentree.v1.DecisionOutcome.approval:type_name -> agentree.v1.ToolApproval
 	109, // 134: agentree.v1.CompressionAnalysis.context_before:type_name -> agentree.v1.ContextReference
@@ -16020,24 +16506,24 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	110, // 136: agentree.v1.CompressionAnalysis.entries:type_name -> agentree.v1.CompressedEntry
 	1,   // 137: agentree.v1.Explanation.model:type_name -> agentree.v1.ModelRef
 	87,  // 138: agentree.v1.Explanation.usage:type_name -> agentree.v1.UsageLine
-	172, // 139: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
-	172, // 140: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
+	178, // 139: agentree.v1.Explanation.created_at:type_name -> google.protobuf.Timestamp
+	178, // 140: agentree.v1.Explanation.completed_at:type_name -> google.protobuf.Timestamp
 	1,   // 141: agentree.v1.BudgetConfig.downgrade_model:type_name -> agentree.v1.ModelRef
 	1,   // 142: agentree.v1.BudgetState.downgrade_model:type_name -> agentree.v1.ModelRef
 	116, // 143: agentree.v1.BudgetState.limits:type_name -> agentree.v1.BudgetLimit
-	172, // 144: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
-	172, // 145: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
+	178, // 144: agentree.v1.StandingApproval.created_at:type_name -> google.protobuf.Timestamp
+	178, // 145: agentree.v1.StandingApproval.revoked_at:type_name -> google.protobuf.Timestamp
 	118, // 146: agentree.v1.ListStandingApprovalsResponse.standing_approvals:type_name -> agentree.v1.StandingApproval
 	1,   // 147: agentree.v1.Variant.model_override:type_name -> agentree.v1.ModelRef
-	172, // 148: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
-	172, // 149: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
+	178, // 148: agentree.v1.Variant.created_at:type_name -> google.protobuf.Timestamp
+	178, // 149: agentree.v1.Variant.updated_at:type_name -> google.protobuf.Timestamp
 	123, // 150: agentree.v1.ListVariantsResponse.variants:type_name -> agentree.v1.Variant
 	1,   // 151: agentree.v1.SetVariantModelRequest.model:type_name -> agentree.v1.ModelRef
 	123, // 152: agentree.v1.VariantEdit.variant:type_name -> agentree.v1.Variant
 	50,  // 153: agentree.v1.VariantEdit.entry:type_name -> agentree.v1.Entry
 	14,  // 154: agentree.v1.BranchAgentExecutionResponse.execution:type_name -> agentree.v1.AgentExecution
 	50,  // 155: agentree.v1.BranchAgentExecutionResponse.summary:type_name -> agentree.v1.Entry
-	172, // 156: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
+	178, // 156: agentree.v1.WorkspaceSnapshot.created_at:type_name -> google.protobuf.Timestamp
 	137, // 157: agentree.v1.EntryWorkspace.snapshot:type_name -> agentree.v1.WorkspaceSnapshot
 	138, // 158: agentree.v1.EntryWorkspace.files:type_name -> agentree.v1.WorkspaceFileInfo
 	138, // 159: agentree.v1.WorkspaceFile.file:type_name -> agentree.v1.WorkspaceFileInfo
@@ -16048,168 +16534,178 @@ var file_agentree_v1_agentree_proto_depIdxs = []int32{
 	143, // 164: agentree.v1.WorkspaceDiff.changes:type_name -> agentree.v1.WorkspaceFileChange
 	1,   // 165: agentree.v1.CreateCounterfactualRequest.model:type_name -> agentree.v1.ModelRef
 	147, // 166: agentree.v1.CreateCounterfactualRequest.action:type_name -> agentree.v1.CounterfactualAction
-	171, // 167: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
+	177, // 167: agentree.v1.CounterfactualAction.arguments:type_name -> google.protobuf.Struct
 	150, // 168: agentree.v1.Counterfactual.original:type_name -> agentree.v1.CounterfactualPath
 	150, // 169: agentree.v1.Counterfactual.counterfactual:type_name -> agentree.v1.CounterfactualPath
 	151, // 170: agentree.v1.CounterfactualPath.decisions:type_name -> agentree.v1.CounterfactualDecision
-	171, // 171: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
+	177, // 171: agentree.v1.CounterfactualDecision.arguments:type_name -> google.protobuf.Struct
 	154, // 172: agentree.v1.SearchAgentExecutionsResponse.matches:type_name -> agentree.v1.ExecutionMatch
 	14,  // 173: agentree.v1.ExecutionMatch.execution:type_name -> agentree.v1.AgentExecution
 	155, // 174: agentree.v1.ExecutionMatch.summary:type_name -> agentree.v1.ExecutionSummary
-	169, // 175: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
+	175, // 175: agentree.v1.DefinitionStats.by_status:type_name -> agentree.v1.DefinitionStats.ByStatusEntry
 	158, // 176: agentree.v1.DefinitionStats.turns:type_name -> agentree.v1.Distribution
 	158, // 177: agentree.v1.DefinitionStats.tool_calls:type_name -> agentree.v1.Distribution
 	158, // 178: agentree.v1.DefinitionStats.cost:type_name -> agentree.v1.Distribution
 	158, // 179: agentree.v1.DefinitionStats.duration_ms:type_name -> agentree.v1.Distribution
 	161, // 180: agentree.v1.ListFailureClustersResponse.failure_clusters:type_name -> agentree.v1.FailureCluster
-	172, // 181: agentree.v1.ScheduleFollowUpRequest.at:type_name -> google.protobuf.Timestamp
-	172, // 182: agentree.v1.FollowUp.deliver_at:type_name -> google.protobuf.Timestamp
-	172, // 183: agentree.v1.FollowUp.created_at:type_name -> google.protobuf.Timestamp
-	172, // 184: agentree.v1.FollowUp.updated_at:type_name -> google.protobuf.Timestamp
+	178, // 181: agentree.v1.ScheduleFollowUpRequest.at:type_name -> google.protobuf.Timestamp
+	178, // 182: agentree.v1.FollowUp.deliver_at:type_name -> google.protobuf.Timestamp
+	178, // 183: agentree.v1.FollowUp.created_at:type_name -> google.protobuf.Timestamp
+	178, // 184: agentree.v1.FollowUp.updated_at:type_name -> google.protobuf.Timestamp
 	163, // 185: agentree.v1.ListFollowUpsResponse.follow_ups:type_name -> agentree.v1.FollowUp
-	7,   // 186: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
-	8,   // 187: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
-	10,  // 188: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
-	11,  // 189: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
-	12,  // 190: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
-	15,  // 191: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
-	16,  // 192: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
-	18,  // 193: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
-	19,  // 194: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
-	72,  // 195: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
-	98,  // 196: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
-	73,  // 197: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
-	73,  // 198: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
-	20,  // 199: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
-	22,  // 200: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
-	43,  // 201: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
-	45,  // 202: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
-	46,  // 203: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
-	48,  // 204: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
-	51,  // 205: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
-	53,  // 206: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
-	58,  // 207: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
-	64,  // 208: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
-	66,  // 209: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
-	62,  // 210: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
-	67,  // 211: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
-	91,  // 212: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
-	99,  // 213: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
-	93,  // 214: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
-	94,  // 215: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
-	89,  // 216: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
-	90,  // 217: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
-	75,  // 218: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
-	76,  // 219: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
-	78,  // 220: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
-	80,  // 221: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
-	82,  // 222: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
-	83,  // 223: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
-	85,  // 224: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
-	86,  // 225: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
-	102, // 226: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
-	107, // 227: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
-	111, // 228: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
-	112, // 229: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
-	119, // 230: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
-	120, // 231: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
-	122, // 232: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
-	124, // 233: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
-	126, // 234: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
-	127, // 235: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
-	127, // 236: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
-	128, // 237: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
-	129, // 238: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
-	127, // 239: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
-	131, // 240: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
-	133, // 241: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
-	134, // 242: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
-	135, // 243: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
-	136, // 244: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
-	140, // 245: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
-	142, // 246: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
-	162, // 247: agentree.v1.AgentService.ScheduleFollowUp:input_type -> agentree.v1.ScheduleFollowUpRequest
-	164, // 248: agentree.v1.AgentService.ListFollowUps:input_type -> agentree.v1.ListFollowUpsRequest
-	166, // 249: agentree.v1.AgentService.CancelFollowUp:input_type -> agentree.v1.CancelFollowUpRequest
-	146, // 250: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
-	148, // 251: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
-	152, // 252: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
-	156, // 253: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
-	159, // 254: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
-	5,   // 255: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	9,   // 256: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
-	5,   // 257: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	5,   // 258: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
-	13,  // 259: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
-	14,  // 260: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 261: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	14,  // 262: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 263: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 264: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
-	14,  // 265: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
-	17,  // 266: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
-	17,  // 267: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
-	21,  // 268: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	23,  // 269: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
-	44,  // 270: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
-	42,  // 271: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
-	42,  // 272: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
-	49,  // 273: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
-	52,  // 274: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
-	50,  // 275: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
-	59,  // 276: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
-	65,  // 277: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
-	60,  // 278: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
-	63,  // 279: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
-	68,  // 280: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
-	92,  // 281: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
-	100, // 282: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
-	21,  // 283: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
-	95,  // 284: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
-	88,  // 285: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
-	88,  // 286: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
-	74,  // 287: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	74,  // 288: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
-	79,  // 289: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
-	81,  // 290: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
-	77,  // 291: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
-	77,  // 292: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
-	84,  // 293: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
-	84,  // 294: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
-	103, // 295: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
-	108, // 296: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
-	113, // 297: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
-	113, // 298: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
-	118, // 299: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
-	121, // 300: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
-	118, // 301: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
-	125, // 302: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
-	123, // 303: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
-	123, // 304: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
-	123, // 305: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
-	130, // 306: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
-	123, // 307: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
-	123, // 308: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
-	132, // 309: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
-	130, // 310: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
-	130, // 311: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
-	130, // 312: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
-	139, // 313: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
-	141, // 314: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
-	144, // 315: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
-	163, // 316: agentree.v1.AgentService.ScheduleFollowUp:output_type -> agentree.v1.FollowUp
-	165, // 317: agentree.v1.AgentService.ListFollowUps:output_type -> agentree.v1.ListFollowUpsResponse
-	163, // 318: agentree.v1.AgentService.CancelFollowUp:output_type -> agentree.v1.FollowUp
-	149, // 319: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
-	149, // 320: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
-	153, // 321: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
-	157, // 322: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
-	160, // 323: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
-	255, // [255:324] is the sub-list for method output_type
-	186, // [186:255] is the sub-list for method input_type
-	186, // [186:186] is the sub-list for extension type_name
-	186, // [186:186] is the sub-list for extension extendee
-	0,   // [0:186] is the sub-list for field type_name
+	169, // 186: agentree.v1.CreateBestOfRequest.branches:type_name -> agentree.v1.BestOfBranchOverride
+	1,   // 187: agentree.v1.BestOfBranchOverride.model:type_name -> agentree.v1.ModelRef
+	173, // 188: agentree.v1.BestOf.branches:type_name -> agentree.v1.BestOfBranch
+	150, // 189: agentree.v1.BestOfBranch.path:type_name -> agentree.v1.CounterfactualPath
+	7,   // 190: agentree.v1.AgentService.CreateAgentDefinition:input_type -> agentree.v1.CreateAgentDefinitionRequest
+	8,   // 191: agentree.v1.AgentService.ListAgentDefinitions:input_type -> agentree.v1.ListAgentDefinitionsRequest
+	10,  // 192: agentree.v1.AgentService.GetAgentDefinition:input_type -> agentree.v1.GetAgentDefinitionRequest
+	11,  // 193: agentree.v1.AgentService.UpdateAgentDefinition:input_type -> agentree.v1.UpdateAgentDefinitionRequest
+	12,  // 194: agentree.v1.AgentService.DeleteAgentDefinition:input_type -> agentree.v1.DeleteAgentDefinitionRequest
+	15,  // 195: agentree.v1.AgentService.CreateAgentExecution:input_type -> agentree.v1.CreateAgentExecutionRequest
+	16,  // 196: agentree.v1.AgentService.ListAgentExecutions:input_type -> agentree.v1.ListAgentExecutionsRequest
+	18,  // 197: agentree.v1.AgentService.GetAgentExecution:input_type -> agentree.v1.GetAgentExecutionRequest
+	19,  // 198: agentree.v1.AgentService.CancelAgentExecution:input_type -> agentree.v1.CancelAgentExecutionRequest
+	72,  // 199: agentree.v1.AgentService.ResumeAgentExecution:input_type -> agentree.v1.ResumeAgentExecutionRequest
+	98,  // 200: agentree.v1.AgentService.ForkAgentExecution:input_type -> agentree.v1.ForkAgentExecutionRequest
+	73,  // 201: agentree.v1.AgentService.ListForks:input_type -> agentree.v1.ListChildExecutionsRequest
+	73,  // 202: agentree.v1.AgentService.ListChildExecutions:input_type -> agentree.v1.ListChildExecutionsRequest
+	20,  // 203: agentree.v1.AgentService.SignalAgentExecution:input_type -> agentree.v1.SignalAgentExecutionRequest
+	22,  // 204: agentree.v1.AgentService.StreamAgentExecution:input_type -> agentree.v1.StreamAgentExecutionRequest
+	43,  // 205: agentree.v1.AgentService.ListCheckpoints:input_type -> agentree.v1.ListCheckpointsRequest
+	45,  // 206: agentree.v1.AgentService.GetCheckpoint:input_type -> agentree.v1.GetCheckpointRequest
+	46,  // 207: agentree.v1.AgentService.GetLatestCheckpoint:input_type -> agentree.v1.GetLatestCheckpointRequest
+	48,  // 208: agentree.v1.AgentService.ListTasks:input_type -> agentree.v1.ListTasksRequest
+	51,  // 209: agentree.v1.AgentService.ListEntries:input_type -> agentree.v1.ListEntriesRequest
+	53,  // 210: agentree.v1.AgentService.GetEntry:input_type -> agentree.v1.GetEntryRequest
+	58,  // 211: agentree.v1.AgentService.ListMessages:input_type -> agentree.v1.ListMessagesRequest
+	64,  // 212: agentree.v1.AgentService.ListToolCalls:input_type -> agentree.v1.ListToolCallsRequest
+	66,  // 213: agentree.v1.AgentService.GetToolCall:input_type -> agentree.v1.GetToolCallRequest
+	62,  // 214: agentree.v1.AgentService.DecideToolCall:input_type -> agentree.v1.DecideToolCallRequest
+	67,  // 215: agentree.v1.AgentService.GetCapabilities:input_type -> agentree.v1.GetCapabilitiesRequest
+	91,  // 216: agentree.v1.AgentService.GetEntryContext:input_type -> agentree.v1.GetEntryContextRequest
+	99,  // 217: agentree.v1.AgentService.GetTokenTimeline:input_type -> agentree.v1.GetTokenTimelineRequest
+	93,  // 218: agentree.v1.AgentService.CompactAgentExecution:input_type -> agentree.v1.CompactAgentExecutionRequest
+	94,  // 219: agentree.v1.AgentService.GetCompaction:input_type -> agentree.v1.GetCompactionRequest
+	89,  // 220: agentree.v1.AgentService.GetExecutionUsage:input_type -> agentree.v1.GetExecutionUsageRequest
+	90,  // 221: agentree.v1.AgentService.GetOrgUsage:input_type -> agentree.v1.GetOrgUsageRequest
+	75,  // 222: agentree.v1.AgentService.GetRetentionPolicy:input_type -> agentree.v1.GetRetentionPolicyRequest
+	76,  // 223: agentree.v1.AgentService.SetRetentionPolicy:input_type -> agentree.v1.SetRetentionPolicyRequest
+	78,  // 224: agentree.v1.AgentService.CreateApiKey:input_type -> agentree.v1.CreateApiKeyRequest
+	80,  // 225: agentree.v1.AgentService.ListApiKeys:input_type -> agentree.v1.ListApiKeysRequest
+	82,  // 226: agentree.v1.AgentService.RevokeApiKey:input_type -> agentree.v1.RevokeApiKeyRequest
+	83,  // 227: agentree.v1.AgentService.ExpireApiKey:input_type -> agentree.v1.ExpireApiKeyRequest
+	85,  // 228: agentree.v1.AgentService.GetOrgQuota:input_type -> agentree.v1.GetOrgQuotaRequest
+	86,  // 229: agentree.v1.AgentService.SetOrgQuota:input_type -> agentree.v1.SetOrgQuotaRequest
+	102, // 230: agentree.v1.AgentService.ListDecisionPoints:input_type -> agentree.v1.ListDecisionPointsRequest
+	107, // 231: agentree.v1.AgentService.GetCompressionAnalysis:input_type -> agentree.v1.GetCompressionAnalysisRequest
+	111, // 232: agentree.v1.AgentService.ExplainAgentExecution:input_type -> agentree.v1.ExplainAgentExecutionRequest
+	112, // 233: agentree.v1.AgentService.GetExplanation:input_type -> agentree.v1.GetExplanationRequest
+	119, // 234: agentree.v1.AgentService.CreateStandingApproval:input_type -> agentree.v1.CreateStandingApprovalRequest
+	120, // 235: agentree.v1.AgentService.ListStandingApprovals:input_type -> agentree.v1.ListStandingApprovalsRequest
+	122, // 236: agentree.v1.AgentService.RevokeStandingApproval:input_type -> agentree.v1.RevokeStandingApprovalRequest
+	124, // 237: agentree.v1.AgentService.ListVariants:input_type -> agentree.v1.ListVariantsRequest
+	126, // 238: agentree.v1.AgentService.CreateVariant:input_type -> agentree.v1.CreateVariantRequest
+	127, // 239: agentree.v1.AgentService.GetVariant:input_type -> agentree.v1.VariantRequest
+	127, // 240: agentree.v1.AgentService.ActivateVariant:input_type -> agentree.v1.VariantRequest
+	128, // 241: agentree.v1.AgentService.SetVariantExclusions:input_type -> agentree.v1.SetVariantExclusionsRequest
+	129, // 242: agentree.v1.AgentService.SetVariantModel:input_type -> agentree.v1.SetVariantModelRequest
+	127, // 243: agentree.v1.AgentService.PromoteVariant:input_type -> agentree.v1.VariantRequest
+	131, // 244: agentree.v1.AgentService.BranchAgentExecution:input_type -> agentree.v1.BranchAgentExecutionRequest
+	133, // 245: agentree.v1.AgentService.AddInjection:input_type -> agentree.v1.AddInjectionRequest
+	134, // 246: agentree.v1.AgentService.EditInjection:input_type -> agentree.v1.EditInjectionRequest
+	135, // 247: agentree.v1.AgentService.DeleteInjection:input_type -> agentree.v1.InjectionRequest
+	136, // 248: agentree.v1.AgentService.GetEntryWorkspace:input_type -> agentree.v1.GetEntryWorkspaceRequest
+	140, // 249: agentree.v1.AgentService.GetWorkspaceFile:input_type -> agentree.v1.GetWorkspaceFileRequest
+	142, // 250: agentree.v1.AgentService.GetWorkspaceDiff:input_type -> agentree.v1.GetWorkspaceDiffRequest
+	162, // 251: agentree.v1.AgentService.ScheduleFollowUp:input_type -> agentree.v1.ScheduleFollowUpRequest
+	164, // 252: agentree.v1.AgentService.ListFollowUps:input_type -> agentree.v1.ListFollowUpsRequest
+	166, // 253: agentree.v1.AgentService.CancelFollowUp:input_type -> agentree.v1.CancelFollowUpRequest
+	146, // 254: agentree.v1.AgentService.CreateCounterfactual:input_type -> agentree.v1.CreateCounterfactualRequest
+	148, // 255: agentree.v1.AgentService.GetCounterfactual:input_type -> agentree.v1.GetCounterfactualRequest
+	152, // 256: agentree.v1.AgentService.SearchAgentExecutions:input_type -> agentree.v1.SearchAgentExecutionsRequest
+	156, // 257: agentree.v1.AgentService.GetDefinitionStats:input_type -> agentree.v1.GetDefinitionStatsRequest
+	159, // 258: agentree.v1.AgentService.ListFailureClusters:input_type -> agentree.v1.ListFailureClustersRequest
+	168, // 259: agentree.v1.AgentService.CreateBestOf:input_type -> agentree.v1.CreateBestOfRequest
+	170, // 260: agentree.v1.AgentService.GetBestOf:input_type -> agentree.v1.GetBestOfRequest
+	171, // 261: agentree.v1.AgentService.PromoteBestOf:input_type -> agentree.v1.PromoteBestOfRequest
+	5,   // 262: agentree.v1.AgentService.CreateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	9,   // 263: agentree.v1.AgentService.ListAgentDefinitions:output_type -> agentree.v1.ListAgentDefinitionsResponse
+	5,   // 264: agentree.v1.AgentService.GetAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	5,   // 265: agentree.v1.AgentService.UpdateAgentDefinition:output_type -> agentree.v1.AgentDefinition
+	13,  // 266: agentree.v1.AgentService.DeleteAgentDefinition:output_type -> agentree.v1.DeleteAgentDefinitionResponse
+	14,  // 267: agentree.v1.AgentService.CreateAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 268: agentree.v1.AgentService.ListAgentExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	14,  // 269: agentree.v1.AgentService.GetAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 270: agentree.v1.AgentService.CancelAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 271: agentree.v1.AgentService.ResumeAgentExecution:output_type -> agentree.v1.AgentExecution
+	14,  // 272: agentree.v1.AgentService.ForkAgentExecution:output_type -> agentree.v1.AgentExecution
+	17,  // 273: agentree.v1.AgentService.ListForks:output_type -> agentree.v1.ListAgentExecutionsResponse
+	17,  // 274: agentree.v1.AgentService.ListChildExecutions:output_type -> agentree.v1.ListAgentExecutionsResponse
+	21,  // 275: agentree.v1.AgentService.SignalAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	23,  // 276: agentree.v1.AgentService.StreamAgentExecution:output_type -> agentree.v1.StreamEvent
+	44,  // 277: agentree.v1.AgentService.ListCheckpoints:output_type -> agentree.v1.ListCheckpointsResponse
+	42,  // 278: agentree.v1.AgentService.GetCheckpoint:output_type -> agentree.v1.Checkpoint
+	42,  // 279: agentree.v1.AgentService.GetLatestCheckpoint:output_type -> agentree.v1.Checkpoint
+	49,  // 280: agentree.v1.AgentService.ListTasks:output_type -> agentree.v1.ListTasksResponse
+	52,  // 281: agentree.v1.AgentService.ListEntries:output_type -> agentree.v1.ListEntriesResponse
+	50,  // 282: agentree.v1.AgentService.GetEntry:output_type -> agentree.v1.Entry
+	59,  // 283: agentree.v1.AgentService.ListMessages:output_type -> agentree.v1.ListMessagesResponse
+	65,  // 284: agentree.v1.AgentService.ListToolCalls:output_type -> agentree.v1.ListToolCallsResponse
+	60,  // 285: agentree.v1.AgentService.GetToolCall:output_type -> agentree.v1.ToolCall
+	63,  // 286: agentree.v1.AgentService.DecideToolCall:output_type -> agentree.v1.DecideToolCallResponse
+	68,  // 287: agentree.v1.AgentService.GetCapabilities:output_type -> agentree.v1.Capabilities
+	92,  // 288: agentree.v1.AgentService.GetEntryContext:output_type -> agentree.v1.ModelContext
+	100, // 289: agentree.v1.AgentService.GetTokenTimeline:output_type -> agentree.v1.TokenTimeline
+	21,  // 290: agentree.v1.AgentService.CompactAgentExecution:output_type -> agentree.v1.SignalAgentExecutionResponse
+	95,  // 291: agentree.v1.AgentService.GetCompaction:output_type -> agentree.v1.CompactionAudit
+	88,  // 292: agentree.v1.AgentService.GetExecutionUsage:output_type -> agentree.v1.UsageReport
+	88,  // 293: agentree.v1.AgentService.GetOrgUsage:output_type -> agentree.v1.UsageReport
+	74,  // 294: agentree.v1.AgentService.GetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	74,  // 295: agentree.v1.AgentService.SetRetentionPolicy:output_type -> agentree.v1.RetentionPolicy
+	79,  // 296: agentree.v1.AgentService.CreateApiKey:output_type -> agentree.v1.CreatedApiKey
+	81,  // 297: agentree.v1.AgentService.ListApiKeys:output_type -> agentree.v1.ListApiKeysResponse
+	77,  // 298: agentree.v1.AgentService.RevokeApiKey:output_type -> agentree.v1.ApiKey
+	77,  // 299: agentree.v1.AgentService.ExpireApiKey:output_type -> agentree.v1.ApiKey
+	84,  // 300: agentree.v1.AgentService.GetOrgQuota:output_type -> agentree.v1.OrgQuota
+	84,  // 301: agentree.v1.AgentService.SetOrgQuota:output_type -> agentree.v1.OrgQuota
+	103, // 302: agentree.v1.AgentService.ListDecisionPoints:output_type -> agentree.v1.ListDecisionPointsResponse
+	108, // 303: agentree.v1.AgentService.GetCompressionAnalysis:output_type -> agentree.v1.CompressionAnalysis
+	113, // 304: agentree.v1.AgentService.ExplainAgentExecution:output_type -> agentree.v1.Explanation
+	113, // 305: agentree.v1.AgentService.GetExplanation:output_type -> agentree.v1.Explanation
+	118, // 306: agentree.v1.AgentService.CreateStandingApproval:output_type -> agentree.v1.StandingApproval
+	121, // 307: agentree.v1.AgentService.ListStandingApprovals:output_type -> agentree.v1.ListStandingApprovalsResponse
+	118, // 308: agentree.v1.AgentService.RevokeStandingApproval:output_type -> agentree.v1.StandingApproval
+	125, // 309: agentree.v1.AgentService.ListVariants:output_type -> agentree.v1.ListVariantsResponse
+	123, // 310: agentree.v1.AgentService.CreateVariant:output_type -> agentree.v1.Variant
+	123, // 311: agentree.v1.AgentService.GetVariant:output_type -> agentree.v1.Variant
+	123, // 312: agentree.v1.AgentService.ActivateVariant:output_type -> agentree.v1.Variant
+	130, // 313: agentree.v1.AgentService.SetVariantExclusions:output_type -> agentree.v1.VariantEdit
+	123, // 314: agentree.v1.AgentService.SetVariantModel:output_type -> agentree.v1.Variant
+	123, // 315: agentree.v1.AgentService.PromoteVariant:output_type -> agentree.v1.Variant
+	132, // 316: agentree.v1.AgentService.BranchAgentExecution:output_type -> agentree.v1.BranchAgentExecutionResponse
+	130, // 317: agentree.v1.AgentService.AddInjection:output_type -> agentree.v1.VariantEdit
+	130, // 318: agentree.v1.AgentService.EditInjection:output_type -> agentree.v1.VariantEdit
+	130, // 319: agentree.v1.AgentService.DeleteInjection:output_type -> agentree.v1.VariantEdit
+	139, // 320: agentree.v1.AgentService.GetEntryWorkspace:output_type -> agentree.v1.EntryWorkspace
+	141, // 321: agentree.v1.AgentService.GetWorkspaceFile:output_type -> agentree.v1.WorkspaceFile
+	144, // 322: agentree.v1.AgentService.GetWorkspaceDiff:output_type -> agentree.v1.WorkspaceDiff
+	163, // 323: agentree.v1.AgentService.ScheduleFollowUp:output_type -> agentree.v1.FollowUp
+	165, // 324: agentree.v1.AgentService.ListFollowUps:output_type -> agentree.v1.ListFollowUpsResponse
+	163, // 325: agentree.v1.AgentService.CancelFollowUp:output_type -> agentree.v1.FollowUp
+	149, // 326: agentree.v1.AgentService.CreateCounterfactual:output_type -> agentree.v1.Counterfactual
+	149, // 327: agentree.v1.AgentService.GetCounterfactual:output_type -> agentree.v1.Counterfactual
+	153, // 328: agentree.v1.AgentService.SearchAgentExecutions:output_type -> agentree.v1.SearchAgentExecutionsResponse
+	157, // 329: agentree.v1.AgentService.GetDefinitionStats:output_type -> agentree.v1.DefinitionStats
+	160, // 330: agentree.v1.AgentService.ListFailureClusters:output_type -> agentree.v1.ListFailureClustersResponse
+	172, // 331: agentree.v1.AgentService.CreateBestOf:output_type -> agentree.v1.BestOf
+	172, // 332: agentree.v1.AgentService.GetBestOf:output_type -> agentree.v1.BestOf
+	172, // 333: agentree.v1.AgentService.PromoteBestOf:output_type -> agentree.v1.BestOf
+	262, // [262:334] is the sub-list for method output_type
+	190, // [190:262] is the sub-list for method input_type
+	190, // [190:190] is the sub-list for extension type_name
+	190, // [190:190] is the sub-list for extension extendee
+	0,   // [0:190] is the sub-list for field type_name
 }
 
 func init() { file_agentree_v1_agentree_proto_init() }
@@ -16246,7 +16742,7 @@ func file_agentree_v1_agentree_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentree_v1_agentree_proto_rawDesc), len(file_agentree_v1_agentree_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   170,
+			NumMessages:   176,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
