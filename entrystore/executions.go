@@ -163,11 +163,8 @@ func (s *Store) ListExecutions(ctx context.Context, orgID string, f ExecutionFil
 	}
 	var w where
 	w.and("org_id = ?", ids[0])
-	if f.Status != "" {
-		if !f.Status.Valid() {
-			return nil, "", errf(op, ErrInvalid, "status %q", f.Status)
-		}
-		w.and("status = ?", string(f.Status))
+	if err := w.status(op, "status", f.Status); err != nil {
+		return nil, "", err
 	}
 	if f.Kind != "" {
 		w.and("kind = ?", f.Kind)

@@ -165,6 +165,31 @@ func (w *where) and(cond string, args ...any) {
 	w.conds = append(w.conds, cond)
 }
 
+// status adds col = st when st is set, refusing a status that is none.
+func (w *where) status(op, col string, st Status) error {
+	if st == "" {
+		return nil
+	}
+	if !st.Valid() {
+		return errf(op, ErrInvalid, "status %q", st)
+	}
+	w.and(col+" = ?", string(st))
+	return nil
+}
+
+// definition adds col = id when id is set, refusing a malformed one.
+func (w *where) definition(op, col, id string) error {
+	if id == "" {
+		return nil
+	}
+	v, ok := parseID(id)
+	if !ok {
+		return errf(op, ErrInvalid, "malformed definition id %q", id)
+	}
+	w.and(col+" = ?", v)
+	return nil
+}
+
 // param adds a bare parameter (a LIMIT, say) and returns its placeholder.
 func (w *where) param(v any) string {
 	w.args = append(w.args, v)

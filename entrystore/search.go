@@ -75,18 +75,11 @@ func (s *Store) SearchExecutions(ctx context.Context, orgID string, f SearchFilt
 	}
 	var w where
 	w.and("org_id = ?", ids[0])
-	if f.Status != "" {
-		if !f.Status.Valid() {
-			return nil, "", errf(op, ErrInvalid, "status %q", f.Status)
-		}
-		w.and("status = ?", string(f.Status))
+	if err := w.status(op, "status", f.Status); err != nil {
+		return nil, "", err
 	}
-	if f.DefinitionID != "" {
-		id, ok := parseID(f.DefinitionID)
-		if !ok {
-			return nil, "", errf(op, ErrInvalid, "malformed definition id %q", f.DefinitionID)
-		}
-		w.and("agent_definition_id = ?", id)
+	if err := w.definition(op, "agent_definition_id", f.DefinitionID); err != nil {
+		return nil, "", err
 	}
 	if f.ToolName != "" {
 		w.and("s.tools @> ARRAY[?::text]", f.ToolName)
@@ -248,12 +241,8 @@ func (s *Store) FailureClusters(ctx context.Context, orgID string, f ClusterFilt
 	var w where
 	w.and("x.org_id = ?", ids[0])
 	w.and("x.status = ?", string(StatusFailed))
-	if f.DefinitionID != "" {
-		id, ok := parseID(f.DefinitionID)
-		if !ok {
-			return nil, "", errf(op, ErrInvalid, "malformed definition id %q", f.DefinitionID)
-		}
-		w.and("x.agent_definition_id = ?", id)
+	if err := w.definition(op, "x.agent_definition_id", f.DefinitionID); err != nil {
+		return nil, "", err
 	}
 	if !f.From.IsZero() {
 		w.and("x.created_at >= ?", f.From)
