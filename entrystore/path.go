@@ -93,10 +93,10 @@ func pathCols(from string) string {
 		CASE WHEN ` + first + ` THEN ` + size + ` END`
 }
 
-// pathSQL walks branch by branch and reads each branch's share as an index
-// range. It has no ORDER BY: sorting 10,000 wide rows spilled past work_mem
-// and tripled the query's time, and Path places rows by depth anyway.
-var pathSQL = `
+// pathBranchesSQL is seg: the branches of the path from the root to entry
+// $2 of org $1, each with the deepest depth the path takes from it — one
+// index probe per branch, never the path's entries.
+const pathBranchesSQL = `
 	WITH RECURSIVE seg (branch_id, max_depth) AS (
 		SELECT branch_id, depth FROM agent_entry WHERE id = $2 AND org_id = $1
 		UNION ALL
@@ -104,7 +104,12 @@ var pathSQL = `
 		FROM seg
 		JOIN agent_entry h ON h.id = seg.branch_id
 		JOIN agent_entry p ON p.id = h.parent_id
-	)
+	)`
+
+// pathSQL walks branch by branch and reads each branch's share as an index
+// range. It has no ORDER BY: sorting 10,000 wide rows spilled past work_mem
+// and tripled the query's time, and Path places rows by depth anyway.
+var pathSQL = pathBranchesSQL + `
 	SELECT ` + pathCols("") + `
 	FROM seg JOIN agent_entry e ON e.branch_id = seg.branch_id AND e.depth <= seg.max_depth
 	WHERE e.org_id = $1`
@@ -113,15 +118,7 @@ var pathSQL = `
 // entry: the compaction is the deepest compaction entry of the path's
 // branches (each an index probe of agent_entry_compaction), and the
 // branches are then read from its firstKeptDepth only.
-var contextPathSQL = `
-	WITH RECURSIVE seg (branch_id, max_depth) AS (
-		SELECT branch_id, depth FROM agent_entry WHERE id = $2 AND org_id = $1
-		UNION ALL
-		SELECT p.branch_id, p.depth
-		FROM seg
-		JOIN agent_entry h ON h.id = seg.branch_id
-		JOIN agent_entry p ON p.id = h.parent_id
-	),
+var contextPathSQL = pathBranchesSQL + `,
 	kept (depth) AS MATERIALIZED (
 		SELECT coalesce((
 			SELECT (c.content->>'firstKeptDepth')::int

@@ -137,15 +137,7 @@ func (s *Store) NearestSnapshot(ctx context.Context, orgID, entryID string) (Wor
 	if err != nil {
 		return WorkspaceSnapshot{}, err
 	}
-	rows, err := s.pool.Query(ctx, `
-		WITH RECURSIVE seg (branch_id, max_depth) AS (
-			SELECT branch_id, depth FROM agent_entry WHERE id = $2 AND org_id = $1
-			UNION ALL
-			SELECT p.branch_id, p.depth
-			FROM seg
-			JOIN agent_entry h ON h.id = seg.branch_id
-			JOIN agent_entry p ON p.id = h.parent_id
-		)
+	rows, err := s.pool.Query(ctx, pathBranchesSQL+`
 		SELECT `+snapshotCols+` FROM seg CROSS JOIN LATERAL (
 			SELECT * FROM agent_workspace_snapshot w
 			WHERE w.branch_id = seg.branch_id AND w.depth <= seg.max_depth AND w.org_id = $1
