@@ -11,6 +11,7 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
 )
 
 // ErrTypeBudget: a model call refused because a budget over it is spent
@@ -20,28 +21,35 @@ import (
 // "budget".
 const ErrTypeBudget = "AgentreeBudgetSpent"
 
-// budgetCheck is step.Deps.Budget over the store: one query per model call
-// (entrystore.Budgets) reads every budget over the call and what was spent
-// of it; the first one reached refuses the call, else the largest share
-// spent is what the execution's downgradeAt is compared with. It fails
-// closed only on real overspend: a store that cannot answer lets the call
-// go at the model asked for (and the call's own store writes then wait
-// for it), since pausing executions for a hiccup would cost more than a
-// few calls past a budget.
-func budgetCheck(es *entrystore.Store, now func() time.Time) func(ctx context.Context, orgID, executionID string) (float64, error) {
-	return func(ctx context.Context, orgID, executionID string) (float64, error) {
-		lines, err := es.Budgets(ctx, orgID, executionID, now())
+// callGate is step.Deps.Gate over the store: one query per model call
+// (entrystore.CallGate) reads every budget over the call and what was
+// spent of it, and the active variant's overlay. The first budget reached
+// refuses the call, else the largest share spent is what the execution's
+// downgradeAt is compared with. It fails closed only on real overspend: a
+// store that cannot answer lets the call go at the model asked for (the
+// overlay is then read on its own, and the call's own store writes wait
+// for the store), since pausing executions for a hiccup would cost more
+// than a few calls past a budget. With a worker store (withOverlay false)
+// the overlay is the store's to read: a worker-held execution has none.
+func callGate(es *entrystore.Store, now func() time.Time, withOverlay bool) func(ctx context.Context, orgID, executionID string) (step.Gate, error) {
+	return func(ctx context.Context, orgID, executionID string) (step.Gate, error) {
+		ov, lines, err := es.CallGate(ctx, orgID, executionID, now())
 		if err != nil {
 			if activity.IsActivity(ctx) {
 				activity.GetLogger(ctx).Warn("budget check failed; the model call goes ahead", "org", orgID, "execution", executionID, "error", err)
 			}
-			return 0, nil
+			return step.Gate{}, nil
+		}
+		g := step.Gate{}
+		if withOverlay {
+			g.Overlay = &ov
 		}
 		share, err := entrystore.Judge(lines)
+		g.Share = share
 		if err != nil {
-			return share, &agentsdk.BudgetError{Reason: err.Error()}
+			return g, &agentsdk.BudgetError{Reason: err.Error()}
 		}
-		return share, nil
+		return g, nil
 	}
 }
 

@@ -25,7 +25,7 @@ func TestBudgetCheckFailsClosedOnlyOnOverspend(t *testing.T) {
 	org, err := es.CreateOrg(ctx, "budget", "Budget")
 	require.NoError(t, err)
 	now := time.Now()
-	budget := budgetCheck(es, func() time.Time { return now })
+	budget := callGate(es, func() time.Time { return now }, true)
 	// No execution of that ID: only the organization's quota is over it.
 	exID := uuid.NewString()
 	check := func(ctx context.Context, orgID string) error {
@@ -58,7 +58,8 @@ func TestBudgetCheckFailsClosedOnlyOnOverspend(t *testing.T) {
 	t.Cleanup(pool.Close)
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	share, err := budgetCheck(entrystore.New(pool), time.Now)(cctx, org.ID, exID)
+	g, err := callGate(entrystore.New(pool), time.Now, true)(cctx, org.ID, exID)
 	require.NoError(t, err)
-	require.Zero(t, share, "no downgrade on a guess")
+	require.Zero(t, g.Share, "no downgrade on a guess")
+	require.Nil(t, g.Overlay, "the overlay is then read on its own")
 }

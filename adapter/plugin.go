@@ -385,7 +385,7 @@ func (o Options) validate() (*Options, error) {
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{
 		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.operator(), Windows: o.ContextWindows,
-			Compacting: obs.compacting, Cache: cache, Budget: budgetCheck(o.Store, time.Now), StandingApproval: standingApproval(o.Store),
+			Compacting: obs.compacting, Cache: cache, Gate: callGate(o.Store, time.Now, o.WorkerStore == nil), StandingApproval: standingApproval(o.Store),
 			ActivityTools: o.ActivityToolCalls},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,

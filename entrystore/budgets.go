@@ -115,7 +115,30 @@ func (s *Store) Budgets(ctx context.Context, orgID, executionID string, now time
 	if err != nil {
 		return nil, err
 	}
-	lines, err := queryAll[BudgetLine](ctx, s.pool, `WITH RECURSIVE chain AS (
+	lines, err := queryAll[BudgetLine](ctx, s.pool, budgetLinesSQL+`
+		SELECT scope, owner_id, max_tokens, max_cost, tokens, cost FROM lines WHERE `+budgetLineSet+` ORDER BY ord`,
+		ids[0], ids[1], utcDay(now))
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	return dated(lines, now), nil
+}
+
+// dated sets the organization's line's ResetAt.
+func dated(lines []BudgetLine, now time.Time) []BudgetLine {
+	for i := range lines {
+		if lines[i].Scope == BudgetOrganization {
+			lines[i].ResetAt = DayResets(now)
+		}
+	}
+	return lines
+}
+
+// budgetLinesSQL is the WITH clause of a read of the budgets over an
+// execution's next model call ($1 its organization, $2 its ID, $3 the UTC
+// day): its `lines`, each with its caps and what was spent, ordered by
+// ord. Only the lines budgetLineSet keeps are budgets someone set.
+const budgetLinesSQL = `WITH RECURSIVE chain AS (
 			SELECT id, parent_id, agent_definition_id, config, 0 AS depth FROM agent_execution WHERE org_id = $1 AND id = $2
 			UNION ALL
 			SELECT x.id, x.parent_id, x.agent_definition_id, x.config, c.depth + 1
@@ -137,18 +160,11 @@ func (s *Store) Budgets(ctx context.Context, orgID, executionID string, now time
 			SELECT 'organization', q.org_id::text, q.tokens_per_day, q.cost_per_day, coalesce(u.tokens, 0), coalesce(u.cost, 0), 1001
 			FROM org_quota q LEFT JOIN org_usage_day u ON u.org_id = q.org_id AND u.day = $3::date WHERE q.org_id = $1
 		)
-		SELECT scope, owner_id, max_tokens, max_cost, tokens, cost FROM lines
-		WHERE max_tokens > 0 OR max_cost > 0 OR scope = 'execution' ORDER BY ord`, ids[0], ids[1], utcDay(now))
-	if err != nil {
-		return nil, wrap(op, err)
-	}
-	for i := range lines {
-		if lines[i].Scope == BudgetOrganization {
-			lines[i].ResetAt = DayResets(now)
-		}
-	}
-	return lines, nil
-}
+`
+
+// budgetLineSet keeps, of budgetLinesSQL's lines, the budgets someone
+// set, and the execution's own line (what it spent) always.
+const budgetLineSet = `(max_tokens > 0 OR max_cost > 0 OR scope = 'execution')`
 
 // ExecutionSpend is what the execution's model calls, its descendants'
 // included, have spent (a resume's, the paused execution's too).

@@ -34,19 +34,29 @@ func (s *Store) ContextOverlay(ctx context.Context, orgID, executionID, name str
 	// answers the EXISTS from the index alone).
 	var o ContextOverlay
 	var injections bool
-	err = s.pool.QueryRow(ctx, `SELECT coalesce(v.excluded_entry_ids::text[], '{}'), v.model_override,
-			EXISTS (SELECT 1 FROM agent_entry e WHERE e.agent_execution_id = x.id AND e.entry_type = 'injection')
+	err = s.pool.QueryRow(ctx, `SELECT `+overlayCols+`
 		FROM agent_execution x LEFT JOIN agent_variant v ON v.agent_execution_id = x.id
 			AND CASE WHEN $3 = '' THEN v.id = x.active_variant_id ELSE v.name = $3 END
 		WHERE x.id = $2 AND x.org_id = $1`, ids[0], ids[1], name).Scan(&o.Excluded, (*[]byte)(&o.Model), &injections)
 	if err != nil || !injections {
 		return o, wrap(op, err)
 	}
-	o.Injections, err = queryEntries(ctx, s.pool, `SELECT `+entryCols+` FROM agent_entry
+	o.Injections, err = s.injections(ctx, ids)
+	return o, wrap(op, err)
+}
+
+// overlayCols are a variant's overlay, of the variant v of the execution
+// x: the excluded entries, the model override and whether the execution
+// has any injection entry.
+const overlayCols = `coalesce(v.excluded_entry_ids::text[], '{}'), v.model_override,
+			EXISTS (SELECT 1 FROM agent_entry e WHERE e.agent_execution_id = x.id AND e.entry_type = 'injection')`
+
+// injections are the execution's live injection entries, oldest first.
+func (s *Store) injections(ctx context.Context, ids []string) ([]Entry, error) {
+	return queryEntries(ctx, s.pool, `SELECT `+entryCols+` FROM agent_entry
 		WHERE agent_execution_id = $2 AND org_id = $1 AND entry_type = 'injection'
 		  AND NOT EXISTS (SELECT 1 FROM agent_entry_retired r WHERE r.entry_id = agent_entry.id)
 		ORDER BY seq`, ids[0], ids[1])
-	return o, wrap(op, err)
 }
 
 // wireMessage is the part of a stored message entry the checks here read.

@@ -107,7 +107,7 @@ func Start(opts Options) (*Execution, error) {
 	}
 	x := &Execution{opts: opts, Store: newStore(opts.Config, opts.ExecutionID), Status: StatusRunning}
 	x.deps = step.Deps{Store: x.Store, Endpoints: endpoints, Tools: tools, Policy: agentsdk.Operator{Policy: opts.ToolPolicy},
-		Budget: budgetOf(opts.Budget)}
+		Gate: budgetOf(opts.Budget)}
 	msg := agentsdk.TextMessage(agentsdk.RoleUser, opts.UserPrompt)
 	b, _ := json.Marshal(msg)
 	es, err := x.Store.AppendEntries(context.Background(), "", []agentsdk.Entry{{
@@ -237,11 +237,11 @@ func (x *Execution) Messages() ([]agentsdk.Message, error) {
 
 // budgetOf is Options.Budget as the steps ask it: it refuses or allows a
 // call and never downgrades one (the share spent is the store's to know).
-func budgetOf(check func(ctx context.Context, orgID string) error) func(ctx context.Context, orgID, executionID string) (float64, error) {
+func budgetOf(check func(ctx context.Context, orgID string) error) func(ctx context.Context, orgID, executionID string) (step.Gate, error) {
 	if check == nil {
 		return nil
 	}
-	return func(ctx context.Context, orgID, _ string) (float64, error) {
-		return 0, check(ctx, orgID)
+	return func(ctx context.Context, orgID, _ string) (step.Gate, error) {
+		return step.Gate{}, check(ctx, orgID)
 	}
 }

@@ -43,15 +43,17 @@ type Deps struct {
 	// between its model calls, so a call reads only what is new (see
 	// Cache); nil reads both whole on every call.
 	Cache *Cache
-	// Budget, when set, is asked before every model call whether the
+	// Gate, when set, is asked before every model call whether the
 	// budgets over it (the organization's daily quota, the execution's
 	// and its ancestors' config.budget, its definition's total) allow it:
 	// an error wrapping agentsdk.ErrBudgetSpent refuses the call (the
-	// execution pauses); otherwise share is the largest share of a cap
-	// spent, which the execution's budget.downgradeAt is compared with.
-	// A retry that finds its answer written is not asked: it spends
+	// execution pauses); otherwise Gate.Share is the largest share of a
+	// cap spent, which the execution's budget.downgradeAt is compared
+	// with. A store that reads the active variant's overlay in the same
+	// round trip returns it too (Gate.Overlay): every call reads both. A
+	// retry that finds its answer written is not asked: it spends
 	// nothing. nil allows every call.
-	Budget func(ctx context.Context, orgID, executionID string) (share float64, err error)
+	Gate func(ctx context.Context, orgID, executionID string) (Gate, error)
 	// ActivityTools runs every tool call as an activity from its first
 	// attempt, as if each tool were LongRunning (see markLocal).
 	ActivityTools bool
@@ -240,9 +242,9 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: config: %w", err)
 	}
 	cfg = cfg.WithDefaults()
-	// The active variant's view of the context, and its model if it
-	// overrides the agent's (issue 40).
-	ov, err := d.overlay(ctx, in.OrgID, in.ExecutionID)
+	// The budgets over the call, the active variant's view of the
+	// context, and its model if it overrides the agent's (issue 40).
+	g, ov, err := d.gate(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
 		return agentsdk.ModelResult{}, err
 	}
@@ -250,8 +252,8 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 		in.Model = *ov.Model
 	}
 	requested := in.Model
-	if in.Model, err = d.budgeted(ctx, cfg, in); err != nil {
-		return agentsdk.ModelResult{}, err
+	if to, ok := cfg.Budget.Downgrade(cfg.Models, g.Share); ok {
+		in.Model = to
 	}
 	provider, err := d.Endpoints.Resolve(in.Model)
 	if err != nil {
@@ -331,23 +333,6 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	res.FallbackReason = in.FallbackReason
 	d.markLocal(&res)
 	return res, nil
-}
-
-// budgeted asks d.Budget whether in may be called and returns the model
-// to call: in.Model, or the execution's budget's cheaper model once the
-// spent share reached its downgradeAt.
-func (d Deps) budgeted(ctx context.Context, cfg agentsdk.Config, in ModelInput) (agentsdk.ModelRef, error) {
-	if d.Budget == nil {
-		return in.Model, nil
-	}
-	share, err := d.Budget(ctx, in.OrgID, in.ExecutionID)
-	if err != nil {
-		return in.Model, fmt.Errorf("step: model call: %w", err)
-	}
-	if to, ok := cfg.Budget.Downgrade(cfg.Models, share); ok {
-		return to, nil
-	}
-	return in.Model, nil
 }
 
 // modelError makes whatever a provider failed with a model error, so it

@@ -1,0 +1,54 @@
+package entrystore
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// CallGate is what a model call reads before it calls, in one round trip
+// (a second only when the execution has injections): the active variant's
+// overlay (ContextOverlay) and every budget over the call (Budgets). Both
+// are read on every model call, so they share a statement.
+func (s *Store) CallGate(ctx context.Context, orgID, executionID string, now time.Time) (ContextOverlay, []BudgetLine, error) {
+	op := "model call gate of " + executionID
+	ids, err := readIDs(op, orgID, executionID)
+	if err != nil {
+		return ContextOverlay{}, nil, err
+	}
+	var o ContextOverlay
+	var injections bool
+	var raw []byte
+	// The execution's row is joined, not required: with none, the
+	// organization's quota still answers.
+	err = s.pool.QueryRow(ctx, budgetLinesSQL+`SELECT `+overlayCols+`,
+			(SELECT coalesce(json_agg(json_build_object('scope', scope, 'owner_id', owner_id, 'max_tokens', max_tokens,
+				'max_cost', max_cost, 'tokens', tokens, 'cost', cost) ORDER BY ord), '[]') FROM lines WHERE `+budgetLineSet+`)
+		FROM (SELECT) one LEFT JOIN agent_execution x ON x.id = $2 AND x.org_id = $1
+			LEFT JOIN agent_variant v ON v.agent_execution_id = x.id AND v.id = x.active_variant_id`, ids[0], ids[1], utcDay(now)).
+		Scan(&o.Excluded, (*[]byte)(&o.Model), &injections, &raw)
+	if err != nil {
+		return ContextOverlay{}, nil, wrap(op, err)
+	}
+	var rows []struct {
+		Scope     string  `json:"scope"`
+		OwnerID   string  `json:"owner_id"`
+		MaxTokens int64   `json:"max_tokens"`
+		MaxCost   float64 `json:"max_cost"`
+		Tokens    int64   `json:"tokens"`
+		Cost      float64 `json:"cost"`
+	}
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return ContextOverlay{}, nil, wrap(op, err)
+	}
+	lines := make([]BudgetLine, len(rows))
+	for i, r := range rows {
+		lines[i] = BudgetLine{Scope: r.Scope, OwnerID: r.OwnerID, MaxTokens: r.MaxTokens, MaxCost: r.MaxCost, Tokens: r.Tokens, Cost: r.Cost}
+	}
+	if injections {
+		if o.Injections, err = s.injections(ctx, ids); err != nil {
+			return ContextOverlay{}, nil, wrap(op, err)
+		}
+	}
+	return o, dated(lines, now), nil
+}
