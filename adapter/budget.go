@@ -23,17 +23,19 @@ const ErrTypeBudget = "AgentreeBudgetSpent"
 
 // callGate is step.Deps.Gate over the store: one query per model call
 // (entrystore.CallGate) reads every budget over the call and what was
-// spent of it, and the active variant's overlay. The first budget reached
+// spent of it, the active variant's overlay, and whether the call's
+// answer is already written (a retry). The first budget reached
 // refuses the call, else the largest share spent is what the execution's
 // downgradeAt is compared with. It fails closed only on real overspend: a
 // store that cannot answer lets the call go at the model asked for (the
 // overlay is then read on its own, and the call's own store writes wait
 // for the store), since pausing executions for a hiccup would cost more
-// than a few calls past a budget. With a worker store (withOverlay false)
-// the overlay is the store's to read: a worker-held execution has none.
-func callGate(es *entrystore.Store, now func() time.Time, withOverlay bool) func(ctx context.Context, orgID, executionID string) (step.Gate, error) {
-	return func(ctx context.Context, orgID, executionID string) (step.Gate, error) {
-		ov, lines, err := es.CallGate(ctx, orgID, executionID, now())
+// than a few calls past a budget. With a worker store (inPostgres false)
+// the overlay and the key are the store's to read: a worker-held
+// execution's entries are not in Postgres.
+func callGate(es *entrystore.Store, now func() time.Time, inPostgres bool) func(ctx context.Context, orgID, executionID, key string) (step.Gate, error) {
+	return func(ctx context.Context, orgID, executionID, key string) (step.Gate, error) {
+		ov, lines, taken, err := es.CallGate(ctx, orgID, executionID, key, now())
 		if err != nil {
 			if activity.IsActivity(ctx) {
 				activity.GetLogger(ctx).Warn("budget check failed; the model call goes ahead", "org", orgID, "execution", executionID, "error", err)
@@ -41,8 +43,8 @@ func callGate(es *entrystore.Store, now func() time.Time, withOverlay bool) func
 			return step.Gate{}, nil
 		}
 		g := step.Gate{}
-		if withOverlay {
-			g.Overlay = &ov
+		if inPostgres {
+			g.Overlay, g.KeyFree = &ov, !taken
 		}
 		share, err := entrystore.Judge(lines)
 		g.Share = share

@@ -29,7 +29,7 @@ func TestBudgetCheckFailsClosedOnlyOnOverspend(t *testing.T) {
 	// No execution of that ID: only the organization's quota is over it.
 	exID := uuid.NewString()
 	check := func(ctx context.Context, orgID string) error {
-		_, err := budget(ctx, orgID, exID)
+		_, err := budget(ctx, orgID, exID, "")
 		return err
 	}
 	require.NoError(t, check(ctx, org.ID), "no quota")
@@ -58,8 +58,9 @@ func TestBudgetCheckFailsClosedOnlyOnOverspend(t *testing.T) {
 	t.Cleanup(pool.Close)
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	g, err := callGate(entrystore.New(pool), time.Now, true)(cctx, org.ID, exID)
+	g, err := callGate(entrystore.New(pool), time.Now, true)(cctx, org.ID, exID, "k")
 	require.NoError(t, err)
 	require.Zero(t, g.Share, "no downgrade on a guess")
 	require.Nil(t, g.Overlay, "the overlay is then read on its own")
+	require.False(t, g.KeyFree, "and the call's key is looked up")
 }

@@ -73,7 +73,7 @@ func (a *Activities) Explain(ctx context.Context, in client.ExplainInput) (Expla
 	if a.deps.Gate != nil {
 		// The organization's daily quota bounds explanations as it
 		// bounds its agents' calls.
-		if _, err := a.deps.Gate(ctx, x.OrgID, x.ExecutionID); errors.Is(err, agentsdk.ErrBudgetSpent) {
+		if _, err := a.deps.Gate(ctx, x.OrgID, x.ExecutionID, ""); errors.Is(err, agentsdk.ErrBudgetSpent) {
 			return a.failExplanation(ctx, x, err.Error())
 		} else if err != nil {
 			return ExplainResult{}, storeError(fmt.Errorf("explain: budget: %w", err))

@@ -115,15 +115,21 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 	}
 	var out Entry
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The same statement reads where a branch moved the leaf while
-		// the workflow waited at e's parent (variants.go, MoveLeaf): the
+		// One statement locks the signal, reads it and marks it consumed
+		// (the transaction undoes the mark if the entry is not
+		// appended); it reads where a branch moved the leaf while the
+		// workflow waited at e's parent (variants.go, MoveLeaf) too: the
 		// entry goes where the leaf now is.
 		var executionID, branchTo string
 		var consumed bool
-		err := tx.QueryRow(ctx, `SELECT s.agent_execution_id::text, s.consumed,
-				coalesce(CASE WHEN x.branch_from = nullif($3, '')::uuid THEN x.branch_to::text END, '')
-			FROM agent_signal s JOIN agent_execution x ON x.id = s.agent_execution_id
-			WHERE s.id = $2 AND s.org_id = $1 FOR UPDATE OF s`,
+		err := tx.QueryRow(ctx, `WITH old AS (
+				SELECT s.id, s.agent_execution_id, s.consumed,
+					coalesce(CASE WHEN x.branch_from = nullif($3, '')::uuid THEN x.branch_to::text END, '') AS branch_to
+				FROM agent_signal s JOIN agent_execution x ON x.id = s.agent_execution_id
+				WHERE s.id = $2 AND s.org_id = $1 FOR UPDATE OF s)
+			UPDATE agent_signal u SET consumed = true, consumed_at = coalesce(u.consumed_at, now())
+			FROM old WHERE u.id = old.id
+			RETURNING old.agent_execution_id::text, old.consumed, old.branch_to`,
 			ids[0], ids[1], e.ParentID).Scan(&executionID, &consumed, &branchTo)
 		if err != nil {
 			return wrap(op, err)
@@ -149,12 +155,8 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 			}
 			return fmt.Errorf("entrystore: %s: %w", op, ErrSignalConsumed)
 		}
-		if out, _, err = appendEntry(ctx, tx, e); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE agent_signal SET consumed = true, consumed_at = coalesce(consumed_at, now())
-			WHERE id = $1`, ids[1])
-		return wrap(op, err)
+		out, _, err = appendEntry(ctx, tx, e)
+		return err
 	})
 	return out, err
 }

@@ -237,11 +237,11 @@ func (x *Execution) Messages() ([]agentsdk.Message, error) {
 
 // budgetOf is Options.Budget as the steps ask it: it refuses or allows a
 // call and never downgrades one (the share spent is the store's to know).
-func budgetOf(check func(ctx context.Context, orgID string) error) func(ctx context.Context, orgID, executionID string) (step.Gate, error) {
+func budgetOf(check func(ctx context.Context, orgID string) error) func(ctx context.Context, orgID, executionID, key string) (step.Gate, error) {
 	if check == nil {
 		return nil
 	}
-	return func(ctx context.Context, orgID, _ string) (step.Gate, error) {
+	return func(ctx context.Context, orgID, _, _ string) (step.Gate, error) {
 		return step.Gate{}, check(ctx, orgID)
 	}
 }

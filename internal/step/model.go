@@ -49,11 +49,12 @@ type Deps struct {
 	// an error wrapping agentsdk.ErrBudgetSpent refuses the call (the
 	// execution pauses); otherwise Gate.Share is the largest share of a
 	// cap spent, which the execution's budget.downgradeAt is compared
-	// with. A store that reads the active variant's overlay in the same
-	// round trip returns it too (Gate.Overlay): every call reads both. A
-	// retry that finds its answer written is not asked: it spends
+	// with. A store that reads, in the same round trip, the active
+	// variant's overlay and whether an entry has the call's key returns
+	// them too (Gate.Overlay, Gate.KeyFree): every call reads all three.
+	// A retry that finds its answer written is never refused: it spends
 	// nothing. nil allows every call.
-	Gate func(ctx context.Context, orgID, executionID string) (Gate, error)
+	Gate func(ctx context.Context, orgID, executionID, key string) (Gate, error)
 	// ActivityTools runs every tool call as an activity from its first
 	// attempt, as if each tool were LongRunning (see markLocal).
 	ActivityTools bool
@@ -230,24 +231,21 @@ func requestOf(cfg agentsdk.Config, model agentsdk.ModelRef, v View, tools []age
 // the assistant entry for in.Key already exists — a retry after the answer
 // was written — it is returned and the model is not called.
 func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult, error) {
-	if e, err := d.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key); err == nil {
-		res, err := resultFromEntry(e)
-		d.markLocal(&res)
-		return res, err
-	} else if !errors.Is(err, agentsdk.ErrNotFound) {
-		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: find %s: %w", in.Key, err)
+	// A retry's answer if it is written; else the budgets over the call,
+	// the active variant's view of the context, and its model if it
+	// overrides the agent's (issue 40).
+	g, ov, done, err := d.gated(ctx, in)
+	if done != nil || err != nil {
+		if done == nil {
+			return agentsdk.ModelResult{}, err
+		}
+		return *done, err
 	}
 	cfg, err := d.config(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: config: %w", err)
 	}
 	cfg = cfg.WithDefaults()
-	// The budgets over the call, the active variant's view of the
-	// context, and its model if it overrides the agent's (issue 40).
-	g, ov, err := d.gate(ctx, in.OrgID, in.ExecutionID)
-	if err != nil {
-		return agentsdk.ModelResult{}, err
-	}
 	if ov.Model != nil {
 		in.Model = *ov.Model
 	}
