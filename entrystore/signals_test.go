@@ -86,3 +86,40 @@ func TestCompleteUnlessSignalledOrdersWithPutSignal(t *testing.T) {
 	}
 	require.ElementsMatch(t, ids, known, "every accepted signal was seen before completing")
 }
+
+// TestPutNewSignalStoresOnlyAFirstDelivery: a new signal for a live
+// execution is stored, with the execution's traceparent; a repeat of its
+// ID, an ended execution and an unknown one store nothing, and leave the
+// caller to read why.
+func TestPutNewSignalStoresOnlyAFirstDelivery(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	traced, err := f.store.CreateExecution(ctx, entrystore.Execution{OrgID: f.org.ID, Kind: entrystore.DefaultKind,
+		Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
+	require.NoError(t, err)
+	id := "00000000-0000-4000-8000-0000000000a1"
+	sg := entrystore.Signal{ID: id, OrgID: f.org.ID, ExecutionID: traced.ID, Name: "user_message", Value: []byte(`{"text":"hi"}`)}
+	got, tp, stored, err := f.store.PutNewSignal(ctx, sg)
+	require.NoError(t, err)
+	require.True(t, stored)
+	require.Equal(t, id, got.ID)
+	require.Equal(t, traced.ID, got.ExecutionID)
+	require.JSONEq(t, `{"text":"hi"}`, string(got.Value))
+	require.Equal(t, traced.Traceparent, tp)
+
+	_, _, stored, err = f.store.PutNewSignal(ctx, sg)
+	require.NoError(t, err)
+	require.False(t, stored, "a repeat of the ID")
+	pending, err := f.store.PendingSignals(ctx, f.org.ID, traced.ID)
+	require.NoError(t, err)
+	require.Len(t, pending, 1, "stored once")
+
+	_, err = f.store.Transition(ctx, f.org.ID, f.exec.ID, entrystore.Transition{To: entrystore.StatusCancelled})
+	require.NoError(t, err)
+	_, _, stored, err = f.store.PutNewSignal(ctx, entrystore.Signal{OrgID: f.org.ID, ExecutionID: f.exec.ID, Name: "user_message"})
+	require.NoError(t, err)
+	require.False(t, stored, "an ended execution")
+	_, _, stored, err = f.store.PutNewSignal(ctx, entrystore.Signal{OrgID: f.org.ID, ExecutionID: "00000000-0000-4000-8000-0000000000b2", Name: "user_message"})
+	require.NoError(t, err)
+	require.False(t, stored, "no such execution")
+}

@@ -230,6 +230,16 @@ func (c *Client) Signal(ctx context.Context, orgID, executionID, name string, va
 // signal again only if the row is not yet consumed (the workflow ignores
 // a second delivery of one signal).
 func (c *Client) SignalOnce(ctx context.Context, id, orgID, executionID, name string, value json.RawMessage) (entrystore.Signal, error) {
+	// A first delivery to a live execution is stored in one round trip
+	// (a message's turn starts sooner); a repeat, an ended execution, an
+	// unknown or malformed one is read and answered below.
+	s, traceparent, stored, err := c.es.PutNewSignal(ctx, entrystore.Signal{ID: id, OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
+	if err != nil && !errors.Is(err, entrystore.ErrInvalid) {
+		return s, fmt.Errorf("client: signal: %w", err)
+	}
+	if stored {
+		return s, c.notify(ctx, entrystore.Execution{ID: executionID, OrgID: orgID, Traceparent: traceparent}, s)
+	}
 	ex, err := c.es.GetExecution(ctx, orgID, executionID)
 	if err != nil {
 		return entrystore.Signal{}, err
@@ -248,7 +258,7 @@ func (c *Client) SignalOnce(ctx context.Context, id, orgID, executionID, name st
 	if ex.Status.Terminal() || ex.Status == entrystore.StatusCancelling {
 		return entrystore.Signal{}, fmt.Errorf("client: signal %s: %w (%s)", executionID, ErrTerminal, ex.Status)
 	}
-	s, err := c.es.PutSignal(ctx, entrystore.Signal{ID: id, OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
+	s, err = c.es.PutSignal(ctx, entrystore.Signal{ID: id, OrgID: orgID, ExecutionID: executionID, Name: name, Value: value})
 	if errors.Is(err, entrystore.ErrExecutionEnded) {
 		// It ended between the check above and the store: refused before
 		// it was stored, so nothing acknowledged is dropped.
