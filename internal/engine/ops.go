@@ -94,6 +94,12 @@ func (o *Ops) ended(ctx context.Context, in BeginInput, ex domain.Execution) (*R
 // Begin loads the config and the leaf and, when announced, marks the
 // execution RUNNING.
 func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
+	// The leaf is read while the execution is: two reads of a turn's
+	// start that need not wait for each other.
+	var leaf func() (agentsdk.Entry, error)
+	if in.LeafID != "" && (in.Leaf == nil || in.Leaf.ID != in.LeafID) {
+		leaf = prefetch(func() (agentsdk.Entry, error) { return o.Store.GetEntry(ctx, in.OrgID, in.LeafID) })
+	}
 	ex, err := o.Store.Execution(ctx, in.OrgID, in.ExecutionID)
 	if err != nil {
 		return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
@@ -123,7 +129,7 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 	case in.Leaf != nil && in.Leaf.ID == in.LeafID:
 		out.Leaf = in.Leaf
 	case in.LeafID != "":
-		e, err := o.Store.GetEntry(ctx, in.OrgID, in.LeafID)
+		e, err := leaf()
 		if err != nil {
 			return BeginOutput{}, fmt.Errorf("engine: begin: leaf: %w", err)
 		}
@@ -277,9 +283,9 @@ func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (ConsumeOutput
 }
 
 // prefetch starts read now and returns its result when asked.
-func prefetch(read func() (json.RawMessage, error)) func() (json.RawMessage, error) {
+func prefetch[T any](read func() (T, error)) func() (T, error) {
 	type result struct {
-		v   json.RawMessage
+		v   T
 		err error
 	}
 	ch := make(chan result, 1)
@@ -287,7 +293,7 @@ func prefetch(read func() (json.RawMessage, error)) func() (json.RawMessage, err
 		v, err := read()
 		ch <- result{v, err}
 	}()
-	return func() (json.RawMessage, error) {
+	return func() (T, error) {
 		r := <-ch
 		return r.v, r.err
 	}
