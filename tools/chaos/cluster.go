@@ -50,6 +50,8 @@ type cluster struct {
 	undo  []func()
 	logTo io.Writer
 	start time.Time
+
+	deploy *deployment // with -deploy (deploy.go)
 }
 
 // callLog is the file the workers' scripted model logs its calls to.
@@ -82,6 +84,11 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, err
 	}
 	c.logf("chaos: built %s", c.bin)
+	if cfg.Deploy {
+		if err = c.prepareDeploy(ctx); err != nil {
+			return c, err
+		}
+	}
 	if cfg.ActivityToolCalls || cfg.ActivityModelCalls {
 		if err = c.writeWorkerConfig(); err != nil {
 			return c, err
@@ -94,7 +101,12 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, err
 	}
 	c.logf("chaos: Postgres on %d, Temporal on %s", c.pgPort, c.temporalAddr)
-	if err = migrations.ApplyURL(ctx, c.dbURL); err != nil {
+	if c.deploy != nil {
+		err = c.deploy.migrateOld(ctx, c)
+	} else {
+		err = migrations.ApplyURL(ctx, c.dbURL)
+	}
+	if err != nil {
 		return c, err
 	}
 	if c.pool, err = pgxpool.New(ctx, c.dbURL); err != nil {
