@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -80,6 +81,8 @@ type launch struct {
 // lists the migrations it lacks, and makes the cluster start on it.
 func (c *cluster) prepareDeploy(ctx context.Context) error {
 	d := &deployment{from: c.cfg.DeployFrom, oldBin: c.cfg.DeployOldBin, newBin: c.bin}
+	// The deploy logs its steps beside the faults' injector.
+	c.logTo = &lockedWriter{w: c.logTo}
 	root, err := moduleRoot(ctx)
 	if err != nil {
 		return err
@@ -343,4 +346,16 @@ func (d *deployment) holdRollback(ctx context.Context, c *cluster, in *injector)
 		}
 	}
 	c.logf("chaos: the rolled-back worker took no task of a run the new build recorded within %s", c.cfg.DeployHold)
+}
+
+// lockedWriter serializes writes: the deploy and the injector log at once.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
