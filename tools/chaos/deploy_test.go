@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"strconv"
 	"strings"
@@ -49,17 +48,22 @@ func playDeploy(t *testing.T) (*outcome, map[string]string) {
 		if deployRun.err != nil {
 			deployRun.out += "\nlog:\n" + log.String()
 		}
-		deployRun.figures = map[string]string{}
-		sc := bufio.NewScanner(&out)
-		for sc.Scan() {
-			if name, value, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(name, "chaos_") {
-				deployRun.figures[name] = value
-			}
-		}
+		deployRun.figures = parseFigures(out.String())
 	})
 	t.Log("\n" + deployRun.out)
 	require.NoError(t, deployRun.err)
 	return deployRun.o, deployRun.figures
+}
+
+// parseFigures reads a report's chaos_ name=value lines.
+func parseFigures(report string) map[string]string {
+	figures := map[string]string{}
+	for line := range strings.Lines(report) {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.HasPrefix(name, "chaos_") {
+			figures[name] = value
+		}
+	}
+	return figures
 }
 
 func figureSeconds(t *testing.T, figures map[string]string, name string) float64 {

@@ -133,12 +133,16 @@ type deployOutcome struct {
 	newerRuns, rollbackRuns, rollbackTasks, rollbackFailed int
 	rollbackUnfinished                                     int
 	rollbackHeld                                           time.Duration
-	stepErrors                                             int
-	examples                                               []string
+	// resume are, per worker replaced and execution with a call in flight
+	// on the workers then, the time to its next stored progress (as a
+	// worker kill's recovery is timed), unless another fault cut in.
+	resume     []time.Duration
+	stepErrors int
+	examples   []string
 }
 
 // analyse reads every execution's histories after the run.
-func (d *deployment) analyse(ctx context.Context, c *cluster, convs []*conversation) (*deployOutcome, error) {
+func (d *deployment) analyse(ctx context.Context, c *cluster, convs []*conversation, faults []*fault) (*deployOutcome, error) {
 	d.mu.Lock()
 	o := &deployOutcome{from: d.from, migrations: d.migrations, stopFirst: d.stopFirst,
 		window: d.windowEnd.Sub(d.windowStart), rollbackHeld: d.rollbackEnd.Sub(d.rollbackStart)}
@@ -150,6 +154,20 @@ func (d *deployment) analyse(ctx context.Context, c *cluster, convs []*conversat
 	d.mu.Unlock()
 	if o.window < 0 {
 		o.window = 0
+	}
+	for _, st := range faults {
+		if !slices.Contains([]string{deployWorker, rollbackWorker, redeployWorker, deployStopAll}, st.Kind) {
+			continue
+		}
+		for _, id := range slices.Compact(slices.Sorted(slices.Values(st.InFlight))) {
+			next, err := nextProgress(ctx, c, id, st.At)
+			if err != nil {
+				return nil, err
+			}
+			if next != nil && !overlapped(faults, st, *next) {
+				o.resume = append(o.resume, next.Sub(st.At))
+			}
+		}
 	}
 	now := time.Now()
 	for _, cv := range convs {
@@ -220,6 +238,9 @@ func (o *deployOutcome) print(w io.Writer) {
 		{"chaos_deploy_rollback_tasks", o.rollbackTasks},
 		{"chaos_deploy_rollback_failed_tasks", o.rollbackFailed},
 		{"chaos_deploy_rollback_unfinished", o.rollbackUnfinished},
+		{"chaos_deploy_resume_samples", len(o.resume)},
+		{"chaos_deploy_resume_p50_s", seconds(percentile(o.resume, 0.5))},
+		{"chaos_deploy_resume_max_s", seconds(percentile(o.resume, 1))},
 	}
 	for _, fg := range figures {
 		fmt.Fprintf(w, "%s=%v\n", fg.name, fg.value)

@@ -106,7 +106,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
 		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable)}
 	if c.deploy != nil {
-		if o.deploy, err = c.deploy.analyse(context.WithoutCancel(ctx), c, convs); err != nil {
+		if o.deploy, err = c.deploy.analyse(context.WithoutCancel(ctx), c, convs, faults); err != nil {
 			return nil, err
 		}
 	}
