@@ -244,8 +244,9 @@ func (d *deployment) run(ctx context.Context, c *cluster, in *injector, rng *ran
 	d.mu.Lock()
 	d.rollbackStart = time.Now()
 	d.mu.Unlock()
-	d.replace(ctx, c, in, back, d.oldBin, rollbackWorker)
-	d.holdRollback(ctx, c, in)
+	if d.replace(ctx, c, in, back, d.oldBin, rollbackWorker) {
+		d.holdRollback(ctx, c, in)
+	}
 	d.mu.Lock()
 	d.rollbackEnd = time.Now()
 	d.mu.Unlock()
@@ -260,7 +261,8 @@ const deployGrace = 30 * time.Second
 
 // replace stops p gracefully and starts bin in its place, then waits until
 // it serves: a worker polls the queue, the gateway answers /healthz.
-func (d *deployment) replace(ctx context.Context, c *cluster, in *injector, p *proc, bin, kind string) {
+// It reports whether p serves.
+func (d *deployment) replace(ctx context.Context, c *cluster, in *injector, p *proc, bin, kind string) bool {
 	f := &fault{Kind: kind, At: time.Now()}
 	// Executions with a call in flight: their recovery is timed, and a
 	// worker kill's overlapping one is set aside.
@@ -283,6 +285,7 @@ func (d *deployment) replace(ctx context.Context, c *cluster, in *injector, p *p
 		build = "old"
 	}
 	d.finish(c, f, fmt.Sprintf("%s pid %d → %s build pid %d, serving after %.1fs", p.name, before, build, p.pid(), time.Since(f.At).Seconds()), err)
+	return err == nil
 }
 
 // restartAs starts the stopped p again on bin, supervised as before.
@@ -305,9 +308,15 @@ func (d *deployment) finish(c *cluster, f *fault, detail string, err error) {
 }
 
 // waitPolling waits until p's process polls the cluster's workflow queue.
+// A process that keeps exiting is reported with its log's last line (an
+// old build refusing the schema, say) after crashLoop restarts.
 func (c *cluster) waitPolling(ctx context.Context, p *proc, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
+	starts := p.startCount()
 	for {
+		if n := p.startCount() - starts; n >= crashLoop {
+			return fmt.Errorf("%s started %d times without polling; its log ends: %s", p.name, n+1, lastLogLine(p.logPath))
+		}
 		if pid := p.pid(); pid != 0 {
 			dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			q, err := c.tc.DescribeTaskQueue(dctx, c.queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
@@ -327,6 +336,31 @@ func (c *cluster) waitPolling(ctx context.Context, p *proc, limit time.Duration)
 			return err
 		}
 	}
+}
+
+// crashLoop is how many restarts in a row make a replacement fail.
+const crashLoop = 3
+
+func (p *proc) startCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.starts
+}
+
+// lastLogLine is the last line of a process's log the supervisor did not
+// write.
+func lastLogLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, "--- chaos:") {
+			return l
+		}
+	}
+	return "(empty)"
 }
 
 // holdRollback keeps the rolled-back worker serving until it has taken a
