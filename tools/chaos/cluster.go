@@ -113,13 +113,12 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, fmt.Errorf("chaos: postgres: %w", err)
 	}
 	c.undo = append(c.undo, c.pool.Close)
-	es := entrystore.New(c.pool)
-	o, err := es.EnsureOrg(ctx, "chaos")
-	if err != nil {
-		return c, err
+	if c.deploy != nil {
+		c.org, c.key, err = c.deploy.makeKey(ctx, c)
+	} else {
+		c.org, c.key, err = c.makeKey(ctx)
 	}
-	c.org = o.Slug
-	if c.key, _, err = es.CreateAPIKey(ctx, o.ID, "chaos"); err != nil {
+	if err != nil {
 		return c, err
 	}
 	for i := range cfg.Workers {
@@ -145,6 +144,17 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 	}
 	c.logf("chaos: %d workers and the gateway on %s are up", len(c.workers), c.gatewayAddr)
 	return c, nil
+}
+
+// makeKey makes the run's organization and its API key.
+func (c *cluster) makeKey(ctx context.Context) (org, key string, err error) {
+	es := entrystore.New(c.pool)
+	o, err := es.EnsureOrg(ctx, "chaos")
+	if err != nil {
+		return "", "", err
+	}
+	key, _, err = es.CreateAPIKey(ctx, o.ID, "chaos")
+	return o.Slug, key, err
 }
 
 // close stops everything, newest first.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -119,6 +120,21 @@ func (c *cluster) prepareDeploy(ctx context.Context) error {
 // its own `agentree migrate`, as its operators did.
 func (d *deployment) migrateOld(ctx context.Context, c *cluster) error {
 	return d.migrate(ctx, c, d.oldBin)
+}
+
+// makeKey makes the run's organization and API key with the previous
+// release's `agentree keys create`: this tree's store may not write to
+// its schema.
+func (d *deployment) makeKey(ctx context.Context, c *cluster) (org, key string, err error) {
+	cmd := exec.CommandContext(ctx, d.oldBin, "keys", "create", "--org", "chaos", "--name", "chaos")
+	cmd.Env = append(os.Environ(), c.agentreeEnv()...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", "", fmt.Errorf("chaos: %s keys create: %w\n%s", d.oldBin, err, stderr.Bytes())
+	}
+	return "chaos", strings.TrimSpace(string(out)), nil
 }
 
 func (d *deployment) migrate(ctx context.Context, c *cluster, bin string) error {
