@@ -29,12 +29,14 @@ import (
 // SIGTERM (the process stops gracefully), then the new binary on the same
 // port and queue. The faults of the default load keep landing meanwhile.
 
-// defaultDeployFrom is the previous release a deploy starts from: the
-// project has no tags, so a release is a commit of main, and a fresh clone
-// (full history) has it. It is the last release before the deploy tool
-// (main as the deploy branch left it); move it here, and only here, when a
-// release goes out, so `make chaos CHAOS_FLAGS=-deploy` plays the deploy
-// operators will make next. -deploy-from plays another.
+// defaultDeployFrom is the previous release a deploy starts from. The
+// project has no tags, so a release is a commit of main, named by its hash
+// (a fresh clone, full history, has it; a tag or a branch's merge base
+// would differ between clones). It is the last release landed when the
+// deploy tool was written, main as the deploy branch forked it. Move it
+// here, and only here, when a release goes out, so `make chaos
+// CHAOS_FLAGS=-deploy` plays the deploy operators make next; -deploy-from
+// plays another.
 const defaultDeployFrom = "aac8dd9"
 
 // nonAdditiveMigrations are the migrations README "Upgrades" names as not
