@@ -1,11 +1,8 @@
 package adapter_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,6 +28,7 @@ import (
 	"github.com/agentree/agentree/agentsdk/providertest"
 	"github.com/agentree/agentree/agentsdk/tools/demo"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/gitbuild"
 	"github.com/agentree/agentree/internal/pgtest"
 	"github.com/agentree/agentree/internal/temporaltest"
 	"github.com/agentree/agentree/internal/workerconfig"
@@ -169,64 +167,20 @@ agents:
 }
 
 // buildPreRefactorWorker builds cmd/agentree of preRefactorCommit from the
-// repository's git history into dir and returns the binary's path. The
-// build is -trimpath so it hits the build cache whatever the temporary
-// directory it is extracted to.
+// repository's git history into dir and returns the binary's path
+// (internal/gitbuild: -trimpath, so it hits the build cache whatever the
+// temporary directory it is extracted to).
 func buildPreRefactorWorker(t *testing.T, dir string) string {
 	t.Helper()
 	start := time.Now()
-	out, err := exec.Command("git", "rev-parse", "--show-toplevel").CombinedOutput()
-	require.NoError(t, err, "the upgrade test builds the worker of commit %s from git, and needs git and the repository: %s", preRefactorCommit, out)
-	root := strings.TrimSpace(string(out))
-	out, err = exec.Command("git", "-C", root, "cat-file", "-e", preRefactorCommit+"^{commit}").CombinedOutput()
-	require.NoError(t, err, "commit %s, the build before the engine refactor, is not in %s (a shallow clone? fetch the full history): %s", preRefactorCommit, root, out)
-
-	src := filepath.Join(dir, "src")
-	extractCommit(t, root, preRefactorCommit, src)
-	goTool, err := exec.LookPath("go")
-	require.NoError(t, err, "the upgrade test needs the go command on PATH to build the old worker")
-	bin := filepath.Join(dir, "agentree-old")
-	build := exec.Command(goTool, "build", "-trimpath", "-o", bin, "./cmd/agentree")
-	build.Dir = src
-	build.Env = append(os.Environ(), "GOWORK=off")
-	out, err = build.CombinedOutput()
-	require.NoError(t, err, "build the worker of %s: %s", preRefactorCommit, out)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	root, err := gitbuild.Root(t.Context(), wd)
+	require.NoError(t, err, "the upgrade test builds the worker of commit %s from git", preRefactorCommit)
+	bin, err := gitbuild.Agentree(t.Context(), root, preRefactorCommit, dir)
+	require.NoError(t, err, "the build before the engine refactor")
 	t.Logf("built the worker of %s in %.1f s", preRefactorCommit[:7], time.Since(start).Seconds())
 	return bin
-}
-
-// extractCommit writes the tree of commit into dst, as git archive gives it.
-func extractCommit(t *testing.T, root, commit, dst string) {
-	t.Helper()
-	cmd := exec.Command("git", "-C", root, "archive", "--format=tar", commit)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	tr := tar.NewReader(stdout)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err, "read git archive of %s", commit)
-		name := filepath.Join(dst, filepath.FromSlash(hdr.Name))
-		require.True(t, strings.HasPrefix(name, dst+string(filepath.Separator)) || name == dst, "archive path %q escapes", hdr.Name)
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			require.NoError(t, os.MkdirAll(name, 0o755))
-		case tar.TypeReg:
-			require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
-			b, err := io.ReadAll(tr)
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(name, b, hdr.FileInfo().Mode().Perm()))
-		case tar.TypeSymlink:
-			require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
-			require.NoError(t, os.Symlink(hdr.Linkname, name))
-		}
-	}
-	require.NoError(t, cmd.Wait(), "git archive %s: %s", commit, stderr.String())
 }
 
 // oldWorker is the pre-refactor worker process.

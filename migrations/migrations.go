@@ -19,6 +19,14 @@ const VersionTable = "agentree_schema_version"
 // Apply brings the database behind conn up to the newest migration. It is
 // safe to call concurrently and repeatedly: tern takes an advisory lock and
 // skips what is already applied.
+//
+// A schema that a newer build migrated further than this build's newest
+// migration is up to date for this build: migrations only add (README
+// "Upgrades"), so an older worker keeps working on it. tern refuses such
+// a schema ("current version is outside the valid versions"), which made a
+// worker rolled back during a deploy, or an old one restarted before its
+// replacement, exit at every start (make chaos -deploy from a build with
+// fewer migrations found it).
 func Apply(ctx context.Context, conn *pgx.Conn) error {
 	m, err := migrate.NewMigrator(ctx, conn, VersionTable)
 	if err != nil {
@@ -26,6 +34,13 @@ func Apply(ctx context.Context, conn *pgx.Conn) error {
 	}
 	if err := m.LoadMigrations(files); err != nil {
 		return fmt.Errorf("migrations: load: %w", err)
+	}
+	current, err := m.GetCurrentVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("migrations: current version: %w", err)
+	}
+	if current > int32(len(m.Migrations)) {
+		return nil
 	}
 	if err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrations: migrate: %w", err)

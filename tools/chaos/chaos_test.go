@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"strconv"
 	"strings"
@@ -38,13 +37,7 @@ func TestChaosSmall(t *testing.T) {
 	t.Log("\n" + out.String())
 	require.NoError(t, err, "log:\n%s", log.String())
 
-	figures := map[string]string{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		if name, value, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(name, "chaos_") {
-			figures[name] = value
-		}
-	}
+	figures := parseFigures(out.String())
 	require.Len(t, o.faults, 5, "every fault asked for was injected")
 	for _, f := range o.faults {
 		require.Empty(t, f.Err, "%s", f.Kind)

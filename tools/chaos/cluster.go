@@ -50,6 +50,8 @@ type cluster struct {
 	undo  []func()
 	logTo io.Writer
 	start time.Time
+
+	deploy *deployment // with -deploy (deploy.go)
 }
 
 // callLog is the file the workers' scripted model logs its calls to.
@@ -82,6 +84,11 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, err
 	}
 	c.logf("chaos: built %s", c.bin)
+	if cfg.Deploy {
+		if err = c.prepareDeploy(ctx); err != nil {
+			return c, err
+		}
+	}
 	if cfg.ActivityToolCalls || cfg.ActivityModelCalls {
 		if err = c.writeWorkerConfig(); err != nil {
 			return c, err
@@ -94,20 +101,24 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		return c, err
 	}
 	c.logf("chaos: Postgres on %d, Temporal on %s", c.pgPort, c.temporalAddr)
-	if err = migrations.ApplyURL(ctx, c.dbURL); err != nil {
+	if c.deploy != nil {
+		err = c.deploy.migrateOld(ctx, c)
+	} else {
+		err = migrations.ApplyURL(ctx, c.dbURL)
+	}
+	if err != nil {
 		return c, err
 	}
 	if c.pool, err = pgxpool.New(ctx, c.dbURL); err != nil {
 		return c, fmt.Errorf("chaos: postgres: %w", err)
 	}
 	c.undo = append(c.undo, c.pool.Close)
-	es := entrystore.New(c.pool)
-	o, err := es.EnsureOrg(ctx, "chaos")
-	if err != nil {
-		return c, err
+	if c.deploy != nil {
+		c.org, c.key, err = c.deploy.makeKey(ctx, c)
+	} else {
+		c.org, c.key, err = c.makeKey(ctx)
 	}
-	c.org = o.Slug
-	if c.key, _, err = es.CreateAPIKey(ctx, o.ID, "chaos"); err != nil {
+	if err != nil {
 		return c, err
 	}
 	for i := range cfg.Workers {
@@ -133,6 +144,17 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 	}
 	c.logf("chaos: %d workers and the gateway on %s are up", len(c.workers), c.gatewayAddr)
 	return c, nil
+}
+
+// makeKey makes the run's organization and its API key.
+func (c *cluster) makeKey(ctx context.Context) (org, key string, err error) {
+	es := entrystore.New(c.pool)
+	o, err := es.EnsureOrg(ctx, "chaos")
+	if err != nil {
+		return "", "", err
+	}
+	key, _, err = es.CreateAPIKey(ctx, o.ID, "chaos")
+	return o.Slug, key, err
 }
 
 // close stops everything, newest first.

@@ -62,6 +62,15 @@ type config struct {
 	TemporalBin string
 	Bin         string
 	Keep        bool
+
+	// Deploy plays a rolling deploy from DeployFrom (a commit) to this
+	// tree under the load (deploy.go); DeployOldBin is DeployFrom's
+	// binary, already built; DeployHold bounds how long the rolled-back
+	// worker serves.
+	Deploy       bool
+	DeployFrom   string
+	DeployOldBin string
+	DeployHold   time.Duration
 }
 
 // parseConfig reads the flags; the defaults are issue 19's.
@@ -99,6 +108,11 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.ActivityModelCalls, "activity-model-calls", false, "run the workers' model calls as activities (localActivities.modelCalls: false), not the default local activities")
 	fs.IntVar(&c.CancelProbes, "cancel-probes", 10, "executions cancelled as their model call streams, after the faults (chaos_cancel_p99_s)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (logs, Postgres, Temporal database)")
+	// deploy (deploy.go)
+	fs.BoolVar(&c.Deploy, "deploy", false, "start on the previous release (-deploy-from), replace the workers and the gateway one at a time with this tree's build, roll one worker back, finish on this tree's build")
+	fs.StringVar(&c.DeployFrom, "deploy-from", defaultDeployFrom, "the commit -deploy starts from (the previous release; built from git)")
+	fs.StringVar(&c.DeployOldBin, "deploy-old-bin", "", "-deploy-from's agentree binary, already built (default: build it from git)")
+	fs.DurationVar(&c.DeployHold, "deploy-hold", 30*time.Second, "longest the rolled-back worker serves, waiting to take a task of a run the new build advanced")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -31,5 +31,11 @@
 // chaos_duplicated=, chaos_failed_by_outage=, chaos_stuck=,
 // chaos_worker_recovery_p99_s=, …). It exits 3 when an invariant failed.
 //
-// It may import anything public; it imports no adapter or gateway code.
+// With -deploy (deploy.go) the processes start on the previous release,
+// built from git (internal/gitbuild), and are replaced one at a time by
+// this tree's build while the load runs, one worker is rolled back and
+// replaced again; the histories say how long workflow tasks kept failing.
+//
+// It may import anything public; it imports no adapter or gateway code
+// (internal/gitbuild is a build helper, not the runtime).
 package main

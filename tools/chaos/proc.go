@@ -25,6 +25,9 @@ type proc struct {
 	stopped bool
 	starts  int
 	wg      sync.WaitGroup
+	// launched, when set, learns every start's pid and binary (a deploy
+	// tells its builds apart by it).
+	launched func(pid int, path string)
 }
 
 // start launches the process and its supervisor.
@@ -55,6 +58,9 @@ func (p *proc) launchLocked() error {
 		return fmt.Errorf("chaos: start %s: %w", p.name, err)
 	}
 	p.starts++
+	if p.launched != nil {
+		p.launched(cmd.Process.Pid, p.path)
+	}
 	fmt.Fprintf(logf, "--- chaos: %s started, pid %d (start %d) at %s\n", p.name, cmd.Process.Pid, p.starts, time.Now().Format(time.RFC3339Nano))
 	exited := make(chan struct{})
 	p.cmd, p.exited = cmd, exited

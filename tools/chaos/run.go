@@ -18,6 +18,8 @@ type outcome struct {
 	duration time.Duration
 	// http500 and http503 count the gateway's answers with those statuses.
 	http500, http503 int
+
+	deploy *deployOutcome // with -deploy
 }
 
 // run brings the cluster up, drives the conversations while injecting the
@@ -68,7 +70,14 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		live.Range(func(k, v any) bool { tags[v.(string)] = k.(string); return true })
 		return tags
 	}}
+	var deploySteps func() []*fault
+	if c.deploy != nil {
+		deploySteps = startDeploy(ctx, c, in)
+	}
 	faults := in.run(ctx, schedule(cfg, in.rng))
+	if deploySteps != nil {
+		faults = withDeploySteps(faults, deploySteps())
+	}
 	c.logf("chaos: %d faults injected; conversations get %s to finish", len(faults), cfg.Settle)
 
 	done := make(chan struct{})
@@ -96,6 +105,11 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	}
 	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
 		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable)}
+	if c.deploy != nil {
+		if o.deploy, err = c.deploy.analyse(context.WithoutCancel(ctx), c, convs, faults); err != nil {
+			return nil, err
+		}
+	}
 	o.print(out)
 	if cfg.Keep {
 		fmt.Fprintf(log, "chaos: logs and data kept in %s\n", c.dir)

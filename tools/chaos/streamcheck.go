@@ -143,12 +143,9 @@ func measureRecovery(ctx context.Context, c *cluster, faults []*fault, f *findin
 		}
 		timed := false
 		for _, id := range slices.Compact(slices.Sorted(slices.Values(ft.InFlight))) {
-			var next *time.Time
-			err := c.pool.QueryRow(ctx, `SELECT least(
-				(SELECT min(created_at) FROM agent_stream_event WHERE agent_execution_id = $1 AND created_at > $2),
-				(SELECT min(created_at) FROM agent_entry WHERE agent_execution_id = $1 AND created_at > $2))`, id, ft.At).Scan(&next)
+			next, err := nextProgress(ctx, c, id, ft.At)
 			if err != nil {
-				return fmt.Errorf("chaos: recovery of %s: %w", id, err)
+				return err
 			}
 			if next == nil {
 				// Nothing after the kill: either its call had finished as
@@ -180,6 +177,19 @@ func measureRecovery(ctx context.Context, c *cluster, faults []*fault, f *findin
 		}
 	}
 	return nil
+}
+
+// nextProgress is the time of execution id's first stored entry or stream
+// event after at, or nil.
+func nextProgress(ctx context.Context, c *cluster, id string, at time.Time) (*time.Time, error) {
+	var next *time.Time
+	err := c.pool.QueryRow(ctx, `SELECT least(
+		(SELECT min(created_at) FROM agent_stream_event WHERE agent_execution_id = $1 AND created_at > $2),
+		(SELECT min(created_at) FROM agent_entry WHERE agent_execution_id = $1 AND created_at > $2))`, id, at).Scan(&next)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: recovery of %s: %w", id, err)
+	}
+	return next, nil
 }
 
 // overlapped reports whether a fault other than kill that stops progress
