@@ -42,7 +42,7 @@ type Latency struct {
 type CallRecord struct {
 	At    time.Time `json:"at"`
 	PID   int       `json:"pid"`
-	Phase string    `json:"phase"` // "start" or "end"
+	Phase string    `json:"phase"` // "start", "end", or "hang" (EnvHang)
 	// Turn is the number of assistant messages in the request, and User
 	// the text of its last user message: with the conversation, they name
 	// the model call.

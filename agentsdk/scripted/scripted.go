@@ -138,6 +138,7 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 			}
 			onEvent(agentsdk.StreamEvent{Type: agentsdk.StreamText, Text: tok})
 			if hang && i == 0 {
+				p.logCall("hang", turn, req)
 				<-ctx.Done()
 				return agentsdk.ModelResponse{}, ctx.Err()
 			}

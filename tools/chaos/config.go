@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentree/agentree/internal/temporaltest"
@@ -62,6 +63,18 @@ type config struct {
 	TemporalBin string
 	Bin         string
 	Keep        bool
+
+	// Resources (-resources, resources.go): Postgres's disk filled, its
+	// connections exhausted, Postgres slowed, a model server hanging
+	// mid-stream, each held for ResourceHold.
+	Resources    bool
+	ResourceHold time.Duration
+	// SlowDelay is what the proxy adds to every packet each way while
+	// Postgres is slow; PGDiskMB is the size of Postgres's filesystem.
+	SlowDelay time.Duration
+	PGDiskMB  int
+	// ResourceFaults are the resource faults injected (-resource-faults).
+	ResourceFaults []string
 }
 
 // parseConfig reads the flags; the defaults are issue 19's.
@@ -99,7 +112,17 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.ActivityModelCalls, "activity-model-calls", false, "run the workers' model calls as activities (localActivities.modelCalls: false), not the default local activities")
 	fs.IntVar(&c.CancelProbes, "cancel-probes", 10, "executions cancelled as their model call streams, after the faults (chaos_cancel_p99_s)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (logs, Postgres, Temporal database)")
+	// Resources (resources.go).
+	fs.BoolVar(&c.Resources, "resources", false, "add the resource faults: Postgres's disk full, its connections exhausted, Postgres slow, a model server hanging mid-stream (README: -resources)")
+	fs.DurationVar(&c.ResourceHold, "resource-hold", 20*time.Second, "how long each resource fault is held before the resource comes back")
+	fs.DurationVar(&c.SlowDelay, "slow-delay", 500*time.Millisecond, "what a slow Postgres adds to every packet each way (a query's round trip takes twice this more)")
+	fs.IntVar(&c.PGDiskMB, "pg-disk-mb", 512, "size in MiB of the small filesystem (tmpfs) Postgres's data directory lives on with -resources")
+	resourceList := fs.String("resource-faults", strings.Join(resourceFaults, ","), "the resource faults -resources injects, each once")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.ResourceFaults, err = parseResourceFaults(*resourceList); err != nil {
 		return c, err
 	}
 	switch {
