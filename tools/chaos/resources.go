@@ -345,6 +345,63 @@ func (c *cluster) awaitRecovery(ctx context.Context, f *fault, r *resourceResult
 	return fmt.Errorf("no write acknowledged within %s of the resource's return", recoverWait)
 }
 
+// hangModel arms the scripted model's one hang and waits for a call to
+// take it, then for that call to be made again and answered.
+func (in *injector) hangModel(ctx context.Context, f *fault, r *resourceResult) error {
+	c := in.c
+	f.At = time.Now()
+	if err := os.WriteFile(c.hangFile(), nil, 0o644); err != nil {
+		return fmt.Errorf("arm the hang: %w", err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	var hang *scripted.CallRecord
+	for hang == nil {
+		if time.Now().After(deadline) {
+			_ = os.Remove(c.hangFile())
+			return fmt.Errorf("no model call streamed text within 2m to take the hang")
+		}
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+		recs, err := readCallLog(c.callLog())
+		if err != nil {
+			return err
+		}
+		for i := range recs {
+			if recs[i].Phase == "hang" {
+				hang = &recs[i]
+			}
+		}
+	}
+	f.At, f.Gated = hang.At, true
+	r.Released = hang.At // nothing comes back: the call must be given up on
+	for prefix, id := range in.tags() {
+		if strings.HasPrefix(hang.User, prefix) {
+			f.InFlight = append(f.InFlight, id)
+			r.Execs = append(r.Execs, id)
+		}
+	}
+	f.Detail = fmt.Sprintf("turn %d of %.24s…", hang.Turn, hang.User)
+	// A hang on an activity attempt lasts until ModelTimeout (10 min).
+	deadline = hang.At.Add(12 * time.Minute)
+	for time.Now().Before(deadline) {
+		recs, err := readCallLog(c.callLog())
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			if rec.Phase == "end" && rec.Turn == hang.Turn && rec.User == hang.User && rec.At.After(hang.At) {
+				r.Recovered = rec.At
+				return nil
+			}
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("the hung model call was not made again and answered within 12m")
+}
+
 // postgresRunning asks pg_ctl whether the server runs.
 func (c *cluster) postgresRunning(ctx context.Context) bool {
 	return asPostgres(ctx, "pg_ctl", "-D", c.pgDir, "status").Run() == nil

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/apiclient"
 )
 
@@ -62,63 +60,6 @@ func (c *cluster) probeWrites(ctx context.Context, tag string, r *resourceResult
 		r.add(w)
 		_ = sleepCtx(ctx, 500*time.Millisecond)
 	}
-}
-
-// hangModel arms the scripted model's one hang and waits for a call to
-// take it, then for that call to be made again and answered.
-func (in *injector) hangModel(ctx context.Context, f *fault, r *resourceResult) error {
-	c := in.c
-	f.At = time.Now()
-	if err := os.WriteFile(c.hangFile(), nil, 0o644); err != nil {
-		return fmt.Errorf("arm the hang: %w", err)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	var hang *scripted.CallRecord
-	for hang == nil {
-		if time.Now().After(deadline) {
-			_ = os.Remove(c.hangFile())
-			return fmt.Errorf("no model call streamed text within 2m to take the hang")
-		}
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
-			return err
-		}
-		recs, err := readCallLog(c.callLog())
-		if err != nil {
-			return err
-		}
-		for i := range recs {
-			if recs[i].Phase == "hang" {
-				hang = &recs[i]
-			}
-		}
-	}
-	f.At, f.Gated = hang.At, true
-	r.Released = hang.At // nothing comes back: the call must be given up on
-	for prefix, id := range in.tags() {
-		if strings.HasPrefix(hang.User, prefix) {
-			f.InFlight = append(f.InFlight, id)
-			r.Execs = append(r.Execs, id)
-		}
-	}
-	f.Detail = fmt.Sprintf("turn %d of %.24s…", hang.Turn, hang.User)
-	// A hang on an activity attempt lasts until ModelTimeout (10 min).
-	deadline = hang.At.Add(12 * time.Minute)
-	for time.Now().Before(deadline) {
-		recs, err := readCallLog(c.callLog())
-		if err != nil {
-			return err
-		}
-		for _, rec := range recs {
-			if rec.Phase == "end" && rec.Turn == hang.Turn && rec.User == hang.User && rec.At.After(hang.At) {
-				r.Recovered = rec.At
-				return nil
-			}
-		}
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("the hung model call was not made again and answered within 12m")
 }
 
 // resourceFigures are one resource fault's figures.
@@ -230,24 +171,25 @@ func (c *cluster) printResources(w io.Writer, faults []*fault) {
 	if c.res == nil {
 		return
 	}
-	ctx := context.Background()
 	var total500, totalNoRetry int
 	for _, ft := range faults {
 		r := c.res.results[ft]
 		if r == nil {
 			continue
 		}
-		fg := c.figures(ctx, ft, r)
+		fg := c.figures(context.Background(), ft, r)
 		total500 += fg.h500
 		totalNoRetry += fg.noRetryAfter
 		k := "chaos_resources_" + strings.ReplaceAll(fg.kind, "-", "_")
+		fmt.Fprintf(w, "%s_recover_s=%s\n%s_agents_recover_s=%s\n%s_paused=%d\n",
+			k, seconds(fg.recover), k, seconds(fg.agentsRecover), k, fg.paused)
+		if ft.Kind == modelHang {
+			continue // the gateway has no part in it: no writes probed
+		}
 		for _, line := range []struct {
 			name  string
 			value any
 		}{
-			{"recover_s", seconds(fg.recover)},
-			{"agents_recover_s", seconds(fg.agentsRecover)},
-			{"paused", fg.paused},
 			{"writes_acked", fg.acked},
 			{"http_503", fg.http503},
 			{"http_503_no_retry_after", fg.noRetryAfter},
