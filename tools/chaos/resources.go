@@ -206,24 +206,17 @@ func (c *cluster) resourceWorkerEnv() []string {
 // fireResource injects a resource fault; handled is false for any other.
 func (in *injector) fireResource(ctx context.Context, f *fault, calls []inFlight) (handled bool, err error) {
 	c := in.c
-	if c.res == nil {
+	if c.res == nil || !slices.Contains(resourceFaults, f.Kind) {
 		return false, nil
 	}
 	r := &resourceResult{}
-	switch f.Kind {
-	case pgDiskFull, pgConnections, pgSlow:
-	case modelHang:
-		c.res.mu.Lock()
-		c.res.results[f] = r
-		c.res.mu.Unlock()
-		return true, in.hangModel(ctx, f, r)
-	default:
-		return false, nil
-	}
 	c.res.mu.Lock()
 	tag := fmt.Sprintf("%s-%d", f.Kind, len(c.res.results))
 	c.res.results[f] = r
 	c.res.mu.Unlock()
+	if f.Kind == modelHang {
+		return true, in.hangModel(ctx, f, r)
+	}
 	for _, cl := range calls {
 		f.InFlight = append(f.InFlight, cl.exec)
 	}
