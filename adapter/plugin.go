@@ -98,6 +98,14 @@ type Options struct {
 	// retried elsewhere; default 5 seconds. Model calls heartbeat on a
 	// timer while they run (every quarter of this), streaming or not.
 	ModelHeartbeatTimeout time.Duration
+	// ModelIdleTimeout is how long a model call's stream may send nothing
+	// (before its first event or between two) before the call is given up
+	// and made again, as a retryable model failure; default 2 minutes,
+	// negative: no bound. Heartbeats run on a timer, so without it a
+	// server that stops mid-stream without closing holds an activity's
+	// attempt until ModelTimeout (the first, local attempt ends at
+	// LocalCallLimit anyway).
+	ModelIdleTimeout time.Duration
 	// ActivityModelCalls runs every model call as an activity. By
 	// default (false) a model call's first attempt is a local activity, in
 	// the workflow task that asks for it: no task-queue round trip before
@@ -305,6 +313,9 @@ func (o Options) validate() (*Options, error) {
 	if o.ModelHeartbeatTimeout <= 0 {
 		o.ModelHeartbeatTimeout = 5 * time.Second
 	}
+	if o.ModelIdleTimeout == 0 {
+		o.ModelIdleTimeout = 2 * time.Minute
+	}
 	if o.ToolTimeout <= 0 {
 		o.ToolTimeout = 10 * time.Minute
 	}
@@ -386,7 +397,7 @@ func (o Options) validate() (*Options, error) {
 	o.acts = &Activities{
 		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.operator(), Windows: o.ContextWindows,
 			Compacting: obs.compacting, Cache: cache, Gate: callGate(o.Store, time.Now, o.WorkerStore == nil), StandingApproval: standingApproval(o.Store),
-			ActivityTools: o.ActivityToolCalls},
+			ActivityTools: o.ActivityToolCalls, ModelIdleTimeout: max(o.ModelIdleTimeout, 0)},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

@@ -285,3 +285,42 @@ func (p *watchedProvider) Stream(ctx context.Context, req agentsdk.ModelRequest,
 	}
 	return resp, err
 }
+
+// A model server that sends part of its answer and then nothing, without
+// closing the stream (issue 42's hung model server): with
+// ModelIdleTimeout the call is given up as a retryable model failure —
+// made again, not waited on for ModelTimeout — and the tokens it sent
+// are stored.
+func TestIdleModelStreamIsGivenUpAsRetryable(t *testing.T) {
+	es := entrystore.New(pgtest.New(t))
+	c := newPubCall(t, es)
+	tokens := numbered("t", 3)
+	partial := providertest.NewAnthropicStream(pubModel, providertest.AnthropicUsage{Input: 5}).Text(tokens...).String()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, partial)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // hung: nothing more, the connection open
+	}))
+	t.Cleanup(srv.Close)
+	d := c.deps(t, anthropicAt(t, srv.URL), step.PublishOptions{})
+	d.ModelIdleTimeout = 300 * time.Millisecond
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := step.CallModel(context.Background(), d, c.in)
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hung call was never given up")
+	}
+	me, ok := agentsdk.AsModelError(err)
+	require.True(t, ok, "a model failure, counted against the model's attempts: %v", err)
+	require.True(t, me.Retryable, "made again")
+	require.Contains(t, me.Message, "sent nothing for 300ms")
+	require.Equal(t, strings.Join(tokens, ""), tokenText(t, c.events(t), c.in.Key), "the tokens sent before the hang are stored")
+}

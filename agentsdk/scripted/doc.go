@@ -9,5 +9,6 @@
 //
 // A provider made by New also reads the environment (env.go): a least delay
 // per answer and per token, and a call-log file, so a worker process can be
-// slowed and observed by a fault-injection test. It imports agentsdk only.
+// slowed, observed and made to hang mid-stream by a fault-injection test.
+// It imports agentsdk only.
 package scripted

@@ -24,6 +24,12 @@ const (
 	// EnvCallLog names a file every call's start and end are appended to,
 	// one CallRecord JSON line each.
 	EnvCallLog = "AGENTREE_SCRIPTED_CALL_LOG"
+	// EnvHang names a file that arms one hang: the next call that streams
+	// text, in any process given the same name, removes the file (so one
+	// call takes it), sends its first token and then nothing more, holding
+	// the stream open until its context ends — a model server that stops
+	// mid-stream without closing the connection.
+	EnvHang = "AGENTREE_SCRIPTED_HANG"
 )
 
 // Latency is the least delay every answer of a provider gets, whatever its
@@ -36,7 +42,7 @@ type Latency struct {
 type CallRecord struct {
 	At    time.Time `json:"at"`
 	PID   int       `json:"pid"`
-	Phase string    `json:"phase"` // "start" or "end"
+	Phase string    `json:"phase"` // "start", "end", or "hang" (EnvHang)
 	// Turn is the number of assistant messages in the request, and User
 	// the text of its last user message: with the conversation, they name
 	// the model call.
@@ -74,6 +80,14 @@ func (p *Provider) fromEnv() {
 		*d = parsed
 	}
 	p.callLog = os.Getenv(EnvCallLog)
+	p.hangFile = os.Getenv(EnvHang)
+}
+
+// takeHang reports whether this call is the one to hang: EnvHang's file
+// exists and this call removed it (a remove succeeds once, whichever
+// process tries).
+func (p *Provider) takeHang() bool {
+	return p.hangFile != "" && os.Remove(p.hangFile) == nil
 }
 
 // logCall appends one record to the call log, when there is one. One

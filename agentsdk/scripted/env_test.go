@@ -100,3 +100,30 @@ func TestWithLatencyAndWithCallLogSetTheSame(t *testing.T) {
 	require.Contains(t, string(b), `"phase":"start"`)
 	require.NotContains(t, string(b), `"phase":"end"`)
 }
+
+// TestEnvironmentHangArmsOneCall: with EnvHang's file present, one call
+// sends its first token and then nothing until its context ends; the file
+// is gone, so the next call answers in full.
+func TestEnvironmentHangArmsOneCall(t *testing.T) {
+	arm := filepath.Join(t.TempDir(), "hang")
+	require.NoError(t, os.WriteFile(arm, nil, 0o644))
+	t.Setenv(scripted.EnvHang, arm)
+	p := scripted.New(scripted.Turns(scripted.Turn{Text: "one two three"}))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	tokens := make(chan string, 3)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Stream(ctx, conversation(0), func(ev agentsdk.StreamEvent) { tokens <- ev.Text })
+		done <- err
+	}()
+	require.Equal(t, "one", <-tokens)
+	require.NoFileExists(t, arm, "the hanging call took the file")
+	require.Never(t, func() bool { return len(tokens) > 0 || len(done) > 0 }, 100*time.Millisecond, 10*time.Millisecond, "the stream went on")
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+
+	resp, err := p.Stream(context.Background(), conversation(0), func(agentsdk.StreamEvent) {})
+	require.NoError(t, err)
+	require.Equal(t, "one two three", resp.Message.Text(), "one file, one hang")
+}

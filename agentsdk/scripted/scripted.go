@@ -60,8 +60,9 @@ type Provider struct {
 	// OnCall, when set, is told of every call before it is answered.
 	OnCall func(turn int, req agentsdk.ModelRequest)
 
-	latency Latency
-	callLog string
+	latency  Latency
+	callLog  string
+	hangFile string
 
 	mu       sync.Mutex
 	failures map[int]int
@@ -130,11 +131,17 @@ func (p *Provider) Stream(ctx context.Context, req agentsdk.ModelRequest, onEven
 		msg.Content = append(msg.Content, agentsdk.Block{Type: agentsdk.BlockThinking, Thinking: t.Thinking, Signature: "scripted"})
 	}
 	if t.Text != "" {
-		for _, tok := range tokens(t.Text) {
+		hang := p.takeHang()
+		for i, tok := range tokens(t.Text) {
 			if err := wait(ctx, t.TokenDelay); err != nil {
 				return agentsdk.ModelResponse{}, err
 			}
 			onEvent(agentsdk.StreamEvent{Type: agentsdk.StreamText, Text: tok})
+			if hang && i == 0 {
+				p.logCall("hang", turn, req)
+				<-ctx.Done()
+				return agentsdk.ModelResponse{}, ctx.Err()
+			}
 		}
 		msg.Content = append(msg.Content, agentsdk.Block{Type: agentsdk.BlockText, Text: t.Text})
 	}

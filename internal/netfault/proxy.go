@@ -1,9 +1,9 @@
 package netfault
 
 import (
-	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // Proxy forwards every TCP connection it accepts to a target address until
@@ -16,6 +16,7 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	cut   bool
+	delay time.Duration
 	conns map[net.Conn]struct{}
 	done  chan struct{}
 }
@@ -50,6 +51,23 @@ func (p *Proxy) Restore() {
 	p.mu.Lock()
 	p.cut = false
 	p.mu.Unlock()
+}
+
+// SetDelay holds every chunk of bytes read from either side for d before
+// it is passed on (0: none), on open connections too: a slow server or
+// network rather than a dead one. A request and its answer each wait d, so
+// a round trip takes 2d more; chunks keep their order and their spacing,
+// so the delay adds latency without limiting throughput.
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.mu.Unlock()
+}
+
+func (p *Proxy) currentDelay() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delay
 }
 
 // Close stops the proxy and drops every connection.
@@ -112,11 +130,48 @@ func (p *Proxy) serve(client net.Conn) {
 	pipe := func(dst, src net.Conn) {
 		defer wg.Done()
 		// A cut or either side's close ends the copy; both sides then go.
-		_, _ = io.Copy(dst, src)
+		p.copyDelayed(dst, src)
 		_ = dst.Close()
 		_ = src.Close()
 	}
 	go pipe(server, client)
 	go pipe(client, server)
 	wg.Wait()
+}
+
+// chunk is bytes read from one side, due to the other side at due.
+type chunk struct {
+	b   []byte
+	due time.Time
+}
+
+// copyDelayed copies src to dst, each chunk held for the delay set when
+// it was read: one goroutine reads (stamping each chunk), this one writes
+// when it is due, so later chunks do not wait for earlier ones' delays.
+func (p *Proxy) copyDelayed(dst, src net.Conn) {
+	chunks := make(chan chunk, 64)
+	go func() {
+		defer close(chunks)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := src.Read(buf)
+			if n > 0 {
+				chunks <- chunk{b: buf[:n], due: time.Now().Add(p.currentDelay())}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range chunks {
+		if wait := time.Until(c.due); wait > 0 {
+			time.Sleep(wait)
+		}
+		if _, err := dst.Write(c.b); err != nil {
+			_ = src.Close() // the reader then ends, closing chunks
+			for range chunks {
+			}
+			return
+		}
+	}
 }

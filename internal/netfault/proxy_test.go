@@ -79,3 +79,36 @@ func TestCutDropsOpenConnectionsAndRestoreHeals(t *testing.T) {
 	p.Restore()
 	require.NoError(t, roundTrip(p.Addr()))
 }
+
+func TestSetDelaySlowsEveryRoundTripAndZeroRestores(t *testing.T) {
+	p, err := netfault.Listen(echoServer(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+
+	open, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer open.Close()
+	r := bufio.NewReader(open)
+	timed := func() time.Duration {
+		start := time.Now()
+		_, err := open.Write([]byte("ping\n"))
+		require.NoError(t, err)
+		_ = open.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "ping\n", line, "a delayed chunk arrives whole")
+		return time.Since(start)
+	}
+	// Only the delayed round trips' lower bound is certain; an undelayed
+	// one is merely told apart from them.
+	const delay = 300 * time.Millisecond
+	require.Less(t, timed(), 2*delay)
+
+	// The delay reaches a connection opened before it was set, both ways.
+	p.SetDelay(delay)
+	require.GreaterOrEqual(t, timed(), 2*delay, "request and answer each wait the delay")
+	require.NoError(t, roundTrip(p.Addr()), "new connections pass, slowly")
+
+	p.SetDelay(0)
+	require.Less(t, timed(), 2*delay)
+}

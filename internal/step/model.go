@@ -62,6 +62,12 @@ type Deps struct {
 	// definition or organization) that covers call, a call whose policy
 	// is ask in the execution: its ID, "" for none. nil: none does.
 	StandingApproval func(ctx context.Context, orgID, executionID string, call agentsdk.ToolCall) (string, error)
+	// ModelIdleTimeout, when positive, is how long a model call's stream
+	// may send nothing (before its first event or between two) before the
+	// call is given up as a retryable model failure, so a server that
+	// stops mid-stream without closing is retried, not waited on until
+	// the call's whole timeout. 0: no bound.
+	ModelIdleTimeout time.Duration
 }
 
 // config is the execution's configuration, from the cache if it has it.
@@ -274,12 +280,21 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	}
 	pub := newPublisher(ctx, d.Store, in.OrgID, in.ExecutionID, in.Key, d.Publish)
 	start := d.now()
-	resp, err := provider.Stream(ctx, req, pub.onEvent)
+	idle, stopIdle := watchIdle(ctx, d.ModelIdleTimeout)
+	resp, err := provider.Stream(idle.ctx, req, func(ev agentsdk.StreamEvent) {
+		idle.touch()
+		pub.onEvent(ev)
+	})
+	stopIdle()
 	// Every delta is stored before the step returns, cancelled or not, so
 	// whatever is published after the call (tool events, the engine's
 	// lifecycle events) comes after its last token. A failed publish is
 	// not the model's failure: the entries are the record.
 	_ = pub.close()
+	if err != nil && idle.fired() && ctx.Err() == nil {
+		err = &agentsdk.ModelError{Provider: in.Model.Provider, Retryable: true, Err: err,
+			Message: fmt.Sprintf("the model sent nothing for %s; the call is made again", d.ModelIdleTimeout)}
+	}
 	if err != nil {
 		return agentsdk.ModelResult{}, modelError(ctx, in.Model, err)
 	}

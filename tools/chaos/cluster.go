@@ -52,6 +52,7 @@ type cluster struct {
 	start time.Time
 
 	deploy *deployment // with -deploy (deploy.go)
+	res *resources // -resources (resources.go); nil without
 }
 
 // callLog is the file the workers' scripted model logs its calls to.
@@ -95,6 +96,9 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 		}
 	}
 	if err = c.startPostgres(ctx); err != nil {
+		return c, err
+	}
+	if err = c.startResourceProxy(); err != nil { // resources.go
 		return c, err
 	}
 	if err = c.startTemporal(ctx); err != nil {
@@ -230,6 +234,11 @@ func (c *cluster) startPostgres(ctx context.Context) error {
 		return errors.New("chaos: PostgreSQL server binaries (initdb, pg_ctl) not on PATH (Debian: apt-get install postgresql)")
 	}
 	c.pgDir = filepath.Join(c.dir, "postgres")
+	// resources.go: with -resources the data directory moves onto a small
+	// filesystem that the disk-full fault fills.
+	if err := c.mountPostgresDisk(ctx); err != nil {
+		return err
+	}
 	sock := filepath.Join(c.dir, "pgsock")
 	for _, d := range []string{c.pgDir, sock} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -260,7 +269,7 @@ func (c *cluster) startPostgres(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("chaos: %w", err)
 	}
-	_, err = f.WriteString(postgresConf(port, sock))
+	_, err = f.WriteString(postgresConf(port, sock) + c.resourceConf())
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("chaos: %w", err)

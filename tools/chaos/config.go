@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentree/agentree/internal/temporaltest"
@@ -71,6 +72,17 @@ type config struct {
 	DeployFrom   string
 	DeployOldBin string
 	DeployHold   time.Duration
+	// Resources (-resources, resources.go): Postgres's disk filled, its
+	// connections exhausted, Postgres slowed, a model server hanging
+	// mid-stream, each held for ResourceHold.
+	Resources    bool
+	ResourceHold time.Duration
+	// SlowDelay is what the proxy adds to every packet each way while
+	// Postgres is slow; PGDiskMB is the size of Postgres's filesystem.
+	SlowDelay time.Duration
+	PGDiskMB  int
+	// ResourceFaults are the resource faults injected (-resource-faults).
+	ResourceFaults []string
 }
 
 // parseConfig reads the flags; the defaults are issue 19's.
@@ -113,7 +125,17 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.DeployFrom, "deploy-from", defaultDeployFrom, "the commit -deploy starts from (the previous release; built from git)")
 	fs.StringVar(&c.DeployOldBin, "deploy-old-bin", "", "-deploy-from's agentree binary, already built (default: build it from git)")
 	fs.DurationVar(&c.DeployHold, "deploy-hold", 30*time.Second, "longest the rolled-back worker serves, waiting to take a task of a run the new build advanced")
+	// Resources (resources.go).
+	fs.BoolVar(&c.Resources, "resources", false, "add the resource faults: Postgres's disk full, its connections exhausted, Postgres slow, a model server hanging mid-stream (README: -resources)")
+	fs.DurationVar(&c.ResourceHold, "resource-hold", 20*time.Second, "how long each resource fault is held before the resource comes back")
+	fs.DurationVar(&c.SlowDelay, "slow-delay", 500*time.Millisecond, "what a slow Postgres adds to every packet each way (a query's round trip takes twice this more)")
+	fs.IntVar(&c.PGDiskMB, "pg-disk-mb", 512, "size in MiB of the small filesystem (tmpfs) Postgres's data directory lives on with -resources")
+	resourceList := fs.String("resource-faults", strings.Join(resourceFaults, ","), "the resource faults -resources injects, each once")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.ResourceFaults, err = parseResourceFaults(*resourceList); err != nil {
 		return c, err
 	}
 	switch {

@@ -184,10 +184,22 @@ func (d *driver) send(ctx context.Context, c *conversation, m *message) error {
 // final model call. A 2xx means the message will be processed; a 409
 // refuses it before it is stored. Then it waits for the execution to end.
 func (d *driver) interrupt(ctx context.Context, c *conversation) {
-	for c.Follower.seen(event.NameTaskCompleted) < 3 {
+	for i := 1; c.Follower.seen(event.NameTaskCompleted) < 3; i++ {
 		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
 			c.Err = "the tools never completed: " + err.Error()
 			return
+		}
+		// Stream events are not the record: one whose write failed (a
+		// full disk, -resources) is never sent, and the execution may
+		// end without the probe seeing its tools complete.
+		if i%50 == 0 {
+			var ex struct {
+				Status string `json:"status"`
+			}
+			if _, err := d.api.do(ctx, "GET", "/agent-executions/"+url.PathEscape(c.ExecID), "", nil, &ex); err == nil && ex.Status == "COMPLETED" {
+				c.Answered, c.Err = true, "ended before its tools' task.completed events were all received"
+				return
+			}
 		}
 	}
 	if err := sleepCtx(ctx, c.pause(d.cfg.ModelDelay+time.Second)); err != nil {

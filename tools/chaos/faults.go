@@ -48,6 +48,7 @@ func schedule(cfg config, rng *rand.Rand) []string {
 	add(postgresRestart, cfg.PostgresRestarts)
 	add(postgresOutage, cfg.Outages)
 	add(temporalRestart, cfg.TemporalRestarts)
+	kinds = append(kinds, resourceKinds(cfg)...)
 	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	return kinds
 }
@@ -213,6 +214,9 @@ func (in *injector) fire(ctx context.Context, f *fault, calls []inFlight) error 
 			}
 		}
 		return nil
+	}
+	if handled, err := in.fireResource(ctx, f, calls); handled { // resources.go
+		return err
 	}
 	return fmt.Errorf("unknown fault %q", f.Kind)
 }

@@ -32,6 +32,7 @@ func (c *cluster) workerProc(i int) *proc {
 		scripted.EnvCallLog+"="+c.callLog(),
 		research.EnvToolDelay+"="+c.cfg.ToolDelay.String(),
 	)
+	env = append(env, c.resourceWorkerEnv()...) // resources.go
 	args := []string{"worker", "--task-queue", c.queue}
 	if c.cfg.ActivityToolCalls || c.cfg.ActivityModelCalls {
 		args = append(args, "--config", c.workerConfig())

@@ -99,6 +99,9 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := c.checkResources(context.WithoutCancel(ctx), faults, found); err != nil { // resources.go
+		return nil, err
+	}
 	c.logf("chaos: %d cancel probes", cfg.CancelProbes)
 	if found.Cancel, err = d.probeCancels(ctx, cfg.CancelProbes); err != nil {
 		return nil, err
@@ -111,6 +114,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		}
 	}
 	o.print(out)
+	c.printResources(out, faults) // resources.go
 	if cfg.Keep {
 		fmt.Fprintf(log, "chaos: logs and data kept in %s\n", c.dir)
 	}

@@ -34,7 +34,7 @@ func (c *cluster) services(ctx context.Context, port int, cmd string) (string, e
 		}
 	}
 	x.Env = append(x.Env, "AGENTREE_TEMPORAL=server", "AGENTREE_DATA="+c.dir,
-		"AGENTREE_PG_PORT="+strconv.Itoa(c.pgPort), "AGENTREE_TEMPORAL_PORT="+strconv.Itoa(port))
+		"AGENTREE_PG_PORT="+strconv.Itoa(c.clientPGPort()), "AGENTREE_TEMPORAL_PORT="+strconv.Itoa(port))
 	var stderr bytes.Buffer
 	x.Stderr = &stderr
 	out, err := x.Output()
