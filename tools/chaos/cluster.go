@@ -52,7 +52,7 @@ type cluster struct {
 	start time.Time
 
 	deploy *deployment // with -deploy (deploy.go)
-	res *resources // -resources (resources.go); nil without
+	res    *resources  // -resources (resources.go); nil without
 }
 
 // callLog is the file the workers' scripted model logs its calls to.
