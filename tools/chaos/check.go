@@ -36,6 +36,9 @@ type findings struct {
 	// once (their extra copies; also in Duplicated), SSEOutOfOrder those
 	// it received after a higher ID.
 	SSEDuplicated, SSEOutOfOrder int
+	// LostMessages are the messages counted in Lost (failover.go dates
+	// them against the last replicated commit).
+	LostMessages []*message
 }
 
 func (f *findings) example(format string, args ...any) {
@@ -93,6 +96,7 @@ func check(ctx context.Context, c *cluster, d *driver, convs []*conversation, fa
 		if cv.ExecID == "" {
 			if cv.Messages[0].Acked {
 				f.Lost++
+				f.LostMessages = append(f.LostMessages, cv.Messages[0])
 				f.example("%s: create acknowledged, no execution", cv.Tag)
 			} else {
 				f.Stuck++
@@ -173,6 +177,7 @@ func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation
 		switch {
 		case m.Acked && n == 0:
 			f.Lost++
+			f.LostMessages = append(f.LostMessages, m)
 			f.example("%s: acknowledged message %s is no user entry", id, m.Tag)
 		case n > 1:
 			f.dup("user entry", n-1, "%s: message %s is %d user entries (tries %d, delivered twice %v)", id, m.Tag, n, m.Tries, m.Duplicated)

@@ -62,6 +62,11 @@ type config struct {
 	TemporalBin string
 	Bin         string
 	Keep        bool
+
+	// Failover (failover.go): a streaming replica of the run's Postgres,
+	// promoted mid-run as the primary is killed; FailoverSync makes the
+	// replication synchronous.
+	Failover, FailoverSync bool
 }
 
 // parseConfig reads the flags; the defaults are issue 19's.
@@ -99,9 +104,13 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.ActivityModelCalls, "activity-model-calls", false, "run the workers' model calls as activities (localActivities.modelCalls: false), not the default local activities")
 	fs.IntVar(&c.CancelProbes, "cancel-probes", 10, "executions cancelled as their model call streams, after the faults (chaos_cancel_p99_s)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (logs, Postgres, Temporal database)")
+	// failover (failover.go)
+	fs.BoolVar(&c.Failover, "failover", false, "run a streaming replica and, mid-run, kill the primary and promote the replica (clients reach both by a two-host DSN)")
+	fs.BoolVar(&c.FailoverSync, "failover-sync", false, "with -failover: synchronous replication (synchronous_standby_names); implies -failover")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	c.Failover = c.Failover || c.FailoverSync
 	switch {
 	case c.Conversations < 1 || c.FollowUps < 0 || c.OneShots < 0 || c.Workers < 1 || c.CancelProbes < 0:
 		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups, -one-shots and -cancel-probes at least 0")

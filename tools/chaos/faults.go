@@ -18,6 +18,7 @@ const (
 	postgresRestart = "postgres-restart"
 	postgresOutage  = "postgres-outage"
 	temporalRestart = "temporal-restart"
+	failoverKind    = "failover" // failover.go
 )
 
 // fault is one injected fault.
@@ -48,6 +49,9 @@ func schedule(cfg config, rng *rand.Rand) []string {
 	add(postgresRestart, cfg.PostgresRestarts)
 	add(postgresOutage, cfg.Outages)
 	add(temporalRestart, cfg.TemporalRestarts)
+	if cfg.Failover {
+		add(failoverKind, 1)
+	}
 	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	return kinds
 }
@@ -213,6 +217,8 @@ func (in *injector) fire(ctx context.Context, f *fault, calls []inFlight) error 
 			}
 		}
 		return nil
+	case failoverKind:
+		return in.failover(ctx, f, calls)
 	}
 	return fmt.Errorf("unknown fault %q", f.Kind)
 }

@@ -121,6 +121,7 @@ func (o *outcome) print(w io.Writer) {
 	for _, fg := range figures {
 		fmt.Fprintf(w, "%s=%v\n", fg.name, fg.value)
 	}
+	o.failover.print(w)
 }
 
 func mapKeys(m map[string]int) func(func(string) bool) {

@@ -18,6 +18,7 @@ type outcome struct {
 	duration time.Duration
 	// http500 and http503 count the gateway's answers with those statuses.
 	http500, http503 int
+	failover         *failoverFindings // with -failover (failover.go)
 }
 
 // run brings the cluster up, drives the conversations while injecting the
@@ -90,12 +91,16 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	if err != nil {
 		return nil, err
 	}
+	fo, err := c.failoverFindings(context.WithoutCancel(ctx), found)
+	if err != nil {
+		return nil, err
+	}
 	c.logf("chaos: %d cancel probes", cfg.CancelProbes)
 	if found.Cancel, err = d.probeCancels(ctx, cfg.CancelProbes); err != nil {
 		return nil, err
 	}
 	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
-		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable)}
+		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable), failover: fo}
 	o.print(out)
 	if cfg.Keep {
 		fmt.Fprintf(log, "chaos: logs and data kept in %s\n", c.dir)
