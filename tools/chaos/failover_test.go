@@ -80,4 +80,7 @@ pg_waldump: error: error in WAL record at 0/301C308: invalid record length at 0/
 	require.NoError(t, err)
 	require.Equal(t, 0, w.commits)
 	require.Equal(t, "0/301C330", w.end, "nothing past the start: the end is the start")
+
+	_, err = parseWAL("pg_waldump: error: could not open file \"000000010000000000000003\": Permission denied\n", "0/301C330")
+	require.Error(t, err, "a pg_waldump that could not read the WAL is not \"nothing lost\"")
 }

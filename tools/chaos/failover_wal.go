@@ -42,6 +42,7 @@ func walAfter(ctx context.Context, dir, lsn string) (walTail, error) {
 // parseWAL reads pg_waldump's output from start.
 func parseWAL(out, start string) (walTail, error) {
 	t := walTail{end: start}
+	ended := false
 	for _, line := range strings.Split(out, "\n") {
 		if m := walRecord.FindStringSubmatch(line); m != nil {
 			if m[2] == "COMMIT" {
@@ -56,11 +57,20 @@ func parseWAL(out, start string) (walTail, error) {
 			}
 			continue
 		}
-		if strings.Contains(line, "error") {
+		switch {
+		case strings.Contains(line, "error in WAL record at"):
+			ended = true
 			if m := walEnd.FindAllStringSubmatch(line, -1); m != nil {
 				t.end = m[len(m)-1][1]
 			}
+		case strings.Contains(line, "could not find a valid record after"):
+			ended = true
 		}
+	}
+	// Anything else (a missing file, no permission) would read as "nothing
+	// lost": refuse it.
+	if !ended {
+		return t, fmt.Errorf("chaos: failover: pg_waldump did not read to the end of the WAL:\n%s", out)
 	}
 	if lsnDiff(t.end, start) < 0 {
 		t.end = start
