@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -127,7 +130,20 @@ func check(ctx context.Context, c *cluster, d *driver, convs []*conversation, fa
 func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation, calls []scripted.CallRecord, f *findings) error {
 	id := cv.ExecID
 	var status, errText string
-	if err := c.pool.QueryRow(ctx, `SELECT status, error FROM agent_execution WHERE id = $1`, id).Scan(&status, &errText); err != nil {
+	err := c.pool.QueryRow(ctx, `SELECT status, error FROM agent_execution WHERE id = $1`, id).Scan(&status, &errText)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Acknowledged, then gone: a store that lost commits (-failover
+		// with asynchronous replication) loses the whole execution.
+		for _, m := range cv.Messages {
+			if m.Acked {
+				f.Lost++
+				f.LostMessages = append(f.LostMessages, m)
+			}
+		}
+		f.example("%s (%s): create acknowledged, the execution is not in the store", cv.Tag, id)
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("chaos: check %s: %w", id, err)
 	}
 	entries, err := loadEntries(ctx, c, id)

@@ -65,8 +65,10 @@ type config struct {
 
 	// Failover (failover.go): a streaming replica of the run's Postgres,
 	// promoted mid-run as the primary is killed; FailoverSync makes the
-	// replication synchronous.
+	// replication synchronous; FailoverPartition cuts the replica off
+	// the primary this long before the primary is killed.
 	Failover, FailoverSync bool
+	FailoverPartition      time.Duration
 }
 
 // parseConfig reads the flags; the defaults are issue 19's.
@@ -107,6 +109,7 @@ func parseConfig(args []string) (config, error) {
 	// failover (failover.go)
 	fs.BoolVar(&c.Failover, "failover", false, "run a streaming replica and, mid-run, kill the primary and promote the replica (clients reach both by a two-host DSN)")
 	fs.BoolVar(&c.FailoverSync, "failover-sync", false, "with -failover: synchronous replication (synchronous_standby_names); implies -failover")
+	fs.DurationVar(&c.FailoverPartition, "failover-partition", 0, "with -failover: cut the replication link this long before the primary is killed (a partition, then the primary's death: with async replication the commits in between are lost)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

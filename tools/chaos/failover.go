@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentree/agentree/internal/netfault"
 )
 
 // The failover mode (-failover, -failover-sync): a streaming replica of
@@ -22,7 +24,10 @@ import (
 // once (pg_ctl -m immediate: its backends die with it, as in a crash)
 // and the replica promoted (pg_ctl promote). The old primary is not
 // brought back: rejoining it as a replica (pg_rewind) is an operator's
-// later step, not part of the outage.
+// later step, not part of the outage. On one machine the replica receives
+// a commit within a millisecond, so a kill alone rarely leaves anything
+// unreplicated: -failover-partition cuts the replication link first (a
+// partition, then the primary's death), the way commits go missing.
 //
 // With asynchronous replication (the default) the commits the replica
 // had not received when the primary died are gone. failover reads the
@@ -42,6 +47,8 @@ const replicaName = "replica"
 // failover is the replica and what happened at the failover.
 type failover struct {
 	sync                    bool
+	partition               time.Duration
+	link                    *netfault.Proxy // the replication link, with -failover-partition
 	primaryDir, dir         string
 	primaryPort, port       int
 	primaryURL, replicaURL  string
@@ -68,9 +75,20 @@ func pgURL(port int) string {
 // for it to stream (and, with -failover-sync, to be the synchronous
 // standby), and points every client at both servers.
 func (c *cluster) startReplica(ctx context.Context) error {
-	fo := &failover{sync: c.cfg.FailoverSync, primaryDir: c.pgDir, primaryPort: c.pgPort,
+	fo := &failover{sync: c.cfg.FailoverSync, partition: c.cfg.FailoverPartition, primaryDir: c.pgDir, primaryPort: c.pgPort,
 		dir: filepath.Join(c.dir, "replica"), primaryURL: pgURL(c.pgPort)}
 	var err error
+	// With -failover-partition the replica streams through a proxy the
+	// fault cuts: pg_basebackup -R writes the address it copied from into
+	// the replica's primary_conninfo.
+	source := strconv.Itoa(fo.primaryPort)
+	if fo.partition > 0 {
+		if fo.link, err = netfault.Listen("127.0.0.1:" + source); err != nil {
+			return fmt.Errorf("chaos: failover: %w", err)
+		}
+		c.undo = append(c.undo, func() { _ = fo.link.Close() })
+		_, source, _ = strings.Cut(fo.link.Addr(), ":")
+	}
 	if fo.port, err = freePort(); err != nil {
 		return err
 	}
@@ -81,7 +99,7 @@ func (c *cluster) startReplica(ctx context.Context) error {
 	// -R writes standby.signal and primary_conninfo; -X stream copies the
 	// WAL written during the copy, so the replica starts consistent.
 	if err := runPG(ctx, "pg_basebackup", "-D", fo.dir, "-R", "-X", "stream", "-c", "fast",
-		"-h", "127.0.0.1", "-p", strconv.Itoa(fo.primaryPort), "-U", "agentree"); err != nil {
+		"-h", "127.0.0.1", "-p", source, "-U", "agentree"); err != nil {
 		return err
 	}
 	// The copied postgresql.conf is the primary's: a later line wins.
@@ -168,6 +186,12 @@ func (in *injector) failover(ctx context.Context, f *fault, calls []inFlight) er
 			return err
 		}
 	}
+	if fo.partition > 0 {
+		fo.link.Cut()
+		if err := sleepCtx(ctx, fo.partition); err != nil {
+			return err
+		}
+	}
 	f.At = time.Now()
 	fo.killAt = f.At
 	if err := c.stopPostgres(ctx); err != nil {
@@ -195,7 +219,10 @@ func (in *injector) failover(ctx context.Context, f *fault, calls []inFlight) er
 	fo.done = true
 	// Postgres restarts and outages after this one hit the new primary.
 	c.pgDir = fo.dir
-	f.Detail = fmt.Sprintf("replica promoted in %.1fs; it had received %s, the primary had written %s (%d bytes, %d commits not replicated)",
+	if fo.partition > 0 {
+		f.Detail = fmt.Sprintf("replication cut %s before; ", fo.partition)
+	}
+	f.Detail += fmt.Sprintf("replica promoted in %.1fs; it had received %s, the primary had written %s (%d bytes, %d commits not replicated)",
 		fo.promote.Seconds(), fo.receivedLSN, fo.primaryLSN, fo.unreplicatedBytes, fo.unreplicatedCommits)
 	if err := fo.awaitGateway(ctx, c); err != nil {
 		return err

@@ -96,6 +96,7 @@ func (ff *failoverFindings) print(w io.Writer) {
 	}{
 		{"chaos_failover_replication", mode},
 		{"chaos_failover_done", ff.Done},
+		{"chaos_failover_partition_s", seconds(fo.partition)},
 		{"chaos_failover_commit_idle_p50_ms", millis(percentile(fo.commitIdle, 0.5))},
 		{"chaos_failover_commit_idle_p99_ms", millis(percentile(fo.commitIdle, 0.99))},
 		{"chaos_failover_commit_load_p50_ms", millis(percentile(fo.commitLoad, 0.5))},
