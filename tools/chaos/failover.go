@@ -57,6 +57,7 @@ type failover struct {
 	killAt, promotedAt      time.Time
 	receivedLSN, primaryLSN string
 	unreplicatedBytes       int64
+	lagBefore               int64 // the replica's flush lag in bytes just before the kill
 	unreplicatedCommits     int
 	firstUnreplicated       time.Time // commit time of the first commit the replica never received
 	promote                 time.Duration
@@ -181,9 +182,15 @@ func (in *injector) failover(ctx context.Context, f *fault, calls []inFlight) er
 	}
 	if conn, err := pgx.Connect(ctx, fo.primaryURL); err == nil {
 		fo.commitLoad, err = commitLatency(ctx, conn, commitProbes)
+		if err == nil {
+			// How far behind the replica runs under this load, as the
+			// primary sees it: the bytes an async kill would lose now.
+			err = conn.QueryRow(ctx, `SELECT coalesce(max(pg_wal_lsn_diff(pg_current_wal_flush_lsn(), flush_lsn)), 0)::bigint
+				FROM pg_stat_replication WHERE application_name = $1`, replicaName).Scan(&fo.lagBefore)
+		}
 		conn.Close(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("chaos: failover: %w", err)
 		}
 	}
 	if fo.partition > 0 {

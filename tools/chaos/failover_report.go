@@ -103,6 +103,7 @@ func (ff *failoverFindings) print(w io.Writer) {
 		{"chaos_failover_commit_load_p99_ms", millis(percentile(fo.commitLoad, 0.99))},
 		{"chaos_failover_replica_received_lsn", fo.receivedLSN},
 		{"chaos_failover_primary_lsn", fo.primaryLSN},
+		{"chaos_failover_lag_before_kill_bytes", fo.lagBefore},
 		{"chaos_failover_unreplicated_bytes", fo.unreplicatedBytes},
 		{"chaos_failover_unreplicated_commits", fo.unreplicatedCommits},
 		{"chaos_failover_async_lost", ff.AsyncLost},
