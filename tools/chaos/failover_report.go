@@ -108,6 +108,7 @@ func (ff *failoverFindings) print(w io.Writer) {
 		{"chaos_failover_unreplicated_commits", fo.unreplicatedCommits},
 		{"chaos_failover_async_lost", ff.AsyncLost},
 		{"chaos_failover_promote_s", seconds(fo.promote)},
+		{"chaos_failover_promoted_s", seconds(fo.promotedAt.Sub(fo.killAt))},
 		{"chaos_failover_gateway_s", seconds(fo.gatewayBack)},
 		{"chaos_failover_progress_s", seconds(fo.progressBack)},
 		{"chaos_failover_client_saw", strings.Join(saw, ",")},
