@@ -59,7 +59,7 @@ type failover struct {
 	unreplicatedBytes       int64
 	lagBefore               int64 // the replica's flush lag in bytes just before the kill
 	unreplicatedCommits     int
-	firstUnreplicated       time.Time // commit time of the first commit the replica never received
+	firstUnreplicated       time.Time     // commit time of the first commit the replica never received
 	promote                 time.Duration // pg_ctl promote's own time
 	gatewayBack             time.Duration // kill → a 2xx from the gateway
 	progressBack            time.Duration // kill → the first entry stored on the new primary
