@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,23 +32,11 @@ func TestFailoverToReplica(t *testing.T) {
 	t.Log("\n" + out.String())
 	require.NoError(t, err, "log:\n%s", log.String())
 
-	figures := map[string]string{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		if name, value, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(name, "chaos_") {
-			figures[name] = value
-		}
-	}
+	figures := figuresOf(&out)
 	require.Len(t, o.faults, 1)
 	require.Equal(t, failoverKind, o.faults[0].Kind)
 	require.Empty(t, o.faults[0].Err, "log:\n%s", log.String())
-	for _, name := range []string{
-		"chaos_lost", "chaos_failover_async_lost", "chaos_duplicated", "chaos_forked", "chaos_leaf_mismatch", "chaos_rerun",
-		"chaos_inbox_pending", "chaos_undelivered", "chaos_undecodable", "chaos_failed_by_outage", "chaos_stuck",
-		"chaos_http_500",
-	} {
-		require.Equal(t, "0", figures[name], "%s; examples:\n%s", name, strings.Join(o.found.Examples, "\n"))
-	}
+	requireZero(t, o, figures, append(invariantFigures, "chaos_failover_async_lost")...)
 	require.Equal(t, "sync", figures["chaos_failover_replication"])
 
 	ff := o.failover
