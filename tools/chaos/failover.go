@@ -46,23 +46,25 @@ const replicaName = "replica"
 
 // failover is the replica and what happened at the failover.
 type failover struct {
-	sync                    bool
-	partition               time.Duration
-	link                    *netfault.Proxy // the replication link, with -failover-partition
-	primaryDir, dir         string
-	primaryPort, port       int
-	primaryURL, replicaURL  string
-	commitIdle, commitLoad  []time.Duration // commit latency on the primary, before the load and at the kill
-	done                    bool
-	killAt, promotedAt      time.Time
-	receivedLSN, primaryLSN string
-	unreplicatedBytes       int64
-	lagBefore               int64 // the replica's flush lag in bytes just before the kill
-	unreplicatedCommits     int
-	firstUnreplicated       time.Time     // commit time of the first commit the replica never received
-	promote                 time.Duration // pg_ctl promote's own time
-	gatewayBack             time.Duration // kill → a 2xx from the gateway
-	progressBack            time.Duration // kill → the first entry stored on the new primary
+	sync                   bool
+	partition              time.Duration
+	link                   *netfault.Proxy // the replication link, with -failover-partition
+	primaryDir, dir        string
+	primaryPort, port      int
+	primaryURL, replicaURL string
+	// Commit latency on the primary: idle asynchronous and (with
+	// -failover-sync) synchronous, then in the run's mode under load at the kill.
+	commitAsync, commitSync, commitLoad []time.Duration
+	done                                bool
+	killAt, promotedAt                  time.Time
+	receivedLSN, primaryLSN             string
+	unreplicatedBytes                   int64
+	lagBefore                           int64 // the replica's flush lag in bytes just before the kill
+	unreplicatedCommits                 int
+	firstUnreplicated                   time.Time     // commit time of the first commit the replica never received
+	promote                             time.Duration // pg_ctl promote's own time
+	gatewayBack                         time.Duration // kill → a 2xx from the gateway
+	progressBack                        time.Duration // kill → the first entry stored on the new primary
 	// clientSaw counts the gateway's answers by status while it was away.
 	clientSaw map[int]int
 }
@@ -121,6 +123,30 @@ func (c *cluster) startReplica(ctx context.Context) error {
 		return fmt.Errorf("chaos: failover: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	streaming := func(want string) error {
+		err := pollUntil(ctx, time.Minute, func() (bool, error) {
+			var state string
+			err := conn.QueryRow(ctx, `SELECT coalesce(max(sync_state), '') FROM pg_stat_replication
+				WHERE application_name = $1 AND state = 'streaming'`, replicaName).Scan(&state)
+			return state == want, err
+		})
+		if err != nil {
+			return fmt.Errorf("chaos: failover: the replica never streamed as %s: %w", want, err)
+		}
+		return nil
+	}
+	if err := streaming("async"); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE chaos_commit_probe (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("chaos: failover: %w", err)
+	}
+	// Commit latency on the idle cluster, asynchronous first and then,
+	// with -failover-sync, synchronous: the same server, one after the
+	// other, is the fair comparison.
+	if fo.commitAsync, err = commitLatency(ctx, conn, commitProbes); err != nil {
+		return err
+	}
 	want := "async"
 	if fo.sync {
 		// Set on the primary only, after the copy: the replica keeps the
@@ -133,20 +159,12 @@ func (c *cluster) startReplica(ctx context.Context) error {
 			return fmt.Errorf("chaos: failover: %w", err)
 		}
 		want = "sync"
-	}
-	if err := pollUntil(ctx, time.Minute, func() (bool, error) {
-		var state string
-		err := conn.QueryRow(ctx, `SELECT coalesce(max(sync_state), '') FROM pg_stat_replication
-			WHERE application_name = $1 AND state = 'streaming'`, replicaName).Scan(&state)
-		return state == want, err
-	}); err != nil {
-		return fmt.Errorf("chaos: failover: the replica never streamed as %s: %w", want, err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE chaos_commit_probe (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		return fmt.Errorf("chaos: failover: %w", err)
-	}
-	if fo.commitIdle, err = commitLatency(ctx, conn, commitProbes); err != nil {
-		return err
+		if err := streaming(want); err != nil {
+			return err
+		}
+		if fo.commitSync, err = commitLatency(ctx, conn, commitProbes); err != nil {
+			return err
+		}
 	}
 	c.fo = fo
 	// Every client names both servers and takes the one that accepts
@@ -157,7 +175,7 @@ func (c *cluster) startReplica(ctx context.Context) error {
 }
 
 // commitProbes is how many one-row commits measure the commit latency.
-const commitProbes = 50
+const commitProbes = 200
 
 // commitLatency times n one-row autocommitted inserts on conn: with
 // synchronous replication each waits for the replica's flush.
