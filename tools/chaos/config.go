@@ -109,11 +109,11 @@ func parseConfig(args []string) (config, error) {
 	// failover (failover.go)
 	fs.BoolVar(&c.Failover, "failover", false, "run a streaming replica and, mid-run, kill the primary and promote the replica (clients reach both by a two-host DSN)")
 	fs.BoolVar(&c.FailoverSync, "failover-sync", false, "with -failover: synchronous replication (synchronous_standby_names); implies -failover")
-	fs.DurationVar(&c.FailoverPartition, "failover-partition", 0, "with -failover: cut the replication link this long before the primary is killed (a partition, then the primary's death: with async replication the commits in between are lost)")
+	fs.DurationVar(&c.FailoverPartition, "failover-partition", 0, "cut the replication link this long before the primary is killed (a partition, then the primary's death: with async replication the commits in between are lost); implies -failover")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	c.Failover = c.Failover || c.FailoverSync
+	c.Failover = c.Failover || c.FailoverSync || c.FailoverPartition > 0
 	switch {
 	case c.Conversations < 1 || c.FollowUps < 0 || c.OneShots < 0 || c.Workers < 1 || c.CancelProbes < 0:
 		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups, -one-shots and -cancel-probes at least 0")
