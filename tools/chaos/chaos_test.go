@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,26 +39,48 @@ func TestChaosSmall(t *testing.T) {
 	t.Log("\n" + out.String())
 	require.NoError(t, err, "log:\n%s", log.String())
 
-	figures := parseFigures(out.String())
+	figures := figuresOf(&out)
 	require.Len(t, o.faults, 5, "every fault asked for was injected")
 	for _, f := range o.faults {
 		require.Empty(t, f.Err, "%s", f.Kind)
 	}
 	require.NotEqual(t, "0", figures["chaos_faults_in_flight"], "faults land while calls are in flight")
-	for _, name := range []string{
-		"chaos_lost", "chaos_duplicated", "chaos_forked", "chaos_leaf_mismatch", "chaos_rerun",
-		"chaos_inbox_pending", "chaos_undelivered", "chaos_undecodable", "chaos_failed_by_outage", "chaos_stuck", "chaos_worker_unrecovered",
-		// A store or Temporal restart is a 503 with Retry-After, never a 500.
-		"chaos_http_500",
-	} {
-		require.Equal(t, "0", figures[name], "%s; examples:\n%s", name, strings.Join(o.found.Examples, "\n"))
-	}
+	requireZero(t, o, figures, invariantFigures...)
 	acked, err := strconv.Atoi(figures["chaos_messages_acked"])
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, acked, 4*3+2, "4 conversations × (1 + 2 follow-ups) and 2 one-shots acknowledged (their interruptions may be refused)")
 	p99, err := strconv.ParseFloat(figures["chaos_worker_recovery_p99_s"], 64)
 	require.NoError(t, err)
 	require.LessOrEqual(t, p99, 15.0, "issue 19 names this figure: work resumes within 15 s of a worker's death")
+}
+
+// invariantFigures are the report's figures every run must keep at 0.
+var invariantFigures = []string{
+	"chaos_lost", "chaos_duplicated", "chaos_forked", "chaos_leaf_mismatch", "chaos_rerun",
+	"chaos_inbox_pending", "chaos_undelivered", "chaos_undecodable", "chaos_failed_by_outage", "chaos_stuck", "chaos_worker_unrecovered",
+	// A store or Temporal restart is a 503 with Retry-After, never a 500.
+	"chaos_http_500",
+}
+
+// figuresOf reads the report's chaos_* name=value lines.
+func figuresOf(out io.Reader) map[string]string {
+	figures := map[string]string{}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if name, value, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(name, "chaos_") {
+			figures[name] = value
+		}
+	}
+	return figures
+}
+
+// requireZero fails unless every named figure is 0, showing the run's
+// examples.
+func requireZero(t *testing.T, o *outcome, figures map[string]string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		require.Equal(t, "0", figures[name], "%s; examples:\n%s", name, strings.Join(o.found.Examples, "\n"))
+	}
 }
 
 func TestScheduleIsSeededAndComplete(t *testing.T) {

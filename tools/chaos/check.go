@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -36,6 +39,9 @@ type findings struct {
 	// once (their extra copies; also in Duplicated), SSEOutOfOrder those
 	// it received after a higher ID.
 	SSEDuplicated, SSEOutOfOrder int
+	// LostMessages are the messages counted in Lost (failover.go dates
+	// them against the last replicated commit).
+	LostMessages []*message
 }
 
 func (f *findings) example(format string, args ...any) {
@@ -93,6 +99,7 @@ func check(ctx context.Context, c *cluster, d *driver, convs []*conversation, fa
 		if cv.ExecID == "" {
 			if cv.Messages[0].Acked {
 				f.Lost++
+				f.LostMessages = append(f.LostMessages, cv.Messages[0])
 				f.example("%s: create acknowledged, no execution", cv.Tag)
 			} else {
 				f.Stuck++
@@ -123,7 +130,20 @@ func check(ctx context.Context, c *cluster, d *driver, convs []*conversation, fa
 func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation, calls []scripted.CallRecord, f *findings) error {
 	id := cv.ExecID
 	var status, errText string
-	if err := c.pool.QueryRow(ctx, `SELECT status, error FROM agent_execution WHERE id = $1`, id).Scan(&status, &errText); err != nil {
+	err := c.pool.QueryRow(ctx, `SELECT status, error FROM agent_execution WHERE id = $1`, id).Scan(&status, &errText)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Acknowledged, then gone: a store that lost commits (-failover
+		// with asynchronous replication) loses the whole execution.
+		for _, m := range cv.Messages {
+			if m.Acked {
+				f.Lost++
+				f.LostMessages = append(f.LostMessages, m)
+			}
+		}
+		f.example("%s (%s): create acknowledged, the execution is not in the store", cv.Tag, id)
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("chaos: check %s: %w", id, err)
 	}
 	entries, err := loadEntries(ctx, c, id)
@@ -173,6 +193,7 @@ func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation
 		switch {
 		case m.Acked && n == 0:
 			f.Lost++
+			f.LostMessages = append(f.LostMessages, m)
 			f.example("%s: acknowledged message %s is no user entry", id, m.Tag)
 		case n > 1:
 			f.dup("user entry", n-1, "%s: message %s is %d user entries (tries %d, delivered twice %v)", id, m.Tag, n, m.Tries, m.Duplicated)

@@ -53,6 +53,7 @@ type cluster struct {
 
 	deploy *deployment // with -deploy (deploy.go)
 	res    *resources  // -resources (resources.go); nil without
+	fo     *failover   // with -failover: the replica (failover.go)
 }
 
 // callLog is the file the workers' scripted model logs its calls to.
@@ -100,6 +101,11 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 	}
 	if err = c.startResourceProxy(); err != nil { // resources.go
 		return c, err
+	}
+	if cfg.Failover {
+		if err = c.startReplica(ctx); err != nil {
+			return c, err
+		}
 	}
 	if err = c.startTemporal(ctx); err != nil {
 		return c, err
@@ -241,19 +247,8 @@ func (c *cluster) startPostgres(ctx context.Context) error {
 	}
 	sock := filepath.Join(c.dir, "pgsock")
 	for _, d := range []string{c.pgDir, sock} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return fmt.Errorf("chaos: %w", err)
-		}
-		if os.Geteuid() == 0 {
-			u, err := user.Lookup("postgres")
-			if err != nil {
-				return fmt.Errorf("chaos: running as root needs a postgres user: %w", err)
-			}
-			uid, _ := strconv.Atoi(u.Uid)
-			gid, _ := strconv.Atoi(u.Gid)
-			if err := os.Chown(d, uid, gid); err != nil {
-				return fmt.Errorf("chaos: %w", err)
-			}
+		if err := postgresDir(d); err != nil {
+			return err
 		}
 	}
 	if err := runPG(ctx, "initdb", "-D", c.pgDir, "-U", "agentree", "--auth=trust", "-E", "UTF8", "--no-locale"); err != nil {
@@ -277,6 +272,27 @@ func (c *cluster) startPostgres(ctx context.Context) error {
 	c.dbURL = fmt.Sprintf("postgres://agentree@127.0.0.1:%d/postgres?sslmode=disable", port)
 	c.undo = append(c.undo, func() { _ = c.stopPostgres(context.WithoutCancel(ctx)) })
 	return c.startPostgresServer(ctx)
+}
+
+// postgresDir makes directory d for the server: owned by the postgres
+// user when this process is root.
+func postgresDir(d string) error {
+	if err := os.Mkdir(d, 0o700); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return fmt.Errorf("chaos: running as root needs a postgres user: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(d, uid, gid); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	return nil
 }
 
 func (c *cluster) startPostgresServer(ctx context.Context) error {

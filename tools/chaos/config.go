@@ -83,6 +83,13 @@ type config struct {
 	PGDiskMB  int
 	// ResourceFaults are the resource faults injected (-resource-faults).
 	ResourceFaults []string
+	// Failover (failover.go): a streaming replica of the run's Postgres,
+	// promoted mid-run as the primary is killed; FailoverSync, the
+	// default (-failover-async turns it off), makes the replication
+	// synchronous; FailoverPartition cuts the replica off
+	// the primary this long before the primary is killed.
+	Failover, FailoverSync bool
+	FailoverPartition      time.Duration
 }
 
 // parseConfig reads the flags; the defaults are issue 19's.
@@ -138,6 +145,15 @@ func parseConfig(args []string) (config, error) {
 	if c.ResourceFaults, err = parseResourceFaults(*resourceList); err != nil {
 		return c, err
 	}
+	// failover (failover.go)
+	fs.BoolVar(&c.Failover, "failover", false, "run a synchronous streaming replica and, mid-run, kill the primary and promote the replica (clients reach both by a two-host DSN)")
+	async := fs.Bool("failover-async", false, "with -failover: asynchronous replication, whose failover loses the commits the replica had not received (README: Failover); implies -failover")
+	fs.DurationVar(&c.FailoverPartition, "failover-partition", 0, "cut the replication link this long before the primary is killed (a partition, then the primary's death: with async replication the commits in between are lost); implies -failover")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	c.Failover = c.Failover || *async || c.FailoverPartition > 0
+	c.FailoverSync = c.Failover && !*async
 	switch {
 	case c.Conversations < 1 || c.FollowUps < 0 || c.OneShots < 0 || c.Workers < 1 || c.CancelProbes < 0:
 		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups, -one-shots and -cancel-probes at least 0")

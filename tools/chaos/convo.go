@@ -30,6 +30,8 @@ type message struct {
 	Tag   string // unique in the run, carried in the text
 	Text  string
 	Acked bool // a 2xx was received
+	// AckedAt is when the 2xx arrived (failover.go dates losses by it).
+	AckedAt time.Time
 	// Tries is how many POSTs it took; Duplicated, that it was POSTed a
 	// second time after its 2xx, with the same Idempotency-Key.
 	Tries      int
@@ -148,7 +150,7 @@ func (d *driver) create(ctx context.Context, c *conversation) error {
 	if err != nil {
 		return err
 	}
-	m.Acked, c.ExecID = true, ex.ID
+	m.Acked, m.AckedAt, c.ExecID = true, time.Now(), ex.ID
 	if c.chance() < d.cfg.DuplicateRate {
 		m.Duplicated = true
 		if _, err := d.api.do(ctx, "POST", "/agent-executions", c.key(m), body, nil); err != nil {
@@ -169,7 +171,7 @@ func (d *driver) send(ctx context.Context, c *conversation, m *message) error {
 	if err != nil {
 		return err
 	}
-	m.Acked = true
+	m.Acked, m.AckedAt = true, time.Now()
 	if c.chance() < d.cfg.DuplicateRate {
 		m.Duplicated = true
 		if _, err := d.api.do(ctx, "POST", path, c.key(m), sig, nil); err != nil {
@@ -213,7 +215,7 @@ func (d *driver) interrupt(ctx context.Context, c *conversation) {
 	m.Tries = tries
 	switch {
 	case err == nil:
-		m.Acked = true
+		m.Acked, m.AckedAt = true, time.Now()
 	case !errors.Is(err, errRefused):
 		c.Err = fmt.Sprintf("signal: %v", err)
 		return

@@ -48,22 +48,11 @@ func playDeploy(t *testing.T) (*outcome, map[string]string) {
 		if deployRun.err != nil {
 			deployRun.out += "\nlog:\n" + log.String()
 		}
-		deployRun.figures = parseFigures(out.String())
+		deployRun.figures = figuresOf(&out)
 	})
 	t.Log("\n" + deployRun.out)
 	require.NoError(t, deployRun.err)
 	return deployRun.o, deployRun.figures
-}
-
-// parseFigures reads a report's chaos_ name=value lines.
-func parseFigures(report string) map[string]string {
-	figures := map[string]string{}
-	for line := range strings.Lines(report) {
-		if name, value, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.HasPrefix(name, "chaos_") {
-			figures[name] = value
-		}
-	}
-	return figures
 }
 
 func figureSeconds(t *testing.T, figures map[string]string, name string) float64 {

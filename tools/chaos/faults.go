@@ -18,6 +18,7 @@ const (
 	postgresRestart = "postgres-restart"
 	postgresOutage  = "postgres-outage"
 	temporalRestart = "temporal-restart"
+	failoverKind    = "failover" // failover.go
 )
 
 // fault is one injected fault.
@@ -49,6 +50,9 @@ func schedule(cfg config, rng *rand.Rand) []string {
 	add(postgresOutage, cfg.Outages)
 	add(temporalRestart, cfg.TemporalRestarts)
 	kinds = append(kinds, resourceKinds(cfg)...)
+	if cfg.Failover {
+		add(failoverKind, 1)
+	}
 	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	return kinds
 }
@@ -214,6 +218,8 @@ func (in *injector) fire(ctx context.Context, f *fault, calls []inFlight) error 
 			}
 		}
 		return nil
+	case failoverKind:
+		return in.failover(ctx, f, calls)
 	}
 	if handled, err := in.fireResource(ctx, f, calls); handled { // resources.go
 		return err

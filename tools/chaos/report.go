@@ -122,6 +122,7 @@ func (o *outcome) print(w io.Writer) {
 		fmt.Fprintf(w, "%s=%v\n", fg.name, fg.value)
 	}
 	o.deploy.print(w)
+	o.failover.print(w)
 }
 
 func mapKeys(m map[string]int) func(func(string) bool) {

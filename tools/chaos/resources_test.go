@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,32 +33,17 @@ func runResources(t *testing.T, args []string) (*outcome, map[string]string) {
 	o, err := run(t.Context(), cfg, &out, &log)
 	t.Log("\n" + out.String())
 	require.NoError(t, err, "log:\n%s", log.String())
-	figures := map[string]string{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		if name, value, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(name, "chaos_") {
-			figures[name] = value
-		}
-	}
+	figures := figuresOf(&out)
 	for _, f := range o.faults {
 		require.Empty(t, f.Err, "%s (log:\n%s)", f.Kind, log.String())
 	}
-	for _, name := range []string{
-		"chaos_lost", "chaos_duplicated", "chaos_forked", "chaos_leaf_mismatch", "chaos_rerun",
-		"chaos_inbox_pending", "chaos_undelivered", "chaos_undecodable", "chaos_failed_by_outage", "chaos_stuck",
-		"chaos_worker_unrecovered", "chaos_http_500",
-		"chaos_resources_http_500", "chaos_resources_http_503_no_retry_after",
-	} {
-		require.Equal(t, "0", figures[name], "%s; examples:\n%s", name, strings.Join(o.found.Examples, "\n"))
-	}
+	requireZero(t, o, figures, append(invariantFigures, "chaos_resources_http_500", "chaos_resources_http_503_no_retry_after")...)
 	return o, figures
 }
 
 func atLeast(t *testing.T, figures map[string]string, name string, least float64) {
 	t.Helper()
-	v, err := strconv.ParseFloat(figures[name], 64)
-	require.NoError(t, err, "%s", name)
-	require.GreaterOrEqual(t, v, least, "%s", name)
+	require.GreaterOrEqual(t, figureSeconds(t, figures, name), least, "%s", name)
 }
 
 // TestFullDiskPausesNotFails fills Postgres's filesystem while

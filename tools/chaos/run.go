@@ -19,7 +19,8 @@ type outcome struct {
 	// http500 and http503 count the gateway's answers with those statuses.
 	http500, http503 int
 
-	deploy *deployOutcome // with -deploy
+	deploy   *deployOutcome    // with -deploy
+	failover *failoverFindings // with -failover (failover.go)
 }
 
 // run brings the cluster up, drives the conversations while injecting the
@@ -102,12 +103,16 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	if err := c.checkResources(context.WithoutCancel(ctx), faults, found); err != nil { // resources.go
 		return nil, err
 	}
+	fo, err := c.failoverFindings(context.WithoutCancel(ctx), found)
+	if err != nil {
+		return nil, err
+	}
 	c.logf("chaos: %d cancel probes", cfg.CancelProbes)
 	if found.Cancel, err = d.probeCancels(ctx, cfg.CancelProbes); err != nil {
 		return nil, err
 	}
 	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
-		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable)}
+		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable), failover: fo}
 	if c.deploy != nil {
 		if o.deploy, err = c.deploy.analyse(context.WithoutCancel(ctx), c, convs, faults); err != nil {
 			return nil, err

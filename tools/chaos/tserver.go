@@ -51,6 +51,11 @@ func (c *cluster) temporalServerProc(ctx context.Context, port int) (*proc, erro
 	if err != nil {
 		return nil, err
 	}
+	if c.cfg.Failover {
+		if err := c.failoverTemporalConfig(); err != nil {
+			return nil, err
+		}
+	}
 	args := strings.Split(strings.TrimSpace(out), "\n")
 	return &proc{
 		name: "temporal", path: args[0], args: args[1:],

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// failoverConfig is TestFailoverToReplica's run: the small chaos load
+// with one fault, the failover, under synchronous replication so that
+// nothing acknowledged may be lost.
+var failoverConfig = []string{
+	"-seed=42", "-conversations=4", "-follow-ups=2", "-one-shots=1", "-workers=2",
+	"-worker-kills=0", "-gateway-kills=0", "-postgres-restarts=0", "-outages=0", "-temporal-restarts=0",
+	"-failover", "-cancel-probes=2",
+	"-duplicate-rate=0.5", "-fault-gap-min=3s", "-fault-gap-max=4s", "-gate-wait=5s",
+	"-ramp=2s", "-think=1s", "-model-delay=300ms", "-token-delay=5ms", "-tool-delay=200ms",
+	"-settle=60s", "-timeout=4m",
+}
+
+// TestFailoverToReplica kills the primary while calls are in flight and
+// promotes its synchronous replica: nothing acknowledged is lost, no
+// execution fails or is stuck, and the workers and the gateway, given
+// one DSN naming both servers, write to the promoted replica.
+func TestFailoverToReplica(t *testing.T) {
+	cfg, err := parseConfig(failoverConfig)
+	require.NoError(t, err)
+	require.True(t, cfg.FailoverSync, "-failover replicates synchronously unless -failover-async")
+	var out, log bytes.Buffer
+	o, err := run(t.Context(), cfg, &out, &log)
+	t.Log("\n" + out.String())
+	require.NoError(t, err, "log:\n%s", log.String())
+
+	figures := figuresOf(&out)
+	require.Len(t, o.faults, 1)
+	require.Equal(t, failoverKind, o.faults[0].Kind)
+	require.Empty(t, o.faults[0].Err, "log:\n%s", log.String())
+	requireZero(t, o, figures, append(invariantFigures, "chaos_failover_async_lost")...)
+	require.Equal(t, "sync", figures["chaos_failover_replication"])
+
+	ff := o.failover
+	require.NotNil(t, ff)
+	require.True(t, ff.Done, "the primary was killed and the replica promoted")
+	require.False(t, ff.InRecovery, "the promoted replica accepts writes")
+	require.Equal(t, 0, ff.fo.unreplicatedCommits, "synchronous replication: every commit reached the replica before it was acknowledged")
+	require.Positive(t, ff.fo.gatewayBack, "the gateway answered from the new primary")
+	require.Positive(t, ff.EntriesAfter, "workers stored entries on the new primary")
+	require.Positive(t, ff.SignalsAfter+ff.ExecutionsAfter, "the gateway stored requests on the new primary")
+}
+
+func TestParseWAL(t *testing.T) {
+	out := `rmgr: Heap        len (rec/tot):     59/    59, tx:        745, lsn: 0/0301C2A0, prev 0/0301C268, desc: INSERT off 3 flags 0x00, blkref #0: rel 1663/5/16390 blk 0
+rmgr: Transaction len (rec/tot):     34/    34, tx:        745, lsn: 0/0301C2E0, prev 0/0301C2A0, desc: COMMIT 2026-11-27 18:59:01.123456 UTC
+rmgr: Transaction len (rec/tot):     34/    34, tx:        746, lsn: 0/0301C308, prev 0/0301C2E0, desc: COMMIT 2026-11-27 18:59:01.200000 UTC; inval msgs: catcache 1
+pg_waldump: error: error in WAL record at 0/301C308: invalid record length at 0/301C330: wanted 24, got 0
+`
+	w, err := parseWAL(out, "0/301C268")
+	require.NoError(t, err)
+	require.Equal(t, 2, w.commits)
+	require.Equal(t, "0/301C330", w.end)
+	require.Equal(t, "2026-11-27T18:59:01.123456Z", w.firstCommit.UTC().Format("2006-01-02T15:04:05.999999Z"))
+	require.Equal(t, int64(0xC8), lsnDiff(w.end, "0/301C268"))
+
+	w, err = parseWAL("pg_waldump: error: could not find a valid record after 0/301C330\n", "0/301C330")
+	require.NoError(t, err)
+	require.Equal(t, 0, w.commits)
+	require.Equal(t, "0/301C330", w.end, "nothing past the start: the end is the start")
+
+	_, err = parseWAL("pg_waldump: error: could not open file \"000000010000000000000003\": Permission denied\n", "0/301C330")
+	require.Error(t, err, "a pg_waldump that could not read the WAL is not \"nothing lost\"")
+}
