@@ -138,18 +138,15 @@ func parseConfig(args []string) (config, error) {
 	fs.DurationVar(&c.SlowDelay, "slow-delay", 500*time.Millisecond, "what a slow Postgres adds to every packet each way (a query's round trip takes twice this more)")
 	fs.IntVar(&c.PGDiskMB, "pg-disk-mb", 512, "size in MiB of the small filesystem (tmpfs) Postgres's data directory lives on with -resources")
 	resourceList := fs.String("resource-faults", strings.Join(resourceFaults, ","), "the resource faults -resources injects, each once")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	var err error
-	if c.ResourceFaults, err = parseResourceFaults(*resourceList); err != nil {
-		return c, err
-	}
 	// failover (failover.go)
 	fs.BoolVar(&c.Failover, "failover", false, "run a synchronous streaming replica and, mid-run, kill the primary and promote the replica (clients reach both by a two-host DSN)")
 	async := fs.Bool("failover-async", false, "with -failover: asynchronous replication, whose failover loses the commits the replica had not received (README: Failover); implies -failover")
 	fs.DurationVar(&c.FailoverPartition, "failover-partition", 0, "cut the replication link this long before the primary is killed (a partition, then the primary's death: with async replication the commits in between are lost); implies -failover")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.ResourceFaults, err = parseResourceFaults(*resourceList); err != nil {
 		return c, err
 	}
 	c.Failover = c.Failover || *async || c.FailoverPartition > 0
