@@ -70,3 +70,23 @@ pg_waldump: error: error in WAL record at 0/301C308: invalid record length at 0/
 	_, err = parseWAL("pg_waldump: error: could not open file \"000000010000000000000003\": Permission denied\n", "0/301C330")
 	require.Error(t, err, "a pg_waldump that could not read the WAL is not \"nothing lost\"")
 }
+
+// TestFailoverFlags: -failover replicates synchronously; -failover-async
+// and -failover-partition each imply -failover, the first asynchronously.
+func TestFailoverFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args          []string
+		failover, sys bool
+	}{
+		{nil, false, false},
+		{[]string{"-failover"}, true, true},
+		{[]string{"-failover-async"}, true, false},
+		{[]string{"-failover-partition=2s"}, true, true},
+		{[]string{"-failover-async", "-failover-partition=2s"}, true, false},
+	} {
+		cfg, err := parseConfig(tc.args)
+		require.NoError(t, err, "%v", tc.args)
+		require.Equal(t, tc.failover, cfg.Failover, "%v", tc.args)
+		require.Equal(t, tc.sys, cfg.FailoverSync, "%v", tc.args)
+	}
+}
