@@ -50,6 +50,10 @@ type cluster struct {
 	undo  []func()
 	logTo io.Writer
 	start time.Time
+
+	// soakMetrics maps a process's name to its metrics endpoint's address
+	// (soak.go).
+	soakMetrics map[string]string
 }
 
 // callLog is the file the workers' scripted model logs its calls to.
@@ -84,6 +88,11 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 	c.logf("chaos: built %s", c.bin)
 	if cfg.ActivityToolCalls || cfg.ActivityModelCalls {
 		if err = c.writeWorkerConfig(); err != nil {
+			return c, err
+		}
+	}
+	if cfg.Soak {
+		if err = c.soakPrepare(); err != nil {
 			return c, err
 		}
 	}

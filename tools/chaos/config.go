@@ -62,6 +62,21 @@ type config struct {
 	TemporalBin string
 	Bin         string
 	Keep        bool
+
+	// Soak (soak.go, `make soak`): SoakConversations conversations kept
+	// going for SoakDuration, a fault every SoakFaultEvery, the processes
+	// and the store sampled every SoakSample; the Max* are the bounds the
+	// report asserts.
+	Soak                   bool
+	SoakDuration           time.Duration
+	SoakConversations      int
+	SoakFaultEvery         time.Duration
+	SoakSample             time.Duration
+	SoakMaxRSSGrowth       float64
+	SoakMaxGoroutineGrowth float64
+	SoakMaxFDGrowth        float64
+	SoakMaxP99Drift        float64
+	SoakMaxTableBytes      float64
 }
 
 // parseConfig reads the flags; the defaults are issue 19's.
@@ -99,7 +114,21 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.ActivityModelCalls, "activity-model-calls", false, "run the workers' model calls as activities (localActivities.modelCalls: false), not the default local activities")
 	fs.IntVar(&c.CancelProbes, "cancel-probes", 10, "executions cancelled as their model call streams, after the faults (chaos_cancel_p99_s)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the run directory (logs, Postgres, Temporal database)")
+	// soak (soak.go)
+	fs.BoolVar(&c.Soak, "soak", false, "soak: steady multi-turn load with a fault every -soak-fault-every for -soak-duration, sampled every -soak-sample (make soak)")
+	fs.DurationVar(&c.SoakDuration, "soak-duration", 10*time.Minute, "soak: how long conversations keep being started and faults injected")
+	fs.IntVar(&c.SoakConversations, "soak-conversations", 8, "soak: conversations running at once (each replaced by a new one when it ends; -conversations and -one-shots do not apply)")
+	fs.DurationVar(&c.SoakFaultEvery, "soak-fault-every", 2*time.Minute, "soak: the interval between faults (the kinds in a seeded order, over and over; 0: none)")
+	fs.DurationVar(&c.SoakSample, "soak-sample", time.Minute, "soak: the sampling interval")
+	fs.Float64Var(&c.SoakMaxRSSGrowth, "soak-max-rss-growth", 10, "soak: most RSS growth, percent (last third's mean over the second third's, per process run)")
+	fs.Float64Var(&c.SoakMaxGoroutineGrowth, "soak-max-goroutine-growth", 10, "soak: most goroutine growth, percent")
+	fs.Float64Var(&c.SoakMaxFDGrowth, "soak-max-fd-growth", 10, "soak: most open-FD growth, percent")
+	fs.Float64Var(&c.SoakMaxP99Drift, "soak-max-p99-drift", 20, "soak: most p99 per-call overhead drift, percent")
+	fs.Float64Var(&c.SoakMaxTableBytes, "soak-max-table-bytes-per-call", 64<<10, "soak: most growth of the agentree tables together, bytes per model call")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if err := c.checkSoak(); err != nil {
 		return c, err
 	}
 	switch {

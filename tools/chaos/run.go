@@ -18,6 +18,8 @@ type outcome struct {
 	duration time.Duration
 	// http500 and http503 count the gateway's answers with those statuses.
 	http500, http503 int
+	// soak is the soak's samples and verdict (soak.go); nil without -soak.
+	soak *soakResult
 }
 
 // run brings the cluster up, drives the conversations while injecting the
@@ -39,7 +41,11 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		return nil, err
 	}
 	d := &driver{cfg: cfg, api: a, runTag: fmt.Sprintf("s%d", cfg.Seed)}
-	convs := make([]*conversation, cfg.Conversations+cfg.OneShots)
+	n := cfg.Conversations + cfg.OneShots
+	if cfg.Soak {
+		n = 0 // runSoak starts conversations as it goes
+	}
+	convs := make([]*conversation, n)
 	var live sync.Map // execution ID → its messages' tag prefix, while its conversation runs
 	convCtx, stopConvs := context.WithCancel(ctx)
 	defer stopConvs()
@@ -68,7 +74,13 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		live.Range(func(k, v any) bool { tags[v.(string)] = k.(string); return true })
 		return tags
 	}}
-	faults := in.run(ctx, schedule(cfg, in.rng))
+	var faults []*fault
+	var soaked *soakResult
+	if cfg.Soak {
+		convs, faults, soaked = runSoak(ctx, convCtx, streamCtx, c, d, in, &convWG, &streamWG, &live)
+	} else {
+		faults = in.run(ctx, schedule(cfg, in.rng))
+	}
 	c.logf("chaos: %d faults injected; conversations get %s to finish", len(faults), cfg.Settle)
 
 	done := make(chan struct{})
@@ -95,8 +107,9 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		return nil, err
 	}
 	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
-		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable)}
+		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable), soak: soaked}
 	o.print(out)
+	o.soak.print(out)
 	if cfg.Keep {
 		fmt.Fprintf(log, "chaos: logs and data kept in %s\n", c.dir)
 	}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// What the soak samples (soak.go): every -soak-sample, each worker's and
+// the gateway's resident memory and open file descriptors (from /proc) and
+// goroutines (go_goroutines at its metrics endpoint), the agentree
+// processes' Postgres connections by application_name (launch.go names
+// them) and the size of every table of the agentree schema; every second,
+// the connections alone, for their peak.
+
+// procSample is one process's figures at one sample.
+type procSample struct {
+	PID        int
+	RSS        int64 // bytes
+	FDs        int
+	Goroutines int // -1: the metrics endpoint did not answer
+}
+
+// soakSample is one sample of every process and of the store.
+type soakSample struct {
+	At    time.Time
+	Procs map[string]procSample // by process name; a process down then is missing
+	// PGConns counts connections by application_name; nil when Postgres
+	// did not answer (a restart or an outage).
+	PGConns map[string]int
+	Tables  map[string]int64 // table → pg_total_relation_size, bytes
+}
+
+// pgTotal is the agentree processes' connections, -1 when unknown.
+func (s *soakSample) pgTotal() int {
+	if s.PGConns == nil {
+		return -1
+	}
+	n := 0
+	for _, v := range s.PGConns {
+		n += v
+	}
+	return n
+}
+
+type sampler struct {
+	c       *cluster
+	start   time.Time
+	http    *http.Client
+	samples []*soakSample
+
+	mu sync.Mutex
+	// pgMax is the most agentree connections seen at once.
+	pgMax int
+}
+
+func newSampler(c *cluster, start time.Time) *sampler {
+	return &sampler{c: c, start: start, http: &http.Client{Timeout: 5 * time.Second}}
+}
+
+// run samples at start and every -soak-sample until end, and polls the
+// connections meanwhile.
+func (s *sampler) run(ctx context.Context, end time.Time) {
+	pctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.pollConns(pctx)
+	}()
+	for k := 0; ; k++ {
+		mark := s.start.Add(time.Duration(k) * s.c.cfg.SoakSample)
+		if mark.After(end) || sleepCtx(ctx, time.Until(mark)) != nil {
+			break
+		}
+		sm := s.take(ctx)
+		s.samples = append(s.samples, sm)
+		s.c.logf("chaos: soak sample %d: %s", k, sm)
+	}
+	stop()
+	wg.Wait()
+}
+
+func (s *sampler) procs() map[string]*proc {
+	out := map[string]*proc{"gateway": s.c.gateway}
+	for _, w := range s.c.workers {
+		out[w.name] = w
+	}
+	return out
+}
+
+// take is one sample. What cannot be read (a process down, Postgres
+// restarting) is left out, not guessed.
+func (s *sampler) take(ctx context.Context) *soakSample {
+	sm := &soakSample{At: time.Now(), Procs: map[string]procSample{}}
+	for name, p := range s.procs() {
+		pid := p.pid()
+		if pid == 0 {
+			continue
+		}
+		ps := procSample{PID: pid, Goroutines: -1}
+		var err error
+		if ps.RSS, err = procRSS(pid); err != nil {
+			continue
+		}
+		if ps.FDs, err = procFDs(pid); err != nil {
+			continue
+		}
+		if g, err := s.goroutines(ctx, s.c.soakMetrics[name]); err == nil {
+			ps.Goroutines = g
+		}
+		// The process read may have died and been replaced meanwhile.
+		if p.pid() != pid {
+			continue
+		}
+		sm.Procs[name] = ps
+	}
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if conns, err := s.conns(qctx); err == nil {
+		sm.PGConns = conns
+		s.peak(sm.pgTotal())
+	}
+	if tables, err := s.tables(qctx); err == nil {
+		sm.Tables = tables
+	}
+	return sm
+}
+
+func (s *sampler) peak(n int) {
+	s.mu.Lock()
+	s.pgMax = max(s.pgMax, n)
+	s.mu.Unlock()
+}
+
+// pollConns reads the connection count every second: a minute's sample
+// would miss a burst of reconnections after a Postgres restart.
+func (s *sampler) pollConns(ctx context.Context) {
+	for ctx.Err() == nil {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		conns, err := s.conns(qctx)
+		cancel()
+		if err == nil {
+			n := 0
+			for _, v := range conns {
+				n += v
+			}
+			s.peak(n)
+		}
+		_ = sleepCtx(ctx, time.Second)
+	}
+}
+
+// conns counts the agentree processes' connections by application_name.
+func (s *sampler) conns(ctx context.Context) (map[string]int, error) {
+	rows, err := s.c.pool.Query(ctx, `SELECT application_name, count(*) FROM pg_stat_activity
+		WHERE application_name LIKE 'chaos-%' GROUP BY application_name`)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: connections: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var app string
+		var n int
+		if err := rows.Scan(&app, &n); err != nil {
+			return nil, err
+		}
+		out[strings.TrimPrefix(app, "chaos-")] = n
+	}
+	return out, rows.Err()
+}
+
+// tables is the size of every table of the agentree schema, with its
+// indexes and TOAST.
+func (s *sampler) tables(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.c.pool.Query(ctx, `SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'`)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: table sizes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, err
+		}
+		out[name] = n
+	}
+	return out, rows.Err()
+}
+
+// goroutines reads go_goroutines from the metrics endpoint at addr.
+func (s *sampler) goroutines(ctx context.Context, addr string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("chaos: metrics of %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("chaos: metrics of %s: %s", addr, resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("chaos: metrics of %s: %w", addr, err)
+	}
+	f := families["go_goroutines"]
+	if f == nil || len(f.GetMetric()) == 0 {
+		return 0, fmt.Errorf("chaos: metrics of %s: no go_goroutines", addr)
+	}
+	return int(f.GetMetric()[0].GetGauge().GetValue()), nil
+}
+
+// procRSS is a process's resident set size (VmRSS in /proc/<pid>/status).
+func procRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("chaos: rss: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("chaos: rss of %d: %w", pid, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("chaos: rss of %d: no VmRSS", pid)
+}
+
+// procFDs counts a process's open file descriptors.
+func procFDs(pid int) (int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return 0, fmt.Errorf("chaos: fds: %w", err)
+	}
+	return len(ents), nil
+}
+
+// String is the sample in one log line.
+func (s *soakSample) String() string {
+	var b strings.Builder
+	for _, name := range sortedKeys(s.Procs) {
+		p := s.Procs[name]
+		fmt.Fprintf(&b, "%s pid %d rss %.0fMB goroutines %d fds %d; ", name, p.PID, mb(p.RSS), p.Goroutines, p.FDs)
+	}
+	var total int64
+	for _, n := range s.Tables {
+		total += n
+	}
+	fmt.Fprintf(&b, "pg conns %d; tables %.1fMB", s.pgTotal(), mb(total))
+	return b.String()
+}
+
+func mb(n int64) float64 { return float64(n) / (1 << 20) }
