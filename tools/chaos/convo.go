@@ -50,7 +50,7 @@ type conversation struct {
 	// Closed: its client cancelled it once its last message was answered
 	// (the soak, soak.go, so executions end as they start).
 	Closed bool
-	Err      string
+	Err    string
 	// ambiguousCalls: a duplicated create shares this conversation's
 	// model calls' names, so the rerun check skips it.
 	ambiguousCalls bool

@@ -17,7 +17,8 @@ import (
 
 // What the soak samples (soak.go): every -soak-sample, each worker's and
 // the gateway's resident memory and open file descriptors (from /proc) and
-// goroutines (go_goroutines at its metrics endpoint), the agentree
+// goroutines (go_goroutines at its metrics endpoint), each the mean of
+// reads every soakReadEvery in the window; the agentree
 // processes' Postgres connections by application_name (launch.go names
 // them) and the size of every table of the agentree schema; every second,
 // the connections alone, for their peak.
@@ -77,12 +78,22 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 		defer wg.Done()
 		s.pollConns(pctx)
 	}()
+	step := min(soakReadEvery, s.c.cfg.SoakSample/3)
+	var reads []map[string]procSample
 	for k := 0; ; k++ {
 		mark := s.start.Add(time.Duration(k) * s.c.cfg.SoakSample)
-		if mark.After(end) || sleepCtx(ctx, time.Until(mark)) != nil {
+		if mark.After(end) {
 			break
 		}
-		sm := s.take(ctx)
+		for time.Now().Add(step).Before(mark) && ctx.Err() == nil {
+			_ = sleepCtx(ctx, step)
+			reads = append(reads, s.readProcs(ctx))
+		}
+		if sleepCtx(ctx, time.Until(mark)) != nil {
+			break
+		}
+		sm := s.take(ctx, append(reads, s.readProcs(ctx)))
+		reads = nil
 		s.samples = append(s.samples, sm)
 		s.c.logf("chaos: soak sample %d: %s", k, sm)
 	}
@@ -90,18 +101,17 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 	wg.Wait()
 }
 
-func (s *sampler) procs() map[string]*proc {
-	out := map[string]*proc{"gateway": s.c.gateway}
-	for _, w := range s.c.workers {
-		out[w.name] = w
-	}
-	return out
-}
+// soakReadEvery is how often the processes are read between samples: a
+// sample is the mean of its window's reads. One read sees how many calls
+// happen to be in flight at that instant (each holds goroutines and
+// buffers), which alone moved a worker's goroutines by 15 % from one
+// sample to the next on a steady 2-minute soak.
+const soakReadEvery = 5 * time.Second
 
-// take is one sample. What cannot be read (a process down, Postgres
-// restarting) is left out, not guessed.
-func (s *sampler) take(ctx context.Context) *soakSample {
-	sm := &soakSample{At: time.Now(), Procs: map[string]procSample{}}
+// readProcs reads every process that runs. What cannot be read (a process
+// down or replaced meanwhile) is left out, not guessed.
+func (s *sampler) readProcs(ctx context.Context) map[string]procSample {
+	out := map[string]procSample{}
 	for name, p := range s.procs() {
 		pid := p.pid()
 		if pid == 0 {
@@ -118,11 +128,54 @@ func (s *sampler) take(ctx context.Context) *soakSample {
 		if g, err := s.goroutines(ctx, s.c.soakMetrics[name]); err == nil {
 			ps.Goroutines = g
 		}
-		// The process read may have died and been replaced meanwhile.
 		if p.pid() != pid {
 			continue
 		}
-		sm.Procs[name] = ps
+		out[name] = ps
+	}
+	return out
+}
+
+// meanOf is a process's mean over the reads of the run (PID) read last:
+// a run that ended in the window has nothing to say about the next.
+func meanOf(name string, reads []map[string]procSample) (procSample, bool) {
+	last, ok := reads[len(reads)-1][name]
+	if !ok {
+		return procSample{}, false
+	}
+	var rss, fds, gor, n, ng int64
+	for _, r := range reads {
+		p, ok := r[name]
+		if !ok || p.PID != last.PID {
+			continue
+		}
+		rss, fds, n = rss+p.RSS, fds+int64(p.FDs), n+1
+		if p.Goroutines >= 0 {
+			gor, ng = gor+int64(p.Goroutines), ng+1
+		}
+	}
+	out := procSample{PID: last.PID, RSS: rss / n, FDs: int(fds / n), Goroutines: -1}
+	if ng > 0 {
+		out.Goroutines = int(gor / ng)
+	}
+	return out, true
+}
+
+func (s *sampler) procs() map[string]*proc {
+	out := map[string]*proc{"gateway": s.c.gateway}
+	for _, w := range s.c.workers {
+		out[w.name] = w
+	}
+	return out
+}
+
+// take is one sample: the processes' means over reads, Postgres now.
+func (s *sampler) take(ctx context.Context, reads []map[string]procSample) *soakSample {
+	sm := &soakSample{At: time.Now(), Procs: map[string]procSample{}}
+	for name := range s.procs() {
+		if p, ok := meanOf(name, reads); ok {
+			sm.Procs[name] = p
+		}
 	}
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
