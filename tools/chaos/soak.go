@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -102,6 +104,8 @@ func soakKinds(in *injector) []string {
 // the default run.
 func runSoak(ctx, convCtx, streamCtx context.Context, c *cluster, d *driver, in *injector,
 	convWG, streamWG *sync.WaitGroup, live *sync.Map) ([]*conversation, []*fault, *soakResult) {
+	// From here the sampler, the faults and the slots all log.
+	c.logTo = &syncWriter{w: c.logTo}
 	cfg := c.cfg
 	start := time.Now()
 	end := start.Add(cfg.SoakDuration)
@@ -110,6 +114,7 @@ func runSoak(ctx, convCtx, streamCtx context.Context, c *cluster, d *driver, in 
 
 	var mu sync.Mutex
 	var convs []*conversation
+	stopped := false
 	// Later generations start at once: the first one's ramp staggers the
 	// slots already.
 	again := *d
@@ -118,8 +123,14 @@ func runSoak(ctx, convCtx, streamCtx context.Context, c *cluster, d *driver, in 
 		convWG.Add(1)
 		go func() {
 			defer convWG.Done()
-			for gen := 0; time.Now().Before(end) && convCtx.Err() == nil; gen++ {
+			for gen := 0; convCtx.Err() == nil; gen++ {
 				mu.Lock()
+				// Under mu: once runSoak has returned the conversations,
+				// none is added.
+				if stopped || !time.Now().Before(end) {
+					mu.Unlock()
+					return
+				}
 				cv := &conversation{Index: len(convs), Tag: fmt.Sprintf("k%02d-%03d", slot, gen),
 					rng: newRand(cfg.Seed*1_000_003 + int64(slot)*10_007 + int64(gen))}
 				if gen%soakOneShotEvery == soakOneShotEvery-1 {
@@ -165,8 +176,10 @@ func runSoak(ctx, convCtx, streamCtx context.Context, c *cluster, d *driver, in 
 	wg.Wait()
 	c.logf("chaos: soak over: %d samples, %d faults", len(s.samples), len(faults))
 	mu.Lock()
-	defer mu.Unlock()
-	return convs, faults, s.result(faults)
+	stopped = true
+	started := slices.Clone(convs)
+	mu.Unlock()
+	return started, faults, s.result(faults)
 }
 
 // closeConversation is its client ending an answered conversation
@@ -215,4 +228,16 @@ func soakFaults(ctx context.Context, in *injector, start, end time.Time) []*faul
 		}
 		out = append(out, at.run(ctx, []string{kinds[(k-1)%len(kinds)]})...)
 	}
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

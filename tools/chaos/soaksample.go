@@ -137,10 +137,16 @@ func (s *sampler) readProcs(ctx context.Context) map[string]procSample {
 }
 
 // meanOf is a process's mean over the reads of the run (PID) read last:
-// a run that ended in the window has nothing to say about the next.
+// a run that ended in the window has nothing to say about the next. A
+// process down at the sample's own read (killed at that instant) is
+// still sampled by its window's other reads.
 func meanOf(name string, reads []map[string]procSample) (procSample, bool) {
-	last, ok := reads[len(reads)-1][name]
-	if !ok {
+	var last procSample
+	found := false
+	for i := len(reads) - 1; i >= 0 && !found; i-- {
+		last, found = reads[i][name]
+	}
+	if !found {
 		return procSample{}, false
 	}
 	var rss, fds, gor, n, ng int64
