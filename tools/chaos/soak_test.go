@@ -20,7 +20,9 @@ import (
 // minutes are: each third is 40 s, so the second still holds warm-up (the
 // heap growing to its working size, pools filling: +3–4 % RSS between the
 // second and the last third on runs of this configuration), a process a
-// fault restarts has 5–7 samples, and the p99 of a third is the largest
+// fault restarts has 5–7 samples, a worker's goroutines move with the
+// calls in flight (47–65 from one 15-s sample to the next, 16 % between
+// thirds on a steady run, even as the mean of 10 reads), and the p99 of a third is the largest
 // interval or two of the 60–100 no fault cut into, on a machine whose
 // other jobs come and go (it moved by 84 % between thirds on one run). What they still catch is a leak proportional to the work: a
 // worker keeping its executions' goroutines (as it did before the soak
@@ -30,7 +32,7 @@ var soakSmallConfig = []string{
 	"-seed=42", "-soak", "-soak-duration=2m", "-soak-sample=15s", "-soak-fault-every=30s", "-soak-conversations=4",
 	"-follow-ups=2", "-think=2s", "-ramp=5s", "-model-delay=300ms", "-token-delay=5ms", "-tool-delay=200ms", "-gate-wait=5s",
 	"-outage-length=5s", "-settle=60s", "-cancel-probes=2", "-timeout=6m",
-	"-soak-max-rss-growth=20", "-soak-max-goroutine-growth=20", "-soak-max-fd-growth=20", "-soak-max-p99-drift=200",
+	"-soak-max-rss-growth=20", "-soak-max-goroutine-growth=25", "-soak-max-fd-growth=20", "-soak-max-p99-drift=200",
 }
 
 // TestSoakSmall runs the soak small: the chaos invariants hold over every
@@ -89,9 +91,9 @@ func TestSoakSmall(t *testing.T) {
 		}
 		require.Equal(t, len(s.samples), n, "%s sampled throughout (a restart is seen in its window's other reads)", name)
 	}
-	for name, v := range map[string]float64{"rss": s.RSS, "goroutine": s.Goroutines, "fd": s.FDs} {
-		require.LessOrEqual(t, v, 20.0, name)
-	}
+	require.LessOrEqual(t, s.RSS, 20.0)
+	require.LessOrEqual(t, s.Goroutines, 25.0)
+	require.LessOrEqual(t, s.FDs, 20.0)
 	require.Positive(t, s.P99Second, "calls in the second third, no fault cutting into them")
 	require.Positive(t, s.P99Last, "and in the last")
 	require.LessOrEqual(t, s.P99Drift, 200.0)

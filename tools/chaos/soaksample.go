@@ -78,7 +78,7 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 		defer wg.Done()
 		s.pollConns(pctx)
 	}()
-	step := min(soakReadEvery, s.c.cfg.SoakSample/3)
+	step := min(soakReadEvery, s.c.cfg.SoakSample/10)
 	var reads []map[string]procSample
 	for k := 0; ; k++ {
 		mark := s.start.Add(time.Duration(k) * s.c.cfg.SoakSample)
@@ -101,8 +101,9 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 	wg.Wait()
 }
 
-// soakReadEvery is how often the processes are read between samples: a
-// sample is the mean of its window's reads. One read sees how many calls
+// soakReadEvery is how often (at most; a tenth of -soak-sample when that
+// is shorter) the processes are read between samples: a sample is the mean
+// of its window's reads. One read sees how many calls
 // happen to be in flight at that instant (each holds goroutines and
 // buffers), which alone moved a worker's goroutines by 15 % from one
 // sample to the next on a steady 2-minute soak.
