@@ -43,7 +43,7 @@ chaos:
 	@$(SERVICES) temporal-bin >/dev/null
 	@$(GO) run ./tools/chaos $(CHAOS_FLAGS)
 
-## soak: the chaos load kept steady for 10 minutes with a fault every 2,
+## soak: the chaos load kept steady for 10 minutes with a fault every 90 s,
 ## sampled every minute (issue 42); flags in SOAK_FLAGS (-soak-duration, …).
 soak:
 	@$(SERVICES) temporal-bin >/dev/null

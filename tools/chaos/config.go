@@ -118,7 +118,7 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.Soak, "soak", false, "soak: steady multi-turn load with a fault every -soak-fault-every for -soak-duration, sampled every -soak-sample (make soak)")
 	fs.DurationVar(&c.SoakDuration, "soak-duration", 10*time.Minute, "soak: how long conversations keep being started and faults injected")
 	fs.IntVar(&c.SoakConversations, "soak-conversations", 8, "soak: conversations running at once (each replaced by a new one when it ends; -conversations and -one-shots do not apply)")
-	fs.DurationVar(&c.SoakFaultEvery, "soak-fault-every", 2*time.Minute, "soak: the interval between faults (the kinds in a seeded order, over and over; 0: none)")
+	fs.DurationVar(&c.SoakFaultEvery, "soak-fault-every", 90*time.Second, "soak: the interval between faults (the five kinds in a seeded order, over and over; 0: none)")
 	fs.DurationVar(&c.SoakSample, "soak-sample", time.Minute, "soak: the sampling interval")
 	fs.Float64Var(&c.SoakMaxRSSGrowth, "soak-max-rss-growth", 10, "soak: most RSS growth, percent (last third's mean over the second third's, per process run)")
 	fs.Float64Var(&c.SoakMaxGoroutineGrowth, "soak-max-goroutine-growth", 10, "soak: most goroutine growth, percent")
@@ -155,6 +155,9 @@ func (c config) String() string {
 	temporal := "the Temporal dev server (SQLite)"
 	if c.TemporalServer {
 		temporal = "the Temporal server (PostgreSQL)"
+	}
+	if c.Soak {
+		return c.soakString(mode, temporal)
 	}
 	return fmt.Sprintf("seed %d, %s: %d conversations × %d follow-ups, %d one-shots, %d workers on %s; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
 		c.Seed, mode, c.Conversations, c.FollowUps, c.OneShots, c.Workers, temporal, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)

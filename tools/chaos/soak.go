@@ -88,6 +88,13 @@ func (c *cluster) soakGatewayArgs() []string {
 	return []string{"--metrics", "--metrics-addr", c.soakMetrics["gateway"]}
 }
 
+// soakString is the configuration's line in the soak mode: the default
+// run's batch and fault counts do not apply.
+func (c config) soakString(mode, temporal string) string {
+	return fmt.Sprintf("seed %d, %s: soak for %s, %d conversations at once × %d follow-ups (every %dth a one-shot), %d workers on %s; a fault every %s (%s outages), duplicate rate %.2f",
+		c.Seed, mode, c.SoakDuration, c.SoakConversations, c.FollowUps, soakOneShotEvery, c.Workers, temporal, c.SoakFaultEvery, c.OutageLength, c.DuplicateRate)
+}
+
 // soakKinds is the order the soak's faults come in, over and over: every
 // kind the default run injects, shuffled by the seed.
 func soakKinds(in *injector) []string {

@@ -366,7 +366,7 @@ func (r *soakResult) print(w io.Writer) {
 	}
 	procs := slices.Sorted(maps.Keys(names))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "t\t%s\tpg conns\ttables MB\tmodel calls\toverhead p50 ms\tp99 ms\tn\t\n", strings.Join(procs, "\t"))
+	fmt.Fprintf(tw, "t\t%s\tpg conns\ttables MB\tmodel calls\toverhead p50 ms\tp99 ms\tn\tload\t\n", strings.Join(procs, "\t"))
 	for i, sm := range r.samples {
 		var cols []string
 		for _, n := range procs {
@@ -387,8 +387,8 @@ func (r *soakResult) print(w io.Writer) {
 			calls, n = fmt.Sprint(wd.Calls), fmt.Sprint(wd.N)
 			p50, p99 = fmt.Sprintf("%.0f", ms(wd.P50)), fmt.Sprintf("%.0f", ms(wd.P99))
 		}
-		fmt.Fprintf(tw, "+%s\t%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t\n", sm.At.Sub(r.samples[0].At).Round(time.Second),
-			strings.Join(cols, "\t"), sm.pgTotal(), mb(tables), calls, p50, p99, n)
+		fmt.Fprintf(tw, "+%s\t%s\t%d\t%.1f\t%s\t%s\t%s\t%s\t%.1f\t\n", sm.At.Sub(r.samples[0].At).Round(time.Second),
+			strings.Join(cols, "\t"), sm.pgTotal(), mb(tables), calls, p50, p99, n, sm.Load)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -422,6 +422,8 @@ func (r *soakResult) print(w io.Writer) {
 		{"soak_overhead_p99_last_third_ms", fmt.Sprintf("%.0f", ms(r.P99Last))},
 		{"soak_p99_drift_pct", pct(r.P99Drift)},
 		{"soak_p99_window_mean_drift_pct", pct(r.P99WindowDrift)},
+		{"soak_load_second_third", fmt.Sprintf("%.1f", r.loadMean(1))},
+		{"soak_load_last_third", fmt.Sprintf("%.1f", r.loadMean(2))},
 		{"soak_pg_connections_max", r.PGMax},
 		{"soak_pg_pools", r.Pools},
 	}
@@ -452,3 +454,23 @@ func (r *soakResult) print(w io.Writer) {
 func pct(x float64) string                      { return fmt.Sprintf("%.1f", x) }
 func ms(d time.Duration) float64                { return float64(d) / float64(time.Millisecond) }
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// loadMean is the mean load average of the samples of a third (1: the
+// second, 2: the last), to read the p99 drift against.
+func (r *soakResult) loadMean(third int) float64 {
+	second, last := thirds(r.samples)
+	ss := second
+	if third == 2 {
+		ss = last
+	}
+	var xs []float64
+	for _, sm := range ss {
+		if sm.Load >= 0 {
+			xs = append(xs, sm.Load)
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	return mean(xs)
+}

@@ -39,6 +39,10 @@ type soakSample struct {
 	// did not answer (a restart or an outage).
 	PGConns map[string]int
 	Tables  map[string]int64 // table → pg_total_relation_size, bytes
+	// Load is the machine's 1-minute load average: on a shared machine
+	// the overhead's tail follows the other jobs' load, and this says how
+	// much there was.
+	Load float64
 }
 
 // pgTotal is the agentree processes' connections, -1 when unknown.
@@ -178,7 +182,7 @@ func (s *sampler) procs() map[string]*proc {
 
 // take is one sample: the processes' means over reads, Postgres now.
 func (s *sampler) take(ctx context.Context, reads []map[string]procSample) *soakSample {
-	sm := &soakSample{At: time.Now(), Procs: map[string]procSample{}}
+	sm := &soakSample{At: time.Now(), Procs: map[string]procSample{}, Load: loadAverage()}
 	for name := range s.procs() {
 		if p, ok := meanOf(name, reads); ok {
 			sm.Procs[name] = p
@@ -332,3 +336,20 @@ func (s *soakSample) String() string {
 }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
+
+// loadAverage is /proc/loadavg's 1-minute figure, -1 unread.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
