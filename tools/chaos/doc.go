@@ -31,5 +31,12 @@
 // chaos_duplicated=, chaos_failed_by_outage=, chaos_stuck=,
 // chaos_worker_recovery_p99_s=, …). It exits 3 when an invariant failed.
 //
+// With -soak (`make soak`; soak.go, soaksample.go, soakreport.go) the
+// conversations are started continuously for -soak-duration instead of as
+// one batch, a fault fires every -soak-fault-every, and the workers, the
+// gateway and the store are sampled every -soak-sample; the report adds
+// the samples and soak_ figures, and it exits 3 as well when one grew
+// past its bound.
+//
 // It may import anything public; it imports no adapter or gateway code.
 package main
