@@ -147,6 +147,7 @@ func (r *soakResult) judgeRuns() {
 			names[name] = true
 		}
 	}
+	anyJudged := false
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		var runs [][]procSample
 		for _, sm := range r.samples {
@@ -171,8 +172,12 @@ func (r *soakResult) judgeRuns() {
 					}
 				}
 				sr.RSS, sr.Goroutines, sr.FDs = growth(rss), growth(gor), growth(fds)
+				if !anyJudged {
+					// The worst run's figure, even when every run shrank.
+					r.RSS, r.Goroutines, r.FDs = sr.RSS, sr.Goroutines, sr.FDs
+				}
 				r.RSS, r.Goroutines, r.FDs = max(r.RSS, sr.RSS), max(r.Goroutines, sr.Goroutines), max(r.FDs, sr.FDs)
-				judged = true
+				judged, anyJudged = true, true
 			}
 			r.runs = append(r.runs, sr)
 		}
