@@ -24,7 +24,10 @@ import (
 // calls in flight (47–65 from one 15-s sample to the next, 16 % between
 // thirds on a steady run, even as the mean of 10 reads), and the p99 of a third is the largest
 // interval or two of the 60–100 no fault cut into, on a machine whose
-// other jobs come and go (it moved by 84 % between thirds on one run). What they still catch is a leak proportional to the work: a
+// other jobs come and go: over five runs of this configuration the p99
+// drift was −41 %, +58 %, +84 % and +246 %, so the bound here (500 %) only
+// catches an overhead that multiplies within two minutes (a scan or a lock
+// growing with the run); make soak's 10 minutes judge the 20 %. What they still catch is a leak proportional to the work: a
 // worker keeping its executions' goroutines (as it did before the soak
 // closed its conversations, every execution left waiting in the
 // workflow cache) grew 30 % in these 2 minutes.
@@ -32,7 +35,7 @@ var soakSmallConfig = []string{
 	"-seed=42", "-soak", "-soak-duration=2m", "-soak-sample=15s", "-soak-fault-every=30s", "-soak-conversations=4",
 	"-follow-ups=2", "-think=2s", "-ramp=5s", "-model-delay=300ms", "-token-delay=5ms", "-tool-delay=200ms", "-gate-wait=5s",
 	"-outage-length=5s", "-settle=60s", "-cancel-probes=2", "-timeout=6m",
-	"-soak-max-rss-growth=20", "-soak-max-goroutine-growth=25", "-soak-max-fd-growth=20", "-soak-max-p99-drift=200",
+	"-soak-max-rss-growth=20", "-soak-max-goroutine-growth=25", "-soak-max-fd-growth=20", "-soak-max-p99-drift=500",
 }
 
 // TestSoakSmall runs the soak small: the chaos invariants hold over every
@@ -96,7 +99,7 @@ func TestSoakSmall(t *testing.T) {
 	require.LessOrEqual(t, s.FDs, 20.0)
 	require.Positive(t, s.P99Second, "calls in the second third, no fault cutting into them")
 	require.Positive(t, s.P99Last, "and in the last")
-	require.LessOrEqual(t, s.P99Drift, 200.0)
+	require.LessOrEqual(t, s.P99Drift, 500.0)
 	require.Positive(t, s.PGMax, "the agentree processes' connections were seen")
 	require.LessOrEqual(t, s.PGMax, s.Pools, "never more connections than the configured pools")
 	require.Positive(t, s.Calls)
