@@ -24,8 +24,8 @@ import (
 // calls in flight (47–65 from one 15-s sample to the next, 16 % between
 // thirds on a steady run, even as the mean of 10 reads), and the p99 of a third is the largest
 // interval or two of the 60–100 no fault cut into, on a machine whose
-// other jobs come and go: over five runs of this configuration the p99
-// drift was −41 %, +58 %, +84 % and +246 %, so the bound here (500 %) only
+// other jobs come and go: over four runs of this configuration the p99
+// drift ranged from −41 % to +246 %, so the bound here (500 %) only
 // catches an overhead that multiplies within two minutes (a scan or a lock
 // growing with the run); make soak's 10 minutes judge the 20 %. What they still catch is a leak proportional to the work: a
 // worker keeping its executions' goroutines (as it did before the soak
