@@ -25,6 +25,10 @@ import (
 // also end (COMPLETED) throughout, not only wait.
 const soakOneShotEvery = 4
 
+// soakCloseWait bounds how long a closed conversation may take to read
+// CANCELLED (it takes about 0.2 s: chaos_cancel_p50_s).
+const soakCloseWait = 2 * time.Minute
+
 // soakStreamCatchUp bounds how long a finished conversation's SSE client
 // gets to receive its execution's last events before it disconnects, as a
 // real client would once it has its answer. Kept open, every finished
@@ -159,7 +163,7 @@ func runSoak(ctx, convCtx, streamCtx context.Context, c *cluster, d *driver, in 
 				}
 				if cv.Answered && !cv.OneShot && time.Now().Before(end) {
 					if err := closeConversation(convCtx, dr, cv); err != nil {
-						c.logf("chaos: soak: close %s: %v", cv.Tag, err)
+						c.logf("chaos: soak: close %s (%s): %v", cv.Tag, cv.ExecID, err)
 					}
 				}
 				awaitStreams(convCtx, c, []*conversation{cv}, soakStreamCatchUp)
@@ -196,6 +200,10 @@ func runSoak(ctx, convCtx, streamCtx context.Context, c *cluster, d *driver, in 
 // workers' workflow cache, and the workers' goroutines and memory would
 // grow with the number started, not with the load.
 func closeConversation(ctx context.Context, d *driver, cv *conversation) error {
+	// A close that never takes effect is check.go's to count (stuck); the
+	// slot goes on with its next conversation rather than idle out the run.
+	ctx, cancel := context.WithTimeout(ctx, soakCloseWait)
+	defer cancel()
 	path := "/agent-executions/" + url.PathEscape(cv.ExecID)
 	if _, err := d.api.do(ctx, "DELETE", path, "", nil, nil); err != nil {
 		return err
