@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 SERVICES := ./scripts/services.sh
 
-.PHONY: up down env test run bench chaos generate build lint
+.PHONY: up down env test run bench chaos soak generate build lint
 
 ## up: start local PostgreSQL and the Temporal dev server (idempotent), migrate.
 up:
@@ -42,6 +42,12 @@ bench: up
 chaos:
 	@$(SERVICES) temporal-bin >/dev/null
 	@$(GO) run ./tools/chaos $(CHAOS_FLAGS)
+
+## soak: the chaos load kept steady for 10 minutes with a fault every 90 s,
+## sampled every minute (issue 42); flags in SOAK_FLAGS (-soak-duration, …).
+soak:
+	@$(SERVICES) temporal-bin >/dev/null
+	@$(GO) run ./tools/chaos -soak $(SOAK_FLAGS)
 
 ## generate: regenerate protobuf, gateway and OpenAPI code.
 generate:

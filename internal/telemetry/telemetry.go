@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -84,6 +85,11 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	var readers []sdkmetric.Option
 	if cfg.Metrics {
 		reg := prometheus.NewRegistry()
+		// The Go runtime's and the process's own figures (go_goroutines,
+		// process_resident_memory_bytes, process_open_fds, …): what an
+		// operator watches for a leak over hours (`make soak` samples
+		// them), and what no OpenTelemetry instrument here records.
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		exp, err := promexporter.New(promexporter.WithRegisterer(reg))
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)

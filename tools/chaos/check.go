@@ -206,6 +206,9 @@ func checkExecution(ctx context.Context, c *cluster, d *driver, cv *conversation
 	if cv.OneShot {
 		want = "COMPLETED"
 	}
+	if cv.Closed {
+		want = "CANCELLED"
+	}
 	switch {
 	case status == "FAILED":
 		f.FailedByOutage++

@@ -54,6 +54,9 @@ type cluster struct {
 	deploy *deployment // with -deploy (deploy.go)
 	res    *resources  // -resources (resources.go); nil without
 	fo     *failover   // with -failover: the replica (failover.go)
+	// soakMetrics maps a process's name to its metrics endpoint's address
+	// (soak.go).
+	soakMetrics map[string]string
 }
 
 // callLog is the file the workers' scripted model logs its calls to.
@@ -93,6 +96,11 @@ func startCluster(ctx context.Context, cfg config, logTo io.Writer) (c *cluster,
 	}
 	if cfg.ActivityToolCalls || cfg.ActivityModelCalls {
 		if err = c.writeWorkerConfig(); err != nil {
+			return c, err
+		}
+	}
+	if cfg.Soak {
+		if err = c.soakPrepare(); err != nil {
 			return c, err
 		}
 	}

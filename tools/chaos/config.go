@@ -90,6 +90,20 @@ type config struct {
 	// the primary this long before the primary is killed.
 	Failover, FailoverSync bool
 	FailoverPartition      time.Duration
+	// Soak (soak.go, `make soak`): SoakConversations conversations kept
+	// going for SoakDuration, a fault every SoakFaultEvery, the processes
+	// and the store sampled every SoakSample; the Max* are the bounds the
+	// report asserts.
+	Soak                   bool
+	SoakDuration           time.Duration
+	SoakConversations      int
+	SoakFaultEvery         time.Duration
+	SoakSample             time.Duration
+	SoakMaxRSSGrowth       float64
+	SoakMaxGoroutineGrowth float64
+	SoakMaxFDGrowth        float64
+	SoakMaxP99Drift        float64
+	SoakMaxTableBytes      float64
 }
 
 // parseConfig reads the flags; the defaults are issue 19's.
@@ -142,6 +156,17 @@ func parseConfig(args []string) (config, error) {
 	fs.BoolVar(&c.Failover, "failover", false, "run a synchronous streaming replica and, mid-run, kill the primary and promote the replica (clients reach both by a two-host DSN)")
 	async := fs.Bool("failover-async", false, "with -failover: asynchronous replication, whose failover loses the commits the replica had not received (README: Failover); implies -failover")
 	fs.DurationVar(&c.FailoverPartition, "failover-partition", 0, "cut the replication link this long before the primary is killed (a partition, then the primary's death: with async replication the commits in between are lost); implies -failover")
+	// soak (soak.go)
+	fs.BoolVar(&c.Soak, "soak", false, "soak: steady multi-turn load with a fault every -soak-fault-every for -soak-duration, sampled every -soak-sample (make soak)")
+	fs.DurationVar(&c.SoakDuration, "soak-duration", 10*time.Minute, "soak: how long conversations keep being started and faults injected")
+	fs.IntVar(&c.SoakConversations, "soak-conversations", 8, "soak: conversations running at once (each replaced by a new one when it ends; -conversations and -one-shots do not apply)")
+	fs.DurationVar(&c.SoakFaultEvery, "soak-fault-every", 90*time.Second, "soak: the interval between faults (the five kinds in a seeded order, over and over; 0: none)")
+	fs.DurationVar(&c.SoakSample, "soak-sample", time.Minute, "soak: the sampling interval")
+	fs.Float64Var(&c.SoakMaxRSSGrowth, "soak-max-rss-growth", 10, "soak: most RSS growth, percent (last third's mean over the second third's, per process run)")
+	fs.Float64Var(&c.SoakMaxGoroutineGrowth, "soak-max-goroutine-growth", 10, "soak: most goroutine growth, percent")
+	fs.Float64Var(&c.SoakMaxFDGrowth, "soak-max-fd-growth", 10, "soak: most open-FD growth, percent")
+	fs.Float64Var(&c.SoakMaxP99Drift, "soak-max-p99-drift", 20, "soak: most p99 per-call overhead drift, percent")
+	fs.Float64Var(&c.SoakMaxTableBytes, "soak-max-table-bytes-per-call", 64<<10, "soak: most growth of the agentree tables together, bytes per model call")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -151,6 +176,9 @@ func parseConfig(args []string) (config, error) {
 	}
 	c.Failover = c.Failover || *async || c.FailoverPartition > 0
 	c.FailoverSync = c.Failover && !*async
+	if err := c.checkSoak(); err != nil {
+		return c, err
+	}
 	switch {
 	case c.Conversations < 1 || c.FollowUps < 0 || c.OneShots < 0 || c.Workers < 1 || c.CancelProbes < 0:
 		return c, errors.New("chaos: -conversations and -workers must be at least 1, -follow-ups, -one-shots and -cancel-probes at least 0")
@@ -175,6 +203,9 @@ func (c config) String() string {
 	temporal := "the Temporal dev server (SQLite)"
 	if c.TemporalServer {
 		temporal = "the Temporal server (PostgreSQL)"
+	}
+	if c.Soak {
+		return c.soakString(mode, temporal)
 	}
 	return fmt.Sprintf("seed %d, %s: %d conversations × %d follow-ups, %d one-shots, %d workers on %s; faults: %d worker kills, %d gateway kills, %d Postgres restarts, %d Postgres outages of %s, %d Temporal restarts, duplicate rate %.2f",
 		c.Seed, mode, c.Conversations, c.FollowUps, c.OneShots, c.Workers, temporal, c.WorkerKills, c.GatewayKills, c.PostgresRestarts, c.Outages, c.OutageLength, c.TemporalRestarts, c.DuplicateRate)

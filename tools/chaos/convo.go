@@ -49,7 +49,10 @@ type conversation struct {
 	Follower *follower
 	rng      *rand.Rand
 	Answered bool // the last message was answered in time
-	Err      string
+	// Closed: its client cancelled it once its last message was answered
+	// (the soak, soak.go, so executions end as they start).
+	Closed bool
+	Err    string
 	// ambiguousCalls: a duplicated create shares this conversation's
 	// model calls' names, so the rerun check skips it.
 	ambiguousCalls bool

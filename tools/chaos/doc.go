@@ -36,6 +36,13 @@
 // this tree's build while the load runs, one worker is rolled back and
 // replaced again; the histories say how long workflow tasks kept failing.
 //
+// With -soak (`make soak`; soak.go, soaksample.go, soakreport.go) the
+// conversations are started continuously for -soak-duration instead of as
+// one batch, a fault fires every -soak-fault-every, and the workers, the
+// gateway and the store are sampled every -soak-sample; the report adds
+// the samples and soak_ figures, and it exits 3 as well when one grew
+// past its bound.
+//
 // It may import anything public; it imports no adapter or gateway code
 // (internal/gitbuild is a build helper, not the runtime).
 package main

@@ -26,7 +26,7 @@ func (c *cluster) agentreeEnv() []string {
 // model calls logged for the rerun check.
 func (c *cluster) workerProc(i int) *proc {
 	name := "worker-" + strconv.Itoa(i)
-	env := append(c.agentreeEnv(),
+	env := append(c.agentreeEnv(), pgAppName(name),
 		scripted.EnvDelay+"="+c.cfg.ModelDelay.String(),
 		scripted.EnvTokenDelay+"="+c.cfg.TokenDelay.String(),
 		scripted.EnvCallLog+"="+c.callLog(),
@@ -34,7 +34,10 @@ func (c *cluster) workerProc(i int) *proc {
 	)
 	env = append(env, c.resourceWorkerEnv()...) // resources.go
 	args := []string{"worker", "--task-queue", c.queue}
-	if c.cfg.ActivityToolCalls || c.cfg.ActivityModelCalls {
+	switch {
+	case c.cfg.Soak:
+		args = append(args, "--config", c.soakWorkerConfig(i))
+	case c.cfg.ActivityToolCalls || c.cfg.ActivityModelCalls:
 		args = append(args, "--config", c.workerConfig())
 	}
 	return &proc{
@@ -42,6 +45,10 @@ func (c *cluster) workerProc(i int) *proc {
 		env: env, logPath: filepath.Join(c.dir, name+".log"), restartDelay: c.cfg.RestartDelay,
 	}
 }
+
+// pgAppName names a process's Postgres connections (pgx reads PGAPPNAME)
+// so pg_stat_activity tells them apart: chaos-worker-0, chaos-gateway.
+func pgAppName(process string) string { return "PGAPPNAME=chaos-" + process }
 
 // workerConfig is the workers' configuration file with
 // -activity-tool-calls or -activity-model-calls (writeWorkerConfig writes
@@ -62,8 +69,8 @@ func (c *cluster) writeWorkerConfig() error {
 func (c *cluster) gatewayProc() *proc {
 	return &proc{
 		name: "gateway", path: c.bin,
-		args: []string{"gateway", "--addr", c.gatewayAddr, "--task-queue", c.queue, "--heartbeat", "2s"},
-		env:  c.agentreeEnv(), logPath: filepath.Join(c.dir, "gateway.log"), restartDelay: c.cfg.RestartDelay,
+		args: append([]string{"gateway", "--addr", c.gatewayAddr, "--task-queue", c.queue, "--heartbeat", "2s"}, c.soakGatewayArgs()...),
+		env:  append(c.agentreeEnv(), pgAppName("gateway")), logPath: filepath.Join(c.dir, "gateway.log"), restartDelay: c.cfg.RestartDelay,
 	}
 }
 

@@ -26,7 +26,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if !o.found.ok() || !o.deploy.ok() {
+	if !o.found.ok() || !o.deploy.ok() || !o.soak.ok() {
 		os.Exit(3)
 	}
 }

@@ -21,6 +21,8 @@ type outcome struct {
 
 	deploy   *deployOutcome    // with -deploy
 	failover *failoverFindings // with -failover (failover.go)
+	// soak is the soak's samples and verdict (soak.go); nil without -soak.
+	soak *soakResult
 }
 
 // run brings the cluster up, drives the conversations while injecting the
@@ -42,7 +44,11 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		return nil, err
 	}
 	d := &driver{cfg: cfg, api: a, runTag: fmt.Sprintf("s%d", cfg.Seed)}
-	convs := make([]*conversation, cfg.Conversations+cfg.OneShots)
+	n := cfg.Conversations + cfg.OneShots
+	if cfg.Soak {
+		n = 0 // runSoak starts conversations as it goes
+	}
+	convs := make([]*conversation, n)
 	var live sync.Map // execution ID → its messages' tag prefix, while its conversation runs
 	convCtx, stopConvs := context.WithCancel(ctx)
 	defer stopConvs()
@@ -75,7 +81,13 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	if c.deploy != nil {
 		deploySteps = startDeploy(ctx, c, in)
 	}
-	faults := in.run(ctx, schedule(cfg, in.rng))
+	var faults []*fault
+	var soaked *soakResult
+	if cfg.Soak {
+		convs, faults, soaked = runSoak(ctx, convCtx, streamCtx, c, d, in, &convWG, &streamWG, &live)
+	} else {
+		faults = in.run(ctx, schedule(cfg, in.rng))
+	}
 	if deploySteps != nil {
 		faults = withDeploySteps(faults, deploySteps())
 	}
@@ -112,7 +124,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 		return nil, err
 	}
 	o := &outcome{cfg: cfg, convs: convs, faults: faults, found: found, duration: time.Since(start),
-		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable), failover: fo}
+		http500: a.answered(http.StatusInternalServerError), http503: a.answered(http.StatusServiceUnavailable), failover: fo, soak: soaked}
 	if c.deploy != nil {
 		if o.deploy, err = c.deploy.analyse(context.WithoutCancel(ctx), c, convs, faults); err != nil {
 			return nil, err
@@ -120,6 +132,7 @@ func run(ctx context.Context, cfg config, out, log io.Writer) (*outcome, error) 
 	}
 	o.print(out)
 	c.printResources(out, faults) // resources.go
+	o.soak.print(out)
 	if cfg.Keep {
 		fmt.Fprintf(log, "chaos: logs and data kept in %s\n", c.dir)
 	}
