@@ -36,6 +36,12 @@
 // this tree's build while the load runs, one worker is rolled back and
 // replaced again; the histories say how long workflow tasks kept failing.
 //
+// With -resources (resources.go) Postgres's disk fills, its connections
+// run out, it slows down, and a model server hangs mid-stream; with
+// -failover (failover.go) a synchronous streaming replica is promoted as
+// the primary is killed (-failover-async: what asynchronous replication
+// loses).
+//
 // With -soak (`make soak`; soak.go, soaksample.go, soakreport.go) the
 // conversations are started continuously for -soak-duration instead of as
 // one batch, a fault fires every -soak-fault-every, and the workers, the
