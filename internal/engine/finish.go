@@ -104,6 +104,22 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	return nil
 }
 
+// recordedPast reports whether err refused an ending's checkpoint
+// because the store holds a later one: a workflow task that ran further
+// (its local calls stored their entries and checkpoint) was lost, and its
+// replay met a cancel that arrived meanwhile and ends the execution
+// before redoing that work. The execution ends where the store's latest
+// checkpoint is; failing the ending instead left the workflow FAILED and
+// the execution CANCELLING for good (make soak, a cancel around a
+// Temporal restart).
+func (o *Ops) recordedPast(ctx context.Context, in FinishInput, err error) bool {
+	if !errors.Is(err, domain.ErrConflict) {
+		return false
+	}
+	ex, gerr := o.Store.Execution(ctx, in.OrgID, in.ExecutionID)
+	return gerr == nil && ex.CheckpointSeq > in.Checkpoint.Sequence
+}
+
 // FinishInput ends an execution.
 type FinishInput struct {
 	OrgID, ExecutionID, LeafID string
@@ -168,7 +184,7 @@ func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) 
 		}
 	} else {
 		if in.Checkpoint != nil {
-			if err := o.Checkpoint(ctx, *in.Checkpoint); err != nil {
+			if err := o.Checkpoint(ctx, *in.Checkpoint); err != nil && !o.recordedPast(ctx, in, err) {
 				return out, err
 			}
 		}
