@@ -23,16 +23,17 @@ const (
 
 // BudgetLine is one budget over an execution's model calls: its caps and
 // what was spent of them. A zero cap is no limit.
+// Its json names are its columns': CallGate reads lines as JSON.
 type BudgetLine struct {
-	Scope string `db:"scope"`
+	Scope string `db:"scope" json:"scope"`
 	// OwnerID is the execution, definition or organization it belongs to.
-	OwnerID   string  `db:"owner_id"`
-	MaxTokens int64   `db:"max_tokens"`
-	MaxCost   float64 `db:"max_cost"`
-	Tokens    int64   `db:"tokens"`
-	Cost      float64 `db:"cost"`
+	OwnerID   string  `db:"owner_id" json:"owner_id"`
+	MaxTokens int64   `db:"max_tokens" json:"max_tokens"`
+	MaxCost   float64 `db:"max_cost" json:"max_cost"`
+	Tokens    int64   `db:"tokens" json:"tokens"`
+	Cost      float64 `db:"cost" json:"cost"`
 	// ResetAt is when a daily quota starts afresh; zero for the others.
-	ResetAt time.Time `db:"-"`
+	ResetAt time.Time `db:"-" json:"-"`
 }
 
 // Share is the largest share of a cap the line spent (0 with no cap).

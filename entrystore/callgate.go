@@ -32,20 +32,8 @@ func (s *Store) CallGate(ctx context.Context, orgID, executionID, key string, no
 	if err != nil {
 		return ContextOverlay{}, nil, false, wrap(op, err)
 	}
-	var rows []struct {
-		Scope     string  `json:"scope"`
-		OwnerID   string  `json:"owner_id"`
-		MaxTokens int64   `json:"max_tokens"`
-		MaxCost   float64 `json:"max_cost"`
-		Tokens    int64   `json:"tokens"`
-		Cost      float64 `json:"cost"`
-	}
-	if err := json.Unmarshal(raw, &rows); err != nil {
+	if err := json.Unmarshal(raw, &lines); err != nil {
 		return ContextOverlay{}, nil, false, wrap(op, err)
-	}
-	lines = make([]BudgetLine, len(rows))
-	for i, r := range rows {
-		lines[i] = BudgetLine{Scope: r.Scope, OwnerID: r.OwnerID, MaxTokens: r.MaxTokens, MaxCost: r.MaxCost, Tokens: r.Tokens, Cost: r.Cost}
 	}
 	if injections {
 		if o.Injections, err = s.injections(ctx, ids); err != nil {

@@ -13,20 +13,9 @@ import (
 // then reads why (GetSignal, GetExecution) as PutSignal's callers do.
 func (s *Store) PutNewSignal(ctx context.Context, sg Signal) (out Signal, traceparent string, stored bool, err error) {
 	const op = "put signal"
-	ids, err := writeIDs(op, sg.OrgID, sg.ExecutionID)
+	_, args, err := signalArgs(op, sg)
 	if err != nil {
 		return Signal{}, "", false, err
-	}
-	if sg.Name == "" {
-		return Signal{}, "", false, errf(op, ErrInvalid, "name is required")
-	}
-	var id any
-	if sg.ID != "" {
-		own, err := writeIDs(op, sg.ID)
-		if err != nil {
-			return Signal{}, "", false, err
-		}
-		id = own[0]
 	}
 	// The share lock orders it with CompleteUnlessSignalled, as
 	// PutSignal's does.
@@ -34,14 +23,13 @@ func (s *Store) PutNewSignal(ctx context.Context, sg Signal) (out Signal, tracep
 		Signal
 		Traceparent string `db:"traceparent"`
 	}](ctx, s.pool, `WITH x AS (
-			SELECT traceparent FROM agent_execution WHERE id = $2 AND org_id = $1
-				AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED', 'CANCELLING') FOR SHARE
+			SELECT traceparent FROM agent_execution WHERE id = $2 AND org_id = $1 AND `+signalableSQL+` FOR SHARE
 		), ins AS (
 			INSERT INTO agent_signal (id, org_id, agent_execution_id, signal_name, signal_value)
 			SELECT coalesce($5::uuid, gen_random_uuid()), $1, $2, $3, $4 FROM x
 			ON CONFLICT (id) DO NOTHING
 			RETURNING `+signalCols+`)
-		SELECT ins.*, x.traceparent FROM ins, x`, ids[0], ids[1], sg.Name, nullJSON(sg.Value), id)
+		SELECT ins.*, x.traceparent FROM ins, x`, args...)
 	if errors.Is(err, errNoRows) {
 		return Signal{}, "", false, nil
 	}

@@ -40,6 +40,31 @@ var ErrExecutionEnded = fmt.Errorf("%w: the execution has ended", ErrConflict)
 // It is domain.ErrSignalConsumed, so the engine matches it as it is.
 var ErrSignalConsumed = domain.ErrSignalConsumed
 
+// signalableSQL holds for an execution that can still take a signal: not
+// ended, paused or being cancelled.
+const signalableSQL = `status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED', 'CANCELLING')`
+
+// signalArgs are a signal's insert parameters ($1 organization, $2
+// execution, $3 name, $4 value, $5 its own ID or NULL), checked; ids are
+// the first two.
+func signalArgs(op string, sg Signal) (ids []string, args []any, err error) {
+	if ids, err = writeIDs(op, sg.OrgID, sg.ExecutionID); err != nil {
+		return nil, nil, err
+	}
+	if sg.Name == "" {
+		return nil, nil, errf(op, ErrInvalid, "name is required")
+	}
+	var id any
+	if sg.ID != "" {
+		own, err := writeIDs(op, sg.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		id = own[0]
+	}
+	return ids, []any{ids[0], ids[1], sg.Name, nullJSON(sg.Value), id}, nil
+}
+
 // PutSignal stores a signal for a live execution of the organization (else
 // ErrNotFound, or ErrExecutionEnded when it has ended or is cancelling). It
 // takes a share lock on the execution row, so it and
@@ -51,27 +76,15 @@ var ErrSignalConsumed = domain.ErrSignalConsumed
 // made.
 func (s *Store) PutSignal(ctx context.Context, sg Signal) (Signal, error) {
 	const op = "put signal"
-	ids, err := writeIDs(op, sg.OrgID, sg.ExecutionID)
+	ids, args, err := signalArgs(op, sg)
 	if err != nil {
 		return Signal{}, err
-	}
-	if sg.Name == "" {
-		return Signal{}, errf(op, ErrInvalid, "name is required")
-	}
-	var id any
-	if sg.ID != "" {
-		own, err := writeIDs(op, sg.ID)
-		if err != nil {
-			return Signal{}, err
-		}
-		id = own[0]
 	}
 	out, err := queryOne[Signal](ctx, s.pool, `
 		INSERT INTO agent_signal (id, org_id, agent_execution_id, signal_name, signal_value)
 		SELECT coalesce($5::uuid, gen_random_uuid()), $1, $2, $3, $4
-		WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1
-			AND status NOT IN ('COMPLETED', 'FAILED', 'CANCELLED', 'PAUSED', 'CANCELLING') FOR SHARE)
-		RETURNING `+signalCols, ids[0], ids[1], sg.Name, nullJSON(sg.Value), id)
+		WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND `+signalableSQL+` FOR SHARE)
+		RETURNING `+signalCols, args...)
 	if errors.Is(err, errNoRows) {
 		if ex, gerr := getExecution(ctx, s.pool, ids[0], ids[1]); gerr == nil {
 			return Signal{}, fmt.Errorf("entrystore: %s: %w (%s)", op, ErrExecutionEnded, ex.Status)

@@ -34,12 +34,7 @@ var smallConfig = []string{
 func TestChaosSmall(t *testing.T) {
 	cfg, err := parseConfig(smallConfig)
 	require.NoError(t, err)
-	var out, log bytes.Buffer
-	o, err := run(t.Context(), cfg, &out, &log)
-	t.Log("\n" + out.String())
-	require.NoError(t, err, "log:\n%s", log.String())
-
-	figures := figuresOf(&out)
+	o, figures, _ := runChaos(t, cfg)
 	require.Len(t, o.faults, 5, "every fault asked for was injected")
 	for _, f := range o.faults {
 		require.Empty(t, f.Err, "%s", f.Kind)
@@ -62,12 +57,24 @@ var invariantFigures = []string{
 	"chaos_http_500",
 }
 
-// figuresOf reads the report's chaos_* name=value lines.
+// runChaos runs cfg and logs its report; it returns the outcome, the
+// report's figures and the run's log.
+func runChaos(t *testing.T, cfg config) (*outcome, map[string]string, string) {
+	t.Helper()
+	var out, log bytes.Buffer
+	o, err := run(t.Context(), cfg, &out, &log)
+	t.Log("\n" + out.String())
+	require.NoError(t, err, "log:\n%s", log.String())
+	return o, figuresOf(&out), log.String()
+}
+
+// figuresOf reads the report's chaos_* and soak_* name=value lines.
 func figuresOf(out io.Reader) map[string]string {
 	figures := map[string]string{}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if name, value, ok := strings.Cut(sc.Text(), "="); ok && strings.HasPrefix(name, "chaos_") {
+		name, value, ok := strings.Cut(sc.Text(), "=")
+		if ok && (strings.HasPrefix(name, "chaos_") || strings.HasPrefix(name, "soak_")) {
 			figures[name] = value
 		}
 	}

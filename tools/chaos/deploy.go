@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -85,7 +84,7 @@ type launch struct {
 func (c *cluster) prepareDeploy(ctx context.Context) error {
 	d := &deployment{from: c.cfg.DeployFrom, oldBin: c.cfg.DeployOldBin, newBin: c.bin}
 	// The deploy logs its steps beside the faults' injector.
-	c.logTo = &lockedWriter{w: c.logTo}
+	c.logTo = &syncWriter{w: c.logTo}
 	root, err := moduleRoot(ctx)
 	if err != nil {
 		return err
@@ -398,16 +397,4 @@ func (d *deployment) holdRollback(ctx context.Context, c *cluster, in *injector)
 		}
 	}
 	c.logf("chaos: the rolled-back worker took no task of a run the new build recorded within %s", c.cfg.DeployHold)
-}
-
-// lockedWriter serializes writes: the deploy and the injector log at once.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }

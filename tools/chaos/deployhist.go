@@ -221,10 +221,7 @@ func (o *deployOutcome) print(w io.Writer) {
 	for _, e := range o.examples {
 		fmt.Fprintln(w, "deploy: "+e)
 	}
-	figures := []struct {
-		name  string
-		value any
-	}{
+	figures := []figure{
 		{"chaos_deploy_from", o.from},
 		{"chaos_deploy_mode", mode},
 		{"chaos_deploy_migrations", len(o.migrations)},
@@ -242,9 +239,7 @@ func (o *deployOutcome) print(w io.Writer) {
 		{"chaos_deploy_resume_p50_s", seconds(percentile(o.resume, 0.5))},
 		{"chaos_deploy_resume_max_s", seconds(percentile(o.resume, 1))},
 	}
-	for _, fg := range figures {
-		fmt.Fprintf(w, "%s=%v\n", fg.name, fg.value)
-	}
+	printFigures(w, figures)
 }
 
 // withDeploySteps puts the deploy's steps among the faults, in time order:

@@ -90,10 +90,7 @@ func (ff *failoverFindings) print(w io.Writer) {
 		}
 		saw = append(saw, fmt.Sprintf("%s×%d", name, fo.clientSaw[code]))
 	}
-	figures := []struct {
-		name  string
-		value any
-	}{
+	figures := []figure{
 		{"chaos_failover_replication", mode},
 		{"chaos_failover_done", ff.Done},
 		{"chaos_failover_partition_s", seconds(fo.partition)},
@@ -117,9 +114,7 @@ func (ff *failoverFindings) print(w io.Writer) {
 		{"chaos_failover_signals_after", ff.SignalsAfter},
 		{"chaos_failover_executions_after", ff.ExecutionsAfter},
 	}
-	for _, fg := range figures {
-		fmt.Fprintf(w, "%s=%v\n", fg.name, fg.value)
-	}
+	printFigures(w, figures)
 	if ff.Sync {
 		// Measured only when the run is synchronous.
 		fmt.Fprintf(w, "chaos_failover_commit_idle_sync_p50_ms=%s\nchaos_failover_commit_idle_sync_p99_ms=%s\n",

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,15 +26,10 @@ func TestFailoverToReplica(t *testing.T) {
 	cfg, err := parseConfig(failoverConfig)
 	require.NoError(t, err)
 	require.True(t, cfg.FailoverSync, "-failover replicates synchronously unless -failover-async")
-	var out, log bytes.Buffer
-	o, err := run(t.Context(), cfg, &out, &log)
-	t.Log("\n" + out.String())
-	require.NoError(t, err, "log:\n%s", log.String())
-
-	figures := figuresOf(&out)
+	o, figures, log := runChaos(t, cfg)
 	require.Len(t, o.faults, 1)
 	require.Equal(t, failoverKind, o.faults[0].Kind)
-	require.Empty(t, o.faults[0].Err, "log:\n%s", log.String())
+	require.Empty(t, o.faults[0].Err, "log:\n%s", log)
 	requireZero(t, o, figures, append(invariantFigures, "chaos_failover_async_lost")...)
 	require.Equal(t, "sync", figures["chaos_failover_replication"])
 

@@ -82,10 +82,7 @@ func (o *outcome) print(w io.Writer) {
 			reconnects += n
 		}
 	}
-	figures := []struct {
-		name  string
-		value any
-	}{
+	figures := []figure{
 		{"chaos_seed", o.cfg.Seed},
 		{"chaos_conversations", len(o.convs)},
 		{"chaos_messages_acked", f.Acked},
@@ -118,9 +115,7 @@ func (o *outcome) print(w io.Writer) {
 		{"chaos_http_503", o.http503},
 		{"chaos_duration_s", seconds(o.duration)},
 	}
-	for _, fg := range figures {
-		fmt.Fprintf(w, "%s=%v\n", fg.name, fg.value)
-	}
+	printFigures(w, figures)
 	o.deploy.print(w)
 	o.failover.print(w)
 }
@@ -151,4 +146,17 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.1f", d.Seconds()) }
 // ok reports whether every invariant held.
 func (f *findings) ok() bool {
 	return f.Lost+f.Duplicated+f.Forked+f.LeafMismatch+f.Rerun+f.InboxPending+f.Undelivered+f.Undecodable+f.FailedByOutage+f.Stuck+f.Unrecovered == 0
+}
+
+// figure is one name=value line of a report.
+type figure struct {
+	name  string
+	value any
+}
+
+// printFigures writes figures as name=value lines, in order.
+func printFigures(w io.Writer, figures []figure) {
+	for _, fg := range figures {
+		fmt.Fprintf(w, "%s=%v\n", fg.name, fg.value)
+	}
 }

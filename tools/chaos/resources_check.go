@@ -186,20 +186,15 @@ func (c *cluster) printResources(w io.Writer, faults []*fault) {
 		if ft.Kind == modelHang {
 			continue // the gateway has no part in it: no writes probed
 		}
-		for _, line := range []struct {
-			name  string
-			value any
-		}{
-			{"writes_acked", fg.acked},
-			{"http_503", fg.http503},
-			{"http_503_no_retry_after", fg.noRetryAfter},
-			{"http_500", fg.h500},
-			{"other_errors", fg.other},
-			{"write_p50_s", seconds(fg.writeP50)},
-			{"write_max_s", seconds(fg.writeMax)},
-		} {
-			fmt.Fprintf(w, "%s_%s=%v\n", k, line.name, line.value)
-		}
+		printFigures(w, []figure{
+			{k + "_writes_acked", fg.acked},
+			{k + "_http_503", fg.http503},
+			{k + "_http_503_no_retry_after", fg.noRetryAfter},
+			{k + "_http_500", fg.h500},
+			{k + "_other_errors", fg.other},
+			{k + "_write_p50_s", seconds(fg.writeP50)},
+			{k + "_write_max_s", seconds(fg.writeMax)},
+		})
 	}
 	fmt.Fprintf(w, "chaos_resources_http_500=%d\nchaos_resources_http_503_no_retry_after=%d\n", total500, totalNoRetry)
 }

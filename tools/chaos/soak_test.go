@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,18 +42,7 @@ var soakSmallConfig = []string{
 func TestSoakSmall(t *testing.T) {
 	cfg, err := parseConfig(soakSmallConfig)
 	require.NoError(t, err)
-	var out, log bytes.Buffer
-	o, err := run(t.Context(), cfg, &out, &log)
-	t.Log("\n" + out.String())
-	require.NoError(t, err, "log:\n%s", log.String())
-
-	figures := map[string]string{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		if name, value, ok := strings.Cut(sc.Text(), "="); ok {
-			figures[name] = value
-		}
-	}
+	o, figures, _ := runChaos(t, cfg)
 	for _, name := range []string{
 		"chaos_lost", "chaos_duplicated", "chaos_forked", "chaos_leaf_mismatch", "chaos_rerun",
 		"chaos_inbox_pending", "chaos_undelivered", "chaos_undecodable", "chaos_failed_by_outage", "chaos_stuck",

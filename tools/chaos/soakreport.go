@@ -411,10 +411,7 @@ func (r *soakResult) print(w io.Writer) {
 		fmt.Fprintf(w, "soak: FAILED: %s\n", f)
 	}
 	fmt.Fprintln(w)
-	figures := []struct {
-		name  string
-		value any
-	}{
+	figures := []figure{
 		{"soak_duration_s", seconds(r.cfg.SoakDuration)},
 		{"soak_samples", len(r.samples)},
 		{"soak_model_calls", r.Calls},
@@ -438,22 +435,14 @@ func (r *soakResult) print(w io.Writer) {
 		if r.TableGrowth[name] < 1 {
 			continue
 		}
-		figures = append(figures, struct {
-			name  string
-			value any
-		}{"soak_table_growth_" + name + "_bytes_per_call", fmt.Sprintf("%.0f", r.TableGrowth[name])})
+		figures = append(figures, figure{"soak_table_growth_" + name + "_bytes_per_call", fmt.Sprintf("%.0f", r.TableGrowth[name])})
 	}
-	figures = append(figures, []struct {
-		name  string
-		value any
-	}{
+	figures = append(figures, []figure{
 		{"soak_table_growth_bytes_per_call", fmt.Sprintf("%.0f", r.TableTotal)},
 		{"soak_table_growth_bound_bytes_per_call", fmt.Sprintf("%.0f", r.cfg.SoakMaxTableBytes)},
 		{"soak_failures", len(r.failures)},
 	}...)
-	for _, fg := range figures {
-		fmt.Fprintf(w, "%s=%v\n", fg.name, fg.value)
-	}
+	printFigures(w, figures)
 }
 
 func pct(x float64) string                      { return fmt.Sprintf("%.1f", x) }
