@@ -47,7 +47,7 @@ func effectID(ctx context.Context) string {
 // and its response stored after, so a retry with the same key gets the
 // first response (status and body, with Idempotent-Replayed: true) and
 // changes nothing; the same key with another request is a 422; while the
-// first is still running, a 409.
+// first is still running, a 409 with Retry-After.
 //
 // Crash safety: the reservation is committed before the effect, with an
 // effect ID the effect itself uses (a created, forked or resumed
@@ -84,6 +84,7 @@ func (s *service) idempotent(next http.Handler) http.Handler {
 		fp := hex.EncodeToString(sum[:])
 
 		ctx := r.Context()
+		reserved := time.Now()
 		rec, res, err := s.es.ReserveIdempotencyKey(ctx, org.ID, key, fp, s.idempotency.lease, s.idempotency.ttl)
 		if err != nil {
 			writeStatus(w, toStatus(s.log, "reserve idempotency key", err))
@@ -101,12 +102,13 @@ func (s *service) idempotent(next http.Handler) http.Handler {
 			_, _ = w.Write(rec.Body)
 			return
 		case res == entrystore.InFlight:
+			w.Header().Set("Retry-After", "1")
 			writeError(w, http.StatusConflict, "conflict",
 				"a request with this Idempotency-Key is still in progress; retry after it has answered")
 			return
 		case res == entrystore.TakenOver && route.Idempotency != pb.Idempotency_IDEMPOTENCY_RERUN:
 			const msg = "the first request with this Idempotency-Key was interrupted before it answered, and this request cannot safely run twice; check whether it took effect before sending it again with a new key"
-			s.completeKey(ctx, org.ID, key, rec.EffectID, http.StatusConflict, errorJSON("conflict", msg))
+			s.completeKey(ctx, reserved, org.ID, key, rec.EffectID, http.StatusConflict, errorJSON("conflict", msg))
 			writeError(w, http.StatusConflict, "conflict", msg)
 			return
 		}
@@ -116,15 +118,15 @@ func (s *service) idempotent(next http.Handler) http.Handler {
 		if rw.status == http.StatusServiceUnavailable || rw.status == http.StatusTooManyRequests {
 			// Nothing could be done (the store was out of reach, or a
 			// quota refused it until later): the next attempt runs again.
-			if err := s.es.ReleaseIdempotencyKey(context.WithoutCancel(ctx), org.ID, key, rec.EffectID); err != nil {
-				s.log.Warn("gateway: release idempotency key", "err", err)
-			}
+			s.endKey(ctx, "release idempotency key", reserved, func(ctx context.Context) error {
+				return s.es.ReleaseIdempotencyKey(ctx, org.ID, key, rec.EffectID)
+			})
 		} else {
 			stored := rw.body.Bytes()
 			if route.SecretResponse {
 				stored = withoutSecret(stored)
 			}
-			s.completeKey(ctx, org.ID, key, rec.EffectID, rw.status, stored)
+			s.completeKey(ctx, reserved, org.ID, key, rec.EffectID, rw.status, stored)
 		}
 		for k, v := range rw.header {
 			w.Header()[k] = v
@@ -134,13 +136,14 @@ func (s *service) idempotent(next http.Handler) http.Handler {
 	})
 }
 
-// completeKey stores a response for its key. If that fails the key stays
-// reserved and a retry after the lease re-runs a re-runnable request (the
-// same effect ID) or is refused: never a second effect.
-func (s *service) completeKey(ctx context.Context, orgID, key, effect string, status int, body []byte) {
-	if err := s.es.CompleteIdempotencyKey(context.WithoutCancel(ctx), orgID, key, effect, status, body); err != nil {
-		s.log.Warn("gateway: store idempotent response", "err", err)
-	}
+// completeKey stores a response for its key, tried again while the store
+// refuses it (endKey). Should it never be stored the key stays reserved,
+// and a retry after the lease re-runs a re-runnable request (the same
+// effect ID) or is refused: never a second effect.
+func (s *service) completeKey(ctx context.Context, reserved time.Time, orgID, key, effect string, status int, body []byte) {
+	s.endKey(ctx, "store idempotent response", reserved, func(ctx context.Context) error {
+		return s.es.CompleteIdempotencyKey(ctx, orgID, key, effect, status, body)
+	})
 }
 
 // orgMatches reports whether the path's organization is the authenticated

@@ -21,6 +21,7 @@ import (
 // keyedResponse is a raw answer to a request with an Idempotency-Key.
 type keyedResponse struct {
 	status   int
+	header   http.Header
 	replayed bool
 	raw      string
 	body     map[string]any
@@ -43,7 +44,7 @@ func (e *env) keyed(key, method, path, idemKey, body string) keyedResponse {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(e.t, err)
-	out := keyedResponse{status: resp.StatusCode, replayed: resp.Header.Get("Idempotent-Replayed") == "true", raw: string(raw)}
+	out := keyedResponse{status: resp.StatusCode, header: resp.Header, replayed: resp.Header.Get("Idempotent-Replayed") == "true", raw: string(raw)}
 	require.NoError(e.t, json.Unmarshal(raw, &out.body), "%s", raw)
 	return out
 }

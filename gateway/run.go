@@ -47,6 +47,7 @@ func Run(ctx context.Context, opts Options) error {
 		es: o.Store, ex: o.Executions, v: newValidator(o),
 		log:         slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
 		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: o.IdempotencyLease},
+		keyEnds:     newKeyEnds(hubCtx),
 		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing,
 			subscribers: o.subscribers()},
 		maxTotalSteps:  o.MaxTotalSteps,
@@ -145,6 +146,7 @@ func Run(ctx context.Context, opts Options) error {
 	stopHub()
 	<-hubDone
 	<-pruneDone
+	svc.keyEnds.wait()
 	if errors.Is(runErr, http.ErrServerClosed) || errors.Is(runErr, grpc.ErrServerStopped) {
 		runErr = nil
 	}

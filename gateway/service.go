@@ -54,6 +54,9 @@ type service struct {
 	ready readiness
 	// idempotency configures Idempotency-Key handling (idempotency.go).
 	idempotency idempotencyConfig
+	// keyEnds retries the key writes the store refused for a while
+	// (idempotency_end.go); nil: none are retried.
+	keyEnds *keyEnds
 	// mcpCallTimeout bounds an MCP tool call's wait (mcpserve_call.go).
 	mcpCallTimeout time.Duration
 	// maxTotalSteps bounds a run's steps across resumes.

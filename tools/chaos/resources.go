@@ -31,7 +31,9 @@ import (
 //     writes until ENOSPC). Writes through the gateway answer 503 with
 //     Retry-After, never 500; executions wait (none FAILED), nothing
 //     acknowledged is lost; once the file is removed, writes are
-//     acknowledged again and the paused executions go on. Should Postgres
+//     acknowledged again, the Idempotency-Keys of refused requests are
+//     freed (a retry runs rather than answering 409 for the key's lease),
+//     and the paused executions go on. Should Postgres
 //     stop (a PANIC when it cannot write WAL) it is started again once
 //     there is room, as systemd or Kubernetes would.
 //   - pg-connections: another client holds every connection Postgres
