@@ -64,6 +64,34 @@ var errUnavailable = status.Error(codes.Unavailable, "the store is unreachable; 
 // lets one through per interval, not one per request.
 const msgUnreachable = "gateway: the store is unreachable"
 
+// errTemporalUnavailable is the answer while Temporal cannot take a
+// request (down, restarting, its own persistence failing over): the
+// client did nothing wrong and should retry. Temporal's own message is
+// logged, never shown: it may name internal addresses.
+var errTemporalUnavailable = status.Error(codes.Unavailable, "the workflow service is unavailable; retry shortly")
+
+// msgTemporalUnreachable is the log message of a Temporal outage,
+// throttled like msgUnreachable.
+const msgTemporalUnreachable = "gateway: Temporal is unavailable"
+
+// temporalUnavailable reports whether err is the Temporal service failing
+// for now: its client's errors (go.temporal.io/api/serviceerror) carry a
+// gRPC status but are not gRPC status errors, so they would otherwise
+// fall through to a 500. Unavailable, a deadline its retries ran out
+// against, its rate limits, and its internal errors (a persistence write
+// that failed) are all a 503 to the client.
+func temporalUnavailable(err error) bool {
+	var se interface{ Status() *status.Status }
+	if !errors.As(err, &se) || se.Status() == nil {
+		return false
+	}
+	switch se.Status().Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Internal, codes.Unknown, codes.Aborted:
+		return true
+	}
+	return false
+}
+
 // writeError writes an error body with its status.
 func writeError(w http.ResponseWriter, code int, kind, msg string) {
 	if code == http.StatusServiceUnavailable {
@@ -150,6 +178,9 @@ func toStatus(log *slog.Logger, op string, err error) error {
 	case entrystore.Unreachable(err):
 		log.Error(msgUnreachable, "op", op, "err", err)
 		return errUnavailable
+	case temporalUnavailable(err):
+		log.Error(msgTemporalUnreachable, "op", op, "err", err)
+		return errTemporalUnavailable
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "request cancelled")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -45,7 +45,8 @@ func Run(ctx context.Context, opts Options) error {
 	closing := make(chan struct{})
 	svc := &service{
 		es: o.Store, ex: o.Executions, v: newValidator(o),
-		log:         slog.New(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval)),
+		log: slog.New(throttled(throttled(o.Logger.Handler(), msgUnreachable, unreachableLogInterval),
+			msgTemporalUnreachable, unreachableLogInterval)),
 		idempotency: idempotencyConfig{ttl: IdempotencyTTL, lease: o.IdempotencyLease},
 		keyEnds:     newKeyEnds(hubCtx),
 		streams: &streamer{es: o.Store, hub: h, heartbeat: o.Heartbeat, window: o.ReplayWindow, closing: closing,
