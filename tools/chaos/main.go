@@ -26,7 +26,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if !o.found.ok() || !o.deploy.ok() || !o.soak.ok() {
+	// A 500 breaks a rule too: a fault is a 503 with Retry-After.
+	if !o.found.ok() || o.http500 > 0 || !o.deploy.ok() || !o.soak.ok() {
 		os.Exit(3)
 	}
 }
