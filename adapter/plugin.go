@@ -256,6 +256,7 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 			return nil
 		},
 		ConfigureWorker: func(_ context.Context, wo worker.PluginConfigureWorkerOptions) error {
+			wo.WorkerOptions.Interceptors = append(wo.WorkerOptions.Interceptors, &fenceInterceptor{})
 			o.caps.configureWorker(wo)
 			rec.setQueue(wo.WorkerInstanceKey, wo.TaskQueue)
 			return nil

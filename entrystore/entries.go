@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -74,7 +75,9 @@ func InputKey(executionID string) string { return executionID + "/input" }
 // out of step with the tree, whichever transaction the append is part of.
 //
 // The entry continues its parent's branch unless $11 (fork) is set, in which
-// case it starts its own. ON CONFLICT without a target swallows every unique
+// case it starts its own. $12 is the append's write fence (WithWriteFence),
+// recorded on the execution; a fork fenced before the one recorded is not
+// inserted: a stale writer does not branch the tree. ON CONFLICT without a target swallows every unique
 // violation, so a repeated idempotency key, a branch slot a sibling already
 // holds and a taken ID all insert nothing (and move no leaf); appendEntry
 // tells them apart afterwards, off the common path.
@@ -97,7 +100,7 @@ const insertEntrySQL = `
 			OR agent_execution_id = (SELECT resumed_from FROM resumed)
 			OR agent_execution_id = (SELECT forked_from FROM resumed))
 	), execution AS MATERIALIZED (
-		SELECT org_id FROM agent_execution WHERE id = $3
+		SELECT org_id, write_fence FROM agent_execution WHERE id = $3
 	), new AS (
 		SELECT coalesce($1::uuid, gen_random_uuid()) AS id
 	), ins AS (
@@ -110,10 +113,12 @@ const insertEntrySQL = `
 		FROM new
 		WHERE EXISTS (SELECT 1 FROM execution WHERE org_id = $2)
 		  AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM parent))
+		  AND NOT ($11 AND $12::timestamptz IS NOT NULL AND coalesce((SELECT write_fence > $12 FROM execution), false))
 		ON CONFLICT DO NOTHING
 		RETURNING *
 	), leaf AS (
 		UPDATE agent_execution x SET leaf_entry_id = ins.id, leaf_seq = ins.seq,
+			write_fence = greatest(x.write_fence, $12::timestamptz),
 			input = CASE WHEN ins.idempotency_key = x.id::text || '/input'
 				AND x.input->>'userPrompt' = ins.content->'content'->0->>'text' THEN x.input - 'userPrompt' ELSE x.input END
 		FROM ins WHERE x.id = ins.agent_execution_id AND (x.leaf_seq IS NULL OR x.leaf_seq < ins.seq)
@@ -149,6 +154,7 @@ func appendEntry(ctx context.Context, q querier, e Entry) (Entry, bool, error) {
 	}
 	// First as the parent's continuation; if that inserted nothing and the
 	// key is not a repeat, the parent already has a first child, so fork.
+	fence := writeFence(ctx)
 	for _, fork := range []bool{false, true} {
 		out := e
 		out.OrgID, out.ExecutionID, out.ParentID = ids[0], ids[1], parent
@@ -159,7 +165,7 @@ func appendEntry(ctx context.Context, q querier, e Entry) (Entry, bool, error) {
 		// stored as sent (json), so the rest is e.
 		err := q.QueryRow(ctx, insertEntrySQL+"e.created_at, e.id::text, e.seq, e.depth, e.step FROM ins e",
 			nullIfEmpty(id), ids[0], ids[1], nullIfEmpty(parent), e.Type, nullIfEmpty(e.Role), string(out.Content), nullIfEmpty(e.TurnID),
-			e.IdempotencyKey, nullJSON(e.Metadata), fork).Scan(&out.CreatedAt, &out.ID, &out.Seq, &out.Depth, &out.Step)
+			e.IdempotencyKey, nullJSON(e.Metadata), fork, fence).Scan(&out.CreatedAt, &out.ID, &out.Seq, &out.Depth, &out.Step)
 		if err == nil {
 			out.CreatedAt = out.CreatedAt.UTC()
 			return out, true, nil
@@ -177,14 +183,25 @@ func appendEntry(ctx context.Context, q querier, e Entry) (Entry, bool, error) {
 			return Entry{}, false, wrap(op, err)
 		}
 	}
-	return Entry{}, false, whyNotAppended(ctx, q, ids[0], ids[1], id, e.ParentID)
+	return Entry{}, false, whyNotAppended(ctx, q, ids[0], ids[1], id, e.ParentID, fence)
 }
 
 // whyNotAppended explains an append that inserted nothing even as a fork.
-func whyNotAppended(ctx context.Context, q querier, orgID, executionID, id, parentID string) error {
+func whyNotAppended(ctx context.Context, q querier, orgID, executionID, id, parentID string, fence *time.Time) error {
 	const op = "append entry"
 	if _, err := getExecution(ctx, q, orgID, executionID); err != nil {
 		return wrap(op, err)
+	}
+	if fence != nil {
+		var stale bool
+		if err := q.QueryRow(ctx, `SELECT coalesce(write_fence > $2, false) FROM agent_execution WHERE id = $1`,
+			executionID, *fence).Scan(&stale); err != nil {
+			return wrap(op, err)
+		}
+		if stale {
+			return errf(op, ErrConflict, "entry %s was continued by a newer workflow task of execution %s; this one (of %s) was timed out and may not branch it",
+				parentID, executionID, fence.Format(time.RFC3339Nano))
+		}
 	}
 	if id != "" {
 		var taken bool
