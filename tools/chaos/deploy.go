@@ -31,12 +31,13 @@ import (
 // defaultDeployFrom is the previous release a deploy starts from. The
 // project has no tags, so a release is a commit of main, named by its hash
 // (a fresh clone, full history, has it; a tag or a branch's merge base
-// would differ between clones). It is the last release landed when the
-// deploy tool was written, main as the deploy branch forked it. Move it
-// here, and only here, when a release goes out, so `make chaos
-// CHAOS_FLAGS=-deploy` plays the deploy operators make next; -deploy-from
-// plays another.
-const defaultDeployFrom = "aac8dd9"
+// would differ between clones). It is the last release landed: f4efeeb,
+// the first whose workers start on a schema a newer build migrated
+// further, so the default deploy crosses migration 0030 and rolls back
+// over it. Move it here, and only here, when a release goes out, so `make
+// chaos CHAOS_FLAGS=-deploy` plays the deploy operators make next;
+// -deploy-from plays another.
+const defaultDeployFrom = "f4efeeb"
 
 // nonAdditiveMigrations are the migrations README "Upgrades" names as not
 // additive: an older build cannot run on their schema, so a deploy across
