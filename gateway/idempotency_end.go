@@ -20,7 +20,7 @@ import (
 // with the key takes over anyway (idempotent's crash safety), and trying
 // longer would only race it.
 type keyEnds struct {
-	// ctx ends the retries when the gateway stops; nil: never.
+	// ctx ends the retries when the gateway stops.
 	ctx  context.Context
 	wg   sync.WaitGroup
 	slot chan struct{} // bounds the retries pending at once
@@ -71,17 +71,15 @@ func (s *service) endKey(ctx context.Context, op string, reserved time.Time, wri
 	k.wg.Add(1)
 	go func() {
 		defer func() { <-k.slot; k.wg.Done() }()
-		k.retry(op, stop, write, s)
+		s.retryKeyEnd(op, stop, write)
 	}()
 }
 
-// retry tries write with backoff until it succeeds, fails for another
-// reason than an unreachable store, the gateway stops, or stop passes.
-func (k *keyEnds) retry(op string, stop time.Time, write func(context.Context) error, s *service) {
-	base := k.ctx
-	if base == nil {
-		base = context.Background()
-	}
+// retryKeyEnd tries write with backoff until it succeeds, fails for
+// another reason than an unreachable store, the gateway stops, or stop
+// passes.
+func (s *service) retryKeyEnd(op string, stop time.Time, write func(context.Context) error) {
+	base := s.keyEnds.ctx
 	wait := keyEndBackoff
 	for attempt := 2; ; attempt++ {
 		t := time.NewTimer(wait)
