@@ -103,8 +103,13 @@ func TestUITokenTimelineChart(t *testing.T) {
 	require.Equal(t, 4, eval[int](t, ctx, `document.querySelectorAll(".calls-table tbody tr").length`), "the table has a row per call")
 
 	// Hover (or focus) a point: the readout says what it is.
+	// The readout is drawn after the event: poll for it (a CI run read it empty).
 	eval[any](t, ctx, `document.querySelectorAll(".token-chart .call-point")[1].dispatchEvent(new MouseEvent("mouseenter")); null`)
-	readout := eval[string](t, ctx, `document.querySelector(".token-chart .readout").textContent`)
+	var readout string
+	poll(t, 10*time.Second, func() bool {
+		readout = eval[string](t, ctx, `document.querySelector(".token-chart .readout").textContent`)
+		return strings.Contains(readout, "call 2")
+	}, "the readout never named the hovered call")
 	require.Contains(t, readout, fmt.Sprintf("call 2: read %d, wrote 40 tokens", int64Field(t, calls[1], "callInputTokens")))
 	require.Contains(t, readout, "$0.0020 so far")
 	screenshot(t, ctx, "token-chart")
