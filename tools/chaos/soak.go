@@ -186,6 +186,9 @@ func runSoak(ctx, convCtx, streamCtx context.Context, c *cluster, d *driver, in 
 	}()
 	wg.Wait()
 	c.logf("chaos: soak over: %d samples, %d faults", len(s.samples), len(faults))
+	if err := s.dump(); err != nil {
+		c.logf("chaos: soak: %v", err)
+	}
 	mu.Lock()
 	stopped = true
 	started := slices.Clone(convs)

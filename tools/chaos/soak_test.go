@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,21 +111,62 @@ func TestSoakJudgesEachRunAlone(t *testing.T) {
 			// Restarted: smaller, then growing 50 % over its own run.
 			gw = procSample{PID: 2, RSS: int64(40+4*(i-6)) << 20, FDs: 20, Goroutines: 30}
 		}
-		samples = append(samples, &soakSample{At: at.Add(time.Duration(i) * time.Minute),
-			Procs: map[string]procSample{"gateway": gw}})
+		sm := &soakSample{At: at.Add(time.Duration(i) * time.Minute), Procs: map[string]procSample{"gateway": gw}}
 		if i < soakMinRunSamples-1 {
-			samples[i].Procs["worker-0"] = procSample{PID: 3, RSS: 50 << 20, FDs: 10, Goroutines: 40}
+			sm.Procs["worker-0"] = procSample{PID: 3, RSS: 50 << 20, FDs: 10, Goroutines: 40}
 		}
+		sm.Reads = []procRead{{At: sm.At, Procs: maps.Clone(sm.Procs)}}
+		samples = append(samples, sm)
 	}
 	r := &soakResult{cfg: cfg, samples: samples}
+	r.steady(nil)
 	r.judgeRuns()
-	require.Len(t, r.runs, 3)
+	require.Len(t, r.runs, 4, "three runs and the workers together")
 	require.InDelta(t, 0, r.runs[0].RSS, 0.01, "the first run is flat")
 	require.InDelta(t, (58.0/50-1)*100, r.runs[1].RSS, 0.01, "the second run against itself: 48,52 MB, then 56,60 MB")
 	require.False(t, r.runs[2].Judged, "worker-0's samples are too few")
 	require.False(t, r.ok())
 	require.Contains(t, strings.Join(r.failures, "\n"), "worker-0: no run")
 	require.Contains(t, strings.Join(r.failures, "\n"), "RSS growth")
+	require.Contains(t, strings.Join(r.failures, "\n"), "workers' goroutines together: 4 samples")
+}
+
+// TestSoakJudgesTheWorkersTogether: executions moving from one worker to
+// the other (a kill sends them there, and they stay) move each worker's
+// goroutines but not the fleet's, which is what is judged; a leak in one
+// worker still raises the fleet's.
+func TestSoakJudgesTheWorkersTogether(t *testing.T) {
+	cfg, err := parseConfig([]string{"-soak", "-workers=2"})
+	require.NoError(t, err)
+	judge := func(w0, w1 func(i int) int) *soakResult {
+		at := time.Now()
+		var samples []*soakSample
+		for i := range 9 {
+			sm := &soakSample{At: at.Add(time.Duration(i) * time.Minute), Procs: map[string]procSample{
+				"gateway":  {PID: 1, RSS: 50 << 20, FDs: 20, Goroutines: 30},
+				"worker-0": {PID: 2, RSS: 50 << 20, FDs: 10, Goroutines: w0(i)},
+				"worker-1": {PID: 3, RSS: 50 << 20, FDs: 10, Goroutines: 50 + w1(i)},
+			}}
+			sm.Reads = []procRead{{At: sm.At, Procs: maps.Clone(sm.Procs)}}
+			samples = append(samples, sm)
+		}
+		r := &soakResult{cfg: cfg, samples: samples}
+		r.steady(nil)
+		r.judgeRuns()
+		return r
+	}
+	// worker-1 takes executions from worker-0 in the last third.
+	moved := judge(func(i int) int { return 100 - 10*(i/6) }, func(i int) int { return 10 * (i / 6) })
+	require.True(t, moved.ok(), "%v", moved.failures)
+	require.InDelta(t, 0, moved.Goroutines, 0.01)
+	require.InDelta(t, 20, moved.runs[2].Goroutines, 0.01, "worker-1's own run: 60 then 70 (shown)")
+	require.Equal(t, soakFleet, moved.runs[3].Process)
+
+	// worker-1 leaks 10 goroutines a minute; worker-0 stays.
+	leak := judge(func(int) int { return 100 }, func(i int) int { return 10 * i })
+	require.False(t, leak.ok())
+	require.Greater(t, leak.Goroutines, cfg.SoakMaxGoroutineGrowth)
+	require.Contains(t, strings.Join(leak.failures, "\n"), "goroutine growth")
 }
 
 func TestSoakFlags(t *testing.T) {
@@ -140,4 +182,40 @@ func TestSoakFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Minute, cfg.SoakDuration)
 	require.Equal(t, time.Minute, cfg.SoakSample)
+}
+
+// TestSoakSamplesTheFloorOfSteadyReads: a sample's goroutines and FDs are
+// the floor of its window's reads (the calls in flight move only what is
+// above it), its RSS their mean, over the last run's reads, and reads a
+// fault cut into are left out when the soak is judged; a window no read
+// of which is steady is shown, not judged.
+func TestSoakSamplesTheFloorOfSteadyReads(t *testing.T) {
+	at := time.Now()
+	read := func(s int, pid, goroutines, fds int, rss int64) procRead {
+		return procRead{At: at.Add(time.Duration(s) * time.Second), Procs: map[string]procSample{
+			"worker-0": {PID: pid, RSS: rss << 20, FDs: fds, Goroutines: goroutines}}}
+	}
+	reads := []procRead{
+		read(0, 7, 90, 40, 10), // the run before the restart: not this sample's
+		read(5, 8, 60, 30, 10),
+		read(10, 8, 48, 33, 20),
+		read(15, 8, 71, 25, 30),
+	}
+	p, ok := steadyOf("worker-0", reads, nil)
+	require.True(t, ok)
+	require.Equal(t, procSample{PID: 8, RSS: 20 << 20, FDs: 25, Goroutines: 48}, p)
+
+	// A fault at +9 s cuts the reads within soakFaultQuiet after it.
+	cfg, err := parseConfig([]string{"-soak", "-workers=1"})
+	require.NoError(t, err)
+	f := []*fault{{Kind: workerKill, At: at.Add(9 * time.Second)}}
+	r := &soakResult{cfg: cfg, samples: []*soakSample{
+		{At: at.Add(15 * time.Second), Procs: map[string]procSample{"worker-0": p}, Reads: reads},
+		{At: at.Add(20 * time.Second), Procs: map[string]procSample{"worker-0": p}, Reads: reads[2:]},
+	}}
+	r.steady(f)
+	require.Equal(t, procSample{PID: 8, RSS: 10 << 20, FDs: 30, Goroutines: 60}, r.samples[0].Procs["worker-0"],
+		"only the read before the fault is steady")
+	require.True(t, r.samples[1].Procs["worker-0"].faulted, "every read of the window within the fault's quiet")
+	require.Equal(t, 25, r.samples[1].Procs["worker-0"].FDs, "still shown")
 }

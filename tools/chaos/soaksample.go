@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,8 +19,8 @@ import (
 
 // What the soak samples (soak.go): every -soak-sample, each worker's and
 // the gateway's resident memory and open file descriptors (from /proc) and
-// goroutines (go_goroutines at its metrics endpoint), each the mean of
-// reads every soakReadEvery in the window; the agentree
+// goroutines (go_goroutines at its metrics endpoint), read every
+// soakReadEvery in the window (steadyOf makes a sample of the reads); the agentree
 // processes' Postgres connections by application_name (launch.go names
 // them) and the size of every table of the agentree schema; every second,
 // the connections alone, for their peak.
@@ -29,12 +31,29 @@ type procSample struct {
 	RSS        int64 // bytes
 	FDs        int
 	Goroutines int // -1: the metrics endpoint did not answer
+	// faulted: a fault cut into every read of the sample's window
+	// (soakreport.go); the figures are shown, not judged.
+	faulted bool
+}
+
+// procRead is one read of every process that ran then, by name.
+type procRead struct {
+	At    time.Time
+	Procs map[string]procSample
 }
 
 // soakSample is one sample of every process and of the store.
 type soakSample struct {
-	At    time.Time
-	Procs map[string]procSample // by process name; a process down then is missing
+	At time.Time
+	// Procs is each process's figures (steadyOf) by name; a process down
+	// then is missing. Taken over every read of the window, they are
+	// taken again over its steady reads when the soak is judged.
+	Procs map[string]procSample
+	// Reads are the window's reads, the sample's own last.
+	Reads []procRead
+	// workers is the workers' goroutines together (soakreport.go, steady);
+	// -1 where no steady read had every worker.
+	workers int
 	// PGConns counts connections by application_name; nil when Postgres
 	// did not answer (a restart or an outage).
 	PGConns map[string]int
@@ -83,7 +102,7 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 		s.pollConns(pctx)
 	}()
 	step := min(soakReadEvery, s.c.cfg.SoakSample/10)
-	var reads []map[string]procSample
+	var reads []procRead
 	for k := 0; ; k++ {
 		mark := s.start.Add(time.Duration(k) * s.c.cfg.SoakSample)
 		if mark.After(end) {
@@ -106,17 +125,17 @@ func (s *sampler) run(ctx context.Context, end time.Time) {
 }
 
 // soakReadEvery is how often (at most; a tenth of -soak-sample when that
-// is shorter) the processes are read between samples: a sample is the mean
-// of its window's reads. One read sees how many calls
-// happen to be in flight at that instant (each holds goroutines and
-// buffers), which alone moved a worker's goroutines by 15 % from one
-// sample to the next on a steady 2-minute soak.
+// is shorter) the processes are read between samples: a sample is made of
+// its window's reads (steadyOf). One read sees how many calls happen to be
+// in flight at that instant (each holds goroutines and buffers), which
+// alone moved a worker's goroutines by 15 % from one sample to the next
+// on a steady 2-minute soak.
 const soakReadEvery = 5 * time.Second
 
 // readProcs reads every process that runs. What cannot be read (a process
 // down or replaced meanwhile) is left out, not guessed.
-func (s *sampler) readProcs(ctx context.Context) map[string]procSample {
-	out := map[string]procSample{}
+func (s *sampler) readProcs(ctx context.Context) procRead {
+	out := procRead{At: time.Now(), Procs: map[string]procSample{}}
 	for name, p := range s.procs() {
 		pid := p.pid()
 		if pid == 0 {
@@ -136,39 +155,52 @@ func (s *sampler) readProcs(ctx context.Context) map[string]procSample {
 		if p.pid() != pid {
 			continue
 		}
-		out[name] = ps
+		out.Procs[name] = ps
 	}
 	return out
 }
 
-// meanOf is a process's mean over the reads of the run (PID) read last:
-// a run that ended in the window has nothing to say about the next. A
-// process down at the sample's own read (killed at that instant) is
-// still sampled by its window's other reads.
-func meanOf(name string, reads []map[string]procSample) (procSample, bool) {
+// steadyOf is a process's figures over the reads of the run (PID) read
+// last, of those steady says to keep (nil: all): a run that ended in the
+// window has nothing to say about the next, and a process down at the
+// sample's own read (killed at that instant) is still sampled by its
+// window's other reads. It reports false when no read is kept.
+//
+// RSS is the reads' mean. Goroutines and open FDs are their floor: a
+// count of live things moves with the work in flight at the instant it is
+// read (each model or tool call holds goroutines, a stream and a
+// connection), by as much as a fifth of a worker's goroutines from one
+// read to the next, while what leaks stays, and raises the floor under the
+// work. The mean of a window's reads still moved a worker's goroutines by
+// 11.6 % between the thirds of a steady 10-minute soak.
+func steadyOf(name string, reads []procRead, steady func(time.Time) bool) (procSample, bool) {
 	var last procSample
 	found := false
 	for i := len(reads) - 1; i >= 0 && !found; i-- {
-		last, found = reads[i][name]
+		last, found = reads[i].Procs[name]
 	}
 	if !found {
 		return procSample{}, false
 	}
-	var rss, fds, gor, n, ng int64
+	out := procSample{PID: last.PID, FDs: -1, Goroutines: -1}
+	var rss, n int64
 	for _, r := range reads {
-		p, ok := r[name]
-		if !ok || p.PID != last.PID {
+		p, ok := r.Procs[name]
+		if !ok || p.PID != last.PID || (steady != nil && !steady(r.At)) {
 			continue
 		}
-		rss, fds, n = rss+p.RSS, fds+int64(p.FDs), n+1
-		if p.Goroutines >= 0 {
-			gor, ng = gor+int64(p.Goroutines), ng+1
+		rss, n = rss+p.RSS, n+1
+		if out.FDs < 0 || p.FDs < out.FDs {
+			out.FDs = p.FDs
+		}
+		if p.Goroutines >= 0 && (out.Goroutines < 0 || p.Goroutines < out.Goroutines) {
+			out.Goroutines = p.Goroutines
 		}
 	}
-	out := procSample{PID: last.PID, RSS: rss / n, FDs: int(fds / n), Goroutines: -1}
-	if ng > 0 {
-		out.Goroutines = int(gor / ng)
+	if n == 0 {
+		return procSample{}, false
 	}
+	out.RSS = rss / n
 	return out, true
 }
 
@@ -180,11 +212,11 @@ func (s *sampler) procs() map[string]*proc {
 	return out
 }
 
-// take is one sample: the processes' means over reads, Postgres now.
-func (s *sampler) take(ctx context.Context, reads []map[string]procSample) *soakSample {
-	sm := &soakSample{At: time.Now(), Procs: map[string]procSample{}, Load: loadAverage()}
+// take is one sample: the processes' figures over reads, Postgres now.
+func (s *sampler) take(ctx context.Context, reads []procRead) *soakSample {
+	sm := &soakSample{At: time.Now(), Procs: map[string]procSample{}, Reads: reads, Load: loadAverage()}
 	for name := range s.procs() {
-		if p, ok := meanOf(name, reads); ok {
+		if p, ok := steadyOf(name, reads, nil); ok {
 			sm.Procs[name] = p
 		}
 	}
@@ -198,6 +230,16 @@ func (s *sampler) take(ctx context.Context, reads []map[string]procSample) *soak
 		sm.Tables = tables
 	}
 	return sm
+}
+
+// dump writes every sample, its reads included, to soak-samples.json in
+// the run's directory (kept with -keep), to read the figures again.
+func (s *sampler) dump() error {
+	b, err := json.Marshal(s.samples)
+	if err != nil {
+		return fmt.Errorf("samples: %w", err)
+	}
+	return os.WriteFile(filepath.Join(s.c.dir, "soak-samples.json"), b, 0o644)
 }
 
 func (s *sampler) peak(n int) {
