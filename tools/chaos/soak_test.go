@@ -188,7 +188,7 @@ func TestSoakFlags(t *testing.T) {
 // the floor of its window's reads (the calls in flight move only what is
 // above it), its RSS their mean, over the last run's reads, and reads a
 // fault cut into are left out when the soak is judged; a window no read
-// of which is steady is shown, not judged.
+// of which is steady is taken over all its reads.
 func TestSoakSamplesTheFloorOfSteadyReads(t *testing.T) {
 	at := time.Now()
 	read := func(s int, pid, goroutines, fds int, rss int64) procRead {
@@ -217,5 +217,5 @@ func TestSoakSamplesTheFloorOfSteadyReads(t *testing.T) {
 	require.Equal(t, procSample{PID: 8, RSS: 10 << 20, FDs: 30, Goroutines: 60}, r.samples[0].Procs["worker-0"],
 		"only the read before the fault is steady")
 	require.True(t, r.samples[1].Procs["worker-0"].faulted, "every read of the window within the fault's quiet")
-	require.Equal(t, 25, r.samples[1].Procs["worker-0"].FDs, "still shown")
+	require.Equal(t, 25, r.samples[1].Procs["worker-0"].FDs, "then all its reads are taken")
 }

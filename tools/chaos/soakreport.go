@@ -23,8 +23,8 @@ import (
 // that no fault cut into: a read within a fault or the soakFaultQuiet
 // after it (plus an outage's length) sees the fault (calls stalled,
 // retries piling up, pools reconnecting), not the steady state a leak
-// shows in. A process every read of whose window a fault cut into is
-// shown for that sample but not judged.
+// shows in. A window a fault cut into whole (one shorter than the
+// fault's quiet time) is judged over all its reads, marked "(fault)".
 //
 // The workers' goroutines are judged together, as a fleet: the sum over
 // the workers at each read, and a sample the floor of those sums. One
@@ -164,16 +164,15 @@ func mean(xs []float64) float64 {
 }
 
 // steady takes every sample's figures again over its reads no fault cut
-// into, marking as faulted the processes with none, and the workers'
-// goroutines together.
+// into, and the workers' goroutines together. A sample every read of
+// whose window a fault cut into (a window shorter than a fault's quiet
+// time, as in TestSoakSmall's) keeps its figures over all of them, marked
+// faulted.
 func (r *soakResult) steady(faults []*fault) {
 	quiet := func(at time.Time) bool { return !cutByFault(at, at, faults, r.cfg.OutageLength) }
 	for _, sm := range r.samples {
-		sm.workers = -1
-		for _, rd := range sm.Reads {
-			if sum, ok := r.workersOf(rd); ok && quiet(rd.At) && (sm.workers < 0 || sum < sm.workers) {
-				sm.workers = sum
-			}
+		if sm.workers = r.workersFloor(sm.Reads, quiet); sm.workers < 0 {
+			sm.workers = r.workersFloor(sm.Reads, nil)
 		}
 		for name, all := range sm.Procs {
 			p, ok := steadyOf(name, sm.Reads, quiet)
@@ -183,6 +182,18 @@ func (r *soakResult) steady(faults []*fault) {
 			sm.Procs[name] = p
 		}
 	}
+}
+
+// workersFloor is the floor of the workers' goroutines together over the
+// reads keep keeps (nil: all) that every worker answered; -1 if none.
+func (r *soakResult) workersFloor(reads []procRead, keep func(time.Time) bool) int {
+	floor := -1
+	for _, rd := range reads {
+		if sum, ok := r.workersOf(rd); ok && (keep == nil || keep(rd.At)) && (floor < 0 || sum < floor) {
+			floor = sum
+		}
+	}
+	return floor
 }
 
 // workersOf is the workers' goroutines together at one read, if every
@@ -224,17 +235,10 @@ func (r *soakResult) judgeRuns() {
 		}
 		judged := false
 		for _, run := range runs {
-			sr := soakRun{Process: name, PID: run[0].PID, Samples: len(run)}
-			var steady []procSample
-			for _, p := range run {
-				if !p.faulted {
-					steady = append(steady, p)
-				}
-			}
-			sr.Judged = len(steady) >= soakMinRunSamples
+			sr := soakRun{Process: name, PID: run[0].PID, Samples: len(run), Judged: len(run) >= soakMinRunSamples}
 			if sr.Judged {
 				var rss, gor, fds []float64
-				for _, p := range steady {
+				for _, p := range run {
 					rss, fds = append(rss, float64(p.RSS)), append(fds, float64(p.FDs))
 					if p.Goroutines >= 0 {
 						gor = append(gor, float64(p.Goroutines))

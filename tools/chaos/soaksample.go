@@ -32,7 +32,7 @@ type procSample struct {
 	FDs        int
 	Goroutines int // -1: the metrics endpoint did not answer
 	// faulted: a fault cut into every read of the sample's window
-	// (soakreport.go); the figures are shown, not judged.
+	// (soakreport.go, steady): the figures are all the reads'.
 	faulted bool
 }
 
