@@ -103,6 +103,7 @@ type config struct {
 	SoakMaxGoroutineGrowth float64
 	SoakMaxFDGrowth        float64
 	SoakMaxP99Drift        float64
+	SoakMaxP50Drift        float64
 	SoakMaxTableBytes      float64
 }
 
@@ -166,6 +167,7 @@ func parseConfig(args []string) (config, error) {
 	fs.Float64Var(&c.SoakMaxGoroutineGrowth, "soak-max-goroutine-growth", 10, "soak: most goroutine growth, percent")
 	fs.Float64Var(&c.SoakMaxFDGrowth, "soak-max-fd-growth", 10, "soak: most open-FD growth, percent")
 	fs.Float64Var(&c.SoakMaxP99Drift, "soak-max-p99-drift", 20, "soak: most p99 per-call overhead drift, percent")
+	fs.Float64Var(&c.SoakMaxP50Drift, "soak-max-p50-drift", 50, "soak: most median per-call overhead drift, percent")
 	fs.Float64Var(&c.SoakMaxTableBytes, "soak-max-table-bytes-per-call", 64<<10, "soak: most growth of the agentree tables together, bytes per model call")
 	if err := fs.Parse(args); err != nil {
 		return c, err
