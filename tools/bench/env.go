@@ -86,7 +86,7 @@ func openBench(ctx context.Context, cfg config, addr string, set benchSet) (b *b
 		return nil, nil, err
 	}
 	b.sys, err = dialSystems(b.store, systemOptions{TemporalAddress: addr, Queues: b.queues, ModelDelay: cfg.ModelDelay, Record: b.calls.record,
-		Mode: set.Mode})
+		Mode: set.Mode, WorkerStore: true})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -67,6 +67,13 @@ type systemOptions struct {
 	// OnHeartbeat, if set, learns of every activity heartbeat a client
 	// sends.
 	OnHeartbeat func(n int64)
+	// WorkerStore gives Agentree's worker a worker store (and the second
+	// worker, on its own queue, that executions in persistenceMode local
+	// need), as the bench's own process has for the short scenario's
+	// agentree_local column. A worker process (concurrent, resume) runs
+	// without one, as `agentree worker` does by default: one worker on the
+	// queue, executions' conversations in Postgres.
+	WorkerStore bool
 }
 
 // systems are both systems' Temporal clients and workers on one server:
@@ -107,19 +114,22 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 	s := &systems{}
 	s.agentreeBeats.on, s.naiveBeats.on = o.OnHeartbeat, o.OnHeartbeat
 	if o.Only == "" || o.Only == nameAgentree {
-		dir, err := os.MkdirTemp(o.TempDir, "agentree-bench-local-")
-		if err != nil {
-			return nil, err
-		}
-		if s.held, err = workerstore.Open(dir, benchWorkerName); err != nil {
-			return nil, err
-		}
-		plugin, err := adapter.NewPlugin(adapter.Options{
+		ao := adapter.Options{
 			Store: store, Agents: []agentsdk.Agent{react.New(react.Options{})},
 			Providers: []agentsdk.Provider{provider}, Tools: []*agentsdk.Tool{atool},
 			ToolHeartbeatTimeout: o.ToolHeartbeat, ActivityModelCalls: o.Mode.ActivityModelCalls, ActivityToolCalls: o.Mode.ActivityToolCalls,
-			WorkerStore: s.held, WorkerName: benchWorkerName,
-		})
+		}
+		if o.WorkerStore {
+			dir, err := os.MkdirTemp(o.TempDir, "agentree-bench-local-")
+			if err != nil {
+				return nil, err
+			}
+			if s.held, err = workerstore.Open(dir, benchWorkerName); err != nil {
+				return nil, err
+			}
+			ao.WorkerStore, ao.WorkerName = s.held, benchWorkerName
+		}
+		plugin, err := adapter.NewPlugin(ao)
 		if err != nil {
 			s.close()
 			return nil, err
@@ -130,8 +140,10 @@ func dialSystems(store *entrystore.Store, o systemOptions) (*systems, error) {
 			s.close()
 			return nil, fmt.Errorf("bench: connect to Temporal: %w", err)
 		}
-		s.workers = append(s.workers, worker.New(s.agentree, o.Queues.Agentree, workerOptions()),
-			worker.New(s.agentree, adapter.WorkerQueue(o.Queues.Agentree, benchWorkerName), workerOptions()))
+		s.workers = append(s.workers, worker.New(s.agentree, o.Queues.Agentree, workerOptions()))
+		if o.WorkerStore {
+			s.workers = append(s.workers, worker.New(s.agentree, adapter.WorkerQueue(o.Queues.Agentree, benchWorkerName), workerOptions()))
+		}
 	}
 	if o.Only == "" || o.Only == nameNaive {
 		var err error
