@@ -186,8 +186,10 @@ func runSoak(ctx, convCtx, streamCtx context.Context, c *cluster, d *driver, in 
 	}()
 	wg.Wait()
 	c.logf("chaos: soak over: %d samples, %d faults", len(s.samples), len(faults))
-	if err := s.dump(); err != nil {
-		c.logf("chaos: soak: %v", err)
+	if cfg.Keep {
+		if err := s.dump(); err != nil {
+			c.logf("chaos: soak: %v", err)
+		}
 	}
 	mu.Lock()
 	stopped = true

@@ -154,10 +154,18 @@ func thirds[T any](xs []T) (second, last []T) {
 // growth is the last third's mean over the second third's, in percent.
 func growth(xs []float64) float64 {
 	second, last := thirds(xs)
-	if len(second) == 0 || len(last) == 0 || mean(second) == 0 {
+	if len(second) == 0 || len(last) == 0 {
 		return 0
 	}
-	return (mean(last)/mean(second) - 1) * 100
+	return pctOver(mean(second), mean(last))
+}
+
+// pctOver is last over second, in percent; 0 when second is not positive.
+func pctOver(second, last float64) float64 {
+	if second <= 0 {
+		return 0
+	}
+	return (last/second - 1) * 100
 }
 
 func mean(xs []float64) float64 {
@@ -404,12 +412,7 @@ func (r *soakResult) judgeOverhead(calls []scripted.CallRecord, faults []*fault)
 		}
 		return percentile(in, q)
 	}
-	drift := func(second, last time.Duration) float64 {
-		if second <= 0 {
-			return 0
-		}
-		return (float64(last)/float64(second) - 1) * 100
-	}
+	drift := func(second, last time.Duration) float64 { return pctOver(float64(second), float64(last)) }
 	r.P99Second, r.P99Last = pooled(secondW, .99), pooled(lastW, .99)
 	r.P99Drift = drift(r.P99Second, r.P99Last)
 	if r.P99Drift > r.cfg.SoakMaxP99Drift {

@@ -233,7 +233,8 @@ func (s *sampler) take(ctx context.Context, reads []procRead) *soakSample {
 }
 
 // dump writes every sample, its reads included, to soak-samples.json in
-// the run's directory (kept with -keep), to read the figures again.
+// the run's directory (with -keep, which keeps it), to read the figures
+// again.
 func (s *sampler) dump() error {
 	b, err := json.Marshal(s.samples)
 	if err != nil {
