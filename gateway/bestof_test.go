@@ -27,7 +27,9 @@ type bestOfModel struct {
 
 func (m *bestOfModel) provider() *scripted.Provider {
 	return scripted.New(func(_ int, req agentsdk.ModelRequest) scripted.Turn {
+		m.mu.Lock()
 		m.reqs = append(m.reqs, req)
+		m.mu.Unlock()
 		last := req.Messages[len(req.Messages)-1]
 		if strings.Contains(req.System, "abandoned") {
 			return scripted.Turn{Text: "SUMMARY of the branch"}

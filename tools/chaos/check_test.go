@@ -60,14 +60,15 @@ func TestDescendantsCountsWorkBelowTheLeaf(t *testing.T) {
 // a higher ID chaos_sse_out_of_order, one never received undelivered.
 func TestCheckDeliveryCountsSSEEventsReceivedTwice(t *testing.T) {
 	f := &findings{DuplicatedBy: map[string]int{}}
-	checkDelivery("x", []int64{1, 2, 3, 4, 5}, []int64{1, 2, 3, 1, 2, 3, 4}, f)
+	checkDelivery("x", []int64{1, 2, 3, 4, 5}, map[int64]string{5: "agent.waiting"}, []int64{1, 2, 3, 1, 2, 3, 4}, f)
 	require.Equal(t, 3, f.SSEDuplicated)
 	require.Equal(t, 3, f.DuplicatedBy["SSE delivery"])
 	require.Zero(t, f.SSEOutOfOrder, "a repeat is not also out of order")
 	require.Equal(t, 1, f.Undelivered, "event 5")
+	require.Contains(t, strings.Join(f.Examples, "\n"), "(5 agent.waiting; the highest received: 4)", "the example names it")
 
 	f = &findings{DuplicatedBy: map[string]int{}}
-	checkDelivery("x", []int64{1, 2, 3}, []int64{1, 3, 2}, f)
+	checkDelivery("x", []int64{1, 2, 3}, nil, []int64{1, 3, 2}, f)
 	require.Zero(t, f.SSEDuplicated)
 	require.Equal(t, 1, f.SSEOutOfOrder)
 	require.Zero(t, f.Undelivered)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentree/agentree/agentsdk/event"
@@ -25,13 +26,14 @@ func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings)
 	seen := map[string]int{}
 	completed := map[string]bool{}
 	var ids []int64
+	names := map[int64]string{}
 	for rows.Next() {
 		var id int64
 		var name, data string
 		if err := rows.Scan(&id, &name, &data); err != nil {
 			return err
 		}
-		ids = append(ids, id)
+		ids, names[id] = append(ids, id), name
 		ev, err := event.Decode(name, []byte(data))
 		if err != nil {
 			f.Undecodable++
@@ -69,7 +71,7 @@ func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings)
 	if cv.Follower == nil {
 		return nil
 	}
-	checkDelivery(cv.ExecID, ids, cv.Follower.arrivals(), f)
+	checkDelivery(cv.ExecID, ids, names, cv.Follower.arrivals(), f)
 	return nil
 }
 
@@ -77,8 +79,9 @@ func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings)
 // with the IDs its SSE client received, in the order it received them
 // across all its connections: an ID received twice (on one connection or
 // after a Last-Event-ID resume) is SSEDuplicated, one received after a
-// higher one SSEOutOfOrder, a stored one never received Undelivered.
-func checkDelivery(execID string, stored, arrived []int64, f *findings) {
+// higher one SSEOutOfOrder, a stored one never received Undelivered (its
+// example names the first few by ID and event name, from names).
+func checkDelivery(execID string, stored []int64, names map[int64]string, arrived []int64, f *findings) {
 	received := map[int64]int{}
 	var highest int64
 	for _, id := range arrived {
@@ -89,15 +92,16 @@ func checkDelivery(execID string, stored, arrived []int64, f *findings) {
 		}
 		highest = max(highest, id)
 	}
-	missing := 0
+	var missing []string
 	for _, id := range stored {
 		if received[id] == 0 {
-			missing++
+			missing = append(missing, fmt.Sprintf("%d %s", id, names[id]))
 		}
 	}
-	if missing > 0 {
-		f.Undelivered += missing
-		f.example("%s: %d of %d stored stream events never reached its SSE client", execID, missing, len(stored))
+	if len(missing) > 0 {
+		f.Undelivered += len(missing)
+		f.example("%s: %d of %d stored stream events never reached its SSE client (%s; the highest received: %d)",
+			execID, len(missing), len(stored), strings.Join(missing[:min(3, len(missing))], ", "), highest)
 	}
 	for _, id := range slices.Sorted(maps.Keys(received)) {
 		n := received[id]
