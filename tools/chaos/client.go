@@ -204,6 +204,14 @@ func (f *follower) arrivals() []int64 {
 	return slices.Clone(f.order)
 }
 
+// ended reports whether the execution's end event (completed, failed or
+// cancelled) was received.
+func (f *follower) ended() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.events[event.NameCompleted]+f.events[event.NameFailed]+f.events[event.NameCancelled] > 0
+}
+
 // snapshot returns the IDs received (with counts), the last, and the
 // number of reconnects.
 func (f *follower) snapshot() (map[int64]int, int64, int) {

@@ -125,7 +125,10 @@ func awaitStreams(ctx context.Context, c *cluster, convs []*conversation, d time
 				behind++
 				continue
 			}
-			if _, got, _ := cv.Follower.snapshot(); got < last {
+			// A one-shot's stream ends with its end event, which it
+			// stores after its answer: caught up before that, a client
+			// that left would miss it (a soak's client leaves).
+			if _, got, _ := cv.Follower.snapshot(); got < last || (cv.OneShot && !cv.Follower.ended()) {
 				behind++
 			}
 		}
