@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -159,6 +160,79 @@ func TestContextCacheReadsOnlyWhatIsNew(t *testing.T) {
 	_, _, err = small.View(ctx, s, org.ID, execution, forked.ID)
 	require.NoError(t, err)
 	require.EqualValues(t, 3, s.whole.Load())
+}
+
+// TestContextCacheSharesAPathNoCompactionCut walks a conversation whose
+// cached path its view shares (no compaction has cut it: every entry is
+// sent) through an entry that is not sent (an llm_call) and then a
+// compaction, and checks that every request and its token count are the
+// ones a fresh read makes, and that none handed out changes as the
+// record grows past it.
+func TestContextCacheSharesAPathNoCompactionCut(t *testing.T) {
+	ctx := context.Background()
+	es := entrystore.New(pgtest.New(t))
+	org, err := es.CreateOrg(ctx, "shared", "Shared")
+	require.NoError(t, err)
+	s := pgStore{es: es}
+	cfg := agentsdk.Config{}.WithDefaults()
+	cache := step.NewCache(0)
+	handed := map[string][]agentsdk.Message{}
+	fresh := func(leaf string) ([]agentsdk.Message, int, []agentsdk.Entry) {
+		path, err := s.ContextPath(ctx, org.ID, leaf)
+		require.NoError(t, err)
+		v, err := step.ViewOf(path)
+		require.NoError(t, err)
+		msgs, err := v.Messages()
+		require.NoError(t, err)
+		return msgs, v.Tokens(cfg.SystemPrompt, nil), path
+	}
+	check := func(execution, leaf string) {
+		t.Helper()
+		v, path, err := cache.View(ctx, s, org.ID, execution, leaf)
+		require.NoError(t, err)
+		got, err := v.Messages()
+		require.NoError(t, err)
+		want, tokens, wantPath := fresh(leaf)
+		require.Equal(t, want, got)
+		require.Equal(t, tokens, v.Tokens(cfg.SystemPrompt, nil))
+		require.Equal(t, wantPath, path)
+		handed[leaf] = got
+	}
+	// Twelve turns: a compaction after the tenth.
+	leaf := compactedConversation(t, es, org.ID, 12)
+	full, err := es.Path(ctx, org.ID, leaf)
+	require.NoError(t, err)
+	execution := full[0].ExecutionID
+	compacted := slices.IndexFunc(full, func(e entrystore.Entry) bool { return e.Type == string(agentsdk.EntryCompaction) })
+	require.Positive(t, compacted)
+
+	// Up to the compaction's parent, with an entry that is not sent (an
+	// llm_call, as a compaction's summary call leaves) and a user message
+	// under it on a branch of the fifth turn.
+	for d := range full[:compacted] {
+		if full[d].Role != "assistant" {
+			check(execution, full[d].ID)
+		}
+		if d == 20 {
+			call, _, err := es.AppendEntry(ctx, entrystore.Entry{OrgID: org.ID, ExecutionID: execution, ParentID: full[d].ID,
+				Type: string(agentsdk.EntryLLMCall), Content: json.RawMessage(`{}`), IdempotencyKey: "side-llm"})
+			require.NoError(t, err)
+			user, _, err := es.AppendEntry(ctx, entrystore.Entry{OrgID: org.ID, ExecutionID: execution, ParentID: call.ID,
+				Type: "message", Role: "user", Content: mustJSON(t, agentsdk.TextMessage(agentsdk.RoleUser, "A side question.")), IdempotencyKey: "side-user"})
+			require.NoError(t, err)
+			check(execution, user.ID)
+			// Back on the main line: the cached path no longer leads there.
+			check(execution, full[d].ID)
+		}
+	}
+	// Across the compaction and on.
+	for d := compacted; d < len(full); d++ {
+		check(execution, full[d].ID)
+	}
+	for leaf, msgs := range handed {
+		want, _, _ := fresh(leaf)
+		require.Equal(t, want, msgs, "a request handed out before the record grew")
+	}
 }
 
 func mustJSON(t *testing.T, v any) json.RawMessage {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -102,4 +103,47 @@ func compactedConversation(b testing.TB, es *entrystore.Store, orgID string, tur
 		pgx.CopyFromRows(rows))
 	require.NoError(b, err)
 	return ids[len(rows)-1]
+}
+
+// BenchmarkContextCacheHeld measures the heap a worker's context cache
+// holds per entry while many executions are mid-conversation, as under
+// the bench's concurrent scenario: 100 executions of 9 turns (36 entries
+// each, no compaction), every model call of each — at each user message
+// and each tool result — made in turn across them, as a worker serving
+// them all at once does. Reported as held-B/entry: the live heap with the
+// cache over the heap without it, after a collection.
+func BenchmarkContextCacheHeld(b *testing.B) {
+	ctx := context.Background()
+	es := entrystore.New(pgtest.New(b))
+	org, err := es.CreateOrg(ctx, "held", "Held")
+	require.NoError(b, err)
+	const executions, turns = 100, 9
+	s := pgStore{es: es}
+	paths := make([][]entrystore.Entry, executions)
+	for i := range paths {
+		paths[i], err = es.Path(ctx, org.ID, compactedConversation(b, es, org.ID, turns))
+		require.NoError(b, err)
+	}
+	var held, entries float64
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		cache := step.NewCache(0)
+		for d := range paths[0] {
+			if paths[0][d].Role == "assistant" {
+				continue
+			}
+			for _, p := range paths {
+				if _, _, err := cache.View(ctx, s, org.ID, p[d].ExecutionID, p[d].ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(cache)
+		held, entries = float64(after.HeapAlloc)-float64(before.HeapAlloc), float64(executions*len(paths[0]))
+	}
+	b.ReportMetric(held/entries, "held-B/entry")
 }

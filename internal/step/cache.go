@@ -52,11 +52,15 @@ type cached struct {
 	org, execution string
 	cfg            *agentsdk.Config
 	// path is the context path to its last entry, the leaf last read,
-	// info its entries' decoded forms, index by index, and view its view.
-	path []agentsdk.Entry
-	info []entryInfo
-	view View
-	size int64
+	// and view its view. When every entry of path from index viewFrom on
+	// is in the view (shared), as on a path no compaction cut, the view's
+	// Entries are that part of path itself, not a copy: each entry is
+	// held once, its message decoded once (in the view).
+	path     []agentsdk.Entry
+	view     View
+	viewFrom int
+	shared   bool
+	size     int64
 }
 
 // entryInfo is what a view needs of an entry, worked out once.
@@ -140,9 +144,8 @@ func (c *Cache) config(ctx context.Context, s Store, org, execution string) (age
 func (c *Cache) View(ctx context.Context, s Store, org, execution, leaf string) (View, []agentsdk.Entry, error) {
 	c.mu.Lock()
 	var base []agentsdk.Entry
-	var baseInfo []entryInfo
 	if rec := c.record(org, execution); rec != nil {
-		base, baseInfo = rec.path, rec.info
+		base = rec.path
 		if n := len(base); n > 0 && base[n-1].ID == leaf {
 			v, path := rec.view.clipped(), slices.Clip(base)
 			c.mu.Unlock()
@@ -171,7 +174,7 @@ func (c *Cache) View(ctx context.Context, s Store, org, execution, leaf string) 
 	} else {
 		// A fresh read, or a record that changed meanwhile: built anew.
 		if !fresh {
-			more, info = append(slices.Clip(base), more...), append(slices.Clip(baseInfo), info...)
+			more = append(slices.Clip(base), more...)
 		}
 		next, err = grown(&cached{org: org, execution: execution, cfg: cfg}, more, info)
 	}
@@ -183,9 +186,10 @@ func (c *Cache) View(ctx context.Context, s Store, org, execution, leaf string) 
 }
 
 // grown is rec extended by more, entries that continue its path, and
-// their info, as the execution's new record. Past the latest
-// compaction's boundary nothing before it is sent again: the record keeps
-// the path from there.
+// their info (index by index; the last len(info) of a new record's
+// path), as the execution's new record. Past the latest compaction's
+// boundary nothing before it is sent again: the record keeps the path
+// from there.
 //
 // Its slices grow in place where they have room, so a long path is not
 // copied at every step. That is safe because only the execution's
@@ -193,30 +197,89 @@ func (c *Cache) View(ctx context.Context, s Store, org, execution, leaf string) 
 // handed out is clipped: nobody else sees, or writes, past its length.
 func grown(rec *cached, more []agentsdk.Entry, info []entryInfo) (*cached, error) {
 	out := &cached{org: rec.org, execution: rec.execution, cfg: rec.cfg,
-		path: append(rec.path, more...), info: append(rec.info, info...), size: rec.size + sizeOf(more)}
+		path: append(rec.path, more...), size: rec.size + sizeOf(more)}
+	interned(out.path, len(rec.path), rec.execution)
 	if len(rec.path) > 0 && !slices.ContainsFunc(more, func(e agentsdk.Entry) bool { return e.Type == agentsdk.EntryCompaction }) {
-		from := 0
-		if rec.view.Compaction != nil {
-			from = rec.view.Record.FirstKeptDepth
+		v := rec.view
+		if rec.shared && !slices.ContainsFunc(more, func(e agentsdk.Entry) bool { return !e.InContext() }) {
+			v.Entries = out.path[rec.viewFrom:]
+			for _, in := range info {
+				v.msgs, v.tokens = append(v.msgs, in.msg), v.tokens+in.tokens
+			}
+			out.view, out.viewFrom, out.shared = v, rec.viewFrom, true
+			return out, nil
 		}
-		out.view = rec.view.extended(more, info, from)
+		from := 0
+		if v.Compaction != nil {
+			from = v.Record.FirstKeptDepth
+		}
+		if rec.shared {
+			// Entries shared with the path are copied before they grow
+			// apart from it.
+			v.Entries = slices.Clip(v.Entries)
+		}
+		out.view = v.extended(more, info, from)
 		return out, nil
 	}
-	v, err := viewWith(out.path, out.info)
+	// A new record, or a compaction: the view is made over the whole
+	// path, whose older entries' messages are decoded again.
+	all := info
+	if n := len(out.path) - len(info); n > 0 {
+		older, err := infoOf(out.path[:n])
+		if err != nil {
+			return nil, err
+		}
+		all = append(older, info...)
+	}
+	v, err := viewWith(out.path, all)
 	if err != nil {
 		return nil, err
 	}
 	if from := boundary(v, out.path); from > 0 {
 		// A new record: the kept part copied, so the view's compaction
 		// points into it.
-		path, pinfo := slices.Clone(out.path[from:]), slices.Clone(out.info[from:])
-		out.path, out.info, out.size = path, pinfo, sizeOf(path)
-		if v, err = viewWith(out.path, out.info); err != nil {
+		path := slices.Clone(out.path[from:])
+		out.path, out.size = path, sizeOf(path)
+		if v, err = viewWith(out.path, all[from:]); err != nil {
 			return nil, err
 		}
 	}
 	out.view = v
+	out.viewFrom, out.shared = sharedFrom(v, out.path)
+	if out.shared {
+		out.view.Entries = out.path[out.viewFrom:]
+	}
 	return out, nil
+}
+
+// sharedFrom is the index in path from which every entry is one of v's
+// Entries, in order, and whether there is one: the view can then hold
+// that part of path rather than a copy.
+func sharedFrom(v View, path []agentsdk.Entry) (int, bool) {
+	from := len(path) - len(v.Entries)
+	if from < 0 {
+		return 0, false
+	}
+	for i, e := range v.Entries {
+		if path[from+i].ID != e.ID {
+			return 0, false
+		}
+	}
+	return from, true
+}
+
+// interned makes the entries of path from index from hold the strings
+// every entry of the path shares — its execution's ID, its parent's ID —
+// rather than copies of them, one per entry read.
+func interned(path []agentsdk.Entry, from int, execution string) {
+	for i := from; i < len(path); i++ {
+		if path[i].ExecutionID == execution {
+			path[i].ExecutionID = execution
+		}
+		if i > 0 && path[i].ParentID == path[i-1].ID {
+			path[i].ParentID = path[i-1].ID
+		}
+	}
 }
 
 // load reads the entries after base on the path to leaf when leaf

@@ -19,10 +19,12 @@ type View struct {
 	Record     agentsdk.CompactionRecord
 	// Entries are the message entries sent verbatim, root-most first.
 	Entries []agentsdk.Entry
-	// info, when set, is Entries' messages and tokens worked out before
-	// (a Cache's), index by index, and msgs what Messages returns.
-	info []entryInfo
-	msgs []agentsdk.Message
+	// known is set on a Cache's views, whose messages and tokens were
+	// worked out once, as their entries came: msgs is what Messages
+	// returns, tokens the sum of Entries' tokens.
+	known  bool
+	msgs   []agentsdk.Message
+	tokens int
 }
 
 // ViewOf is the view of path (root-most first; it may start anywhere at
@@ -47,23 +49,26 @@ func viewWith(path []agentsdk.Entry, info []entryInfo) (View, error) {
 		v.Compaction, v.Record, from = &path[i], rec, rec.FirstKeptDepth
 		break
 	}
-	if info != nil && v.Compaction != nil {
-		v.msgs = append(v.msgs, SummaryMessage(v.Record.Summary))
+	if info != nil {
+		v.known = true
+		if v.Compaction != nil {
+			v.msgs = append(v.msgs, SummaryMessage(v.Record.Summary))
+		}
 	}
 	return v.extended(path, info, from), nil
 }
 
 // extended is v with the message entries of more (which continue its
 // path, none of them a compaction) at or below depth from, and their
-// info when v has it. Its slices grow in place when they can: see
-// Cache.grown for who may.
+// messages and tokens when v knows them (info, index by index). Its
+// slices grow in place when they can: see Cache.grown for who may.
 func (v View) extended(more []agentsdk.Entry, info []entryInfo, from int) View {
 	for i, e := range more {
 		if e.InContext() && e.Depth >= from {
 			v.Entries = append(v.Entries, e)
-			if info != nil {
-				v.info = append(v.info, info[i])
+			if v.known {
 				v.msgs = append(v.msgs, info[i].msg)
+				v.tokens += info[i].tokens
 			}
 		}
 	}
@@ -73,25 +78,21 @@ func (v View) extended(more []agentsdk.Entry, info []entryInfo, from int) View {
 // clipped is v with every slice clipped: whoever appends to one copies
 // it, and never writes where a Cache's record grows.
 func (v View) clipped() View {
-	v.Entries, v.info, v.msgs = slices.Clip(v.Entries), slices.Clip(v.info), slices.Clip(v.msgs)
+	v.Entries, v.msgs = slices.Clip(v.Entries), slices.Clip(v.msgs)
 	return v
 }
 
 // Messages are the view's messages as sent: the summary first, as a user
 // message, then the kept entries.
 func (v View) Messages() ([]agentsdk.Message, error) {
-	if v.info != nil {
+	if v.known {
 		return slices.Clip(v.msgs), nil
 	}
 	msgs := make([]agentsdk.Message, 0, len(v.Entries)+1)
 	if v.Compaction != nil {
 		msgs = append(msgs, SummaryMessage(v.Record.Summary))
 	}
-	for i, e := range v.Entries {
-		if v.info != nil {
-			msgs = append(msgs, v.info[i].msg)
-			continue
-		}
+	for _, e := range v.Entries {
 		m, err := e.Message()
 		if err != nil {
 			return nil, fmt.Errorf("step: entry %s: %w", e.ID, err)
@@ -108,12 +109,11 @@ func (v View) Tokens(system string, tools []agentsdk.ToolSpec) int {
 	if v.Compaction != nil {
 		n += v.Compaction.Tokens()
 	}
-	for i, e := range v.Entries {
-		if v.info != nil {
-			n += v.info[i].tokens
-		} else {
-			n += e.Tokens()
-		}
+	if v.known {
+		return n + v.tokens
+	}
+	for _, e := range v.Entries {
+		n += e.Tokens()
 	}
 	return n
 }
