@@ -26,13 +26,14 @@ const DefaultCacheBytes = 64 << 20
 
 // Cache keeps, per execution, what each of its model calls reads and
 // nothing changes: the frozen configuration, and the context path to the
-// leaf the last call read, with its entries' messages decoded and tokens
-// counted. Entries are immutable, so the next call — whose leaf extends
-// that one by the answer, the tool results, a user message — loads only
-// the entries after it (PathAfterer: one index range, however long the
-// conversation) and decodes only those. Without the cache every call
-// loaded and decoded the whole context: at call 900 of a conversation
-// that was 45-70 ms of the call, against ~15 ms at call 9. A worker that
+// leaf the last call read, with its entries' tokens counted. Entries are
+// immutable, so the next call — whose leaf extends that one by the
+// answer, the tool results, a user message — loads only the entries after
+// it (PathAfterer: one index range, however long the conversation).
+// Without the cache every call loaded the whole context: at call 900 of a
+// conversation that was 45-70 ms of the call, against ~15 ms at call 9.
+// Messages are decoded from the held entries at each call, not held
+// decoded as well (View). A worker that
 // has not seen the execution (a restart, another machine, an eviction)
 // reads the path whole, once. Executions are evicted least recently used
 // first when the cache holds more than its size.
@@ -55,18 +56,12 @@ type cached struct {
 	// and view its view. When every entry of path from index viewFrom on
 	// is in the view (shared), as on a path no compaction cut, the view's
 	// Entries are that part of path itself, not a copy: each entry is
-	// held once, its message decoded once (in the view).
+	// held once.
 	path     []agentsdk.Entry
 	view     View
 	viewFrom int
 	shared   bool
 	size     int64
-}
-
-// entryInfo is what a view needs of an entry, worked out once.
-type entryInfo struct {
-	msg    agentsdk.Message // for message entries
-	tokens int
 }
 
 // NewCache returns a cache holding about maxBytes of entries; <= 0 is
@@ -157,10 +152,7 @@ func (c *Cache) View(ctx context.Context, s Store, org, execution, leaf string) 
 	if err != nil {
 		return View{}, nil, err
 	}
-	info, err := infoOf(more)
-	if err != nil {
-		return View{}, nil, err
-	}
+	tokens := tokensOf(more)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rec := c.record(org, execution)
@@ -170,13 +162,13 @@ func (c *Cache) View(ctx context.Context, s Store, org, execution, leaf string) 
 	}
 	var next *cached
 	if !fresh && rec != nil && len(rec.path) == len(base) && rec.path[len(base)-1].ID == base[len(base)-1].ID {
-		next, err = grown(rec, more, info)
+		next, err = grown(rec, more, tokens)
 	} else {
 		// A fresh read, or a record that changed meanwhile: built anew.
 		if !fresh {
 			more = append(slices.Clip(base), more...)
 		}
-		next, err = grown(&cached{org: org, execution: execution, cfg: cfg}, more, info)
+		next, err = grown(&cached{org: org, execution: execution, cfg: cfg}, more, tokens)
 	}
 	if err != nil {
 		return View{}, nil, err
@@ -185,17 +177,16 @@ func (c *Cache) View(ctx context.Context, s Store, org, execution, leaf string) 
 	return next.view.clipped(), slices.Clip(next.path), nil
 }
 
-// grown is rec extended by more, entries that continue its path, and
-// their info (index by index; the last len(info) of a new record's
-// path), as the execution's new record. Past the latest compaction's
-// boundary nothing before it is sent again: the record keeps the path
-// from there.
+// grown is rec extended by more, entries that continue its path, with
+// their tokens (index by index), as the execution's new record. Past the
+// latest compaction's boundary nothing before it is sent again: the
+// record keeps the path from there.
 //
 // Its slices grow in place where they have room, so a long path is not
 // copied at every step. That is safe because only the execution's
 // current record is ever grown, under c.mu, and every slice of a record
 // handed out is clipped: nobody else sees, or writes, past its length.
-func grown(rec *cached, more []agentsdk.Entry, info []entryInfo) (*cached, error) {
+func grown(rec *cached, more []agentsdk.Entry, tokens []int) (*cached, error) {
 	out := &cached{org: rec.org, execution: rec.execution, cfg: rec.cfg,
 		path: append(rec.path, more...), size: rec.size + sizeOf(more)}
 	interned(out.path, len(rec.path), rec.execution)
@@ -203,8 +194,8 @@ func grown(rec *cached, more []agentsdk.Entry, info []entryInfo) (*cached, error
 		v := rec.view
 		if rec.shared && !slices.ContainsFunc(more, func(e agentsdk.Entry) bool { return !e.InContext() }) {
 			v.Entries = out.path[rec.viewFrom:]
-			for _, in := range info {
-				v.msgs, v.tokens = append(v.msgs, in.msg), v.tokens+in.tokens
+			for _, n := range tokens {
+				v.tokens += n
 			}
 			out.view, out.viewFrom, out.shared = v, rec.viewFrom, true
 			return out, nil
@@ -218,18 +209,14 @@ func grown(rec *cached, more []agentsdk.Entry, info []entryInfo) (*cached, error
 			// apart from it.
 			v.Entries = slices.Clip(v.Entries)
 		}
-		out.view = v.extended(more, info, from)
+		out.view = v.extended(more, tokens, from)
 		return out, nil
 	}
 	// A new record, or a compaction: the view is made over the whole
-	// path, whose older entries' messages are decoded again.
-	all := info
-	if n := len(out.path) - len(info); n > 0 {
-		older, err := infoOf(out.path[:n])
-		if err != nil {
-			return nil, err
-		}
-		all = append(older, info...)
+	// path, whose older entries' tokens are counted again.
+	all := tokens
+	if n := len(out.path) - len(tokens); n > 0 {
+		all = append(tokensOf(out.path[:n]), tokens...)
 	}
 	v, err := viewWith(out.path, all)
 	if err != nil {
@@ -333,21 +320,13 @@ func boundary(v View, path []agentsdk.Entry) int {
 	return 0
 }
 
-// infoOf decodes entries' messages and counts their tokens.
-func infoOf(entries []agentsdk.Entry) ([]entryInfo, error) {
-	info := make([]entryInfo, len(entries))
+// tokensOf counts entries' tokens, index by index.
+func tokensOf(entries []agentsdk.Entry) []int {
+	n := make([]int, len(entries))
 	for i, e := range entries {
-		info[i].tokens = e.Tokens()
-		if !e.InContext() {
-			continue
-		}
-		m, err := e.Message()
-		if err != nil {
-			return nil, fmt.Errorf("step: entry %s: %w", e.ID, err)
-		}
-		info[i].msg = m
+		n[i] = e.Tokens()
 	}
-	return info, nil
+	return n
 }
 
 // sizeOf estimates what a record of path holds: each entry's bytes, raw
@@ -368,17 +347,14 @@ func (c *Cache) appended(org, execution string, entries []agentsdk.Entry) {
 	if len(entries) == 0 {
 		return
 	}
-	info, err := infoOf(entries)
-	if err != nil {
-		return
-	}
+	tokens := tokensOf(entries)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rec := c.record(org, execution)
 	if rec == nil || len(rec.path) == 0 || !extends(rec.path[len(rec.path)-1], entries) {
 		return
 	}
-	if next, err := grown(rec, entries, info); err == nil {
+	if next, err := grown(rec, entries, tokens); err == nil {
 		c.put(next)
 	}
 }

@@ -19,11 +19,12 @@ type View struct {
 	Record     agentsdk.CompactionRecord
 	// Entries are the message entries sent verbatim, root-most first.
 	Entries []agentsdk.Entry
-	// known is set on a Cache's views, whose messages and tokens were
-	// worked out once, as their entries came: msgs is what Messages
-	// returns, tokens the sum of Entries' tokens.
+	// known is set on a Cache's views, whose entries' tokens were counted
+	// once, as they came: tokens is their sum. Their messages are decoded
+	// when asked for, not held: a worker serving many conversations would
+	// hold each message twice, raw and decoded, for a decode that costs
+	// about what the model call's request encoding does.
 	known  bool
-	msgs   []agentsdk.Message
 	tokens int
 }
 
@@ -31,8 +32,9 @@ type View struct {
 // or above the latest compaction's boundary, as Store.ContextPath's does).
 func ViewOf(path []agentsdk.Entry) (View, error) { return viewWith(path, nil) }
 
-// viewWith is ViewOf with path's entries' info, index by index, if known.
-func viewWith(path []agentsdk.Entry, info []entryInfo) (View, error) {
+// viewWith is ViewOf with path's entries' tokens, index by index, if
+// counted.
+func viewWith(path []agentsdk.Entry, tokens []int) (View, error) {
 	var v View
 	from := 0
 	for i := len(path) - 1; i >= 0; i-- {
@@ -49,45 +51,36 @@ func viewWith(path []agentsdk.Entry, info []entryInfo) (View, error) {
 		v.Compaction, v.Record, from = &path[i], rec, rec.FirstKeptDepth
 		break
 	}
-	if info != nil {
-		v.known = true
-		if v.Compaction != nil {
-			v.msgs = append(v.msgs, SummaryMessage(v.Record.Summary))
-		}
-	}
-	return v.extended(path, info, from), nil
+	v.known = tokens != nil
+	return v.extended(path, tokens, from), nil
 }
 
 // extended is v with the message entries of more (which continue its
 // path, none of them a compaction) at or below depth from, and their
-// messages and tokens when v knows them (info, index by index). Its
-// slices grow in place when they can: see Cache.grown for who may.
-func (v View) extended(more []agentsdk.Entry, info []entryInfo, from int) View {
+// tokens when v counts them (index by index). Its Entries grow in place
+// when they can: see Cache.grown for who may.
+func (v View) extended(more []agentsdk.Entry, tokens []int, from int) View {
 	for i, e := range more {
 		if e.InContext() && e.Depth >= from {
 			v.Entries = append(v.Entries, e)
 			if v.known {
-				v.msgs = append(v.msgs, info[i].msg)
-				v.tokens += info[i].tokens
+				v.tokens += tokens[i]
 			}
 		}
 	}
 	return v
 }
 
-// clipped is v with every slice clipped: whoever appends to one copies
-// it, and never writes where a Cache's record grows.
+// clipped is v with its Entries clipped: whoever appends to them copies
+// them, and never writes where a Cache's record grows.
 func (v View) clipped() View {
-	v.Entries, v.msgs = slices.Clip(v.Entries), slices.Clip(v.msgs)
+	v.Entries = slices.Clip(v.Entries)
 	return v
 }
 
 // Messages are the view's messages as sent: the summary first, as a user
 // message, then the kept entries.
 func (v View) Messages() ([]agentsdk.Message, error) {
-	if v.known {
-		return slices.Clip(v.msgs), nil
-	}
 	msgs := make([]agentsdk.Message, 0, len(v.Entries)+1)
 	if v.Compaction != nil {
 		msgs = append(msgs, SummaryMessage(v.Record.Summary))
