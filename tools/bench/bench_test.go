@@ -42,7 +42,8 @@ func TestEveryScenarioTiny(t *testing.T) {
 		"-scale-points=3,6", "-scale-window=2", "-scale-naive-calls=6",
 		"-storage-calls=3", "-storage-conversation=1KB", "-storage-tool-output=512B", "-storage-tokens=3",
 		"-ttft-turns=2", "-stream-model-time=20ms", "-stream-tokens=3", "-stream-token-delay=1ms",
-		"-concurrent-conversations=3", "-concurrent-turns=2", "-concurrent-tool-delay=5ms", "-timeout=20m", "-repeat=1", "-default-server=true",
+		"-concurrent-conversations=3", "-concurrent-turns=2", "-concurrent-tool-delay=5ms",
+		"-paced-conversations=2", "-paced-turns=2", "-paced-think=1s", "-timeout=20m", "-repeat=1", "-default-server=true",
 	})
 	require.NoError(t, err)
 	var out, log bytes.Buffer
@@ -91,6 +92,8 @@ func TestEveryScenarioTiny(t *testing.T) {
 			"concurrent_naive_rss_mb", "concurrent_pg_connections_max", "concurrent_throughput_ratio",
 			"concurrent_agentree_actions_per_call", "concurrent_naive_actions_per_call",
 			"turn_start_p50_ratio", "rss_ratio", "actions_per_call_ratio",
+			"paced_agentree_turn_start_p50_ms", "paced_naive_turn_start_p50_ms", "paced_agentree_turn_start_p99_ms",
+			"paced_agentree_ready_gap_p99_ms", "paced_turn_start_p50_ratio",
 		} {
 			// Every figure is taken on the make-up server and on the dev
 			// server of default dynamic config the bench starts.
@@ -115,9 +118,13 @@ func TestEveryScenarioTiny(t *testing.T) {
 		for _, name := range []string{"concurrent_agentree_rss_mb", "concurrent_naive_rss_mb", "concurrent_pg_connections_max",
 			"concurrent_agentree_turn_start_p50_ms", "concurrent_naive_turn_start_p50_ms", "concurrent_throughput_ratio",
 			"turn_start_p50_ratio", "rss_ratio", "actions_per_call_ratio", "short_overhead_floor_ratio", "short_naive_overhead_floor_ratio",
-			"floor_activity_ms", "floor_local_activity_ms", "actions_per_turn_agentree"} {
+			"floor_activity_ms", "floor_local_activity_ms", "actions_per_turn_agentree",
+			"paced_agentree_turn_start_p50_ms", "paced_naive_turn_start_p50_ms", "paced_turn_start_p50_ratio"} {
 			require.Positive(t, num(p+name), p+name)
 		}
+		// paced's ready gap leaves its think time out: a system ready at
+		// once shows well under its second.
+		require.Less(t, num(p+"paced_naive_ready_gap_p99_ms"), 1000.0, p)
 		// A ratio is its two figures' quotient, within their rounding.
 		require.InEpsilon(t, num(p+"concurrent_agentree_actions_per_call")/num(p+"concurrent_naive_actions_per_call"),
 			num(p+"actions_per_call_ratio"), 0.05, p)
@@ -149,6 +156,7 @@ func TestEveryScenarioTiny(t *testing.T) {
 	}
 	require.Contains(t, report, "setA_concurrent_throughput_ratio >= 1.5")
 	require.Contains(t, report, "setC_turn_start_p50_ratio <= 1")
+	require.Contains(t, report, "setC_paced_turn_start_p50_ratio <= 1")
 }
 
 // TestEveryScenarioIsNamed: -scenarios accepts each scenario the bench runs.

@@ -29,13 +29,16 @@ type chatDriver interface {
 // converseTurns runs one conversation's turns to the end of the last. sent
 // holds when each turn's user message was sent (turn 0's: when the
 // conversation was started).
-func converseTurns(ctx context.Context, d chatDriver, p plan) (id string, sent []time.Time, err error) {
+func converseTurns(ctx context.Context, d chatDriver, p plan, think time.Duration) (id string, sent []time.Time, err error) {
 	sent = append(sent, time.Now())
 	if id, err = d.start(ctx, p); err != nil {
 		return id, sent, err
 	}
 	for turn := range p.Turns {
 		if turn > 0 {
+			if err := pause(ctx, think); err != nil {
+				return id, sent, err
+			}
 			sent = append(sent, time.Now())
 			if err := d.send(ctx, id, fmt.Sprintf("Turn %d: go on.", turn+1)); err != nil {
 				return id, sent, err
@@ -46,6 +49,21 @@ func converseTurns(ctx context.Context, d chatDriver, p plan) (id string, sent [
 		}
 	}
 	return id, sent, nil
+}
+
+// pause waits d (a user's think time; 0: none), or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // agentreeChat drives multi-turn Agentree executions.

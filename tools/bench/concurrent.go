@@ -53,7 +53,7 @@ func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) erro
 		"Temporal CPU s / call", "Postgres CPU s / call", "actions / call")
 	res := map[string]concResult{}
 	for _, sys := range []string{nameAgentree, nameNaive} {
-		cr, err := b.concurrentRun(ctx, dir, sys)
+		cr, err := b.concurrentRun(ctx, dir, sys, load{name: "concurrent", conversations: c.ConcConversations, turns: c.ConcTurns})
 		if err != nil {
 			return fmt.Errorf("bench: concurrent, %s: %w", sys, err)
 		}
@@ -124,8 +124,8 @@ type concResult struct {
 	turnStarts []time.Duration
 	// firstStarts are, per conversation, the time from starting it to its
 	// first model call's start; readyGaps, per turn but the last, from the
-	// end of the turn's answer to the next user message (the time the
-	// system takes to be seen ready for it).
+	// end of the turn's answer to the next user message, less the think
+	// time (the time the system takes to be seen ready for it).
 	firstStarts, readyGaps []time.Duration
 	cpu                    time.Duration
 	rss                    int64
@@ -143,12 +143,22 @@ type concResult struct {
 	heartbeats     int
 }
 
-// concurrentRun runs every conversation at once on one system's worker
-// process.
-func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult, error) {
+// load is what a concurrent run runs: its conversations, their user
+// turns, and the think time before each user message after the first (0:
+// sent as soon as the system is ready). name ("concurrent", "paced")
+// names its queues and plans.
+type load struct {
+	name                 string
+	conversations, turns int
+	think                time.Duration
+}
+
+// concurrentRun runs l's conversations at once on one system's worker
+// process; with a think time their starts are spread over it.
+func (b *bench) concurrentRun(ctx context.Context, dir, sys string, l load) (concResult, error) {
 	c := b.cfg
 	var res concResult
-	q := queues{Agentree: b.queues.Agentree + "-concurrent", Naive: b.queues.Naive + "-concurrent"}
+	q := queues{Agentree: b.queues.Agentree + "-" + l.name, Naive: b.queues.Naive + "-" + l.name}
 	app := "agentree-bench-" + b.suffix + "-" + sys
 	dbURL, err := withParam(b.dbURL, "application_name", app)
 	if err == nil && c.ConcPoolConns > 0 {
@@ -199,19 +209,22 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 		d = naiveChat{b: b, queue: q.Naive, log: wl}
 	}
 
-	plans := make([]plan, c.ConcConversations)
+	plans := make([]plan, l.conversations)
 	ids, sent := make([]string, len(plans)), make([][]time.Time, len(plans))
 	errs := make([]error, len(plans))
 	began := time.Now()
 	var wg sync.WaitGroup
 	for i := range plans {
-		plans[i] = plan{ID: b.newPlanID("concurrent-" + sys), Calls: 2, Turns: c.ConcTurns, Tools: c.ConcTools, ToolBytes: 256,
+		plans[i] = plan{ID: b.newPlanID(l.name + "-" + sys), Calls: 2, Turns: l.turns, Tools: c.ConcTools, ToolBytes: 256,
 			ModelMs: int(c.StreamModelTime / time.Millisecond), Tokens: c.StreamTokens, TokenMs: int(c.StreamTokenDelay / time.Millisecond),
 			ToolMs: int(c.ConcToolDelay / time.Millisecond)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ids[i], sent[i], errs[i] = converseTurns(ctx, d, plans[i])
+			errs[i] = pause(ctx, time.Duration(i)*l.think/time.Duration(len(plans)))
+			if errs[i] == nil {
+				ids[i], sent[i], errs[i] = converseTurns(ctx, d, plans[i], l.think)
+			}
 			if errs[i] != nil {
 				cancel()
 			}
@@ -244,7 +257,7 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 		}
 		for turn := 0; turn+1 < len(sent[i]); turn++ {
 			if end, ok := ends[(turn+1)*p.Calls-1]; ok {
-				res.readyGaps = append(res.readyGaps, sent[i][turn+1].Sub(end))
+				res.readyGaps = append(res.readyGaps, sent[i][turn+1].Sub(end)-l.think)
 			}
 		}
 		for turn := 1; turn < len(sent[i]); turn++ {
@@ -260,13 +273,13 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string) (concResult,
 			}
 		}
 	}
-	if want := c.ConcConversations * c.ConcTurns * 2; res.calls != want {
+	if want := l.conversations * l.turns * 2; res.calls != want {
 		return res, fmt.Errorf("%d model calls, not %d", res.calls, want)
 	}
 	if err := d.finish(ctx, ids); err != nil {
 		return res, err
 	}
-	res.actionsPerCall, err = b.multiTurnActions(ctx, sys, ids[:min(len(ids), actionSample)], c.ConcTurns*2)
+	res.actionsPerCall, err = b.multiTurnActions(ctx, sys, ids[:min(len(ids), actionSample)], l.turns*2)
 	// Heartbeats are not in history: the worker logs each it sends.
 	res.heartbeats = len(wl.times("heartbeat", "-"))
 	res.actionsPerCall += float64(res.heartbeats) / float64(res.calls)

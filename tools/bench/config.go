@@ -72,6 +72,11 @@ type config struct {
 	ConcConversations, ConcTurns, ConcTools int
 	ConcToolDelay                           time.Duration
 	ConcPoolConns                           int
+	// paced: PacedConversations of PacedTurns, each user message sent
+	// PacedThink after the system is seen ready for it, the
+	// conversations' starts spread over PacedThink.
+	PacedConversations, PacedTurns int
+	PacedThink                     time.Duration
 
 	// Repeat is how many times every scenario runs; each figure is the
 	// median of its repetitions.
@@ -87,7 +92,7 @@ type config struct {
 }
 
 // scenarioNames are the scenarios -scenarios may name, in the order they run.
-var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft", "concurrent", "junk_flood"}
+var scenarioNames = []string{"long", "short", "resume", "scale_n", "storage", "ttft", "concurrent", "paced", "junk_flood"}
 
 // defaultScenarios are those run without -scenarios: junk_flood, a load
 // test of the gateway rather than a comparison, runs when named.
@@ -150,6 +155,9 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.ConcTurns, "concurrent-turns", 10, "concurrent: user turns of each conversation")
 	fs.IntVar(&c.ConcTools, "concurrent-tools", 2, "concurrent: tool calls each turn's first answer asks for (they run at once)")
 	fs.DurationVar(&c.ConcToolDelay, "concurrent-tool-delay", 50*time.Millisecond, "concurrent: each tool call's time")
+	fs.IntVar(&c.PacedConversations, "paced-conversations", 50, "paced: conversations, per system")
+	fs.IntVar(&c.PacedTurns, "paced-turns", 6, "paced: user turns of each conversation")
+	fs.DurationVar(&c.PacedThink, "paced-think", 3*time.Second, "paced: the time between a system's being ready for a user message and its sending")
 	fs.IntVar(&c.ConcPoolConns, "concurrent-pool-conns", 0, "concurrent: the Agentree worker's Postgres pool size (0: the worker's default, entrystore.DefaultPoolConns)")
 	fs.BoolVar(&c.Trace, "trace", false, "print one run's history events with relative times to stderr, per system")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (its workers run in it) to this file")
@@ -165,8 +173,8 @@ func (c config) validate() error {
 	case c.ScalePoints[len(c.ScalePoints)-1] > 1000 || c.ScaleWindow < 1:
 		return fmt.Errorf("bench: scale_n: at most 1000 calls (Agentree's maxTurns) and a window of at least 1")
 	case c.LongCalls < 1, c.LongNaiveCalls < 1, c.ShortCalls < 2, c.FloorCalls < 2, c.ShortRepeat < 1, c.ResumeRepeat < 1, c.Repeat < 1, c.StorageCalls < 1, c.TTFTTurns < 1, c.JunkFloodPeriod <= 0,
-		c.ConcConversations < 1, c.ConcTurns < 1, c.ConcTools < 1:
-		return fmt.Errorf("bench: call counts and repeats must be positive (short needs 2 calls to time one)")
+		c.ConcConversations < 1, c.ConcTurns < 1, c.ConcTools < 1, c.PacedConversations < 1, c.PacedTurns < 2, c.PacedThink <= 0:
+		return fmt.Errorf("bench: call counts, repeats and paced's think time must be positive (short needs 2 calls to time one, paced 2 turns)")
 	case c.ResumeSmallKill < 1 || c.ResumeSmallKill >= c.ResumeSmallCalls,
 		c.ResumeLargeKill < 1 || c.ResumeLargeKill >= c.ResumeLargeCalls:
 		return fmt.Errorf("bench: a resume kill must be at a call with a tool call: 1 <= kill < calls")

@@ -30,6 +30,10 @@
 //   - concurrent: many multi-turn conversations at once per system, each
 //     system's worker in a process of its own: throughput, per-call
 //     overhead, CPU and memory per worker, Postgres connections.
+//   - paced: fewer conversations, each user message sent a think time
+//     after the system is ready for it: the turn start at a load both
+//     systems sustain, where concurrent's closed loop saturates the
+//     machine and measures where its queue forms.
 //
 // Every scenario runs -repeat times (figures are medians, named after their
 // set: setA_…) and, with
@@ -198,5 +202,5 @@ type scenario struct {
 
 // scenarios are every scenario, in the order they run.
 func (b *bench) scenarios() []scenario {
-	return []scenario{{"long", b.long}, {"short", b.short}, {"resume", b.resume}, {"scale_n", b.scaleN}, {"storage", b.storage}, {"ttft", b.ttft}, {"concurrent", b.concurrent}, {"junk_flood", b.junkFlood}}
+	return []scenario{{"long", b.long}, {"short", b.short}, {"resume", b.resume}, {"scale_n", b.scaleN}, {"storage", b.storage}, {"ttft", b.ttft}, {"concurrent", b.concurrent}, {"paced", b.paced}, {"junk_flood", b.junkFlood}}
 }

@@ -42,6 +42,9 @@ func targetsFor(set benchSet, c config) []target {
 				return b.num <= 64<<10, b.cell()
 			}},
 		most("turn_start_p50_ratio", 1.0, turnStart),
+		// The turn start at a load both sustain (paced), where the closed
+		// loop's measures where a saturated machine's queue forms.
+		most("paced_turn_start_p50_ratio", 1.0, of("paced_agentree_turn_start_p50_ms", "paced_naive_turn_start_p50_ms", "paced_turn_start_p50_ratio")),
 	}
 	switch set.Name {
 	case "A":
