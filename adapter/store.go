@@ -116,6 +116,16 @@ func (s pgStore) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) 
 	return err
 }
 
+// StartToolCall is RecordToolCall returning the record as it then stands
+// (step.ToolStarter): the upsert keeps an ended call ended and returns it.
+func (s pgStore) StartToolCall(ctx context.Context, r agentsdk.ToolCallRecord) (agentsdk.ToolCallRecord, error) {
+	t, err := s.es.RecordToolCall(ctx, toStoreToolCall(r))
+	if err != nil {
+		return agentsdk.ToolCallRecord{}, err
+	}
+	return fromStoreToolCall(t), nil
+}
+
 // toStoreToolCall is a record in the Postgres store's terms.
 func toStoreToolCall(r agentsdk.ToolCallRecord) entrystore.ToolCall {
 	tc := entrystore.ToolCall{
@@ -140,13 +150,18 @@ func (s pgStore) ToolCall(ctx context.Context, orgID, executionID, messageID, to
 	if err != nil {
 		return agentsdk.ToolCallRecord{}, notFound(err)
 	}
+	return fromStoreToolCall(t), nil
+}
+
+// fromStoreToolCall is a Postgres store's record in the SDK's terms.
+func fromStoreToolCall(t entrystore.ToolCall) agentsdk.ToolCallRecord {
 	return agentsdk.ToolCallRecord{
 		OrgID: t.OrgID, ExecutionID: t.ExecutionID, MessageID: t.MessageID, ResultEntryID: t.ResultEntryID,
 		ToolCallID: t.ToolCallID, ToolName: t.ToolName, Status: agentsdk.ToolCallStatus(t.Status),
 		Input: t.Input, Output: t.Output, OutputSHA256: t.OutputSHA256, OutputSize: t.OutputSize,
 		Truncated: t.Truncated, DurationMs: t.DurationMs, StepNumber: t.StepNumber,
 		Policy: agentsdk.ToolPolicy(t.Policy), Approval: approvalOf(t),
-	}, nil
+	}
 }
 
 // approvalOf is the approval part of a record, nil for a call never asked

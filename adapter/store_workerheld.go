@@ -145,6 +145,18 @@ func (s *heldAware) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecor
 	return s.pgStore.RecordToolCall(ctx, r)
 }
 
+// StartToolCall records a call's start where the execution is held and
+// returns the record as it then stands (step.ToolStarter).
+func (s *heldAware) StartToolCall(ctx context.Context, r agentsdk.ToolCallRecord) (agentsdk.ToolCallRecord, error) {
+	if ok, err := s.isHeld(ctx, r.OrgID, r.ExecutionID); err != nil || ok {
+		if err != nil {
+			return agentsdk.ToolCallRecord{}, err
+		}
+		return s.file.StartToolCall(ctx, r)
+	}
+	return s.pgStore.StartToolCall(ctx, r)
+}
+
 func (s *heldAware) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
 	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		if err != nil {

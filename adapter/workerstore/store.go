@@ -255,9 +255,17 @@ func (s *Store) Content(ctx context.Context, orgID, sha string) ([]byte, error) 
 // the rules every store follows. The read and the write are one
 // transaction, so two writers of one call cannot lose either's fields.
 func (s *Store) RecordToolCall(ctx context.Context, rec agentsdk.ToolCallRecord) error {
+	_, err := s.StartToolCall(ctx, rec)
+	return err
+}
+
+// StartToolCall is RecordToolCall returning the record as it then stands
+// (step.ToolStarter): ended when another run of the call ended it first.
+func (s *Store) StartToolCall(ctx context.Context, rec agentsdk.ToolCallRecord) (agentsdk.ToolCallRecord, error) {
+	var none agentsdk.ToolCallRecord
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return wrap("record tool call", err)
+		return none, wrap("record tool call", err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	var b []byte
@@ -267,23 +275,26 @@ func (s *Store) RecordToolCall(ctx context.Context, rec agentsdk.ToolCallRecord)
 	case err == nil:
 		var old agentsdk.ToolCallRecord
 		if err := json.Unmarshal(b, &old); err != nil {
-			return wrap("record tool call", err)
+			return none, wrap("record tool call", err)
 		}
 		rec = old.Merge(rec)
 	case !errors.Is(err, sql.ErrNoRows):
-		return wrap("record tool call", err)
+		return none, wrap("record tool call", err)
 	}
 	if b, err = json.Marshal(rec); err != nil {
-		return wrap("record tool call", err)
+		return none, wrap("record tool call", err)
 	}
 	at := now()
 	_, err = tx.ExecContext(ctx, `INSERT INTO tool_call (execution, message_id, tool_call_id, status, record, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (execution, message_id, tool_call_id) DO UPDATE SET status = excluded.status, record = excluded.record, updated_at = excluded.updated_at`,
 		rec.ExecutionID, rec.MessageID, rec.ToolCallID, string(rec.Status), b, at, at)
 	if err != nil {
-		return wrap("record tool call", err)
+		return none, wrap("record tool call", err)
 	}
-	return wrap("record tool call", tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return none, wrap("record tool call", err)
+	}
+	return rec, nil
 }
 
 // ToolCall reads a tool call's record.

@@ -185,12 +185,19 @@ func (s *Store) Content(sha string) ([]byte, bool) {
 }
 
 // RecordToolCall implements step.Store.
-func (s *Store) RecordToolCall(_ context.Context, r agentsdk.ToolCallRecord) error {
+func (s *Store) RecordToolCall(ctx context.Context, r agentsdk.ToolCallRecord) error {
+	_, err := s.StartToolCall(ctx, r)
+	return err
+}
+
+// StartToolCall implements step.ToolStarter: the record as it stands
+// once r is merged in.
+func (s *Store) StartToolCall(_ context.Context, r agentsdk.ToolCallRecord) (agentsdk.ToolCallRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := r.MessageID + "/" + r.ToolCallID
 	s.toolCalls[key] = s.toolCalls[key].Merge(r)
-	return nil
+	return s.toolCalls[key], nil
 }
 
 // ResumeSource implements engine.Store: the in-memory store holds one

@@ -43,3 +43,12 @@ type Store interface {
 	// as one write: all of them or none.
 	PublishBatch(ctx context.Context, orgID, executionID string, evs []event.Event) error
 }
+
+// ToolStarter is a Store whose record of a tool call's start returns the
+// record as it then stands. An ended record means another run of the call
+// ended it after this run looked and found nothing (a workflow task
+// re-run beside the one it replaced, whose local activity ran on): the
+// call is not run again. A Store without it records the start alone.
+type ToolStarter interface {
+	StartToolCall(ctx context.Context, rec agentsdk.ToolCallRecord) (agentsdk.ToolCallRecord, error)
+}

@@ -45,10 +45,37 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: find %s: %w", in.Key, err)
 	}
 	run, err := runTool(ctx, d, in)
+	var ended *endedElsewhere
+	if errors.As(err, &ended) {
+		// Its result entry was appended before its record ended.
+		e, err := d.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key)
+		if err != nil {
+			return agentsdk.ToolResult{}, fmt.Errorf("step: tool call %s ended in another run: find %s: %w", in.ToolCallID, in.Key, err)
+		}
+		return toolResultFromEntry(e, ended.rec.Truncated)
+	}
 	if err != nil {
 		return agentsdk.ToolResult{}, err
 	}
 	return appendRun(ctx, d, in, run)
+}
+
+// endedElsewhere is runTool's answer when the call's record was ended by
+// another run of it between this run's look and its start: rec, the
+// ended record. Nothing ran.
+type endedElsewhere struct{ rec agentsdk.ToolCallRecord }
+
+func (e *endedElsewhere) Error() string {
+	return "step: tool call " + e.rec.ToolCallID + " ended in another run"
+}
+
+// startToolCall records a call's start and returns its record as it then
+// stands (ToolStarter), or rec when the store cannot say.
+func (d Deps) startToolCall(ctx context.Context, rec agentsdk.ToolCallRecord) (agentsdk.ToolCallRecord, error) {
+	if ts, ok := d.Store.(ToolStarter); ok {
+		return ts.StartToolCall(ctx, rec)
+	}
+	return rec, d.Store.RecordToolCall(ctx, rec)
 }
 
 // appendRun appends an ended call's result entry, links its record to it
@@ -94,6 +121,10 @@ func ExecuteTool(ctx context.Context, d Deps, in ToolInput) (ToolOutcome, error)
 		return ToolOutcome{}, fmt.Errorf("step: tool call: find record: %w", err)
 	}
 	run, err := runTool(ctx, d, in)
+	var ended *endedElsewhere
+	if errors.As(err, &ended) {
+		return outcomeOf(ended.rec), nil
+	}
 	if err != nil {
 		return ToolOutcome{}, err
 	}
@@ -271,8 +302,10 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	if err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: %w", err)
 	}
-	if err := d.Store.RecordToolCall(ctx, rec); err != nil {
+	if stood, err := d.startToolCall(ctx, rec); err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: record start: %w", err)
+	} else if hasResult(stood) {
+		return toolRun{}, &endedElsewhere{rec: stood}
 	}
 	publishData := func(p event.Payload) {
 		_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID, event.Data{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Data: p})

@@ -211,6 +211,21 @@ func toolCalls(t *testing.T, f Fixture) {
 	require.JSONEq(t, `"found"`, string(got.Output))
 	require.JSONEq(t, `{"q":"x"}`, string(got.Input), "fields the later write lacks are kept")
 	require.EqualValues(t, 12, got.DurationMs)
+
+	// A start recorded after the end (a re-run beside the run that ended
+	// the call) finds the call ended, with its outcome, and so does not
+	// run it again.
+	starter, ok := f.Store.(step.ToolStarter)
+	require.True(t, ok, "the store says what a call's start finds (step.ToolStarter)")
+	stood, err := starter.StartToolCall(ctx, late)
+	require.NoError(t, err)
+	require.Equal(t, agentsdk.ToolCompleted, stood.Status, "a start after the end finds the call ended")
+	require.JSONEq(t, `"found"`, string(stood.Output))
+	first := rec
+	first.ToolCallID = "call_2"
+	stood, err = starter.StartToolCall(ctx, first)
+	require.NoError(t, err)
+	require.Equal(t, agentsdk.ToolRunning, stood.Status, "a first start records the call running")
 }
 
 // publish: events are accepted one at a time and as a batch.
