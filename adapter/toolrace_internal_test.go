@@ -39,7 +39,7 @@ func TestToolCallEndedByAnotherRunIsNotRunAgain(t *testing.T) {
 	require.NoError(t, err)
 	call := agentsdk.ToolCall{ID: "call_1", Name: "lookup", Arguments: json.RawMessage(`{"q":"x"}`)}
 	asked, _, err := es.AppendEntry(ctx, entrystore.Entry{OrgID: org.ID, ExecutionID: ex.ID, ParentID: user.ID, Type: "message", Role: "assistant",
-		Content: mustJSON(t, agentsdk.Message{Role: agentsdk.RoleAssistant, Content: []agentsdk.Block{{Type: agentsdk.BlockToolCall, ToolCall: &call}}}),
+		Content:        mustJSON(t, agentsdk.Message{Role: agentsdk.RoleAssistant, Content: []agentsdk.Block{{Type: agentsdk.BlockToolCall, ToolCall: &call}}}),
 		IdempotencyKey: "a"})
 	require.NoError(t, err)
 
