@@ -13,12 +13,24 @@ import (
 	"github.com/agentree/agentree/internal/step"
 )
 
-// lookedEarly is pgStore whose look for a call's record came before
-// another run of the call ended it: it finds none.
-type lookedEarly struct{ pgStore }
+// lookedEarly is pgStore whose look for a call's answer came before
+// another run of the call ended it: its first look for the record, or for
+// the result entry, finds none.
+type lookedEarly struct {
+	pgStore
+	looked bool
+}
 
-func (lookedEarly) ToolCall(context.Context, string, string, string, string) (agentsdk.ToolCallRecord, error) {
+func (*lookedEarly) ToolCall(context.Context, string, string, string, string) (agentsdk.ToolCallRecord, error) {
 	return agentsdk.ToolCallRecord{}, agentsdk.ErrNotFound
+}
+
+func (s *lookedEarly) EntryByKey(ctx context.Context, orgID, executionID, key string) (agentsdk.Entry, error) {
+	if !s.looked {
+		s.looked = true
+		return agentsdk.Entry{}, agentsdk.ErrNotFound
+	}
+	return s.pgStore.EntryByKey(ctx, orgID, executionID, key)
 }
 
 // TestToolCallEndedByAnotherRunIsNotRunAgain: a tool call's local activity
@@ -50,7 +62,7 @@ func TestToolCallEndedByAnotherRunIsNotRunAgain(t *testing.T) {
 	})
 	tools, err := agentsdk.NewTools(lookup)
 	require.NoError(t, err)
-	s := lookedEarly{pgStore{es: es}}
+	s := &lookedEarly{pgStore: pgStore{es: es}}
 	// The first run ended the call after the re-run looked.
 	require.NoError(t, s.RecordToolCall(ctx, agentsdk.ToolCallRecord{OrgID: org.ID, ExecutionID: ex.ID, MessageID: asked.ID,
 		ToolCallID: call.ID, ToolName: call.Name, Status: agentsdk.ToolCompleted, Input: call.Arguments,
@@ -65,4 +77,24 @@ func TestToolCallEndedByAnotherRunIsNotRunAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, agentsdk.ToolCompleted, rec.Status)
 	require.JSONEq(t, `{"text":"found"}`, string(rec.Output))
+
+	// A call answered by its own result entry (RunTool): the first run
+	// appended the entry, then ended the record, after the re-run looked.
+	call2 := agentsdk.ToolCall{ID: "call_2", Name: "lookup", Arguments: json.RawMessage(`{"q":"y"}`)}
+	asked2, _, err := es.AppendEntry(ctx, entrystore.Entry{OrgID: org.ID, ExecutionID: ex.ID, ParentID: asked.ID, Type: "message", Role: "assistant",
+		Content:        mustJSON(t, agentsdk.Message{Role: agentsdk.RoleAssistant, Content: []agentsdk.Block{{Type: agentsdk.BlockToolCall, ToolCall: &call2}}}),
+		IdempotencyKey: "a2"})
+	require.NoError(t, err)
+	result, _, err := es.AppendEntry(ctx, entrystore.Entry{OrgID: org.ID, ExecutionID: ex.ID, ParentID: asked2.ID, Type: "message", Role: "tool_result",
+		Content: mustJSON(t, agentsdk.ToolResultMessage(call2, "found y", false)), IdempotencyKey: "tool/2"})
+	require.NoError(t, err)
+	require.NoError(t, s.RecordToolCall(ctx, agentsdk.ToolCallRecord{OrgID: org.ID, ExecutionID: ex.ID, MessageID: asked2.ID,
+		ToolCallID: call2.ID, ToolName: call2.Name, Status: agentsdk.ToolCompleted, Input: call2.Arguments,
+		Output: json.RawMessage(`{"text":"found y"}`), ResultEntryID: result.ID, StepNumber: 2}))
+	s.looked = false
+	res, err := step.RunTool(ctx, step.Deps{Store: s, Tools: tools}, step.ToolInput{OrgID: org.ID, ExecutionID: ex.ID,
+		AssistantID: asked2.ID, LeafID: asked2.ID, ToolCallID: call2.ID, Key: "tool/2", StepNumber: 2})
+	require.NoError(t, err)
+	require.Zero(t, runs, "the tool ran again after another run ended its call")
+	require.Equal(t, result.ID, res.Entry.ID, "the answer is the entry the first run appended")
 }

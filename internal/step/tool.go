@@ -44,15 +44,24 @@ func RunTool(ctx context.Context, d Deps, in ToolInput) (agentsdk.ToolResult, er
 	} else if !errors.Is(err, agentsdk.ErrNotFound) {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: find %s: %w", in.Key, err)
 	}
-	run, err := runTool(ctx, d, in)
+	// Another run of the call that ended it appended its result entry
+	// first: a record ended without one (a refusal's, a rejection's) is
+	// answered by running the step as ever.
+	var answered agentsdk.Entry
+	run, err := runTool(ctx, d, in, func(rec agentsdk.ToolCallRecord) (bool, error) {
+		if !hasResult(rec) {
+			return false, nil
+		}
+		e, err := d.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key)
+		if errors.Is(err, agentsdk.ErrNotFound) {
+			return false, nil
+		}
+		answered = e
+		return err == nil, err
+	})
 	var ended *endedElsewhere
 	if errors.As(err, &ended) {
-		// Its result entry was appended before its record ended.
-		e, err := d.Store.EntryByKey(ctx, in.OrgID, in.ExecutionID, in.Key)
-		if err != nil {
-			return agentsdk.ToolResult{}, fmt.Errorf("step: tool call %s ended in another run: find %s: %w", in.ToolCallID, in.Key, err)
-		}
-		return toolResultFromEntry(e, ended.rec.Truncated)
+		return toolResultFromEntry(answered, ended.rec.Truncated)
 	}
 	if err != nil {
 		return agentsdk.ToolResult{}, err
@@ -120,7 +129,7 @@ func ExecuteTool(ctx context.Context, d Deps, in ToolInput) (ToolOutcome, error)
 	} else if err != nil && !errors.Is(err, agentsdk.ErrNotFound) {
 		return ToolOutcome{}, fmt.Errorf("step: tool call: find record: %w", err)
 	}
-	run, err := runTool(ctx, d, in)
+	run, err := runTool(ctx, d, in, func(rec agentsdk.ToolCallRecord) (bool, error) { return hasResult(rec), nil })
 	var ended *endedElsewhere
 	if errors.As(err, &ended) {
 		return outcomeOf(ended.rec), nil
@@ -265,7 +274,11 @@ func (r toolRun) announce(ctx context.Context, d Deps, in ToolInput) {
 
 // runTool finds the call, records it running, runs it and returns its
 // ended record (without a result entry yet) and result message.
-func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
+//
+// ended says whether the record the call's start finds (StartToolCall)
+// was ended by another run of the call, which answered it: then nothing
+// runs and runTool returns an *endedElsewhere.
+func runTool(ctx context.Context, d Deps, in ToolInput, ended func(agentsdk.ToolCallRecord) (bool, error)) (toolRun, error) {
 	assistant, err := d.entry(ctx, in.OrgID, in.ExecutionID, in.AssistantID)
 	if err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: assistant entry: %w", err)
@@ -304,7 +317,9 @@ func runTool(ctx context.Context, d Deps, in ToolInput) (toolRun, error) {
 	}
 	if stood, err := d.startToolCall(ctx, rec); err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: record start: %w", err)
-	} else if hasResult(stood) {
+	} else if done, err := ended(stood); err != nil {
+		return toolRun{}, fmt.Errorf("step: tool call: find its answer: %w", err)
+	} else if done {
 		return toolRun{}, &endedElsewhere{rec: stood}
 	}
 	publishData := func(p event.Payload) {
