@@ -229,6 +229,24 @@ func TestContextCacheSharesAPathNoCompactionCut(t *testing.T) {
 	for d := compacted; d < len(full); d++ {
 		check(execution, full[d].ID)
 	}
+	// Past heldMessagesFrom entries, on a path no compaction cut (a view
+	// that holds its messages decoded) and on the compacted one.
+	ex2, err := es.CreateExecution(ctx, entrystore.Execution{OrgID: org.ID, Kind: entrystore.DefaultKind})
+	require.NoError(t, err)
+	long := map[string]string{ex2.ID: "", execution: full[len(full)-1].ID}
+	for i := range 80 {
+		for ex, parent := range long {
+			role, text := agentsdk.RoleUser, fmt.Sprintf("Question %d.", i)
+			if i%2 == 1 {
+				role, text = agentsdk.RoleAssistant, fmt.Sprintf("Answer %d.", i)
+			}
+			e, _, err := es.AppendEntry(ctx, entrystore.Entry{OrgID: org.ID, ExecutionID: ex, ParentID: parent, Type: "message", Role: string(role),
+				Content: mustJSON(t, agentsdk.TextMessage(role, text)), IdempotencyKey: fmt.Sprintf("long-%d", i)})
+			require.NoError(t, err)
+			long[ex] = e.ID
+			check(ex, e.ID)
+		}
+	}
 	for leaf, msgs := range handed {
 		want, _, _ := fresh(leaf)
 		require.Equal(t, want, msgs, "a request handed out before the record grew")

@@ -197,8 +197,10 @@ func grown(rec *cached, more []agentsdk.Entry, tokens []int) (*cached, error) {
 			for _, n := range tokens {
 				v.tokens += n
 			}
-			out.view, out.viewFrom, out.shared = v, rec.viewFrom, true
-			return out, nil
+			out.viewFrom, out.shared = rec.viewFrom, true
+			var err error
+			out.view, err = v.held()
+			return out, err
 		}
 		from := 0
 		if v.Compaction != nil {
@@ -209,8 +211,9 @@ func grown(rec *cached, more []agentsdk.Entry, tokens []int) (*cached, error) {
 			// apart from it.
 			v.Entries = slices.Clip(v.Entries)
 		}
-		out.view = v.extended(more, tokens, from)
-		return out, nil
+		var err error
+		out.view, err = v.extended(more, tokens, from).held()
+		return out, err
 	}
 	// A new record, or a compaction: the view is made over the whole
 	// path, whose older entries' tokens are counted again.
@@ -236,7 +239,8 @@ func grown(rec *cached, more []agentsdk.Entry, tokens []int) (*cached, error) {
 	if out.shared {
 		out.view.Entries = out.path[out.viewFrom:]
 	}
-	return out, nil
+	out.view, err = out.view.held()
+	return out, err
 }
 
 // sharedFrom is the index in path from which every entry is one of v's

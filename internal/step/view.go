@@ -20,12 +20,46 @@ type View struct {
 	// Entries are the message entries sent verbatim, root-most first.
 	Entries []agentsdk.Entry
 	// known is set on a Cache's views, whose entries' tokens were counted
-	// once, as they came: tokens is their sum. Their messages are decoded
-	// when asked for, not held: a worker serving many conversations would
-	// hold each message twice, raw and decoded, for a decode that costs
-	// about what the model call's request encoding does.
+	// once, as they came: tokens is their sum. A short view's messages
+	// are decoded when asked for, not held: a worker serving many
+	// conversations would hold each message twice, raw and decoded, for
+	// a decode of tens of microseconds. From heldMessagesFrom entries on,
+	// a decode at every call would grow with the conversation, and msgs
+	// holds them (the summary first, when compacted), decoded as they
+	// came.
 	known  bool
 	tokens int
+	msgs   []agentsdk.Message
+}
+
+// heldMessagesFrom is the length from which a Cache's view holds its
+// messages decoded: past it, decoding the context at every call costs
+// more than a fraction of a millisecond.
+const heldMessagesFrom = 64
+
+// held is v with msgs covering its Entries when it has heldMessagesFrom
+// or more, the entries not yet decoded decoded; msgs grows in place, as
+// Entries do.
+func (v View) held() (View, error) {
+	if len(v.Entries) < heldMessagesFrom {
+		v.msgs = nil
+		return v, nil
+	}
+	summary := 0
+	if v.Compaction != nil {
+		summary = 1
+	}
+	if v.msgs == nil && summary == 1 {
+		v.msgs = append(v.msgs, SummaryMessage(v.Record.Summary))
+	}
+	for _, e := range v.Entries[len(v.msgs)-summary:] {
+		m, err := e.Message()
+		if err != nil {
+			return v, fmt.Errorf("step: entry %s: %w", e.ID, err)
+		}
+		v.msgs = append(v.msgs, m)
+	}
+	return v, nil
 }
 
 // ViewOf is the view of path (root-most first; it may start anywhere at
@@ -74,13 +108,16 @@ func (v View) extended(more []agentsdk.Entry, tokens []int, from int) View {
 // clipped is v with its Entries clipped: whoever appends to them copies
 // them, and never writes where a Cache's record grows.
 func (v View) clipped() View {
-	v.Entries = slices.Clip(v.Entries)
+	v.Entries, v.msgs = slices.Clip(v.Entries), slices.Clip(v.msgs)
 	return v
 }
 
 // Messages are the view's messages as sent: the summary first, as a user
 // message, then the kept entries.
 func (v View) Messages() ([]agentsdk.Message, error) {
+	if v.msgs != nil {
+		return slices.Clip(v.msgs), nil
+	}
 	msgs := make([]agentsdk.Message, 0, len(v.Entries)+1)
 	if v.Compaction != nil {
 		msgs = append(msgs, SummaryMessage(v.Record.Summary))
