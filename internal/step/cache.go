@@ -32,8 +32,9 @@ const DefaultCacheBytes = 64 << 20
 // it (PathAfterer: one index range, however long the conversation).
 // Without the cache every call loaded the whole context: at call 900 of a
 // conversation that was 45-70 ms of the call, against ~15 ms at call 9.
-// Messages are decoded from the held entries at each call, not held
-// decoded as well (View). A worker that
+// A short context's messages are decoded from the held entries at each
+// call, not held decoded as well; a long one's are held (View.held). A
+// worker that
 // has not seen the execution (a restart, another machine, an eviction)
 // reads the path whole, once. Executions are evicted least recently used
 // first when the cache holds more than its size.
