@@ -34,9 +34,8 @@ const DefaultCacheBytes = 64 << 20
 // conversation that was 45-70 ms of the call, against ~15 ms at call 9.
 // A short context's messages are decoded from the held entries at each
 // call, not held decoded as well; a long one's are held (View.held). A
-// worker that
-// has not seen the execution (a restart, another machine, an eviction)
-// reads the path whole, once. Executions are evicted least recently used
+// worker that has not seen the execution (a restart, another machine, an
+// eviction) reads the path whole, once. Executions are evicted least recently used
 // first when the cache holds more than its size.
 //
 // A Cache is safe for concurrent use.
