@@ -324,3 +324,32 @@ func TestIdleModelStreamIsGivenUpAsRetryable(t *testing.T) {
 	require.Contains(t, me.Message, "sent nothing for 300ms")
 	require.Equal(t, strings.Join(tokens, ""), tokenText(t, c.events(t), c.in.Key), "the tokens sent before the hang are stored")
 }
+
+// A call that answered stores the deltas still queued with its answer, in
+// one transaction: the answer's row and the last tokens' rows were written
+// by the same transaction (xmin), and every token is stored, in order.
+// Without a Postgres store to do that (agenttest), close writes them.
+func TestAnswerCommitsWithItsLastDeltas(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	es := entrystore.New(pool)
+	c := newPubCall(t, es)
+	tokens := numbered("t", 40)
+	srv := providertest.NewServer(t, providertest.Reply{Body: providertest.NewAnthropicStream(pubModel, providertest.AnthropicUsage{Input: 5}).
+		Text(tokens...).End("end_turn", 40)})
+	// A long Every: past the first batch, every token waits for the end.
+	d := c.deps(t, anthropicAt(t, srv.URL), step.PublishOptions{Every: time.Hour, Size: 1000})
+	res, err := step.CallModel(ctx, d, c.in)
+	require.NoError(t, err)
+	require.Equal(t, strings.Join(tokens, ""), tokenText(t, c.events(t), c.in.Key), "every token is stored, in order")
+
+	var answerTx, lastTx uint32
+	var batches int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT xmin::text::bigint FROM agent_entry WHERE id = $1`, res.LLMCallID).Scan(&answerTx))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT xmin::text::bigint FROM agent_stream_event WHERE agent_execution_id = $1 AND event = 'token'
+		ORDER BY id DESC LIMIT 1`, c.in.ExecutionID).Scan(&lastTx))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(DISTINCT xmin::text) FROM agent_stream_event WHERE agent_execution_id = $1`,
+		c.in.ExecutionID).Scan(&batches))
+	require.Equal(t, answerTx, lastTx, "the last tokens commit with the answer")
+	require.LessOrEqual(t, batches, 2, "the first token at once, the rest with the answer")
+}

@@ -126,6 +126,46 @@ func (s pgStore) StartToolCall(ctx context.Context, r agentsdk.ToolCallRecord) (
 	return fromStoreToolCall(t), nil
 }
 
+// AnnounceToolCall records r and stores evs in one transaction
+// (step.Announcer).
+func (s pgStore) AnnounceToolCall(ctx context.Context, r agentsdk.ToolCallRecord, evs []event.Event, started bool) (agentsdk.ToolCallRecord, error) {
+	batch, err := streamEvents(evs)
+	if err != nil {
+		return agentsdk.ToolCallRecord{}, err
+	}
+	t, err := s.es.AnnounceToolCall(ctx, toStoreToolCall(r), batch, started)
+	if err != nil {
+		return agentsdk.ToolCallRecord{}, err
+	}
+	return fromStoreToolCall(t), nil
+}
+
+// AppendEntryAnnounced appends e and stores evs with it (step.Announcer).
+func (s pgStore) AppendEntryAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error) {
+	batch, err := streamEvents(evs)
+	if err != nil {
+		return agentsdk.Entry{}, err
+	}
+	out, err := s.es.AppendEntryAnnounced(ctx, step.StoredEntry(orgID, e), batch)
+	if err != nil {
+		return agentsdk.Entry{}, err
+	}
+	return step.SDKEntry(out), nil
+}
+
+// streamEvents are evs as the Postgres store stores them.
+func streamEvents(evs []event.Event) ([]entrystore.NewStreamEvent, error) {
+	batch := make([]entrystore.NewStreamEvent, len(evs))
+	for i, ev := range evs {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return nil, fmt.Errorf("adapter: publish %s: %w", ev.Name(), err)
+		}
+		batch[i] = entrystore.NewStreamEvent{Event: ev.Name(), Data: b}
+	}
+	return batch, nil
+}
+
 // toStoreToolCall is a record in the Postgres store's terms.
 func toStoreToolCall(r agentsdk.ToolCallRecord) entrystore.ToolCall {
 	tc := entrystore.ToolCall{
@@ -189,14 +229,10 @@ func (s pgStore) Publish(ctx context.Context, orgID, executionID string, ev even
 }
 
 func (s pgStore) PublishBatch(ctx context.Context, orgID, executionID string, evs []event.Event) error {
-	batch := make([]entrystore.NewStreamEvent, len(evs))
-	for i, ev := range evs {
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("adapter: publish %s: %w", ev.Name(), err)
-		}
-		batch[i] = entrystore.NewStreamEvent{Event: ev.Name(), Data: b}
+	batch, err := streamEvents(evs)
+	if err != nil {
+		return err
 	}
-	_, err := s.es.AppendStreamEvents(ctx, orgID, executionID, batch)
+	_, err = s.es.AppendStreamEvents(ctx, orgID, executionID, batch)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/entrystore"
 	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
@@ -15,7 +16,11 @@ import (
 
 // pgStore is also the engine's store: execution rows, checkpoints and the
 // signals inbox.
-var _ engine.Store = pgStore{}
+var (
+	_ engine.Store     = pgStore{}
+	_ engine.Announcer = pgStore{}
+	_ step.Announcer   = pgStore{}
+)
 
 // engineError carries entrystore's answers in the engine's terms where
 // they differ: a missing row is agentsdk.ErrNotFound, an unreachable store
@@ -49,6 +54,28 @@ func (s pgStore) Transition(ctx context.Context, orgID, executionID string, tr d
 func (s pgStore) AppendCheckpoint(ctx context.Context, c domain.Checkpoint) error {
 	_, err := s.es.AppendCheckpoint(ctx, c)
 	return engineError(err)
+}
+
+// AppendCheckpointAnnounced records c and stores evs in one transaction
+// (engine.Announcer).
+func (s pgStore) AppendCheckpointAnnounced(ctx context.Context, c domain.Checkpoint, evs []event.Event) error {
+	batch, err := streamEvents(evs)
+	if err != nil {
+		return err
+	}
+	_, err = s.es.AppendCheckpointAnnounced(ctx, c, batch)
+	return engineError(err)
+}
+
+// TransitionAnnounced moves the execution and, when its one statement
+// does, stores evs in the same transaction (engine.Announcer).
+func (s pgStore) TransitionAnnounced(ctx context.Context, orgID, executionID string, tr domain.Transition, evs []event.Event) (domain.Execution, bool, error) {
+	batch, err := streamEvents(evs)
+	if err != nil {
+		return domain.Execution{}, false, err
+	}
+	ex, announced, err := s.es.TransitionAnnounced(ctx, orgID, executionID, tr, batch)
+	return ex, announced, engineError(err)
 }
 
 func (s pgStore) ReplaceCheckpoint(ctx context.Context, c domain.Checkpoint) error {

@@ -8,8 +8,17 @@ import (
 
 	"github.com/agentree/agentree/adapter/workerstore"
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/engine"
+	"github.com/agentree/agentree/internal/step"
+)
+
+// heldAware dispatches the writes that announce, so an embedded
+// pgStore's never writes a held execution's record or checkpoint.
+var (
+	_ engine.Announcer = (*heldAware)(nil)
+	_ step.Announcer   = (*heldAware)(nil)
 )
 
 // heldAware is the store of a worker with its own store: an execution in
@@ -157,6 +166,32 @@ func (s *heldAware) StartToolCall(ctx context.Context, r agentsdk.ToolCallRecord
 	return s.pgStore.StartToolCall(ctx, r)
 }
 
+// AnnounceToolCall records a call where the execution is held, with its
+// events (step.Announcer): in one transaction in Postgres, apart for a
+// held execution, whose record is here and whose stream is in Postgres.
+func (s *heldAware) AnnounceToolCall(ctx context.Context, r agentsdk.ToolCallRecord, evs []event.Event, started bool) (agentsdk.ToolCallRecord, error) {
+	if ok, err := s.isHeld(ctx, r.OrgID, r.ExecutionID); err != nil || ok {
+		if err != nil {
+			return agentsdk.ToolCallRecord{}, err
+		}
+		return step.AnnounceToolCallApart(ctx, s, r, evs, started)
+	}
+	return s.pgStore.AnnounceToolCall(ctx, r, evs, started)
+}
+
+// AppendEntryAnnounced appends e where the execution is held, with evs
+// (step.Announcer): in one transaction in Postgres, apart for a held
+// execution.
+func (s *heldAware) AppendEntryAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error) {
+	if ok, err := s.isHeld(ctx, orgID, e.ExecutionID); err != nil || ok {
+		if err != nil {
+			return agentsdk.Entry{}, err
+		}
+		return step.AppendEntryAnnouncedApart(ctx, s, orgID, e, evs)
+	}
+	return s.pgStore.AppendEntryAnnounced(ctx, orgID, e, evs)
+}
+
 func (s *heldAware) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {
 	if ok, err := s.isHeld(ctx, orgID, executionID); err != nil || ok {
 		if err != nil {
@@ -165,6 +200,22 @@ func (s *heldAware) ToolCall(ctx context.Context, orgID, executionID, messageID,
 		return s.file.ToolCall(ctx, orgID, executionID, messageID, toolCallID)
 	}
 	return s.pgStore.ToolCall(ctx, orgID, executionID, messageID, toolCallID)
+}
+
+// AppendCheckpointAnnounced records c with evs (engine.Announcer): in
+// one transaction in Postgres, apart for a held execution.
+func (s *heldAware) AppendCheckpointAnnounced(ctx context.Context, c domain.Checkpoint, evs []event.Event) error {
+	if ok, err := s.isHeld(ctx, c.OrgID, c.ExecutionID); err != nil || !ok {
+		if err != nil {
+			return err
+		}
+		return s.pgStore.AppendCheckpointAnnounced(ctx, c, evs)
+	}
+	if err := s.AppendCheckpoint(ctx, c); err != nil {
+		return err
+	}
+	_ = s.PublishBatch(ctx, c.OrgID, c.ExecutionID, evs)
+	return nil
 }
 
 // AppendCheckpoint keeps a worker-held execution's checkpoint here, and its

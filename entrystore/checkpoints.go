@@ -24,45 +24,66 @@ func utcCheckpoint(c Checkpoint) Checkpoint { c.CreatedAt = c.CreatedAt.UTC(); r
 // an execution backwards. The leaf, if given, must be an entry of the
 // execution.
 func (s *Store) AppendCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, error) {
-	const op = "append checkpoint"
-	ids, err := writeIDs(op, c.OrgID, c.ExecutionID)
+	args, err := checkpointArgs(c)
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	out, err := queryOne[Checkpoint](ctx, s.pool, appendCheckpointSQL, args...)
+	return checkpointAppended(ctx, s.pool, out, err, args)
+}
+
+// appendCheckpointOp names AppendCheckpoint's errors.
+const appendCheckpointOp = "append checkpoint"
+
+// checkpointArgs checks c and returns appendCheckpointSQL's parameters:
+// $1 organization, $2 execution, $3 sequence, $4 leaf.
+func checkpointArgs(c Checkpoint) ([]any, error) {
+	const op = appendCheckpointOp
+	ids, err := writeIDs(op, c.OrgID, c.ExecutionID)
+	if err != nil {
+		return nil, err
+	}
 	leaf, ok := optID(c.LeafEntryID)
 	if !ok {
-		return Checkpoint{}, errf(op, ErrInvalid, "malformed leaf id %q", c.LeafEntryID)
+		return nil, errf(op, ErrInvalid, "malformed leaf id %q", c.LeafEntryID)
 	}
 	if c.Sequence < 0 {
-		return Checkpoint{}, errf(op, ErrInvalid, "negative sequence %d", c.Sequence)
+		return nil, errf(op, ErrInvalid, "negative sequence %d", c.Sequence)
 	}
-	// One statement: the execution row's UPDATE serialises appends per
-	// execution, and its condition is checked again on the row's newest
-	// version when it waited for the lock (current_checkpoint_seq is the
-	// latest checkpoint's sequence: it is set only here). Sequence 0,
-	// which the row's 0 cannot tell from "none", passes it while the row
-	// says 0; a second 0 then breaks the unique (execution, sequence):
-	// ErrConflict as well. A round trip instead of four (BEGIN, lock,
-	// insert, COMMIT) at every turn.
-	out, err := queryOne[Checkpoint](ctx, s.pool, `
-		WITH x AS (
-			UPDATE agent_execution SET current_checkpoint_seq = $3, step_count = step_count + $7, updated_at = now()
-			WHERE id = $2 AND org_id = $1 AND (current_checkpoint_seq < $3 OR (current_checkpoint_seq = 0 AND $3 = 0))
-			  AND ($4::uuid IS NULL OR EXISTS (
-				SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
-			RETURNING id
-		), ins AS (
-			INSERT INTO agent_checkpoint (org_id, agent_execution_id, sequence, leaf_entry_id, state, metadata)
-			SELECT $1, $2, $3, $4::uuid, $5, $6 FROM x
-			RETURNING *
-		)
-		SELECT `+checkpointCols+` FROM ins`,
-		ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata), c.Steps)
-	if errors.Is(err, errNoRows) {
-		return Checkpoint{}, checkpointRefused(ctx, s.pool, ids[0], ids[1], leaf, c.Sequence)
-	}
-	return utcCheckpoint(out), wrap(op, err)
+	return []any{ids[0], ids[1], c.Sequence, nullIfEmpty(leaf), jsonOr(c.State, "{}"), nullJSON(c.Metadata), c.Steps}, nil
 }
+
+// checkpointAppended is AppendCheckpoint's answer to what its statement,
+// run with args, returned: when it inserted nothing, why.
+func checkpointAppended(ctx context.Context, q querier, out Checkpoint, err error, args []any) (Checkpoint, error) {
+	if errors.Is(err, errNoRows) {
+		leaf, _ := args[3].(string) // nil: no leaf
+		return Checkpoint{}, checkpointRefused(ctx, q, args[0].(string), args[1].(string), leaf, args[2].(int))
+	}
+	return utcCheckpoint(out), wrap(appendCheckpointOp, err)
+}
+
+// appendCheckpointSQL is AppendCheckpoint's one statement: the execution
+// row's UPDATE serialises appends per execution, and its condition is
+// checked again on the row's newest version when it waited for the lock
+// (current_checkpoint_seq is the latest checkpoint's sequence: it is set
+// only here). Sequence 0, which the row's 0 cannot tell from "none",
+// passes it while the row says 0; a second 0 then breaks the unique
+// (execution, sequence): ErrConflict as well. A round trip instead of
+// four (BEGIN, lock, insert, COMMIT) at every turn.
+const appendCheckpointSQL = `
+	WITH x AS (
+		UPDATE agent_execution SET current_checkpoint_seq = $3, step_count = step_count + $7, updated_at = now()
+		WHERE id = $2 AND org_id = $1 AND (current_checkpoint_seq < $3 OR (current_checkpoint_seq = 0 AND $3 = 0))
+		  AND ($4::uuid IS NULL OR EXISTS (
+			SELECT 1 FROM agent_entry WHERE id = $4::uuid AND agent_execution_id = $2 AND org_id = $1))
+		RETURNING id
+	), ins AS (
+		INSERT INTO agent_checkpoint (org_id, agent_execution_id, sequence, leaf_entry_id, state, metadata)
+		SELECT $1, $2, $3, $4::uuid, $5, $6 FROM x
+		RETURNING *
+	)
+	SELECT ` + checkpointCols + ` FROM ins`
 
 // checkpointRefused says why AppendCheckpoint inserted nothing.
 func checkpointRefused(ctx context.Context, q querier, orgID, executionID, leaf string, seq int) error {

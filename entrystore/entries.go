@@ -125,6 +125,23 @@ const insertEntrySQL = `
 	)
 	SELECT `
 
+// insertEntryReturning is insertEntrySQL returning only what the
+// database decides: the documents are stored as sent (json), so the rest
+// is the entry given (insertedDest).
+const insertEntryReturning = insertEntrySQL + "e.created_at, e.id::text, e.seq, e.depth, e.step FROM ins e"
+
+// insertedDest are the fields of out insertEntryReturning's row fills.
+func insertedDest(out *Entry) []any {
+	return []any{&out.CreatedAt, &out.ID, &out.Seq, &out.Depth, &out.Step}
+}
+
+// entryArgs are insertEntrySQL's parameters for e (its IDs checked and
+// its content set), id its preset ID or "": $3 execution, $9 key.
+func entryArgs(e Entry, id string, fork bool, fence *time.Time) []any {
+	return []any{nullIfEmpty(id), e.OrgID, e.ExecutionID, nullIfEmpty(e.ParentID), e.Type, nullIfEmpty(e.Role), string(e.Content), nullIfEmpty(e.TurnID),
+		e.IdempotencyKey, nullJSON(e.Metadata), fork, fence}
+}
+
 // AppendEntry appends e to its execution's tree. IdempotencyKey is required:
 // a repeat of (execution, key) — sequential or concurrent — writes nothing
 // and returns the entry already stored with created=false. The parent must
@@ -135,37 +152,48 @@ func (s *Store) AppendEntry(ctx context.Context, e Entry) (Entry, bool, error) {
 	return appendEntry(ctx, s.pool, e)
 }
 
-func appendEntry(ctx context.Context, q querier, e Entry) (Entry, bool, error) {
-	const op = "append entry"
+// appendEntryOp names the errors of an entry's append.
+const appendEntryOp = "append entry"
+
+// checkEntry checks e for an append and returns it as stored (its IDs
+// canonical, its content set) and its preset ID, "" for none.
+func checkEntry(e Entry) (Entry, string, error) {
+	const op = appendEntryOp
 	ids, err := writeIDs(op, e.OrgID, e.ExecutionID)
 	if err != nil {
-		return Entry{}, false, err
+		return Entry{}, "", err
 	}
 	id, ok1 := optID(e.ID)
 	parent, ok2 := optID(e.ParentID)
 	if !ok1 || !ok2 {
-		return Entry{}, false, errf(op, ErrInvalid, "malformed id or parent id")
+		return Entry{}, "", errf(op, ErrInvalid, "malformed id or parent id")
 	}
 	if e.IdempotencyKey == "" {
-		return Entry{}, false, errf(op, ErrInvalid, "idempotency key is required")
+		return Entry{}, "", errf(op, ErrInvalid, "idempotency key is required")
 	}
 	if e.Type == "" {
-		return Entry{}, false, errf(op, ErrInvalid, "entry type is required")
+		return Entry{}, "", errf(op, ErrInvalid, "entry type is required")
 	}
+	e.OrgID, e.ExecutionID, e.ParentID = ids[0], ids[1], parent
+	if e.Content == nil {
+		e.Content = json.RawMessage("{}")
+	}
+	return e, id, nil
+}
+
+func appendEntry(ctx context.Context, q querier, e Entry) (Entry, bool, error) {
+	const op = appendEntryOp
+	e, id, err := checkEntry(e)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	ids := []string{e.OrgID, e.ExecutionID}
 	// First as the parent's continuation; if that inserted nothing and the
 	// key is not a repeat, the parent already has a first child, so fork.
 	fence := writeFence(ctx)
 	for _, fork := range []bool{false, true} {
 		out := e
-		out.OrgID, out.ExecutionID, out.ParentID = ids[0], ids[1], parent
-		if out.Content == nil {
-			out.Content = json.RawMessage("{}")
-		}
-		// Only what the database decides comes back: the documents are
-		// stored as sent (json), so the rest is e.
-		err := q.QueryRow(ctx, insertEntrySQL+"e.created_at, e.id::text, e.seq, e.depth, e.step FROM ins e",
-			nullIfEmpty(id), ids[0], ids[1], nullIfEmpty(parent), e.Type, nullIfEmpty(e.Role), string(out.Content), nullIfEmpty(e.TurnID),
-			e.IdempotencyKey, nullJSON(e.Metadata), fork, fence).Scan(&out.CreatedAt, &out.ID, &out.Seq, &out.Depth, &out.Step)
+		err := q.QueryRow(ctx, insertEntryReturning, entryArgs(out, id, fork, fence)...).Scan(insertedDest(&out)...)
 		if err == nil {
 			out.CreatedAt = out.CreatedAt.UTC()
 			return out, true, nil

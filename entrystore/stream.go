@@ -129,36 +129,62 @@ func (s *Store) AppendStreamEvents(ctx context.Context, orgID, executionID strin
 	if len(events) == 0 {
 		return nil, nil
 	}
-	names := make([]string, len(events))
-	data := make([]string, len(events))
+	names, data, err := streamEventArgs(op, events)
+	if err != nil {
+		return nil, err
+	}
+	out, err := queryAll[StreamEvent](ctx, s.pool, streamEventsSQL(""), ids[0], ids[1], names, data)
+	if err == nil && len(out) == 0 {
+		err = errNoRows
+	}
+	return utcAll(out, StreamEvent.utc), wrap(op, err)
+}
+
+// streamEventArgs are events' names and data as AppendStreamEvents'
+// statement takes them.
+func streamEventArgs(op string, events []NewStreamEvent) (names, data []string, err error) {
+	names = make([]string, len(events))
+	data = make([]string, len(events))
 	for i, ev := range events {
 		if ev.Event == "" {
-			return nil, errf(op, ErrInvalid, "event %d: event name is required", i)
+			return nil, nil, errf(op, ErrInvalid, "event %d: event name is required", i)
 		}
 		names[i], data[i] = ev.Event, jsonOr(ev.Data, "{}")
 	}
-	// The rows are inserted in ordinality order, so the identity column
-	// numbers them in the order given; n runs once, as its function is
-	// volatile.
-	out, err := queryAll[StreamEvent](ctx, s.pool, `
+	return names, data, nil
+}
+
+// streamEventsSQL stores events ($3 names, $4 data) of execution $2 in
+// organization $1, in order, and notifies the schema's channel once, in
+// one statement: one write for a whole batch of tokens. The events get
+// increasing IDs in the order given, under the same per-execution
+// advisory lock as AppendStreamEvent, so one execution's events still
+// commit in ID order. The one notification names the batch's first
+// (lowest) ID: a listener reading the rows after the ID before it reads
+// the whole batch. cond, when set, is one more condition the events are
+// stored under (its parameters from $5 on).
+//
+// The rows are inserted in ordinality order, so the identity column
+// numbers them in the order given; n runs once, as its function is
+// volatile.
+func streamEventsSQL(cond string) string {
+	if cond != "" {
+		cond = " AND " + cond
+	}
+	return `
 		WITH l AS (SELECT pg_advisory_xact_lock(hashtextextended($2::uuid::text, 0))),
 		ins AS (
 			INSERT INTO agent_stream_event (org_id, agent_execution_id, event, data)
 			SELECT $1, $2, e.event, e.data::jsonb
 			FROM l, unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(event, data, ord)
-			WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1)
+			WHERE EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1)` + cond + `
 			ORDER BY e.ord
 			RETURNING *
 		),
 		n AS (
-			SELECT pg_notify(`+notifyChannelSQL+`, $2::uuid::text || ':' || min(id)) FROM ins HAVING count(*) > 0
+			SELECT pg_notify(` + notifyChannelSQL + `, $2::uuid::text || ':' || min(id)) FROM ins HAVING count(*) > 0
 		)
-		SELECT `+streamCols+` FROM ins, n ORDER BY id`,
-		ids[0], ids[1], names, data)
-	if err == nil && len(out) == 0 {
-		err = errNoRows
-	}
-	return utcAll(out, StreamEvent.utc), wrap(op, err)
+		SELECT ` + streamCols + ` FROM ins, n ORDER BY id`
 }
 
 // StreamEventsAfter returns up to limit events of the execution with IDs

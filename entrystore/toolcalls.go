@@ -110,40 +110,71 @@ func (t ToolCall) utc() ToolCall {
 // was approved). A decision, once recorded, stays; unset fields keep their
 // value (agentsdk.ToolCallRecord.Merge states the same rules).
 func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, error) {
-	const op = "record tool call"
-	ids, err := writeIDs(op, tc.OrgID, tc.ExecutionID, tc.MessageID)
+	args, err := toolCallArgs(tc)
 	if err != nil {
 		return ToolCall{}, err
 	}
+	out, err := queryOne[ToolCall](ctx, s.pool, toolCallUpsertSQL, args...)
+	return toolCallRecorded(out, err, tc)
+}
+
+// recordToolCallOp names RecordToolCall's errors.
+const recordToolCallOp = "record tool call"
+
+// toolCallRecorded is RecordToolCall's answer to what its statement
+// returned.
+func toolCallRecorded(out ToolCall, err error, tc ToolCall) (ToolCall, error) {
+	if errors.Is(err, errNoRows) {
+		return ToolCall{}, errf(recordToolCallOp, ErrInvalid, "message or result entry is not an entry of execution %s", tc.ExecutionID)
+	}
+	return out.utc(), wrap(recordToolCallOp, err)
+}
+
+// toolCallArgs checks tc and returns toolCallUpsertSQL's parameters: $1
+// organization, $2 execution, $3 message, $5 tool call ID.
+func toolCallArgs(tc ToolCall) ([]any, error) {
+	const op = recordToolCallOp
+	ids, err := writeIDs(op, tc.OrgID, tc.ExecutionID, tc.MessageID)
+	if err != nil {
+		return nil, err
+	}
 	result, ok := optID(tc.ResultEntryID)
 	if !ok {
-		return ToolCall{}, errf(op, ErrInvalid, "malformed result entry id %q", tc.ResultEntryID)
+		return nil, errf(op, ErrInvalid, "malformed result entry id %q", tc.ResultEntryID)
 	}
 	if tc.ToolCallID == "" || tc.ToolName == "" {
-		return ToolCall{}, errf(op, ErrInvalid, "tool call id and tool name are required")
+		return nil, errf(op, ErrInvalid, "tool call id and tool name are required")
 	}
 	standing, ok := optID(tc.StandingApprovalID)
 	if !ok {
-		return ToolCall{}, errf(op, ErrInvalid, "malformed standing approval id %q", tc.StandingApprovalID)
+		return nil, errf(op, ErrInvalid, "malformed standing approval id %q", tc.StandingApprovalID)
 	}
 	if tc.Status == "" {
 		tc.Status = ToolCallRunning
 	}
 	if tc.Decision != "" && tc.Decision != "approve" && tc.Decision != "reject" {
-		return ToolCall{}, errf(op, ErrInvalid, "decision must be approve or reject; got %q", tc.Decision)
+		return nil, errf(op, ErrInvalid, "decision must be approve or reject; got %q", tc.Decision)
 	}
 	var sha []byte
 	if tc.OutputSHA256 != "" {
 		if sha, err = hex.DecodeString(tc.OutputSHA256); err != nil || len(sha) != 32 {
-			return ToolCall{}, errf(op, ErrInvalid, "output sha256 %q", tc.OutputSHA256)
+			return nil, errf(op, ErrInvalid, "output sha256 %q", tc.OutputSHA256)
 		}
 	}
-	out, err := queryOne[ToolCall](ctx, s.pool, `
+	return []any{ids[0], ids[1], ids[2], nullIfEmpty(result), tc.ToolCallID, tc.ToolName, tc.Status,
+		nullJSON(tc.Input), nullJSON(tc.Output), sha, tc.OutputSize, tc.Truncated, tc.DurationMs, tc.StepNumber,
+		nullIfEmpty(tc.Policy), nullIfEmpty(tc.Risk), tc.ApprovalRequestedAt, nullIfEmpty(tc.Decision),
+		nullIfEmpty(tc.DecisionReason), nullIfEmpty(tc.DecidedBy), tc.DecidedAt, tc.AlwaysAllow,
+		nullJSON(tc.EditedArguments), nullIfEmpty(standing)}, nil
+}
+
+// toolCallUpsertSQL is RecordToolCall's statement.
+const toolCallUpsertSQL = `
 		INSERT INTO agent_tool_call AS t (org_id, agent_execution_id, message_id, result_entry_id, tool_call_id,
 			tool_name, status, input, output, output_sha256, output_size, truncated, duration_ms, step_number,
 			policy, risk, approval_requested_at, decision, decision_reason, decided_by, decided_at, always_allow,
 			edited_arguments, standing_approval_id)
-		SELECT $1, $2, $3, $4::uuid, $5, $6, $7, CASE WHEN $8::jsonb = `+askedInputOf+` THEN NULL ELSE $8::jsonb END, CASE WHEN $4::uuid IS NULL OR NOT $9::jsonb ? 'text' THEN $9::jsonb END, $10, $11, $12, $13, $14,
+		SELECT $1, $2, $3, $4::uuid, $5, $6, $7, CASE WHEN $8::jsonb = ` + askedInputOf + ` THEN NULL ELSE $8::jsonb END, CASE WHEN $4::uuid IS NULL OR NOT $9::jsonb ? 'text' THEN $9::jsonb END, $10, $11, $12, $13, $14,
 			$15, $16, $17, $18, $19, $20, $21, $22, $23::jsonb, $24::uuid
 		WHERE EXISTS (SELECT 1 FROM agent_entry WHERE id = $3 AND agent_execution_id = $2 AND org_id = $1)
 		  AND ($4::uuid IS NULL OR EXISTS (
@@ -174,17 +205,7 @@ func (s *Store) RecordToolCall(ctx context.Context, tc ToolCall) (ToolCall, erro
 			truncated = EXCLUDED.truncated OR t.truncated,
 			duration_ms = greatest(EXCLUDED.duration_ms, t.duration_ms),
 			updated_at = now()
-		RETURNING `+toolCallCols,
-		ids[0], ids[1], ids[2], nullIfEmpty(result), tc.ToolCallID, tc.ToolName, tc.Status,
-		nullJSON(tc.Input), nullJSON(tc.Output), sha, tc.OutputSize, tc.Truncated, tc.DurationMs, tc.StepNumber,
-		nullIfEmpty(tc.Policy), nullIfEmpty(tc.Risk), tc.ApprovalRequestedAt, nullIfEmpty(tc.Decision),
-		nullIfEmpty(tc.DecisionReason), nullIfEmpty(tc.DecidedBy), tc.DecidedAt, tc.AlwaysAllow,
-		nullJSON(tc.EditedArguments), nullIfEmpty(standing))
-	if errors.Is(err, errNoRows) {
-		return ToolCall{}, errf(op, ErrInvalid, "message or result entry is not an entry of execution %s", tc.ExecutionID)
-	}
-	return out.utc(), wrap(op, err)
-}
+		RETURNING ` + toolCallCols
 
 // GetToolCall returns one tool-call record with its full input and output.
 func (s *Store) GetToolCall(ctx context.Context, orgID, id string) (ToolCall, error) {

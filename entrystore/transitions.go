@@ -77,10 +77,17 @@ func updateStatus(ctx context.Context, q querier, op string, ids []string, expec
 
 // moveStatus runs moveStatusSQL on q; errNoRows when it moved nothing.
 func moveStatus(ctx context.Context, q querier, ids []string, version int, tr Transition) (Execution, error) {
-	e, err := queryOne[Execution](ctx, q, moveStatusSQL, ids[0], ids[1], version,
-		string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To), tr.Steps)
+	e, err := queryOne[Execution](ctx, q, moveStatusSQL, moveStatusArgs(ids, version, tr)...)
 	return utcExecution(e), err
 }
+
+// moveStatusArgs are moveStatusSQL's parameters.
+func moveStatusArgs(ids []string, version int, tr Transition) []any {
+	return []any{ids[0], ids[1], version, string(tr.To), tr.Error, tr.StopReason, nullJSON(tr.Output), allowedFrom(tr.To), tr.Steps}
+}
+
+// isNoRows reports whether a statement that returns one row returned none.
+func isNoRows(err error) bool { return errors.Is(err, errNoRows) }
 
 // Transition moves the execution to tr.To whatever its version, retrying on
 // a concurrent writer. Moving to the current status is a no-op that returns

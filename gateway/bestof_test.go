@@ -129,8 +129,11 @@ func TestBestOfNPromotesOne(t *testing.T) {
 	b2 := e.ok(e.keyA, http.MethodPost, c.path+"/best-of", map[string]any{"entryId": u3, "n": 2})
 	id2 := b2["id"].(string)
 	poll(t, time.Minute, func() bool {
+		// A branch is promoted once it answered and waits (its answer is
+		// written before its checkpoint and its wait).
 		for _, br := range e.ok(e.keyA, http.MethodGet, c.path+"/best-of/"+id2, nil)["branches"].([]any) {
-			if len(asSlice(br.(map[string]any)["path"].(map[string]any)["answers"])) != 1 {
+			p := br.(map[string]any)["path"].(map[string]any)
+			if p["status"] != "WAITING" || len(asSlice(p["answers"])) != 1 {
 				return false
 			}
 		}

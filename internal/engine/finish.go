@@ -64,11 +64,21 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 			return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, err)
 		}
 	}
+	// Where the store can (Announcer), each write commits with its
+	// event: the checkpoint with agent.checkpoint, the wait with
+	// agent.waiting. Otherwise both events go out in one write after them.
+	a, announces := o.Store.(Announcer)
 	var evs []event.Event
-	err = o.Store.AppendCheckpoint(ctx, domain.Checkpoint{
+	cp := domain.Checkpoint{
 		OrgID: in.OrgID, ExecutionID: in.ExecutionID, Sequence: in.Sequence,
 		LeafEntryID: in.LeafID, State: state, Metadata: meta, Steps: in.Steps,
-	})
+	}
+	recorded := event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence}
+	if announces {
+		err = a.AppendCheckpointAnnounced(ctx, cp, []event.Event{recorded})
+	} else {
+		err = o.Store.AppendCheckpoint(ctx, cp)
+	}
 	switch {
 	case errors.Is(err, domain.ErrConflict):
 		prev, gerr := o.Store.GetCheckpoint(ctx, in.OrgID, in.ExecutionID, in.Sequence)
@@ -86,18 +96,21 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 		// would reach clients twice.
 	case err != nil:
 		return fmt.Errorf("engine: checkpoint %d: %w", in.Sequence, err)
-	default:
-		evs = append(evs, event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence})
+	case !announces:
+		evs = append(evs, recorded)
 	}
 	if in.Wait {
-		ex, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, domain.Transition{To: domain.StatusWaiting})
+		ex, announced, err := o.transition(ctx, in.OrgID, in.ExecutionID, domain.Transition{To: domain.StatusWaiting},
+			func(status domain.Status) []event.Event { return []event.Event{o.waitingEvent(ctx, in, status)} })
 		if err != nil {
 			// The checkpoint is stored: its event goes out now, as a retry
 			// finds the row and announces nothing.
 			o.publishBatch(ctx, in.OrgID, in.ExecutionID, evs)
 			return fmt.Errorf("engine: wait: %w", err)
 		}
-		evs = append(evs, o.waitingEvent(ctx, in, ex.Status))
+		if !announced {
+			evs = append(evs, o.waitingEvent(ctx, in, ex.Status))
+		}
 	}
 	// One write for the checkpoint's event and the wait's.
 	o.publishBatch(ctx, in.OrgID, in.ExecutionID, evs)
@@ -195,25 +208,55 @@ func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) 
 				return out, fmt.Errorf("engine: finish: %w", err)
 			}
 		}
-		ex, err = o.Store.Transition(ctx, in.OrgID, in.ExecutionID, tr)
+		// The ending's event commits with it where the store can
+		// (Announcer): a stream that sees the execution ended finds its
+		// event stored, rather than waiting a grace for it. A pause's
+		// event names the steps the move counts, known only after it.
+		var announced bool
+		ex, announced, err = o.transition(ctx, in.OrgID, in.ExecutionID, tr, func(status domain.Status) []event.Event {
+			if status == domain.StatusPaused || tr.StopReason == "" || status == domain.StatusFailed && tr.Error == "" {
+				return nil
+			}
+			return endedEvents(in.ExecutionID, domain.Execution{Status: status, StopReason: tr.StopReason, Error: tr.Error})
+		})
+		if err == nil && announced {
+			return out, o.cancelAwaiting(ctx, in, ex)
+		}
 	}
 	if err != nil {
 		return out, fmt.Errorf("engine: finish: %w", err)
 	}
-	if ex.Status.Terminal() {
-		if err := o.Store.CancelAwaitingToolCalls(ctx, in.OrgID, in.ExecutionID); err != nil {
-			return out, fmt.Errorf("engine: finish: %w", err)
-		}
+	if err := o.cancelAwaiting(ctx, in, ex); err != nil {
+		return out, err
 	}
+	o.publishBatch(ctx, in.OrgID, in.ExecutionID, endedEvents(in.ExecutionID, ex))
+	return out, nil
+}
+
+// cancelAwaiting cancels the calls of an ended execution still waiting
+// for a decision.
+func (o *Ops) cancelAwaiting(ctx context.Context, in FinishInput, ex domain.Execution) error {
+	if !ex.Status.Terminal() {
+		return nil
+	}
+	if err := o.Store.CancelAwaitingToolCalls(ctx, in.OrgID, in.ExecutionID); err != nil {
+		return fmt.Errorf("engine: finish: %w", err)
+	}
+	return nil
+}
+
+// endedEvents announce the end (or pause) ex reached: none for a live
+// status.
+func endedEvents(executionID string, ex domain.Execution) []event.Event {
 	switch st := string(ex.Status); ex.Status {
 	case domain.StatusCompleted:
-		o.publish(ctx, in.OrgID, in.ExecutionID, event.Completed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
+		return []event.Event{event.Completed{AgentExecutionID: executionID, Status: st, StopReason: ex.StopReason}}
 	case domain.StatusFailed:
-		o.publish(ctx, in.OrgID, in.ExecutionID, event.Failed{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason, Error: ex.Error})
+		return []event.Event{event.Failed{AgentExecutionID: executionID, Status: st, StopReason: ex.StopReason, Error: ex.Error}}
 	case domain.StatusCancelled:
-		o.publish(ctx, in.OrgID, in.ExecutionID, event.Cancelled{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason})
+		return []event.Event{event.Cancelled{AgentExecutionID: executionID, Status: st, StopReason: ex.StopReason}}
 	case domain.StatusPaused:
-		o.publish(ctx, in.OrgID, in.ExecutionID, event.Paused{AgentExecutionID: in.ExecutionID, Status: st, StopReason: ex.StopReason, Steps: ex.StepCount})
+		return []event.Event{event.Paused{AgentExecutionID: executionID, Status: st, StopReason: ex.StopReason, Steps: ex.StepCount}}
 	}
-	return out, nil
+	return nil
 }

@@ -140,26 +140,54 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 		out.Leaf = &ref
 	}
 	if in.Announce != "" && !ex.Status.Terminal() && ex.Status != domain.StatusCancelling {
-		running, err := o.Store.Transition(ctx, in.OrgID, in.ExecutionID, domain.Transition{To: domain.StatusRunning})
+		// This Begin ran before and announced when the execution runs
+		// already or has moved on past this segment: a local activity run
+		// again after its workflow task was lost — the lost task ran the
+		// whole turn, to the checkpoint of its wait (local model and tool
+		// calls), and the re-run goes its way again. Then the move
+		// announces nothing.
+		ran := ex.Status == domain.StatusRunning || ex.CheckpointSeq > in.Sequence
+		running, announced, err := o.transition(ctx, in.OrgID, in.ExecutionID, domain.Transition{To: domain.StatusRunning},
+			func(status domain.Status) []event.Event {
+				if ran {
+					return nil
+				}
+				return []event.Event{begun(in, status)}
+			})
 		if err != nil {
 			return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
 		}
 		out.Status = running.Status
-		if ex.Status == running.Status || ex.CheckpointSeq > in.Sequence {
-			// This Begin ran before and announced: a local activity run
-			// again after its workflow task was lost, the execution still
-			// running, or moved on past this segment — the lost task ran
-			// the whole turn, to the checkpoint of its wait (local model
-			// and tool calls), and the re-run goes its way again.
-			return out, nil
+		if !announced && !ran && ex.Status != running.Status {
+			o.publish(ctx, in.OrgID, in.ExecutionID, begun(in, running.Status))
 		}
-		var ev event.Event = event.Started{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}
-		if in.Announce == event.NameResumed {
-			ev = event.Resumed{AgentExecutionID: in.ExecutionID, Status: string(running.Status)}
-		}
-		o.publish(ctx, in.OrgID, in.ExecutionID, ev)
 	}
 	return out, nil
+}
+
+// begun is the event a segment's Begin announces: agent.started or
+// agent.resumed.
+func begun(in BeginInput, status domain.Status) event.Event {
+	if in.Announce == event.NameResumed {
+		return event.Resumed{AgentExecutionID: in.ExecutionID, Status: string(status)}
+	}
+	return event.Started{AgentExecutionID: in.ExecutionID, Status: string(status)}
+}
+
+// transition moves the execution to tr.To and, when the move is made,
+// stores the events evs returns for that status with it, in the same
+// transaction where the store can (Announcer). announced is false when
+// they were not stored: the caller publishes what the move it got calls
+// for.
+func (o *Ops) transition(ctx context.Context, orgID, executionID string, tr domain.Transition,
+	evs func(domain.Status) []event.Event) (ex domain.Execution, announced bool, err error) {
+	if a, ok := o.Store.(Announcer); ok {
+		if e := evs(tr.To); len(e) > 0 {
+			return a.TransitionAnnounced(ctx, orgID, executionID, tr, e)
+		}
+	}
+	ex, err = o.Store.Transition(ctx, orgID, executionID, tr)
+	return ex, false, err
 }
 
 // DecodeConfig decodes an execution's stored configuration.

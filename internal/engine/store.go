@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/internal/domain"
 	"github.com/agentree/agentree/internal/step"
 )
@@ -54,4 +55,18 @@ type Store interface {
 	// CancelAwaitingToolCalls marks the execution's calls still waiting
 	// for approval cancelled: it has ended, and they will never run.
 	CancelAwaitingToolCalls(ctx context.Context, orgID, executionID string) error
+}
+
+// Announcer is a Store that commits a checkpoint or a status move with
+// the events telling of it, in one transaction and one round trip: a
+// commit less at a turn's start and at each of its checkpoints. Without
+// it the engine writes, then publishes.
+type Announcer interface {
+	// AppendCheckpointAnnounced is AppendCheckpoint storing evs with the
+	// checkpoint it records; a conflict stores none.
+	AppendCheckpointAnnounced(ctx context.Context, c domain.Checkpoint, evs []event.Event) error
+	// TransitionAnnounced is Transition storing evs with the move when it
+	// makes it at once (announced); a move it makes otherwise, or none,
+	// stores none, and the caller publishes what that calls for.
+	TransitionAnnounced(ctx context.Context, orgID, executionID string, tr domain.Transition, evs []event.Event) (e domain.Execution, announced bool, err error)
 }

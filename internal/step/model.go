@@ -91,10 +91,17 @@ func (d Deps) entry(ctx context.Context, orgID, executionID, id string) (agentsd
 // appendEntries appends entries and tells the cache of them.
 func (d Deps) appendEntries(ctx context.Context, orgID, executionID string, entries []agentsdk.Entry) ([]agentsdk.Entry, error) {
 	out, err := d.Store.AppendEntries(ctx, orgID, entries)
-	if err == nil && d.Cache != nil {
-		d.Cache.appended(orgID, executionID, out)
+	if err == nil {
+		d.cacheAppended(orgID, executionID, out)
 	}
 	return out, err
+}
+
+// cacheAppended tells the cache of entries appended.
+func (d Deps) cacheAppended(orgID, executionID string, entries []agentsdk.Entry) {
+	if d.Cache != nil {
+		d.Cache.appended(orgID, executionID, entries)
+	}
 }
 
 // contextView is the view of the context path to leafID, and that path.
@@ -289,8 +296,22 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	// Every delta is stored before the step returns, cancelled or not, so
 	// whatever is published after the call (tool events, the engine's
 	// lifecycle events) comes after its last token. A failed publish is
-	// not the model's failure: the entries are the record.
-	_ = pub.close()
+	// not the model's failure: the entries are the record. A call that
+	// answered stores the deltas still queued with its answer, one commit
+	// for both, where the store can (Announcer); they are published on
+	// their own if the step fails before that.
+	announcer, announces := d.Store.(Announcer)
+	var rest []event.Event
+	if announces && err == nil {
+		rest, _ = pub.detach()
+		defer func() {
+			if len(rest) > 0 {
+				_ = d.Store.PublishBatch(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID, rest)
+			}
+		}()
+	} else {
+		_ = pub.close()
+	}
 	if err != nil && idle.fired() && ctx.Err() == nil {
 		err = &agentsdk.ModelError{Provider: in.Model.Provider, Retryable: true, Err: err,
 			Message: fmt.Sprintf("the model sent nothing for %s; the call is made again", d.ModelIdleTimeout)}
@@ -331,10 +352,22 @@ func CallModel(ctx context.Context, d Deps, in ModelInput) (agentsdk.ModelResult
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: encode its record: %w", err)
 	}
-	entries, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, []agentsdk.Entry{
-		{ExecutionID: in.ExecutionID, ParentID: parent, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
-			Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key, Metadata: metadata},
-	})
+	answer := agentsdk.Entry{ExecutionID: in.ExecutionID, ParentID: parent, Type: agentsdk.EntryMessage, Role: agentsdk.RoleAssistant,
+		Content: content, TurnID: in.TurnID, IdempotencyKey: in.Key, Metadata: metadata}
+	var entries []agentsdk.Entry
+	if announces {
+		// Stored with the answer; a failed append stored none of them,
+		// and the deferred write stores them on their own, as the call
+		// streamed them (its retry streams again).
+		var e agentsdk.Entry
+		if e, err = announcer.AppendEntryAnnounced(ctx, in.OrgID, answer, rest); err == nil {
+			rest = nil
+			entries = []agentsdk.Entry{e}
+			d.cacheAppended(in.OrgID, in.ExecutionID, entries)
+		}
+	} else {
+		entries, err = d.appendEntries(ctx, in.OrgID, in.ExecutionID, []agentsdk.Entry{answer})
+	}
 	if err != nil {
 		return agentsdk.ModelResult{}, fmt.Errorf("step: model call: append: %w", err)
 	}

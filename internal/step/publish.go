@@ -72,6 +72,9 @@ type publisher struct {
 	pending []event.Event
 	since   time.Time // when the oldest pending delta arrived
 	closing bool
+	// handOff: the writer stops without writing what is left, which
+	// detach hands to the caller.
+	handOff bool
 	failure error
 	// merged counts deltas merged into the one before them.
 	merged int
@@ -189,9 +192,9 @@ func (p *publisher) run(ctx context.Context) {
 	first := true
 	for {
 		p.mu.Lock()
-		n, since, closing := len(p.pending), p.since, p.closing
+		n, since, closing, handOff := len(p.pending), p.since, p.closing, p.handOff
 		p.mu.Unlock()
-		if n == 0 && closing {
+		if handOff || n == 0 && closing {
 			return
 		}
 		due := since.Add(p.opts.Every)
@@ -233,8 +236,34 @@ func (p *publisher) write(ctx context.Context) {
 // everything is written, or after FlushTimeout, cancelling the write in
 // flight; it returns the first failed write's error, if any.
 func (p *publisher) close() error {
+	p.stop(false)
 	p.mu.Lock()
-	p.closing = true
+	defer p.mu.Unlock()
+	if p.failure == nil && len(p.pending) > 0 {
+		p.failure = fmt.Errorf("step: publish: %d deltas not written within %s", len(p.pending), p.opts.FlushTimeout)
+	}
+	return p.failure
+}
+
+// detach stops the writer once a write in flight is done, without
+// writing what is still queued, and returns that: the caller stores it
+// with the call's answer, one commit for both (Announcer). It returns the
+// first failed write's error too, if any.
+func (p *publisher) detach() ([]event.Event, error) {
+	p.stop(true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rest := p.pending
+	p.pending = nil
+	return rest, p.failure
+}
+
+// stop ends the writer, which first writes what is queued unless handOff,
+// and waits for it up to FlushTimeout; past that it cancels the write in
+// flight.
+func (p *publisher) stop(handOff bool) {
+	p.mu.Lock()
+	p.closing, p.handOff = true, handOff
 	p.mu.Unlock()
 	p.signal()
 	t := time.NewTimer(p.opts.FlushTimeout)
@@ -246,12 +275,6 @@ func (p *publisher) close() error {
 		<-p.done
 	}
 	p.abort()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.failure == nil && len(p.pending) > 0 {
-		p.failure = fmt.Errorf("step: publish: %d deltas not written within %s", len(p.pending), p.opts.FlushTimeout)
-	}
-	return p.failure
 }
 
 // deltaPayload is a model's non-text delta as a data event's payload.

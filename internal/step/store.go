@@ -52,3 +52,54 @@ type Store interface {
 type ToolStarter interface {
 	StartToolCall(ctx context.Context, rec agentsdk.ToolCallRecord) (agentsdk.ToolCallRecord, error)
 }
+
+// Announcer is a Store that records a tool call, or appends an entry,
+// and stores the events telling of it in one transaction: a round trip
+// and a commit less at each start and end of a call, and at each answer. With started, rec is the call's start:
+// the record as it then stands is returned (as ToolStarter's), and the
+// events are stored only when it holds no result. Both commit or neither
+// does. A Store without it writes the record, then the events
+// (AnnounceToolCallApart).
+//
+// AppendEntryAnnounced appends e (as AppendEntries appends one) and
+// stores evs with it: a model's answer and the last of its deltas. Where
+// it cannot store both at once (e is a repeat, or a fork) it stores evs
+// after e, on their own. On an error it has stored no event.
+type Announcer interface {
+	AnnounceToolCall(ctx context.Context, rec agentsdk.ToolCallRecord, evs []event.Event, started bool) (agentsdk.ToolCallRecord, error)
+	AppendEntryAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error)
+}
+
+// AppendEntryAnnouncedApart is Announcer's AppendEntryAnnounced on any
+// store: the entry, then the events (best effort).
+func AppendEntryAnnouncedApart(ctx context.Context, s Store, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error) {
+	out, err := s.AppendEntries(ctx, orgID, []agentsdk.Entry{e})
+	if err != nil {
+		return agentsdk.Entry{}, err
+	}
+	if len(evs) > 0 {
+		_ = s.PublishBatch(ctx, orgID, e.ExecutionID, evs)
+	}
+	return out[0], nil
+}
+
+// AnnounceToolCallApart is Announcer's AnnounceToolCall on any store, in
+// two writes: the record, then, unless a start found the call answered,
+// the events, whose failure is not the call's (live events are best
+// effort; the record is the record).
+func AnnounceToolCallApart(ctx context.Context, s Store, rec agentsdk.ToolCallRecord, evs []event.Event, started bool) (agentsdk.ToolCallRecord, error) {
+	stood, err := rec, error(nil)
+	switch ts, ok := s.(ToolStarter); {
+	case started && ok:
+		stood, err = ts.StartToolCall(ctx, rec)
+	default:
+		err = s.RecordToolCall(ctx, rec)
+	}
+	if err != nil {
+		return stood, err
+	}
+	if !started || !hasResult(stood) {
+		_ = s.PublishBatch(ctx, rec.OrgID, rec.ExecutionID, evs)
+	}
+	return stood, nil
+}

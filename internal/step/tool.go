@@ -78,13 +78,14 @@ func (e *endedElsewhere) Error() string {
 	return "step: tool call " + e.rec.ToolCallID + " ended in another run"
 }
 
-// startToolCall records a call's start and returns its record as it then
-// stands (ToolStarter), or rec when the store cannot say.
-func (d Deps) startToolCall(ctx context.Context, rec agentsdk.ToolCallRecord) (agentsdk.ToolCallRecord, error) {
-	if ts, ok := d.Store.(ToolStarter); ok {
-		return ts.StartToolCall(ctx, rec)
+// announceToolCall records rec with the events telling of it: in one
+// transaction where the store can (Announcer). With started, rec is the
+// call's start, and the record as it then stands is returned.
+func (d Deps) announceToolCall(ctx context.Context, rec agentsdk.ToolCallRecord, evs []event.Event, started bool) (agentsdk.ToolCallRecord, error) {
+	if a, ok := d.Store.(Announcer); ok {
+		return a.AnnounceToolCall(ctx, rec, evs, started)
 	}
-	return rec, d.Store.RecordToolCall(ctx, rec)
+	return AnnounceToolCallApart(ctx, d.Store, rec, evs, started)
 }
 
 // appendRun appends an ended call's result entry, links its record to it
@@ -95,11 +96,10 @@ func appendRun(ctx context.Context, d Deps, in ToolInput, run toolRun) (agentsdk
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)
 	}
 	run.rec.ResultEntryID = entries[0].ID
-	if err := d.Store.RecordToolCall(ctx, run.rec); err != nil {
+	if _, err := d.announceToolCall(ctx, run.rec, run.events(in), false); err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: record end: %w", err)
 	}
 	d.toolRecorded(run.rec)
-	run.announce(ctx, d, in)
 	return toolResultFromEntry(entries[0], run.rec.Truncated)
 }
 
@@ -143,11 +143,10 @@ func ExecuteTool(ctx context.Context, d Deps, in ToolInput) (ToolOutcome, error)
 // recordRun records an ended call's outcome and announces it:
 // ExecuteTool's end, and GiveUpExecutedTool's.
 func recordRun(ctx context.Context, d Deps, in ToolInput, run toolRun) (ToolOutcome, error) {
-	if err := d.Store.RecordToolCall(ctx, run.rec); err != nil {
+	if _, err := d.announceToolCall(ctx, run.rec, run.events(in), false); err != nil {
 		return ToolOutcome{}, fmt.Errorf("step: tool call: record end: %w", err)
 	}
 	d.toolRecorded(run.rec)
-	run.announce(ctx, d, in)
 	return outcomeOf(run.rec), nil
 }
 
@@ -257,9 +256,10 @@ func (r toolRun) entry(executionID, parentID, key string) agentsdk.Entry {
 	}
 }
 
-// announce publishes the call's outcome: a tool_result data event, then
-// task.completed (task.failed for an error result).
-func (r toolRun) announce(ctx context.Context, d Deps, in ToolInput) {
+// events announce the call's outcome: a tool_result data event, then
+// task.completed (task.failed for an error result), stored with its
+// record.
+func (r toolRun) events(in ToolInput) []event.Event {
 	isError := r.rec.Status == agentsdk.ToolError
 	result := event.Data{AgentExecutionID: in.ExecutionID, TaskExecutionID: r.rec.ToolCallID,
 		Data: event.Payload{Type: event.TypeToolResult, ToolCall: &event.ToolCall{ID: r.rec.ToolCallID, Name: r.rec.ToolName},
@@ -268,8 +268,7 @@ func (r toolRun) announce(ctx context.Context, d Deps, in ToolInput) {
 	if isError {
 		ended = event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: r.rec.ToolCallID, Kind: r.rec.ToolName, Error: agentsdk.Preview(r.shown)}
 	}
-	// One write for both: a round trip less per call.
-	_ = d.Store.PublishBatch(ctx, in.OrgID, in.ExecutionID, []event.Event{result, ended})
+	return []event.Event{result, ended}
 }
 
 // runTool finds the call, records it running, runs it and returns its
@@ -315,7 +314,10 @@ func runTool(ctx context.Context, d Deps, in ToolInput, ended func(agentsdk.Tool
 	if err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: %w", err)
 	}
-	if stood, err := d.startToolCall(ctx, rec); err != nil {
+	// task.started is stored with the start, unless the start finds the
+	// call answered.
+	started := event.TaskStarted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Arguments: run.Arguments}
+	if stood, err := d.announceToolCall(ctx, rec, []event.Event{started}, true); err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: record start: %w", err)
 	} else if done, err := ended(stood); err != nil {
 		return toolRun{}, fmt.Errorf("step: tool call: find its answer: %w", err)
@@ -332,8 +334,6 @@ func runTool(ctx context.Context, d Deps, in ToolInput, ended func(agentsdk.Tool
 			publishData(p)
 		}
 	}
-	_ = d.Store.Publish(ctx, in.OrgID, in.ExecutionID,
-		event.TaskStarted{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Arguments: run.Arguments})
 
 	start := d.now()
 	var output string

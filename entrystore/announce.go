@@ -1,0 +1,145 @@
+package entrystore
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Announced writes: a write and the stream events that tell of it (a tool
+// call's record and task.started, a checkpoint and agent.checkpoint, a
+// move to WAITING and agent.waiting) sent in one round trip and committed
+// in one transaction, instead of two of each. A turn makes several; each
+// commit is a WAL flush, which on a busy worker's Postgres costs more than
+// the statements it makes durable. The events are stored only when the
+// write did what they announce, which a condition on the rows the write
+// left decides in the same transaction.
+
+// announced sends write (with args, its one row read by read) and then
+// events of execution in organization, under cond (its parameters from
+// $5 on, condArgs), in one batch: one round trip, and one implicit
+// transaction, so both commit or neither does. read is called with the
+// write's rows; its error is announced's.
+func (s *Store) announced(ctx context.Context, write string, args []any, read func(pgx.Rows) error,
+	ids []string, events []NewStreamEvent, cond string, condArgs ...any) error {
+	names, data, err := streamEventArgs("announce", events)
+	if err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue(write, args...).Query(read)
+	if len(events) > 0 {
+		b.Queue(streamEventsSQL(cond), append([]any{ids[0], ids[1], names, data}, condArgs...)...).
+			Exec(func(pgconn.CommandTag) error { return nil })
+	}
+	return s.pool.SendBatch(ctx, b).Close()
+}
+
+// one reads the single row of a statement into *out.
+func one[T any](out *T) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[T])
+		*out = v
+		return err
+	}
+}
+
+// AnnounceToolCall records tc as RecordToolCall does and stores events in
+// the same transaction. With started, tc is the call's start and the
+// events are stored only when the record, as the upsert left it, holds
+// no result (not ended, or ended by an attempt that failed): a start that
+// finds the call answered by another run of it announces nothing. Ended
+// records announce always.
+func (s *Store) AnnounceToolCall(ctx context.Context, tc ToolCall, events []NewStreamEvent, started bool) (ToolCall, error) {
+	args, err := toolCallArgs(tc)
+	if err != nil {
+		return ToolCall{}, err
+	}
+	cond := `EXISTS (SELECT 1 FROM agent_tool_call WHERE agent_execution_id = $2 AND message_id = $5::uuid AND tool_call_id = $6`
+	if started {
+		cond += ` AND (status NOT IN ('completed', 'error', 'rejected') OR coalesce(output ? 'error', false))`
+	}
+	var out ToolCall
+	err = s.announced(ctx, toolCallUpsertSQL, args, one(&out), []string{args[0].(string), args[1].(string)}, events, cond+`)`, args[2], tc.ToolCallID)
+	return toolCallRecorded(out, err, tc)
+}
+
+// AppendCheckpointAnnounced appends c as AppendCheckpoint does and stores
+// events in the same transaction when it inserted the checkpoint: a
+// repeat that finds its checkpoint recorded (ErrConflict) announces
+// nothing again.
+func (s *Store) AppendCheckpointAnnounced(ctx context.Context, c Checkpoint, events []NewStreamEvent) (Checkpoint, error) {
+	args, err := checkpointArgs(c)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	var out Checkpoint
+	err = s.announced(ctx, appendCheckpointSQL, args, one(&out), []string{args[0].(string), args[1].(string)}, events,
+		`EXISTS (SELECT 1 FROM agent_checkpoint WHERE agent_execution_id = $2 AND sequence = $5 AND xmin = pg_current_xact_id()::xid)`, c.Sequence)
+	return checkpointAppended(ctx, s.pool, out, err, args)
+}
+
+// TransitionAnnounced is Transition storing events in the same
+// transaction when the move is made by its one statement, the common
+// case, and reporting whether it did (announced). A move it could not
+// make in one statement (the execution at tr.To already, or at a status
+// it may not leave for it, or changed meanwhile) is Transition's, and
+// stores no events: the caller publishes what that move calls for.
+func (s *Store) TransitionAnnounced(ctx context.Context, orgID, id string, tr Transition, events []NewStreamEvent) (e Execution, announced bool, err error) {
+	op := "transition " + id
+	if !tr.To.Valid() {
+		return Execution{}, false, errf(op, ErrInvalid, "status %q", tr.To)
+	}
+	ids, err := readIDs(op, orgID, id)
+	if err != nil {
+		return Execution{}, false, err
+	}
+	err = s.announced(ctx, moveStatusSQL, moveStatusArgs(ids, anyVersion, tr), one(&e), ids, events,
+		`EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND status = $5 AND xmin = pg_current_xact_id()::xid)`, string(tr.To))
+	if err == nil {
+		return utcExecution(e), true, nil
+	}
+	if !isNoRows(err) {
+		return Execution{}, false, wrap(op, err)
+	}
+	e, err = s.Transition(ctx, orgID, id, tr)
+	return e, false, err
+}
+
+// AppendEntryAnnounced appends e as AppendEntry does and stores events
+// in the same transaction when e goes in as its parent's continuation,
+// the common case: a model's answer with the last of its streamed deltas.
+// Otherwise (a repeat, a fork) the append takes its usual ways and the
+// events are stored after it, on their own and best effort. On an error
+// no event is stored: the caller may store them itself.
+func (s *Store) AppendEntryAnnounced(ctx context.Context, e Entry, events []NewStreamEvent) (Entry, error) {
+	out, id, err := checkEntry(e)
+	if err != nil {
+		return Entry{}, err
+	}
+	inserted := false
+	err = s.announced(ctx, insertEntryReturning, entryArgs(out, id, false, writeFence(ctx)), func(rows pgx.Rows) error {
+		defer rows.Close()
+		if rows.Next() {
+			if err := rows.Scan(insertedDest(&out)...); err != nil {
+				return err
+			}
+			inserted = true
+		}
+		return rows.Err()
+	}, []string{out.OrgID, out.ExecutionID}, events,
+		`EXISTS (SELECT 1 FROM agent_entry WHERE agent_execution_id = $2 AND idempotency_key = $5 AND xmin = pg_current_xact_id()::xid)`, out.IdempotencyKey)
+	if err != nil {
+		return Entry{}, wrap(appendEntryOp, err)
+	}
+	if inserted {
+		out.CreatedAt = out.CreatedAt.UTC()
+		return out, nil
+	}
+	stored, _, err := appendEntry(ctx, s.pool, e)
+	if err == nil && len(events) > 0 {
+		_, _ = s.AppendStreamEvents(ctx, out.OrgID, out.ExecutionID, events)
+	}
+	return stored, err
+}

@@ -1,0 +1,169 @@
+package entrystore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentree/agentree/entrystore"
+)
+
+// events are the names of the execution's stored stream events, oldest
+// first.
+func (f *fixture) events(t *testing.T) []string {
+	t.Helper()
+	evs, err := f.store.StreamEventsAfter(context.Background(), f.org.ID, f.exec.ID, 0, entrystore.MaxPageLimit)
+	require.NoError(t, err)
+	names := make([]string, len(evs))
+	for i, ev := range evs {
+		names[i] = ev.Event
+	}
+	return names
+}
+
+func announce(names ...string) []entrystore.NewStreamEvent {
+	out := make([]entrystore.NewStreamEvent, len(names))
+	for i, n := range names {
+		out[i] = entrystore.NewStreamEvent{Event: n, Data: []byte(`{"n":"` + n + `"}`)}
+	}
+	return out
+}
+
+// A tool call's start and end each commit with their events; a start
+// that finds the call answered announces nothing, and a write refused, or
+// whose events fail, leaves neither.
+func TestAnnounceToolCallCommitsTheRecordAndItsEventsTogether(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	asked, _, err := f.store.AppendEntry(ctx, entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, Type: "message", Role: "assistant",
+		Content: []byte(`{"role":"assistant","content":[{"type":"tool_call","toolCall":{"id":"a","name":"t","arguments":{}}}]}`), IdempotencyKey: "asked"})
+	require.NoError(t, err)
+	call := func(status, output string) entrystore.ToolCall {
+		tc := entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID, MessageID: asked.ID, ToolCallID: "a", ToolName: "t", Status: status}
+		if output != "" {
+			tc.Output = []byte(output)
+		}
+		return tc
+	}
+
+	got, err := f.store.AnnounceToolCall(ctx, call(entrystore.ToolCallRunning, ""), announce("task.started"), true)
+	require.NoError(t, err)
+	require.Equal(t, entrystore.ToolCallRunning, got.Status)
+	require.Equal(t, []string{"task.started"}, f.events(t))
+
+	// An attempt that failed leaves no result: the next start announces.
+	_, err = f.store.AnnounceToolCall(ctx, call(entrystore.ToolCallError, `{"error":"flaky"}`), announce("task.failed"), false)
+	require.NoError(t, err)
+	got, err = f.store.AnnounceToolCall(ctx, call(entrystore.ToolCallRunning, ""), announce("task.started"), true)
+	require.NoError(t, err)
+	require.Equal(t, entrystore.ToolCallError, got.Status, "a start never moves an ended record back")
+	require.Equal(t, []string{"task.started", "task.failed", "task.started"}, f.events(t))
+
+	// Answered: a start finds the record ended and says nothing.
+	_, err = f.store.AnnounceToolCall(ctx, call(entrystore.ToolCallCompleted, `{"text":"done"}`), announce("data", "task.completed"), false)
+	require.NoError(t, err)
+	got, err = f.store.AnnounceToolCall(ctx, call(entrystore.ToolCallRunning, ""), announce("task.started"), true)
+	require.NoError(t, err)
+	require.Equal(t, entrystore.ToolCallCompleted, got.Status)
+	require.Equal(t, []string{"task.started", "task.failed", "task.started", "data", "task.completed"}, f.events(t))
+
+	// Refused (no such message in the execution): no record, no event.
+	other := call(entrystore.ToolCallRunning, "")
+	other.MessageID, other.ToolCallID = "00000000-0000-0000-0000-0000000000bb", "b"
+	_, err = f.store.AnnounceToolCall(ctx, other, announce("task.started"), true)
+	require.ErrorIs(t, err, entrystore.ErrInvalid)
+	require.Len(t, f.events(t), 5)
+
+	// Events that fail to store roll the record back with them.
+	bad := call(entrystore.ToolCallRunning, "")
+	bad.ToolCallID = "c"
+	_, err = f.store.AnnounceToolCall(ctx, bad, []entrystore.NewStreamEvent{{Event: "task.started", Data: []byte(`{not json`)}}, true)
+	require.Error(t, err)
+	_, err = f.store.ToolCallOf(ctx, f.org.ID, f.exec.ID, asked.ID, "c")
+	require.ErrorIs(t, err, entrystore.ErrNotFound, "the record committed without its events")
+	require.Len(t, f.events(t), 5)
+}
+
+// A checkpoint announces once: the repeat of a checkpoint recorded is
+// refused (ErrConflict) and stores no event.
+func TestAppendCheckpointAnnouncedOnlyWhenItInserts(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	leaf := f.append(t, "", "first")
+	c := entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: f.exec.ID, Sequence: 1, LeafEntryID: leaf.ID, State: []byte(`{}`)}
+	got, err := f.store.AppendCheckpointAnnounced(ctx, c, announce("agent.checkpoint"))
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Sequence)
+	require.Equal(t, []string{"agent.checkpoint"}, f.events(t))
+
+	_, err = f.store.AppendCheckpointAnnounced(ctx, c, announce("agent.checkpoint"))
+	require.ErrorIs(t, err, entrystore.ErrConflict)
+	require.Equal(t, []string{"agent.checkpoint"}, f.events(t))
+
+	c.Sequence, c.LeafEntryID = 2, "00000000-0000-0000-0000-0000000000aa"
+	_, err = f.store.AppendCheckpointAnnounced(ctx, c, announce("agent.checkpoint"))
+	require.ErrorIs(t, err, entrystore.ErrInvalid, "a leaf that is not the execution's")
+	require.Equal(t, []string{"agent.checkpoint"}, f.events(t))
+}
+
+// A move announces when its one statement makes it; a move to where the
+// execution is, or one it may not make, stores nothing.
+func TestTransitionAnnouncedOnlyWhenItMoves(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	running := entrystore.Transition{To: entrystore.StatusRunning}
+	e, announced, err := f.store.TransitionAnnounced(ctx, f.org.ID, f.exec.ID, running, announce("agent.resumed"))
+	require.NoError(t, err)
+	require.True(t, announced)
+	require.Equal(t, entrystore.StatusRunning, e.Status)
+	require.Equal(t, []string{"agent.resumed"}, f.events(t))
+
+	e, announced, err = f.store.TransitionAnnounced(ctx, f.org.ID, f.exec.ID, running, announce("agent.resumed"))
+	require.NoError(t, err)
+	require.False(t, announced)
+	require.Equal(t, entrystore.StatusRunning, e.Status)
+	require.Equal(t, []string{"agent.resumed"}, f.events(t))
+
+	_, _, err = f.store.TransitionAnnounced(ctx, f.org.ID, f.exec.ID, entrystore.Transition{To: entrystore.StatusCompleted}, announce("agent.completed"))
+	require.NoError(t, err)
+	_, announced, err = f.store.TransitionAnnounced(ctx, f.org.ID, f.exec.ID, running, announce("agent.resumed"))
+	require.ErrorIs(t, err, entrystore.ErrConflict, "a completed execution does not run again")
+	require.False(t, announced)
+	require.Equal(t, []string{"agent.resumed", "agent.completed"}, f.events(t))
+}
+
+// An answer appended as its parent's continuation commits with its
+// events; a repeat, or a fork, stores them first and appends as ever; an
+// event that fails to store takes the answer back with it.
+func TestAppendEntryAnnouncedCommitsWithItsEvents(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	parent := f.append(t, "", "question")
+	entry := func(key string) entrystore.Entry {
+		return entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, ParentID: parent.ID, Type: "message", Role: "assistant",
+			Content: []byte(`{"text":"` + key + `"}`), IdempotencyKey: key}
+	}
+	got, err := f.store.AppendEntryAnnounced(ctx, entry("answer"), announce("token", "token"))
+	require.NoError(t, err)
+	require.Equal(t, parent.Depth+1, got.Depth)
+	require.Equal(t, []string{"token", "token"}, f.events(t))
+
+	again, err := f.store.AppendEntryAnnounced(ctx, entry("answer"), announce("token"))
+	require.NoError(t, err)
+	require.Equal(t, got.ID, again.ID, "a repeat returns the entry stored")
+	require.Len(t, f.events(t), 3)
+
+	fork, err := f.store.AppendEntryAnnounced(ctx, entry("another answer"), announce("token"))
+	require.NoError(t, err)
+	require.NotEqual(t, got.ID, fork.ID, "a second child forks")
+	require.Equal(t, parent.ID, fork.ParentID)
+	require.Len(t, f.events(t), 4)
+
+	_, err = f.store.AppendEntryAnnounced(ctx, entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, ParentID: got.ID, Type: "message", Role: "user",
+		Content: []byte(`{"text":"next"}`), IdempotencyKey: "next"}, []entrystore.NewStreamEvent{{Event: "token", Data: []byte(`{not json`)}})
+	require.Error(t, err)
+	_, err = f.store.GetEntryByKey(ctx, f.org.ID, f.exec.ID, "next")
+	require.ErrorIs(t, err, entrystore.ErrNotFound, "the entry committed without its events")
+	require.Len(t, f.events(t), 4)
+}
