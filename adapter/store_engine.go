@@ -78,6 +78,20 @@ func (s pgStore) TransitionAnnounced(ctx context.Context, orgID, executionID str
 	return ex, announced, engineError(err)
 }
 
+// BeginAnnounced reads the execution and moves it to RUNNING with evs in
+// one round trip (engine.Announcer).
+func (s pgStore) BeginAnnounced(ctx context.Context, orgID, executionID string, seq int, evs []event.Event) (domain.Execution, bool, error) {
+	batch, err := streamEvents(evs)
+	if err != nil {
+		return domain.Execution{}, false, err
+	}
+	ex, moved, err := s.es.BeginRunning(ctx, orgID, executionID, seq, batch)
+	if err != nil {
+		return domain.Execution{}, false, engineError(err)
+	}
+	return domain.Execution{Config: ex.Config, Status: ex.Status, CheckpointSeq: ex.CheckpointSeq}, moved, nil
+}
+
 func (s pgStore) ReplaceCheckpoint(ctx context.Context, c domain.Checkpoint) error {
 	_, err := s.es.ReplaceCheckpoint(ctx, c)
 	return engineError(err)

@@ -143,3 +143,39 @@ func (s *Store) AppendEntryAnnounced(ctx context.Context, e Entry, events []NewS
 	}
 	return stored, err
 }
+
+// BeginRunning reads the execution's settings as they stand (before) and
+// moves it to RUNNING, storing events with the move when it makes it and
+// the execution's latest checkpoint is at most seq: a segment's start,
+// read, move and announcement in one round trip. moved reports whether
+// this call moved it (and the events were stored). A segment begun again
+// after its run went past it (a checkpoint after seq) moves the execution
+// without announcing; one that finds it RUNNING, ended or CANCELLING
+// moves nothing, and the caller decides from before.
+func (s *Store) BeginRunning(ctx context.Context, orgID, id string, seq int, events []NewStreamEvent) (before ExecutionSettings, moved bool, err error) {
+	op := "begin " + id
+	ids, err := readIDs(op, orgID, id)
+	if err != nil {
+		return before, false, err
+	}
+	names, data, err := streamEventArgs(op, events)
+	if err != nil {
+		return before, false, err
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT status, config, current_checkpoint_seq FROM agent_execution WHERE id = $2 AND org_id = $1`, ids[0], ids[1]).Query(one(&before))
+	b.Queue(moveStatusSQL, moveStatusArgs(ids, anyVersion, Transition{To: StatusRunning})...).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		moved = rows.Next()
+		return rows.Err()
+	})
+	if len(events) > 0 {
+		b.Queue(streamEventsSQL(`EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND status = $5
+				AND xmin = pg_current_xact_id()::xid AND current_checkpoint_seq <= $6)`), ids[0], ids[1], names, data, string(StatusRunning), seq).
+			Exec(func(pgconn.CommandTag) error { return nil })
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return ExecutionSettings{}, false, wrap(op, err)
+	}
+	return before, moved, nil
+}

@@ -167,3 +167,47 @@ func TestAppendEntryAnnouncedCommitsWithItsEvents(t *testing.T) {
 	require.ErrorIs(t, err, entrystore.ErrNotFound, "the entry committed without its events")
 	require.Len(t, f.events(t), 4)
 }
+
+// A segment's start reads the execution as it stood and moves it to
+// RUNNING in one round trip, announcing only a move it made for a
+// segment not yet gone past.
+func TestBeginRunningAnnouncesOnlyItsOwnMove(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	before, moved, err := f.store.BeginRunning(ctx, f.org.ID, f.exec.ID, 0, announce("agent.started"))
+	require.NoError(t, err)
+	require.True(t, moved)
+	require.Equal(t, f.exec.Status, before.Status, "the execution as it stood")
+	require.Equal(t, []string{"agent.started"}, f.events(t))
+
+	before, moved, err = f.store.BeginRunning(ctx, f.org.ID, f.exec.ID, 0, announce("agent.started"))
+	require.NoError(t, err)
+	require.False(t, moved, "running already")
+	require.Equal(t, entrystore.StatusRunning, before.Status)
+	require.Len(t, f.events(t), 1)
+
+	// Gone past: a checkpoint after the segment's sequence moves it
+	// without a word.
+	leaf := f.append(t, "", "first")
+	_, err = f.store.AppendCheckpoint(ctx, entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: f.exec.ID, Sequence: 2, LeafEntryID: leaf.ID, State: []byte(`{}`)})
+	require.NoError(t, err)
+	_, err = f.store.Transition(ctx, f.org.ID, f.exec.ID, entrystore.Transition{To: entrystore.StatusWaiting})
+	require.NoError(t, err)
+	before, moved, err = f.store.BeginRunning(ctx, f.org.ID, f.exec.ID, 1, announce("agent.resumed"))
+	require.NoError(t, err)
+	require.True(t, moved)
+	require.Equal(t, entrystore.StatusWaiting, before.Status)
+	require.Equal(t, 2, before.CheckpointSeq)
+	require.Len(t, f.events(t), 1)
+
+	_, err = f.store.Transition(ctx, f.org.ID, f.exec.ID, entrystore.Transition{To: entrystore.StatusCancelled})
+	require.NoError(t, err)
+	before, moved, err = f.store.BeginRunning(ctx, f.org.ID, f.exec.ID, 2, announce("agent.resumed"))
+	require.NoError(t, err)
+	require.False(t, moved, "an ended execution stays ended")
+	require.Equal(t, entrystore.StatusCancelled, before.Status)
+	require.Len(t, f.events(t), 1)
+
+	_, _, err = f.store.BeginRunning(ctx, f.org.ID, "00000000-0000-0000-0000-0000000000cc", 0, announce("agent.started"))
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+}

@@ -100,7 +100,17 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 	if in.LeafID != "" && (in.Leaf == nil || in.Leaf.ID != in.LeafID) {
 		leaf = prefetch(func() (agentsdk.Entry, error) { return o.Store.GetEntry(ctx, in.OrgID, in.LeafID) })
 	}
-	ex, err := o.Store.Execution(ctx, in.OrgID, in.ExecutionID)
+	// Announced, the read and the move to RUNNING with its event are one
+	// round trip where the store can (Announcer); the rules below decide
+	// whatever that did not.
+	var ex domain.Execution
+	var moved bool
+	var err error
+	if a, ok := o.Store.(Announcer); ok && in.Announce != "" {
+		ex, moved, err = a.BeginAnnounced(ctx, in.OrgID, in.ExecutionID, in.Sequence, []event.Event{begun(in, domain.StatusRunning)})
+	} else {
+		ex, err = o.Store.Execution(ctx, in.OrgID, in.ExecutionID)
+	}
 	if err != nil {
 		return BeginOutput{}, fmt.Errorf("engine: begin: %w", err)
 	}
@@ -138,6 +148,10 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 			return BeginOutput{}, err
 		}
 		out.Leaf = &ref
+	}
+	if moved {
+		out.Status = domain.StatusRunning
+		return out, nil
 	}
 	if in.Announce != "" && !ex.Status.Terminal() && ex.Status != domain.StatusCancelling {
 		// This Begin ran before and announced when the execution runs

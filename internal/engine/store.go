@@ -69,4 +69,10 @@ type Announcer interface {
 	// makes it at once (announced); a move it makes otherwise, or none,
 	// stores none, and the caller publishes what that calls for.
 	TransitionAnnounced(ctx context.Context, orgID, executionID string, tr domain.Transition, evs []event.Event) (e domain.Execution, announced bool, err error)
+	// BeginAnnounced reads the execution (before, as Execution does) and
+	// moves it to RUNNING in one round trip, storing evs with the move
+	// when it makes it and the execution's latest checkpoint is at most
+	// seq; moved says it did. Otherwise nothing moved (or, past seq,
+	// nothing was announced) and the caller decides from before.
+	BeginAnnounced(ctx context.Context, orgID, executionID string, seq int, evs []event.Event) (before domain.Execution, moved bool, err error)
 }
