@@ -31,13 +31,18 @@ import (
 // defaultDeployFrom is the previous release a deploy starts from. The
 // project has no tags, so a release is a commit of main, named by its hash
 // (a fresh clone, full history, has it; a tag or a branch's merge base
-// would differ between clones). It is the last release landed: f4efeeb,
-// the first whose workers start on a schema a newer build migrated
-// further, so the default deploy crosses migration 0030 and rolls back
-// over it. Move it here, and only here, when a release goes out, so `make
-// chaos CHAOS_FLAGS=-deploy` plays the deploy operators make next;
-// -deploy-from plays another.
-const defaultDeployFrom = "f4efeeb"
+// would differ between clones). It is the last release landed: 590303f.
+// Its predecessor here, f4efeeb, ran a tool call again when the call's
+// local activity ran twice at once and the other run ended it between
+// this run's look and its start (fixed at 13c6947): a rollback to it
+// could do that in the middle of a deploy, and the deploy's
+// "no completed call run again" failed on the old build's bug. f4efeeb
+// was the first release whose workers start on a schema a newer build
+// migrated further; `-deploy-from f4efeeb` still plays that deploy across
+// migration 0030. Move it here, and only here, when a release goes out,
+// so `make chaos CHAOS_FLAGS=-deploy` plays the deploy operators make
+// next; -deploy-from plays another.
+const defaultDeployFrom = "590303f"
 
 // nonAdditiveMigrations are the migrations README "Upgrades" names as not
 // additive: an older build cannot run on their schema, so a deploy across
