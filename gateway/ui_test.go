@@ -97,12 +97,21 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // waitText polls until the element sel's text satisfies ok.
 func waitText(t *testing.T, ctx context.Context, sel string, ok func(string) bool, what string) string {
 	t.Helper()
-	var got string
-	poll(t, time.Minute, func() bool {
-		got = eval[string](t, ctx, fmt.Sprintf(`(document.querySelector(%q) || {}).innerText || ""`, sel))
-		return ok(got)
-	}, "%s (last text: %q)", what, got)
-	return got
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got := text(t, ctx, sel)
+		if ok(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			// The text as last read (poll's message would hold the
+			// text before the first read).
+			require.Fail(t, "condition not met in time", "%s (last text: %q; status %q)", what, got, text(t, ctx, "#status"))
+		}
+		<-tick.C
+	}
 }
 
 // screenshot saves the page as docs/ui-<name>.png when
@@ -168,6 +177,7 @@ func TestUIExecutionLifecycle(t *testing.T) {
 		chromedp.SetValue("#message", "A follow-up, please.", chromedp.ByID),
 		chromedp.Click("#send", chromedp.ByID),
 	))
+	require.Empty(t, eval[string](t, ctx, `document.querySelector("#message").value`), "the click sent the follow-up (Send was enabled)")
 	waitText(t, ctx, "#transcript", func(s string) bool { return strings.Contains(s, "Second answer: done.") }, "the follow-up is answered")
 	waitText(t, ctx, "#status", func(s string) bool { return s == "WAITING" }, "waiting again")
 	final = text(t, ctx, "#transcript")

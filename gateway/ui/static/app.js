@@ -378,6 +378,11 @@
       panels), widePanels);
 
     let ex = null;
+    // statusSeen counts what this page learned of the status after a read
+    // (an event, a signal sent, a cancel): a read in flight meanwhile may
+    // predate it, and must not put an older status back.
+    let statusSeen = 0;
+    function setStatus(s) { ex.status = s; statusSeen++; }
     let messages = [];
     let completed = new Set(); // model calls whose answers are among messages
     const live = new Map(); // model call → the answer being written
@@ -531,7 +536,13 @@
     }
 
     async function loadExecution() {
-      ex = await api('GET', base);
+      const seen = statusSeen;
+      const fresh = await api('GET', base);
+      // Newer news came while reading (a refresh is queued behind it):
+      // keep its status rather than flip back, which would re-enable
+      // Send a moment after it was pressed, or disable it as it is.
+      if (ex && seen !== statusSeen) fresh.status = ex.status;
+      ex = fresh;
       renderHeader();
     }
     async function loadMessages() {
@@ -595,7 +606,7 @@
           return;
         default:
           if (!name.startsWith('agent.')) return;
-          if (ex && data.status) ex.status = data.status;
+          if (ex && data.status) setStatus(data.status);
           if (name === 'agent.waiting') pending = data.pendingToolCalls || [];
           else if (name !== 'agent.checkpoint') pending = [];
           if (name === 'agent.completed' || name === 'agent.failed' || name === 'agent.cancelled' || name === 'agent.paused') ended = true;
@@ -666,7 +677,7 @@
       try {
         // The stream is open already: subscribe first, then signal.
         await api('POST', base + '/signal', { signalName: 'userMessage', signalValue: { text } });
-        ex.status = 'RUNNING';
+        setStatus('RUNNING');
         renderHeader();
       } catch (e) {
         sentText = null;
@@ -679,7 +690,7 @@
     cancel.addEventListener('click', async () => {
       try {
         await api('DELETE', base);
-        ex.status = 'CANCELLING';
+        setStatus('CANCELLING');
         renderHeader();
       } catch (e) { showError(err, e); }
     });
