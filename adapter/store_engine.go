@@ -67,6 +67,22 @@ func (s pgStore) AppendCheckpointAnnounced(ctx context.Context, c domain.Checkpo
 	return engineError(err)
 }
 
+// AppendCheckpointAndWait records c with cpEvs and, when it inserted c,
+// moves the execution to WAITING with waitEvs, in one transaction
+// (engine.Announcer).
+func (s pgStore) AppendCheckpointAndWait(ctx context.Context, c domain.Checkpoint, cpEvs, waitEvs []event.Event) (bool, error) {
+	cpBatch, err := streamEvents(cpEvs)
+	if err != nil {
+		return false, err
+	}
+	waitBatch, err := streamEvents(waitEvs)
+	if err != nil {
+		return false, err
+	}
+	_, moved, err := s.es.AppendCheckpointAndWait(ctx, c, cpBatch, waitBatch)
+	return moved, engineError(err)
+}
+
 // TransitionAnnounced moves the execution and, when its one statement
 // does, stores evs in the same transaction (engine.Announcer).
 func (s pgStore) TransitionAnnounced(ctx context.Context, orgID, executionID string, tr domain.Transition, evs []event.Event) (domain.Execution, bool, error) {

@@ -218,6 +218,20 @@ func (s *heldAware) AppendCheckpointAnnounced(ctx context.Context, c domain.Chec
 	return nil
 }
 
+// AppendCheckpointAndWait records c with cpEvs and moves the execution
+// to WAITING with waitEvs (engine.Announcer): in one transaction in
+// Postgres; for a held execution, the checkpoint alone, and the engine
+// moves it.
+func (s *heldAware) AppendCheckpointAndWait(ctx context.Context, c domain.Checkpoint, cpEvs, waitEvs []event.Event) (bool, error) {
+	if ok, err := s.isHeld(ctx, c.OrgID, c.ExecutionID); err != nil || !ok {
+		if err != nil {
+			return false, err
+		}
+		return s.pgStore.AppendCheckpointAndWait(ctx, c, cpEvs, waitEvs)
+	}
+	return false, s.AppendCheckpointAnnounced(ctx, c, cpEvs)
+}
+
 // AppendCheckpoint keeps a worker-held execution's checkpoint here, and its
 // sequence and state (without the leaf, an entry Postgres does not hold)
 // in Postgres, whose sequence rule decides conflicts as for any execution.

@@ -16,6 +16,12 @@ import (
 // write did what they announce, which a condition on the rows the write
 // left decides in the same transaction.
 
+// thisTx is the current transaction's ID as a row's xmin holds it, or
+// NULL when it has written nothing (a row it left has xmin = thisTx).
+// Unlike pg_current_xact_id(), it never assigns one: a write that did
+// nothing commits nothing to flush.
+const thisTx = `pg_current_xact_id_if_assigned()::xid`
+
 // announced sends write (with args, its one row read by read) and then
 // events of execution in organization, under cond (its parameters from
 // $5 on, condArgs), in one batch: one round trip, and one implicit
@@ -29,11 +35,34 @@ func (s *Store) announced(ctx context.Context, write string, args []any, read fu
 	}
 	b := &pgx.Batch{}
 	b.Queue(write, args...).Query(read)
-	if len(events) > 0 {
+	queueEvents(b, ids, names, data, cond, condArgs...)
+	return s.pool.SendBatch(ctx, b).Close()
+}
+
+// queueEvents queues the statement storing events (names, data; none:
+// no statement) of execution ids under cond, its parameters from $5 on.
+func queueEvents(b *pgx.Batch, ids, names, data []string, cond string, condArgs ...any) {
+	if len(names) > 0 {
 		b.Queue(streamEventsSQL(cond), append([]any{ids[0], ids[1], names, data}, condArgs...)...).
 			Exec(func(pgconn.CommandTag) error { return nil })
 	}
-	return s.pool.SendBatch(ctx, b).Close()
+}
+
+// found reads at most one row of a statement into *out, setting *ok when
+// there was one: no row is no error, so a batch's later statements are
+// read too.
+func found[T any](out *T, ok *bool) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		defer rows.Close()
+		if rows.Next() {
+			v, err := pgx.RowToStructByName[T](rows)
+			if err != nil {
+				return err
+			}
+			*out, *ok = v, true
+		}
+		return rows.Err()
+	}
 }
 
 // one reads the single row of a statement into *out.
@@ -76,7 +105,7 @@ func (s *Store) AppendCheckpointAnnounced(ctx context.Context, c Checkpoint, eve
 	}
 	var out Checkpoint
 	err = s.announced(ctx, appendCheckpointSQL, args, one(&out), []string{args[0].(string), args[1].(string)}, events,
-		`EXISTS (SELECT 1 FROM agent_checkpoint WHERE agent_execution_id = $2 AND sequence = $5 AND xmin = pg_current_xact_id()::xid)`, c.Sequence)
+		`EXISTS (SELECT 1 FROM agent_checkpoint WHERE agent_execution_id = $2 AND sequence = $5 AND xmin = ` + thisTx + `)`, c.Sequence)
 	return checkpointAppended(ctx, s.pool, out, err, args)
 }
 
@@ -96,7 +125,7 @@ func (s *Store) TransitionAnnounced(ctx context.Context, orgID, id string, tr Tr
 		return Execution{}, false, err
 	}
 	err = s.announced(ctx, moveStatusSQL, moveStatusArgs(ids, anyVersion, tr), one(&e), ids, events,
-		`EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND status = $5 AND xmin = pg_current_xact_id()::xid)`, string(tr.To))
+		`EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND status = $5 AND xmin = ` + thisTx + `)`, string(tr.To))
 	if err == nil {
 		return utcExecution(e), true, nil
 	}
@@ -129,7 +158,7 @@ func (s *Store) AppendEntryAnnounced(ctx context.Context, e Entry, events []NewS
 		}
 		return rows.Err()
 	}, []string{out.OrgID, out.ExecutionID}, events,
-		`EXISTS (SELECT 1 FROM agent_entry WHERE agent_execution_id = $2 AND idempotency_key = $5 AND xmin = pg_current_xact_id()::xid)`, out.IdempotencyKey)
+		`EXISTS (SELECT 1 FROM agent_entry WHERE agent_execution_id = $2 AND idempotency_key = $5 AND xmin = ` + thisTx + `)`, out.IdempotencyKey)
 	if err != nil {
 		return Entry{}, wrap(appendEntryOp, err)
 	}
@@ -169,13 +198,60 @@ func (s *Store) BeginRunning(ctx context.Context, orgID, id string, seq int, eve
 		moved = rows.Next()
 		return rows.Err()
 	})
-	if len(events) > 0 {
-		b.Queue(streamEventsSQL(`EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND status = $5
-				AND xmin = pg_current_xact_id()::xid AND current_checkpoint_seq <= $6)`), ids[0], ids[1], names, data, string(StatusRunning), seq).
-			Exec(func(pgconn.CommandTag) error { return nil })
-	}
+	queueEvents(b, ids, names, data, `EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND status = $5
+			AND xmin = `+thisTx+` AND current_checkpoint_seq <= $6)`, string(StatusRunning), seq)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return ExecutionSettings{}, false, wrap(op, err)
 	}
 	return before, moved, nil
+}
+
+// AppendCheckpointAndWait appends c with cpEvents as
+// AppendCheckpointAnnounced does and, when that inserted c, moves the
+// execution to WAITING with waitEvents as TransitionAnnounced does, in
+// one round trip and one transaction: a turn that ends waiting for the
+// user, whose clients never see its checkpoint announced while it still
+// reads RUNNING. moved reports the move. When c was not inserted (err,
+// as AppendCheckpoint's) or the execution could not move in one
+// statement, nothing moved and the caller moves it after, as before.
+func (s *Store) AppendCheckpointAndWait(ctx context.Context, c Checkpoint, cpEvents, waitEvents []NewStreamEvent) (e Execution, moved bool, err error) {
+	const op = "append checkpoint and wait"
+	args, err := checkpointArgs(c)
+	if err != nil {
+		return Execution{}, false, err
+	}
+	ids := []string{args[0].(string), args[1].(string)}
+	cpNames, cpData, err := streamEventArgs(op, cpEvents)
+	if err != nil {
+		return Execution{}, false, err
+	}
+	waitNames, waitData, err := streamEventArgs(op, waitEvents)
+	if err != nil {
+		return Execution{}, false, err
+	}
+	var cp Checkpoint
+	var inserted bool
+	b := &pgx.Batch{}
+	b.Queue(appendCheckpointSQL, args...).Query(found(&cp, &inserted))
+	queueEvents(b, ids, cpNames, cpData,
+		`EXISTS (SELECT 1 FROM agent_checkpoint WHERE agent_execution_id = $2 AND sequence = $5 AND xmin = `+thisTx+`)`, c.Sequence)
+	// The move is made only on the row version the checkpoint's insert
+	// left, which that insert holds locked: the events go first, under
+	// the move's own condition on that same version, so they are stored
+	// exactly when it moves.
+	tr := Transition{To: StatusWaiting}
+	moveArgs := moveStatusArgs(ids, anyVersion, tr)
+	queueEvents(b, ids, waitNames, waitData, `EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1
+			AND status = ANY($5) AND status <> $6 AND current_checkpoint_seq = $7 AND xmin = `+thisTx+`)`,
+		moveArgs[7], string(tr.To), c.Sequence)
+	b.Queue(moveStatusUpdate+` AND current_checkpoint_seq = $10 AND xmin = `+thisTx+` RETURNING `+executionCols,
+		append(moveArgs, c.Sequence)...).Query(found(&e, &moved))
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return Execution{}, false, wrap(op, err)
+	}
+	if !inserted {
+		_, err := checkpointAppended(ctx, s.pool, cp, errNoRows, args)
+		return Execution{}, false, err
+	}
+	return utcExecution(e), moved, nil
 }

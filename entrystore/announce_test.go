@@ -211,3 +211,49 @@ func TestBeginRunningAnnouncesOnlyItsOwnMove(t *testing.T) {
 	_, _, err = f.store.BeginRunning(ctx, f.org.ID, "00000000-0000-0000-0000-0000000000cc", 0, announce("agent.started"))
 	require.ErrorIs(t, err, entrystore.ErrNotFound)
 }
+
+func TestAppendCheckpointAndWaitMovesOnlyWithItsCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	leaf := f.append(t, "", "first")
+	_, err := f.store.Transition(ctx, f.org.ID, f.exec.ID, entrystore.Transition{To: entrystore.StatusRunning})
+	require.NoError(t, err)
+	c := entrystore.Checkpoint{OrgID: f.org.ID, ExecutionID: f.exec.ID, Sequence: 1, LeafEntryID: leaf.ID, State: []byte(`{}`)}
+
+	// The common case: the checkpoint, the move and both events, together.
+	e, moved, err := f.store.AppendCheckpointAndWait(ctx, c, announce("agent.checkpoint"), announce("agent.waiting"))
+	require.NoError(t, err)
+	require.True(t, moved)
+	require.Equal(t, entrystore.StatusWaiting, e.Status)
+	require.Equal(t, []string{"agent.checkpoint", "agent.waiting"}, f.events(t))
+	var xmins int
+	require.NoError(t, f.store.Pool().QueryRow(ctx, `SELECT count(DISTINCT xmin::text) FROM agent_stream_event WHERE agent_execution_id = $1`,
+		f.exec.ID).Scan(&xmins))
+	require.Equal(t, 1, xmins, "one transaction")
+
+	// A repeat finds its checkpoint: nothing moves, nothing is announced.
+	_, moved, err = f.store.AppendCheckpointAndWait(ctx, c, announce("agent.checkpoint"), announce("agent.waiting"))
+	require.ErrorIs(t, err, entrystore.ErrConflict)
+	require.False(t, moved)
+
+	// A new checkpoint of an execution that is WAITING already: the
+	// checkpoint is announced, the move (none) is not.
+	c.Sequence = 2
+	_, moved, err = f.store.AppendCheckpointAndWait(ctx, c, announce("agent.checkpoint"), announce("agent.waiting"))
+	require.NoError(t, err)
+	require.False(t, moved)
+	require.Equal(t, []string{"agent.checkpoint", "agent.waiting", "agent.checkpoint"}, f.events(t))
+
+	// One being cancelled records its checkpoint and stays CANCELLING.
+	_, err = f.store.Transition(ctx, f.org.ID, f.exec.ID, entrystore.Transition{To: entrystore.StatusCancelling})
+	require.NoError(t, err)
+	c.Sequence = 3
+	_, moved, err = f.store.AppendCheckpointAndWait(ctx, c, announce("agent.checkpoint"), announce("agent.waiting"))
+	require.NoError(t, err)
+	require.False(t, moved)
+	got, err := f.store.GetExecution(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.Equal(t, entrystore.StatusCancelling, got.Status)
+	require.Equal(t, 3, got.CheckpointSeq)
+	require.Equal(t, []string{"agent.checkpoint", "agent.waiting", "agent.checkpoint", "agent.checkpoint"}, f.events(t))
+}

@@ -39,7 +39,11 @@ func (s *Store) UpdateStatus(ctx context.Context, orgID, id string, expectedVers
 // (see Transition), if it is still at version $3 — or, with $3 = anyVersion,
 // at whatever version, unless it is at status $4 already (a no-op the
 // caller reads instead). It returns the moved row.
-const moveStatusSQL = `
+const moveStatusSQL = moveStatusUpdate + ` RETURNING ` + executionCols
+
+// moveStatusUpdate is moveStatusSQL without its RETURNING, for a move
+// under one more condition.
+const moveStatusUpdate = `
 		UPDATE agent_execution SET
 			status = $4,
 			error = CASE WHEN $5 <> '' THEN $5 ELSE error END,
@@ -52,8 +56,7 @@ const moveStatusSQL = `
 			version = version + 1,
 			updated_at = now()
 		WHERE org_id = $1 AND id = $2 AND status = ANY($8)
-			AND CASE WHEN $3 = -1 THEN status <> $4 ELSE version = $3 END
-		RETURNING ` + executionCols
+			AND CASE WHEN $3 = -1 THEN status <> $4 ELSE version = $3 END`
 
 // anyVersion is moveStatusSQL's "whatever the version".
 const anyVersion = -1

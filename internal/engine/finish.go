@@ -66,7 +66,8 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 	}
 	// Where the store can (Announcer), each write commits with its
 	// event: the checkpoint with agent.checkpoint, the wait with
-	// agent.waiting. Otherwise both events go out in one write after them.
+	// agent.waiting, both in one transaction when the checkpoint is new.
+	// Otherwise both events go out in one write after them.
 	a, announces := o.Store.(Announcer)
 	var evs []event.Event
 	cp := domain.Checkpoint{
@@ -74,9 +75,17 @@ func (o *Ops) Checkpoint(ctx context.Context, in CheckpointInput) error {
 		LeafEntryID: in.LeafID, State: state, Metadata: meta, Steps: in.Steps,
 	}
 	recorded := event.Checkpoint{AgentExecutionID: in.ExecutionID, Sequence: in.Sequence}
-	if announces {
+	switch {
+	case announces && in.Wait:
+		var moved bool
+		moved, err = a.AppendCheckpointAndWait(ctx, cp, []event.Event{recorded},
+			[]event.Event{o.waitingEvent(ctx, in, domain.StatusWaiting)})
+		if err == nil && moved {
+			return nil
+		}
+	case announces:
 		err = a.AppendCheckpointAnnounced(ctx, cp, []event.Event{recorded})
-	} else {
+	default:
 		err = o.Store.AppendCheckpoint(ctx, cp)
 	}
 	switch {

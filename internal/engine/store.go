@@ -65,6 +65,11 @@ type Announcer interface {
 	// AppendCheckpointAnnounced is AppendCheckpoint storing evs with the
 	// checkpoint it records; a conflict stores none.
 	AppendCheckpointAnnounced(ctx context.Context, c domain.Checkpoint, evs []event.Event) error
+	// AppendCheckpointAndWait is AppendCheckpointAnnounced (cpEvs) and,
+	// when that records c, the move to WAITING with waitEvs, in one
+	// transaction; moved says it made the move. Otherwise the caller
+	// moves the execution, as after AppendCheckpointAnnounced.
+	AppendCheckpointAndWait(ctx context.Context, c domain.Checkpoint, cpEvs, waitEvs []event.Event) (moved bool, err error)
 	// TransitionAnnounced is Transition storing evs with the move when it
 	// makes it at once (announced); a move it makes otherwise, or none,
 	// stores none, and the caller publishes what that calls for.
