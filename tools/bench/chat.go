@@ -70,7 +70,7 @@ func pause(ctx context.Context, d time.Duration) error {
 type agentreeChat struct {
 	b     *bench
 	queue string
-	poll  *waitPoller
+	watch *waitWatcher
 	mu    sync.Mutex
 	seq   map[string]int // each execution's checkpoint when last waiting
 }
@@ -83,7 +83,7 @@ func (a *agentreeChat) awaitTurn(ctx context.Context, id string, _ plan, _ int) 
 	a.mu.Lock()
 	after := a.seq[id]
 	a.mu.Unlock()
-	seq, err := a.poll.await(ctx, id, after)
+	seq, err := a.watch.await(ctx, id, after)
 	a.mu.Lock()
 	a.seq[id] = seq
 	a.mu.Unlock()
@@ -156,93 +156,4 @@ func (n naiveChat) finish(ctx context.Context, ids []string) error {
 		}
 	}
 	return nil
-}
-
-// waitPoller watches Agentree executions for WAITING with a checkpoint
-// past a given one: every execution awaited, in one query every 10 ms.
-type waitPoller struct {
-	b       *bench
-	mu      sync.Mutex
-	after   map[string]int   // awaited: the checkpoint to pass
-	got     map[string]int   // reached: the checkpoint
-	failed  map[string]error // ended instead
-	changed chan struct{}
-}
-
-func newWaitPoller(b *bench) *waitPoller {
-	return &waitPoller{b: b, after: map[string]int{}, got: map[string]int{}, failed: map[string]error{}, changed: make(chan struct{})}
-}
-
-func (w *waitPoller) run(ctx context.Context) {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		w.mu.Lock()
-		ids := make([]string, 0, len(w.after))
-		for id := range w.after {
-			ids = append(ids, id)
-		}
-		w.mu.Unlock()
-		if len(ids) == 0 {
-			continue
-		}
-		rows, err := w.b.store.Pool().Query(ctx,
-			`SELECT id::text, status, current_checkpoint_seq FROM agent_execution WHERE id = ANY($1::uuid[])`, ids)
-		if err != nil {
-			continue // ctx ended, or a blip: the next tick asks again
-		}
-		var id, status string
-		var seq int
-		w.mu.Lock()
-		for rows.Next() {
-			if rows.Scan(&id, &status, &seq) != nil {
-				continue
-			}
-			after, awaited := w.after[id]
-			switch {
-			case !awaited:
-			case status == "WAITING" && seq > after:
-				w.got[id] = seq
-				delete(w.after, id)
-			case status == "COMPLETED" || status == "FAILED" || status == "CANCELLED" || status == "PAUSED":
-				w.failed[id] = fmt.Errorf("the execution ended %s", status)
-				delete(w.after, id)
-			}
-		}
-		rows.Close()
-		close(w.changed)
-		w.changed = make(chan struct{})
-		w.mu.Unlock()
-	}
-}
-
-// await returns the checkpoint of id's next wait after checkpoint after.
-func (w *waitPoller) await(ctx context.Context, id string, after int) (int, error) {
-	w.mu.Lock()
-	delete(w.got, id)
-	w.after[id] = after
-	w.mu.Unlock()
-	for {
-		w.mu.Lock()
-		seq, ok := w.got[id]
-		err := w.failed[id]
-		changed := w.changed
-		w.mu.Unlock()
-		switch {
-		case ok:
-			return seq, nil
-		case err != nil:
-			return after, err
-		}
-		select {
-		case <-ctx.Done():
-			return after, fmt.Errorf("waiting for WAITING: %w", ctx.Err())
-		case <-changed:
-		}
-	}
 }

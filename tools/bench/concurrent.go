@@ -18,12 +18,13 @@ import (
 // and memory can be read from /proc.
 //
 // The next user message is sent as soon as the system is ready for it:
-// Agentree's execution reads WAITING with a new checkpoint (all
-// executions polled in one query every 10 ms); the naive workflow's
+// Agentree's execution reads WAITING with a new checkpoint (read when
+// the store notifies an event of it, as the gateway's SSE hears them:
+// waitWatcher); the naive workflow's
 // answer is complete in its worker (after which the workflow only blocks
 // on its signal channel; a signal sent earlier waits there). That favours
 // the naive pattern by the checkpoint Agentree records after its answer
-// (in the same workflow task) and the poll's interval.
+// (in the same workflow task) and the notification's way to the bench.
 //
 // Per system: throughput (model calls over the wall time, first start to
 // last answer); the overhead of each model call inside a turn (the
@@ -39,7 +40,7 @@ import (
 // model call (serverMeter): with the model and tools scripted, the
 // Temporal server is where a small machine runs out first. Agentree's
 // Postgres figure includes the bench's own reads of its executions'
-// status (waitPoller) and connection counts.
+// status (waitWatcher: on its notifications, and every second) and connection counts.
 func (b *bench) concurrent(ctx context.Context, r *report, trace io.Writer) error {
 	c := b.cfg
 	dir, err := os.MkdirTemp("", "agentree-bench-concurrent-")
@@ -200,9 +201,9 @@ func (b *bench) concurrentRun(ctx context.Context, dir, sys string, l load) (con
 	defer stopSampling()
 	samples := make(chan [2]int, 1)
 	if sys == nameAgentree {
-		poll := newWaitPoller(b)
-		go poll.run(ctx)
-		d = &agentreeChat{b: b, queue: q.Agentree, poll: poll, seq: map[string]int{}}
+		watch := newWaitWatcher(b)
+		go watch.run(ctx)
+		d = &agentreeChat{b: b, queue: q.Agentree, watch: watch, seq: map[string]int{}}
 		go func() { samples <- b.samplePgConnections(sctx, app) }()
 	} else {
 		samples <- [2]int{}
