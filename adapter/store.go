@@ -140,6 +140,21 @@ func (s pgStore) AnnounceToolCall(ctx context.Context, r agentsdk.ToolCallRecord
 	return fromStoreToolCall(t), nil
 }
 
+// AppendToolResultAnnounced appends a tool call's result entry, ends its
+// record linked to it and stores evs, in one transaction
+// (step.ResultAnnouncer).
+func (s pgStore) AppendToolResultAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, r agentsdk.ToolCallRecord, evs []event.Event) (agentsdk.Entry, bool, error) {
+	batch, err := streamEvents(evs)
+	if err != nil {
+		return agentsdk.Entry{}, false, err
+	}
+	out, appended, err := s.es.AppendToolResultAnnounced(ctx, step.StoredEntry(orgID, e), toStoreToolCall(r), batch)
+	if err != nil || !appended {
+		return agentsdk.Entry{}, false, err
+	}
+	return step.SDKEntry(out), true, nil
+}
+
 // AppendEntryAnnounced appends e and stores evs with it (step.Announcer).
 func (s pgStore) AppendEntryAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error) {
 	batch, err := streamEvents(evs)

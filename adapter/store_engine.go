@@ -17,9 +17,10 @@ import (
 // pgStore is also the engine's store: execution rows, checkpoints and the
 // signals inbox.
 var (
-	_ engine.Store     = pgStore{}
-	_ engine.Announcer = pgStore{}
-	_ step.Announcer   = pgStore{}
+	_ engine.Store         = pgStore{}
+	_ engine.Announcer     = pgStore{}
+	_ step.Announcer       = pgStore{}
+	_ step.ResultAnnouncer = pgStore{}
 )
 
 // engineError carries entrystore's answers in the engine's terms where

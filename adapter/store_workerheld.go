@@ -17,8 +17,9 @@ import (
 // heldAware dispatches the writes that announce, so an embedded
 // pgStore's never writes a held execution's record or checkpoint.
 var (
-	_ engine.Announcer = (*heldAware)(nil)
-	_ step.Announcer   = (*heldAware)(nil)
+	_ engine.Announcer     = (*heldAware)(nil)
+	_ step.Announcer       = (*heldAware)(nil)
+	_ step.ResultAnnouncer = (*heldAware)(nil)
 )
 
 // heldAware is the store of a worker with its own store: an execution in
@@ -190,6 +191,16 @@ func (s *heldAware) AppendEntryAnnounced(ctx context.Context, orgID string, e ag
 		return step.AppendEntryAnnouncedApart(ctx, s, orgID, e, evs)
 	}
 	return s.pgStore.AppendEntryAnnounced(ctx, orgID, e, evs)
+}
+
+// AppendToolResultAnnounced ends a tool call in one transaction in
+// Postgres (step.ResultAnnouncer); for a held execution it writes
+// nothing, and the step appends and records apart, in its file.
+func (s *heldAware) AppendToolResultAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, r agentsdk.ToolCallRecord, evs []event.Event) (agentsdk.Entry, bool, error) {
+	if ok, err := s.isHeld(ctx, orgID, e.ExecutionID); err != nil || ok {
+		return agentsdk.Entry{}, false, err
+	}
+	return s.pgStore.AppendToolResultAnnounced(ctx, orgID, e, r, evs)
 }
 
 func (s *heldAware) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {

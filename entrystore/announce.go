@@ -3,6 +3,7 @@ package entrystore
 import (
 	"context"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -105,7 +106,7 @@ func (s *Store) AppendCheckpointAnnounced(ctx context.Context, c Checkpoint, eve
 	}
 	var out Checkpoint
 	err = s.announced(ctx, appendCheckpointSQL, args, one(&out), []string{args[0].(string), args[1].(string)}, events,
-		`EXISTS (SELECT 1 FROM agent_checkpoint WHERE agent_execution_id = $2 AND sequence = $5 AND xmin = ` + thisTx + `)`, c.Sequence)
+		`EXISTS (SELECT 1 FROM agent_checkpoint WHERE agent_execution_id = $2 AND sequence = $5 AND xmin = `+thisTx+`)`, c.Sequence)
 	return checkpointAppended(ctx, s.pool, out, err, args)
 }
 
@@ -125,7 +126,7 @@ func (s *Store) TransitionAnnounced(ctx context.Context, orgID, id string, tr Tr
 		return Execution{}, false, err
 	}
 	err = s.announced(ctx, moveStatusSQL, moveStatusArgs(ids, anyVersion, tr), one(&e), ids, events,
-		`EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND status = $5 AND xmin = ` + thisTx + `)`, string(tr.To))
+		`EXISTS (SELECT 1 FROM agent_execution WHERE id = $2 AND org_id = $1 AND status = $5 AND xmin = `+thisTx+`)`, string(tr.To))
 	if err == nil {
 		return utcExecution(e), true, nil
 	}
@@ -158,7 +159,7 @@ func (s *Store) AppendEntryAnnounced(ctx context.Context, e Entry, events []NewS
 		}
 		return rows.Err()
 	}, []string{out.OrgID, out.ExecutionID}, events,
-		`EXISTS (SELECT 1 FROM agent_entry WHERE agent_execution_id = $2 AND idempotency_key = $5 AND xmin = ` + thisTx + `)`, out.IdempotencyKey)
+		`EXISTS (SELECT 1 FROM agent_entry WHERE agent_execution_id = $2 AND idempotency_key = $5 AND xmin = `+thisTx+`)`, out.IdempotencyKey)
 	if err != nil {
 		return Entry{}, wrap(appendEntryOp, err)
 	}
@@ -254,4 +255,66 @@ func (s *Store) AppendCheckpointAndWait(ctx context.Context, c Checkpoint, cpEve
 		return Execution{}, false, err
 	}
 	return utcExecution(e), moved, nil
+}
+
+// AppendToolResultAnnounced appends e, a tool call's result entry, as its
+// parent's continuation, ends tc's record linked to it (tc.ResultEntryID
+// is set to e's ID) and stores events, in one round trip and one
+// transaction: a tool call's end, the common case. appended reports
+// whether e went in here; when it did not (a repeat of its key, a parent
+// continued already) nothing is written and the caller appends and
+// records as usual.
+func (s *Store) AppendToolResultAnnounced(ctx context.Context, e Entry, tc ToolCall, events []NewStreamEvent) (out Entry, appended bool, err error) {
+	out, id, err := checkEntry(e)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	if id == "" {
+		// Named here, so the record's link can go in the same batch.
+		id = uuid.NewString()
+	}
+	tc.ResultEntryID = id
+	args, err := toolCallArgs(tc)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	names, data, err := streamEventArgs(appendEntryOp, events)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	ids := []string{out.OrgID, out.ExecutionID}
+	var rec ToolCall
+	var recorded bool
+	b := &pgx.Batch{}
+	b.Queue(insertEntryReturning, entryArgs(out, id, false, writeFence(ctx))...).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		if rows.Next() {
+			if err := rows.Scan(insertedDest(&out)...); err != nil {
+				return err
+			}
+			appended = true
+		}
+		return rows.Err()
+	})
+	// The record's upsert needs the entry it links to: when the insert
+	// above made none, it writes nothing, and nor do the events.
+	b.Queue(toolCallUpsertSQL, args...).Query(found(&rec, &recorded))
+	queueEvents(b, ids, names, data, `EXISTS (SELECT 1 FROM agent_entry WHERE id = $5::uuid AND xmin = `+thisTx+`)
+			AND EXISTS (SELECT 1 FROM agent_tool_call WHERE agent_execution_id = $2 AND message_id = $6::uuid
+				AND tool_call_id = $7 AND result_entry_id = $5::uuid)`, id, tc.MessageID, tc.ToolCallID)
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return Entry{}, false, wrap(appendEntryOp, err)
+	}
+	if !appended {
+		return Entry{}, false, nil
+	}
+	out.CreatedAt = out.CreatedAt.UTC()
+	if !recorded {
+		// Not expected (the record's entries are the execution's), but
+		// the entry is in: record the end as a call apart would.
+		if _, err := s.AnnounceToolCall(ctx, tc, events, false); err != nil {
+			return out, true, err
+		}
+	}
+	return out, true, nil
 }

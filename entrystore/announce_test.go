@@ -257,3 +257,64 @@ func TestAppendCheckpointAndWaitMovesOnlyWithItsCheckpoint(t *testing.T) {
 	require.Equal(t, 3, got.CheckpointSeq)
 	require.Equal(t, []string{"agent.checkpoint", "agent.waiting", "agent.checkpoint", "agent.checkpoint"}, f.events(t))
 }
+
+// A tool call's end goes in as one: its result entry, its record ended
+// and linked to the entry, and its events, in one transaction; a repeat
+// of the entry's key writes nothing, and events that fail to store leave
+// no entry and no end.
+func TestAppendToolResultAnnouncedEndsTheCallInOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	asked, _, err := f.store.AppendEntry(ctx, entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, Type: "message", Role: "assistant",
+		Content: []byte(`{"role":"assistant","content":[{"type":"tool_call","toolCall":{"id":"a","name":"t","arguments":{}}}]}`), IdempotencyKey: "asked"})
+	require.NoError(t, err)
+	_, err = f.store.AnnounceToolCall(ctx, entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID, MessageID: asked.ID,
+		ToolCallID: "a", ToolName: "t", Status: entrystore.ToolCallRunning}, announce("task.started"), true)
+	require.NoError(t, err)
+	result := func(key string) entrystore.Entry {
+		return entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, ParentID: asked.ID, Type: "message", Role: "tool_result",
+			Content: []byte(`{"role":"tool_result","content":[{"type":"text","text":"done"}]}`), IdempotencyKey: key}
+	}
+	end := entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID, MessageID: asked.ID, ToolCallID: "a", ToolName: "t",
+		Status: entrystore.ToolCallCompleted, Output: []byte(`{"text":"done"}`)}
+
+	// Events that fail to store: no entry, the record still running.
+	_, _, err = f.store.AppendToolResultAnnounced(ctx, result("result/a"), end,
+		[]entrystore.NewStreamEvent{{Event: "task.completed", Data: []byte(`{not json`)}})
+	require.Error(t, err)
+	_, err = f.store.GetEntryByKey(ctx, f.org.ID, f.exec.ID, "result/a")
+	require.ErrorIs(t, err, entrystore.ErrNotFound, "the entry committed without its events")
+	rec, err := f.store.ToolCallOf(ctx, f.org.ID, f.exec.ID, asked.ID, "a")
+	require.NoError(t, err)
+	require.Equal(t, entrystore.ToolCallRunning, rec.Status)
+
+	got, appended, err := f.store.AppendToolResultAnnounced(ctx, result("result/a"), end, announce("data", "task.completed"))
+	require.NoError(t, err)
+	require.True(t, appended)
+	require.Equal(t, asked.ID, got.ParentID)
+	rec, err = f.store.ToolCallOf(ctx, f.org.ID, f.exec.ID, asked.ID, "a")
+	require.NoError(t, err)
+	require.Equal(t, entrystore.ToolCallCompleted, rec.Status)
+	require.Equal(t, got.ID, rec.ResultEntryID, "the record links the entry")
+	require.Equal(t, []string{"task.started", "data", "task.completed"}, f.events(t))
+	var xmins int
+	require.NoError(t, f.store.Pool().QueryRow(ctx, `SELECT count(DISTINCT x) FROM (
+			SELECT xmin::text AS x FROM agent_entry WHERE id = $1
+			UNION ALL SELECT xmin::text FROM agent_tool_call WHERE result_entry_id = $1
+			UNION ALL SELECT xmin::text FROM agent_stream_event WHERE agent_execution_id = $2 AND event <> 'task.started') t`,
+		got.ID, f.exec.ID).Scan(&xmins))
+	require.Equal(t, 1, xmins, "one transaction")
+
+	// A repeat of the key writes nothing: the caller takes the usual ways.
+	_, appended, err = f.store.AppendToolResultAnnounced(ctx, result("result/a"), end, announce("data", "task.completed"))
+	require.NoError(t, err)
+	require.False(t, appended)
+	require.Len(t, f.events(t), 3)
+	// So does a result under a parent continued already (a fork's case).
+	_, appended, err = f.store.AppendToolResultAnnounced(ctx, result("result/other"), end, announce("data", "task.completed"))
+	require.NoError(t, err)
+	require.False(t, appended)
+	require.Len(t, f.events(t), 3)
+	_, err = f.store.GetEntryByKey(ctx, f.org.ID, f.exec.ID, "result/other")
+	require.ErrorIs(t, err, entrystore.ErrNotFound)
+}

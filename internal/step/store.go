@@ -70,6 +70,15 @@ type Announcer interface {
 	AppendEntryAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error)
 }
 
+// ResultAnnouncer is a store that ends a tool call in one transaction:
+// its result entry, the record linked to it, and the events telling of
+// it. appended reports whether it did; when not (the entry is a repeat,
+// or its parent was continued already), it wrote nothing, and the step
+// appends the entry and records the call apart, as on any store.
+type ResultAnnouncer interface {
+	AppendToolResultAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, rec agentsdk.ToolCallRecord, evs []event.Event) (agentsdk.Entry, bool, error)
+}
+
 // AppendEntryAnnouncedApart is Announcer's AppendEntryAnnounced on any
 // store: the entry, then the events (best effort).
 func AppendEntryAnnouncedApart(ctx context.Context, s Store, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error) {

@@ -89,9 +89,23 @@ func (d Deps) announceToolCall(ctx context.Context, rec agentsdk.ToolCallRecord,
 }
 
 // appendRun appends an ended call's result entry, links its record to it
-// and announces the outcome: RunTool's end, and GiveUpTool's.
+// and announces the outcome, in one transaction where the store can
+// (ResultAnnouncer): RunTool's end, and GiveUpTool's.
 func appendRun(ctx context.Context, d Deps, in ToolInput, run toolRun) (agentsdk.ToolResult, error) {
-	entries, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, []agentsdk.Entry{run.entry(in.ExecutionID, in.LeafID, in.Key)})
+	entry := run.entry(in.ExecutionID, in.LeafID, in.Key)
+	if a, ok := d.Store.(ResultAnnouncer); ok {
+		got, appended, err := a.AppendToolResultAnnounced(ctx, in.OrgID, entry, run.rec, run.events(in))
+		if err != nil {
+			return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)
+		}
+		if appended {
+			d.cacheAppended(in.OrgID, in.ExecutionID, []agentsdk.Entry{got})
+			run.rec.ResultEntryID = got.ID
+			d.toolRecorded(run.rec)
+			return toolResultFromEntry(got, run.rec.Truncated)
+		}
+	}
+	entries, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, []agentsdk.Entry{entry})
 	if err != nil {
 		return agentsdk.ToolResult{}, fmt.Errorf("step: tool call: append result: %w", err)
 	}
