@@ -155,6 +155,29 @@ func (s pgStore) AppendToolResultAnnounced(ctx context.Context, orgID string, e 
 	return step.SDKEntry(out), true, nil
 }
 
+// AppendToolResultsLinked appends the result entries of one answer's
+// tool calls and links their records, in one transaction
+// (step.ResultsAppender).
+func (s pgStore) AppendToolResultsLinked(ctx context.Context, orgID string, es []agentsdk.Entry, recs []agentsdk.ToolCallRecord) ([]agentsdk.Entry, bool, error) {
+	in := make([]entrystore.Entry, len(es))
+	for i, e := range es {
+		in[i] = step.StoredEntry(orgID, e)
+	}
+	tcs := make([]entrystore.ToolCall, len(recs))
+	for i, r := range recs {
+		tcs[i] = toStoreToolCall(r)
+	}
+	out, appended, err := s.es.AppendToolResults(ctx, in, tcs)
+	if err != nil || !appended {
+		return nil, false, err
+	}
+	res := make([]agentsdk.Entry, len(out))
+	for i, e := range out {
+		res[i] = step.SDKEntry(e)
+	}
+	return res, true, nil
+}
+
 // AppendEntryAnnounced appends e and stores evs with it (step.Announcer).
 func (s pgStore) AppendEntryAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error) {
 	batch, err := streamEvents(evs)

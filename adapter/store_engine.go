@@ -21,6 +21,7 @@ var (
 	_ engine.Announcer     = pgStore{}
 	_ step.Announcer       = pgStore{}
 	_ step.ResultAnnouncer = pgStore{}
+	_ step.ResultsAppender = pgStore{}
 )
 
 // engineError carries entrystore's answers in the engine's terms where

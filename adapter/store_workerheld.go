@@ -20,6 +20,7 @@ var (
 	_ engine.Announcer     = (*heldAware)(nil)
 	_ step.Announcer       = (*heldAware)(nil)
 	_ step.ResultAnnouncer = (*heldAware)(nil)
+	_ step.ResultsAppender = (*heldAware)(nil)
 )
 
 // heldAware is the store of a worker with its own store: an execution in
@@ -201,6 +202,19 @@ func (s *heldAware) AppendToolResultAnnounced(ctx context.Context, orgID string,
 		return agentsdk.Entry{}, false, err
 	}
 	return s.pgStore.AppendToolResultAnnounced(ctx, orgID, e, r, evs)
+}
+
+// AppendToolResultsLinked appends and links in one transaction in
+// Postgres (step.ResultsAppender); for a held execution it writes
+// nothing, and the step appends and links apart, in its file.
+func (s *heldAware) AppendToolResultsLinked(ctx context.Context, orgID string, es []agentsdk.Entry, recs []agentsdk.ToolCallRecord) ([]agentsdk.Entry, bool, error) {
+	if len(es) == 0 {
+		return nil, false, nil
+	}
+	if ok, err := s.isHeld(ctx, orgID, es[0].ExecutionID); err != nil || ok {
+		return nil, false, err
+	}
+	return s.pgStore.AppendToolResultsLinked(ctx, orgID, es, recs)
 }
 
 func (s *heldAware) ToolCall(ctx context.Context, orgID, executionID, messageID, toolCallID string) (agentsdk.ToolCallRecord, error) {

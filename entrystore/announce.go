@@ -318,3 +318,83 @@ func (s *Store) AppendToolResultAnnounced(ctx context.Context, e Entry, tc ToolC
 	}
 	return out, true, nil
 }
+
+// AppendToolResults appends es, the result entries of one answer's tool
+// calls in the model's order (the first under its parent, each next one
+// under the one before: PrevParent), and links each record of tcs to its
+// entry, in one round trip and one transaction. appended reports whether
+// every entry went in here; when not (a repeat of their keys, a parent
+// continued already) the caller appends and links as usual, which takes
+// what did go in as a repeat.
+func (s *Store) AppendToolResults(ctx context.Context, es []Entry, tcs []ToolCall) (out []Entry, appended bool, err error) {
+	const op = "append tool results"
+	if len(es) != len(tcs) || len(es) == 0 {
+		return nil, false, errf(op, ErrInvalid, "%d entries for %d tool calls", len(es), len(tcs))
+	}
+	out = make([]Entry, len(es))
+	inserted := make([]bool, len(es))
+	recorded := make([]bool, len(es))
+	recs := make([]ToolCall, len(es))
+	links := make([]ToolCall, len(es))
+	b := &pgx.Batch{}
+	fence := writeFence(ctx)
+	for i, e := range es {
+		if e.ParentID == PrevParent {
+			if i == 0 {
+				return nil, false, errf(op, ErrInvalid, "first entry has parent %s", PrevParent)
+			}
+			// Named before it is inserted: when the entry before went
+			// in, this one continues it; when not, nor does this one.
+			e.ParentID = out[i-1].ID
+		}
+		o, id, err := checkEntry(e)
+		if err != nil {
+			return nil, false, err
+		}
+		if id == "" {
+			id = uuid.NewString()
+		}
+		o.ID = id
+		out[i] = o
+		b.Queue(insertEntryReturning, entryArgs(o, id, false, fence)...).Query(func(rows pgx.Rows) error {
+			defer rows.Close()
+			if rows.Next() {
+				if err := rows.Scan(insertedDest(&out[i])...); err != nil {
+					return err
+				}
+				inserted[i] = true
+			}
+			return rows.Err()
+		})
+	}
+	for i, tc := range tcs {
+		// A record's link needs its entry: it writes nothing for an
+		// entry that did not go in.
+		tc.ResultEntryID = out[i].ID
+		args, err := toolCallArgs(tc)
+		if err != nil {
+			return nil, false, err
+		}
+		links[i] = tc
+		b.Queue(toolCallUpsertSQL, args...).Query(found(&recs[i], &recorded[i]))
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, false, wrap(op, err)
+	}
+	for i := range es {
+		if !inserted[i] {
+			return nil, false, nil
+		}
+		out[i].CreatedAt = out[i].CreatedAt.UTC()
+	}
+	for i, tc := range links {
+		if !recorded[i] {
+			// Not expected (the records' entries are the execution's),
+			// but the entries are in: link as a call apart would.
+			if _, err := s.RecordToolCall(ctx, tc); err != nil {
+				return out, true, err
+			}
+		}
+	}
+	return out, true, nil
+}

@@ -318,3 +318,70 @@ func TestAppendToolResultAnnouncedEndsTheCallInOneTransaction(t *testing.T) {
 	_, err = f.store.GetEntryByKey(ctx, f.org.ID, f.exec.ID, "result/other")
 	require.ErrorIs(t, err, entrystore.ErrNotFound)
 }
+
+// An answer's tool results go in with their records' links in one
+// transaction, in the model's order; a repeat, or a parent continued
+// already, writes nothing.
+func TestAppendToolResultsLinksInOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	asked, _, err := f.store.AppendEntry(ctx, entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, Type: "message", Role: "assistant",
+		Content: []byte(`{"role":"assistant","content":[{"type":"tool_call","toolCall":{"id":"a","name":"t","arguments":{}}},{"type":"tool_call","toolCall":{"id":"b","name":"t","arguments":{}}}]}`),
+		IdempotencyKey: "asked"})
+	require.NoError(t, err)
+	ended := func(id string) entrystore.ToolCall {
+		return entrystore.ToolCall{OrgID: f.org.ID, ExecutionID: f.exec.ID, MessageID: asked.ID, ToolCallID: id, ToolName: "t",
+			Status: entrystore.ToolCallCompleted, Output: []byte(`{"text":"done ` + id + `"}`)}
+	}
+	for _, id := range []string{"a", "b"} {
+		_, err := f.store.RecordToolCall(ctx, ended(id))
+		require.NoError(t, err)
+	}
+	results := func(prefix string) []entrystore.Entry {
+		es := make([]entrystore.Entry, 2)
+		for i, id := range []string{"a", "b"} {
+			parent := entrystore.PrevParent
+			if i == 0 {
+				parent = asked.ID
+			}
+			es[i] = entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, ParentID: parent, Type: "message", Role: "tool_result",
+				Content: []byte(`{"role":"tool_result","content":[{"type":"text","text":"done ` + id + `"}]}`), IdempotencyKey: prefix + id}
+		}
+		return es
+	}
+	calls := []entrystore.ToolCall{ended("a"), ended("b")}
+
+	got, appended, err := f.store.AppendToolResults(ctx, results("result/"), calls)
+	require.NoError(t, err)
+	require.True(t, appended)
+	require.Len(t, got, 2)
+	require.Equal(t, asked.ID, got[0].ParentID)
+	require.Equal(t, got[0].ID, got[1].ParentID, "in the model's order")
+	for i, id := range []string{"a", "b"} {
+		rec, err := f.store.ToolCallOf(ctx, f.org.ID, f.exec.ID, asked.ID, id)
+		require.NoError(t, err)
+		require.Equal(t, got[i].ID, rec.ResultEntryID)
+	}
+	var xmins int
+	require.NoError(t, f.store.Pool().QueryRow(ctx, `SELECT count(DISTINCT x) FROM (
+			SELECT xmin::text AS x FROM agent_entry WHERE id = ANY($1::uuid[])
+			UNION ALL SELECT xmin::text FROM agent_tool_call WHERE result_entry_id = ANY($1::uuid[])) t`,
+		[]string{got[0].ID, got[1].ID}).Scan(&xmins))
+	require.Equal(t, 1, xmins, "one transaction")
+
+	count := func() int {
+		var n int
+		require.NoError(t, f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM agent_entry WHERE agent_execution_id = $1`, f.exec.ID).Scan(&n))
+		return n
+	}
+	_, appended, err = f.store.AppendToolResults(ctx, results("result/"), calls)
+	require.NoError(t, err)
+	require.False(t, appended, "a repeat")
+	_, appended, err = f.store.AppendToolResults(ctx, results("other/"), calls)
+	require.NoError(t, err)
+	require.False(t, appended, "the assistant entry was continued already")
+	require.Equal(t, 3, count(), "nothing more written")
+	rec, err := f.store.ToolCallOf(ctx, f.org.ID, f.exec.ID, asked.ID, "a")
+	require.NoError(t, err)
+	require.Equal(t, got[0].ID, rec.ResultEntryID, "the links stand")
+}

@@ -98,7 +98,7 @@ func (o *Ops) Begin(ctx context.Context, in BeginInput) (BeginOutput, error) {
 	// start that need not wait for each other.
 	var leaf func() (agentsdk.Entry, error)
 	if in.LeafID != "" && (in.Leaf == nil || in.Leaf.ID != in.LeafID) {
-		leaf = prefetch(func() (agentsdk.Entry, error) { return o.Store.GetEntry(ctx, in.OrgID, in.LeafID) })
+		leaf = step.Prefetch(func() (agentsdk.Entry, error) { return o.Store.GetEntry(ctx, in.OrgID, in.LeafID) })
 	}
 	// Announced, the read and the move to RUNNING with its event are one
 	// round trip where the store can (Announcer); the rules below decide
@@ -314,7 +314,7 @@ func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (ConsumeOutput
 		if in.Entry.Message == nil && noContent(in.Entry.Content) {
 			// The signal's value and the lost-task check are two reads
 			// of a turn's start that need not wait for each other.
-			value = prefetch(func() (json.RawMessage, error) { return o.Store.SignalValue(ctx, in.OrgID, in.SignalID) })
+			value = step.Prefetch(func() (json.RawMessage, error) { return o.Store.SignalValue(ctx, in.OrgID, in.SignalID) })
 		}
 		if out, decided, err := o.afterLostTask(ctx, in); decided || err != nil {
 			return out, err
@@ -322,23 +322,6 @@ func (o *Ops) ConsumeSignal(ctx context.Context, in ConsumeInput) (ConsumeOutput
 	}
 	ref, err := o.consumeSignal(ctx, in, value)
 	return ConsumeOutput{EntryRef: ref}, err
-}
-
-// prefetch starts read now and returns its result when asked.
-func prefetch[T any](read func() (T, error)) func() (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := read()
-		ch <- result{v, err}
-	}()
-	return func() (T, error) {
-		r := <-ch
-		return r.v, r.err
-	}
 }
 
 // afterLostTask decides a consumption when an entry already holds

@@ -79,6 +79,15 @@ type ResultAnnouncer interface {
 	AppendToolResultAnnounced(ctx context.Context, orgID string, e agentsdk.Entry, rec agentsdk.ToolCallRecord, evs []event.Event) (agentsdk.Entry, bool, error)
 }
 
+// ResultsAppender is a store that appends the result entries of one
+// answer's tool calls and links their records to them in one
+// transaction. appended reports whether every entry went in; when not,
+// the step appends and links as on any store, which takes what did go in
+// as a repeat.
+type ResultsAppender interface {
+	AppendToolResultsLinked(ctx context.Context, orgID string, es []agentsdk.Entry, recs []agentsdk.ToolCallRecord) ([]agentsdk.Entry, bool, error)
+}
+
 // AppendEntryAnnouncedApart is Announcer's AppendEntryAnnounced on any
 // store: the entry, then the events (best effort).
 func AppendEntryAnnouncedApart(ctx context.Context, s Store, orgID string, e agentsdk.Entry, evs []event.Event) (agentsdk.Entry, error) {
@@ -111,4 +120,21 @@ func AnnounceToolCallApart(ctx context.Context, s Store, rec agentsdk.ToolCallRe
 		_ = s.PublishBatch(ctx, rec.OrgID, rec.ExecutionID, evs)
 	}
 	return stood, nil
+}
+
+// Prefetch starts read now and returns its result when asked.
+func Prefetch[T any](read func() (T, error)) func() (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := read()
+		ch <- result{v, err}
+	}()
+	return func() (T, error) {
+		r := <-ch
+		return r.v, r.err
+	}
 }

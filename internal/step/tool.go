@@ -207,19 +207,28 @@ type AppendResultsInput struct {
 
 // AppendToolResults appends, in one transaction and in order, the
 // tool_result entries of calls ExecuteTool ran, and links each record to
-// its entry. Repeat-safe: appends are keyed, links idempotent.
+// its entry: all in that one transaction where the store can
+// (ResultsAppender). Repeat-safe: appends are keyed, links idempotent.
 func AppendToolResults(ctx context.Context, d Deps, in AppendResultsInput) ([]agentsdk.ToolResult, error) {
 	if len(in.Keys) != len(in.ToolCallIDs) {
 		return nil, fmt.Errorf("%w: %d keys for %d tool calls", agentsdk.ErrInvalidInput, len(in.Keys), len(in.ToolCallIDs))
 	}
-	assistant, err := d.Store.GetEntry(ctx, in.OrgID, in.AssistantID)
+	// The assistant entry and the records, read at once: one wait.
+	assistant := Prefetch(func() (agentsdk.Entry, error) { return d.Store.GetEntry(ctx, in.OrgID, in.AssistantID) })
+	read := make([]func() (agentsdk.ToolCallRecord, error), len(in.ToolCallIDs))
+	for i, id := range in.ToolCallIDs {
+		read[i] = Prefetch(func() (agentsdk.ToolCallRecord, error) {
+			return d.Store.ToolCall(ctx, in.OrgID, in.ExecutionID, in.AssistantID, id)
+		})
+	}
+	asked, err := assistant()
 	if err != nil {
 		return nil, fmt.Errorf("step: append tool results: assistant entry: %w", err)
 	}
 	recs := make([]agentsdk.ToolCallRecord, len(in.ToolCallIDs))
 	entries := make([]agentsdk.Entry, len(in.ToolCallIDs))
 	for i, id := range in.ToolCallIDs {
-		rec, err := d.Store.ToolCall(ctx, in.OrgID, in.ExecutionID, in.AssistantID, id)
+		rec, err := read[i]()
 		if err != nil {
 			return nil, fmt.Errorf("step: append tool results: record of %s: %w", id, err)
 		}
@@ -227,23 +236,41 @@ func AppendToolResults(ctx context.Context, d Deps, in AppendResultsInput) ([]ag
 			return nil, fmt.Errorf("%w: tool call %s has not ended (%s)", agentsdk.ErrInvalidInput, id, rec.Status)
 		}
 		text, isError := recordedResult(rec)
-		r := toolRun{rec: rec, result: agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: rec.ToolCallID, Name: rec.ToolName}, text, isError), turnID: assistant.TurnID}
+		r := toolRun{rec: rec, result: agentsdk.ToolResultMessage(agentsdk.ToolCall{ID: rec.ToolCallID, Name: rec.ToolName}, text, isError), turnID: asked.TurnID}
 		parent := agentsdk.PrevEntry
 		if i == 0 {
 			parent = in.LeafID
 		}
 		recs[i], entries[i] = rec, r.entry(in.ExecutionID, parent, in.Keys[i])
 	}
+	if a, ok := d.Store.(ResultsAppender); ok {
+		got, appended, err := a.AppendToolResultsLinked(ctx, in.OrgID, entries, recs)
+		if err != nil {
+			return nil, fmt.Errorf("step: append tool results: %w", err)
+		}
+		if appended {
+			d.cacheAppended(in.OrgID, in.ExecutionID, got)
+			return toolResults(got, recs)
+		}
+	}
 	got, err := d.appendEntries(ctx, in.OrgID, in.ExecutionID, entries)
 	if err != nil {
 		return nil, fmt.Errorf("step: append tool results: %w", err)
 	}
-	out := make([]agentsdk.ToolResult, len(got))
 	for i, e := range got {
 		recs[i].ResultEntryID = e.ID
 		if err := d.Store.RecordToolCall(ctx, recs[i]); err != nil {
 			return nil, fmt.Errorf("step: append tool results: link %s: %w", recs[i].ToolCallID, err)
 		}
+	}
+	return toolResults(got, recs)
+}
+
+// toolResults are the results of the entries got, appended for recs.
+func toolResults(got []agentsdk.Entry, recs []agentsdk.ToolCallRecord) ([]agentsdk.ToolResult, error) {
+	out := make([]agentsdk.ToolResult, len(got))
+	for i, e := range got {
+		var err error
 		if out[i], err = toolResultFromEntry(e, recs[i].Truncated); err != nil {
 			return nil, err
 		}
