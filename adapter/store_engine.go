@@ -159,8 +159,8 @@ func (s pgStore) PutSignal(ctx context.Context, orgID, executionID, id, name str
 	return engineError(err)
 }
 
-func (s pgStore) CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error) {
-	ex, pending, err := s.es.CompleteUnlessSignalled(ctx, orgID, executionID, known, tr)
+func (s pgStore) CompleteUnlessSignalled(ctx context.Context, orgID, executionID, leafID string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error) {
+	ex, pending, err := s.es.CompleteUnlessSignalled(ctx, orgID, executionID, leafID, known, tr)
 	if err != nil {
 		return domain.Execution{}, nil, engineError(err)
 	}

@@ -174,12 +174,18 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 	return out, err
 }
 
-// CompleteUnlessSignalled moves the execution to tr.To (an ending) unless
-// it has unconsumed signals other than those in known (the ones its
-// workflow already holds); then it changes nothing and returns them, so the
-// agent acts on them first. The execution row is locked for the check, so
-// a concurrent PutSignal is either seen here or refused (see PutSignal).
-func (s *Store) CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr Transition) (Execution, []Signal, error) {
+// CompleteUnlessSignalled moves the execution to tr.To (an ending) at
+// leafID unless it has signals other than those in known (the ones its
+// workflow already holds) that are unconsumed, or were consumed under
+// leafID: a workflow task that took a signal from the inbox, answered it
+// and was lost (a worker died) went past leafID, and its re-run, which
+// never saw the signal, must go that task's way rather than end at
+// leafID with the message answered beyond it (make chaos, a one-shot sent
+// a message while it wrote its final answer). Then it changes nothing and
+// returns them, so the agent acts on them first. The execution row is
+// locked for the check, so a concurrent PutSignal is either seen here or
+// refused (see PutSignal).
+func (s *Store) CompleteUnlessSignalled(ctx context.Context, orgID, executionID, leafID string, known []string, tr Transition) (Execution, []Signal, error) {
 	op := "complete " + executionID
 	ids, err := readIDs(op, orgID, executionID)
 	if err != nil {
@@ -203,9 +209,12 @@ func (s *Store) CompleteUnlessSignalled(ctx context.Context, orgID, executionID 
 			ex = utcExecution(cur)
 			return nil
 		}
-		pending, err = queryAll[Signal](ctx, tx, `SELECT `+signalCols+` FROM agent_signal
-			WHERE agent_execution_id = $2 AND org_id = $1 AND NOT consumed AND NOT (id::text = ANY($3))
-			ORDER BY seq`, ids[0], ids[1], known)
+		// A signal's entry has the key "signal/<id>" (ConsumeSignal).
+		pending, err = queryAll[Signal](ctx, tx, `SELECT `+signalCols+` FROM agent_signal s
+			WHERE agent_execution_id = $2 AND org_id = $1 AND NOT (id::text = ANY($3))
+			  AND (NOT consumed OR EXISTS (SELECT 1 FROM agent_entry e WHERE e.agent_execution_id = $2
+				AND e.idempotency_key = 'signal/' || s.id::text AND e.parent_id = nullif($4, '')::uuid))
+			ORDER BY seq`, ids[0], ids[1], known, leafID)
 		if err != nil || len(pending) > 0 {
 			return wrap(op, err)
 		}

@@ -69,7 +69,7 @@ func TestCompleteUnlessSignalledOrdersWithPutSignal(t *testing.T) {
 	}
 	var completed entrystore.Execution
 	require.Eventually(t, func() bool {
-		ex, pending, err := f.store.CompleteUnlessSignalled(ctx, f.org.ID, f.exec.ID, known, done)
+		ex, pending, err := f.store.CompleteUnlessSignalled(ctx, f.org.ID, f.exec.ID, "", known, done)
 		require.NoError(t, err)
 		for _, p := range pending {
 			known = append(known, p.ID)
@@ -122,4 +122,56 @@ func TestPutNewSignalStoresOnlyAFirstDelivery(t *testing.T) {
 	_, _, stored, err = f.store.PutNewSignal(ctx, entrystore.Signal{OrgID: f.org.ID, ExecutionID: "00000000-0000-4000-8000-0000000000b2", Name: "user_message"})
 	require.NoError(t, err)
 	require.False(t, stored, "no such execution")
+}
+
+// TestCompletionGoesTheWayOfALostTask: a signal a lost workflow task took
+// from the inbox and answered hangs under the leaf its re-run would end
+// at; completing there is refused and the signal returned, so the re-run
+// consumes it again (the same entry) and ends at the answer. Completing
+// at that answer, or with the signal known, goes ahead.
+func TestCompletionGoesTheWayOfALostTask(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	final := f.append(t, "", "the final answer")
+	sg, err := f.store.PutSignal(ctx, entrystore.Signal{OrgID: f.org.ID, ExecutionID: f.exec.ID, Name: "user_message"})
+	require.NoError(t, err)
+	// The lost task: the message consumed under the final answer, answered.
+	msg, err := f.store.ConsumeSignal(ctx, f.org.ID, sg.ID, entrystore.Entry{ParentID: final.ID, Type: "message", Role: "user"})
+	require.NoError(t, err)
+	answer := f.append(t, msg.ID, "its answer")
+
+	done := entrystore.Transition{To: entrystore.StatusCompleted, StopReason: "end_turn"}
+	_, pending, err := f.store.CompleteUnlessSignalled(ctx, f.org.ID, f.exec.ID, final.ID, nil, done)
+	require.NoError(t, err)
+	require.Len(t, pending, 1, "the re-run must take the message the lost task answered")
+	require.Equal(t, sg.ID, pending[0].ID)
+	ex, err := f.store.GetExecution(ctx, f.org.ID, f.exec.ID)
+	require.NoError(t, err)
+	require.NotEqual(t, entrystore.StatusCompleted, ex.Status)
+
+	// The re-run consumes it again under the same leaf: the same entry.
+	again, err := f.store.ConsumeSignal(ctx, f.org.ID, sg.ID, entrystore.Entry{ParentID: final.ID, Type: "message", Role: "user"})
+	require.NoError(t, err)
+	require.Equal(t, msg.ID, again.ID)
+
+	// Known (the agent holds it and ends anyway), it does not hold the end.
+	_, pending, err = f.store.CompleteUnlessSignalled(ctx, f.org.ID, f.exec.ID, final.ID, []string{sg.ID}, done)
+	require.NoError(t, err)
+	require.Empty(t, pending)
+	_, err = f.store.Transition(ctx, f.org.ID, f.exec.ID, entrystore.Transition{To: entrystore.StatusRunning})
+	require.Error(t, err, "completed")
+
+	// On a fresh execution: completing at the answer, past the signal's
+	// entry, goes ahead.
+	g := newFixture(t)
+	final = g.append(t, "", "the final answer")
+	sg, err = g.store.PutSignal(ctx, entrystore.Signal{OrgID: g.org.ID, ExecutionID: g.exec.ID, Name: "user_message"})
+	require.NoError(t, err)
+	msg, err = g.store.ConsumeSignal(ctx, g.org.ID, sg.ID, entrystore.Entry{ParentID: final.ID, Type: "message", Role: "user"})
+	require.NoError(t, err)
+	answer = g.append(t, msg.ID, "its answer")
+	ex, pending, err = g.store.CompleteUnlessSignalled(ctx, g.org.ID, g.exec.ID, answer.ID, nil, done)
+	require.NoError(t, err)
+	require.Empty(t, pending)
+	require.Equal(t, entrystore.StatusCompleted, ex.Status)
 }

@@ -160,12 +160,18 @@ func (s *Store) PutSignal(_ context.Context, _, _, id, name string, value json.R
 	return nil
 }
 
-func (s *Store) CompleteUnlessSignalled(_ context.Context, _ string, _ string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error) {
+func (s *Store) CompleteUnlessSignalled(_ context.Context, _ string, _ string, leafID string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var pending []agentsdk.Signal
 	for _, id := range s.signalOrder {
-		if sg := s.signals[id]; !sg.consumed && !slices.Contains(known, id) {
+		sg := s.signals[id]
+		// Consumed under leafID: a lost task went past it (as Postgres's).
+		past := false
+		if eid, ok := s.keys["signal/"+id]; ok && leafID != "" {
+			past = s.entries[eid].ParentID == leafID
+		}
+		if (!sg.consumed || past) && !slices.Contains(known, id) {
 			pending = append(pending, agentsdk.Signal{ID: id, Name: sg.name})
 		}
 	}

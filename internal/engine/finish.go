@@ -195,7 +195,7 @@ func (o *Ops) Finish(ctx context.Context, in FinishInput) (FinishOutput, error) 
 			tr.Steps, c.Steps = c.Steps, 0
 			cp = &c
 		}
-		ex, pending, err = o.Store.CompleteUnlessSignalled(ctx, in.OrgID, in.ExecutionID, in.Known, tr)
+		ex, pending, err = o.Store.CompleteUnlessSignalled(ctx, in.OrgID, in.ExecutionID, in.LeafID, in.Known, tr)
 		if err == nil && len(pending) > 0 {
 			return FinishOutput{Pending: pending}, nil
 		}

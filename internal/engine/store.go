@@ -45,10 +45,11 @@ type Store interface {
 	// ConsumeSignal appends e and marks the signal consumed, atomically;
 	// domain.ErrSignalConsumed when it was consumed before.
 	ConsumeSignal(ctx context.Context, orgID, signalID string, e agentsdk.Entry) (agentsdk.Entry, error)
-	// CompleteUnlessSignalled applies tr (a completion) unless the inbox
-	// holds unconsumed signals of the execution other than known; then it
-	// returns them and changes nothing.
-	CompleteUnlessSignalled(ctx context.Context, orgID, executionID string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error)
+	// CompleteUnlessSignalled applies tr (a completion at leafID) unless
+	// the inbox holds signals of the execution other than known that are
+	// unconsumed, or whose entry hangs under leafID (a lost task consumed
+	// them past it); then it returns them and changes nothing.
+	CompleteUnlessSignalled(ctx context.Context, orgID, executionID, leafID string, known []string, tr domain.Transition) (domain.Execution, []agentsdk.Signal, error)
 	// ResumeSource reads what resuming an execution needs; a missing one
 	// is agentsdk.ErrNotFound.
 	ResumeSource(ctx context.Context, orgID, executionID string) (ResumeSource, error)
