@@ -326,7 +326,7 @@ func TestAppendToolResultsLinksInOneTransaction(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	asked, _, err := f.store.AppendEntry(ctx, entrystore.Entry{OrgID: f.org.ID, ExecutionID: f.exec.ID, Type: "message", Role: "assistant",
-		Content: []byte(`{"role":"assistant","content":[{"type":"tool_call","toolCall":{"id":"a","name":"t","arguments":{}}},{"type":"tool_call","toolCall":{"id":"b","name":"t","arguments":{}}}]}`),
+		Content:        []byte(`{"role":"assistant","content":[{"type":"tool_call","toolCall":{"id":"a","name":"t","arguments":{}}},{"type":"tool_call","toolCall":{"id":"b","name":"t","arguments":{}}}]}`),
 		IdempotencyKey: "asked"})
 	require.NoError(t, err)
 	ended := func(id string) entrystore.ToolCall {
