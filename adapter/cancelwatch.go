@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/entrystore"
+	"go.temporal.io/sdk/worker"
 )
 
 // errCancelRequested is the cause a watched call's context ends with when
@@ -120,4 +121,11 @@ func (w *cancelWatch) keys() []entrystore.ExecutionKey {
 // being cancelled.
 func cancelRequested(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errCancelRequested)
+}
+
+// workerStopping reports whether ctx, an activity's, ended because its
+// worker is stopping: the SDK cancels every running call's context with
+// worker.ErrWorkerShutdown as the cause (step.Deps.Interrupted).
+func workerStopping(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), worker.ErrWorkerShutdown)
 }

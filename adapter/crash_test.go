@@ -3,17 +3,20 @@ package adapter_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -104,8 +107,10 @@ func runWorkerProcess() error {
 		}
 		return "slow done", nil
 	})
+	calls := &openSpans{}
 	plugin, err := adapter.NewPlugin(adapter.Options{
-		Store: entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(calls)),
+		Store:          entrystore.New(pool), Agents: []agentsdk.Agent{react.New(react.Options{})},
 		Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{slow, echoTool(), agentsdk.SpawnAgentsTool()},
 		ToolHeartbeatTimeout: 2 * time.Second, ReconcileInterval: -1,
 		ToolPolicy: map[bool]agentsdk.Policies{true: {"slow": agentsdk.PolicyAsk}}[os.Getenv(envAskSlow) == "1"],
@@ -119,7 +124,39 @@ func runWorkerProcess() error {
 	}
 	defer tc.Close()
 	w := worker.New(tc, os.Getenv(envQueue), worker.Options{})
-	return w.Run(worker.InterruptCh())
+	if err := w.Run(worker.InterruptCh()); err != nil {
+		return err
+	}
+	// A graceful stop cancels the calls running and returns: the process
+	// lives on until they have ended (their spans), as a worker's pool
+	// does until their statements have, so their ends are seen.
+	return calls.await(30 * time.Second)
+}
+
+// openSpans counts the spans started and not yet ended.
+type openSpans struct {
+	sdktrace.SpanProcessor
+	open atomic.Int64
+}
+
+func (o *openSpans) OnStart(context.Context, sdktrace.ReadWriteSpan) { o.open.Add(1) }
+func (o *openSpans) OnEnd(sdktrace.ReadOnlySpan)                     { o.open.Add(-1) }
+func (o *openSpans) Shutdown(context.Context) error                  { return nil }
+func (o *openSpans) ForceFlush(context.Context) error                { return nil }
+
+// await waits until every span started has ended, for at most d.
+func (o *openSpans) await(d time.Duration) error {
+	deadline := time.After(d)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for o.open.Load() > 0 {
+		select {
+		case <-deadline:
+			return fmt.Errorf("%d calls still running %s after the worker stopped", o.open.Load(), d)
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 // appendLine appends a line to the file at path, durably.
@@ -218,6 +255,46 @@ func TestWorkerCrashResumes(t *testing.T) {
 		turns = append(turns, sc.Text())
 	}
 	require.Equal(t, "0,1,2", strings.Join(turns, ","), "each step's model call made exactly once across both workers")
+}
+
+// TestWorkerStopLeavesAToolCallToRunAgain stops a worker process
+// gracefully (SIGTERM, as a deploy does) while its tool call runs: the
+// call's context ends with the worker's shutdown, and the call is not
+// ended by it. No task.failed is announced and the record is not ended,
+// so a client never reads the call ended before another worker starts it
+// again; that worker runs it to its result, announced once.
+func TestWorkerStopLeavesAToolCallToRunAgain(t *testing.T) {
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{scripted.New(crashScript())}}, true)
+	dir := t.TempDir()
+	first := startWorkerProcess(t, h, dir, true)
+	ex := h.start(agentsdk.Config{Tools: []string{"slow", "echo"}}, "survive a deploy")
+
+	mark := filepath.Join(dir, "tool.mark")
+	require.Eventually(t, func() bool { _, err := os.Stat(mark); return err == nil }, time.Minute, 5*time.Millisecond, "the slow tool never started")
+	require.NoError(t, first.Process.Signal(syscall.SIGTERM))
+	_, _ = first.Process.Wait()
+	require.NoError(t, os.Remove(mark))
+
+	startWorkerProcess(t, h, dir, false)
+	res := h.wait(ex.ID, 2*time.Minute)
+	require.Equal(t, "COMPLETED", res.Status)
+	require.Equal(t, "slow done", h.path(res.LeafID)[2].Text())
+	require.Len(t, lines(t, filepath.Join(dir, "slow.log")), 2, "the call ran in both workers")
+
+	evs, err := h.es.StreamEventsAfter(context.Background(), h.org.ID, ex.ID, 0, 1000)
+	require.NoError(t, err)
+	var seen []string
+	for _, e := range evs {
+		var d struct {
+			TaskExecutionID string `json:"taskExecutionId"`
+		}
+		require.NoError(t, json.Unmarshal(e.Data, &d))
+		if d.TaskExecutionID == "s1" && strings.HasPrefix(e.Event, "task.") {
+			seen = append(seen, e.Event)
+		}
+	}
+	require.Equal(t, "task.started,task.started,task.completed", strings.Join(seen, ","),
+		"the stopped worker's attempt announced no end")
 }
 
 // TestModelCallResumesAfterWorkerKill SIGKILLs the worker process whose

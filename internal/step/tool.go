@@ -397,6 +397,13 @@ func runTool(ctx context.Context, d Deps, in ToolInput, ended func(agentsdk.Tool
 	default:
 		output, isError, err = invoke(ctx, d.Tools, cfg, run, in, publish)
 	}
+	if err != nil && d.Interrupted != nil && d.Interrupted(ctx) {
+		// The worker is stopping: this attempt ends, not the call, which
+		// runs again on another worker. Its record stays running and no
+		// end is announced, so a client never reads the call ended before
+		// it starts again.
+		return toolRun{}, err
+	}
 	if err != nil {
 		rec.Status = agentsdk.ToolCancelled
 		if !errors.Is(err, context.Canceled) && !errors.Is(ctx.Err(), context.Canceled) {

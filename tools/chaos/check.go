@@ -39,6 +39,10 @@ type findings struct {
 	// once (their extra copies; also in Duplicated), SSEOutOfOrder those
 	// it received after a higher ID.
 	SSEDuplicated, SSEOutOfOrder int
+	// Interrupted counts tool calls announced failed with their context
+	// cancelled and then started again (checkEvents): an older build's
+	// attempt cut short by its worker's graceful stop.
+	Interrupted int
 	// LostMessages are the messages counted in Lost (failover.go dates
 	// them against the last replicated commit).
 	LostMessages []*message

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/agentsdk"
+	"github.com/agentree/agentree/agentsdk/event"
 	"github.com/agentree/agentree/agentsdk/scripted"
 )
 
@@ -77,4 +78,44 @@ func TestCheckDeliveryCountsSSEEventsReceivedTwice(t *testing.T) {
 	(&outcome{found: f}).print(&out)
 	require.Contains(t, out.String(), "\nchaos_sse_duplicated=0\n")
 	require.Contains(t, out.String(), "\nchaos_sse_out_of_order=1\n")
+}
+
+// TestCheckEventsTellsAnInterruptedCallFromARerun: a tool call announced
+// failed with its context cancelled and then started again was cut short
+// (chaos_interrupted), not ended and run again; a start after its real
+// end is a rerun, and an end announced twice a duplicate. An
+// interruption never followed by a start is the call's end.
+func TestCheckEventsTellsAnInterruptedCallFromARerun(t *testing.T) {
+	started := &event.TaskStarted{TaskExecutionID: "c"}
+	cut := &event.TaskFailed{TaskExecutionID: "c", Error: interruptedError}
+	done := &event.TaskCompleted{TaskExecutionID: "c"}
+	seq := func(evs ...event.Event) []storedEvent {
+		out := make([]storedEvent, len(evs))
+		for i, e := range evs {
+			out[i] = storedEvent{id: int64(i + 1), ev: e}
+		}
+		return out
+	}
+
+	f := &findings{DuplicatedBy: map[string]int{}}
+	checkEvents("x", seq(started, cut, started, done), f)
+	require.Zero(t, f.Rerun)
+	require.Zero(t, f.Duplicated)
+	require.Equal(t, 1, f.Interrupted)
+
+	f = &findings{DuplicatedBy: map[string]int{}}
+	checkEvents("x", seq(started, done, started, done), f)
+	require.Equal(t, 1, f.Rerun)
+	require.Equal(t, 1, f.Duplicated)
+	require.Zero(t, f.Interrupted)
+
+	f = &findings{DuplicatedBy: map[string]int{}}
+	checkEvents("x", seq(started, &event.TaskFailed{TaskExecutionID: "c", Error: "boom"}, started, done), f)
+	require.Equal(t, 1, f.Rerun, "a failure other than an interruption is an end")
+	require.Equal(t, 1, f.Duplicated)
+
+	f = &findings{DuplicatedBy: map[string]int{}}
+	checkEvents("x", seq(started, done, cut), f)
+	require.Equal(t, 1, f.Duplicated, "a cancel after the call's end is a second end")
+	require.Zero(t, f.Interrupted)
 }

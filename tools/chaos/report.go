@@ -94,6 +94,7 @@ func (o *outcome) print(w io.Writer) {
 		{"chaos_forked", f.Forked},
 		{"chaos_leaf_mismatch", f.LeafMismatch},
 		{"chaos_rerun", f.Rerun},
+		{"chaos_interrupted", f.Interrupted},
 		{"chaos_inbox_pending", f.InboxPending},
 		{"chaos_undelivered", f.Undelivered},
 		{"chaos_sse_duplicated", f.SSEDuplicated},

@@ -12,10 +12,10 @@ import (
 )
 
 // checkStream finds stored stream events that do not decode into their
-// agentsdk/event type, stream events stored twice (a lifecycle event or a
-// tool call's end published again), tool calls started again after they
-// completed, and events stored but never delivered to the SSE client that
-// followed the execution throughout (or delivered twice).
+// agentsdk/event type, stream events stored twice and tool calls started
+// again after they completed (checkEvents), and events stored but never
+// delivered to the SSE client that followed the execution throughout (or
+// delivered twice).
 func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings) error {
 	rows, err := c.pool.Query(ctx, `SELECT id, event, data::text FROM agent_stream_event
 		WHERE agent_execution_id = $1 ORDER BY id`, cv.ExecID)
@@ -23,9 +23,8 @@ func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings)
 		return fmt.Errorf("chaos: check stream: %w", err)
 	}
 	defer rows.Close()
-	seen := map[string]int{}
-	completed := map[string]bool{}
 	var ids []int64
+	var evs []storedEvent
 	names := map[int64]string{}
 	for rows.Next() {
 		var id int64
@@ -40,39 +39,83 @@ func checkStream(ctx context.Context, c *cluster, cv *conversation, f *findings)
 			f.example("%s: stream event %d does not decode into its type: %v", cv.ExecID, id, err)
 			continue
 		}
+		evs = append(evs, storedEvent{id: id, name: name, ev: ev})
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	checkEvents(cv.ExecID, evs, f)
+	if cv.Follower == nil {
+		return nil
+	}
+	checkDelivery(cv.ExecID, ids, names, cv.Follower.arrivals(), f)
+	return nil
+}
+
+// storedEvent is one of an execution's stored stream events, decoded.
+type storedEvent struct {
+	id   int64
+	name string
+	ev   event.Event
+}
+
+// interruptedError is the error of a tool call's task.failed when its
+// context ended, as a worker's graceful stop ends it: builds before the
+// interruption was told apart (step.Deps.Interrupted) announced it so.
+const interruptedError = "context canceled"
+
+// checkEvents counts, in an execution's stored stream events in order,
+// lifecycle events and tool-call ends stored twice (Duplicated) and tool
+// calls started again after they ended (Rerun). A task.failed that tells
+// of an interrupted attempt (interruptedError) followed by the call's
+// start again ends nothing: the call did not complete, its worker
+// stopped (an older build, mid-deploy), and it ran again; it is counted
+// as Interrupted.
+func checkEvents(execID string, evs []storedEvent, f *findings) {
+	seen := map[string]int{}
+	ended := map[string]bool{}
+	interrupted := map[string]bool{}
+	for _, se := range evs {
 		key := ""
-		switch e := ev.(type) {
+		switch e := se.ev.(type) {
 		case *event.Started:
-			key = name
+			key = se.name
 		case *event.Checkpoint:
-			key = fmt.Sprintf("%s %d", name, e.Sequence)
+			key = fmt.Sprintf("%s %d", se.name, e.Sequence)
 		case *event.TaskCompleted:
 			key = "task end " + e.TaskExecutionID
-			completed[e.TaskExecutionID] = true
+			ended[e.TaskExecutionID], interrupted[e.TaskExecutionID] = true, false
 		case *event.TaskFailed:
+			if e.Error == interruptedError {
+				// An end until the call starts again.
+				interrupted[e.TaskExecutionID] = true
+				continue
+			}
 			key = "task end " + e.TaskExecutionID
-			completed[e.TaskExecutionID] = true
+			ended[e.TaskExecutionID], interrupted[e.TaskExecutionID] = true, false
 		case *event.TaskStarted:
-			if completed[e.TaskExecutionID] {
+			if interrupted[e.TaskExecutionID] {
+				f.Interrupted++
+				interrupted[e.TaskExecutionID] = false
+			}
+			if ended[e.TaskExecutionID] {
 				f.Rerun++
-				f.example("%s: tool call %s started again (event %d) after it completed", cv.ExecID, e.TaskExecutionID, id)
+				f.example("%s: tool call %s started again (event %d) after it completed", execID, e.TaskExecutionID, se.id)
 			}
 		}
 		if key != "" {
 			seen[key]++
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return err
+	for id, open := range interrupted {
+		if open {
+			// Never started again: the interruption was the call's end.
+			seen["task end "+id]++
+		}
 	}
 	for key, n := range seen {
-		f.dup("stream event", n-1, "%s: stream event %q stored %d times", cv.ExecID, key, n)
+		f.dup("stream event", n-1, "%s: stream event %q stored %d times", execID, key, n)
 	}
-	if cv.Follower == nil {
-		return nil
-	}
-	checkDelivery(cv.ExecID, ids, names, cv.Follower.arrivals(), f)
-	return nil
 }
 
 // checkDelivery compares the IDs of an execution's stored stream events
