@@ -49,6 +49,21 @@ func queueEvents(b *pgx.Batch, ids, names, data []string, cond string, condArgs 
 	}
 }
 
+// insertedInto reads insertEntryReturning's row, if any, into *out,
+// setting *ok when there was one (the entry went in).
+func insertedInto(out *Entry, ok *bool) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		defer rows.Close()
+		if rows.Next() {
+			if err := rows.Scan(insertedDest(out)...); err != nil {
+				return err
+			}
+			*ok = true
+		}
+		return rows.Err()
+	}
+}
+
 // found reads at most one row of a statement into *out, setting *ok when
 // there was one: no row is no error, so a batch's later statements are
 // read too.
@@ -149,16 +164,7 @@ func (s *Store) AppendEntryAnnounced(ctx context.Context, e Entry, events []NewS
 		return Entry{}, err
 	}
 	inserted := false
-	err = s.announced(ctx, insertEntryReturning, entryArgs(out, id, false, writeFence(ctx)), func(rows pgx.Rows) error {
-		defer rows.Close()
-		if rows.Next() {
-			if err := rows.Scan(insertedDest(&out)...); err != nil {
-				return err
-			}
-			inserted = true
-		}
-		return rows.Err()
-	}, []string{out.OrgID, out.ExecutionID}, events,
+	err = s.announced(ctx, insertEntryReturning, entryArgs(out, id, false, writeFence(ctx)), insertedInto(&out, &inserted), []string{out.OrgID, out.ExecutionID}, events,
 		`EXISTS (SELECT 1 FROM agent_entry WHERE agent_execution_id = $2 AND idempotency_key = $5 AND xmin = `+thisTx+`)`, out.IdempotencyKey)
 	if err != nil {
 		return Entry{}, wrap(appendEntryOp, err)
@@ -286,16 +292,7 @@ func (s *Store) AppendToolResultAnnounced(ctx context.Context, e Entry, tc ToolC
 	var rec ToolCall
 	var recorded bool
 	b := &pgx.Batch{}
-	b.Queue(insertEntryReturning, entryArgs(out, id, false, writeFence(ctx))...).Query(func(rows pgx.Rows) error {
-		defer rows.Close()
-		if rows.Next() {
-			if err := rows.Scan(insertedDest(&out)...); err != nil {
-				return err
-			}
-			appended = true
-		}
-		return rows.Err()
-	})
+	b.Queue(insertEntryReturning, entryArgs(out, id, false, writeFence(ctx))...).Query(insertedInto(&out, &appended))
 	// The record's upsert needs the entry it links to: when the insert
 	// above made none, it writes nothing, and nor do the events.
 	b.Queue(toolCallUpsertSQL, args...).Query(found(&rec, &recorded))
@@ -356,16 +353,7 @@ func (s *Store) AppendToolResults(ctx context.Context, es []Entry, tcs []ToolCal
 		}
 		o.ID = id
 		out[i] = o
-		b.Queue(insertEntryReturning, entryArgs(o, id, false, fence)...).Query(func(rows pgx.Rows) error {
-			defer rows.Close()
-			if rows.Next() {
-				if err := rows.Scan(insertedDest(&out[i])...); err != nil {
-					return err
-				}
-				inserted[i] = true
-			}
-			return rows.Err()
-		})
+		b.Queue(insertEntryReturning, entryArgs(o, id, false, fence)...).Query(insertedInto(&out[i], &inserted[i]))
 	}
 	for i, tc := range tcs {
 		// A record's link needs its entry: it writes nothing for an
