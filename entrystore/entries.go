@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -114,6 +115,7 @@ const insertEntrySQL = `
 		WHERE EXISTS (SELECT 1 FROM execution WHERE org_id = $2)
 		  AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM parent))
 		  AND NOT ($11 AND $12::timestamptz IS NOT NULL AND coalesce((SELECT write_fence > $12 FROM execution), false))
+		` + insertEntryCond + `
 		ON CONFLICT DO NOTHING
 		RETURNING *
 	), leaf AS (
@@ -124,6 +126,16 @@ const insertEntrySQL = `
 		FROM ins WHERE x.id = ins.agent_execution_id AND (x.leaf_seq IS NULL OR x.leaf_seq < ins.seq)
 	)
 	SELECT `
+
+// insertEntryCond marks where in insertEntrySQL's WHERE insertEntryIf
+// adds its condition; in insertEntrySQL it is a comment.
+const insertEntryCond = "-- and"
+
+// insertEntryIf is insertEntryReturning inserting only when cond holds
+// too (its parameters from $13 on).
+func insertEntryIf(cond string) string {
+	return strings.Replace(insertEntryReturning, insertEntryCond, "AND "+cond, 1)
+}
 
 // insertEntryReturning is insertEntrySQL returning only what the
 // database decides: the documents are stored as sent (json), so the rest

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentree/agentree/internal/domain"
 )
@@ -126,6 +127,9 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 	if err != nil {
 		return Entry{}, err
 	}
+	if out, ok, err := s.consumeFresh(ctx, ids, e); err != nil || ok {
+		return out, err
+	}
 	var out Entry
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// One statement locks the signal, reads it and marks it consumed
@@ -172,6 +176,56 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 		return err
 	})
 	return out, err
+}
+
+// consumeFresh is ConsumeSignal's common case in one round trip and one
+// transaction: a signal not consumed yet, of e's execution (which e
+// names), whose entry goes in as the continuation of e's parent, where
+// no branch moved the leaf. It marks the signal consumed, inserts e only
+// when that mark is this transaction's, and takes the mark back when e did
+// not go in. ok reports that e went in; when not, nothing changed, and
+// ConsumeSignal's general way decides.
+func (s *Store) consumeFresh(ctx context.Context, ids []string, e Entry) (out Entry, ok bool, err error) {
+	if e.ExecutionID == "" {
+		return Entry{}, false, nil
+	}
+	e.OrgID = ids[0]
+	if e.IdempotencyKey == "" {
+		e.IdempotencyKey = "signal/" + ids[1]
+	}
+	out, id, err := checkEntry(e)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	b := &pgx.Batch{}
+	b.Queue(`UPDATE agent_signal u SET consumed = true, consumed_at = now()
+		FROM agent_execution x
+		WHERE u.id = $2 AND u.org_id = $1 AND NOT u.consumed AND u.agent_execution_id = $3
+		  AND x.id = u.agent_execution_id AND NOT coalesce(x.branch_from = nullif($4, '')::uuid, false)`,
+		ids[0], ids[1], out.ExecutionID, out.ParentID).Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(insertEntryIf(`EXISTS (SELECT 1 FROM agent_signal WHERE id = $13 AND xmin = `+thisTx+`)`),
+		append(entryArgs(out, id, false, writeFence(ctx)), ids[1])...).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		if rows.Next() {
+			if err := rows.Scan(insertedDest(&out)...); err != nil {
+				return err
+			}
+			ok = true
+		}
+		return rows.Err()
+	})
+	b.Queue(`UPDATE agent_signal SET consumed = false, consumed_at = NULL
+		WHERE id = $1 AND xmin = `+thisTx+` AND NOT EXISTS (SELECT 1 FROM agent_entry
+			WHERE agent_execution_id = $2 AND idempotency_key = $3 AND xmin = `+thisTx+`)`,
+		ids[1], out.ExecutionID, out.IdempotencyKey).Exec(func(pgconn.CommandTag) error { return nil })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return Entry{}, false, wrap("consume signal "+ids[1], err)
+	}
+	if !ok {
+		return Entry{}, false, nil
+	}
+	out.CreatedAt = out.CreatedAt.UTC()
+	return out, true, nil
 }
 
 // CompleteUnlessSignalled moves the execution to tr.To (an ending) at

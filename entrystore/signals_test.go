@@ -3,9 +3,12 @@ package entrystore_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/entrystore"
@@ -175,3 +178,94 @@ func TestCompletionGoesTheWayOfALostTask(t *testing.T) {
 	require.Empty(t, pending)
 	require.Equal(t, entrystore.StatusCompleted, ex.Status)
 }
+
+// TestConsumeSignalCommonCaseIsOneTransaction: a fresh signal consumed
+// with an entry of its execution, continuing its parent, marks the signal
+// and inserts the entry in one transaction (one round trip). Every other
+// case goes the general way with the signal untouched by the attempt: a
+// repeat finds its entry, a parent whose continuation is taken gets a
+// fork, a branch's seam moves the entry under the branch, and an entry
+// for another execution is refused with the signal left to consume.
+func TestConsumeSignalCommonCaseIsOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	root := f.append(t, "", "root")
+	put := func() entrystore.Signal {
+		sg, err := f.store.PutSignal(ctx, entrystore.Signal{OrgID: f.org.ID, ExecutionID: f.exec.ID, Name: "user_message"})
+		require.NoError(t, err)
+		return sg
+	}
+	msg := func(parent string) entrystore.Entry {
+		return entrystore.Entry{ExecutionID: f.exec.ID, ParentID: parent, Type: "message", Role: "user"}
+	}
+	xmins := func(sg entrystore.Signal, e entrystore.Entry) (string, string) {
+		var s, en string
+		require.NoError(t, f.store.Pool().QueryRow(ctx, `SELECT (SELECT xmin::text FROM agent_signal WHERE id = $1),
+			(SELECT xmin::text FROM agent_entry WHERE id = $2)`, sg.ID, e.ID).Scan(&s, &en))
+		return s, en
+	}
+
+	cfg := f.store.Pool().Config().Copy()
+	trips := &roundTrips{}
+	cfg.ConnConfig.Tracer = trips
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	require.NoError(t, pool.Ping(ctx))
+	counted := entrystore.New(pool)
+
+	sg := put()
+	trips.n.Store(0)
+	first, err := counted.ConsumeSignal(ctx, f.org.ID, sg.ID, msg(root.ID))
+	require.NoError(t, err)
+	require.Equal(t, int64(1), trips.n.Load(), "one round trip")
+	require.Equal(t, root.ID, first.ParentID)
+	require.Equal(t, "signal/"+sg.ID, first.IdempotencyKey)
+	s, e := xmins(sg, first)
+	require.Equal(t, s, e, "the mark and the entry: one transaction")
+	require.Equal(t, first.ID, f.leaf(t))
+
+	again, err := f.store.ConsumeSignal(ctx, f.org.ID, sg.ID, msg(root.ID))
+	require.NoError(t, err)
+	require.Equal(t, first.ID, again.ID, "a repeat finds its entry")
+
+	forked, err := f.store.ConsumeSignal(ctx, f.org.ID, put().ID, msg(root.ID))
+	require.NoError(t, err)
+	require.Equal(t, root.ID, forked.ParentID)
+	require.NotEqual(t, first.ID, forked.ID, "root's continuation was taken: a fork beside it")
+
+	_, err = f.store.Pool().Exec(ctx, `UPDATE agent_execution SET branch_from = $2, branch_to = $3 WHERE id = $1`,
+		f.exec.ID, forked.ID, first.ID)
+	require.NoError(t, err)
+	moved, err := f.store.ConsumeSignal(ctx, f.org.ID, put().ID, msg(forked.ID))
+	require.NoError(t, err)
+	require.Equal(t, first.ID, moved.ParentID, "the seam moves the entry under the branch")
+
+	other, err := f.store.CreateExecution(ctx, entrystore.Execution{OrgID: f.org.ID, Kind: entrystore.DefaultKind})
+	require.NoError(t, err)
+	stray := put()
+	_, err = f.store.ConsumeSignal(ctx, f.org.ID, stray.ID, entrystore.Entry{ExecutionID: other.ID, Type: "message", Role: "user"})
+	require.ErrorIs(t, err, entrystore.ErrInvalid)
+	got, err := f.store.GetSignal(ctx, f.org.ID, stray.ID)
+	require.NoError(t, err)
+	require.False(t, got.Consumed, "a refused consumption leaves the signal")
+	taken, err := f.store.ConsumeSignal(ctx, f.org.ID, stray.ID, msg(moved.ID))
+	require.NoError(t, err)
+	require.Equal(t, moved.ID, taken.ParentID)
+}
+
+// roundTrips is a pgx tracer counting round trips: a statement, or a
+// batch sent at once.
+type roundTrips struct{ n atomic.Int64 }
+
+func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (c *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
