@@ -30,12 +30,17 @@ type waitWatcher struct {
 	failed  map[string]error // ended instead
 	dirty   map[string]bool  // awaited, to read
 	wake    chan struct{}    // dirty has entries
-	changed chan struct{}
+	// settled is closed when its execution is reached or ended: each
+	// awaiting goroutine wakes for its own execution alone, not for
+	// every read (200 of them woken at each read cost the bench's
+	// process a second and a half of CPU a concurrent run, taken from the
+	// 2 cores the systems share).
+	settled map[string]chan struct{}
 }
 
 func newWaitWatcher(b *bench) *waitWatcher {
 	return &waitWatcher{b: b, after: map[string]int{}, got: map[string]int{}, failed: map[string]error{},
-		dirty: map[string]bool{}, wake: make(chan struct{}, 1), changed: make(chan struct{})}
+		dirty: map[string]bool{}, wake: make(chan struct{}, 1), settled: map[string]chan struct{}{}}
 }
 
 // run listens and reads until ctx ends.
@@ -145,40 +150,47 @@ func (w *waitWatcher) read(ctx context.Context, ids []string) {
 		case !awaited:
 		case status == "WAITING" && seq > after:
 			w.got[id] = seq
-			delete(w.after, id)
+			w.settle(id)
 		case status == "COMPLETED" || status == "FAILED" || status == "CANCELLED" || status == "PAUSED":
 			w.failed[id] = fmt.Errorf("the execution ended %s", status)
-			delete(w.after, id)
+			w.settle(id)
 		}
 	}
-	close(w.changed)
-	w.changed = make(chan struct{})
+}
+
+// settle ends id's wait (w.mu held): it is no longer awaited, and its
+// awaiting goroutine wakes.
+func (w *waitWatcher) settle(id string) {
+	delete(w.after, id)
+	if ch, ok := w.settled[id]; ok {
+		close(ch)
+		delete(w.settled, id)
+	}
 }
 
 // await returns the checkpoint of id's next wait after checkpoint after.
 func (w *waitWatcher) await(ctx context.Context, id string, after int) (int, error) {
+	settled := make(chan struct{})
 	w.mu.Lock()
 	delete(w.got, id)
 	w.after[id] = after
+	w.settled[id] = settled
 	w.dirty[id] = true // it may have waited before this call
 	w.mu.Unlock()
 	w.poke()
-	for {
+	select {
+	case <-ctx.Done():
 		w.mu.Lock()
-		seq, ok := w.got[id]
-		err := w.failed[id]
-		changed := w.changed
+		delete(w.after, id)
+		delete(w.settled, id)
 		w.mu.Unlock()
-		switch {
-		case ok:
-			return seq, nil
-		case err != nil:
-			return after, err
-		}
-		select {
-		case <-ctx.Done():
-			return after, fmt.Errorf("waiting for WAITING: %w", ctx.Err())
-		case <-changed:
-		}
+		return after, fmt.Errorf("waiting for WAITING: %w", ctx.Err())
+	case <-settled:
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if seq, ok := w.got[id]; ok {
+		return seq, nil
+	}
+	return after, w.failed[id]
 }
