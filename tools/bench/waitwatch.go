@@ -23,13 +23,13 @@ import (
 // every awaited row every 10 ms: about a tenth of Postgres's statement
 // time in a concurrent run, charged to Agentree.)
 type waitWatcher struct {
-	b       *bench
-	mu      sync.Mutex
-	after   map[string]int   // awaited: the checkpoint to pass
-	got     map[string]int   // reached: the checkpoint
-	failed  map[string]error // ended instead
-	dirty   map[string]bool  // awaited, to read
-	wake    chan struct{}    // dirty has entries
+	b      *bench
+	mu     sync.Mutex
+	after  map[string]int   // awaited: the checkpoint to pass
+	got    map[string]int   // reached: the checkpoint
+	failed map[string]error // ended instead
+	dirty  map[string]bool  // awaited, to read
+	wake   chan struct{}    // dirty has entries
 	// settled is closed when its execution is reached or ended: each
 	// awaiting goroutine wakes for its own execution alone, not for
 	// every read (200 of them woken at each read cost the bench's
