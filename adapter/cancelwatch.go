@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentree/agentree/entrystore"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -123,9 +124,15 @@ func cancelRequested(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errCancelRequested)
 }
 
-// workerStopping reports whether ctx, an activity's, ended because its
-// worker is stopping: the SDK cancels every running call's context with
-// worker.ErrWorkerShutdown as the cause (step.Deps.Interrupted).
-func workerStopping(ctx context.Context) bool {
-	return errors.Is(context.Cause(ctx), worker.ErrWorkerShutdown)
+// interrupted reports whether ctx, an activity's, ended with its attempt
+// rather than its call (step.Deps.Interrupted): its worker is stopping
+// (the SDK cancels every running call's context with
+// worker.ErrWorkerShutdown as the cause), or it is a local first attempt
+// that reached its limit (LocalCallLimit), after which an activity takes
+// the call over.
+func interrupted(ctx context.Context) bool {
+	if errors.Is(context.Cause(ctx), worker.ErrWorkerShutdown) {
+		return true
+	}
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) && activity.IsActivity(ctx) && activity.GetInfo(ctx).IsLocalActivity
 }

@@ -281,7 +281,15 @@ func TestWorkerStopLeavesAToolCallToRunAgain(t *testing.T) {
 	require.Equal(t, "slow done", h.path(res.LeafID)[2].Text())
 	require.Len(t, lines(t, filepath.Join(dir, "slow.log")), 2, "the call ran in both workers")
 
-	evs, err := h.es.StreamEventsAfter(context.Background(), h.org.ID, ex.ID, 0, 1000)
+	require.Equal(t, "task.started,task.started,task.completed", taskEvents(t, h, ex.ID, "s1"),
+		"the stopped worker's attempt announced no end")
+}
+
+// taskEvents are the task.* stream events stored for tool call callID of
+// execution execID, in order, comma-separated.
+func taskEvents(t *testing.T, h *harness, execID, callID string) string {
+	t.Helper()
+	evs, err := h.es.StreamEventsAfter(context.Background(), h.org.ID, execID, 0, 1000)
 	require.NoError(t, err)
 	var seen []string
 	for _, e := range evs {
@@ -289,12 +297,11 @@ func TestWorkerStopLeavesAToolCallToRunAgain(t *testing.T) {
 			TaskExecutionID string `json:"taskExecutionId"`
 		}
 		require.NoError(t, json.Unmarshal(e.Data, &d))
-		if d.TaskExecutionID == "s1" && strings.HasPrefix(e.Event, "task.") {
+		if d.TaskExecutionID == callID && strings.HasPrefix(e.Event, "task.") {
 			seen = append(seen, e.Event)
 		}
 	}
-	require.Equal(t, "task.started,task.started,task.completed", strings.Join(seen, ","),
-		"the stopped worker's attempt announced no end")
+	return strings.Join(seen, ",")
 }
 
 // TestModelCallResumesAfterWorkerKill SIGKILLs the worker process whose

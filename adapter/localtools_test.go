@@ -125,7 +125,8 @@ func TestToolCallsRunLocalUnlessLongRunning(t *testing.T) {
 // Retryable error is retried as an activity, its failure counted: a tool
 // that fails once answers from the activity; with ToolAttempts 2, one that
 // always fails runs twice in all (once locally, once as the activity), both
-// failures counted, and its result is the error the model reads.
+// failures counted, and its result is the error the model reads. Either
+// way the stream announces the call's end once.
 func TestLocalActivityToolRetriedAsActivity(t *testing.T) {
 	for _, failures := range []int32{1, 10} {
 		t.Run(fmt.Sprintf("failures=%d", failures), func(t *testing.T) {
@@ -148,6 +149,13 @@ func TestLocalActivityToolRetriedAsActivity(t *testing.T) {
 			require.Equal(t, "COMPLETED", res.Status, res.Error)
 			require.Equal(t, int32(2), runs.Load(), "one local attempt, one activity attempt")
 			require.Equal(t, map[string]int{adapter.RunToolActivity: 1}, toolActivities(t, h, ex.ID))
+			// A failed attempt is not the call's end: the stream announces
+			// one end, the call's last, after the activity's start.
+			end := "task.completed"
+			if failures > 1 {
+				end = "task.failed"
+			}
+			require.Equal(t, "task.started,task.started,"+end, taskEvents(t, h, ex.ID, "f1"))
 			msgs := h.path(res.LeafID)
 			if failures > 1 {
 				require.True(t, msgs[len(msgs)-2].IsError)
@@ -158,6 +166,36 @@ func TestLocalActivityToolRetriedAsActivity(t *testing.T) {
 			require.Equal(t, "flaky: ok", msgs[len(msgs)-2].Text(), "the activity's result is on the path")
 		})
 	}
+}
+
+// TestLongToolCallFallsBackToAnActivity: a tool call whose local first
+// attempt outlasts LocalCallLimit is made again as an activity, and the
+// cut-short attempt announces no end: the stream reads two starts and
+// the activity's one completion.
+func TestLongToolCallFallsBackToAnActivity(t *testing.T) {
+	var runs atomic.Int32
+	slow := agentsdk.NewTool("slow", "Slow at first.",
+		func(ctx context.Context, _ agentsdk.ToolInvocation, a echoArgs) (string, error) {
+			if runs.Add(1) == 1 {
+				<-ctx.Done() // the local attempt's limit
+				return "", ctx.Err()
+			}
+			return "slow: " + a.Text, nil
+		})
+	model := scripted.New(scripted.Turns(
+		scripted.Turn{ToolCalls: []agentsdk.ToolCall{{ID: "l1", Name: "slow", Arguments: []byte(`{"text":"ok"}`)}}},
+		scripted.Turn{Text: "Waited."},
+	))
+	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{slow},
+		LocalCallLimit: time.Second, ReconcileInterval: -1}, false)
+	ex := h.start(agentsdk.Config{Tools: []string{"slow"}}, "wait for it")
+	res := h.wait(ex.ID, time.Minute)
+	require.Equal(t, "COMPLETED", res.Status, res.Error)
+	require.Equal(t, int32(2), runs.Load(), "the local attempt, then the activity's")
+	require.Equal(t, map[string]int{adapter.RunToolActivity: 1}, toolActivities(t, h, ex.ID))
+	msgs := h.path(res.LeafID)
+	require.Equal(t, "slow: ok", msgs[len(msgs)-2].Text())
+	require.Equal(t, "task.started,task.started,task.completed", taskEvents(t, h, ex.ID, "l1"))
 }
 
 // TestActivityToolCallsRunsEveryToolAsAnActivity: with

@@ -398,7 +398,7 @@ func (o Options) validate() (*Options, error) {
 	o.acts = &Activities{
 		deps: step.Deps{Store: store, Endpoints: endpoints, Tools: tools, Policy: o.operator(), Windows: o.ContextWindows,
 			Compacting: obs.compacting, Cache: cache, Gate: callGate(o.Store, time.Now, o.WorkerStore == nil), StandingApproval: standingApproval(o.Store),
-			ActivityTools: o.ActivityToolCalls, ModelIdleTimeout: max(o.ModelIdleTimeout, 0), Interrupted: workerStopping},
+			ActivityTools: o.ActivityToolCalls, ModelIdleTimeout: max(o.ModelIdleTimeout, 0), Interrupted: interrupted},
 		store:         o.Store,
 		modelAttempts: o.ModelAttempts, toolAttempts: o.ToolAttempts,
 		modelTimeout:   o.ModelTimeout,

@@ -68,10 +68,11 @@ type Deps struct {
 	// stops mid-stream without closing is retried, not waited on until
 	// the call's whole timeout. 0: no bound.
 	ModelIdleTimeout time.Duration
-	// Interrupted, when set, reports whether ctx ended because the worker
-	// is stopping (a deploy's graceful stop), not because the call was
-	// cancelled or failed: a tool call so cut short records and announces
-	// no end, as another worker runs it again. nil: never.
+	// Interrupted, when set, reports whether ctx ended with its attempt,
+	// not its call: the worker is stopping (a deploy's graceful stop), or
+	// a local first attempt reached its limit. A tool call so cut short
+	// records and announces no end, as another worker or an activity runs
+	// it again. nil: never.
 	Interrupted func(ctx context.Context) bool
 }
 

@@ -398,10 +398,11 @@ func runTool(ctx context.Context, d Deps, in ToolInput, ended func(agentsdk.Tool
 		output, isError, err = invoke(ctx, d.Tools, cfg, run, in, publish)
 	}
 	if err != nil && d.Interrupted != nil && d.Interrupted(ctx) {
-		// The worker is stopping: this attempt ends, not the call, which
-		// runs again on another worker. Its record stays running and no
-		// end is announced, so a client never reads the call ended before
-		// it starts again.
+		// The worker is stopping, or a local first attempt reached its
+		// limit: this attempt ends, not the call, which runs again (on
+		// another worker, or as an activity). Its record stays running
+		// and no end is announced, so a client never reads the call
+		// ended before it starts again.
 		return toolRun{}, err
 	}
 	if err != nil {
@@ -412,8 +413,14 @@ func runTool(ctx context.Context, d Deps, in ToolInput, ended func(agentsdk.Tool
 		rec.DurationMs = d.now().Sub(start).Milliseconds()
 		rec.Output, _ = json.Marshal(map[string]string{"error": err.Error()})
 		_ = d.Store.RecordToolCall(context.WithoutCancel(ctx), rec)
-		_ = d.Store.Publish(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID,
-			event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Error: err.Error()})
+		// A Retryable failure is an attempt's: the call is tried again,
+		// or given up on when its attempts are spent (GiveUpTool), which
+		// announces its end. A cancelled call, or one that timed out,
+		// ends here.
+		if !agentsdk.IsRetryable(err) {
+			_ = d.Store.Publish(context.WithoutCancel(ctx), in.OrgID, in.ExecutionID,
+				event.TaskFailed{AgentExecutionID: in.ExecutionID, TaskExecutionID: call.ID, Kind: call.Name, Error: err.Error()})
+		}
 		return toolRun{}, err
 	}
 	rec.DurationMs = d.now().Sub(start).Milliseconds()
