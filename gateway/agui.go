@@ -124,7 +124,12 @@ func (m *aguiMapper) mapEvent(ev entrystore.StreamEvent) []aguiEvent {
 		}
 	case event.NameTaskStarted:
 		var ts event.TaskStarted
-		if json.Unmarshal(ev.Data, &ts) == nil {
+		if json.Unmarshal(ev.Data, &ts) != nil {
+			break
+		}
+		// A call started again (an attempt failed, or its worker stopped)
+		// is the step already open.
+		if _, open := m.steps[ts.TaskExecutionID]; !open {
 			m.closeMessages(emit)
 			m.steps[ts.TaskExecutionID] = ts.Kind
 			emit(aguiEvent{Type: "STEP_STARTED", StepName: ts.Kind})

@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,4 +41,35 @@ func TestAGUIRetriedCallTextSentOnce(t *testing.T) {
 	}
 	require.Equal(t, "Survives the kill.", text)
 	require.Equal(t, 1, starts, "one message")
+}
+
+// TestToolCallStartedAgainIsOneStep: a tool call started again (an
+// attempt failed, or its worker stopped) under the same ID is one AG-UI
+// step and one Responses mcp_call item, not a second one.
+func TestToolCallStartedAgainIsOneStep(t *testing.T) {
+	started, err := json.Marshal(event.TaskStarted{AgentExecutionID: "ex", TaskExecutionID: "c1", Kind: "search"})
+	require.NoError(t, err)
+	ended, err := json.Marshal(event.TaskCompleted{AgentExecutionID: "ex", TaskExecutionID: "c1", Kind: "search"})
+	require.NoError(t, err)
+	evs := []entrystore.StreamEvent{
+		{ID: 1, Event: event.NameTaskStarted, Data: started, CreatedAt: time.Now()},
+		{ID: 2, Event: event.NameTaskStarted, Data: started, CreatedAt: time.Now()},
+		{ID: 3, Event: event.NameTaskCompleted, Data: ended, CreatedAt: time.Now()},
+	}
+
+	m := newAGUIMapper("thread-1")
+	var types []string
+	for _, ev := range evs {
+		for _, e := range m.mapEvent(ev) {
+			types = append(types, e.Type)
+		}
+	}
+	require.Equal(t, []string{"RUN_STARTED", "STEP_STARTED", "STEP_FINISHED"}, types)
+
+	rec := httptest.NewRecorder()
+	o := &oaStream{w: rec, rc: http.NewResponseController(rec), items: map[string]int{}, done: map[string]bool{}, text: map[string]*bytes.Buffer{}}
+	for _, ev := range evs {
+		require.NoError(t, o.onEvent(ev))
+	}
+	require.Equal(t, 1, strings.Count(rec.Body.String(), "event: response.output_item.added"), rec.Body.String())
 }

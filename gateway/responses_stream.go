@@ -141,6 +141,11 @@ func (o *oaStream) onEvent(ev entrystore.StreamEvent) error {
 		if json.Unmarshal(ev.Data, &ts) != nil {
 			return nil
 		}
+		if _, added := o.items[ts.TaskExecutionID]; added {
+			// The call started again (an attempt failed, or its worker
+			// stopped): its item is out already.
+			return nil
+		}
 		if err := o.closeOpen(); err != nil {
 			return err
 		}
