@@ -393,6 +393,7 @@ func (o Options) validate() (*Options, error) {
 	var cache *step.Cache
 	if o.ContextCacheBytes >= 0 {
 		cache = step.NewCache(o.ContextCacheBytes)
+		o.locals.ops.Appended = cache.Appended
 	}
 	o.caps = newCapabilities(&o)
 	o.acts = &Activities{

@@ -29,6 +29,11 @@ type Ops struct {
 	// MaxSleep is the longest sleep (agentsdk.ToolSleep) the worker
 	// allows; <= 0: agentsdk.DefaultMaxSleep.
 	MaxSleep time.Duration
+	// Appended, when set, is told of the entry a consumption appended (a
+	// user message under the leaf), so the worker's context cache
+	// (step.Cache.Appended) gives the model call that answers it its
+	// context without reading the path again.
+	Appended func(orgID, executionID string, entries []agentsdk.Entry)
 }
 
 // BeginInput starts a segment.
@@ -375,6 +380,9 @@ func (o *Ops) consumeSignal(ctx context.Context, in ConsumeInput, value func() (
 	}
 	if err != nil {
 		return agentsdk.EntryRef{}, fmt.Errorf("engine: consume signal: %w", err)
+	}
+	if o.Appended != nil {
+		o.Appended(in.OrgID, in.ExecutionID, []agentsdk.Entry{got})
 	}
 	return step.Ref(got)
 }

@@ -363,6 +363,13 @@ func (c *Cache) appended(org, execution string, entries []agentsdk.Entry) {
 	}
 }
 
+// Appended adds entries appended outside the steps (a consumed user
+// message, engine.Ops.Appended) as appended does: the next model call
+// finds them without a read when they continue the cached path.
+func (c *Cache) Appended(org, execution string, entries []agentsdk.Entry) {
+	c.appended(org, execution, entries)
+}
+
 // entry returns the execution's entry id if its cached path holds it.
 func (c *Cache) entry(org, execution, id string) (agentsdk.Entry, bool) {
 	c.mu.Lock()
