@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentree/agentree/adapter"
+	aclient "github.com/agentree/agentree/adapter/client"
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/react"
 	"github.com/agentree/agentree/agentsdk/scripted"
@@ -212,23 +213,32 @@ func startWorkerProcess(t *testing.T, h *harness, dir string, block bool, env ..
 	return cmd
 }
 
-// TestWorkerCrashResumes kills a worker process with SIGKILL while a tool
-// runs; a second worker finishes the execution with no entry lost or
-// duplicated, and the model is never asked twice for one step.
-func TestWorkerCrashResumes(t *testing.T) {
+// stopDuringTool starts an execution of crashScript on a worker process
+// whose slow tool blocks, sends that process sig once the tool runs, and
+// lets a second worker process finish the execution: its result, and
+// the directory the processes log to.
+func stopDuringTool(t *testing.T, sig syscall.Signal, prompt string) (*harness, string, entrystore.Execution, aclient.Result) {
+	t.Helper()
 	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{scripted.New(crashScript())}}, true)
 	dir := t.TempDir()
 	first := startWorkerProcess(t, h, dir, true)
-	ex := h.start(agentsdk.Config{Tools: []string{"slow", "echo"}}, "survive a crash")
+	ex := h.start(agentsdk.Config{Tools: []string{"slow", "echo"}}, prompt)
 
 	mark := filepath.Join(dir, "tool.mark")
 	require.Eventually(t, func() bool { _, err := os.Stat(mark); return err == nil }, time.Minute, 5*time.Millisecond, "the slow tool never started")
-	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	require.NoError(t, first.Process.Signal(sig))
 	_, _ = first.Process.Wait()
 	require.NoError(t, os.Remove(mark))
 
 	startWorkerProcess(t, h, dir, false)
-	res := h.wait(ex.ID, 2*time.Minute)
+	return h, dir, ex, h.wait(ex.ID, 2*time.Minute)
+}
+
+// TestWorkerCrashResumes kills a worker process with SIGKILL while a tool
+// runs; a second worker finishes the execution with no entry lost or
+// duplicated, and the model is never asked twice for one step.
+func TestWorkerCrashResumes(t *testing.T) {
+	h, dir, ex, res := stopDuringTool(t, syscall.SIGKILL, "survive a crash")
 	require.Equal(t, "COMPLETED", res.Status)
 	require.Equal(t, "survived", res.Text)
 
@@ -264,19 +274,7 @@ func TestWorkerCrashResumes(t *testing.T) {
 // so a client never reads the call ended before another worker starts it
 // again; that worker runs it to its result, announced once.
 func TestWorkerStopLeavesAToolCallToRunAgain(t *testing.T) {
-	h := newHarness(t, adapter.Options{Providers: []agentsdk.Provider{scripted.New(crashScript())}}, true)
-	dir := t.TempDir()
-	first := startWorkerProcess(t, h, dir, true)
-	ex := h.start(agentsdk.Config{Tools: []string{"slow", "echo"}}, "survive a deploy")
-
-	mark := filepath.Join(dir, "tool.mark")
-	require.Eventually(t, func() bool { _, err := os.Stat(mark); return err == nil }, time.Minute, 5*time.Millisecond, "the slow tool never started")
-	require.NoError(t, first.Process.Signal(syscall.SIGTERM))
-	_, _ = first.Process.Wait()
-	require.NoError(t, os.Remove(mark))
-
-	startWorkerProcess(t, h, dir, false)
-	res := h.wait(ex.ID, 2*time.Minute)
+	h, dir, ex, res := stopDuringTool(t, syscall.SIGTERM, "survive a deploy")
 	require.Equal(t, "COMPLETED", res.Status)
 	require.Equal(t, "slow done", h.path(res.LeafID)[2].Text())
 	require.Len(t, lines(t, filepath.Join(dir, "slow.log")), 2, "the call ran in both workers")

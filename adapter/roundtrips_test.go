@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -16,27 +14,8 @@ import (
 	"github.com/agentree/agentree/agentsdk"
 	"github.com/agentree/agentree/agentsdk/scripted"
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/pgtest"
 )
-
-// statementCounter is a pgx tracer counting the round trips a pool makes
-// (n: a statement, or a batch of them sent at once) and the statements
-// batches carried (batched).
-type statementCounter struct{ n, batched atomic.Int64 }
-
-func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (c *statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *statementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
-	c.batched.Add(1)
-}
-func (c *statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // TestStoreStatementsPerModelCall counts the round trips the worker makes to
 // Postgres for a conversation of model calls that each ask for a tool
@@ -50,7 +29,7 @@ func TestStoreStatementsPerModelCall(t *testing.T) {
 		}
 		return scripted.Turn{Text: "Done."}
 	})
-	counter := &statementCounter{}
+	counter := &pgtest.RoundTrips{}
 	h := newHarnessVia(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()}, ReconcileInterval: -1,
 		CapabilityInterval: time.Hour}, false, func(url string) string { return url },
 		func(c *pgxpool.Config) { c.ConnConfig.Tracer = counter })
@@ -58,8 +37,8 @@ func TestStoreStatementsPerModelCall(t *testing.T) {
 	res := h.wait(ex.ID, time.Minute)
 	require.Equal(t, "COMPLETED", res.Status)
 	require.Equal(t, calls, model.Calls())
-	per := float64(counter.n.Load()) / calls
-	t.Logf("%d round trips for %d model calls (each with a tool call): %.1f per call; %d statements sent in batches", counter.n.Load(), calls, per, counter.batched.Load())
+	per := float64(counter.Trips.Load()) / calls
+	t.Logf("%d round trips for %d model calls (each with a tool call): %.1f per call; %d statements sent in batches", counter.Trips.Load(), calls, per, counter.Batched.Load())
 	// The variant's overlay (issue 40) and the retry check of the call's
 	// key are read with the call's budgets, in one statement
 	// (entrystore.CallGate).
@@ -88,7 +67,7 @@ func TestStoreStatementsPerUserTurn(t *testing.T) {
 		}
 		return scripted.Turn{Text: fmt.Sprintf("answer %d", turn/2+1)}
 	})
-	counter := &statementCounter{}
+	counter := &pgtest.RoundTrips{}
 	h := newHarnessVia(t, adapter.Options{Providers: []agentsdk.Provider{model}, Tools: []*agentsdk.Tool{echoTool()}, ReconcileInterval: -1,
 		CapabilityInterval: time.Hour}, false, func(url string) string { return url },
 		func(c *pgxpool.Config) { c.ConnConfig.Tracer = counter })
@@ -99,7 +78,7 @@ func TestStoreStatementsPerUserTurn(t *testing.T) {
 		}, "the turn's wait")
 	}
 	row := waited(0)
-	before := counter.n.Load()
+	before := counter.Trips.Load()
 	for i := 2; i <= turns+1; i++ {
 		_, err := h.ac.Signal(context.Background(), h.org.ID, ex.ID, agentsdk.SignalUserMessage, []byte(fmt.Sprintf(`{"text":"message %d"}`, i)))
 		require.NoError(t, err)
@@ -121,9 +100,9 @@ func TestStoreStatementsPerUserTurn(t *testing.T) {
 		want = append(want, fmt.Sprintf("message %d", i))
 	}
 	require.Equal(t, want, said)
-	per := float64(counter.n.Load()-before) / turns
+	per := float64(counter.Trips.Load()-before) / turns
 	t.Logf("%d round trips for %d user turns (a model call asking for a tool call, the tool, the answer): %.1f per turn",
-		counter.n.Load()-before, turns, per)
+		counter.Trips.Load()-before, turns, per)
 	// The model call's reads of its variant's overlay (issue 40) and of
 	// its key go with its budget read (entrystore.CallGate); a signal is
 	// locked and marked consumed in one statement.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentree/agentree/internal/domain"
 )
@@ -127,6 +126,9 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 	if err != nil {
 		return Entry{}, err
 	}
+	if e.IdempotencyKey == "" {
+		e.IdempotencyKey = "signal/" + ids[1]
+	}
 	if out, ok, err := s.consumeFresh(ctx, ids, e); err != nil || ok {
 		return out, err
 	}
@@ -158,9 +160,6 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 		if branchTo != "" {
 			e.ParentID = branchTo
 		}
-		if e.IdempotencyKey == "" {
-			e.IdempotencyKey = "signal/" + ids[1]
-		}
 		if consumed {
 			prev, err := getEntryByKey(ctx, tx, ids[0], executionID, e.IdempotencyKey)
 			if err == nil && prev.ParentID == e.ParentID {
@@ -178,6 +177,10 @@ func (s *Store) ConsumeSignal(ctx context.Context, orgID, signalID string, e Ent
 	return out, err
 }
 
+// insertConsumedEntrySQL inserts a consumed signal's entry only when the
+// signal ($13) was marked consumed by this transaction (consumeFresh).
+var insertConsumedEntrySQL = insertEntryIf(`EXISTS (SELECT 1 FROM agent_signal WHERE id = $13 AND xmin = ` + thisTx + `)`)
+
 // consumeFresh is ConsumeSignal's common case in one round trip and one
 // transaction: a signal not consumed yet, of e's execution (which e
 // names), whose entry goes in as the continuation of e's parent, where
@@ -190,9 +193,6 @@ func (s *Store) consumeFresh(ctx context.Context, ids []string, e Entry) (out En
 		return Entry{}, false, nil
 	}
 	e.OrgID = ids[0]
-	if e.IdempotencyKey == "" {
-		e.IdempotencyKey = "signal/" + ids[1]
-	}
 	out, id, err := checkEntry(e)
 	if err != nil {
 		return Entry{}, false, err
@@ -202,22 +202,12 @@ func (s *Store) consumeFresh(ctx context.Context, ids []string, e Entry) (out En
 		FROM agent_execution x
 		WHERE u.id = $2 AND u.org_id = $1 AND NOT u.consumed AND u.agent_execution_id = $3
 		  AND x.id = u.agent_execution_id AND NOT coalesce(x.branch_from = nullif($4, '')::uuid, false)`,
-		ids[0], ids[1], out.ExecutionID, out.ParentID).Exec(func(pgconn.CommandTag) error { return nil })
-	b.Queue(insertEntryIf(`EXISTS (SELECT 1 FROM agent_signal WHERE id = $13 AND xmin = `+thisTx+`)`),
-		append(entryArgs(out, id, false, writeFence(ctx)), ids[1])...).Query(func(rows pgx.Rows) error {
-		defer rows.Close()
-		if rows.Next() {
-			if err := rows.Scan(insertedDest(&out)...); err != nil {
-				return err
-			}
-			ok = true
-		}
-		return rows.Err()
-	})
+		ids[0], ids[1], out.ExecutionID, out.ParentID)
+	b.Queue(insertConsumedEntrySQL, append(entryArgs(out, id, false, writeFence(ctx)), ids[1])...).Query(insertedInto(&out, &ok))
 	b.Queue(`UPDATE agent_signal SET consumed = false, consumed_at = NULL
 		WHERE id = $1 AND xmin = `+thisTx+` AND NOT EXISTS (SELECT 1 FROM agent_entry
 			WHERE agent_execution_id = $2 AND idempotency_key = $3 AND xmin = `+thisTx+`)`,
-		ids[1], out.ExecutionID, out.IdempotencyKey).Exec(func(pgconn.CommandTag) error { return nil })
+		ids[1], out.ExecutionID, out.IdempotencyKey)
 	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return Entry{}, false, wrap("consume signal "+ids[1], err)
 	}

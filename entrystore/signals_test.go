@@ -3,15 +3,14 @@ package entrystore_test
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentree/agentree/entrystore"
+	"github.com/agentree/agentree/internal/pgtest"
 )
 
 func TestConsumedSignalUnderAnotherParentIsARedelivery(t *testing.T) {
@@ -206,7 +205,7 @@ func TestConsumeSignalCommonCaseIsOneTransaction(t *testing.T) {
 	}
 
 	cfg := f.store.Pool().Config().Copy()
-	trips := &roundTrips{}
+	trips := &pgtest.RoundTrips{}
 	cfg.ConnConfig.Tracer = trips
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
@@ -215,10 +214,10 @@ func TestConsumeSignalCommonCaseIsOneTransaction(t *testing.T) {
 	counted := entrystore.New(pool)
 
 	sg := put()
-	trips.n.Store(0)
+	trips.Trips.Store(0)
 	first, err := counted.ConsumeSignal(ctx, f.org.ID, sg.ID, msg(root.ID))
 	require.NoError(t, err)
-	require.Equal(t, int64(1), trips.n.Load(), "one round trip")
+	require.Equal(t, int64(1), trips.Trips.Load(), "one round trip")
 	require.Equal(t, root.ID, first.ParentID)
 	require.Equal(t, "signal/"+sg.ID, first.IdempotencyKey)
 	s, e := xmins(sg, first)
@@ -253,19 +252,3 @@ func TestConsumeSignalCommonCaseIsOneTransaction(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, moved.ID, taken.ParentID)
 }
-
-// roundTrips is a pgx tracer counting round trips: a statement, or a
-// batch sent at once.
-type roundTrips struct{ n atomic.Int64 }
-
-func (c *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (c *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (c *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (c *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}

@@ -343,11 +343,12 @@ func sizeOf(path []agentsdk.Entry) int64 {
 	return n
 }
 
-// appended adds entries a step just appended under the execution's cached
-// leaf (the answer under the context it read, a tool's result under the
-// answer) to its record, so the next step finds them without a read.
-// Entries under anything else are left to the next read.
-func (c *Cache) appended(org, execution string, entries []agentsdk.Entry) {
+// Appended adds entries just appended under the execution's cached leaf
+// (a step's: the answer under the context it read, a tool's result under
+// the answer; or the engine's: a consumed user message,
+// engine.Ops.Appended) to its record, so the next model call finds them
+// without a read. Entries under anything else are left to the next read.
+func (c *Cache) Appended(org, execution string, entries []agentsdk.Entry) {
 	if len(entries) == 0 {
 		return
 	}
@@ -361,13 +362,6 @@ func (c *Cache) appended(org, execution string, entries []agentsdk.Entry) {
 	if next, err := grown(rec, entries, tokens); err == nil {
 		c.put(next)
 	}
-}
-
-// Appended adds entries appended outside the steps (a consumed user
-// message, engine.Ops.Appended) as appended does: the next model call
-// finds them without a read when they continue the cached path.
-func (c *Cache) Appended(org, execution string, entries []agentsdk.Entry) {
-	c.appended(org, execution, entries)
 }
 
 // entry returns the execution's entry id if its cached path holds it.

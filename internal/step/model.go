@@ -106,7 +106,7 @@ func (d Deps) appendEntries(ctx context.Context, orgID, executionID string, entr
 // cacheAppended tells the cache of entries appended.
 func (d Deps) cacheAppended(orgID, executionID string, entries []agentsdk.Entry) {
 	if d.Cache != nil {
-		d.Cache.appended(orgID, executionID, entries)
+		d.Cache.Appended(orgID, executionID, entries)
 	}
 }
 
